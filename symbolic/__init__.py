@@ -1,0 +1,38 @@
+"""attnproof's statement language: index notation over named dimensions, and its provers.
+
+Importing this package imports SymPy only, never an array backend.
+"""
+
+from ._domains import Domain as Domain
+from ._domains import Integer as Integer
+from ._domains import Positive as Positive
+from ._domains import Real as Real
+from ._domains import Simplex as Simplex
+from ._domains import Sizes as Sizes
+from ._language import Defined as Defined
+from ._language import Dim as Dim
+from ._language import Scalar as Scalar
+from ._language import Tensor as Tensor
+from ._prover import ProofResult as ProofResult
+from ._prover import prove as prove
+from ._theorem import AtLeast as AtLeast
+from ._theorem import Equals as Equals
+from ._theorem import Source as Source
+from ._theorem import Theorem as Theorem
+from ._theorem import TheoremError as TheoremError
+from ._vocabulary import LogSumExp as LogSumExp
+from ._vocabulary import ReduceMax as ReduceMax
+from ._vocabulary import Softmax as Softmax
+from ._vocabulary import rowmax as rowmax
+from ._vocabulary import entropy as entropy
+from ._vocabulary import expectation as expectation
+from ._vocabulary import kl as kl
+from ._vocabulary import lse as lse
+from ._vocabulary import rowsum as rowsum
+from ._vocabulary import softmax as softmax
+from ._catalog import Catalog as Catalog
+from ._catalog import LoadError as LoadError
+from ._catalog import discover as discover
+from ._latex import definitions_latex as definitions_latex
+from ._latex import latex as latex
+from ._latex import statement_latex as statement_latex

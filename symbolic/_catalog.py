@@ -1,0 +1,86 @@
+"""Discovery of theorem modules: a pure function of the directories it is given.
+
+Every ``*.py`` file (not starting with ``_``) in a theorem directory is imported in isolation;
+every ``Theorem`` object at its top level joins the catalog. A file that fails to import, or
+declares a name already taken, is reported with its path and the others still load.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import traceback
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ._theorem import Theorem
+
+CATALOG_DIR = Path(__file__).resolve().parent.parent / "theorems"
+
+
+@dataclass(frozen=True)
+class LoadError:
+    """A theorem file that could not be loaded, or a theorem that could not join the catalog."""
+
+    path: str
+    message: str
+    theorem: str | None = None
+
+
+@dataclass(frozen=True)
+class Catalog:
+    theorems: tuple[Theorem, ...]
+    errors: tuple[LoadError, ...]
+
+    def by_name(self) -> dict[str, Theorem]:
+        return {t.name: t for t in self.theorems}
+
+
+def theorem_files(directories) -> list[Path]:
+    files = []
+    for directory in directories:
+        directory = Path(directory)
+        if directory.is_file():
+            files.append(directory)
+            continue
+        files.extend(p for p in sorted(directory.glob("*.py")) if not p.name.startswith("_"))
+    return files
+
+
+def discover(directories=(CATALOG_DIR,)) -> Catalog:
+    """Load every theorem in ``directories``; same input, same catalog, in the same order."""
+    theorems: list[Theorem] = []
+    errors: list[LoadError] = []
+    seen: dict[str, str] = {}
+    for path in theorem_files(directories):
+        loaded, error = _load_file(path)
+        if error:
+            errors.append(error)
+            continue
+        for theorem in loaded:
+            if theorem.name in seen:
+                errors.append(LoadError(str(path), f"duplicate theorem name {theorem.name!r}, "
+                                        f"already declared in {seen[theorem.name]}", theorem.name))
+                continue
+            seen[theorem.name] = str(path)
+            theorems.append(replace(theorem, origin=str(path)))
+    return Catalog(tuple(theorems), tuple(errors))
+
+
+def _load_file(path: Path) -> tuple[list[Theorem], LoadError | None]:
+    module_name = f"attnproof_theorems_{abs(hash(str(path.resolve())))}_{path.stem}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    try:
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+    except Exception as error:  # any failure in a user's file is reported, never fatal
+        sys.modules.pop(module_name, None)
+        summary = "".join(traceback.format_exception_only(error)).strip()
+        return [], LoadError(str(path), f"{path}: {summary}")
+    found = [v for v in vars(module).values() if isinstance(v, Theorem)]
+    names = [t.name for t in found]
+    duplicate = next((n for n in names if names.count(n) > 1), None)
+    if duplicate:
+        return [], LoadError(str(path), f"{path}: declares theorem {duplicate!r} twice", duplicate)
+    return found, None

@@ -1,0 +1,84 @@
+"""Where the values of dimensions, tensors and scalars live.
+
+A domain is declared once, on the symbol. The provers read its SymPy assumptions (a temperature
+is positive, a probability is positive); the numeric side draws values from it. A domain holds
+only numbers and names, never an array library, so ``symbolic`` stays free of backends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class Domain:
+    """Base of all value domains."""
+
+    def sympy_assumptions(self) -> dict[str, bool]:
+        return {"real": True}
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Sizes a dimension takes in numeric checks (inclusive); proofs treat the size as symbolic."""
+
+    low: int = 1
+    high: int = 8
+
+    def __post_init__(self):
+        if not 1 <= self.low <= self.high:
+            raise ValueError(f"Sizes needs 1 <= low <= high, got {self.low}..{self.high}")
+
+
+@dataclass(frozen=True)
+class Real(Domain):
+    """Real entries drawn uniformly from [low, high], with occasional large magnitudes."""
+
+    low: float = -3.0
+    high: float = 3.0
+
+    def describe(self) -> str:
+        return f"real in [{self.low:g}, {self.high:g}]"
+
+
+@dataclass(frozen=True)
+class Positive(Domain):
+    """Strictly positive entries drawn log-uniformly from [low, high]."""
+
+    low: float = 1e-2
+    high: float = 1e2
+
+    def sympy_assumptions(self) -> dict[str, bool]:
+        return {"real": True, "positive": True}
+
+    def describe(self) -> str:
+        return f"positive in [{self.low:g}, {self.high:g}] (log-uniform)"
+
+
+@dataclass(frozen=True)
+class Simplex(Domain):
+    """A probability distribution over the tensor's last axis: positive entries summing to 1."""
+
+    def sympy_assumptions(self) -> dict[str, bool]:
+        return {"real": True, "positive": True}
+
+    def describe(self) -> str:
+        return "positive, sums to 1 over the last axis"
+
+
+@dataclass(frozen=True)
+class Integer(Domain):
+    """An integer parameter such as a block size, drawn from [low, high]."""
+
+    low: int = 1
+    high: int = 8
+
+    def sympy_assumptions(self) -> dict[str, bool]:
+        if self.low > 0:
+            return {"integer": True, "positive": True}
+        return {"integer": True, "nonnegative": True} if self.low == 0 else {"integer": True}
+
+    def describe(self) -> str:
+        return f"integer in [{self.low}, {self.high}]"

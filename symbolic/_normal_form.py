@@ -1,0 +1,341 @@
+"""A sum normal form for index expressions, and the zero test built on it.
+
+Plain ``simplify`` cannot decide identities over symbolic sizes: it leaves index-range
+``Piecewise`` terms, does not see that a sum over ``j`` equals the same sum over ``k``, and can
+crash inside ``sum_simplify``. This module rewrites an expression so that equal sums become
+syntactically equal atoms:
+
+* sums split over addition, index-free factors move out, nested sums merge;
+* ``KroneckerDelta(k, e)`` under a sum over ``k`` is eliminated by substituting ``k = e``,
+  only when ``e`` provably lies in the range of ``k``;
+* ``exp`` of a sum becomes a product of exps; ``log`` of a product of positive factors becomes
+  a sum of logs, ``log(exp(x))`` becomes ``x``;
+* bound indices are renamed canonically; sums over adjacent ranges are split at common points;
+* assumptions such as "p sums to 1" replace the matching sum by 1.
+
+Every rewrite is an equality, so a zero residual is a proof. The converse does not hold: a
+nonzero residual means "not proved", never "false".
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Iterable, Mapping
+
+import sympy as sp
+from sympy.concrete.expr_with_limits import ExprWithLimits
+
+Range = tuple[sp.Expr, sp.Expr]
+
+
+# -- entry points ---------------------------------------------------------------------------
+
+
+def carry_out_derivatives(expr: sp.Expr) -> sp.Expr:
+    """Evaluate every ``Derivative`` by differentiation, without evaluating any ``Sum``."""
+    if not isinstance(expr, sp.Basic) or not expr.args:
+        return expr
+    if isinstance(expr, sp.Derivative):
+        inner = carry_out_derivatives(expr.expr)
+        for variable, count in expr.variable_count:
+            for _ in range(count):
+                inner = inner.diff(variable)
+        return inner
+    return expr.func(*(carry_out_derivatives(arg) for arg in expr.args))
+
+
+def residual(expr: sp.Expr, simplex_bases: Iterable[sp.IndexedBase] = ()) -> sp.Expr:
+    """The normal form of ``expr`` after cancellation: zero means ``expr`` is identically 0.
+
+    ``simplex_bases`` are tensors whose entries sum to 1 over their last axis.
+    """
+    expr = normalize(expr, {})
+    expr = _canonicalize_deltas(expr)
+    atoms = _Atoms(frozenset(simplex_bases))
+    flat = atoms.atomize(expr)
+    reduced = sp.cancel(sp.together(sp.expand(flat)))
+    return atoms.restore(reduced)
+
+
+# -- the normal form ------------------------------------------------------------------------
+
+
+def normalize(expr: sp.Expr, ranges: Mapping[sp.Symbol, Range]) -> sp.Expr:
+    """Rewrite ``expr`` bottom-up into the sum normal form (see the module docstring)."""
+    if not isinstance(expr, sp.Basic) or not expr.args or isinstance(expr, (sp.Indexed, sp.Idx)):
+        return expr
+    if isinstance(expr, sp.Sum):
+        return _normalize_sum(expr, ranges)
+    args = [normalize(arg, ranges) for arg in expr.args]
+    if isinstance(expr, sp.exp):
+        return _split_exp(args[0])
+    if isinstance(expr, sp.log):
+        return _split_log(args[0])
+    return expr.func(*args)
+
+
+def _normalize_sum(expr: sp.Sum, ranges: Mapping[sp.Symbol, Range]) -> sp.Expr:
+    function = expr.function
+    limits = list(expr.limits)
+    inner_ranges = dict(ranges)
+    for variable, lower, upper in limits:
+        inner_ranges[variable] = (lower, upper)
+    result = normalize(function, inner_ranges)
+    for variable, lower, upper in limits:
+        inner_ranges.pop(variable)
+        result = _sum_over(result, variable, lower, upper, {**ranges, **inner_ranges})
+    return result
+
+
+def _sum_over(function, variable, lower, upper, ranges) -> sp.Expr:
+    """Σ over ``variable`` in [lower, upper] of an already normalized ``function``."""
+    count = upper - lower + 1
+    if count.is_zero:
+        return sp.S.Zero
+    total = []
+    for term in sp.Add.make_args(sp.expand(function)):
+        total.append(_sum_term(term, variable, lower, upper, count, ranges))
+    return sp.Add(*total)
+
+
+def _sum_term(term, variable, lower, upper, count, ranges) -> sp.Expr:
+    outside, inside = [], []
+    for factor in _factors(term):
+        (inside if variable in factor.free_symbols else outside).append(factor)
+    if not inside:
+        return sp.Mul(*outside) * count
+    delta_value = _delta_partner(inside, variable)
+    if delta_value is not None and _within(delta_value, lower, upper, ranges):
+        rest = [f for f in inside if not _is_delta_on(f, variable, delta_value)]
+        substituted = sp.Mul(*rest).xreplace({variable: delta_value})
+        return sp.Mul(*outside) * normalize(substituted, ranges)
+    return sp.Mul(*outside) * _merged_sum(inside, (variable, lower, upper))
+
+
+def _merged_sum(inside: list[sp.Expr], limit) -> sp.Expr:
+    """A sum over ``limit`` of the product ``inside``, merging inner sums into one multi-sum."""
+    inner_sums = [f for f in inside if isinstance(f, sp.Sum)]
+    others = [f for f in inside if not isinstance(f, sp.Sum)]
+    bound = [lim[0] for s in inner_sums for lim in s.limits]
+    if not inner_sums or len(set(bound)) != len(bound) or limit[0] in bound:
+        return sp.Sum(sp.Mul(*inside), limit)
+    limits = [lim for s in inner_sums for lim in s.limits] + [limit]
+    function = sp.Mul(*others, *(s.function for s in inner_sums))
+    return sp.Sum(sp.expand(function), *limits)
+
+
+def _factors(term: sp.Expr) -> list[sp.Expr]:
+    """Multiplicative factors of a term, with exps of sums split and delta powers reduced."""
+    factors = []
+    for factor in sp.Mul.make_args(term):
+        base, exponent = factor.as_base_exp()
+        if isinstance(base, sp.KroneckerDelta) and exponent.is_positive:
+            factors.append(base)
+        elif isinstance(factor, sp.exp):
+            factors.extend(sp.exp(t) for t in sp.Add.make_args(sp.expand(factor.args[0])))
+        else:
+            factors.append(factor)
+    return factors
+
+
+def _delta_partner(factors, variable):
+    for factor in factors:
+        if isinstance(factor, sp.KroneckerDelta):
+            a, b = factor.args[:2]
+            if a == variable and not b.has(variable):
+                return b
+            if b == variable and not a.has(variable):
+                return a
+    return None
+
+
+def _is_delta_on(factor, variable, value) -> bool:
+    return isinstance(factor, sp.KroneckerDelta) and set(factor.args[:2]) == {variable, value}
+
+
+def _within(value, lower, upper, ranges) -> bool:
+    """Whether ``lower <= value <= upper`` holds for every value the index can take."""
+    value_range = _range_of(value, ranges)
+    if value_range is None:
+        return False
+    low, high = value_range
+    return bool((low - lower).is_nonnegative) and bool((upper - high).is_nonnegative)
+
+
+def _range_of(value, ranges) -> Range | None:
+    if value in ranges:
+        return ranges[value]
+    if isinstance(value, sp.Idx) and value.lower is not None:
+        return (value.lower, value.upper)
+    if value.is_Integer:
+        return (value, value)
+    return None
+
+
+def _split_exp(argument: sp.Expr) -> sp.Expr:
+    return sp.Mul(*(sp.exp(t) for t in sp.Add.make_args(sp.expand(argument))))
+
+
+def _split_log(argument: sp.Expr) -> sp.Expr:
+    """log of a product of positive factors as a sum of logs; log(exp(x)) = x for real x."""
+    if isinstance(argument, sp.exp) and argument.args[0].is_real:
+        return argument.args[0]
+    if isinstance(argument, sp.Mul) and all(_is_positive(f) for f in argument.args):
+        return sp.Add(*(_split_log(f) for f in argument.args))
+    if isinstance(argument, sp.Pow) and _is_positive(argument.base) and argument.exp.is_real:
+        return argument.exp * _split_log(argument.base)
+    return sp.log(argument)
+
+
+def _is_positive(expr: sp.Expr) -> bool:
+    if expr.is_positive:
+        return True
+    if isinstance(expr, sp.exp):
+        return bool(expr.args[0].is_real)
+    if isinstance(expr, sp.Sum):
+        nonempty = all((upper - lower).is_nonnegative for _, lower, upper in expr.limits)
+        return nonempty and all(_is_positive(f) for f in sp.Mul.make_args(expr.function))
+    if isinstance(expr, sp.Pow):
+        return _is_positive(expr.base) and bool(expr.exp.is_real)
+    if isinstance(expr, sp.Mul):
+        return all(_is_positive(f) for f in expr.args)
+    return False
+
+
+# -- Kronecker deltas between free indices ---------------------------------------------------
+
+
+def _canonicalize_deltas(expr: sp.Expr) -> sp.Expr:
+    """In each term, δ(a, b)·f(b) becomes δ(a, b)·f(a), with a the smaller name."""
+    terms = []
+    for term in sp.Add.make_args(sp.expand(expr)):
+        deltas = [f for f in sp.Mul.make_args(term) if isinstance(f, sp.KroneckerDelta)]
+        rest = sp.Mul(*(f for f in sp.Mul.make_args(term) if not isinstance(f, sp.KroneckerDelta)))
+        for delta in deltas:
+            a, b = sorted(delta.args[:2], key=sp.default_sort_key)
+            rest = rest.xreplace({b: a})
+        terms.append(sp.Mul(*deltas) * rest)
+    return sp.Add(*terms)
+
+
+# -- atoms: canonical sums and exponentials ------------------------------------------------
+
+
+class _Atoms:
+    """Replaces canonical sums and exps by symbols so that ``cancel`` sees a rational function."""
+
+    def __init__(self, simplex_bases: frozenset[sp.IndexedBase]):
+        self._simplex_bases = simplex_bases
+        self._symbol_of: dict[sp.Basic, sp.Symbol] = {}
+        self._value_of: dict[sp.Symbol, sp.Expr] = {}
+
+    def atomize(self, expr: sp.Expr) -> sp.Expr:
+        expr = _canonical_bound_names(expr, 0)
+        expr = _split_at_common_points(expr)
+        return self._replace(expr)
+
+    def restore(self, expr: sp.Expr) -> sp.Expr:
+        return expr.xreplace(self._value_of)
+
+    def _replace(self, expr):
+        if isinstance(expr, sp.Sum):
+            if self._sums_to_one(expr):
+                return sp.S.One
+            return self._symbol(expr, "Σ")
+        if isinstance(expr, sp.exp):
+            return sp.Mul(*(self._exp_atom(t) for t in sp.Add.make_args(sp.expand(expr.args[0]))))
+        if not expr.args or isinstance(expr, (sp.Indexed, sp.Idx)):
+            return expr
+        return expr.func(*(self._replace(arg) for arg in expr.args))
+
+    def _sums_to_one(self, s: sp.Sum) -> bool:
+        """Σ_k p[..., k] over the whole last axis of a simplex tensor p."""
+        if len(s.limits) != 1 or not isinstance(s.function, sp.Indexed):
+            return False
+        variable, lower, upper = s.limits[0]
+        p = s.function
+        if p.base not in self._simplex_bases or p.indices[-1] != variable:
+            return False
+        return lower == 0 and upper + 1 == p.base.shape[-1]
+
+    def _exp_atom(self, term):
+        coefficient, core = term.as_coeff_Mul()
+        if not coefficient.is_Rational:
+            coefficient, core = sp.S.One, term
+        return self._symbol(sp.exp(core), "E") ** coefficient
+
+    def _symbol(self, value, prefix) -> sp.Symbol:
+        if value not in self._symbol_of:
+            symbol = sp.Symbol(f"{prefix}{len(self._symbol_of)}", positive=prefix == "E")
+            self._symbol_of[value] = symbol
+            self._value_of[symbol] = value
+        return self._symbol_of[value]
+
+
+def _canonical_bound_names(expr: sp.Expr, depth: int) -> sp.Expr:
+    """Rename bound indices to names fixed by nesting depth, trying each order of limits."""
+    if not isinstance(expr, sp.Basic) or not expr.args or isinstance(expr, (sp.Indexed, sp.Idx)):
+        return expr
+    if not isinstance(expr, ExprWithLimits):
+        return expr.func(*(_canonical_bound_names(arg, depth) for arg in expr.args))
+    candidates = []
+    for order in itertools.permutations(expr.limits):
+        names = {lim[0]: sp.Symbol(f"_c{depth}_{n}", integer=True) for n, lim in enumerate(order)}
+        function = _canonical_bound_names(expr.function.xreplace(names), depth + 1)
+        limits = sorted(
+            ((names[v], lo, hi) for v, lo, hi in expr.limits), key=lambda lim: lim[0].name
+        )
+        candidates.append(expr.func(function, *limits))
+    return min(candidates, key=sp.srepr)
+
+
+def _split_at_common_points(expr: sp.Expr) -> sp.Expr:
+    """Split single-index sums of the same summand at each other's endpoints.
+
+    A cut may fall on an endpoint (an empty piece), so only ``lower <= cut <= upper + 1``
+    must be provable.
+
+    Σ_{0}^{q-1} f and Σ_{0}^{p-1} f, Σ_{p}^{q-1} f then share the pieces [0, p) and [p, q),
+    so the identity Σ_{0}^{p-1} f + Σ_{p}^{q-1} f = Σ_{0}^{q-1} f becomes visible to ``cancel``.
+    """
+    sums = [s for s in expr.atoms(sp.Sum) if len(s.limits) == 1]
+    points: dict[sp.Expr, set[sp.Expr]] = {}
+    for s in sums:
+        _, lower, upper = s.limits[0]
+        points.setdefault(s.function, set()).update({lower, upper + 1})
+    replacements = {}
+    for s in sums:
+        variable, lower, upper = s.limits[0]
+        cuts = _ordered_cuts(points[s.function], lower, upper + 1)
+        if cuts is not None and len(cuts) > 2:
+            pieces = [sp.Sum(s.function, (variable, a, b - 1)) for a, b in itertools.pairwise(cuts)]
+            replacements[s] = sp.Add(*pieces)
+    return expr.xreplace(replacements) if replacements else expr
+
+
+def _ordered_cuts(points: Iterable[sp.Expr], start, stop):
+    inner = [
+        p for p in points
+        if p not in (start, stop) and (p - start).is_nonnegative and (stop - p).is_nonnegative
+    ]
+    try:
+        ordered = sorted(inner, key=functools.cmp_to_key(_compare))
+    except _Unordered:
+        return None
+    return [start, *ordered, stop]
+
+
+class _Unordered(Exception):
+    pass
+
+
+def _compare(a, b) -> int:
+    difference = a - b
+    if difference.is_zero:
+        return 0
+    if difference.is_nonnegative:
+        return 1
+    if difference.is_nonpositive:
+        return -1
+    raise _Unordered

@@ -1,0 +1,272 @@
+"""A theorem declared once, as data, and validated when it is declared."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import sympy as sp
+from sympy.concrete.expr_with_limits import ExprWithLimits
+
+from ._language import Defined, Dim, Scalar, Tensor
+from ._normal_form import carry_out_derivatives
+from ._vocabulary import expand_vocabulary
+
+EXPECTATIONS = ("holds", "refuted")
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class TheoremError(ValueError):
+    """A theorem that cannot be checked as declared; the message names theorem and symbol."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a claim is written: seed file, section, equation numbers."""
+
+    file: str
+    section: str
+    equations: str = ""
+
+    def __str__(self) -> str:
+        equations = f", eq. {self.equations}" if self.equations else ""
+        return f"{self.file} {self.section}{equations}"
+
+
+@dataclass(frozen=True)
+class Equals:
+    """An identity ``lhs = rhs`` for every value of every free index."""
+
+    lhs: sp.Expr
+    rhs: sp.Expr
+    relation = "="
+
+
+@dataclass(frozen=True)
+class AtLeast:
+    """An inequality ``lhs >= rhs`` for every value of every free index."""
+
+    lhs: sp.Expr
+    rhs: sp.Expr
+    relation = r"\geq"
+
+
+Claim = Equals | AtLeast
+
+
+@dataclass(frozen=True, eq=False)
+class Theorem:
+    """One claim from the documents, stated in index notation.
+
+    Args:
+        name: unique snake_case name.
+        source: where the claim is written.
+        claim: ``Equals(lhs, rhs)`` or ``AtLeast(lhs, rhs)``; either side may hold a
+            ``sympy.Derivative`` of an expression with respect to a tensor entry.
+        inputs: every tensor and scalar the claim depends on, with their domains.
+        definitions: named intermediate tensors, in dependency order.
+        expect: ``"holds"``, or ``"refuted"`` for a claim the documents state but is false.
+        corrects: for a corrected claim, the name of the refuted claim it replaces.
+        lemmas: identities that prove the claim by induction; the claim itself is then
+            checked numerically through ``implementation``.
+        implementation: ``f(xp, **arrays) -> array`` computing the claim's lhs, for claims
+            about an algorithm (a loop) rather than a closed form.
+        note: one or two sentences a reader needs, such as what was corrected.
+    """
+
+    name: str
+    source: Source
+    claim: Claim
+    inputs: tuple[Tensor | Scalar, ...]
+    definitions: tuple[Defined, ...] = ()
+    expect: str = "holds"
+    corrects: str | None = None
+    lemmas: tuple[Claim, ...] = ()
+    implementation: Callable | None = None
+    note: str = ""
+    origin: str = field(default="<unknown>", compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "inputs", tuple(self.inputs))
+        object.__setattr__(self, "definitions", tuple(self.definitions))
+        object.__setattr__(self, "lemmas", tuple(self.lemmas))
+        _validate(self)
+
+    # -- derived views -------------------------------------------------------------------
+
+    @property
+    def tensors(self) -> tuple[Tensor, ...]:
+        return tuple(x for x in self.inputs if isinstance(x, Tensor))
+
+    @property
+    def scalars(self) -> tuple[Scalar, ...]:
+        return tuple(x for x in self.inputs if isinstance(x, Scalar))
+
+    @property
+    def dims(self) -> tuple[Dim, ...]:
+        seen: dict[str, Dim] = {}
+        for tensor in self.tensors:
+            for dim in tensor.dims:
+                seen.setdefault(dim.name, dim)
+        for index in free_indices(self.claim.lhs) | free_indices(self.claim.rhs):
+            name = str(index.upper + 1)
+            if name not in seen:
+                seen[name] = Dim(name)
+        return tuple(seen.values())
+
+    @property
+    def free_indices(self) -> tuple[sp.Idx, ...]:
+        """The claim's free indices, in order of first appearance on the left-hand side."""
+        return ordered_free_indices(self.claim.lhs, self.claim.rhs)
+
+    def expand(self, expr: sp.Expr) -> sp.Expr:
+        """``expr`` with definitions and vocabulary expanded and derivatives carried out."""
+        expr = self.expand_definitions(expr)
+        return carry_out_derivatives(expand_vocabulary(expr))
+
+    def expand_definitions(self, expr: sp.Expr) -> sp.Expr:
+        by_base = {d.base: d for d in self.definitions}
+        while True:
+            found = [x for x in expr.atoms(sp.Indexed) if x.base in by_base]
+            if not found:
+                return expr
+            expr = expr.xreplace({x: by_base[x.base].at(x.indices) for x in found})
+
+
+def free_indices(expr: sp.Expr) -> set[sp.Idx]:
+    """Indices that occur in ``expr`` outside the limits of every sum that binds them."""
+    if isinstance(expr, sp.Idx):
+        return {expr}
+    if isinstance(expr, ExprWithLimits):
+        bound = {limit[0] for limit in expr.limits}
+        inner = free_indices(expr.function)
+        for limit in expr.limits:
+            for bound_expr in limit[1:]:
+                inner |= free_indices(bound_expr)
+        return {x for x in inner if x not in bound and x.label not in bound}
+    if isinstance(expr, sp.Derivative):
+        found = free_indices(expr.expr)
+        for variable, _ in expr.variable_count:
+            found |= free_indices(variable)
+        return found
+    found: set[sp.Idx] = set()
+    for arg in getattr(expr, "args", ()):
+        found |= free_indices(arg)
+    return found
+
+
+def ordered_free_indices(*exprs: sp.Expr) -> tuple[sp.Idx, ...]:
+    free = set().union(*(free_indices(e) for e in exprs))
+    ordered: list[sp.Idx] = []
+    for expr in exprs:
+        for node in sp.preorder_traversal(expr):
+            if isinstance(node, sp.Idx) and node in free and node not in ordered:
+                ordered.append(node)
+    return tuple(ordered)
+
+
+# -- validation ----------------------------------------------------------------------------
+
+
+def _validate(theorem: Theorem) -> None:
+    where = f"theorem {theorem.name!r}"
+    if not _NAME.match(theorem.name):
+        raise TheoremError(f"{where}: name must be snake_case (letters, digits, _)")
+    if theorem.expect not in EXPECTATIONS:
+        raise TheoremError(f"{where}: expect must be one of {EXPECTATIONS}, got {theorem.expect!r}")
+    if not isinstance(theorem.claim, (Equals, AtLeast)):
+        raise TheoremError(f"{where}: claim must be Equals(...) or AtLeast(...)")
+    _check_names_unique(theorem, where)
+    for part, expr in _statement_parts(theorem):
+        _check_symbols_covered(theorem, expr, f"{where}, {part}")
+        _check_shapes(theorem, expr, f"{where}, {part}")
+    _check_free_indices_agree(theorem, where)
+
+
+def _statement_parts(theorem: Theorem):
+    yield "left-hand side", sp.sympify(theorem.claim.lhs)
+    yield "right-hand side", sp.sympify(theorem.claim.rhs)
+    for definition in theorem.definitions:
+        yield f"definition of {definition.name}", definition.body
+    for number, lemma in enumerate(theorem.lemmas, 1):
+        yield f"lemma {number}", sp.sympify(lemma.lhs) - sp.sympify(lemma.rhs)
+
+
+def _check_names_unique(theorem: Theorem, where: str) -> None:
+    names = [x.name for x in theorem.inputs] + [d.name for d in theorem.definitions]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise TheoremError(f"{where}: symbol {duplicates[0]!r} is declared twice")
+
+
+def _check_symbols_covered(theorem: Theorem, expr: sp.Expr, where: str) -> None:
+    known_bases = {t.name for t in theorem.tensors} | {d.name for d in theorem.definitions}
+    for indexed in expr.atoms(sp.Indexed):
+        if str(indexed.base) not in known_bases:
+            raise TheoremError(
+                f"{where}: tensor {indexed.base} is not among the inputs or definitions, "
+                "so no strategy can draw it"
+            )
+    known_symbols = {s.name for s in theorem.scalars} | {d.name for d in _all_dims(theorem)}
+    for symbol in _plain_symbols(expr):
+        if symbol.name not in known_symbols:
+            raise TheoremError(
+                f"{where}: symbol {symbol} is neither an input scalar nor a dimension, "
+                "so no strategy can draw it"
+            )
+
+
+def _plain_symbols(expr: sp.Expr) -> set[sp.Symbol]:
+    """Free symbols that are not indices, dummies, tensor bases or index labels."""
+    labels = {i.label for i in expr.atoms(sp.Idx)}
+    bases = {b.label for b in expr.atoms(sp.IndexedBase)}
+    return {
+        s
+        for s in expr.free_symbols
+        if isinstance(s, sp.Symbol)
+        and not isinstance(s, (sp.Dummy, sp.Idx))
+        and s not in labels
+        and s not in bases
+    }
+
+
+def _all_dims(theorem: Theorem) -> set[Dim]:
+    dims = {dim for tensor in theorem.tensors for dim in tensor.dims}
+    for definition in theorem.definitions:
+        dims |= {Dim(str(i.upper + 1)) for i in definition.indices}
+    return dims
+
+
+def _check_shapes(theorem: Theorem, expr: sp.Expr, where: str) -> None:
+    axes = {t.name: t.dims for t in theorem.tensors}
+    axes.update({d.name: tuple(Dim(str(i.upper + 1)) for i in d.indices) for d in theorem.definitions})
+    for indexed in expr.atoms(sp.Indexed):
+        name = str(indexed.base)
+        dims = axes.get(name)
+        if dims is None:
+            continue
+        if len(indexed.indices) != len(dims):
+            raise TheoremError(
+                f"{where}: {name} has {len(dims)} axes but is indexed as {indexed}"
+            )
+        for index, dim in zip(indexed.indices, dims):
+            _check_index_fits(index, dim, name, where)
+
+
+def _check_index_fits(index: sp.Expr, dim: Dim, name: str, where: str) -> None:
+    if isinstance(index, sp.Idx) and str(index.upper + 1) != dim.name:
+        raise TheoremError(
+            f"{where}: index {index} runs over {index.upper + 1} but indexes axis "
+            f"{dim.name} of {name} (mismatched shapes)"
+        )
+
+
+def _check_free_indices_agree(theorem: Theorem, where: str) -> None:
+    lhs = free_indices(theorem.claim.lhs)
+    rhs = free_indices(theorem.claim.rhs)
+    if not rhs <= lhs and not lhs <= rhs:
+        raise TheoremError(
+            f"{where}: the two sides have different free indices "
+            f"({sorted(map(str, lhs))} vs {sorted(map(str, rhs))})"
+        )

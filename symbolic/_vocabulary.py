@@ -1,0 +1,144 @@
+"""Vocabulary of attention: softmax with inverse temperature, log-sum-exp, entropy, KL, rowsum.
+
+``Softmax`` and ``LogSumExp`` are SymPy nodes: they print as the tutorial writes them, expand to
+exp/log/Sum for the provers (``expand_vocabulary``), and the numeric compiler gives them their
+max-shifted stable spelling. Entropy, KL and rowsum are plain sums of these and need no node.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+from sympy.concrete.expr_with_intlimits import ExprWithIntLimits
+from sympy.concrete.expr_with_limits import ExprWithLimits
+
+
+
+class Softmax(sp.Function):
+    """``Softmax(x, j, beta, lower, upper)``: entry ``j`` of softmax over ``j`` of ``beta * x``.
+
+    ``j`` stays free: the node *is* the ``j``-th weight, and ``x`` is written at that same ``j``.
+    The range of ``j`` is carried explicitly because ``j`` may be renamed to a bound dummy.
+    """
+
+    nargs = 5
+    is_real = True
+    is_positive = True
+
+    @property
+    def logits(self) -> sp.Expr:
+        return self.args[0]
+
+    @property
+    def index(self) -> sp.Expr:
+        return self.args[1]
+
+    @property
+    def beta(self) -> sp.Expr:
+        return self.args[2]
+
+    @property
+    def bounds(self) -> tuple[sp.Expr, sp.Expr]:
+        return self.args[3], self.args[4]
+
+    def expand_node(self) -> sp.Expr:
+        bound = sp.Dummy("k", integer=True)
+        numerator = sp.exp(self.beta * self.logits)
+        terms = sp.exp(self.beta * self.logits.xreplace({self.index: bound}))
+        return numerator / sp.Sum(terms, (bound, *self.bounds))
+
+    def _latex(self, printer):
+        beta = "" if self.beta == 1 else printer._print(self.beta) + " "
+        inner = printer._print(self.logits)
+        return rf"\operatorname{{softmax}}_{{{printer._print(self.index)}}}\left({beta}{inner}\right)"
+
+
+class LogSumExp(ExprWithIntLimits):
+    """``LogSumExp(x, (k, lo, hi))``: log of the sum over ``k`` of ``exp(x)``, a smooth maximum."""
+
+    __slots__ = ()
+
+    def _eval_is_real(self):
+        return True
+
+    def __new__(cls, function, *limits, **assumptions):
+        return ExprWithLimits.__new__(cls, function, *limits, **assumptions)
+
+    def expand_node(self) -> sp.Expr:
+        return sp.log(sp.Sum(sp.exp(self.function), *self.limits))
+
+    def _latex(self, printer):
+        (index, _, _), = self.limits
+        return (
+            rf"\operatorname{{lse}}_{{{printer._print(index)}}}"
+            rf"\left({printer._print(self.function)}\right)"
+        )
+
+
+class ReduceMax(ExprWithIntLimits):
+    """``ReduceMax(x, (k, lo, hi))``: the maximum over ``k`` of ``x``.
+
+    The provers treat it as an opaque real: identities that hold for every reference point
+    (the online-softmax merge holds for any m, not only the maximum) are proved for it too.
+    """
+
+    __slots__ = ()
+
+    def _eval_is_real(self):
+        return True
+
+    def __new__(cls, function, *limits, **assumptions):
+        return ExprWithLimits.__new__(cls, function, *limits, **assumptions)
+
+    def doit(self, **hints):
+        (index, lower, upper), = self.limits
+        if not (lower.is_Integer and upper.is_Integer):
+            return self
+        return sp.Max(*(self.function.xreplace({index: v}) for v in range(lower, upper + 1)))
+
+    def _latex(self, printer):
+        (index, _, _), = self.limits
+        return rf"\max_{{{printer._print(index)}}} {printer.parenthesize(self.function, 60)}"
+
+
+def softmax(logits: sp.Expr, over: sp.Idx, beta: sp.Expr = sp.S.One) -> Softmax:
+    """Softmax over index ``over`` at inverse temperature ``beta`` (the tutorial's (11), (16))."""
+    return Softmax(logits, over, sp.sympify(beta), over.lower, over.upper)
+
+
+def lse(function: sp.Expr, over: sp.Idx) -> LogSumExp:
+    """Log-sum-exp over ``over``: log of the sum of exp(function)."""
+    return LogSumExp(function, (over, over.lower, over.upper))
+
+
+def rowmax(function: sp.Expr, over: sp.Idx) -> ReduceMax:
+    """Maximum over ``over``, the running maximum m of online softmax (67)."""
+    return ReduceMax(function, (over, over.lower, over.upper))
+
+
+def rowsum(function: sp.Expr, over: sp.Idx) -> sp.Sum:
+    return sp.Sum(function, (over, over.lower, over.upper))
+
+
+def entropy(p: sp.Expr, over: sp.Idx) -> sp.Expr:
+    """Shannon entropy −Σ p log p over ``over`` (the tutorial's (20))."""
+    return -rowsum(p * sp.log(p), over)
+
+
+def kl(p: sp.Expr, q: sp.Expr, over: sp.Idx) -> sp.Expr:
+    """Kullback–Leibler divergence KL(p‖q) = Σ p (log p − log q) over ``over``."""
+    return rowsum(p * (sp.log(p) - sp.log(q)), over)
+
+
+def expectation(p: sp.Expr, value: sp.Expr, over: sp.Idx) -> sp.Expr:
+    """⟨value⟩ under weights p over ``over``."""
+    return rowsum(p * value, over)
+
+
+def expand_vocabulary(expr: sp.Expr) -> sp.Expr:
+    """Replace every vocabulary node by its exp/log/Sum definition, innermost first."""
+    if not isinstance(expr, sp.Basic) or not expr.args:
+        return expr
+    rebuilt = expr.func(*(expand_vocabulary(arg) for arg in expr.args))
+    if isinstance(rebuilt, (Softmax, LogSumExp)):
+        return rebuilt.expand_node()
+    return rebuilt

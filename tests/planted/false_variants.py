@@ -1,0 +1,59 @@
+"""Planted false theorems: each is a classic slip, and the checker must refute every one.
+
+These are test fixtures, discovered from this directory like any user's theorem directory.
+They never enter the catalog or its reports.
+"""
+
+import sympy as sp
+
+from symbolic import Defined, Equals, Source, Theorem, softmax
+from theorems import attention_backward as bw
+from theorems import online_softmax as online
+from theorems import softmax_jacobian as sj
+
+PLANTED = "tests/planted/false_variants.py"
+
+planted_softmax_gradient_without_rowsum = Theorem(
+    name="planted_softmax_gradient_without_rowsum",
+    source=Source(PLANTED, "planted", "(42) minus its rowsum term"),
+    claim=Equals(sj.softmax_gradient.claim.lhs, sj.A[sj.m, sj.n] * sj.G[sj.m, sj.n]),
+    inputs=(sj.S, sj.G),
+    definitions=(sj.A,),
+    expect="refuted",
+)
+
+planted_dq_without_scale = Theorem(
+    name="planted_dq_without_scale",
+    source=Source(PLANTED, "planted", "(46) without 1/sqrt(d_k)"),
+    claim=Equals(bw.attention_backward_dq.claim.lhs,
+                 bw.total(bw.dS[bw.m, bw.j] * bw.K[bw.j, bw.l_], bw.j)),
+    inputs=(bw.Q, bw.K, bw.V, bw.G),
+    definitions=bw.forward,
+    expect="refuted",
+)
+
+planted_online_merge_without_rescale = Theorem(
+    name="planted_online_merge_without_rescale",
+    source=Source(PLANTED, "planted", "(68) without exp(m - m')"),
+    claim=Equals(
+        online.ell + sp.Sum(sp.exp(online.y[online.l_] - online.m_new),
+                            (online.l_, 0, online.n_new.symbol - 1)),
+        online.online_softmax_merge.claim.rhs,
+    ),
+    inputs=(online.x, online.y),
+    expect="refuted",
+)
+
+A_without_beta = Defined("A", (sj.i, sj.j), softmax(sj.S[sj.i, sj.j], sj.j, 1 / sj.T.symbol))
+planted_softmax_jacobian_without_beta = Theorem(
+    name="planted_softmax_jacobian_without_beta",
+    source=Source(PLANTED, "planted", "(39) applied at temperature T, beta forgotten"),
+    claim=Equals(
+        sp.Derivative(A_without_beta[sj.i, sj.j], sj.S[sj.m, sj.n]),
+        sj.delta(sj.i, sj.m) * A_without_beta[sj.i, sj.j]
+        * (sj.delta(sj.j, sj.n) - A_without_beta[sj.i, sj.n]),
+    ),
+    inputs=(sj.S, sj.T),
+    definitions=(A_without_beta,),
+    expect="refuted",
+)

@@ -1,0 +1,10 @@
+"""Dimensions shared by the catalog, named as in the tutorial's notation table (§1.2)."""
+
+from symbolic import Dim, Sizes
+
+n_q = Dim("n_q", Sizes(1, 6))
+n_k = Dim("n_k", Sizes(1, 8))
+d_k = Dim("d_k", Sizes(1, 8))
+d_v = Dim("d_v", Sizes(1, 6))
+
+TUTORIAL = "001_9db7190c12608696.txt"

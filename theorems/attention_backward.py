@@ -1,0 +1,122 @@
+"""The attention backward pass in index notation (tutorial §6.2–§6.5).
+
+Each gradient is stated as the derivative of a loss L = Σ G∘O, where G = ∂L/∂O is a free
+upstream gradient: SymPy differentiates the forward pass, the backends differentiate the compiled
+forward pass, and both must match the tutorial's closed form.
+"""
+
+import sympy as sp
+
+from symbolic import Defined, Equals, Source, Tensor, Theorem, softmax
+from theorems._dims import TUTORIAL, d_k, d_v, n_k, n_q
+
+i, m = n_q.indices("i m")
+j, n = n_k.indices("j n")
+a, l_ = d_k.indices("a l")
+b, c = d_v.indices("b c")
+delta = sp.KroneckerDelta
+scale = 1 / sp.sqrt(d_k.symbol)
+
+Q = Tensor("Q", (n_q, d_k))
+K = Tensor("K", (n_k, d_k))
+V = Tensor("V", (n_k, d_v))
+G = Tensor("G", (n_q, d_v))  # upstream gradient ∂L/∂O
+A_in = Tensor("A", (n_q, n_k))  # attention weights as an independent input, for (33)–(37)
+S_in = Tensor("S", (n_q, n_k))  # scores as an independent input, for (42)
+
+
+def total(expr, *indices):
+    """Σ over every value of each index."""
+    return sp.Sum(expr, *((x, 0, x.upper) for x in indices))
+
+
+S = Defined("S", (i, j), scale * total(Q[i, a] * K[j, a], a))  # (10)
+A = Defined("A", (i, j), softmax(S[i, j], j))  # (11)
+O = Defined("O", (i, b), total(A[i, j] * V[j, b], j))  # (12)
+dA = Defined("dA", (i, j), total(G[i, b] * V[j, b], b))  # (37), ∂L/∂A
+dS = Defined("dS", (i, j), A[i, j] * (dA[i, j] - total(A[i, n] * dA[i, n], n)))  # (43)
+forward = (S, A, O, dA, dS)
+
+A_of_S = Defined("A", (i, j), softmax(S_in[i, j], j))
+O_of_A = Defined("O", (i, b), total(A_in[i, j] * V[j, b], j))
+loss = total(G[i, b] * O[i, b], i, b)
+SOURCE_65 = "§6.5 Theorem (Attention Backward Pass)"
+
+attention_value_jacobian_a = Theorem(
+    name="attention_backward_value_jacobian_a",
+    source=Source(TUTORIAL, "§6.2 Lemma (Value Aggregation Jacobian)", "(33), (35)"),
+    claim=Equals(sp.Derivative(O_of_A[i, c], A_in[m, n]), delta(i, m) * V[n, c]),
+    inputs=(A_in, V),
+    definitions=(O_of_A,),
+)
+
+attention_value_jacobian_v = Theorem(
+    name="attention_backward_value_jacobian_v",
+    source=Source(TUTORIAL, "§6.2 Lemma (Value Aggregation Jacobian)", "(34), (36)"),
+    claim=Equals(sp.Derivative(O_of_A[i, b], V[n, c]), A_in[i, n] * delta(b, c)),
+    inputs=(A_in, V),
+    definitions=(O_of_A,),
+)
+
+attention_score_jacobian_q = Theorem(
+    name="attention_backward_score_jacobian_q",
+    source=Source(TUTORIAL, "§6.4 Lemma (Score Jacobian)", "(44)"),
+    claim=Equals(sp.Derivative(S[i, j], Q[m, l_]), scale * delta(i, m) * K[j, l_]),
+    inputs=(Q, K),
+    definitions=(S,),
+)
+
+attention_score_jacobian_k = Theorem(
+    name="attention_backward_score_jacobian_k",
+    source=Source(TUTORIAL, "§6.4 Lemma (Score Jacobian)", "(45)"),
+    claim=Equals(sp.Derivative(S[i, j], K[n, l_]), scale * delta(j, n) * Q[i, l_]),
+    inputs=(Q, K),
+    definitions=(S,),
+)
+
+attention_backward_dv = Theorem(
+    name="attention_backward_dv",
+    source=Source(TUTORIAL, SOURCE_65, "step 1, (38)"),
+    claim=Equals(sp.Derivative(loss, V[n, c]), total(A[i, n] * G[i, c], i)),
+    inputs=(Q, K, V, G),
+    definitions=forward,
+)
+
+attention_backward_da = Theorem(
+    name="attention_backward_da",
+    source=Source(TUTORIAL, SOURCE_65, "step 2, (37)"),
+    claim=Equals(
+        sp.Derivative(total(G[i, b] * O_of_A[i, b], i, b), A_in[m, n]),
+        total(G[m, b] * V[n, b], b),
+    ),
+    inputs=(A_in, V, G),
+    definitions=(O_of_A,),
+)
+
+attention_backward_ds = Theorem(
+    name="attention_backward_ds",
+    source=Source(TUTORIAL, SOURCE_65, "step 3, (42)–(43)"),
+    claim=Equals(
+        sp.Derivative(total(G[i, b] * total(A_of_S[i, j] * V[j, b], j), i, b), S_in[m, n]),
+        A_of_S[m, n] * (total(G[m, b] * V[n, b], b)
+                        - total(A_of_S[m, j] * total(G[m, b] * V[j, b], b), j)),
+    ),
+    inputs=(S_in, V, G),
+    definitions=(A_of_S,),
+)
+
+attention_backward_dq = Theorem(
+    name="attention_backward_dq",
+    source=Source(TUTORIAL, SOURCE_65, "step 4, (46)"),
+    claim=Equals(sp.Derivative(loss, Q[m, l_]), scale * total(dS[m, j] * K[j, l_], j)),
+    inputs=(Q, K, V, G),
+    definitions=forward,
+)
+
+attention_backward_dk = Theorem(
+    name="attention_backward_dk",
+    source=Source(TUTORIAL, SOURCE_65, "step 5, (47)"),
+    claim=Equals(sp.Derivative(loss, K[n, l_]), scale * total(dS[i, n] * Q[i, l_], i)),
+    inputs=(Q, K, V, G),
+    definitions=forward,
+)

@@ -1,0 +1,139 @@
+"""Modern Hopfield networks: energy, gradient, update = attention, fixed points (tutorial §9.2).
+
+(62) writes the energy with lse(z) = log Σ exp(z) applied to β·Kξ. Its gradient is then
+ξ − β·Kᵀ softmax(βKξ), not (64)'s ξ − Kᵀ softmax(βKξ): (64) and (65) hold only at β = 1.
+Both corrections are stated: the gradient with its β, and the energy of Ramsauer et al. with
+lse scaled by 1/β, whose gradient is exactly (64) and whose stationary points are the fixed
+points (65).
+"""
+
+import sympy as sp
+
+from symbolic import Defined, Dim, Equals, Positive, Scalar, Sizes, Source, Tensor, Theorem, lse
+from symbolic import softmax as softmax_
+from theorems._dims import TUTORIAL, d_k, d_v
+
+n_p = Dim("N", Sizes(1, 8), latex="N")  # number of stored patterns (index μ)
+mu = n_p.index("mu")
+nu = n_p.index("nu")
+a = d_k.index("a")
+c = d_k.index("c")
+b = d_v.index("b")
+
+K = Tensor("K", (n_p, d_k))
+V = Tensor("V", (n_p, d_v))
+xi = Tensor("xi", (d_k,))
+beta = Scalar("beta", Positive(1e-2, 1e2), latex=r"\beta")
+T = Scalar("T", Positive(1e-2, 1e2))
+B = beta.symbol
+
+scores = sp.Sum(K[mu, c] * xi[c], (c, 0, d_k.symbol - 1))  # (Kξ)_μ
+weights = Defined("p", (mu,), softmax_(scores, mu, B))  # softmax(βKξ)_μ
+half_norm = sp.Rational(1, 2) * sp.Sum(xi[c] ** 2, (c, 0, d_k.symbol - 1))
+energy = -lse(B * scores, mu) + half_norm  # (62), the constant dropped
+energy_scaled = -lse(B * scores, mu) / B + half_norm  # Ramsauer et al.
+
+
+
+update = sp.Sum(K[mu, a] * weights[mu], (mu, 0, n_p.symbol - 1))  # (Kᵀ softmax(βKξ))_a
+
+hopfield_energy_gradient = Theorem(
+    name="hopfield_energy_gradient",
+    source=Source(TUTORIAL, "§9.2 proof of Theorem (Hopfield Update = Attention)", "(62), (64)"),
+    claim=Equals(sp.Derivative(energy, xi[a]), -update + xi[a]),
+    inputs=(K, xi, beta),
+    definitions=(weights,),
+    expect="refuted",
+    note="As written, (64) drops the factor β that the chain rule brings out of lse(β·Kξ).",
+)
+
+hopfield_energy_gradient_corrected = Theorem(
+    name="hopfield_energy_gradient_corrected",
+    source=Source(TUTORIAL, "§9.2", "(62), (64) corrected"),
+    claim=Equals(sp.Derivative(energy, xi[a]), -B * update + xi[a]),
+    inputs=(K, xi, beta),
+    definitions=(weights,),
+    corrects="hopfield_energy_gradient",
+    note="The gradient of the energy exactly as (62) writes it.",
+)
+
+hopfield_scaled_energy_gradient = Theorem(
+    name="hopfield_scaled_energy_gradient",
+    source=Source(TUTORIAL, "§9.2", "(62) with lse scaled by 1/β, (64)"),
+    claim=Equals(sp.Derivative(energy_scaled, xi[a]), -update + xi[a]),
+    inputs=(K, xi, beta),
+    definitions=(weights,),
+    corrects="hopfield_energy_gradient",
+    note="With E = −β⁻¹ lse(βKξ) + ½‖ξ‖² (Ramsauer et al. 2020), (64) holds as written.",
+)
+
+hopfield_update_is_attention = Theorem(
+    name="hopfield_update_is_attention",
+    source=Source(TUTORIAL, "§9.2 Theorem (Hopfield Update = Attention)", "(16), (63)"),
+    claim=Equals(
+        sp.Sum(V[mu, b] * weights[mu], (mu, 0, n_p.symbol - 1)),
+        sp.Sum(V[mu, b] * softmax_(scores, mu, 1 / T.symbol), (mu, 0, n_p.symbol - 1)).subs(
+            T.symbol, 1 / B
+        ),
+    ),
+    inputs=(K, V, xi, beta),
+    definitions=(weights,),
+    note="Vᵀ softmax(βKξ) is attention (16) with query ξ, keys K, values V at T = 1/β "
+    "and the unscaled bilinear form g = δ of (7).",
+)
+
+
+def _fixed_point_gradient(energy_gradient):
+    """An implementation: iterate ξ ← Kᵀ softmax(βKξ) to its fixed point, return ∇E there."""
+
+    def at_fixed_point(xp, K, xi, beta, **_):
+        state = xi
+        for _ in range(200):
+            state = xp.einsum("...m,...ma->...a", _softmax(xp, beta[..., None] * xp.einsum(
+                "...ma,...a->...m", K, state)), K)
+        return energy_gradient(xp, K, state, beta)
+
+    return at_fixed_point
+
+
+def _softmax(xp, z):
+    z = z - xp.max(z, axis=-1, keepdims=True)
+    e = xp.exp(z)
+    return e / xp.sum(e, axis=-1, keepdims=True)
+
+
+def _gradient_as_written(xp, K, xi, beta):
+    weights = _softmax(xp, beta[..., None] * xp.einsum("...ma,...a->...m", K, xi))
+    return xi - beta[..., None] * xp.einsum("...m,...ma->...a", weights, K)
+
+
+def _gradient_scaled(xp, K, xi, beta):
+    weights = _softmax(xp, beta[..., None] * xp.einsum("...ma,...a->...m", K, xi))
+    return xi - xp.einsum("...m,...ma->...a", weights, K)
+
+
+hopfield_fixed_point = Theorem(
+    name="hopfield_fixed_point",
+    source=Source(TUTORIAL, "§9.2 proof of Theorem (Hopfield Update = Attention)", "(62), (65)"),
+    claim=Equals(sp.Derivative(energy, xi[a]), 0),
+    inputs=(K, xi, beta),
+    implementation=_fixed_point_gradient(_gradient_as_written),
+    lemmas=(Equals(sp.Derivative(energy, xi[a]), -update + xi[a]),),
+    definitions=(weights,),
+    expect="refuted",
+    note="Claim: ∇E = 0 at ξ* = Kᵀ softmax(βKξ*). The implementation iterates the update to "
+    "its fixed point ξ* and evaluates ∇E of (62) there; it is (1 − β)ξ*, nonzero for β ≠ 1.",
+)
+
+hopfield_fixed_point_scaled_energy = Theorem(
+    name="hopfield_fixed_point_scaled_energy",
+    source=Source(TUTORIAL, "§9.2", "(65) for the energy with lse scaled by 1/β"),
+    claim=Equals(sp.Derivative(energy_scaled, xi[a]), 0),
+    inputs=(K, xi, beta),
+    implementation=_fixed_point_gradient(_gradient_scaled),
+    lemmas=(Equals(sp.Derivative(energy_scaled, xi[a]), -update + xi[a]),),
+    definitions=(weights,),
+    corrects="hopfield_fixed_point",
+    note="Lemma: ∇E = ξ − Kᵀ softmax(βKξ) for every ξ, so ∇E vanishes at every fixed point ξ*; "
+    "numerically, the update is iterated to ξ* and ∇E is evaluated there.",
+)
