@@ -1,0 +1,96 @@
+"""Bad theorem files: each error names the file and the symbol, and the other files still load."""
+
+import textwrap
+
+from symbolic import discover
+
+GOOD = """
+    import sympy as sp
+    from symbolic import Dim, Equals, Source, Tensor, Theorem
+    n = Dim("n")
+    i = n.index("i")
+    x = Tensor("x", (n,))
+    {name} = Theorem("{name}", Source("f", "s"), Equals(x[i] + x[i], 2 * x[i]), inputs=(x,))
+"""
+
+
+def write(tmp_path, filename, body):
+    (tmp_path / filename).write_text(textwrap.dedent(body))
+
+
+def only_error(catalog):
+    assert len(catalog.errors) == 1, catalog.errors
+    return catalog.errors[0]
+
+
+def test_a_file_that_does_not_import_is_reported_and_others_load(tmp_path):
+    write(tmp_path, "good.py", GOOD.format(name="doubling"))
+    write(tmp_path, "broken.py", "import sympy as sp\ndef broken(:\n")
+    catalog = discover([tmp_path])
+    assert [t.name for t in catalog.theorems] == ["doubling"]
+    error = only_error(catalog)
+    assert error.path.endswith("broken.py")
+    assert "SyntaxError" in error.message
+
+
+def test_duplicate_names_across_files_are_reported(tmp_path):
+    write(tmp_path, "a.py", GOOD.format(name="doubling"))
+    write(tmp_path, "b.py", GOOD.format(name="doubling"))
+    catalog = discover([tmp_path])
+    assert len(catalog.theorems) == 1
+    error = only_error(catalog)
+    assert "duplicate theorem name 'doubling'" in error.message
+    assert error.path.endswith("b.py") and "a.py" in error.message
+
+
+def test_a_symbol_no_strategy_covers_is_named(tmp_path):
+    write(tmp_path, "good.py", GOOD.format(name="doubling"))
+    write(tmp_path, "unknown.py", """
+        import sympy as sp
+        from symbolic import Dim, Equals, Source, Tensor, Theorem
+        n = Dim("n")
+        i = n.index("i")
+        x = Tensor("x", (n,))
+        alpha = sp.Symbol("alpha", real=True)
+        scaled = Theorem("scaled", Source("f", "s"), Equals(alpha * x[i], x[i]), inputs=(x,))
+    """)
+    catalog = discover([tmp_path])
+    assert [t.name for t in catalog.theorems] == ["doubling"]
+    error = only_error(catalog)
+    assert "unknown.py" in error.message
+    assert "'scaled'" in error.message and "symbol alpha" in error.message
+
+
+def test_an_undeclared_tensor_is_named(tmp_path):
+    write(tmp_path, "undeclared.py", """
+        import sympy as sp
+        from symbolic import Dim, Equals, Source, Tensor, Theorem
+        n = Dim("n")
+        i = n.index("i")
+        x = Tensor("x", (n,))
+        y = sp.IndexedBase("y")
+        t = Theorem("uses_y", Source("f", "s"), Equals(x[i], y[i]), inputs=(x,))
+    """)
+    error = only_error(discover([tmp_path]))
+    assert "tensor y" in error.message and "'uses_y'" in error.message
+
+
+def test_mismatched_shapes_are_named(tmp_path):
+    write(tmp_path, "shapes.py", """
+        from symbolic import Dim, Equals, Source, Tensor, Theorem
+        n, m = Dim("n"), Dim("m")
+        i = n.index("i")
+        j = m.index("j")
+        x = Tensor("x", (n,))
+        t = Theorem("wrong_axis", Source("f", "s"), Equals(x[j], x[i]), inputs=(x,))
+    """)
+    error = only_error(discover([tmp_path]))
+    assert "'wrong_axis'" in error.message
+    assert "index j runs over m" in error.message and "axis n of x" in error.message
+
+
+def test_discovery_is_deterministic(tmp_path):
+    for name in ("zeta", "alpha", "mid"):
+        write(tmp_path, f"{name}.py", GOOD.format(name=name))
+    first = [t.name for t in discover([tmp_path]).theorems]
+    assert first == [t.name for t in discover([tmp_path]).theorems] == ["alpha", "mid", "zeta"]

@@ -1,0 +1,99 @@
+"""The provers: what they prove, what they refuse to prove, and how they report it."""
+
+import sympy as sp
+
+from symbolic import (
+    Defined, Dim, Equals, Positive, Real, Scalar, Simplex, Source, Tensor, Theorem, kl, prove,
+    softmax,
+)
+from symbolic._normal_form import residual
+
+n = Dim("n")
+m = Dim("m")
+i, j, k = n.indices("i j k")
+r = m.index("r")
+x = Tensor("x", (n,))
+w = Tensor("w", (m, n))
+SOURCE = Source("test", "unit")
+
+
+def total(expr, index):
+    return sp.Sum(expr, (index, 0, index.upper))
+
+
+def test_sums_over_different_bound_names_are_equal():
+    assert residual(total(x[j], j) - total(x[k], k)) == 0
+
+
+def test_delta_under_a_sum_is_eliminated_within_range():
+    assert residual(total(sp.KroneckerDelta(j, i) * x[j], j) - x[i]) == 0
+
+
+def test_index_free_factors_leave_the_sum():
+    c = sp.Symbol("c", real=True)
+    assert residual(total(c * x[j] * sp.exp(c), j) - c * sp.exp(c) * total(x[j], j)) == 0
+
+
+def test_adjacent_ranges_merge():
+    p, q = sp.Symbol("p", integer=True, nonnegative=True), sp.Symbol("q", integer=True, positive=True)
+    f = sp.exp(x[j])
+    split = sp.Sum(f, (j, 0, p - 1)) + sp.Sum(f, (j, p, p + q - 1))
+    assert residual(split - sp.Sum(f, (j, 0, p + q - 1))) == 0
+
+
+def test_a_false_identity_leaves_a_residual():
+    assert residual(total(x[j] ** 2, j) - total(x[j], j) ** 2) != 0
+
+
+def test_simplex_assumption_is_what_proves_the_kl_gap():
+    beta = sp.Symbol("beta", positive=True)
+    A = softmax(w[r, j], j, beta)
+    p_simplex = Tensor("p", (m, n), Simplex())
+    p_free = Tensor("p", (m, n), Positive())
+    for p, expected in ((p_simplex, "proved"), (p_free, "refuted")):
+        claim = Equals(kl(p[r, j], A, j), total(p[r, j] * sp.log(p[r, j]), j)
+                       - beta * total(p[r, j] * w[r, j], j)
+                       + sp.log(total(sp.exp(beta * w[r, k]), k)))
+        theorem = Theorem("kl_expansion", SOURCE, claim,
+                          inputs=(w, p, Scalar("beta", Positive())))
+        assert prove(theorem).status == expected
+
+
+def test_refutation_gives_a_counterexample_that_evaluates_nonzero():
+    T = Scalar("T", Positive())
+    A = Defined("A", (r, j), softmax(w[r, j], j, 1 / T.symbol))
+    theorem = Theorem(
+        "jacobian_missing_beta", SOURCE,
+        Equals(sp.Derivative(A[r, j], w[r, k]), A[r, j] * (sp.KroneckerDelta(j, k) - A[r, k])),
+        inputs=(w, T), definitions=(A,), expect="refuted",
+    )
+    result = prove(theorem)
+    assert result.status == "refuted"
+    assert result.counterexample["values"]["T"] != "1"
+    assert abs(float(result.counterexample["lhs_minus_rhs"])) > 1e-6
+
+
+def test_a_proof_past_its_time_limit_is_recorded_as_timeout():
+    from theorems.attention_backward import attention_backward_dk
+
+    result = prove(attention_backward_dk, time_limit=0.001)
+    assert result.status == "timeout"
+    assert result.seconds < 5
+
+
+def test_inequalities_are_left_to_numeric_evidence():
+    from symbolic import AtLeast
+
+    theorem = Theorem("square_nonnegative", SOURCE, AtLeast(x[i] ** 2, 0), inputs=(x,))
+    result = prove(theorem)
+    assert result.status == "not-proved"
+    assert "numeric" in result.method
+
+
+def test_bounded_proof_is_labelled_with_its_bound():
+    # true, but summing the index values themselves is beyond the sum normal form
+    size = n.symbol
+    theorem = Theorem("gauss_sum", SOURCE, Equals(total(j, j), size * (size - 1) / 2), inputs=(x,))
+    result = prove(theorem, bound=2)
+    assert result.status == "proved-bounded"
+    assert result.max_size == 2
