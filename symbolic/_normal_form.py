@@ -280,12 +280,16 @@ def _canonical_bound_names(expr: sp.Expr, depth: int) -> sp.Expr:
     if not isinstance(expr, ExprWithLimits):
         return expr.func(*(_canonical_bound_names(arg, depth) for arg in expr.args))
     candidates = []
-    for order in itertools.permutations(expr.limits):
+    variables = {lim[0] for lim in expr.limits}
+    dependent = any(bound.free_symbols & variables for lim in expr.limits for bound in lim[1:])
+    # limits that refer to other bound indices must keep their order to keep their meaning
+    orders = [expr.limits] if dependent else itertools.permutations(expr.limits)
+    for order in orders:
         names = {lim[0]: sp.Symbol(f"_c{depth}_{n}", integer=True) for n, lim in enumerate(order)}
         function = _canonical_bound_names(expr.function.xreplace(names), depth + 1)
-        limits = sorted(
-            ((names[v], lo, hi) for v, lo, hi in expr.limits), key=lambda lim: lim[0].name
-        )
+        limits = [(names[v], lo.xreplace(names), hi.xreplace(names)) for v, lo, hi in expr.limits]
+        if not dependent:
+            limits.sort(key=lambda lim: lim[0].name)
         candidates.append(expr.func(function, *limits))
     return min(candidates, key=sp.srepr)
 

@@ -1,0 +1,282 @@
+"""Per-theorem results, the verdict that combines proof and numeric evidence, and results JSON.
+
+The JSON is versioned (``schema``) so tools can rely on it; ``write_json`` is atomic, so a reader
+never sees half a file and an interrupted run leaves the previous results in place.
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import json
+import math
+import os
+import platform
+import tempfile
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+SCHEMA = 1
+
+# Theorem statuses, from best to worst news for a claim expected to hold.
+PROVED = "proved"
+PROVED_BOUNDED = "proved-bounded"
+CHECKED = "checked"
+UNCHECKED = "unchecked"
+REFUTED = "refuted"
+FAILED = "failed"
+ERROR = "error"
+STATUSES = (PROVED, PROVED_BOUNDED, CHECKED, UNCHECKED, REFUTED, FAILED, ERROR)
+
+# Truth is decided in float64 by a reference backend; MLX float64 is never the reference
+# (its exp is accurate only to ~2e-6 on CPU), and low precision is a stability property only.
+TRUTH_DTYPE = "float64"
+REFERENCE_BACKENDS = ("numpy", "jax")
+
+_VERSIONED_PACKAGES = ("sympy", "numpy", "jax", "mlx")
+
+
+@dataclass
+class SymbolicOutcome:
+    """The schema's view of a ``symbolic.ProofResult``."""
+
+    status: str
+    method: str
+    max_size: int | None = None
+    seconds: float = 0.0
+    counterexample: dict | None = None
+    residual: str | None = None
+
+    @classmethod
+    def from_record(cls, record) -> SymbolicOutcome:
+        return cls(**_pick(record, cls))
+
+
+@dataclass
+class NumericOutcome:
+    """The schema's view of a ``numeric.NumericRecord``: one backend × dtype × device × mode."""
+
+    backend: str
+    dtype: str
+    device: str
+    mode: str
+    status: str
+    examples: int = 0
+    instances: int = 0
+    max_error_ulps: float | None = None
+    max_error_bits: float | None = None
+    seconds: float = 0.0
+    counterexample: dict | None = None
+    replay: str | None = None
+    reason: str | None = None
+
+    @classmethod
+    def from_record(cls, record) -> NumericOutcome:
+        return cls(**_pick(record, cls))
+
+    @property
+    def decides_truth(self) -> bool:
+        return self.dtype == TRUTH_DTYPE and self.backend in REFERENCE_BACKENDS
+
+
+def _pick(record, cls) -> dict:
+    """The fields of ``cls`` from a record object or a JSON dict; extra fields are dropped."""
+    if isinstance(record, dict):
+        data = record
+    elif hasattr(record, "to_json"):
+        data = record.to_json()
+    else:
+        data = vars(record)
+    return {f.name: data[f.name] for f in fields(cls) if f.name in data}
+
+
+@dataclass
+class TheoremResult:
+    name: str
+    source: str
+    expect: str | None
+    status: str
+    ok: bool
+    corrects: str | None = None
+    note: str = ""
+    statement_latex: str = ""
+    definitions_latex: list[str] = field(default_factory=list)
+    origin: str = ""
+    symbolic: SymbolicOutcome | None = None
+    numeric: list[NumericOutcome] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["symbolic"] = None if self.symbolic is None else asdict(self.symbolic)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> TheoremResult:
+        data = dict(data)
+        if data.get("symbolic") is not None:
+            data["symbolic"] = SymbolicOutcome(**data["symbolic"])
+        data["numeric"] = [NumericOutcome(**r) for r in data.get("numeric", [])]
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class ErrorEntry:
+    """A theorem file that could not be loaded, or a theorem whose worker died or hung."""
+
+    path: str
+    theorem: str | None
+    message: str
+
+
+@dataclass
+class Report:
+    theorems: list[TheoremResult]
+    errors: list[ErrorEntry]
+    partial: bool = False
+    generated: str = ""
+    environment: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and all(t.ok for t in self.theorems)
+
+
+# -- verdict -------------------------------------------------------------------------------------
+
+
+def verdict(expect: str, symbolic, numeric) -> tuple[str, bool]:
+    """The theorem's status and whether that outcome is the one its declaration expects.
+
+    ``symbolic`` has a ``.status`` (a ``ProofResult``, or None when no proof was attempted);
+    ``numeric`` is a sequence of records with ``.status``, ``.backend`` and ``.dtype``.
+    """
+    status = _status(expect, symbolic, [NumericOutcome.from_record(r) for r in numeric])
+    expected = {"holds": (PROVED, PROVED_BOUNDED, CHECKED), "refuted": (REFUTED,)}
+    return status, status in expected.get(expect, ())
+
+
+def _status(expect: str, symbolic, numeric: list[NumericOutcome]) -> str:
+    symbolic_status = getattr(symbolic, "status", None)
+    if symbolic_status == "error" or any(r.status == "error" for r in numeric):
+        return ERROR
+    counterexample = symbolic_status == "refuted" or any(
+        r.decides_truth and r.status == "failed" for r in numeric
+    )
+    if expect == "refuted":
+        return _status_expected_false(counterexample, symbolic_status, numeric)
+    if counterexample:
+        return FAILED
+    if symbolic_status in (PROVED, PROVED_BOUNDED):
+        return symbolic_status
+    return CHECKED if _has_truth_evidence(numeric) else UNCHECKED
+
+
+def _status_expected_false(counterexample: bool, symbolic_status, numeric) -> str:
+    if counterexample:
+        return REFUTED
+    shown_true = symbolic_status in (PROVED, PROVED_BOUNDED) or _has_truth_evidence(numeric)
+    return FAILED if shown_true else UNCHECKED
+
+
+def _has_truth_evidence(numeric: list[NumericOutcome]) -> bool:
+    return any(r.decides_truth and r.status == "passed" for r in numeric)
+
+
+def is_stability_failure(record: NumericOutcome) -> bool:
+    """A failure that does not decide truth: low precision, or a non-reference float64."""
+    return record.status == "failed" and not record.decides_truth
+
+
+# -- environment ---------------------------------------------------------------------------------
+
+
+def environment(theorems: list[TheoremResult]) -> dict:
+    """Versions of Python and the array libraries (null when absent), and the devices used.
+
+    Devices are read from the records rather than by importing JAX or MLX in this process.
+    """
+    versions = {name: _version(name) for name in _VERSIONED_PACKAGES}
+    devices = sorted({f"{r.backend}:{r.device}" for t in theorems for r in t.numeric
+                      if r.status != "skipped"})
+    return {"python": platform.python_version(), **versions, "devices": devices}
+
+
+def _version(package: str) -> str | None:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def now_iso() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+
+
+# -- JSON ----------------------------------------------------------------------------------------
+
+
+def report_to_json(report: Report) -> dict:
+    return {
+        "schema": SCHEMA,
+        "partial": report.partial,
+        "generated": report.generated,
+        "environment": report.environment,
+        "theorems": [t.to_json() for t in report.theorems],
+        "errors": [asdict(e) for e in report.errors],
+    }
+
+
+def report_from_json(data: dict) -> Report:
+    if data.get("schema") != SCHEMA:
+        raise ValueError(f"results schema {data.get('schema')!r} is not {SCHEMA}")
+    return Report(
+        theorems=[TheoremResult.from_json(t) for t in data["theorems"]],
+        errors=[ErrorEntry(**e) for e in data["errors"]],
+        partial=data["partial"],
+        generated=data["generated"],
+        environment=data["environment"],
+    )
+
+
+def read_json(path) -> Report:
+    return report_from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+def write_json(report: Report, path) -> None:
+    text = json.dumps(_finite(report_to_json(report)), indent=2, allow_nan=False,
+                      default=_fallback) + "\n"
+    write_atomic(path, text)
+
+
+def write_atomic(path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file in the same directory and ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def _finite(value):
+    """JSON has no inf or nan; they are written as the strings "inf", "-inf", "nan"."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _fallback(value):
+    """NumPy scalars and arrays become Python numbers and lists; anything else its string."""
+    if hasattr(value, "tolist"):
+        return _finite(value.tolist())
+    return str(value)

@@ -1,0 +1,94 @@
+"""The results JSON: its exact schema, a lossless round trip, and atomic writes."""
+
+import json
+import os
+
+import pytest
+
+from attnproof import _results
+from attnproof._results import read_json, report_to_json, write_json
+
+from .samples import sample_report
+
+THEOREM_KEYS = {"name", "source", "expect", "status", "ok", "corrects", "note",
+                "statement_latex", "definitions_latex", "origin", "symbolic", "numeric"}
+SYMBOLIC_KEYS = {"status", "method", "max_size", "seconds", "counterexample", "residual"}
+NUMERIC_KEYS = {"backend", "dtype", "device", "mode", "status", "examples", "instances",
+                "max_error_ulps", "max_error_bits", "seconds", "counterexample", "replay",
+                "reason"}
+
+
+def test_schema_has_exactly_the_documented_keys(tmp_path):
+    path = tmp_path / "results.json"
+    write_json(sample_report(), path)
+    data = json.loads(path.read_text())
+    assert set(data) == {"schema", "partial", "generated", "environment", "theorems", "errors"}
+    assert data["schema"] == 1
+    assert set(data["environment"]) == {"python", "sympy", "numpy", "jax", "mlx", "devices"}
+    for theorem in data["theorems"]:
+        assert set(theorem) == THEOREM_KEYS
+        assert set(theorem["symbolic"]) == SYMBOLIC_KEYS
+        assert all(set(record) == NUMERIC_KEYS for record in theorem["numeric"])
+    assert [set(e) for e in data["errors"]] == [{"path", "theorem", "message"}]
+
+
+def test_round_trip_is_lossless(tmp_path):
+    path = tmp_path / "results.json"
+    report = sample_report()
+    write_json(report, path)
+    assert report_to_json(read_json(path)) == report_to_json(report)
+
+
+def test_non_finite_numbers_are_written_as_strings_in_valid_json(tmp_path):
+    report = sample_report()
+    report.theorems[0].numeric[0].max_error_bits = float("inf")
+    path = tmp_path / "results.json"
+    write_json(report, path)
+
+    def reject(constant):
+        raise ValueError(f"non-standard JSON constant {constant}")
+
+    data = json.loads(path.read_text(), parse_constant=reject)
+    assert data["theorems"][0]["numeric"][0]["max_error_bits"] == "inf"
+
+
+def test_other_schema_versions_are_rejected(tmp_path):
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"schema": 99, "theorems": [], "errors": []}))
+    with pytest.raises(ValueError, match="schema"):
+        read_json(path)
+
+
+class Unprintable:
+    def __str__(self):
+        raise RuntimeError("cannot serialise")
+
+
+def _leftovers(directory):
+    return sorted(p.name for p in directory.iterdir() if p.name != "results.json")
+
+
+def test_failed_serialisation_leaves_the_previous_file(tmp_path):
+    path = tmp_path / "results.json"
+    path.write_text("previous")
+    report = sample_report()
+    report.theorems[0].symbolic.counterexample = {"x": Unprintable()}
+    with pytest.raises(RuntimeError):
+        write_json(report, path)
+    assert path.read_text() == "previous"
+    assert _leftovers(tmp_path) == []
+
+
+def test_failed_replace_leaves_the_previous_file_and_no_temporary(tmp_path, monkeypatch):
+    path = tmp_path / "results.json"
+    path.write_text("previous")
+
+    def refuse(source, target):
+        assert os.path.getsize(source) > 0  # the whole text was written before the swap
+        raise OSError("disk full")
+
+    monkeypatch.setattr(_results.os, "replace", refuse)
+    with pytest.raises(OSError, match="disk full"):
+        write_json(sample_report(), path)
+    assert path.read_text() == "previous"
+    assert _leftovers(tmp_path) == []

@@ -1,0 +1,61 @@
+"""The verdict: how a proof result and numeric records combine into a theorem's status."""
+
+import pytest
+
+from attnproof._results import NumericOutcome, is_stability_failure, verdict
+from symbolic import ProofResult
+
+from .fakes import FakeRecord
+
+F64 = FakeRecord()
+F64_JAX = FakeRecord(backend="jax")
+F64_FAIL = FakeRecord(status="failed", counterexample={"x[0]": 1.0})
+F64_ERROR = FakeRecord(status="error", reason="boom")
+F32_PASS = FakeRecord(dtype="float32")
+F32_FAIL = FakeRecord(dtype="float32", status="failed")
+MLX64_PASS = FakeRecord(backend="mlx", dtype="float64")
+MLX64_FAIL = FakeRecord(backend="mlx", dtype="float64", status="failed")
+SKIPPED = FakeRecord(status="skipped", reason="no GPU")
+
+CASES = [
+    # expect, symbolic status, numeric records, status, ok
+    ("holds", "proved", [], "proved", True),
+    ("holds", "proved", [F64, F32_PASS], "proved", True),
+    ("holds", "proved-bounded", [], "proved-bounded", True),
+    ("holds", "not-proved", [F64], "checked", True),
+    ("holds", "timeout", [F64_JAX], "checked", True),
+    ("holds", None, [F64], "checked", True),
+    ("holds", "not-proved", [], "unchecked", False),
+    ("holds", "not-proved", [SKIPPED], "unchecked", False),
+    ("holds", "not-proved", [F32_PASS], "unchecked", False),
+    ("holds", "not-proved", [MLX64_PASS], "unchecked", False),
+    ("holds", "refuted", [], "failed", False),
+    ("holds", "proved", [F64_FAIL], "failed", False),
+    ("holds", "not-proved", [F64, F64_FAIL], "failed", False),
+    ("holds", "proved", [F32_FAIL], "proved", True),
+    ("holds", "proved", [MLX64_FAIL], "proved", True),
+    ("holds", "proved", [F64_ERROR], "error", False),
+    ("holds", "error", [F64], "error", False),
+    ("refuted", "refuted", [], "refuted", True),
+    ("refuted", "refuted", [F64_FAIL], "refuted", True),
+    ("refuted", "not-proved", [F64_FAIL], "refuted", True),
+    ("refuted", "not-proved", [F32_FAIL], "unchecked", False),
+    ("refuted", "proved", [], "failed", False),
+    ("refuted", "proved-bounded", [], "failed", False),
+    ("refuted", "not-proved", [F64], "failed", False),
+    ("refuted", "not-proved", [], "unchecked", False),
+    ("refuted", "refuted", [F64_ERROR], "error", False),
+]
+
+
+@pytest.mark.parametrize(("expect", "proof", "records", "status", "ok"), CASES)
+def test_verdict(expect, proof, records, status, ok):
+    symbolic = None if proof is None else ProofResult(proof, "method")
+    assert verdict(expect, symbolic, records) == (status, ok)
+
+
+def test_only_non_reference_failures_count_as_stability_failures():
+    records = {"f64": F64_FAIL, "f32": F32_FAIL, "mlx64": MLX64_FAIL, "pass": F64}
+    flagged = {name for name, r in records.items()
+               if is_stability_failure(NumericOutcome.from_record(r))}
+    assert flagged == {"f32", "mlx64"}
