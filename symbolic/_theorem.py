@@ -72,6 +72,9 @@ class Theorem:
             checked numerically through ``implementation``.
         implementation: ``f(xp, **arrays) -> array`` computing the claim's lhs, for claims
             about an algorithm (a loop) rather than a closed form.
+        at: ``f(np, **arrays) -> dict`` mapping drawn float64 inputs to the point where the
+            claim is asserted (e.g. a fixed point); a boolean ``"valid"`` entry marks the rows
+            where that point was reached, and only those rows count as instances.
         note: one or two sentences a reader needs, such as what was corrected.
     """
 
@@ -84,6 +87,7 @@ class Theorem:
     corrects: str | None = None
     lemmas: tuple[Claim, ...] = ()
     implementation: Callable | None = None
+    at: Callable | None = None
     note: str = ""
     origin: str = field(default="<unknown>", compare=False)
 

@@ -34,7 +34,8 @@ def test_theorem_is_sourced_and_renders(theorem):
     assert len(definitions_latex(theorem)) == len(theorem.definitions)
 
 
-@pytest.mark.parametrize("theorem", [t for t in CATALOG.theorems if t.corrects], ids=str)
+@pytest.mark.parametrize("theorem", [t for t in CATALOG.theorems if t.corrects],
+                         ids=lambda t: t.name)
 def test_corrections_name_a_refuted_claim(theorem):
     corrected = CATALOG.by_name()[theorem.corrects]
     assert corrected.expect == "refuted"

@@ -73,12 +73,33 @@ def test_refutation_gives_a_counterexample_that_evaluates_nonzero():
     assert abs(float(result.counterexample["lhs_minus_rhs"])) > 1e-6
 
 
-def test_a_proof_past_its_time_limit_is_recorded_as_timeout():
-    from theorems.attention_backward import attention_backward_dk
+def test_a_proof_past_its_time_limit_is_recorded_as_timeout(monkeypatch):
+    import time
 
-    result = prove(attention_backward_dk, time_limit=0.001)
+    import symbolic._prover as prover
+    from theorems.softmax_jacobian import softmax_jacobian
+
+    def endless(theorem, bound):
+        while True:
+            time.sleep(0.01)
+
+    monkeypatch.setattr(prover, "_attempt", endless)
+    result = prove(softmax_jacobian, time_limit=0.2)
     assert result.status == "timeout"
-    assert result.seconds < 5
+    assert 0.2 <= result.seconds < 5
+
+
+def test_a_crash_inside_the_prover_is_recorded_as_error(monkeypatch):
+    import symbolic._prover as prover
+    from theorems.softmax_jacobian import softmax_jacobian
+
+    def crash(theorem, bound):
+        raise StopIteration("inside sum_simplify")
+
+    monkeypatch.setattr(prover, "_attempt", crash)
+    result = prove(softmax_jacobian)
+    assert result.status == "error"
+    assert "StopIteration" in result.method
 
 
 def test_inequalities_are_left_to_numeric_evidence():

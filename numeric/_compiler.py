@@ -1,0 +1,634 @@
+"""Compile an index expression into readable, vectorized array code over a module handle ``xp``.
+
+SymPy's own routes are silently wrong or slow here (DESIGN.md, "Compiling to array code"), so
+this is a small compiler of its own. Every value is a :class:`Term`: the name of an array whose
+axes are a leading batch axis (when ``batched``) followed by one axis per index in ``axes``.
+Products under a sum become one ``einsum``; ``KroneckerDelta`` becomes ``eye``; vocabulary nodes
+get their max-shifted stable spelling; ratios of exponentials are shifted by ``_stable``.
+
+Compiled functions have the signature ``f(xp, arrays, sizes)``: ``arrays`` maps input names to
+batched arrays (Integer scalars to Python ints), ``sizes`` maps dimension names (and ``batch``)
+to Python ints, so shapes stay static under ``jit``.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import keyword
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import sympy as sp
+
+from symbolic import Defined, Integer, LogSumExp, Scalar, Softmax, Tensor
+from symbolic import ReduceMax as RowMax
+
+from ._stable import ReduceMax, stabilize_exponentials
+
+_LETTERS = "abcdefghijklmnopqrstuvwxy"
+_BATCH_LETTER = "z"
+
+
+@dataclass(frozen=True)
+class Term:
+    code: str
+    axes: tuple[sp.Symbol, ...]
+    batched: bool
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A node's value and, when compiling the abs-scale, its scale (same axes as the value)."""
+
+    value: Term
+    scale: Term | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Compiled:
+    """Source and callable of one compiled expression; ``out`` is the order of its free axes."""
+
+    source: str
+    function: Callable
+    out: tuple[sp.Idx, ...]
+    abs_scale: bool
+
+    def __call__(self, xp, arrays, sizes):
+        return self.function(xp, arrays, sizes)
+
+
+def compile_expression(
+    expr: sp.Expr,
+    out: Sequence[sp.Idx],
+    *,
+    inputs: Sequence[Tensor | Scalar] = (),
+    definitions: Sequence[Defined] = (),
+    abs_scale: bool = False,
+) -> Compiled:
+    """Compile ``expr`` to ``f(xp, arrays, sizes) -> array (batch, *sizes of out)``.
+
+    With ``abs_scale`` the function returns the abs-scale of ``expr`` instead of its value.
+    The same arguments give the same :class:`Compiled` object.
+
+    Raises:
+        NotImplementedError: for a node or index pattern the compiler does not support.
+    """
+    return _compile_cached(
+        sp.sympify(expr), tuple(out), tuple(inputs), tuple(definitions), bool(abs_scale)
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _compile_cached(expr, out, inputs, definitions, abs_scale) -> Compiled:
+    emitter = _Emitter(inputs, definitions, abs_scale)
+    source = emitter.function_source(stabilize_exponentials(expr), out)
+    namespace: dict = {}
+    exec(compile(source, f"<attnproof compiled {_short(expr)}>", "exec"), namespace)
+    return Compiled(source, namespace["compiled"], out, abs_scale)
+
+
+def _short(expr) -> str:
+    text = str(expr)
+    return text if len(text) < 60 else text[:57] + "..."
+
+
+_RESERVED = {"xp", "arrays", "sizes", "dtype", "compiled"}
+
+
+def identifier(name: str) -> str:
+    """A Python identifier for a user's symbol name (``lambda``, ``m'``, ``2x`` are all legal
+    names in a theorem); temporaries start with ``_`` and user names never do."""
+    safe = re.sub(r"\W", "_", name).lstrip("_") or "v"
+    if safe[0].isdigit() or keyword.iskeyword(safe) or safe in _RESERVED:
+        safe = f"{safe}_"
+    return safe
+
+
+def index_key(index) -> sp.Symbol:
+    """Axes are identified by an index's label, so ``Idx(j, n)`` and its label ``j`` agree."""
+    return index.label if isinstance(index, sp.Idx) else index
+
+
+def _number(value) -> str:
+    return repr(float(value))
+
+
+class _Emitter:
+    def __init__(self, inputs, definitions, abs_scale: bool):
+        self.tensors = {t.name: t for t in inputs if isinstance(t, Tensor)}
+        self.scalars = {s.name: s for s in inputs if isinstance(s, Scalar)}
+        self.definitions = {d.name: d for d in definitions}
+        self.abs = abs_scale
+        self.lines: list[str] = []
+        self.memo: dict = {}
+        self.sizes: dict[sp.Symbol, sp.Expr] = {}
+        self.used_inputs: list[str] = []
+        self.used_dims: set[str] = set()
+        self.counter = itertools.count()
+        self.emitted: dict[str, str] = {}
+
+    # -- the function ------------------------------------------------------------------------
+
+    def function_source(self, expr, out) -> str:
+        for index in out:
+            self._note_index(index)
+        result = self.visit(expr)
+        term = result.scale if self.abs else result.value
+        keys = tuple(index_key(i) for i in out)
+        extra = set(term.axes) - set(keys)
+        if extra:
+            raise NotImplementedError(f"free indices {sorted(map(str, extra))} not in output order")
+        shape = ", ".join(["batch"] + [self._size_code(k) for k in keys])
+        final = f"xp.broadcast_to({self.align(term, keys, batch=True)}, ({shape},))"
+        header = [f'{identifier(name)} = arrays["{name}"]' for name in self.used_inputs]
+        header += [
+            f'{identifier(name)} = sizes["{name}"]' for name in sorted(self.used_dims | {"batch"})
+        ]
+        header += [f"dtype = {self._dtype_source()}"]
+        body = header + self.lines + [f"return {final}"]
+        doc = f'"""{"abs-scale of " if self.abs else ""}{_short(expr)}"""'.replace("\\", "\\\\")
+        return "def compiled(xp, arrays, sizes):\n    " + "\n    ".join([doc] + body) + "\n"
+
+    def _dtype_source(self) -> str:
+        batched = [n for n in self.used_inputs if n in self.tensors or not self._is_integer(n)]
+        return f"{identifier(batched[0])}.dtype" if batched else "xp.float64"
+
+    def _is_integer(self, name: str) -> bool:
+        scalar = self.scalars.get(name)
+        return scalar is not None and isinstance(scalar.domain, Integer)
+
+    def emit(self, code: str, axes, batched: bool) -> Term:
+        """Assign ``code`` to a fresh temporary; identical code reuses the earlier temporary."""
+        if code not in self.emitted:
+            self.emitted[code] = f"_t{next(self.counter)}"
+            self.lines.append(f"{self.emitted[code]} = {code}")
+        return Term(self.emitted[code], tuple(axes), batched)
+
+    # -- sizes -------------------------------------------------------------------------------
+
+    def _note_index(self, index, size: sp.Expr | None = None) -> None:
+        key = index_key(index)
+        if size is None and isinstance(index, sp.Idx) and index.upper is not None:
+            size = index.upper - index.lower + 1
+        if size is not None and key not in self.sizes:
+            self.sizes[key] = sp.sympify(size)
+
+    def _size_code(self, key) -> str:
+        if key not in self.sizes:
+            raise NotImplementedError(f"cannot tell the size of index {key}")
+        return self._int_code(self.sizes[key])
+
+    def _int_code(self, expr: sp.Expr) -> str:
+        expr = sp.sympify(expr)
+        for symbol in expr.free_symbols:
+            self._use_symbol(symbol)
+        return str(expr.xreplace({s: sp.Symbol(identifier(s.name)) for s in expr.free_symbols}))
+
+    def _use_symbol(self, symbol) -> None:
+        if symbol.name in self.scalars:
+            self._use_input(symbol.name)
+        else:
+            self.used_dims.add(symbol.name)
+
+    def _use_input(self, name: str) -> None:
+        if name not in self.used_inputs:
+            self.used_inputs.append(name)
+
+    # -- alignment ---------------------------------------------------------------------------
+
+    def align(self, term: Term, target, batch: bool = False) -> str:
+        """Source for ``term`` transposed, with ``None`` axes, to broadcast against ``target``."""
+        if not term.axes and not term.batched:
+            return term.code
+        lead = [0] if term.batched else []
+        offset = len(lead)
+        order = [term.axes.index(a) for a in target if a in term.axes]
+        code = term.code
+        if order != sorted(order):
+            perm = tuple(lead + [p + offset for p in order])
+            code = f"xp.transpose({code}, {perm})"
+        if len(order) == len(target):
+            return code
+        index = [":"] * offset + [":" if a in term.axes else "None" for a in target]
+        if not term.batched and batch:
+            index = ["None"] + index
+        return f"{code}[{', '.join(index)}]"
+
+    def combine(self, terms: Sequence[Term], op: str) -> Term:
+        axes = _union(t.axes for t in terms)
+        batched = any(t.batched for t in terms)
+        if op == "*" and len(terms) > 1:
+            terms = [t for t in terms if t.code != "1.0"] or terms[:1]
+        if len(terms) == 1:
+            only = terms[0]
+            return only if only.axes == axes else self.emit(self.align(only, axes), axes, batched)
+        parts = [self.align(t, axes) for t in terms]
+        code = f" {op} ".join(p if _is_atom(p) else f"({p})" for p in parts)
+        return self.emit(code, axes, batched)
+
+    def with_axis(self, term: Term, key) -> Term:
+        """``term`` broadcast to also run over ``key`` (for an axis its value does not vary on)."""
+        if key in term.axes:
+            return term
+        zeros = Term(f"xp.zeros({self._size_code(key)}, dtype=dtype)", (key,), False)
+        return self.combine([term, zeros], "+")
+
+    def axis_of(self, term: Term, key) -> int:
+        return term.axes.index(key) + (1 if term.batched else 0)
+
+    # -- dispatch ----------------------------------------------------------------------------
+
+    def visit(self, expr) -> Pair:
+        if expr not in self.memo:
+            self.memo[expr] = self._visit(expr)
+        return self.memo[expr]
+
+    def _visit(self, expr) -> Pair:
+        for kind, rule in self._rules():
+            if isinstance(expr, kind):
+                return rule(expr)
+        if expr.is_Number or expr in (sp.pi, sp.E):
+            return self._constant(expr)
+        raise NotImplementedError(f"the compiler does not support {type(expr).__name__}: {expr}")
+
+    def _rules(self):
+        return (
+            (sp.Indexed, self._indexed),
+            (sp.Symbol, self._symbol),
+            (sp.KroneckerDelta, self._delta),
+            (sp.Add, self._add),
+            (sp.Mul, self._mul),
+            (sp.Pow, self._pow),
+            (sp.exp, self._exp),
+            (sp.log, self._log),
+            (sp.Abs, self._abs),
+            (sp.Max, self._max),
+            (sp.Min, self._min),
+            (sp.Sum, self._sum),
+            (Softmax, self._softmax),
+            (LogSumExp, self._lse),
+            (ReduceMax, self._reduce_max),
+            (RowMax, self._rowmax),
+        )
+
+    def _pair(self, value: Term, scale: Callable[[], Term] | None) -> Pair:
+        return Pair(value, scale() if self.abs else None)
+
+    def _abs_of(self, term: Term) -> Term:
+        return self.emit(f"xp.abs({term.code})", term.axes, term.batched)
+
+    # -- leaves ------------------------------------------------------------------------------
+
+    def _constant(self, expr) -> Pair:
+        value = Term(_number(expr), (), False)
+        return Pair(value, Term(_number(abs(expr)), (), False) if self.abs else None)
+
+    def _symbol(self, expr: sp.Symbol) -> Pair:
+        self._use_symbol(expr)
+        batched = expr.name in self.scalars and not self._is_integer(expr.name)
+        value = Term(identifier(expr.name), (), batched)
+        if not batched:
+            return self._pair(value, lambda: Term(f"abs({value.code})", (), False))
+        return self._pair(value, lambda: self._abs_of(value))
+
+    def _indexed(self, expr: sp.Indexed) -> Pair:
+        name = str(expr.base.label)
+        if name in self.definitions:
+            return self._defined(expr, self.definitions[name])
+        if name not in self.tensors:
+            raise NotImplementedError(f"{name} is neither an input tensor nor a definition")
+        self._use_input(name)
+        dims = self.tensors[name].dims
+        slots, keys = [":"], []
+        for position, index in enumerate(expr.indices):
+            if index.is_Integer:
+                slots.append(str(int(index)))
+                continue
+            if not isinstance(index, (sp.Idx, sp.Symbol)):
+                raise NotImplementedError(f"index arithmetic {index} in {expr} is not supported")
+            self._note_index(index, sp.Symbol(dims[position].name, integer=True, positive=True))
+            slots.append(":")
+            keys.append(index_key(index))
+        array = identifier(name)
+        code = array if all(s == ":" for s in slots) else f"{array}[{', '.join(slots)}]"
+        value = self._diagonal(Term(code, tuple(keys), True))
+        return self._pair(value, lambda: self._abs_of(value))
+
+    def _diagonal(self, term: Term) -> Term:
+        """Collapse repeated axes (``X[i, i]``) to their diagonal with one einsum."""
+        if len(set(term.axes)) == len(term.axes):
+            return term
+        letters = _letters(term.axes)
+        axes = _union([term.axes])
+        lead = _BATCH_LETTER if term.batched else ""
+        spec = f"{lead}{''.join(letters[a] for a in term.axes)}->{lead}"
+        spec += "".join(letters[a] for a in axes)
+        return self.emit(f'xp.einsum("{spec}", {term.code})', axes, term.batched)
+
+    def _defined(self, expr: sp.Indexed, definition: Defined) -> Pair:
+        for index in definition.indices:
+            self._note_index(index)
+        body = self.visit(definition.body)
+        mapping = {}
+        for own, used in zip(definition.indices, expr.indices, strict=True):
+            if not isinstance(used, (sp.Idx, sp.Symbol)):
+                raise NotImplementedError(f"{expr}: definitions take plain indices")
+            self._note_index(used, self.sizes.get(index_key(own)))
+            mapping[index_key(own)] = index_key(used)
+
+        def relabel(term: Term) -> Term:
+            renamed = Term(term.code, tuple(mapping.get(a, a) for a in term.axes), term.batched)
+            return self._diagonal(renamed)
+
+        return Pair(relabel(body.value), relabel(body.scale) if self.abs else None)
+
+    def _delta(self, expr: sp.KroneckerDelta) -> Pair:
+        a, b = expr.args[:2]
+        if index_key(a) == index_key(b):
+            return self._constant(sp.S.One)
+        if a.is_Integer or b.is_Integer:
+            raise NotImplementedError(f"KroneckerDelta with a fixed entry: {expr}")
+        for index in (a, b):
+            self._note_index(index)
+        size = self._size_code(index_key(a) if index_key(a) in self.sizes else index_key(b))
+        self.sizes.setdefault(index_key(a), self.sizes.get(index_key(b)))
+        self.sizes.setdefault(index_key(b), self.sizes.get(index_key(a)))
+        value = self.emit(f"xp.eye({size}, dtype=dtype)", (index_key(a), index_key(b)), False)
+        return Pair(value, value if self.abs else None)
+
+    # -- arithmetic --------------------------------------------------------------------------
+
+    def _add(self, expr: sp.Add) -> Pair:
+        pairs = [self.visit(arg) for arg in expr.args]
+        value = self.combine([p.value for p in pairs], "+")
+        return self._pair(value, lambda: self.combine([p.scale for p in pairs], "+"))
+
+    def _mul(self, expr: sp.Mul) -> Pair:
+        pairs = [self.visit(arg) for arg in expr.args]
+        value = self.combine([p.value for p in pairs], "*")
+        return self._pair(value, lambda: self.combine([p.scale for p in pairs], "*"))
+
+    def _pow(self, expr: sp.Pow) -> Pair:
+        base, exponent = expr.args
+        b = self.visit(base)
+        if exponent == -1:
+            value = self.emit(f"1.0 / {b.value.code}", b.value.axes, b.value.batched)
+        elif exponent == sp.Rational(1, 2):
+            value = self.emit(f"xp.sqrt({b.value.code})", b.value.axes, b.value.batched)
+        elif exponent.is_Number:
+            code = f"{b.value.code} ** {_number(exponent)}"
+            value = self.emit(code, b.value.axes, b.value.batched)
+        else:
+            e = self.visit(exponent)
+            value = self.combine([b.value, e.value], "**")
+            return self._pair(value, lambda: self._general_pow_scale(value, b, e))
+        return self._pair(value, lambda: self._pow_scale(b, float(exponent)))
+
+    def _pow_scale(self, base: Pair, p: float) -> Term:
+        """S(b**p) = S(b)**p for p > 0 (as for a product); S(b)**|p| / |b|**(2|p|) for p < 0."""
+        s, v = base.scale, base.value
+        if p == 1:
+            return s
+        if p > 0:
+            return self.emit(f"{s.code} ** {p!r}", s.axes, s.batched)
+        q = -p
+        return self.combine(
+            [self.emit(f"{s.code} ** {q!r}", s.axes, s.batched),
+             self.emit(f"xp.abs({v.code}) ** {2 * q!r}", v.axes, v.batched)], "/")
+
+    def _general_pow_scale(self, value: Term, b: Pair, e: Pair) -> Term:
+        log_b = self.emit(f"xp.abs(xp.log(xp.abs({b.value.code})))", b.value.axes, b.value.batched)
+        rel_b = self.combine([b.scale, self._abs_of(b.value)], "/")
+        growth = self.combine([self.combine([e.scale, log_b], "*"),
+                               self.combine([self._abs_of(e.value), rel_b], "*")], "+")
+        return self.combine([self._abs_of(value), self._one_plus(growth)], "*")
+
+    def _one_plus(self, term: Term) -> Term:
+        return self.emit(f"1.0 + {term.code}", term.axes, term.batched)
+
+    def _exp(self, expr: sp.exp) -> Pair:
+        a = self.visit(expr.args[0])
+        value = self.emit(f"xp.exp({a.value.code})", a.value.axes, a.value.batched)
+        return self._pair(value, lambda: self.combine([value, self._one_plus(a.scale)], "*"))
+
+    def _log(self, expr: sp.log) -> Pair:
+        softmax = self._as_softmax(expr.args[0])
+        if softmax is not None:
+            return self._log_softmax(softmax)
+        a = self.visit(expr.args[0])
+        value = self.emit(f"xp.log({a.value.code})", a.value.axes, a.value.batched)
+        return self._pair(value, lambda: self.combine(
+            [self._abs_of(value), self.combine([a.scale, self._abs_of(a.value)], "/")], "+"))
+
+    def _as_softmax(self, expr) -> Softmax | None:
+        """``expr`` as a Softmax node, looking through a definition such as ``A[i, j]``."""
+        if isinstance(expr, sp.Indexed) and str(expr.base.label) in self.definitions:
+            definition = self.definitions[str(expr.base.label)]
+            if isinstance(definition.body, Softmax):
+                renaming = dict(zip(definition.indices, expr.indices, strict=True))
+                expr = definition.body.xreplace(renaming)
+        return expr if isinstance(expr, Softmax) else None
+
+    def _abs(self, expr: sp.Abs) -> Pair:
+        a = self.visit(expr.args[0])
+        value = self._abs_of(a.value)
+        return self._pair(value, lambda: a.scale)
+
+    def _max(self, expr) -> Pair:
+        return self._pairwise(expr, "xp.maximum")
+
+    def _min(self, expr) -> Pair:
+        return self._pairwise(expr, "xp.minimum")
+
+    def _pairwise(self, expr, function: str) -> Pair:
+        pairs = [self.visit(arg) for arg in expr.args]
+        value = self._fold([p.value for p in pairs], function)
+        return self._pair(value, lambda: self._fold([p.scale for p in pairs], "xp.maximum"))
+
+    def _fold(self, terms: Sequence[Term], function: str) -> Term:
+        result = terms[0]
+        for term in terms[1:]:
+            axes = _union([result.axes, term.axes])
+            code = f"{function}({self.align(result, axes)}, {self.align(term, axes)})"
+            result = self.emit(code, axes, result.batched or term.batched)
+        return result
+
+    # -- reductions --------------------------------------------------------------------------
+
+    def _sum(self, expr: sp.Sum) -> Pair:
+        for variable, _, _ in expr.limits:
+            self._note_index(variable)
+        coefficient, factors = _factors(expr.function)
+        pairs = [self.visit(f) for f in factors]
+        masks = [m for limit in expr.limits if (m := self._range_mask(limit)) is not None]
+        summed = [index_key(v) for v, _, _ in expr.limits]
+        value = self._contract([p.value for p in pairs] + masks, summed, coefficient, expr)
+        return self._pair(value, lambda: self._contract(
+            [p.scale for p in pairs] + masks, summed, abs(coefficient), expr))
+
+    def _range_mask(self, limit) -> Term | None:
+        """A 0/1 vector over the index's whole dimension, or None when the sum is full-range."""
+        variable, lower, upper = limit
+        key = index_key(variable)
+        size = self.sizes.get(key)
+        if size is None:
+            if lower != 0:
+                raise NotImplementedError(f"size of summation index {variable} unknown")
+            return None
+        if sp.simplify(lower) == 0 and sp.simplify(upper - (size - 1)) == 0:
+            return None
+        if any(bound.atoms(sp.Indexed, sp.Idx) for bound in (lower, upper)):
+            raise NotImplementedError(f"sum limits depending on an index: {limit}")
+        arange = f"xp.arange({self._size_code(key)})"
+        condition = f"({arange} >= {self._int_code(lower)}) & ({arange} <= {self._int_code(upper)})"
+        return self.emit(f"xp.asarray({condition}, dtype=dtype)", (key,), False)
+
+    def _contract(self, operands, summed, coefficient, expr) -> Term:
+        """One einsum over ``operands``, summing the axes in ``summed``."""
+        scalars = [o for o in operands if not o.axes and not o.batched]
+        arrays = [o for o in operands if o.axes or o.batched]
+        present = _union(o.axes for o in arrays)
+        kept = tuple(a for a in present if a not in summed)
+        batched = any(o.batched for o in arrays)
+        count = [self._count_code(expr, key) for key in summed if key not in present]
+        factor = [_number(coefficient)] if coefficient != 1 else []
+        factor += [s.code for s in scalars] + count
+        if not arrays:
+            return self.emit(" * ".join(factor) or "1.0", (), False)
+        letters = _letters(present)
+        specs = [(_BATCH_LETTER if o.batched else "") + "".join(letters[a] for a in o.axes)
+                 for o in arrays]
+        result = (_BATCH_LETTER if batched else "") + "".join(letters[a] for a in kept)
+        call = f'xp.einsum("{",".join(specs)}->{result}", {", ".join(o.code for o in arrays)}, '
+        call += "optimize=True)"
+        code = " * ".join(factor + [call])
+        return self.emit(code, kept, batched)
+
+    def _count_code(self, expr: sp.Sum, key) -> str:
+        for variable, lower, upper in expr.limits:
+            if index_key(variable) == key:
+                return f"({self._int_code(upper - lower + 1)})"
+        raise AssertionError(key)
+
+    def _shifted(self, logits: sp.Expr, index) -> tuple[Pair, Term, int]:
+        """Logits over ``index`` and their finite row maximum (keepdims) for a stable reduction."""
+        self._note_index(index)
+        u = self.visit(logits)
+        key = index_key(index)
+        value = self.with_axis(u.value, key)
+        axis = self.axis_of(value, key)
+        peak = self.emit(f"xp.max({value.code}, axis={axis}, keepdims=True)", value.axes,
+                         value.batched)
+        peak = self.emit(f"xp.where(xp.isfinite({peak.code}), {peak.code}, 0.0)", peak.axes,
+                         peak.batched)
+        scale = self.with_axis(u.scale, key) if self.abs else None
+        return Pair(value, scale), peak, axis
+
+    def _softmax(self, expr: Softmax) -> Pair:
+        u, peak, axis = self._shifted(expr.beta * expr.logits, expr.index)
+        axes, batched = u.value.axes, u.value.batched
+        e = self.emit(f"xp.exp({u.value.code} - {peak.code})", axes, batched)
+        p = self.emit(f"{e.code} / xp.sum({e.code}, axis={axis}, keepdims=True)", axes, batched)
+        return self._pair(p, lambda: self._softmax_scale(p, u.scale, peak, axis))
+
+    def _softmax_scale(self, p: Term, s_u: Term, peak: Term, axis: int) -> Term:
+        """|dp_j| <= p_j (|du_j| + sum_k p_k |du_k|), with du the error of u - max(u)."""
+        shifted = self.emit(f"{s_u.code} + xp.abs({peak.code})", p.axes, p.batched)
+        mean = self.emit(f"xp.sum({p.code} * {shifted.code}, axis={axis}, keepdims=True)",
+                         p.axes, p.batched)
+        return self.emit(f"{p.code} * (1.0 + {shifted.code} + {mean.code})", p.axes, p.batched)
+
+    def _lse(self, expr: LogSumExp) -> Pair:
+        (variable, lower, upper), = expr.limits
+        self._note_index(variable)
+        if self._range_mask(expr.limits[0]) is not None:
+            raise NotImplementedError(f"log-sum-exp over a partial range: {expr}")
+        u, peak, axis = self._shifted(expr.function, variable)
+        axes = tuple(a for a in u.value.axes if a != index_key(variable))
+        batched = u.value.batched
+        e = self.emit(f"xp.exp({u.value.code} - {peak.code})", u.value.axes, batched)
+        total = f"xp.sum({e.code}, axis={axis})"
+        value = self.emit(f"xp.log({total}) + xp.squeeze({peak.code}, axis={axis})", axes, batched)
+        return self._pair(value, lambda: self._lse_scale(value, e, u.scale, peak, axis))
+
+    def _lse_scale(self, value: Term, e: Term, s_u: Term, peak: Term, axis: int) -> Term:
+        weighted = f"xp.sum({e.code} * ({s_u.code} + xp.abs({peak.code})), axis={axis})"
+        mean = f"{weighted} / xp.sum({e.code}, axis={axis})"
+        return self.emit(f"xp.abs({value.code}) + {mean}", value.axes, value.batched)
+
+    def _log_softmax(self, node: Softmax) -> Pair:
+        u, peak, axis = self._shifted(node.beta * node.logits, node.index)
+        axes, batched = u.value.axes, u.value.batched
+        z = self.emit(f"{u.value.code} - {peak.code}", axes, batched)
+        e = self.emit(f"xp.exp({z.code})", axes, batched)
+        value = self.emit(f"{z.code} - xp.log(xp.sum({e.code}, axis={axis}, keepdims=True))",
+                          axes, batched)
+
+        def scale() -> Term:
+            p = self.emit(f"xp.exp({value.code})", axes, batched)
+            shifted = self.emit(f"{u.scale.code} + xp.abs({peak.code})", axes, batched)
+            mean = f"xp.sum({p.code} * {shifted.code}, axis={axis}, keepdims=True)"
+            return self.emit(f"xp.abs({value.code}) + {shifted.code} + {mean}", axes, batched)
+
+        return self._pair(value, scale)
+
+    def _reduce_max(self, expr: ReduceMax) -> Pair:
+        function, *indices = expr.args
+        for index in indices:
+            self._note_index(index)
+        f = self.visit(function)
+        value, scale = f.value, f.scale
+        for index in indices:
+            value = self._max_over(value, index_key(index))
+            scale = self._max_over(scale, index_key(index)) if self.abs else None
+        return Pair(value, scale)
+
+    def _rowmax(self, expr: RowMax) -> Pair:
+        """The statement language's ``rowmax``: a maximum over the whole range of one index."""
+        (index, lower, upper), = expr.limits
+        if not isinstance(index, sp.Idx) or (lower, upper) != (index.lower, index.upper):
+            raise NotImplementedError(f"a maximum over part of a range: {expr}")
+        return self._reduce_max(ReduceMax(expr.function, index))
+
+    def _max_over(self, term: Term, key) -> Term:
+        if key not in term.axes:
+            return term
+        axes = tuple(a for a in term.axes if a != key)
+        peak = self.emit(f"xp.max({term.code}, axis={self.axis_of(term, key)})", axes,
+                         term.batched)
+        return self.emit(f"xp.where(xp.isfinite({peak.code}), {peak.code}, 0.0)", axes,
+                         term.batched)
+
+
+def _factors(expr: sp.Expr) -> tuple[sp.Expr, list[sp.Expr]]:
+    """Numeric coefficient and remaining factors of a summand."""
+    if isinstance(expr, sp.Mul):
+        coefficient, rest = expr.as_coeff_mul()
+        return coefficient, list(rest)
+    if expr.is_Number:
+        return expr, []
+    return sp.S.One, [expr]
+
+
+def _union(axes_lists) -> tuple:
+    seen: list = []
+    for axes in axes_lists:
+        for a in axes:
+            if a not in seen:
+                seen.append(a)
+    return tuple(seen)
+
+
+def _letters(axes) -> dict:
+    unique = _union([axes])
+    if len(unique) > len(_LETTERS):
+        raise NotImplementedError("more indices in one contraction than einsum letters")
+    return {a: _LETTERS[n] for n, a in enumerate(unique)}
+
+
+def _is_atom(code: str) -> bool:
+    """A name, number or plain subscript, which needs no parentheses inside an operator."""
+    plain = code.replace("_", "").replace(".", "").isalnum()
+    return plain or (code.endswith("]") and "(" not in code)

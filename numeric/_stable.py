@@ -1,0 +1,185 @@
+"""Max-shifting of exponentials in ratios such as ``exp(x_i) / Sum_k exp(x_k)``.
+
+Write each ``exp(c * u)`` of a family (the same ``u`` up to renaming of its indices) as
+``exp(c * (u - C)) * M**c``, where ``C`` is the maximum of ``u`` over every index position that
+some member of the family sums over. If the whole expression is homogeneous of degree 0 in
+``M`` (as softmax, its derivatives and entropy are), ``M`` cancels and may be set to 1: the
+value is unchanged and no exponential overflows. A family that does not cancel is left alone.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import sympy as sp
+from sympy.concrete.expr_with_limits import ExprWithLimits
+
+_fresh = itertools.count()
+
+
+class ReduceMax(sp.Function):
+    """``ReduceMax(f, k, ...)``: the maximum of ``f`` over the indices ``k, ...``."""
+
+    is_real = True
+
+
+def stabilize_exponentials(expr: sp.Expr) -> sp.Expr:
+    expr = _drop_zero_sums(expr)
+    occurrences = _exp_occurrences(expr, frozenset())
+    families: dict = {}
+    for node, bound in occurrences:
+        coefficient, rest = node.args[0].as_coeff_Mul()
+        canonical, positions = _canonical(rest)
+        if canonical is None:
+            continue
+        family = families.setdefault(canonical, {"members": [], "bound": []})
+        family["members"].append((node, coefficient, rest, positions))
+        family["bound"].append(bound)
+    for family in families.values():
+        family["reduced"] = _reduced_positions(family)
+        expr = _shift_family(expr, family)
+    return expr
+
+
+def _drop_zero_sums(expr: sp.Expr) -> sp.Expr:
+    """``Sum(0, ...)`` left by differentiation is 0; otherwise it breaks homogeneity."""
+    return expr.replace(lambda x: isinstance(x, sp.Sum) and x.function == 0, lambda x: sp.S.Zero)
+
+
+def _reduced_positions(family) -> set[int]:
+    """Positions some member sums over inside the family; sums around every member don't count."""
+    common = frozenset.intersection(*family["bound"])
+    reduced = set()
+    for (_, _, _, positions), bound in zip(family["members"], family["bound"], strict=True):
+        own = {label for label, _ in bound - common}
+        reduced |= {p for p, index in enumerate(positions) if _key(index) in own}
+    return reduced
+
+
+def _shift_family(expr: sp.Expr, family) -> sp.Expr:
+    reduced = family["reduced"]
+    if not reduced:
+        return expr
+    marker = sp.Function(f"_M{next(_fresh)}")
+    placeholders = {}
+    replacements, shifted = {}, {}
+    for node, coefficient, rest, positions in family["members"]:
+        renamed, reduced_indices = _reduced_copy(rest, positions, reduced, placeholders)
+        kept = [positions[p] for p in range(len(positions)) if p not in reduced]
+        if any(_key(positions[p]) in {_key(k) for k in kept} for p in reduced):
+            return expr
+        peak = ReduceMax(renamed, *reduced_indices)
+        replacements[node] = sp.exp(coefficient * (rest - peak)) * marker(*kept) ** coefficient
+        shifted[node] = sp.exp(coefficient * (rest - peak))
+    candidate = expr.xreplace(replacements)
+    if _degree(candidate, marker) != 0:
+        return expr
+    return expr.xreplace(shifted)
+
+
+def _reduced_copy(rest, positions, reduced, placeholders):
+    """``rest`` with reduced positions' indices replaced by placeholders the family shares."""
+    mapping = {}
+    for p in sorted(reduced):
+        index = positions[p]
+        if p not in placeholders:
+            lower, upper = (index.lower, index.upper) if isinstance(index, sp.Idx) else (0, None)
+            label = sp.Dummy(f"r{p}", integer=True)
+            placeholders[p] = sp.Idx(label, (lower, upper)) if upper is not None else label
+        mapping[index] = placeholders[p]
+    return _replace_indices(rest, positions, mapping), [placeholders[p] for p in sorted(reduced)]
+
+
+def _replace_indices(rest, positions, mapping):
+    return rest.xreplace({i: mapping[i] for i in positions if i in mapping})
+
+
+def _key(index):
+    return index.label if isinstance(index, sp.Idx) else index
+
+
+def _exp_occurrences(expr, bound: frozenset, path: tuple = ()):
+    """Every ``exp`` node with the (label, sum position) pairs of the sums enclosing it."""
+    if isinstance(expr, sp.exp):
+        return [(expr, bound)] + _exp_occurrences(expr.args[0], bound, path + (0,))
+    if isinstance(expr, ExprWithLimits):
+        inner = bound | {(_key(limit[0]), path) for limit in expr.limits}
+        return _exp_occurrences(expr.function, inner, path + (0,))
+    found = []
+    for n, arg in enumerate(getattr(expr, "args", ())):
+        found += _exp_occurrences(arg, bound, path + (n,))
+    return found
+
+
+def _canonical(rest):
+    """``rest`` with free indices renamed by position and bound ones canonically, and the free
+    indices in that order. Exponents holding an exp, a log or a max are left alone."""
+    if rest.has(sp.exp, sp.log, ReduceMax) or not rest.has(sp.Indexed):
+        return None, ()
+    positions = _free_positions(rest, frozenset())
+    if positions is None:
+        return None, ()
+    mapping = {index: sp.Symbol(f"_p{n}") for n, index in enumerate(positions)}
+    return sp.srepr(_rename_bound(rest.xreplace(mapping), itertools.count())), positions
+
+
+def _free_positions(expr, bound: frozenset):
+    """Indices of ``expr``'s tensor entries not bound inside it, in order; None if not plain."""
+    if isinstance(expr, sp.Indexed):
+        found = []
+        for index in expr.indices:
+            if not isinstance(index, (sp.Idx, sp.Symbol)):
+                return None
+            if _key(index) not in bound and index not in found:
+                found.append(index)
+        return found
+    if isinstance(expr, ExprWithLimits):
+        inner = bound | {_key(limit[0]) for limit in expr.limits}
+        return _free_positions(expr.function, inner)
+    found = []
+    for arg in getattr(expr, "args", ()):
+        more = _free_positions(arg, bound)
+        if more is None:
+            return None
+        found += [index for index in more if index not in found]
+    return found
+
+
+def _rename_bound(expr, counter):
+    if isinstance(expr, ExprWithLimits):
+        function, limits = expr.function, []
+        for variable, lower, upper in expr.limits:
+            new = sp.Symbol(f"_b{next(counter)}", integer=True)
+            function = function.xreplace({variable: new, _key(variable): new})
+            limits.append((new, lower, upper))
+        return expr.func(_rename_bound(function, counter), *limits)
+    if not expr.args:
+        return expr
+    return expr.func(*(_rename_bound(arg, counter) for arg in expr.args))
+
+
+def _degree(expr, marker):
+    """Degree of homogeneity of ``expr`` in applications of ``marker``; None if not homogeneous."""
+    if isinstance(expr, sp.core.function.AppliedUndef) and expr.func == marker:
+        return 1
+    if not expr.has(marker):
+        return 0
+    if isinstance(expr, sp.Mul):
+        degrees = [_degree(arg, marker) for arg in expr.args]
+        return None if None in degrees else sum(degrees)
+    if isinstance(expr, sp.Pow):
+        base = _degree(expr.base, marker)
+        if base is None or expr.exp.has(marker) or not expr.exp.is_Number:
+            return None if base != 0 else (0 if not expr.exp.has(marker) else None)
+        return base * expr.exp
+    if isinstance(expr, sp.Add):
+        degrees = {_degree(arg, marker) for arg in expr.args}
+        return degrees.pop() if len(degrees) == 1 else None
+    if isinstance(expr, ExprWithLimits):
+        inner = _degree(expr.function, marker)
+        variables = {limit[0] for limit in expr.limits} | {_key(l[0]) for l in expr.limits}
+        varies = any(a.has(*variables) for a in expr.function.atoms(sp.core.function.AppliedUndef)
+                     if a.func == marker)
+        return None if varies and inner != 0 else inner
+    degrees = [_degree(arg, marker) for arg in expr.args]
+    return 0 if all(d == 0 for d in degrees) else None

@@ -1,0 +1,69 @@
+"""Replay one batch of a numeric check from its log line: ``python -m numeric.replay NAME ...``.
+
+Rebuilds the exact batch from the seed and sizes, evaluates it, and prints the verdict with the
+failing row's inputs and values as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from symbolic import discover
+
+from ._backends import backend
+from ._checker import Runner, decide, plan_for
+from ._strategies import Structure
+
+
+def _pairs(text: str) -> tuple[tuple[str, int], ...]:
+    return tuple((k, int(v)) for k, v in (p.split("=") for p in text.split(",") if p))
+
+
+def parse(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m numeric.replay", description=__doc__)
+    parser.add_argument("theorem")
+    parser.add_argument("--backend", default="numpy")
+    parser.add_argument("--dtype", default="float64")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--mode", default=None)
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--batch", type=int, required=True)
+    parser.add_argument("--sizes", required=True, help="dim=size,... e.g. n_q=2,n_k=3")
+    parser.add_argument("--integers", default="", help="Integer scalars, e.g. B=2")
+    parser.add_argument("--theorems", action="append", help="file or directory of theorems")
+    return parser.parse_args(argv)
+
+
+def replay(args: argparse.Namespace) -> dict:
+    catalog = discover(args.theorems) if args.theorems else discover()
+    theorem = catalog.by_name()[args.theorem]
+    row = backend(args.backend)
+    runner = Runner(plan_for(theorem), row, args.device, args.mode or row.default_mode)
+    structure = Structure(_pairs(args.sizes), _pairs(args.integers), args.seed)
+    outcome = decide(runner, structure, args.batch, args.dtype)
+    report = {"theorem": theorem.name, "worst_error_ulps": outcome.worst,
+              "failing_row": outcome.failing_row, "comparison": outcome.comparison}
+    if outcome.failing_row is not None:
+        from ._strategies import fill_batch
+
+        arrays = fill_batch(theorem, structure, args.batch)
+        r = outcome.failing_row
+        report["inputs"] = {k: (v[r].tolist() if isinstance(v, np.ndarray) else v)
+                            for k, v in arrays.items()}
+        report["values"] = {k: v[r].tolist() for k, v in outcome.reference.items()}
+    return report
+
+
+def main(argv=None) -> int:
+    report = replay(parse(argv))
+    json.dump(report, sys.stdout, indent=1, default=str)
+    print()
+    return 1 if report["failing_row"] is not None else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""The checker itself: planted false theorems are refuted, true ones pass, records replay."""
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy as sp
+from sample_theorems import SAMPLE, lse
+
+from numeric import NumericRecord, available_configurations, check
+from numeric._strategies import Structure, fill_batch, from_theorem, profile
+from numeric.replay import main as replay_main
+from symbolic import (
+    Defined,
+    Dim,
+    Equals,
+    Positive,
+    Scalar,
+    Simplex,
+    Source,
+    Tensor,
+    Theorem,
+    discover,
+    softmax,
+)
+
+SAMPLE_FILE = Path(__file__).with_name("sample_theorems.py")
+RECORD_FIELDS = ["backend", "dtype", "device", "mode", "status", "examples", "instances",
+                 "max_error_ulps", "max_error_bits", "seconds", "counterexample", "replay",
+                 "reason"]
+
+
+def _tiny(name, beta_on_rhs):
+    n = Dim("n")
+    j, k = n.indices("j k")
+    x = Tensor("x", (n,))
+    temperature = Scalar("T", Positive(0.1, 10.0))
+    weights = Defined("w", (j,), softmax(x[j], j, 1 / temperature.symbol))
+    beta = 1 / temperature.symbol if beta_on_rhs else 1
+    claim = Equals(sp.Derivative(weights[j], x[k]),
+                   beta * weights[j] * (sp.KroneckerDelta(j, k) - weights[k]))
+    return Theorem(name, Source("test", "inline"), claim, inputs=(x, temperature),
+                   definitions=(weights,))
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_true_tiny_theorem_passes_and_false_one_fails(backend):
+    true = check(_tiny("tiny_true", beta_on_rhs=True), backend, "float64", profile="quick")
+    false = check(_tiny("tiny_false", beta_on_rhs=False), backend, "float64", profile="quick")
+    if true.status == "skipped":
+        pytest.skip(true.reason)
+    assert true.status == "passed", true.reason
+    assert false.status == "failed"
+    assert false.counterexample["error_ulps"] > 1e6
+    assert false.replay.startswith("python -m numeric.replay tiny_false")
+
+
+def test_record_has_exactly_the_documented_fields():
+    record = check(_tiny("tiny_true", True), "numpy", "float64", profile="quick")
+    assert list(record.to_json()) == RECORD_FIELDS
+    assert json.loads(json.dumps(record.to_json()))["status"] == "passed"
+    assert record.instances >= record.examples > 0
+
+
+def test_default_profile_checks_at_least_a_thousand_instances():
+    assert profile("default").instances >= 1000
+
+
+@pytest.mark.parametrize("theorem", SAMPLE, ids=lambda t: t.name)
+def test_sample_verdicts_in_float64_and_float32(theorem):
+    for dtype in ("float64", "float32"):
+        record = check(theorem, "numpy", dtype, profile="quick")
+        expected = "passed" if theorem.expect == "holds" else "failed"
+        assert record.status == expected, (dtype, record.reason, record.counterexample)
+
+
+def test_unshifted_log_sum_exp_is_true_in_float64_but_unstable_in_float32():
+    n = Dim("n")
+    (k,) = n.indices("k")
+    x = Tensor("x", (n,))
+    naive = sp.log(sp.Sum(sp.exp(x[k]), (k, 0, n.symbol - 1)))
+    claim = Theorem("naive_lse", Source("t", "s"), Equals(naive, lse(x[k], k)), inputs=(x,))
+    assert check(claim, "numpy", "float64", profile="quick").status == "passed"
+    low = check(claim, "numpy", "float32", profile="quick")
+    assert low.status == "failed"
+    assert low.counterexample["comparison"] == "lhs in float32"
+
+
+def test_exp_ratio_is_rewritten_so_float32_stays_stable():
+    n = Dim("n")
+    j, k = n.indices("j k")
+    x = Tensor("x", (n,))
+    naive = sp.exp(x[j]) / sp.Sum(sp.exp(x[k]), (k, 0, n.symbol - 1))
+    claim = Theorem("ratio_softmax", Source("t", "s"), Equals(naive, softmax(x[j], j)),
+                    inputs=(x,))
+    assert check(claim, "numpy", "float32", profile="quick").status == "passed"
+
+
+def test_unknown_device_and_missing_dtype_are_skipped_with_a_reason():
+    theorem = _tiny("tiny_true", True)
+    record = check(theorem, "numpy", "float64", device="gpu:7", profile="quick")
+    assert record.status == "skipped" and "gpu:7" in record.reason
+    record = check(theorem, "numpy", "bfloat16", profile="quick")
+    assert record.status == "skipped" and "bfloat16" in record.reason
+
+
+def test_replay_command_reproduces_the_failure(capsys):
+    catalog = discover([SAMPLE_FILE])
+    theorem = catalog.by_name()["kl_symmetric"]
+    record = check(theorem, "numpy", "float64", profile="quick")
+    assert record.status == "failed"
+    argv = shlex.split(record.replay)[3:]
+    assert replay_main(argv) == 1
+    assert json.loads(capsys.readouterr().out)["failing_row"] is not None
+
+
+def test_strategies_draw_few_shapes_simplex_rows_and_temperatures_away_from_one():
+    theorem = next(t for t in SAMPLE if t.name == "free_energy_gap")
+    shapes = {s.sizes for s in _draws(from_theorem(theorem, profile("default")), 60)}
+    assert 1 <= len(shapes) <= 2
+    arrays = fill_batch(theorem, Structure((("n_q", 3), ("n_k", 4)), (), 5), 512)
+    np.testing.assert_allclose(arrays["p"].sum(axis=-1), 1.0)
+    assert (np.abs(np.log(arrays["T"])) >= 0.1).all()
+    assert np.abs(arrays["S"]).max() > 88  # some rows overflow a naive float32 softmax
+
+
+def _draws(strategy, count):
+    from hypothesis import given, settings
+
+    seen = []
+
+    @settings(max_examples=count, database=None)
+    @given(strategy)
+    def collect(value):
+        seen.append(value)
+
+    collect()
+    return seen
+
+
+def test_importing_symbolic_and_numeric_does_not_import_jax():
+    code = "import sys, symbolic, numeric; print('jax' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip() == "False"
+
+
+def test_available_configurations_lists_numpy_and_names_devices():
+    configurations = available_configurations()
+    assert ("numpy", "float64", "cpu", "eager") in configurations
+    assert all(":" not in device or device.split(":")[1].isdigit()
+               for _, _, device, _ in configurations)
+
+
+def test_simplex_inputs_are_drawn_for_lemma_free_claims():
+    n = Dim("n")
+    (j,) = n.indices("j")
+    p = Tensor("p", (n,), Simplex())
+    claim = Theorem("simplex_sums_to_one", Source("t", "s"),
+                    Equals(sp.Sum(p[j], (j, 0, n.symbol - 1)), 1), inputs=(p,))
+    assert isinstance(check(claim, "numpy", "float64", profile="quick"), NumericRecord)
+    assert check(claim, "numpy", "float64", profile="quick").status == "passed"

@@ -1,0 +1,131 @@
+"""The compiler: source it emits (no backend needed) and values against hand-written NumPy."""
+
+import numpy as np
+import pytest
+import sympy as sp
+from sample_theorems import A, K, O, P, Q, S, T, V, i, j, k, lse, nk, scores
+from sympy import KroneckerDelta as delta
+
+from numeric import compile_expression
+from symbolic import Dim, Tensor, rowsum
+
+RNG = np.random.default_rng(7)
+SIZES = {"batch": 4, "n_q": 3, "n_k": 5, "d_k": 2, "d_v": 6}
+
+
+def _inputs():
+    return {
+        "S": RNG.normal(size=(4, 3, 5)) * 40,
+        "T": np.exp(RNG.uniform(-3, 3, size=4)),
+        "Q": RNG.normal(size=(4, 3, 2)),
+        "K": RNG.normal(size=(4, 5, 2)),
+        "V": RNG.normal(size=(4, 5, 6)),
+    }
+
+
+_FIXED = _inputs()
+
+
+def _reference_softmax(x, axis):
+    shifted = np.exp(x - x.max(axis=axis, keepdims=True))
+    return shifted / shifted.sum(axis=axis, keepdims=True)
+
+
+def test_product_under_a_sum_is_one_einsum():
+    compiled = compile_expression(rowsum(Q[i, 0] * K[j, 0] * V[j, 1], j), (i,), inputs=(Q, K, V))
+    assert compiled.source.count("xp.einsum(") == 1
+    assert "optimize=True" in compiled.source
+
+
+def test_kronecker_delta_is_eye():
+    compiled = compile_expression(delta(i, j) * S[i, j], (i, j), inputs=(S,))
+    assert "xp.eye(" in compiled.source
+    assert "for " not in compiled.source and " if " not in compiled.source
+
+
+def test_softmax_is_max_shifted():
+    compiled = compile_expression(A[i, j], (i, j), inputs=(S, T), definitions=(A,))
+    assert "xp.max(" in compiled.source and "keepdims=True" in compiled.source
+    assert "xp.isfinite(" in compiled.source
+
+
+def test_exp_over_sum_of_exp_is_rewritten_stably():
+    ratio = sp.exp(S[i, j]) / rowsum(sp.exp(S[i, k]), k)
+    compiled = compile_expression(ratio, (i, j), inputs=(S,))
+    assert "xp.max(" in compiled.source
+    values = compiled(np, _FIXED, SIZES)
+    assert np.isfinite(values).all()
+    np.testing.assert_allclose(values, _reference_softmax(_FIXED["S"], 2), rtol=1e-12, atol=1e-300)
+
+
+def test_same_expression_same_compiled_object():
+    first = compile_expression(A[i, j], (i, j), inputs=(S, T), definitions=(A,))
+    again = compile_expression(A[i, j], (i, j), inputs=(S, T), definitions=(A,))
+    assert first is again
+
+
+def test_softmax_values_match_numpy_even_for_large_logits():
+    arrays = _FIXED
+    compiled = compile_expression(A[i, j], (i, j), inputs=(S, T), definitions=(A,))
+    expected = _reference_softmax(arrays["S"] / arrays["T"][:, None, None], 2)
+    np.testing.assert_allclose(compiled(np, arrays, SIZES), expected, rtol=1e-12, atol=1e-300)
+
+
+def test_lse_matches_numpy_and_requested_axis_order():
+    arrays = _FIXED
+    compiled = compile_expression(lse(S[i, k], k) + 0 * S[i, j], (j, i), inputs=(S,))
+    expected = np.log(np.exp(arrays["S"]).sum(axis=2))
+    values = compiled(np, arrays, SIZES)
+    assert values.shape == (4, 5, 3)
+    np.testing.assert_allclose(values[:, 0, :], expected, rtol=1e-12)
+
+
+def test_attention_forward_matches_numpy():
+    arrays = _FIXED
+    e = O.indices[1]
+    compiled = compile_expression(O[i, e], (i, e), inputs=(Q, K, V), definitions=(scores, P, O))
+    logits = np.einsum("zia,zja->zij", arrays["Q"], arrays["K"]) / np.sqrt(2)
+    expected = np.einsum("zij,zje->zie", _reference_softmax(logits, 2), arrays["V"])
+    np.testing.assert_allclose(compiled(np, arrays, SIZES), expected, rtol=1e-12)
+
+
+def test_partial_range_sum_is_masked():
+    n = Dim("n")
+    x = Tensor("x", (n,))
+    (a,) = n.indices("a")
+    half = sp.Sum(x[a], (a, 0, 1))
+    compiled = compile_expression(half, (), inputs=(x,))
+    values = np.arange(12.0).reshape(3, 4)
+    result = compiled(np, {"x": values}, {"batch": 3, "n": 4})
+    np.testing.assert_allclose(result, values[:, :2].sum(1))
+
+
+def test_abs_scale_bounds_the_value_and_sees_cancellation():
+    n = Dim("n")
+    x, y = Tensor("x", (n,)), Tensor("y", (n,))
+    (a,) = n.indices("a")
+    value = compile_expression(x[a] - y[a], (a,), inputs=(x, y))
+    scale = compile_expression(x[a] - y[a], (a,), inputs=(x, y), abs_scale=True)
+    assert "xp.abs(" in scale.source
+    arrays = {"x": RNG.uniform(1, 2, size=(3, 4))}
+    arrays["y"] = arrays["x"] * (1 + 1e-7)
+    v, s = value(np, arrays, {"batch": 3, "n": 4}), scale(np, arrays, {"batch": 3, "n": 4})
+    np.testing.assert_allclose(s, arrays["x"] + arrays["y"])
+    assert (s > 1e6 * np.abs(v)).all()
+
+
+def test_index_arithmetic_is_refused_clearly():
+    with pytest.raises(NotImplementedError, match="index arithmetic"):
+        compile_expression(S[i, j + 1], (i, j), inputs=(S,))
+
+
+def test_jax_runs_the_same_source():
+    jnp = pytest.importorskip("jax.numpy")
+    compiled = compile_expression(A[i, j], (i, j), inputs=(S, T), definitions=(A,))
+    np.testing.assert_allclose(np.asarray(compiled(jnp, _FIXED, SIZES)),
+                               compiled(np, _FIXED, SIZES), rtol=1e-5, atol=1e-30)
+
+
+def test_dimension_size_symbols_become_ints():
+    compiled = compile_expression(rowsum(S[i, k], k) / nk.symbol, (i,), inputs=(S,))
+    np.testing.assert_allclose(compiled(np, _FIXED, SIZES), _FIXED["S"].mean(axis=2))
