@@ -128,6 +128,9 @@ class _Emitter:
         self.used_dims: set[str] = set()
         self.counter = itertools.count()
         self.emitted: dict[str, str] = {}
+        # the index order of the definition being compiled, innermost last: contractions
+        # produce their axes in that order so no transpose is needed afterwards
+        self.preferred_order: list[tuple] = []
 
     # -- the function ------------------------------------------------------------------------
 
@@ -330,7 +333,11 @@ class _Emitter:
     def _defined(self, expr: sp.Indexed, definition: Defined) -> Pair:
         for index in definition.indices:
             self._note_index(index)
-        body = self.visit(definition.body)
+        self.preferred_order.append(tuple(index_key(i) for i in definition.indices))
+        try:
+            body = self._in_declared_order(self.visit(definition.body), definition)
+        finally:
+            self.preferred_order.pop()
         mapping = {}
         for own, used in zip(definition.indices, expr.indices, strict=True):
             if not isinstance(used, (sp.Idx, sp.Symbol)):
@@ -343,6 +350,18 @@ class _Emitter:
             return self._diagonal(renamed)
 
         return Pair(relabel(body.value), relabel(body.scale) if self.abs else None)
+
+    def _in_declared_order(self, body: Pair, definition: Defined) -> Pair:
+        """Lay a definition out in the order of its declared indices (``S[i, j]`` as (i, j)),
+        so that reductions over its last index run over contiguous memory."""
+        order = tuple(index_key(i) for i in definition.indices)
+
+        def reorder(term: Term | None) -> Term | None:
+            if term is None or set(term.axes) != set(order) or term.axes == order:
+                return term
+            return self.emit(self.align(term, order), order, term.batched)
+
+        return Pair(reorder(body.value), reorder(body.scale))
 
     def _delta(self, expr: sp.KroneckerDelta) -> Pair:
         a, b = expr.args[:2]
@@ -490,7 +509,7 @@ class _Emitter:
         scalars = [o for o in operands if not o.axes and not o.batched]
         arrays = [o for o in operands if o.axes or o.batched]
         present = _union(o.axes for o in arrays)
-        kept = tuple(a for a in present if a not in summed)
+        kept = self._preferred(tuple(a for a in present if a not in summed))
         batched = any(o.batched for o in arrays)
         count = [self._count_code(expr, key) for key in summed if key not in present]
         factor = [_number(coefficient)] if coefficient != 1 else []
@@ -505,6 +524,12 @@ class _Emitter:
         call += "optimize=True)"
         code = " * ".join(factor + [call])
         return self.emit(code, kept, batched)
+
+    def _preferred(self, axes: tuple) -> tuple:
+        order = self.preferred_order[-1] if self.preferred_order else ()
+        if not set(axes) <= set(order):
+            return axes
+        return tuple(a for a in order if a in axes)
 
     def _count_code(self, expr: sp.Sum, key) -> str:
         for variable, lower, upper in expr.limits:
