@@ -161,7 +161,7 @@ def find_counterexample(theorem: Theorem, difference: sp.Expr, tries: int = 12) 
             for values in draws:
                 value = _evaluate(concrete, values)
                 if value is not None and abs(value) > 1e-30:
-                    return _describe(sizes, index_values, values, value)
+                    return _describe(sizes, index_values, _used(concrete, values), value)
     return None
 
 
@@ -208,6 +208,16 @@ def _evaluate(concrete: sp.Expr, values: dict):
         return None
     number = sp.N(concrete, 50)
     return complex(number) if not number.is_real else float(number)
+
+
+def _used(concrete: sp.Expr, values: dict) -> dict:
+    """Only the entries and scalars the instance actually depends on, for a readable report."""
+    entries = {(str(x.base), x.indices) for x in concrete.atoms(sp.Indexed)}
+    names = {s.name for s in concrete.free_symbols if isinstance(s, sp.Symbol)}
+    return {
+        k: v for k, v in values.items()
+        if (k in entries if isinstance(k, tuple) else getattr(k, "name", None) in names)
+    }
 
 
 def _describe(sizes, index_values, values, value) -> dict:
