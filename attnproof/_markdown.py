@@ -1,7 +1,9 @@
-"""The Markdown summary (``reports/summary.md``), written for GitHub: math in ``$…$``.
+"""The Markdown report (``summary.md``), written for GitHub.
 
-Every piece of user text (names, sources, notes, messages) goes through ``escape``; LaTeX goes
-through ``math`` and nowhere else.
+Math is ``$`…`$`` inline and a ```` ```math ```` block for display: both are GitHub's forms
+that keep ``_`` and ``*`` inside a formula away from the Markdown parser. Every piece of user
+text (names, sources, notes, messages) goes through ``escape``; LaTeX goes through ``math`` or
+``display_math`` and nowhere else; commands and values go into code spans or fenced blocks.
 """
 
 from __future__ import annotations
@@ -9,22 +11,17 @@ from __future__ import annotations
 import json
 import re
 
-from ._results import STATUSES, NumericOutcome, Report, TheoremResult, is_stability_failure
+from . import _view as view
+from ._figures import Figures
+from ._results import NumericOutcome, Report, TheoremResult
 
 # Characters that GitHub Markdown could read as syntax inside a line: emphasis, code, links,
 # HTML, table cells, strikethrough, math and entities. Line-start syntax (#, -, +) cannot arise
 # because user text never begins a line here.
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~$&])")
 
-_STATUS_WORDS = {
-    "proved": "proved (all sizes)",
-    "proved-bounded": "proved for small sizes",
-    "checked": "checked numerically",
-    "unchecked": "not checked",
-    "refuted": "refuted",
-    "failed": "FAILED",
-    "error": "ERROR",
-}
+_MARKS = {"proved": "✅", "proved-bounded": "✅", "checked": "🔢", "unchecked": "⬜",
+          "refuted": "❌", "failed": "🚨", "error": "⚠️"}
 
 
 def escape(text) -> str:
@@ -39,64 +36,122 @@ def math(latex: str) -> str:
     return f"$`{flat}`$" if flat else ""
 
 
-def render(report: Report) -> str:
+def display_math(latex: str) -> str:
+    return _fenced(" ".join(latex.split()), info="math")
+
+
+def code(text: str) -> str:
+    """An inline code span that no backtick run inside ``text`` can close."""
+    flat = " ".join(str(text).split())
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def render(report: Report, figures: Figures | None = None) -> str:
+    figures = figures or Figures()
     sections = [
         _header(report),
-        _counts(report),
-        _table(report.theorems),
-        _statements(report.theorems),
-        _refuted(report.theorems),
+        _summary(report),
+        _errata(report),
+        _figures(report, figures),
+        _overview(report.theorems),
+        _theorem_sections(report, figures),
         _errors(report),
     ]
     return "\n\n".join(s for s in sections if s) + "\n"
 
 
+# -- top of the report ---------------------------------------------------------------------------
+
+
 def _header(report: Report) -> str:
-    env = report.environment
-    versions = ", ".join(f"{name} {env.get(name) or '—'}" for name in
-                         ("python", "sympy", "numpy", "jax", "mlx"))
-    devices = ", ".join(env.get("devices") or []) or "none"
-    lines = [
-        "# attnproof results",
-        "",
-        f"Generated {escape(report.generated)}; {escape(versions)}; devices: {escape(devices)}.",
-    ]
+    by = report.run.get("by", "attnproof")
+    profile = report.run.get("profile")
+    made = f"by {escape(by)}" + (f", profile {escape(profile)}" if profile else "")
+    lines = ["# attnproof report", "", f"Generated {escape(report.generated)} {made}."]
     if report.partial:
-        lines += ["", "**Partial run:** not every theorem was checked."]
+        reason = escape(report.partial_reason or "not every theorem was checked")
+        lines += ["", "> [!WARNING]", f"> **Partial report:** {reason}."]
     return "\n".join(lines)
 
 
-def _counts(report: Report) -> str:
-    counts = {s: sum(t.status == s for t in report.theorems) for s in STATUSES}
-    rows = [f"| {_STATUS_WORDS[s]} | {n} |" for s, n in counts.items() if n]
-    as_expected = sum(t.ok for t in report.theorems)
-    lines = ["## Summary", "", "| status | theorems |", "|---|---:|", *rows, "",
-             f"{as_expected} of {len(report.theorems)} theorems came out as expected; "
-             f"{len(report.errors)} errors."]
+def _summary(report: Report) -> str:
+    totals = view.totals(report)
+    rows = [f"| {_MARKS.get(s, '')} {s} | {escape(view.STATUS_MEANINGS.get(s, ''))} | {n} |"
+            for s, n in view.status_counts(report)]
+    env = view.environment_rows(report)
+    lines = [
+        "## Summary", "",
+        "| status | meaning | theorems |", "|---|---|---:|", *rows, "",
+        f"**{totals.theorems} theorems**, {totals.as_expected} as expected; "
+        f"{len(report.errors)} errors. {totals.instances:,} numeric instances; "
+        f"proofs {view.format_seconds(totals.proof_seconds)}, "
+        f"numeric checks {view.format_seconds(totals.numeric_seconds)}.",
+        "",
+        "| " + " | ".join(escape(name) for name, _ in env) + " |",
+        "|" + "---|" * len(env),
+        "| " + " | ".join(escape(value) for _, value in env) + " |",
+    ]
     return "\n".join(lines)
 
 
-def _table(theorems: list[TheoremResult]) -> str:
+def _errata(report: Report) -> str:
+    entries = view.errata(report)
+    if not entries:
+        return ""
+    lines = ["## Errata", "",
+             "Claims of the documents found false, with their smallest counterexample and "
+             "the corrected claim.", "",
+             "| claim | source | counterexample | correction |", "|---|---|---|---|"]
+    for claim, fixes in entries:
+        found = view.smallest_counterexample(claim)
+        values = escape(view.counterexample_summary(found[1], 160)) if found else "—"
+        fixed = "; ".join(f"{_link(f.name)} ({escape(view.status_phrase(f))})" for f in fixes)
+        lines.append(f"| {_link(claim.name)} | {escape(claim.source)} | {values} | "
+                     f"{fixed or 'none stated'} |")
+    return "\n".join(lines)
+
+
+def _figures(report: Report, figures: Figures) -> str:
+    if not report.theorems:
+        return ""
+    lines = ["## Figures"]
+    if figures.error_bits:
+        lines += ["", "Worst error in bits of each theorem for each backend and dtype "
+                  "(lighter is more accurate; blank: not run; outlined: a check failed).", "",
+                  f"![worst error in bits per theorem and configuration]"
+                  f"({figures.error_bits}.png)"]
+    if figures.temperature:
+        lines += ["", "Softmax weights and entropy of the scores S = [2, 1, 0] against the "
+                  "temperature T, with the values printed in the tutorial's §11.2 table.", "",
+                  f"![weights and entropy against temperature]({figures.temperature}.png)"]
+    if figures.missing:
+        lines += ["", f"_{escape(figures.missing)}_"]
+    return "\n".join(lines) if len(lines) > 1 else ""
+
+
+def _overview(theorems: list[TheoremResult]) -> str:
     if not theorems:
         return ""
-    head = ["## Theorems", "",
-            "| theorem | source | expected | status | symbolic | numeric |",
-            "|---|---|---|---|---|---|"]
-    return "\n".join(head + [_row(t) for t in theorems])
+    lines = ["## Theorems", "",
+             "| theorem | status | proof | numeric evidence |", "|---|---|---|---|"]
+    for t in theorems:
+        lines.append(f"| {_link(t.name)} | {_status(t)} | {_proof_cell(t)} | "
+                     f"{_numeric_cell(t.numeric)} |")
+    return "\n".join(lines)
 
 
-def _row(t: TheoremResult) -> str:
-    mark = "" if t.ok else " ✗"
-    cells = [escape(t.name), escape(t.source), escape(t.expect or "—"),
-             _STATUS_WORDS.get(t.status, escape(t.status)) + mark, _symbolic_cell(t),
-             _numeric_cell(t.numeric)]
-    return "| " + " | ".join(cells) + " |"
+def _status(t: TheoremResult) -> str:
+    text = escape(view.status_phrase(t))
+    return f"{_MARKS.get(t.status, '')} {text if t.ok else f'**{text}**'}"
 
 
-def _symbolic_cell(t: TheoremResult) -> str:
+def _proof_cell(t: TheoremResult) -> str:
     if t.symbolic is None:
         return "—"
-    return f"{escape(t.symbolic.method)}, {t.symbolic.seconds:.2f} s"
+    return f"{escape(t.symbolic.method)}, {view.format_seconds(t.symbolic.seconds)}"
 
 
 def _numeric_cell(records: list[NumericOutcome]) -> str:
@@ -104,72 +159,110 @@ def _numeric_cell(records: list[NumericOutcome]) -> str:
     if not ran:
         return "—"
     passed = sum(r.status == "passed" for r in ran)
-    instances = sum(r.instances or 0 for r in ran)
-    text = f"{passed}/{len(ran)} passed, {instances:,} instances"
-    worst = _worst_bits(ran)
-    if worst is not None:
-        text += f", worst {worst} bits"
-    unstable = sum(is_stability_failure(r) for r in ran)
-    if unstable:
-        text += f", {unstable} low-precision failures"
+    text = f"{passed}/{len(ran)} passed, {sum(r.instances or 0 for r in ran):,} instances"
+    bits = [view.number(r.max_error_bits) for r in ran]
+    bits = [b for b in bits if b is not None]
+    if bits:
+        text += f", worst {max(bits):.1f} bits"
     return text
 
 
-def _worst_bits(records: list[NumericOutcome]) -> str | None:
-    bits = [r.max_error_bits for r in records if r.max_error_bits is not None]
-    if not bits:
-        return None
-    worst = max(float(b) for b in bits)
-    return f"{worst:.1f}"
+def _link(name: str) -> str:
+    return f"[{escape(name)}](#{view.anchor(name)})"
 
 
-def _statements(theorems: list[TheoremResult]) -> str:
-    described = [t for t in theorems if t.statement_latex]
-    if not described:
+# -- one section per theorem -------------------------------------------------------------------
+
+
+def _theorem_sections(report: Report, figures: Figures) -> str:
+    fixes = view.corrections(report)
+    return "\n\n".join(_theorem_section(t, fixes.get(t.name, []), figures)
+                       for t in report.theorems)
+
+
+def _theorem_section(t: TheoremResult, fixes: list[TheoremResult], figures: Figures) -> str:
+    parts = [
+        f"### {escape(t.name)}",
+        _facts(t),
+        _statement(t),
+        _assumptions(t),
+        f"> {escape(t.note)}" if t.note else "",
+        _evidence_table(t),
+        _counterexamples(t),
+        _links(t, fixes),
+        _temperature_pointer(t, figures),
+        f"Reproduce: {code(view.reproduce_command(t))}",
+    ]
+    return "\n\n".join(p for p in parts if p)
+
+
+def _facts(t: TheoremResult) -> str:
+    expected = "expected to hold" if t.expect == "holds" else "expected to be refuted"
+    lines = [f"**Status:** {_status(t)} ({escape(expected)})  ",
+             f"**Source:** {escape(t.source or '—')}  "]
+    if t.symbolic is not None:
+        lines.append(f"**Proof:** {escape(t.symbolic.method)} "
+                     f"({view.format_seconds(t.symbolic.seconds)})")
+    return "\n".join(lines).rstrip()
+
+
+def _statement(t: TheoremResult) -> str:
+    if not t.statement_latex:
         return ""
-    lines = ["## Statements", ""]
-    for t in described:
-        lines.append(f"- **{escape(t.name)}**: {math(t.statement_latex)}")
-        lines += [f"  - where {math(d)}" for d in t.definitions_latex]
-        if t.note:
-            lines.append(f"  - {escape(t.note)}")
+    lines = [display_math(t.statement_latex)]
+    if t.definitions_latex:
+        lines += ["", "where " + ", ".join(math(d) for d in t.definitions_latex)]
     return "\n".join(lines)
 
 
-def _refuted(theorems: list[TheoremResult]) -> str:
-    shown = [t for t in theorems if t.status in ("refuted", "failed")]
-    if not shown:
+def _assumptions(t: TheoremResult) -> str:
+    if not t.assumptions:
         return ""
-    corrected_by = {}
-    for t in theorems:
-        if t.corrects:
-            corrected_by.setdefault(t.corrects, []).append(t)
-    lines = ["## Refuted claims and counterexamples"]
-    for t in shown:
-        lines += ["", f"### {escape(t.name)}", "", f"Source: {escape(t.source)}; "
-                  f"expected to {'hold' if t.expect == 'holds' else 'be refuted'}."]
-        lines += _counterexamples(t)
-        for fix in corrected_by.get(t.name, []):
-            lines += ["", f"Corrected claim: **{escape(fix.name)}** "
-                      f"({_STATUS_WORDS.get(fix.status, escape(fix.status))})."]
+    items = [f"{math(a.get('latex') or a.get('name', ''))}: {escape(a.get('domain', ''))}"
+             for a in t.assumptions]
+    return "**Assumptions:** " + "; ".join(items) + "."
+
+
+def _evidence_table(t: TheoremResult) -> str:
+    records = view.evidence(t)
+    if not records:
+        return ""
+    lines = ["**Numeric evidence**", "",
+             "| backend | dtype | device | mode | result | instances | worst ULPs | worst bits "
+             "| time |", "|---|---|---|---|---|---:|---:|---:|---:|"]
+    for r in records:
+        result = escape(r.status) if r.status == "passed" else f"**{escape(r.status)}**"
+        cells = [escape(r.backend), escape(r.dtype), escape(r.device), escape(r.mode), result,
+                 f"{r.instances or 0:,}", view.format_ulps(r.max_error_ulps),
+                 view.format_bits(r.max_error_bits), view.format_seconds(r.seconds)]
+        lines.append("| " + " | ".join(cells) + " |")
+    reasons = [r for r in records if r.reason and r.status in ("error", "skipped")]
+    if reasons:
+        lines.append("")
+        lines += [f"- {escape(view.configuration(r))}: {escape(r.reason)}" for r in reasons]
     return "\n".join(lines)
 
 
-def _counterexamples(t: TheoremResult) -> list[str]:
-    lines = []
-    if t.symbolic is not None and t.symbolic.counterexample:
-        lines += ["", "Exact counterexample:", "", _code(_as_text(t.symbolic.counterexample))]
-    for r in t.numeric:
-        if r.status == "failed" and r.decides_truth:
-            lines += ["", f"Numeric counterexample ({escape(_configuration(r))}):", "",
-                      _code(_as_text(r.counterexample))]
-            if r.replay:
-                lines += ["", "Replay:", "", _code(r.replay)]
-    return lines
+def _counterexamples(t: TheoremResult) -> str:
+    blocks = []
+    for where, values, replay in view.shown_counterexamples(t):
+        blocks += [f"**Counterexample** ({escape(where)}):", _fenced(_as_text(values))]
+        if replay:
+            blocks += ["Replay:", _fenced(replay, info="sh")]
+    return "\n\n".join(blocks)
 
 
-def _configuration(r: NumericOutcome) -> str:
-    return f"{r.backend} {r.dtype} {r.device} {r.mode}"
+def _links(t: TheoremResult, fixes: list[TheoremResult]) -> str:
+    lines = [f"**Corrected by** {_link(f.name)}: {escape(view.status_phrase(f))}." for f in fixes]
+    if t.corrects:
+        lines.append(f"**Corrects** {_link(t.corrects)}.")
+    return "  \n".join(lines)
+
+
+def _temperature_pointer(t: TheoremResult, figures: Figures) -> str:
+    if not (figures.temperature and view.is_temperature_theorem(t)):
+        return ""
+    return "How the weights move with temperature: see [Figures](#figures)."
 
 
 def _errors(report: Report) -> str:
@@ -178,7 +271,7 @@ def _errors(report: Report) -> str:
     lines = ["## Errors"]
     for e in report.errors:
         title = escape(e.path) + (f" ({escape(e.theorem)})" if e.theorem else "")
-        lines += ["", f"- {title}", "", _code(e.message, indent="  ")]
+        lines += ["", f"- {title}", "", _fenced(e.message, indent="  ")]
     return "\n".join(lines)
 
 
@@ -191,9 +284,9 @@ def _as_text(value) -> str:
     return "\n".join(f"{key}: {json.dumps(item, default=str)}" for key, item in value.items())
 
 
-def _code(text: str, indent: str = "") -> str:
+def _fenced(text: str, info: str = "", indent: str = "") -> str:
     """A fenced block long enough that no backtick run inside the text can close it."""
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     body = "\n".join(indent + line for line in text.splitlines())
-    return f"{indent}{fence}\n{body}\n{indent}{fence}"
+    return f"{indent}{fence}{info}\n{body}\n{indent}{fence}"

@@ -1,7 +1,8 @@
 """Per-theorem results, the verdict that combines proof and numeric evidence, and results JSON.
 
-The JSON is versioned (``schema``) so tools can rely on it; ``write_json`` is atomic, so a reader
-never sees half a file and an interrupted run leaves the previous results in place.
+The JSON is versioned (``schema``, documented in ``attnproof/RESULTS.md``) so tools can rely on
+it; ``write_json`` is atomic, so a reader never sees half a file and an interrupted run leaves the
+previous results in place.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import tempfile
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-SCHEMA = 1
+SCHEMA = 2
+# Schema 1 lacked assumptions, partial_reason and run; those fields default when read.
+READABLE_SCHEMAS = (1, 2)
 
 # Theorem statuses, from best to worst news for a claim expected to hold.
 PROVED = "proved"
@@ -102,6 +105,7 @@ class TheoremResult:
     statement_latex: str = ""
     definitions_latex: list[str] = field(default_factory=list)
     origin: str = ""
+    assumptions: list[dict] = field(default_factory=list)
     symbolic: SymbolicOutcome | None = None
     numeric: list[NumericOutcome] = field(default_factory=list)
 
@@ -135,10 +139,29 @@ class Report:
     partial: bool = False
     generated: str = ""
     environment: dict = field(default_factory=dict)
+    partial_reason: str = ""
+    run: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return not self.errors and all(t.ok for t in self.theorems)
+
+
+def result_from_records(description: dict, symbolic: dict | None, numeric: list[dict],
+                        failure: str | None = None) -> TheoremResult:
+    """A theorem's result from its ``describe`` fields and the records its checks produced.
+
+    ``failure`` (a worker death, a crashed test) forces the status to ``error``.
+    """
+    proof = None if symbolic is None else SymbolicOutcome.from_record(symbolic)
+    records = [NumericOutcome.from_record(r) for r in numeric]
+    status, ok = verdict(description.get("expect"), proof, records)
+    if failure:
+        status, ok = ERROR, False
+    names = {f.name for f in fields(TheoremResult)}
+    known = {k: v for k, v in description.items() if k in names}
+    return TheoremResult(**{**known, "status": status, "ok": ok, "symbolic": proof,
+                            "numeric": records})
 
 
 # -- verdict -------------------------------------------------------------------------------------
@@ -219,6 +242,8 @@ def report_to_json(report: Report) -> dict:
     return {
         "schema": SCHEMA,
         "partial": report.partial,
+        "partial_reason": report.partial_reason,
+        "run": report.run,
         "generated": report.generated,
         "environment": report.environment,
         "theorems": [t.to_json() for t in report.theorems],
@@ -227,14 +252,17 @@ def report_to_json(report: Report) -> dict:
 
 
 def report_from_json(data: dict) -> Report:
-    if data.get("schema") != SCHEMA:
-        raise ValueError(f"results schema {data.get('schema')!r} is not {SCHEMA}")
+    if data.get("schema") not in READABLE_SCHEMAS:
+        raise ValueError(f"results schema {data.get('schema')!r} is not one of "
+                         f"{', '.join(map(str, READABLE_SCHEMAS))}")
     return Report(
         theorems=[TheoremResult.from_json(t) for t in data["theorems"]],
         errors=[ErrorEntry(**e) for e in data["errors"]],
         partial=data["partial"],
         generated=data["generated"],
         environment=data["environment"],
+        partial_reason=data.get("partial_reason", ""),
+        run=data.get("run", {}),
     )
 
 
@@ -254,6 +282,7 @@ def write_atomic(path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.chmod(temporary, readable_mode())
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
             stream.flush()
@@ -262,6 +291,13 @@ def write_atomic(path, text: str) -> None:
     except BaseException:
         os.unlink(temporary)
         raise
+
+
+def readable_mode() -> int:
+    """The mode a new file gets under the current umask (``mkstemp`` would make it 0600)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def _finite(value):

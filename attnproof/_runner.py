@@ -20,6 +20,7 @@ from multiprocessing.connection import wait
 
 import symbolic
 
+from ._describe import rendering
 from ._results import (
     ERROR,
     ErrorEntry,
@@ -29,7 +30,7 @@ from ._results import (
     TheoremResult,
     environment,
     now_iso,
-    verdict,
+    result_from_records,
 )
 
 PROFILES = ("quick", "default", "thorough")
@@ -38,20 +39,36 @@ PROFILES = ("quick", "default", "thorough")
 PROFILE_TIMEOUTS = {"quick": 300.0, "default": 900.0, "thorough": 3600.0}
 
 Progress = Callable[[TheoremResult, int, int], None]
+Started = Callable[[str], None]
 
 
 @dataclass(frozen=True)
 class Options:
     backends: tuple[str, ...] | None = None
     dtypes: tuple[str, ...] | None = None
+    devices: tuple[str, ...] | None = None
     profile: str = "default"
     time_limit: float = 60.0
     check_numeric: bool = True
 
-    def wants(self, backend: str, dtype: str) -> bool:
-        return (self.backends is None or backend in self.backends) and (
-            self.dtypes is None or dtype in self.dtypes
-        )
+    def wants(self, backend: str, dtype: str, device: str) -> bool:
+        chosen = zip((self.backends, self.dtypes, self.devices), (backend, dtype, device),
+                     strict=True)
+        return all(allowed is None or value in allowed for allowed, value in chosen)
+
+    def restrictions(self) -> list[str]:
+        """Why a run with these options checks less than everything, in words."""
+        reasons = [] if self.check_numeric else ["numeric checks skipped"]
+        for label, allowed in (("backends", self.backends), ("dtypes", self.dtypes),
+                               ("devices", self.devices)):
+            if allowed is not None:
+                reasons.append(f"numeric checks only on {label} {', '.join(allowed)}")
+        return reasons
+
+    def describe(self) -> dict:
+        return {"by": "attnproof prove", "profile": self.profile, "backends": self.backends,
+                "dtypes": self.dtypes, "devices": self.devices,
+                "check_numeric": self.check_numeric}
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -68,9 +85,11 @@ def run(
     theorem_filter: Iterable[str] | None = None,
     backends: Iterable[str] | None = None,
     dtypes: Iterable[str] | None = None,
+    devices: Iterable[str] | None = None,
     profile: str = "default",
     jobs: int | None = None,
     progress: Progress | None = None,
+    started: Started | None = None,
     time_limit: float = 60.0,
     timeout: float | None = None,
     check_numeric: bool = True,
@@ -80,9 +99,11 @@ def run(
 
     Args:
         theorem_filter: names to check; the others are left out and the report is ``partial``.
-        backends, dtypes: restrict numeric configurations; None means all available.
+        backends, dtypes, devices: restrict numeric configurations; None means all available.
+            Any restriction marks the report ``partial``.
         jobs: worker processes at once (default: CPU count).
         progress: called as ``progress(result, done, total)`` as each theorem finishes.
+        started: called with a theorem's name as its checks begin.
         time_limit: seconds for each symbolic proof attempt.
         timeout: seconds per theorem before its worker is killed (default: by profile).
         isolate: False runs everything in this process (for debugging; no hang protection).
@@ -98,9 +119,10 @@ def run(
         raise ValueError(f"jobs must be at least 1, got {jobs}")
     catalog = symbolic.discover(list(directories))
     wanted = _wanted_names(catalog, theorem_filter)
-    options = Options(_tuple(backends), _tuple(dtypes), profile, time_limit, check_numeric)
+    options = Options(_tuple(backends), _tuple(dtypes), _tuple(devices), profile, time_limit,
+                      check_numeric)
     selected = [t for t in catalog.theorems if wanted is None or t.name in wanted]
-    run_state = _RunState(catalog, selected, wanted, progress)
+    run_state = _RunState(catalog, selected, wanted, options, progress, started)
     budget = timeout if timeout is not None else PROFILE_TIMEOUTS[profile]
     try:
         if isolate:
@@ -145,9 +167,15 @@ class _RunState:
     catalog: symbolic.Catalog
     selected: list
     wanted: set[str] | None
+    options: Options
     progress: Progress | None
+    started: Started | None
     finished: dict[str, TheoremResult] = field(default_factory=dict)
     errors: list[ErrorEntry] = field(default_factory=list)
+
+    def start(self, theorem) -> None:
+        if self.started:
+            self.started(theorem.name)
 
     def finish(self, theorem, collected: _Collected) -> None:
         result = assemble(theorem, collected)
@@ -161,8 +189,20 @@ class _RunState:
         theorems = [self.finished[t.name] for t in self.selected if t.name in self.finished]
         theorems += _load_error_theorems(self.catalog, self.wanted)
         errors = [_load_error_entry(e) for e in self.catalog.errors] + self.errors
-        partial = interrupted or self.wanted is not None
-        return Report(theorems, errors, partial, now_iso(), environment(theorems))
+        reasons = self._partial_reasons(interrupted, len(theorems))
+        run_info = {**self.options.describe(),
+                    "theorems": None if self.wanted is None else sorted(self.wanted)}
+        return Report(theorems, errors, bool(reasons), now_iso(), environment(theorems),
+                      "; ".join(reasons), run_info)
+
+    def _partial_reasons(self, interrupted: bool, reported: int) -> list[str]:
+        reasons = []
+        if interrupted:
+            reasons.append(f"interrupted after {len(self.finished)} of {len(self.selected)} "
+                           "theorems")
+        if self.wanted is not None:
+            reasons.append(f"only {len(self.wanted)} selected theorem(s) were checked")
+        return reasons + self.options.restrictions()
 
 
 def _load_error_entry(error: symbolic.LoadError) -> ErrorEntry:
@@ -182,17 +222,15 @@ def _load_error_theorems(catalog, wanted) -> list[TheoremResult]:
 
 def assemble(theorem, collected: _Collected) -> TheoremResult:
     """A theorem's result from what its checks reported; a worker failure forces ``error``."""
-    proof = SymbolicOutcome(**collected.symbolic) if collected.symbolic else None
-    records = [NumericOutcome(**r) for r in collected.numeric]
-    status, ok = verdict(theorem.expect, proof, records)
-    if collected.failure:
-        status, ok = ERROR, False
-    return TheoremResult(
-        name=theorem.name, source=str(theorem.source), expect=theorem.expect, status=status, ok=ok,
-        corrects=theorem.corrects, note=theorem.note, statement_latex=collected.statement,
-        definitions_latex=collected.definitions, origin=theorem.origin, symbolic=proof,
-        numeric=records,
-    )
+    description = {**declaration(theorem), **collected.rendering}
+    return result_from_records(description, collected.symbolic, collected.numeric,
+                               collected.failure)
+
+
+def declaration(theorem) -> dict:
+    """The ``describe`` fields that need no rendering (rendering runs in the worker)."""
+    return {"name": theorem.name, "source": str(theorem.source), "expect": theorem.expect,
+            "corrects": theorem.corrects, "note": theorem.note, "origin": theorem.origin}
 
 
 # -- the checks of one theorem, as a sequence of messages ------------------------------------------
@@ -205,7 +243,7 @@ def check_steps(theorem, options: Options, emit: Callable[[tuple], None]) -> Non
     knows which step to blame.
     """
     emit(("start", "rendering"))
-    emit(("latex", (symbolic.statement_latex(theorem), symbolic.definitions_latex(theorem))))
+    emit(("rendering", rendering(theorem)))
     emit(("start", "symbolic proof"))
     emit(("symbolic", _schema_symbolic(symbolic.prove(theorem, time_limit=options.time_limit))))
     for configuration in _configurations(theorem, options):
@@ -223,7 +261,7 @@ def _configurations(theorem, options: Options) -> list[tuple[str, str, str, str]
     if api is None:
         return []
     found = api.available_configurations(theorem)
-    return [tuple(c) for c in found if options.wants(c[0], c[1])]
+    return [tuple(c) for c in found if options.wants(*c[:3])]
 
 
 def _numeric_record(theorem, configuration, profile: str) -> dict:
@@ -241,8 +279,7 @@ def _numeric_record(theorem, configuration, profile: str) -> dict:
 class _Collected:
     """What one theorem's checks have reported so far."""
 
-    statement: str = ""
-    definitions: list[str] = field(default_factory=list)
+    rendering: dict = field(default_factory=dict)
     symbolic: dict | None = None
     numeric: list[dict] = field(default_factory=list)
     step: str | tuple | None = None
@@ -253,8 +290,8 @@ class _Collected:
         kind, data = message
         if kind == "start":
             self.step = data
-        elif kind == "latex":
-            self.statement, self.definitions = data[0], list(data[1])
+        elif kind == "rendering":
+            self.rendering = data
         elif kind == "symbolic":
             self.symbolic = data
         elif kind == "numeric":
@@ -286,6 +323,7 @@ def _describe_step(step) -> str:
 
 def _run_in_process(theorems, options: Options, state: _RunState) -> None:
     for theorem in theorems:
+        state.start(theorem)
         collected = _Collected()
         try:
             check_steps(theorem, options, collected.take)
@@ -338,6 +376,7 @@ def _run_isolated(theorems, options: Options, jobs: int, budget: float, state: _
             while pending and len(running) < jobs:
                 job = _start(context, pending.popleft(), options, budget)
                 running[job.connection] = job
+                state.start(job.theorem)
             for job in _poll(running):
                 del running[job.connection]
                 _end(job)

@@ -1,24 +1,30 @@
-"""The ``attnproof`` command: ``prove`` checks theorems and writes reports; ``list`` shows them.
+"""The ``attnproof`` command: ``prove`` checks theorems and writes reports; ``list``, ``show``
+and ``report`` read the results of a previous run.
 
 Exit codes: 0 when every theorem came out as declared and every file loaded; 1 otherwise (a
 claim expected to hold failed, a claim expected false was not refuted, a file or check is in
-error); 2 for a usage error; 130 when interrupted (the partial results are still written).
+error); 2 for a usage error or an unreadable results file; 130 when interrupted (the partial
+results are still written).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
-from collections import Counter
 from pathlib import Path
 
 import symbolic
 
-from . import _markdown
-from ._results import STATUSES, Report, TheoremResult, read_json, write_atomic, write_json
+from . import _view as view
+from ._describe import describe
+from ._progress import Progress
+from ._reports import JSON_NAME, Written, write_reports
+from ._results import Report, TheoremResult, read_json
 from ._runner import PROFILES, RunInterrupted, numeric_api, run
 
 EXIT_OK, EXIT_NOT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+DEFAULT_JSON = Path("reports") / JSON_NAME
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,9 +41,19 @@ def _parser() -> argparse.ArgumentParser:
     prove.set_defaults(command=prove_command)
     listing = commands.add_parser("list", help="list theorems and their last known status")
     _add_theorem_source(listing)
-    listing.add_argument("--json", type=Path, default=Path("reports/results.json"),
-                         help="results to read the last status from (default: %(default)s)")
+    _add_json_input(listing)
     listing.set_defaults(command=list_command)
+    show = commands.add_parser("show", help="a theorem's statement, proof, evidence and replay")
+    show.add_argument("name", metavar="NAME")
+    _add_theorem_source(show)
+    _add_json_input(show)
+    show.set_defaults(command=show_command)
+    report = commands.add_parser("report", help="re-render the reports from results JSON")
+    _add_json_input(report)
+    report.add_argument("--out", metavar="DIR", type=Path,
+                        help="report directory (default: the JSON file's directory)")
+    report.add_argument("--pdf", action="store_true", help="also compile report.pdf (pdflatex)")
+    report.set_defaults(command=report_command)
     return parser
 
 
@@ -48,6 +64,11 @@ def _add_theorem_source(parser: argparse.ArgumentParser) -> None:
                         help="leave out the built-in theorems/ catalog")
 
 
+def _add_json_input(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", metavar="PATH", type=Path, default=DEFAULT_JSON,
+                        help="results of a previous run (default: %(default)s)")
+
+
 def _add_prove_options(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
     add("--out", metavar="DIR", type=Path, default=Path("reports"),
@@ -56,6 +77,7 @@ def _add_prove_options(parser: argparse.ArgumentParser) -> None:
     add("--theorem", metavar="NAME", action="append", help="check only NAME; repeatable")
     add("--backend", metavar="B", action="append", help="numeric backend only B; repeatable")
     add("--dtype", metavar="D", action="append", help="numeric dtype only D; repeatable")
+    add("--device", metavar="D", action="append", help="numeric device only D; repeatable")
     add("--profile", choices=PROFILES, default="default", help="numeric effort")
     add("--jobs", metavar="N", type=int, help="worker processes (default: CPU count)")
     add("--time-limit", metavar="S", type=float, default=60.0,
@@ -65,6 +87,7 @@ def _add_prove_options(parser: argparse.ArgumentParser) -> None:
     add("--symbolic-only", action="store_true", help="skip numeric checks")
     add("--in-process", action="store_true",
         help="run in this process, one theorem at a time (for debugging)")
+    add("--pdf", action="store_true", help="also compile report.pdf (needs pdflatex)")
 
 
 def _directories(args) -> list[Path]:
@@ -79,57 +102,73 @@ def prove_command(args) -> int:
     if not args.symbolic_only and numeric_api() is None:
         print("attnproof: numeric checks unavailable (numeric.check not found); "
               "symbolic proofs only", file=sys.stderr)
+    progress = Progress()
     try:
         report = run(
             _directories(args), theorem_filter=args.theorem, backends=args.backend,
-            dtypes=args.dtype, profile=args.profile, jobs=args.jobs, progress=_print_progress,
-            time_limit=args.time_limit, timeout=args.timeout,
-            check_numeric=not args.symbolic_only, isolate=not args.in_process,
+            dtypes=args.dtype, devices=args.device, profile=args.profile, jobs=args.jobs,
+            progress=progress.finished, started=progress.started, time_limit=args.time_limit,
+            timeout=args.timeout, check_numeric=not args.symbolic_only,
+            isolate=not args.in_process,
         )
     except ValueError as error:
         print(f"attnproof: {error}", file=sys.stderr)
         return EXIT_USAGE
     except RunInterrupted as interrupted:
-        _write_reports(interrupted.report, args)
+        progress.close()
+        _write(interrupted.report, args)
         print("attnproof: interrupted; partial results written", file=sys.stderr)
         return EXIT_INTERRUPTED
-    _write_reports(report, args)
-    _print_summary(report, args)
+    finally:
+        progress.close()
+    written = _write(report, args)
+    _print_summary(report, written)
     return EXIT_OK if report.ok else EXIT_NOT_OK
 
 
-def _write_reports(report: Report, args) -> None:
-    json_path = args.json or args.out / "results.json"
-    write_json(report, json_path)
-    write_atomic(args.out / "summary.md", _markdown.render(report))
+def _write(report: Report, args) -> Written:
+    return write_reports(report, args.out, args.json, pdf=args.pdf)
 
 
-def _print_progress(result: TheoremResult, done: int, total: int) -> None:
-    width = len(str(total))
-    mark = " " if result.ok else "✗"
-    print(f"[{done:>{width}}/{total}] {mark} {result.status:<14} {result.name}  "
-          f"{_detail(result)}", flush=True)
-
-
-def _detail(result: TheoremResult) -> str:
-    parts = []
-    if result.symbolic is not None:
-        parts.append(f"{result.symbolic.method} ({result.symbolic.seconds:.2f} s)")
-    tally = Counter(r.status for r in result.numeric)
-    if tally:
-        parts.append("numeric " + ", ".join(f"{n} {status}" for status, n in sorted(tally.items())))
-    return "; ".join(parts)
-
-
-def _print_summary(report: Report, args) -> None:
-    counts = [f"{sum(t.status == s for t in report.theorems)} {s}" for s in STATUSES
-              if any(t.status == s for t in report.theorems)]
+def _print_summary(report: Report, written: Written) -> None:
+    counts = [f"{n} {s}" for s, n in view.status_counts(report)]
     as_expected = sum(t.ok for t in report.theorems)
     print(f"\n{len(report.theorems)} theorems: {', '.join(counts) or 'none'}; "
           f"{as_expected} as expected; {len(report.errors)} errors")
     for error in report.errors:
         print(f"  error: {error.message.splitlines()[0] if error.message else error.path}")
-    print(f"wrote {args.json or args.out / 'results.json'} and {args.out / 'summary.md'}")
+    if report.partial:
+        print(f"partial report: {report.partial_reason}")
+    _print_written(written)
+
+
+def _print_written(written: Written) -> None:
+    print("wrote " + ", ".join(str(p) for p in written.paths))
+    for note in written.notes:
+        print(f"note: {note}")
+
+
+# -- report --------------------------------------------------------------------------------------
+
+
+def report_command(args) -> int:
+    report = _read(args.json)
+    if report is None:
+        return EXIT_USAGE
+    out = args.out if args.out is not None else args.json.parent
+    _print_written(write_reports(report, out, results=False, pdf=args.pdf))
+    return EXIT_OK
+
+
+def _read(path: Path) -> Report | None:
+    """The results at ``path``, or None after saying why they cannot be read."""
+    try:
+        return read_json(path)
+    except FileNotFoundError:
+        print(f"attnproof: no results at {path}; run `attnproof prove` first", file=sys.stderr)
+    except (ValueError, KeyError, TypeError) as error:
+        print(f"attnproof: cannot read {path}: {error}", file=sys.stderr)
+    return None
 
 
 # -- list ----------------------------------------------------------------------------------------
@@ -148,18 +187,95 @@ def list_command(args) -> int:
 def _last_statuses(path: Path) -> dict[str, str]:
     if not path.exists():
         return {}
-    try:
-        report = read_json(path)
-    except (ValueError, KeyError, TypeError) as error:
-        print(f"attnproof: ignoring {path}: {error}", file=sys.stderr)
-        return {}
-    return {t.name: t.status for t in report.theorems}
+    report = _read(path)
+    return {} if report is None else {t.name: t.status for t in report.theorems}
 
 
 def _print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
     widths = [max(len(str(row[c])) for row in [header, *rows]) for c in range(len(header))]
     for row in [header, *rows]:
         print("  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+
+
+# -- show ----------------------------------------------------------------------------------------
+
+
+def show_command(args) -> int:
+    report = _read(args.json) if args.json.exists() else None
+    results = {t.name: t for t in report.theorems} if report else {}
+    if args.name in results:
+        _show_result(results[args.name], report)
+        return EXIT_OK
+    declared = symbolic.discover(_directories(args)).by_name().get(args.name)
+    if declared is None:
+        print(f"attnproof: no theorem named {args.name!r}", file=sys.stderr)
+        return EXIT_USAGE
+    _show_declaration(declared, args.json)
+    return EXIT_OK
+
+
+def _show_declaration(theorem, json_path: Path) -> None:
+    description = describe(theorem)
+    result = TheoremResult(**description, status="unchecked", ok=False)
+    _print_fields(result)
+    print(f"\nnot checked yet (no result in {json_path}); run:\n  "
+          f"{view.reproduce_command(result)}")
+
+
+def _show_result(t: TheoremResult, report: Report) -> None:
+    _print_fields(t)
+    _print_evidence(t)
+    for where, values, replay in view.shown_counterexamples(t):
+        print(f"\ncounterexample ({where}):")
+        print(_indent(_as_lines(values)))
+        if replay:
+            print(f"replay:\n  {replay}")
+    for fix in view.corrections(report).get(t.name, []):
+        print(f"\ncorrected by: {fix.name} ({view.status_phrase(fix)})")
+    print(f"\nreproduce:\n  {view.reproduce_command(t)}")
+
+
+def _print_fields(t: TheoremResult) -> None:
+    expected = "expected to hold" if t.expect == "holds" else "expected to be refuted"
+    print(f"{t.name}: {view.status_phrase(t)} ({expected})")
+    print(f"source:     {t.source}")
+    print(f"statement:  {t.statement_latex}")
+    for definition in t.definitions_latex:
+        print(f"where:      {definition}")
+    for assumption in t.assumptions:
+        print(f"assume:     {assumption.get('name')}: {assumption.get('domain')}")
+    if t.symbolic is not None:
+        print(f"proof:      {t.symbolic.method} ({t.symbolic.seconds:.2f} s)")
+    if t.corrects:
+        print(f"corrects:   {t.corrects}")
+    if t.note:
+        print(f"note:       {t.note}")
+
+
+def _print_evidence(t: TheoremResult) -> None:
+    records = view.evidence(t)
+    if not records:
+        return
+    print("\nnumeric evidence:")
+    header = ("backend", "dtype", "device", "mode", "result", "instances", "worst ULPs",
+              "worst bits", "time")
+    rows = [(r.backend, r.dtype, r.device, r.mode, r.status, f"{r.instances or 0:,}",
+             view.format_ulps(r.max_error_ulps), view.format_bits(r.max_error_bits),
+             view.format_seconds(r.seconds)) for r in records]
+    _print_table(header, rows)
+    for r in records:
+        if r.reason and r.status in ("error", "skipped"):
+            print(f"  {view.configuration(r)}: {r.reason}")
+
+
+def _as_lines(value) -> str:
+    if isinstance(value, dict):
+        return "\n".join(f"{key}: {json.dumps(item, default=str)}" for key, item in value.items())
+    return str(value)
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())
 
 
 if __name__ == "__main__":

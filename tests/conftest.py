@@ -8,6 +8,10 @@ import pytest
 
 from symbolic import discover
 
+# Harness records become a report in reports/pytest/ (see attnproof/pytest_plugin.py);
+# pytester runs a pytest inside a test, for the plugin's own tests.
+pytest_plugins = ["attnproof.pytest_plugin", "pytester"]
+
 REPO = Path(__file__).resolve().parent.parent
 PLANTED_DIR = REPO / "tests" / "planted"
 SEEDS_DIR = REPO.parent / "shared" / "seeds"

@@ -15,9 +15,15 @@ def sample_report() -> Report:
         ok=True, note="A note with | pipes and *stars*.", statement_latex=r"\sum_{j} A_{i j} = 1",
         definitions_latex=[r"A_{i j} = \operatorname{softmax}_{j}(S_{i j})"],
         origin="/tmp/t/softmax.py",
+        assumptions=[{"name": "S", "latex": "S", "domain": "real in [-3, 3]"},
+                     {"name": "T", "latex": "T",
+                      "domain": "positive in [0.001, 1000] (log-uniform)"},
+                     {"name": "n_k", "latex": "n_{k}", "domain": "sizes 1–8 in numeric checks"}],
         symbolic=SymbolicOutcome("proved", "sum normal form (all sizes)", None, 0.25),
         numeric=[NumericOutcome("numpy", "float64", "cpu", "eager", "passed", 20, 1280, 4.0,
-                                2.3, 1.5)],
+                                2.3, 1.5),
+                 NumericOutcome("jax", "bfloat16", "cpu", "jit", "passed", 20, 1280, 2.0,
+                                1.58, 0.5)],
     )
     refuted = TheoremResult(
         name="wrong_claim", source="tutorial §9.2", expect="refuted", status="refuted", ok=True,
@@ -35,7 +41,7 @@ def sample_report() -> Report:
     return Report(
         theorems=[proved, refuted, corrected],
         errors=[ErrorEntry("/tmp/t/broken.py", None, "SyntaxError: ``` invalid | syntax")],
-        partial=False, generated="2025-01-01T00:00:00+00:00",
+        partial=False, generated="2025-01-01T00:00:00+00:00", run={"by": "attnproof prove"},
         environment={"python": "3.11.7", "sympy": "1.14.0", "numpy": "2.4.6", "jax": None,
                      "mlx": None, "devices": ["numpy:cpu"]},
     )

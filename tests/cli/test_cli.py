@@ -1,6 +1,7 @@
 """The ``attnproof`` command: exit codes, reports written, ``list``, ``python -m attnproof``."""
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -111,3 +112,76 @@ def test_importing_attnproof_imports_no_array_backend():
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                timeout=60, check=True)
     assert completed.stdout.strip() == "[]"
+
+
+def test_report_re_renders_markdown_and_latex_with_every_theorem(tmp_path, theorems, capsys):
+    files.write(theorems, "good.py", files.TRUE, name="doubling")
+    files.write(theorems, "false.py", files.FALSE, name="tripling", expect="refuted")
+    _, out = prove(tmp_path)
+    elsewhere = tmp_path / "rendered"
+    assert main(["report", "--json", str(out / "results.json"), "--out", str(elsewhere)]) == 0
+    assert sorted(p.name for p in elsewhere.glob("*.*")) == ["report.tex", "summary.md"]
+    markdown = (elsewhere / "summary.md").read_text()
+    latex = (elsewhere / "report.tex").read_text()
+    for name in ("doubling", "tripling"):
+        assert f"### {name}\n" in markdown
+        assert rf"\section{{\texorpdfstring{{\texttt{{{name}}}}}" in latex
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None,
+                    reason="pdflatex is not installed (CI installs TeX Live)")
+def test_prove_then_report_compiles_a_pdf(tmp_path, theorems, monkeypatch):
+    monkeypatch.setattr(_runner, "numeric_api", lambda: FakeNumeric(
+        [("numpy", "float64", "cpu", "eager"), ("numpy", "float32", "cpu", "eager")]))
+    files.write(theorems, "good.py", files.TRUE, name="doubling")
+    files.write(theorems, "false.py", files.FALSE, name="tripling", expect="refuted")
+    _, out = prove(tmp_path)
+    assert main(["report", "--json", str(out / "results.json"), "--pdf"]) == 0
+    assert (out / "report.pdf").stat().st_size > 1000
+
+
+def test_report_without_results_is_a_usage_error(tmp_path, capsys):
+    missing = tmp_path / "none.json"
+    assert main(["report", "--json", str(missing), "--out", str(tmp_path)]) == 2
+    assert "run `attnproof prove` first" in capsys.readouterr().err
+
+
+def test_show_prints_statement_proof_evidence_counterexample_and_replay(
+        tmp_path, theorems, monkeypatch, capsys):
+    monkeypatch.setattr(_runner, "numeric_api",
+                        lambda: FakeNumeric([("numpy", "float64", "cpu", "eager")]))
+    files.write(theorems, "false.py", files.FALSE, name="tripling", expect="refuted")
+    _, out = prove(tmp_path)
+    capsys.readouterr()
+    assert main(["show", "tripling", "--json", str(out / "results.json")]) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith("tripling: refuted (expected to be refuted)\n")
+    assert "statement:  x_{i} = 2 x_{i}" in shown
+    assert "proof:      exact counterexample" in shown
+    assert "numpy    float64  cpu     eager  failed  640" in shown
+    assert "counterexample (numpy float64 cpu eager):\n  x[0]: 1.0" in shown
+    assert "replay:\n  attnproof replay x" in shown
+    assert f"attnproof prove --theorem tripling --theorems {theorems / 'false.py'}" in shown
+
+
+def test_show_a_declared_but_unchecked_theorem_says_how_to_check_it(tmp_path, theorems, capsys):
+    files.write(theorems, "good.py", files.TRUE, name="doubling")
+    argv = ["show", "doubling", "--no-catalog", "--theorems", str(theorems),
+            "--json", str(tmp_path / "none.json")]
+    assert main(argv) == 0
+    shown = capsys.readouterr().out
+    assert "statement:  2 x_{i} = 2 x_{i}" in shown  # SymPy has already added x + x
+    assert "not checked yet" in shown and "attnproof prove --theorem doubling" in shown
+    assert main(argv[:1] + ["nope"] + argv[2:]) == 2
+
+
+def test_device_filter_and_partial_reason_reach_the_json(tmp_path, theorems, monkeypatch):
+    fake = FakeNumeric([("numpy", "float64", "cpu", "eager"), ("jax", "float64", "gpu", "jit")])
+    monkeypatch.setattr(_runner, "numeric_api", lambda: fake)
+    files.write(theorems, "good.py", files.TRUE, name="doubling")
+    code, out = prove(tmp_path, "--device", "gpu")
+    assert code == 0
+    assert [call[3] for call in fake.calls] == ["gpu"]
+    data = json.loads((out / "results.json").read_text())
+    assert data["partial"] and data["partial_reason"] == "numeric checks only on devices gpu"
+    assert data["run"]["devices"] == ["gpu"]

@@ -2,7 +2,8 @@
 
 import re
 
-from attnproof._markdown import escape, math, render
+from attnproof._figures import Figures
+from attnproof._markdown import code, escape, math, render
 
 from .samples import sample_report
 
@@ -25,44 +26,68 @@ def test_math_is_inline_for_github_and_empty_when_absent():
 
 
 def _table_rows(markdown: str) -> list[str]:
-    section = markdown.split("## Theorems", 1)[1].split("\n## ", 1)[0]
+    section = markdown.split("## Theorems", 1)[1].split("\n### ", 1)[0]
     return [line for line in section.splitlines() if line.startswith("|")]
 
 
-def test_every_table_row_has_six_cells_despite_pipes_in_user_text():
+def _theorem_section(markdown: str, name: str) -> str:
+    return markdown.split(f"### {escape(name)}\n", 1)[1].split("\n### ", 1)[0]
+
+
+def test_every_overview_row_has_four_cells_despite_pipes_in_user_text():
     report = sample_report()
-    report.theorems[0].source = "eq. | (39) | (40)"
+    report.theorems[0].name = "rows | with pipe"
     rows = _table_rows(render(report))
     assert len(rows) == 2 + len(report.theorems)
-    assert all(len(UNESCAPED_PIPE.findall(row)) == 7 for row in rows)
-    assert r"eq. \| (39) \| (40)" in rows[2]
+    assert all(len(UNESCAPED_PIPE.findall(row)) == 5 for row in rows)
+    assert r"rows \| with pipe" in rows[2]
 
 
-def test_rows_report_status_symbolic_and_numeric_evidence():
+def test_overview_rows_report_status_proof_and_numeric_evidence():
     rows = _table_rows(render(sample_report()))
-    proved = next(r for r in rows if r.startswith(r"| softmax\_rows"))
-    assert "proved (all sizes)" in proved
+    proved = next(r for r in rows if r.startswith(r"| [softmax\_rows](#softmax_rows)"))
+    assert "proved for all sizes" in proved
     assert "sum normal form (all sizes), 0.25 s" in proved
-    assert "1/1 passed, 1,280 instances, worst 2.3 bits" in proved
+    assert "2/2 passed, 2,560 instances, worst 2.3 bits" in proved
 
 
-def test_counts_and_statements_are_rendered():
+def test_summary_counts_totals_and_environment():
     markdown = render(sample_report())
-    assert "| proved (all sizes) | 2 |" in markdown
-    assert "| refuted | 1 |" in markdown
-    assert "3 of 3 theorems came out as expected; 1 errors." in markdown
-    assert r"$`\sum_{j} A_{i j} = 1`$" in markdown
-    assert r"A note with \| pipes and \*stars\*." in markdown
+    assert "| ✅ proved | the sum normal form" in markdown and "| 2 |" in markdown
+    assert "**3 theorems**, 3 as expected; 1 errors. 2,752 numeric instances" in markdown
+    assert "| 3.11.7 | 1.14.0 | 2.4.6 | not installed | not installed | numpy:cpu |" in markdown
+
+
+def test_each_theorem_section_has_statement_assumptions_evidence_and_replay():
+    section = _theorem_section(render(sample_report()), "softmax_rows")
+    assert "**Source:** tutorial §6.3, eq. (39)" in section
+    assert "```math\n\\sum_{j} A_{i j} = 1\n```" in section
+    assert r"where $`A_{i j} = \operatorname{softmax}_{j}(S_{i j})`$" in section
+    assert "$`T`$: positive in \\[0.001, 1000\\] (log-uniform)" in section
+    assert r"A note with \| pipes and \*stars\*." in section
+    assert "| jax | bfloat16 | cpu | jit | passed | 1,280 | 2.0 | 1.6 | 0.50 s |" in section
+    assert "Reproduce: `attnproof prove --theorem softmax_rows --theorems /tmp/t/softmax.py`" \
+        in section
 
 
 def test_refuted_claim_shows_counterexamples_replay_and_its_correction():
-    section = render(sample_report()).split("## Refuted claims and counterexamples", 1)[1]
-    section = section.split("\n## ", 1)[0]
-    assert r"### wrong\_claim" in section
+    section = _theorem_section(render(sample_report()), "wrong_claim")
     assert 'values: {"x[0]": "1"}' in section  # the exact counterexample
-    assert "jax float64 cpu jit" in section
-    assert "attnproof replay wrong_claim --seed 1" in section
-    assert r"Corrected claim: **right\_claim** (proved (all sizes))." in section
+    assert "(jax float64 cpu jit)" in section
+    assert "```sh\nattnproof replay wrong_claim --seed 1\n```" in section
+    assert r"**Corrected by** [right\_claim](#right_claim): proved for all sizes." in section
+
+
+def test_errata_lists_the_false_claim_with_its_values_and_correction():
+    errata = render(sample_report()).split("## Errata", 1)[1].split("\n## ", 1)[0]
+    (row,) = [line for line in errata.splitlines() if line.startswith("| [")]
+    assert row.startswith(r"| [wrong\_claim](#wrong_claim) | tutorial §9.2 | n = 1; x\[0\] = 1")
+    assert r"[right\_claim](#right_claim) (proved for all sizes) |" in row
+
+
+def test_code_spans_outlast_backticks_inside():
+    assert code("a ` b") == "``a ` b``"
+    assert code("`x`") == "`` `x` ``"
 
 
 def test_error_messages_are_fenced_beyond_any_backticks_they_contain():
@@ -71,8 +96,15 @@ def test_error_messages_are_fenced_beyond_any_backticks_they_contain():
     assert "  ````\n  SyntaxError: ``` invalid | syntax\n  ````" in section
 
 
-def test_partial_runs_say_so():
+def test_partial_runs_say_so_and_why():
     report = sample_report()
-    assert "Partial run" not in render(report)
-    report.partial = True
-    assert "Partial run" in render(report)
+    assert "Partial report" not in render(report)
+    report.partial, report.partial_reason = True, "only 1 selected theorem(s) were checked"
+    assert "> **Partial report:** only 1 selected theorem(s) were checked." in render(report)
+
+
+def test_figures_are_linked_when_drawn_and_explained_when_not():
+    drawn = render(sample_report(), Figures(error_bits="figures/error_bits"))
+    assert "![worst error in bits per theorem and configuration](figures/error_bits.png)" in drawn
+    missing = render(sample_report(), Figures(missing="Figures need matplotlib."))
+    assert "_Figures need matplotlib._" in missing and "](figures/" not in missing

@@ -2,6 +2,7 @@
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +12,8 @@ from attnproof._results import read_json, report_to_json, write_json
 from .samples import sample_report
 
 THEOREM_KEYS = {"name", "source", "expect", "status", "ok", "corrects", "note",
-                "statement_latex", "definitions_latex", "origin", "symbolic", "numeric"}
+                "statement_latex", "definitions_latex", "origin", "assumptions", "symbolic",
+                "numeric"}
 SYMBOLIC_KEYS = {"status", "method", "max_size", "seconds", "counterexample", "residual"}
 NUMERIC_KEYS = {"backend", "dtype", "device", "mode", "status", "examples", "instances",
                 "max_error_ulps", "max_error_bits", "seconds", "counterexample", "replay",
@@ -22,8 +24,9 @@ def test_schema_has_exactly_the_documented_keys(tmp_path):
     path = tmp_path / "results.json"
     write_json(sample_report(), path)
     data = json.loads(path.read_text())
-    assert set(data) == {"schema", "partial", "generated", "environment", "theorems", "errors"}
-    assert data["schema"] == 1
+    assert set(data) == {"schema", "partial", "partial_reason", "run", "generated",
+                         "environment", "theorems", "errors"}
+    assert data["schema"] == 2
     assert set(data["environment"]) == {"python", "sympy", "numpy", "jax", "mlx", "devices"}
     for theorem in data["theorems"]:
         assert set(theorem) == THEOREM_KEYS
@@ -50,6 +53,27 @@ def test_non_finite_numbers_are_written_as_strings_in_valid_json(tmp_path):
 
     data = json.loads(path.read_text(), parse_constant=reject)
     assert data["theorems"][0]["numeric"][0]["max_error_bits"] == "inf"
+
+
+def test_schema_1_files_still_read_with_defaults_for_the_new_fields(tmp_path):
+    data = report_to_json(sample_report())
+    data["schema"] = 1
+    for key in ("partial_reason", "run"):
+        del data[key]
+    for theorem in data["theorems"]:
+        del theorem["assumptions"]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(data))
+    report = read_json(path)
+    assert (report.partial_reason, report.run) == ("", {})
+    assert all(t.assumptions == [] for t in report.theorems)
+
+
+def test_the_schema_document_names_every_key():
+    document = (Path(_results.__file__).parent / "RESULTS.md").read_text()
+    data = report_to_json(sample_report())
+    keys = set(data) | THEOREM_KEYS | SYMBOLIC_KEYS | NUMERIC_KEYS
+    assert {key for key in keys if f"`{key}`" not in document} == set()
 
 
 def test_other_schema_versions_are_rejected(tmp_path):

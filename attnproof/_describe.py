@@ -1,0 +1,52 @@
+"""What a report says about a theorem besides its outcome, taken from the declared objects.
+
+The statement, definitions and assumptions are rendered from the same SymPy objects and domains
+that the provers and the numeric checker use, so a report cannot drift from what was checked.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+import symbolic
+
+
+def describe(theorem) -> dict:
+    """The fields of a ``TheoremResult`` that come from the declaration alone."""
+    return {
+        "name": theorem.name,
+        "source": str(theorem.source),
+        "expect": theorem.expect,
+        "corrects": theorem.corrects,
+        "note": theorem.note,
+        "origin": theorem.origin,
+        **rendering(theorem),
+    }
+
+
+def rendering(theorem) -> dict:
+    """Statement, definitions and assumptions: the parts that need SymPy's printer."""
+    return {
+        "statement_latex": symbolic.statement_latex(theorem),
+        "definitions_latex": symbolic.definitions_latex(theorem),
+        "assumptions": assumptions(theorem),
+    }
+
+
+def assumptions(theorem) -> list[dict]:
+    """One entry per input and dimension: its LaTeX symbol and, in words, where it lives."""
+    entries = [_input_assumption(x) for x in theorem.inputs]
+    entries += [_dimension_assumption(d) for d in theorem.dims]
+    return entries
+
+
+def _input_assumption(value) -> dict:
+    symbol = getattr(value, "latex", None) or symbolic.latex(sp.Symbol(value.name))
+    return {"name": value.name, "latex": symbol, "domain": value.domain.describe()}
+
+
+def _dimension_assumption(dim) -> dict:
+    symbol = dim.latex or symbolic.latex(dim.symbol)
+    sizes = f"size {dim.sizes.low}–{dim.sizes.high} in numeric checks (symbolic in proofs)"
+    return {"name": dim.name, "latex": symbol, "domain": sizes}
+

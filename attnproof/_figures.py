@@ -1,0 +1,171 @@
+"""Figures for the reports, drawn with matplotlib when it is installed (``attnproof[plot]``).
+
+Each figure is written twice beside the reports, as PNG for Markdown and PDF for LaTeX, both
+atomically. Without matplotlib no figure is drawn and the reports say how to get them; the
+tables carry the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import _view as view
+from ._results import Report, TheoremResult, readable_mode
+
+FIGURE_DIR = "figures"
+# Colour saturates here: a float64 error beyond this many bits is already a wrong answer, and
+# one huge value must not wash out the differences among the accurate ones.
+BITS_COLOUR_LIMIT = 24.0
+
+# The tutorial's §11.2 table (001_9db7190c12608696.txt), as printed: T -> (weights, entropy),
+# for the scores S = [2, 1, 0]. Plotted as markers over the computed curves.
+TEMPERATURE_SCORES = (2.0, 1.0, 0.0)
+TUTORIAL_TEMPERATURE_TABLE = {
+    0.25: ((0.997, 0.003, 0.000), 0.02),
+    0.5: ((0.876, 0.118, 0.006), 0.42),
+    1.0: ((0.665, 0.245, 0.090), 0.80),
+    2.0: ((0.474, 0.316, 0.211), 1.02),
+    math.inf: ((0.333, 0.333, 0.333), 1.10),
+}
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Paths of the figures drawn, relative to the report directory and without extension."""
+
+    error_bits: str | None = None
+    temperature: str | None = None
+    missing: str | None = None
+
+
+def draw(report: Report, out_dir: Path) -> Figures:
+    """Draw every figure that applies to ``report`` into ``out_dir/figures``."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        return Figures(missing="Figures need matplotlib: pip install 'attnproof[plot]'.")
+    directory = Path(out_dir) / FIGURE_DIR
+    error_bits = temperature = None
+    if _heat_map_rows(report.theorems):
+        error_bits = _save(_error_bits_figure(Figure, report.theorems), directory, "error_bits")
+    if any(view.is_temperature_theorem(t) for t in report.theorems):
+        temperature = _save(_temperature_figure(Figure), directory, "temperature")
+    return Figures(error_bits, temperature)
+
+
+def _save(figure, directory: Path, stem: str) -> str:
+    directory.mkdir(parents=True, exist_ok=True)
+    for extension in ("png", "pdf"):
+        _save_atomic(figure, directory / f"{stem}.{extension}", extension)
+    return f"{FIGURE_DIR}/{stem}"
+
+
+def _save_atomic(figure, path: Path, extension: str) -> None:
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(handle)
+    try:
+        os.chmod(temporary, readable_mode())
+        figure.savefig(temporary, format=extension, dpi=150, bbox_inches="tight")
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+# -- worst error in bits: theorem × (backend, dtype) ---------------------------------------------
+
+
+def _heat_map_rows(theorems: list[TheoremResult]) -> list[TheoremResult]:
+    return [t for t in theorems if any(view.number(r.max_error_bits) is not None
+                                       for r in t.numeric)]
+
+
+def heat_map_data(theorems: list[TheoremResult]):
+    """(row names, column labels, bits[row, column] with NaN where not run, failed mask)."""
+    rows = _heat_map_rows(theorems)
+    columns = sorted({(r.backend, r.dtype) for t in rows for r in t.numeric},
+                     key=lambda c: (c[0], view._dtype_order(c[1])))
+    bits = np.full((len(rows), len(columns)), np.nan)
+    failed = np.zeros(bits.shape, dtype=bool)
+    for i, t in enumerate(rows):
+        for r in t.numeric:
+            j = columns.index((r.backend, r.dtype))
+            value = view.number(r.max_error_bits)
+            if value is not None:
+                bits[i, j] = np.fmax(bits[i, j], value)
+            failed[i, j] |= r.status in ("failed", "error")
+    labels = [f"{backend}\n{dtype}" for backend, dtype in columns]
+    return [t.name for t in rows], labels, bits, failed
+
+
+def _error_bits_figure(Figure, theorems: list[TheoremResult]):
+    names, labels, bits, failed = heat_map_data(theorems)
+    figure = Figure(figsize=(2.2 + 0.9 * len(labels), 1.2 + 0.28 * len(names)))
+    axes = figure.subplots()
+    image = axes.imshow(np.clip(bits, 0, BITS_COLOUR_LIMIT), cmap="YlOrRd", vmin=0,
+                        vmax=BITS_COLOUR_LIMIT, aspect="auto")
+    axes.set_xticks(range(len(labels)), labels, fontsize=8)
+    axes.set_yticks(range(len(names)), names, fontsize=8)
+    axes.xaxis.tick_top()
+    for (i, j), value in np.ndenumerate(bits):
+        _annotate_cell(axes, i, j, value, failed[i, j])
+    colour_bar = figure.colorbar(image, ax=axes, fraction=0.04, pad=0.02)
+    colour_bar.set_label(f"worst error, bits (colour capped at {BITS_COLOUR_LIMIT:g})", fontsize=8)
+    axes.set_xlabel("outlined in blue: a check failed or errored in this column", fontsize=8)
+    return figure
+
+
+def _annotate_cell(axes, i: int, j: int, value: float, failed: bool) -> None:
+    if not math.isnan(value):
+        dark = value > BITS_COLOUR_LIMIT * 0.6
+        axes.text(j, i, f"{value:.1f}", ha="center", va="center", fontsize=7,
+                  color="white" if dark else "black")
+    if failed:
+        from matplotlib.patches import Rectangle
+
+        axes.add_patch(Rectangle((j - 0.48, i - 0.48), 0.96, 0.96, fill=False,
+                                 edgecolor="tab:blue", linewidth=1.5))
+
+
+# -- weights and entropy against temperature (tutorial §11.2) -------------------------------------
+
+
+def temperature_curves(temperatures: np.ndarray):
+    """softmax(S / T) for S = [2, 1, 0] at each T, and its entropy in nats."""
+    scores = np.asarray(TEMPERATURE_SCORES)
+    logits = scores[None, :] / temperatures[:, None]
+    logits -= logits.max(axis=1, keepdims=True)
+    weights = np.exp(logits)
+    weights /= weights.sum(axis=1, keepdims=True)
+    entropy = -(weights * np.log(np.where(weights > 0, weights, 1.0))).sum(axis=1)
+    return weights, entropy
+
+
+def _temperature_figure(Figure):
+    temperatures = np.geomspace(0.1, 100, 400)
+    weights, entropy = temperature_curves(temperatures)
+    figure = Figure(figsize=(9, 3.4))
+    left, right = figure.subplots(1, 2)
+    table = {t: row for t, row in TUTORIAL_TEMPERATURE_TABLE.items() if math.isfinite(t)}
+    for k, score in enumerate(TEMPERATURE_SCORES):
+        line, = left.plot(temperatures, weights[:, k], label=f"weight of score {score:g}")
+        left.plot(list(table), [row[0][k] for row in table.values()], "o", mfc="none",
+                  color=line.get_color())
+    left.axhline(1 / 3, color="grey", linestyle=":", label="T → ∞: 1/3 each")
+    right.plot(temperatures, entropy, color="black", label="entropy H (nats)")
+    right.plot(list(table), [row[1] for row in table.values()], "o", mfc="none", color="black",
+               label="tutorial §11.2 table")
+    right.axhline(math.log(3), color="grey", linestyle=":", label="T → ∞: log 3")
+    left.plot([], [], "o", mfc="none", color="grey", label="tutorial §11.2 table")
+    for axes, title in ((left, "softmax(S / T), S = [2, 1, 0]"), (right, "entropy")):
+        axes.set_xscale("log")
+        axes.set_xlabel("temperature T")
+        axes.set_title(title, fontsize=10)
+        axes.legend(fontsize=7)
+    return figure

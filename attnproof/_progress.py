@@ -1,0 +1,115 @@
+"""Progress of ``attnproof prove``: a redrawn bar on a terminal, plain lines otherwise.
+
+Both print one permanent line per finished theorem (so a log keeps every outcome); on a
+terminal a bar below them shows theorems done, the theorems running, elapsed time and an ETA,
+redrawn every second by a daemon thread.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import threading
+import time
+from collections import Counter
+
+from ._results import TheoremResult
+
+BAR_WIDTH = 24
+
+
+class Progress:
+    """Callbacks for ``run``: ``started(name)`` and ``finished(result, done, total)``."""
+
+    def __init__(self, stream=None, interactive: bool | None = None, clock=time.monotonic):
+        self.stream = stream or sys.stdout
+        self.interactive = _is_terminal(self.stream) if interactive is None else interactive
+        self.clock = clock
+        self.begun = clock()
+        self.running: list[str] = []
+        self.done = 0
+        self.total = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        if self.interactive:
+            threading.Thread(target=self._tick, daemon=True).start()
+
+    def started(self, name: str) -> None:
+        with self._lock:
+            self.running.append(name)
+            self._draw_bar()
+
+    def finished(self, result: TheoremResult, done: int, total: int) -> None:
+        with self._lock:
+            if result.name in self.running:
+                self.running.remove(result.name)
+            self.done, self.total = done, total
+            self._clear_bar()
+            self.stream.write(self._result_line(result) + "\n")
+            self._draw_bar()
+            self.stream.flush()
+
+    def close(self) -> None:
+        self._stop.set()
+        with self._lock:
+            self._clear_bar()
+            self.stream.flush()
+
+    # -- lines --------------------------------------------------------------------------------
+
+    def _result_line(self, result: TheoremResult) -> str:
+        width = len(str(self.total))
+        mark = " " if result.ok else "✗"
+        return (f"[{self.done:>{width}}/{self.total}] {mark} {result.status:<14} {result.name}  "
+                f"{_detail(result)}  ({_clock(self.clock() - self.begun)})")
+
+    def bar_line(self) -> str:
+        elapsed = self.clock() - self.begun
+        filled = BAR_WIDTH * self.done // self.total if self.total else 0
+        bar = "█" * filled + "░" * (BAR_WIDTH - filled)
+        eta = _eta(elapsed, self.done, self.total)
+        running = ", ".join(self.running) or "—"
+        line = (f"{bar} {self.done}/{self.total or '?'}  elapsed {_clock(elapsed)}  "
+                f"ETA {eta}  running: {running}")
+        return line[: max(20, shutil.get_terminal_size().columns - 1)]
+
+    def _draw_bar(self) -> None:
+        if self.interactive:
+            self.stream.write("\r\x1b[2K" + self.bar_line())
+            self.stream.flush()
+
+    def _clear_bar(self) -> None:
+        if self.interactive:
+            self.stream.write("\r\x1b[2K")
+
+    def _tick(self) -> None:
+        while not self._stop.wait(1.0):
+            with self._lock:
+                self._draw_bar()
+
+
+def _is_terminal(stream) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _eta(elapsed: float, done: int, total: int) -> str:
+    """Remaining time at the average pace so far; unknown before the first theorem ends."""
+    if not done or not total:
+        return "?"
+    return _clock(elapsed / done * (total - done))
+
+
+def _clock(seconds: float) -> str:
+    minutes, seconds = divmod(int(round(seconds)), 60)
+    return f"{minutes}:{seconds:02d}"
+
+
+def _detail(result: TheoremResult) -> str:
+    parts = []
+    if result.symbolic is not None:
+        parts.append(f"{result.symbolic.method} ({result.symbolic.seconds:.2f} s)")
+    tally = Counter(r.status for r in result.numeric)
+    if tally:
+        parts.append("numeric " + ", ".join(f"{n} {status}" for status, n in sorted(tally.items())))
+    return "; ".join(parts)

@@ -1,0 +1,231 @@
+"""What every report format says, decided once: status phrases, evidence rows, errata, totals.
+
+The Markdown, LaTeX and terminal renderers only format these facts, so the three cannot
+disagree about what a result means.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+import symbolic
+
+from ._results import STATUSES, NumericOutcome, Report, TheoremResult
+
+STATUS_MEANINGS = {
+    "proved": "the sum normal form of lhs − rhs is zero: true for every size",
+    "proved-bounded": "every entry cancels exactly for each size up to a bound",
+    "checked": "no symbolic proof; numeric evidence only",
+    "unchecked": "neither proved nor checked",
+    "refuted": "false, shown by a counterexample",
+    "failed": "the outcome contradicts what the theorem declares",
+    "error": "could not be checked",
+}
+
+# Scalar inputs that make a theorem a temperature theorem (the temperature figure applies).
+TEMPERATURE_INPUTS = ("T", "beta")
+
+
+def status_phrase(t: TheoremResult) -> str:
+    """The status with its method, e.g. "proved for sizes ≤ 3", as a reader wants it."""
+    if t.status == "proved":
+        return "proved for all sizes"
+    if t.status == "proved-bounded":
+        bound = t.symbolic.max_size if t.symbolic and t.symbolic.max_size else "a bound"
+        return f"proved for sizes ≤ {bound}"
+    if t.status == "checked":
+        return "checked numerically only"
+    if t.status == "failed":
+        return "FAILED: expected to hold" if t.expect == "holds" else "FAILED: not refuted"
+    return {"unchecked": "not checked", "refuted": "refuted", "error": "ERROR"}.get(
+        t.status, t.status)
+
+
+def status_counts(report: Report) -> list[tuple[str, int]]:
+    counts = [(s, sum(t.status == s for t in report.theorems)) for s in STATUSES]
+    return [(s, n) for s, n in counts if n]
+
+
+@dataclass(frozen=True)
+class Totals:
+    theorems: int
+    as_expected: int
+    instances: int
+    proof_seconds: float
+    numeric_seconds: float
+
+
+def totals(report: Report) -> Totals:
+    ts = report.theorems
+    return Totals(
+        theorems=len(ts),
+        as_expected=sum(t.ok for t in ts),
+        instances=sum(r.instances or 0 for t in ts for r in t.numeric),
+        proof_seconds=sum(t.symbolic.seconds for t in ts if t.symbolic),
+        numeric_seconds=sum(r.seconds or 0.0 for t in ts for r in t.numeric),
+    )
+
+
+def environment_rows(report: Report) -> list[tuple[str, str]]:
+    env = report.environment
+    rows = [(name, env.get(name) or "not installed")
+            for name in ("python", "sympy", "numpy", "jax", "mlx")]
+    return rows + [("devices", ", ".join(env.get("devices") or []) or "none")]
+
+
+def evidence(t: TheoremResult) -> list[NumericOutcome]:
+    """Numeric records in a stable reading order: backend, dtype, device, mode."""
+    return sorted(t.numeric, key=lambda r: (r.backend, _dtype_order(r.dtype), r.device, r.mode))
+
+
+def _dtype_order(dtype: str) -> tuple[int, str]:
+    order = ("float64", "float32", "float16", "bfloat16")
+    return (order.index(dtype) if dtype in order else len(order), dtype)
+
+
+def worst_bits(t: TheoremResult) -> float | None:
+    bits = [number(r.max_error_bits) for r in t.numeric]
+    bits = [b for b in bits if b is not None]
+    return max(bits) if bits else None
+
+
+def number(value) -> float | None:
+    """A float from a record field that may be None or a JSON string such as "inf"."""
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def format_ulps(value) -> str:
+    ulps = number(value)
+    if ulps is None:
+        return "—"
+    return f"{ulps:.1f}" if 0 <= ulps < 1000 else f"{ulps:.3g}"
+
+
+def format_bits(value) -> str:
+    bits = number(value)
+    return "—" if bits is None else f"{bits:.1f}"
+
+
+def format_seconds(value) -> str:
+    seconds = number(value) or 0.0
+    return f"{seconds:.2f} s" if seconds < 100 else f"{seconds:.0f} s"
+
+
+def corrections(report: Report) -> dict[str, list[TheoremResult]]:
+    """For each refuted claim's name, the theorems that declare they correct it."""
+    fixes: dict[str, list[TheoremResult]] = {}
+    for t in report.theorems:
+        if t.corrects:
+            fixes.setdefault(t.corrects, []).append(t)
+    return fixes
+
+
+def errata(report: Report) -> list[tuple[TheoremResult, list[TheoremResult]]]:
+    """Every claim found false (refuted as expected, or a claim expected to hold that failed
+    with a counterexample), with the theorems that correct it."""
+    fixes = corrections(report)
+    found_false = [t for t in report.theorems if _found_false(t)]
+    return [(t, fixes.get(t.name, [])) for t in found_false]
+
+
+def _found_false(t: TheoremResult) -> bool:
+    if t.status == "refuted":
+        return True
+    return t.status == "failed" and t.expect == "holds" and bool(counterexamples(t))
+
+
+def counterexamples(t: TheoremResult) -> list[tuple[str, object, str | None]]:
+    """(where, values, replay command) for the exact counterexample and each float64 one."""
+    found = []
+    if t.symbolic is not None and t.symbolic.counterexample:
+        found.append(("exact, symbolic", t.symbolic.counterexample, None))
+    for r in evidence(t):
+        if r.status == "failed" and r.decides_truth and r.counterexample:
+            found.append((configuration(r), r.counterexample, r.replay))
+    return found
+
+
+def shown_counterexamples(t: TheoremResult) -> list[tuple[str, object, str | None]]:
+    """What a theorem's section shows: the exact counterexample and the first float64 one
+    (with its replay command); the others repeat them on another backend."""
+    found = counterexamples(t)
+    exact = [c for c in found if c[2] is None][:1]
+    numeric = [c for c in found if c[2] is not None][:1]
+    return exact + numeric
+
+
+def smallest_counterexample(t: TheoremResult):
+    """The exact counterexample when there is one (it is at the smallest sizes), else the
+    first float64 one."""
+    found = counterexamples(t)
+    return found[0] if found else None
+
+
+def configuration(r: NumericOutcome) -> str:
+    return f"{r.backend} {r.dtype} {r.device} {r.mode}"
+
+
+def is_temperature_theorem(t: TheoremResult) -> bool:
+    return any(a.get("name") in TEMPERATURE_INPUTS for a in t.assumptions)
+
+
+def reproduce_command(t: TheoremResult) -> str:
+    """The command that re-checks this theorem alone, from the repository root."""
+    parts = ["attnproof", "prove", "--theorem", t.name]
+    extra = _extra_theorem_file(t.origin)
+    if extra:
+        parts += ["--theorems", extra]
+    return shlex.join(parts)
+
+
+def _extra_theorem_file(origin: str) -> str | None:
+    """The file to pass with ``--theorems``, unless ``origin`` is in the built-in catalog."""
+    if not origin:
+        return None
+    path = Path(origin)
+    if path.parent.resolve() == Path(symbolic._catalog.CATALOG_DIR).resolve():
+        return None
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def anchor(name: str) -> str:
+    """GitHub's anchor for a heading whose text is ``name``."""
+    kept = "".join(c for c in name.lower() if c.isalnum() or c in " -_")
+    return kept.replace(" ", "-")
+
+
+def counterexample_summary(value, limit: int = 200) -> str:
+    """One line of plain text: sizes, then values, then the residual; cut at ``limit``."""
+    if not isinstance(value, dict):
+        return _cut(str(value), limit)
+    parts = []
+    for key, item in value.items():
+        if key == "lhs_minus_rhs":
+            parts.append(f"lhs − rhs = {item}")
+        elif isinstance(item, dict):
+            parts.extend(f"{name} = {_compact(v)}" for name, v in item.items())
+        elif key in ("lhs", "rhs", "comparison"):
+            parts.append(f"{key}: {_compact(item)}")
+    return _cut("; ".join(parts) or str(value), limit)
+
+
+def _compact(value) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_compact(v) for v in value) + "]"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

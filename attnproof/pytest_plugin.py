@@ -1,0 +1,300 @@
+"""A pytest plugin that turns the proof harness's records into an attnproof report.
+
+Harness tests attach JSON records to their report (``user_properties`` under
+``attnproof.symbolic`` and ``attnproof.numeric``); this plugin adds each test's theorem
+description under ``attnproof.theorem``. User properties travel with every test report from an
+xdist worker to the controller, which is the only process that writes: at the end of the
+session it assembles one result per theorem and writes results JSON, Markdown, LaTeX and figures
+atomically into ``reports/pytest/`` (``--attnproof-report DIR`` to choose, ``none`` to skip), so
+a test run never overwrites the output of ``attnproof prove`` in ``reports/``.
+
+The report is marked partial when some harness test did not run: deselected (``-k``, ``-m``,
+``--theorem``, ``--lf``), chosen by node id, stopped early (``-x``, Ctrl-C), or lost with a
+crashed worker. A session whose tests attached no record writes nothing.
+
+Enable it from a ``conftest.py`` with ``pytest_plugins = ["attnproof.pytest_plugin"]``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from ._describe import describe
+from ._reports import MARKDOWN_NAME, write_reports
+from ._results import (
+    ErrorEntry,
+    NumericOutcome,
+    Report,
+    environment,
+    now_iso,
+    result_from_records,
+)
+
+SYMBOLIC_KEY = "attnproof.symbolic"
+NUMERIC_KEY = "attnproof.numeric"
+THEOREM_KEY = "attnproof.theorem"
+EXPECTED_KEY = "attnproof.expected"  # a worker's collected harness tests, sent at its end
+DEFAULT_REPORT_DIR = Path("reports") / "pytest"
+CONFIGURATION = ("backend", "dtype", "device", "mode")
+_COLLECTOR = pytest.StashKey["_Collector"]()
+
+
+def pytest_addoption(parser) -> None:
+    group = parser.getgroup("attnproof")
+    group.addoption("--attnproof-report", metavar="DIR", default=None,
+                    help="where the controller writes the harness report "
+                         f"(default: {DEFAULT_REPORT_DIR} under the rootdir; 'none' to skip)")
+    group.addoption("--theorem", metavar="NAME", action="append", default=None,
+                    help="run only the harness tests of theorem NAME; repeatable")
+
+
+def pytest_configure(config) -> None:
+    if not _is_worker(config):
+        config.stash[_COLLECTOR] = _Collector()
+
+
+def _is_worker(config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+# -- collection: remember what a complete run would check, then apply --theorem -----------------
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k, -m, --lf and --deselect remove anything
+def pytest_collection_modifyitems(config, items) -> None:
+    expected = [(item.nodeid, theorem.name) for item in items
+                if (theorem := _theorem_of(item)) is not None]
+    if _is_worker(config):
+        config.workeroutput[EXPECTED_KEY] = expected
+    else:
+        config.stash[_COLLECTOR].expect(expected)
+    _select_theorems(config, items)
+
+
+def _select_theorems(config, items) -> None:
+    names = config.getoption("theorem")
+    if not names:
+        return
+    kept, dropped = [], []
+    for item in items:
+        theorem = _theorem_of(item)
+        (dropped if theorem is not None and theorem.name not in names else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+def _theorem_of(item):
+    """The theorem a harness test is parametrized with, or None for any other test."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    theorem = params.get("theorem")
+    return theorem if hasattr(theorem, "claim") and hasattr(theorem, "name") else None
+
+
+# -- on every process that runs tests: attach the theorem's description --------------------------
+
+_descriptions: dict[int, str] = {}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item) -> None:
+    theorem = _theorem_of(item)
+    if theorem is None:
+        return
+    if id(theorem) not in _descriptions:
+        _descriptions[id(theorem)] = json.dumps(describe(theorem), default=str)
+    params = item.callspec.params
+    case = {key: str(params[key]) for key in CONFIGURATION if key in params}
+    item.user_properties.append((THEOREM_KEY, _descriptions[id(theorem)]))
+    item.user_properties.append((THEOREM_KEY + ".case", json.dumps(case)))
+
+
+# -- on the controller: gather, then write once ------------------------------------------------
+
+
+# The controller's collector, for the hooks that receive no config; empty on workers.
+_active: list[_Collector] = []
+
+
+def pytest_sessionstart(session) -> None:
+    if not _is_worker(session.config):
+        _active[:] = [session.config.stash[_COLLECTOR]]
+
+
+def pytest_runtest_logreport(report) -> None:
+    for collector in _active:
+        collector.take(report)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    """xdist: a worker ended; it sends what it collected, or it crashed."""
+    output = getattr(node, "workeroutput", None) or {}
+    for collector in _active:
+        collector.expect(output.get(EXPECTED_KEY, []))
+        if error:
+            collector.crashes.append(f"a worker crashed: {error}")
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    config = session.config
+    if _is_worker(config) or _COLLECTOR not in config.stash:
+        return
+    _active.clear()
+    collector = config.stash[_COLLECTOR]
+    out_dir = _report_dir(config)
+    if out_dir is None or not collector.has_records():
+        return
+    report = collector.report(_stopped_early(session, exitstatus), _node_id_arguments(config))
+    report.run = {"by": "pytest", "args": list(config.invocation_params.args)}
+    try:
+        write_reports(report, out_dir)
+        collector.written = f"attnproof: wrote {out_dir / MARKDOWN_NAME}" + (
+            f" (partial: {report.partial_reason})" if report.partial else "")
+    except Exception as error:  # a report that cannot be written must not hide test results
+        collector.written = f"attnproof: could not write the report to {out_dir}: {error}"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    collector = config.stash.get(_COLLECTOR, None)
+    if collector is not None and collector.written:
+        terminalreporter.write_line(collector.written)
+
+
+def _report_dir(config) -> Path | None:
+    chosen = config.getoption("attnproof_report")
+    if chosen and chosen.lower() == "none":
+        return None
+    return Path(chosen) if chosen else config.rootpath / DEFAULT_REPORT_DIR
+
+
+def _stopped_early(session, exitstatus) -> bool:
+    return bool(session.shouldstop or session.shouldfail
+                or exitstatus == pytest.ExitCode.INTERRUPTED)
+
+
+def _node_id_arguments(config) -> bool:
+    return any("::" in str(arg) for arg in config.args)
+
+
+@dataclass
+class _Collector:
+    """What the controller has heard: records per test, descriptions, what should have run."""
+
+    expected: dict[str, str] = field(default_factory=dict)  # node id -> theorem, in order
+    ran: set[str] = field(default_factory=set)
+    properties: dict[str, dict[str, str]] = field(default_factory=dict)
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    crashes: list[str] = field(default_factory=list)
+    written: str = ""
+
+    def expect(self, expected) -> None:
+        for nodeid, theorem in expected:
+            self.expected.setdefault(nodeid, theorem)
+
+    def take(self, report) -> None:
+        # Every phase of a test carries the same user_properties; keep one copy per test.
+        self.properties.setdefault(report.nodeid, {}).update(dict(report.user_properties))
+        if report.when == "call" or report.skipped or report.failed:
+            self.ran.add(report.nodeid)
+        if report.failed and report.when != "teardown":
+            self.failures.append((report.nodeid, _failure_text(report)))
+
+    def has_records(self) -> bool:
+        return any(SYMBOLIC_KEY in p or NUMERIC_KEY in p for p in self.properties.values())
+
+    def report(self, stopped_early: bool, by_node_id: bool) -> Report:
+        theorems, errors = self._results()
+        reasons = self._partial_reasons(stopped_early, by_node_id)
+        return Report(theorems, errors, bool(reasons), now_iso(), environment(theorems),
+                      "; ".join(reasons))
+
+    def _results(self):
+        gathered: dict[str, _Gathered] = {}
+        for name in self.expected.values():
+            gathered.setdefault(name, _Gathered())
+        errors = []
+        for nodeid, props in self.properties.items():
+            if THEOREM_KEY not in props:
+                continue
+            description = json.loads(props[THEOREM_KEY])
+            entry = gathered.setdefault(description["name"], _Gathered())
+            entry.add(description, props)
+            if nodeid in self._harness_tests():
+                errors += entry.add_failure(nodeid, props, self._failure_of(nodeid))
+        theorems = [g.result() for g in gathered.values() if g.has_evidence()]
+        # A test lost with its worker reaches us as a failure with no properties at all.
+        lost = [ErrorEntry(nodeid, self.expected.get(nodeid), text)
+                for nodeid, text in self.failures
+                if nodeid in self._harness_tests() and THEOREM_KEY not in self.properties[nodeid]]
+        return theorems, errors + lost
+
+    def _harness_tests(self) -> set[str]:
+        """Theorem-parametrized tests in the modules that attached records: other test
+        modules also take a ``theorem`` parameter (unit tests of the layers) and report
+        nothing."""
+        modules = {nodeid.split("::")[0] for nodeid, props in self.properties.items()
+                   if SYMBOLIC_KEY in props or NUMERIC_KEY in props}
+        return {nodeid for nodeid in self.expected if nodeid.split("::")[0] in modules}
+
+    def _failure_of(self, nodeid: str) -> str | None:
+        return next((text for n, text in self.failures if n == nodeid), None)
+
+    def _partial_reasons(self, stopped_early: bool, by_node_id: bool) -> list[str]:
+        reasons = []
+        harness = self._harness_tests()
+        missing = [n for n in harness if n not in self.ran]
+        if missing:
+            reasons.append(f"{len(missing)} of {len(harness)} harness tests did not run")
+        if stopped_early:
+            reasons.append("the session stopped early")
+        if by_node_id:
+            reasons.append("tests were chosen by node id")
+        reasons += self.crashes
+        return reasons
+
+
+@dataclass
+class _Gathered:
+    """One theorem's description and records, as they arrive from its tests."""
+
+    description: dict | None = None
+    symbolic: dict | None = None
+    numeric: list[dict] = field(default_factory=list)
+
+    def add(self, description: dict, props: dict[str, str]) -> None:
+        self.description = description
+        if SYMBOLIC_KEY in props:
+            self.symbolic = json.loads(props[SYMBOLIC_KEY])
+        if NUMERIC_KEY in props:
+            self.numeric.append(json.loads(props[NUMERIC_KEY]))
+
+    def add_failure(self, nodeid: str, props: dict[str, str], failure: str | None) -> list:
+        """A test that failed before attaching its record: an error record and an error entry.
+
+        A failed assertion after the record was attached is already in the record's status.
+        """
+        if failure is None or SYMBOLIC_KEY in props or NUMERIC_KEY in props:
+            return []
+        case = json.loads(props.get(THEOREM_KEY + ".case", "{}"))
+        if all(key in case for key in CONFIGURATION):
+            self.numeric.append(vars(NumericOutcome(**case, status="error", reason=failure)))
+        return [ErrorEntry(nodeid, self.description["name"], failure)]
+
+    def has_evidence(self) -> bool:
+        return self.description is not None and (self.symbolic is not None or bool(self.numeric))
+
+    def result(self):
+        return result_from_records(self.description, self.symbolic, self.numeric)
+
+
+def _failure_text(report) -> str:
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None:
+        return f"{crash.message}"
+    return str(report.longrepr).strip().splitlines()[-1] if report.longrepr else "failed"
+

@@ -1,0 +1,71 @@
+"""Figures: the numbers behind them, the files drawn, and reports without matplotlib."""
+
+import math
+import sys
+
+import numpy as np
+import pytest
+
+from attnproof import _figures
+from attnproof._figures import Figures, draw, heat_map_data, temperature_curves
+from attnproof._reports import write_reports
+from attnproof._results import NumericOutcome
+from tests.cli.samples import sample_report
+
+
+def test_temperature_curves_match_softmax_of_the_scaled_scores():
+    weights, entropy = temperature_curves(np.array([1.0, 1e9]))
+    np.testing.assert_allclose(weights[0], np.exp([2, 1, 0]) / np.exp([2, 1, 0]).sum())
+    assert entropy[0] == pytest.approx(0.8324, abs=1e-4)
+    np.testing.assert_allclose(weights[1], [1 / 3] * 3, atol=1e-8)
+    assert entropy[1] == pytest.approx(math.log(3))
+
+
+def test_temperature_curves_stay_finite_as_temperature_goes_to_zero():
+    weights, entropy = temperature_curves(np.array([1e-4]))
+    assert weights[0].tolist() == [1.0, 0.0, 0.0] and entropy[0] == 0.0
+
+
+def test_heat_map_takes_the_worst_bits_per_backend_and_dtype():
+    report = sample_report()
+    first = report.theorems[0]
+    first.numeric.append(NumericOutcome("numpy", "float64", "cpu", "jit", "failed",
+                                        max_error_bits=7.5))
+    names, labels, bits, failed = heat_map_data(report.theorems)
+    assert names == ["softmax_rows", "wrong_claim"]
+    assert labels == ["jax\nfloat64", "jax\nbfloat16", "numpy\nfloat64"]
+    assert np.isnan(bits[0, 0]) and bits[0, 1] == 1.58 and bits[0, 2] == 7.5
+    assert failed[0].tolist() == [False, False, True]
+
+
+def test_figures_are_drawn_as_png_and_pdf(tmp_path):
+    pytest.importorskip("matplotlib")
+    figures = draw(sample_report(), tmp_path)
+    assert figures == Figures(error_bits="figures/error_bits", temperature="figures/temperature")
+    drawn = sorted(p.name for p in (tmp_path / "figures").iterdir())
+    assert drawn == ["error_bits.pdf", "error_bits.png", "temperature.pdf", "temperature.png"]
+
+
+def test_the_temperature_figure_only_appears_for_temperature_theorems(tmp_path):
+    pytest.importorskip("matplotlib")
+    report = sample_report()
+    for theorem in report.theorems:
+        theorem.assumptions = [a for a in theorem.assumptions if a["name"] != "T"]
+    assert draw(report, tmp_path).temperature is None
+
+
+def test_without_matplotlib_reports_fall_back_to_tables(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # import now raises
+    written = write_reports(sample_report(), tmp_path)
+    assert written.notes == ["Figures need matplotlib: pip install 'attnproof[plot]'."]
+    assert not (tmp_path / "figures").exists()
+    markdown = (tmp_path / "summary.md").read_text()
+    assert "pip install 'attnproof\\[plot\\]'" in markdown and "](figures/" not in markdown
+    assert "includegraphics" not in (tmp_path / "report.tex").read_text()
+
+
+def test_the_tutorial_table_is_kept_as_printed():
+    # The plot shows these beside the computed curves; several rows disagree with softmax.
+    weights, _ = temperature_curves(np.array([0.5]))
+    printed = _figures.TUTORIAL_TEMPERATURE_TABLE[0.5][0]
+    assert abs(weights[0][0] - printed[0]) > 0.005

@@ -1,0 +1,150 @@
+"""The pytest plugin, run in a child pytest: records cross from xdist workers to the controller,
+only the controller writes, subsets and crashes make a partial report, and nothing else is
+touched. The harness here is a stand-in whose checks are faked, so each run takes seconds.
+"""
+
+import json
+import os
+
+import pytest
+
+pytest.importorskip("xdist")
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+HARNESS = '''
+import json, os, signal
+import pytest
+from symbolic import Dim, Equals, Source, Tensor, Theorem
+
+n = Dim("n")
+i = n.index("i")
+x = Tensor("x", (n,))
+GOOD = Theorem("doubling", Source("doc.txt", "§1", "(1)"), Equals(x[i] + x[i], 2 * x[i]),
+               inputs=(x,))
+BAD = Theorem("tripling", Source("doc.txt", "§2"), Equals(x[i], 2 * x[i]), inputs=(x,),
+              expect="refuted")
+CONFIGURATIONS = [("numpy", "float64", "cpu", "eager"), ("numpy", "float32", "cpu", "eager")]
+
+
+@pytest.mark.parametrize("theorem", [GOOD, BAD], ids=lambda t: t.name)
+def test_symbolic(theorem, record_property):
+    status = "proved" if theorem is GOOD else "refuted"
+    record = {"theorem": theorem.name, "status": status, "method": "fake", "seconds": 0.1}
+    record_property("attnproof.symbolic", json.dumps(record))
+
+
+@pytest.mark.parametrize("theorem", [GOOD, BAD], ids=lambda t: t.name)
+@pytest.mark.parametrize(("backend", "dtype", "device", "mode"), CONFIGURATIONS)
+def test_numeric(theorem, backend, dtype, device, mode, record_property):
+    if os.environ.get("KILL_AT") == f"{theorem.name}-{dtype}":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if os.environ.get("RAISE_AT") == f"{theorem.name}-{dtype}":
+        raise RuntimeError("checker exploded")
+    status = "passed" if theorem is GOOD else "failed"
+    record = {"theorem": theorem.name, "backend": backend, "dtype": dtype, "device": device,
+              "mode": mode, "status": status, "instances": 64, "max_error_bits": 1.5}
+    record_property("attnproof.numeric", json.dumps(record))
+
+
+def test_unrelated():
+    pass
+'''
+
+
+@pytest.fixture
+def child(pytester, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    pytester.makepyfile(test_harness=HARNESS)
+
+    def run(*args, env=None):
+        for key, value in (env or {}).items():
+            monkeypatch.setenv(key, value)
+        return pytester.runpytest_subprocess("-p", "attnproof.pytest_plugin",
+                                             "-p", "no:cacheprovider", *args, timeout=120)
+
+    return run
+
+
+def _results(pytester, directory="reports/pytest"):
+    return json.loads((pytester.path / directory / "results.json").read_text())
+
+
+def _outcomes(data):
+    return {t["name"]: (t["status"], len(t["numeric"])) for t in data["theorems"]}
+
+
+def test_records_from_xdist_workers_make_one_complete_report(child, pytester):
+    result = child("-n", "2")
+    result.assert_outcomes(passed=7)
+    data = _results(pytester)
+    assert (data["partial"], data["partial_reason"]) == (False, "")
+    assert _outcomes(data) == {"doubling": ("proved", 2), "tripling": ("refuted", 2)}
+    assert data["theorems"][0]["source"] == "doc.txt §1, eq. (1)"
+    assert data["run"]["by"] == "pytest"
+    written = sorted(p.name for p in (pytester.path / "reports" / "pytest").glob("*.*"))
+    assert written == ["report.tex", "results.json", "summary.md"]
+    assert sorted(p.name for p in (pytester.path / "reports").iterdir()) == ["pytest"]
+    result.stdout.fnmatch_lines(["attnproof: wrote *summary.md"])
+
+
+@pytest.mark.parametrize("selection", [["-k", "doubling"], ["--theorem", "doubling"]],
+                         ids=["-k", "--theorem"])
+def test_a_subset_writes_a_report_that_says_it_is_partial(child, pytester, selection):
+    child("-n", "2", *selection)
+    data = _results(pytester)
+    assert _outcomes(data) == {"doubling": ("proved", 2)}
+    assert data["partial"] and data["partial_reason"] == "3 of 6 harness tests did not run"
+    assert "**Partial report:** 3 of 6 harness tests did not run" in (
+        pytester.path / "reports" / "pytest" / "summary.md").read_text()
+
+
+def test_a_killed_worker_leaves_a_report_of_what_finished_marked_partial(child, pytester):
+    result = child("-n", "2", env={"KILL_AT": "doubling-float32"})
+    result.assert_outcomes(passed=6, failed=1)
+    data = _results(pytester)
+    # The check that died is that theorem's error record, as when an attnproof worker dies.
+    assert _outcomes(data) == {"doubling": ("error", 2), "tripling": ("refuted", 2)}
+    (lost,) = [r for r in data["theorems"][0]["numeric"] if r["status"] == "error"]
+    assert (lost["dtype"], "crashed" in lost["reason"]) == ("float32", True)
+    assert data["partial"] and "a worker crashed" in data["partial_reason"]
+    assert [e["theorem"] for e in data["errors"]] == ["doubling"]
+
+
+def test_a_test_that_errors_before_recording_becomes_an_error_record(child, pytester):
+    child("-p", "no:xdist", env={"RAISE_AT": "tripling-float64"})
+    data = _results(pytester)
+    tripling = next(t for t in data["theorems"] if t["name"] == "tripling")
+    assert tripling["status"] == "error"
+    assert [r["reason"] for r in tripling["numeric"] if r["status"] == "error"] == [
+        "RuntimeError: checker exploded"]
+    assert not data["partial"]
+
+
+@pytest.mark.parametrize("args", [["-k", "unrelated"], ["--attnproof-report", "none"]])
+def test_nothing_is_written_without_records_or_when_disabled(child, pytester, args):
+    child(*args)
+    assert not (pytester.path / "reports").exists()
+
+
+def test_the_report_directory_can_be_chosen(child, pytester):
+    child("--attnproof-report", "elsewhere", "-k", "symbolic")
+    assert _outcomes(_results(pytester, "elsewhere")) == {"doubling": ("proved", 0),
+                                                          "tripling": ("refuted", 0)}
+    assert not (pytester.path / "reports").exists()
+
+
+
+def test_theorem_parametrized_tests_that_record_nothing_stay_out_of_the_report(child, pytester):
+    pytester.makepyfile(test_units='''
+import pytest
+from test_harness import GOOD
+
+@pytest.mark.parametrize("theorem", [GOOD], ids=["unit"])
+def test_a_layer(theorem):
+    pass
+''')
+    child("-k", "unit or doubling")
+    data = _results(pytester)
+    assert _outcomes(data) == {"doubling": ("proved", 2)}
+    assert data["partial_reason"] == "3 of 6 harness tests did not run"
