@@ -147,8 +147,13 @@ def device_kind(device: str) -> str:
 def available_configurations(theorem=None) -> list[tuple[str, str, str, str]]:
     """Every (backend, dtype, device, mode) that can run here, default mode first per backend.
 
-    ``theorem`` is accepted so a future backend can decline claims it cannot evaluate.
+    A claim with nothing to draw (worked numbers, ``Rounds``) has no configuration: it is
+    settled exactly by the symbolic side.
     """
+    from symbolic import Rounds
+
+    if theorem is not None and isinstance(theorem.claim, Rounds):
+        return []
     found = []
     for row in BACKENDS:
         if unavailable_reason(row) is not None:

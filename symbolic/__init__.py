@@ -17,6 +17,7 @@ from ._prover import ProofResult as ProofResult
 from ._prover import prove as prove
 from ._theorem import AtLeast as AtLeast
 from ._theorem import Equals as Equals
+from ._theorem import Rounds as Rounds
 from ._theorem import Source as Source
 from ._theorem import Theorem as Theorem
 from ._theorem import TheoremError as TheoremError

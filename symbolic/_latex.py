@@ -5,7 +5,7 @@ from __future__ import annotations
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
-from ._theorem import Theorem
+from ._theorem import Rounds, Theorem
 
 
 class StatementPrinter(LatexPrinter):
@@ -34,7 +34,14 @@ def latex(expr: sp.Expr) -> str:
 def statement_latex(theorem: Theorem) -> str:
     """The claim as one display formula, e.g. ``\\frac{∂A_{ij}}{∂S_{mn}} = …``."""
     claim = theorem.claim
-    return f"{latex(sp.sympify(claim.lhs))} {claim.relation} {latex(sp.sympify(claim.rhs))}"
+    rhs = _printed_matrix(claim.printed) if isinstance(claim, Rounds) else latex(claim.rhs)
+    return f"{latex(sp.sympify(claim.lhs))} {claim.relation} {rhs}"
+
+
+def _printed_matrix(printed) -> str:
+    """The document's numbers exactly as printed: their digits are part of the claim."""
+    rows = r" \\ ".join(" & ".join(row) for row in printed)
+    return rf"\begin{{pmatrix}} {rows} \end{{pmatrix}}"
 
 
 def definitions_latex(theorem: Theorem) -> list[str]:

@@ -20,7 +20,7 @@ import sympy as sp
 from ._domains import Integer, Positive, Simplex
 from ._language import rename_bound_indices
 from ._normal_form import residual
-from ._theorem import AtLeast, Equals, Theorem, free_indices
+from ._theorem import AtLeast, Equals, Rounds, Theorem, free_indices
 
 PROVED = "proved"
 PROVED_BOUNDED = "proved-bounded"
@@ -67,6 +67,8 @@ def _attempt(theorem: Theorem, bound: int) -> ProofResult:
         return _prove_by_lemmas(theorem)
     if isinstance(theorem.claim, AtLeast):
         return ProofResult(NOT_PROVED, "inequality: no symbolic prover; numeric evidence only")
+    if isinstance(theorem.claim, Rounds):
+        return _check_worked_numbers(theorem.claim)
     difference = claim_difference(theorem, theorem.claim)
     left = residual(difference, _simplex_bases(theorem))
     if left == 0:
@@ -94,6 +96,35 @@ def _prove_by_lemmas(theorem: Theorem) -> ProofResult:
         method = f"from {len(records)} lemma(s), each proved in sum normal form (all sizes)"
         return ProofResult(PROVED, method, lemmas=records)
     return ProofResult(NOT_PROVED, "a lemma left a residual", lemmas=records)
+
+
+def _check_worked_numbers(claim: Rounds) -> ProofResult:
+    """Evaluate every entry to 50 digits and compare it with the printed decimal."""
+    wrong = {}
+    for (row, column), printed in _entries(claim.printed):
+        value = sp.N(claim.lhs[row, column], 50)
+        if not _rounds_to(value, printed):
+            # entries are numbered from 1, as a reader counts rows and columns of a table
+            wrong[f"({row + 1}, {column + 1})"] = f"{float(value):.6g}, printed {printed}"
+    if not wrong:
+        return ProofResult(PROVED, "exact evaluation: every entry rounds to the printed digits")
+    return ProofResult(
+        REFUTED, f"exact evaluation: {len(wrong)} of {claim.lhs.rows * claim.lhs.cols} "
+        "entries do not round to the printed digits", counterexample={"entries": wrong},
+    )
+
+
+def _entries(printed):
+    for row, values in enumerate(printed):
+        for column, text in enumerate(values):
+            yield (row, column), text
+
+
+def _rounds_to(value: sp.Float, printed: str) -> bool:
+    """|value − printed| ≤ half a unit in the printed last place (both evaluated exactly)."""
+    decimals = len(printed.split(".")[1]) if "." in printed else 0
+    half_unit = sp.Rational(1, 2) * sp.Rational(1, 10**decimals)
+    return bool(abs(sp.Rational(value) - sp.Rational(printed)) <= half_unit)
 
 
 def claim_difference(theorem: Theorem, claim: Equals | AtLeast) -> sp.Expr:

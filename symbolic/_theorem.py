@@ -52,7 +52,33 @@ class AtLeast:
     relation = r"\geq"
 
 
-Claim = Equals | AtLeast
+@dataclass(frozen=True)
+class Rounds:
+    """Worked numbers: each entry of ``lhs``, evaluated exactly, rounds to the printed decimal.
+
+    ``printed`` keeps the text the document prints (``"0.401"``), because its number of digits
+    is part of the claim: ``0.401`` asserts the value lies within ±0.0005 of 0.401.
+    """
+
+    lhs: sp.ImmutableMatrix
+    printed: tuple[tuple[str, ...], ...]
+    relation = r"\approx"
+
+    def __post_init__(self):
+        object.__setattr__(self, "lhs", sp.ImmutableMatrix(self.lhs))
+        rows = tuple(tuple(str(x) for x in row) for row in self.printed)
+        object.__setattr__(self, "printed", rows)
+        if (len(rows), len(rows[0]) if rows else 0) != self.lhs.shape:
+            raise TheoremError(
+                f"worked numbers: {self.lhs.shape} values but {len(rows)} printed rows"
+            )
+
+    @property
+    def rhs(self) -> sp.ImmutableMatrix:
+        return sp.ImmutableMatrix([[sp.Float(x, len(x)) for x in row] for row in self.printed])
+
+
+Claim = Equals | AtLeast | Rounds
 
 
 @dataclass(frozen=True, eq=False)
@@ -179,8 +205,8 @@ def _validate(theorem: Theorem) -> None:
         raise TheoremError(f"{where}: name must be snake_case (letters, digits, _)")
     if theorem.expect not in EXPECTATIONS:
         raise TheoremError(f"{where}: expect must be one of {EXPECTATIONS}, got {theorem.expect!r}")
-    if not isinstance(theorem.claim, (Equals, AtLeast)):
-        raise TheoremError(f"{where}: claim must be Equals(...) or AtLeast(...)")
+    if not isinstance(theorem.claim, (Equals, AtLeast, Rounds)):
+        raise TheoremError(f"{where}: claim must be Equals(...), AtLeast(...) or Rounds(...)")
     _check_names_unique(theorem, where)
     for part, expr in _statement_parts(theorem):
         _check_symbols_covered(theorem, expr, f"{where}, {part}")

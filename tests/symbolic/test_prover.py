@@ -118,3 +118,17 @@ def test_bounded_proof_is_labelled_with_its_bound():
     result = prove(theorem, bound=2)
     assert result.status == "proved-bounded"
     assert result.max_size == 2
+
+
+def test_worked_numbers_are_judged_to_the_printed_digits():
+    from symbolic import Rounds
+
+    third = sp.Rational(1, 3)
+    assert prove(Theorem("third", SOURCE, Rounds([[third]], [["0.333"]]), inputs=())).status \
+        == "proved"
+    assert prove(Theorem("third_coarse", SOURCE, Rounds([[third]], [["0.3"]]), inputs=())).status \
+        == "proved"
+    wrong = prove(Theorem("third_wrong", SOURCE, Rounds([[third, 1]], [["0.334", "1.000"]]),
+                          inputs=()))
+    assert wrong.status == "refuted"
+    assert wrong.counterexample == {"entries": {"(1, 1)": "0.333333, printed 0.334"}}
