@@ -78,7 +78,8 @@ def _load_file(path: Path) -> tuple[list[Theorem], LoadError | None]:
         sys.modules.pop(module_name, None)
         summary = "".join(traceback.format_exception_only(error)).strip()
         return [], LoadError(str(path), f"{path}: {summary}")
-    found = [v for v in vars(module).values() if isinstance(v, Theorem)]
+    # one object bound to two names is one theorem; two objects with one name are an error
+    found = list({id(v): v for v in vars(module).values() if isinstance(v, Theorem)}.values())
     names = [t.name for t in found]
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate:
