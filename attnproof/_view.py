@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import symbolic
+from symbolic._prover import EXACT_EVALUATION
 
 from ._results import STATUSES, NumericOutcome, Report, TheoremResult
 
@@ -31,7 +32,8 @@ TEMPERATURE_INPUTS = ("T", "beta")
 def status_phrase(t: TheoremResult) -> str:
     """The status with its method, e.g. "proved for sizes ≤ 3", as a reader wants it."""
     if t.status == "proved":
-        return "proved for all sizes"
+        exact = t.symbolic and t.symbolic.method.startswith(EXACT_EVALUATION)
+        return "proved by exact evaluation" if exact else "proved for all sizes"
     if t.status == "proved-bounded":
         bound = t.symbolic.max_size if t.symbolic and t.symbolic.max_size else "a bound"
         return f"proved for sizes ≤ {bound}"
