@@ -3,6 +3,9 @@
 Importing this package imports SymPy only, never an array backend.
 """
 
+from ._catalog import Catalog as Catalog
+from ._catalog import LoadError as LoadError
+from ._catalog import discover as discover
 from ._domains import Domain as Domain
 from ._domains import Integer as Integer
 from ._domains import Positive as Positive
@@ -13,6 +16,9 @@ from ._language import Defined as Defined
 from ._language import Dim as Dim
 from ._language import Scalar as Scalar
 from ._language import Tensor as Tensor
+from ._latex import definitions_latex as definitions_latex
+from ._latex import latex as latex
+from ._latex import statement_latex as statement_latex
 from ._prover import ProofResult as ProofResult
 from ._prover import prove as prove
 from ._theorem import AtLeast as AtLeast
@@ -24,16 +30,10 @@ from ._theorem import TheoremError as TheoremError
 from ._vocabulary import LogSumExp as LogSumExp
 from ._vocabulary import ReduceMax as ReduceMax
 from ._vocabulary import Softmax as Softmax
-from ._vocabulary import rowmax as rowmax
 from ._vocabulary import entropy as entropy
 from ._vocabulary import expectation as expectation
 from ._vocabulary import kl as kl
 from ._vocabulary import lse as lse
+from ._vocabulary import rowmax as rowmax
 from ._vocabulary import rowsum as rowsum
 from ._vocabulary import softmax as softmax
-from ._catalog import Catalog as Catalog
-from ._catalog import LoadError as LoadError
-from ._catalog import discover as discover
-from ._latex import definitions_latex as definitions_latex
-from ._latex import latex as latex
-from ._latex import statement_latex as statement_latex

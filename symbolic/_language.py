@@ -12,6 +12,7 @@ import sympy as sp
 
 from ._domains import Domain, Real, Sizes
 
+
 @dataclass(frozen=True)
 class Dim:
     """A named dimension, symbolic in proofs and drawn from ``sizes`` in numeric checks."""

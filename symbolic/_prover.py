@@ -142,11 +142,13 @@ def _simplex_bases(theorem: Theorem):
 # -- concrete instances -------------------------------------------------------------------------
 
 
-def instantiate(theorem: Theorem, expr: sp.Expr, sizes: dict[str, int], index_values: dict[str, int]):
+def instantiate(theorem: Theorem, expr: sp.Expr, sizes: dict[str, int],
+                index_values: dict[str, int]):
     """``expr`` at concrete sizes and index values, with every sum written out."""
     labels = {idx: index_values[str(idx.label)] for idx in free_indices(expr)}
     expr = expr.xreplace(labels)
-    expr = expr.xreplace({sp.Symbol(name, integer=True, positive=True): n for name, n in sizes.items()})
+    dims = {sp.Symbol(name, integer=True, positive=True): n for name, n in sizes.items()}
+    expr = expr.xreplace(dims)
     return expr.doit()
 
 
@@ -154,14 +156,14 @@ def _size_assignments(theorem: Theorem, largest: int):
     names = [d.name for d in theorem.dims]
     for sizes in itertools.product(range(1, largest + 1), repeat=len(names)):
         if max(sizes) == largest:
-            yield dict(zip(names, sizes))
+            yield dict(zip(names, sizes, strict=True))
 
 
 def _index_assignments(expr: sp.Expr, sizes: dict[str, int]):
     indices = sorted(free_indices(expr), key=lambda i: str(i.label))
     ranges = [range(sizes.get(str(i.upper + 1), 1)) for i in indices]
     for values in itertools.product(*ranges):
-        yield {str(i.label): v for i, v in zip(indices, values)}
+        yield {str(i.label): v for i, v in zip(indices, values, strict=True)}
 
 
 def _bounded_proof(theorem: Theorem, difference: sp.Expr, bound: int) -> int:

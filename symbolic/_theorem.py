@@ -270,7 +270,8 @@ def _all_dims(theorem: Theorem) -> set[Dim]:
 
 def _check_shapes(theorem: Theorem, expr: sp.Expr, where: str) -> None:
     axes = {t.name: t.dims for t in theorem.tensors}
-    axes.update({d.name: tuple(Dim(str(i.upper + 1)) for i in d.indices) for d in theorem.definitions})
+    for definition in theorem.definitions:
+        axes[definition.name] = tuple(Dim(str(i.upper + 1)) for i in definition.indices)
     for indexed in expr.atoms(sp.Indexed):
         name = str(indexed.base)
         dims = axes.get(name)
@@ -280,7 +281,7 @@ def _check_shapes(theorem: Theorem, expr: sp.Expr, where: str) -> None:
             raise TheoremError(
                 f"{where}: {name} has {len(dims)} axes but is indexed as {indexed}"
             )
-        for index, dim in zip(indexed.indices, dims):
+        for index, dim in zip(indexed.indices, dims, strict=True):
             _check_index_fits(index, dim, name, where)
 
 

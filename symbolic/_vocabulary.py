@@ -12,7 +12,6 @@ from sympy.concrete.expr_with_intlimits import ExprWithIntLimits
 from sympy.concrete.expr_with_limits import ExprWithLimits
 
 
-
 class Softmax(sp.Function):
     """``Softmax(x, j, beta, lower, upper)``: entry ``j`` of softmax over ``j`` of ``beta * x``.
 
@@ -49,7 +48,8 @@ class Softmax(sp.Function):
     def _latex(self, printer):
         beta = "" if self.beta == 1 else printer._print(self.beta) + " "
         inner = printer._print(self.logits)
-        return rf"\operatorname{{softmax}}_{{{printer._print(self.index)}}}\left({beta}{inner}\right)"
+        index = printer._print(self.index)
+        return rf"\operatorname{{softmax}}_{{{index}}}\left({beta}{inner}\right)"
 
 
 class LogSumExp(ExprWithIntLimits):

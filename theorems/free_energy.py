@@ -3,8 +3,21 @@
 import sympy as sp
 
 from symbolic import (
-    AtLeast, Defined, Equals, Positive, Real, Scalar, Simplex, Source, Tensor, Theorem,
-    entropy, expectation, kl, lse, softmax,
+    AtLeast,
+    Defined,
+    Equals,
+    Positive,
+    Real,
+    Scalar,
+    Simplex,
+    Source,
+    Tensor,
+    Theorem,
+    entropy,
+    expectation,
+    kl,
+    lse,
+    softmax,
 )
 from theorems._dims import TUTORIAL, n_k, n_q
 
@@ -51,7 +64,8 @@ free_energy_variational_principle = Theorem(
     claim=AtLeast(gibbs_functional(p[i, j]), F[i]),
     inputs=(S, p, T),
     definitions=(F,),
-    note="Every distribution p has ⟨E⟩ − T·H(p) ≥ F, with equality at p = A (free_energy_identity).",
+    note="Every distribution p has ⟨E⟩ − T·H(p) ≥ F, with equality at p = A "
+    "(free_energy_identity).",
 )
 
 lagrangian = (

@@ -8,8 +8,19 @@ identities below are proved for every reference point, the maxima included.
 import sympy as sp
 
 from symbolic import (
-    Defined, Dim, Equals, Integer, Positive, Real, Scalar, Sizes, Source, Tensor, Theorem,
-    rowmax, softmax,
+    Defined,
+    Dim,
+    Equals,
+    Integer,
+    Positive,
+    Real,
+    Scalar,
+    Sizes,
+    Source,
+    Tensor,
+    Theorem,
+    rowmax,
+    softmax,
 )
 from theorems._dims import TUTORIAL, d_k, d_v, n_k, n_q
 
@@ -88,13 +99,15 @@ def blockwise_attention(xp, Q, K, V, B, **_):
         m_new = xp.maximum(m, xp.max(scores, axis=-1))
         rescale = xp.exp(m - m_new)
         weights = xp.exp(scores - m_new[..., None])
-        O = O * rescale[..., None] + xp.einsum("...ij,...jb->...ib", weights, V[..., start:start + B, :])
+        values = V[..., start:start + B, :]
+        O = O * rescale[..., None] + xp.einsum("...ij,...jb->...ib", weights, values)
         ell = ell * rescale + xp.sum(weights, axis=-1)
         m = m_new
     return O / ell[..., None]
 
 
-# The loop invariant after the keys [0, p): O = Σ_{j<p} exp(S_ij − m) V_jb, ℓ = Σ_{j<p} exp(S_ij − m).
+# The loop invariant after the keys [0, p):
+#   O = Σ_{j<p} exp(S_ij − m) V_jb,  ℓ = Σ_{j<p} exp(S_ij − m).
 p = Scalar("p", Integer(0, 8))
 m_old, m_next = Scalar("m", Real(-30, 30)), Scalar("m'", Real(-30, 30))
 P, Bs = p.symbol, block.symbol

@@ -47,6 +47,9 @@ def test_planted_variants_stay_out_of_the_catalog():
 
 
 def test_import_symbolic_imports_no_array_backend():
-    code = "import sys, symbolic; symbolic.discover(); print(sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'mlx')))"
+    code = (
+        "import sys, symbolic; symbolic.discover(); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'mlx')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

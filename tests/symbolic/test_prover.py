@@ -3,7 +3,17 @@
 import sympy as sp
 
 from symbolic import (
-    Defined, Dim, Equals, Positive, Real, Scalar, Simplex, Source, Tensor, Theorem, kl, prove,
+    Defined,
+    Dim,
+    Equals,
+    Positive,
+    Scalar,
+    Simplex,
+    Source,
+    Tensor,
+    Theorem,
+    kl,
+    prove,
     softmax,
 )
 from symbolic._normal_form import residual
@@ -35,7 +45,8 @@ def test_index_free_factors_leave_the_sum():
 
 
 def test_adjacent_ranges_merge():
-    p, q = sp.Symbol("p", integer=True, nonnegative=True), sp.Symbol("q", integer=True, positive=True)
+    p = sp.Symbol("p", integer=True, nonnegative=True)
+    q = sp.Symbol("q", integer=True, positive=True)
     f = sp.exp(x[j])
     split = sp.Sum(f, (j, 0, p - 1)) + sp.Sum(f, (j, p, p + q - 1))
     assert residual(split - sp.Sum(f, (j, 0, p + q - 1))) == 0
