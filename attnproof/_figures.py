@@ -87,25 +87,34 @@ def _heat_map_rows(theorems: list[TheoremResult]) -> list[TheoremResult]:
 
 
 def heat_map_data(theorems: list[TheoremResult]):
-    """(row names, column labels, bits[row, column] with NaN where not run, failed mask)."""
+    """(row names, column labels, bits[row, column] with NaN where not run, marks[row, column]):
+    a mark is "failed" when a check failed or errored in that cell, "not decisive" when one
+    could not decide, else ""."""
     rows = _heat_map_rows(theorems)
     columns = sorted({(r.backend, r.dtype) for t in rows for r in t.numeric},
                      key=lambda c: (c[0], view._dtype_order(c[1])))
     bits = np.full((len(rows), len(columns)), np.nan)
-    failed = np.zeros(bits.shape, dtype=bool)
+    marks = np.full(bits.shape, "", dtype=object)
     for i, t in enumerate(rows):
         for r in t.numeric:
             j = columns.index((r.backend, r.dtype))
             value = view.number(r.max_error_bits)
             if value is not None:
                 bits[i, j] = np.fmax(bits[i, j], value)
-            failed[i, j] |= r.status in ("failed", "error")
+            if r.status in ("failed", "error"):
+                marks[i, j] = "failed"
+            elif r.status == "not-decisive" and not marks[i, j]:
+                marks[i, j] = "not decisive"
     labels = [f"{backend}\n{dtype}" for backend, dtype in columns]
-    return [t.name for t in rows], labels, bits, failed
+    return [t.name for t in rows], labels, bits, marks
+
+
+_MARK_STYLE = {"failed": dict(edgecolor="tab:blue", linewidth=1.5),
+               "not decisive": dict(edgecolor="grey", linewidth=1.0, linestyle="--")}
 
 
 def _error_bits_figure(Figure, theorems: list[TheoremResult]):
-    names, labels, bits, failed = heat_map_data(theorems)
+    names, labels, bits, marks = heat_map_data(theorems)
     figure = Figure(figsize=(2.2 + 0.9 * len(labels), 1.2 + 0.28 * len(names)))
     axes = figure.subplots()
     image = axes.imshow(np.clip(bits, 0, BITS_COLOUR_LIMIT), cmap="YlOrRd", vmin=0,
@@ -114,23 +123,24 @@ def _error_bits_figure(Figure, theorems: list[TheoremResult]):
     axes.set_yticks(range(len(names)), names, fontsize=8)
     axes.xaxis.tick_top()
     for (i, j), value in np.ndenumerate(bits):
-        _annotate_cell(axes, i, j, value, failed[i, j])
+        _annotate_cell(axes, i, j, value, marks[i, j])
     colour_bar = figure.colorbar(image, ax=axes, fraction=0.04, pad=0.02)
     colour_bar.set_label(f"worst error, bits (colour capped at {BITS_COLOUR_LIMIT:g})", fontsize=8)
-    axes.set_xlabel("outlined in blue: a check failed or errored in this column", fontsize=8)
+    axes.set_xlabel("outlined in blue: a check failed or errored in this column; dashed grey: "
+                    "a check was not decisive", fontsize=8)
     return figure
 
 
-def _annotate_cell(axes, i: int, j: int, value: float, failed: bool) -> None:
+def _annotate_cell(axes, i: int, j: int, value: float, mark: str) -> None:
     if not math.isnan(value):
         dark = value > BITS_COLOUR_LIMIT * 0.6
         axes.text(j, i, f"{value:.1f}", ha="center", va="center", fontsize=7,
                   color="white" if dark else "black")
-    if failed:
+    if mark:
         from matplotlib.patches import Rectangle
 
         axes.add_patch(Rectangle((j - 0.48, i - 0.48), 0.96, 0.96, fill=False,
-                                 edgecolor="tab:blue", linewidth=1.5))
+                                 **_MARK_STYLE[mark]))
 
 
 # -- weights and entropy against temperature (tutorial §11.2) -------------------------------------

@@ -120,7 +120,8 @@ def _figures(report: Report, figures: Figures) -> str:
     lines = ["## Figures"]
     if figures.error_bits:
         lines += ["", "Worst error in bits of each theorem for each backend and dtype "
-                  "(lighter is more accurate; blank: not run; outlined: a check failed).", "",
+                  "(lighter is more accurate; blank: not run; outlined in blue: a check failed; "
+                  "dashed: not decisive).", "",
                   f"![worst error in bits per theorem and configuration]"
                   f"({figures.error_bits}.png)"]
     if figures.temperature:
@@ -158,8 +159,7 @@ def _numeric_cell(records: list[NumericOutcome]) -> str:
     ran = [r for r in records if r.status != "skipped"]
     if not ran:
         return "—"
-    passed = sum(r.status == "passed" for r in ran)
-    text = f"{passed}/{len(ran)} passed, {sum(r.instances or 0 for r in ran):,} instances"
+    text = f"{view.numeric_tally(ran)}, {sum(r.instances or 0 for r in ran):,} instances"
     bits = [view.number(r.max_error_bits) for r in ran]
     bits = [b for b in bits if b is not None]
     if bits:
@@ -236,10 +236,14 @@ def _evidence_table(t: TheoremResult) -> str:
                  f"{r.instances or 0:,}", view.format_ulps(r.max_error_ulps),
                  view.format_bits(r.max_error_bits), view.format_seconds(r.seconds)]
         lines.append("| " + " | ".join(cells) + " |")
-    reasons = [r for r in records if r.reason and r.status in ("error", "skipped")]
+    ground_truth = view.ground_truth_sentence(t)
+    if ground_truth:
+        lines += ["", escape(ground_truth)]
+    reasons = view.explained(records)
     if reasons:
         lines.append("")
-        lines += [f"- {escape(view.configuration(r))}: {escape(r.reason)}" for r in reasons]
+        lines += [f"- {escape(view.configuration(r))} ({escape(r.status)}): {escape(r.reason)}"
+                  for r in reasons]
     return "\n".join(lines)
 
 

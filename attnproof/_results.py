@@ -17,9 +17,10 @@ import tempfile
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-SCHEMA = 2
-# Schema 1 lacked assumptions, partial_reason and run; those fields default when read.
-READABLE_SCHEMAS = (1, 2)
+SCHEMA = 3
+# Schema 1 lacked assumptions, partial_reason and run; schema 2 lacked a numeric record's
+# ground_truth_ulps. Missing fields default when read.
+READABLE_SCHEMAS = (1, 2, 3)
 
 # Theorem statuses, from best to worst news for a claim expected to hold.
 PROVED = "proved"
@@ -72,6 +73,7 @@ class NumericOutcome:
     counterexample: dict | None = None
     replay: str | None = None
     reason: str | None = None
+    ground_truth_ulps: float | None = None
 
     @classmethod
     def from_record(cls, record) -> NumericOutcome:

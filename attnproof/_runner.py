@@ -1,14 +1,16 @@
-"""Run every theorem's proof and numeric checks, each theorem in its own worker process.
+"""Run every theorem's proof and numeric checks in worker processes, one theorem at a time each.
 
 Workers are started with the "spawn" context so that no JAX or MLX thread is ever forked. Each
-theorem gets its own process and pipe rather than a slot in a ``ProcessPoolExecutor``: a pool
-cannot stop a task that hangs, and one dead worker breaks the pool and every task in flight. Here
-a worker that dies or overruns its time loses only its own theorem, which is recorded as an error
-with the step it was in; everything it reported before that step is kept.
+worker is a process with its own pipe, checking one theorem at a time, rather than a slot in a
+``ProcessPoolExecutor``: a pool cannot stop a task that hangs, and one dead worker breaks the
+pool and every task in flight. Here a worker that dies or overruns its time loses only the
+theorem it was checking, which is recorded as an error with the step it was in (everything
+reported before that step is kept), and a fresh worker takes its place.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -48,26 +50,27 @@ class Options:
     dtypes: tuple[str, ...] | None = None
     devices: tuple[str, ...] | None = None
     profile: str = "default"
+    modes: tuple[str, ...] | None = None
     time_limit: float = 60.0
     check_numeric: bool = True
 
-    def wants(self, backend: str, dtype: str, device: str) -> bool:
-        chosen = zip((self.backends, self.dtypes, self.devices), (backend, dtype, device),
-                     strict=True)
+    def wants(self, backend: str, dtype: str, device: str, mode: str) -> bool:
+        chosen = zip((self.backends, self.dtypes, self.devices, self.modes),
+                     (backend, dtype, device, mode), strict=True)
         return all(allowed is None or value in allowed for allowed, value in chosen)
 
     def restrictions(self) -> list[str]:
         """Why a run with these options checks less than everything, in words."""
         reasons = [] if self.check_numeric else ["numeric checks skipped"]
         for label, allowed in (("backends", self.backends), ("dtypes", self.dtypes),
-                               ("devices", self.devices)):
+                               ("devices", self.devices), ("modes", self.modes)):
             if allowed is not None:
                 reasons.append(f"numeric checks only on {label} {', '.join(allowed)}")
         return reasons
 
     def describe(self) -> dict:
         return {"by": "attnproof prove", "profile": self.profile, "backends": self.backends,
-                "dtypes": self.dtypes, "devices": self.devices,
+                "dtypes": self.dtypes, "devices": self.devices, "modes": self.modes,
                 "check_numeric": self.check_numeric}
 
 
@@ -86,6 +89,7 @@ def run(
     backends: Iterable[str] | None = None,
     dtypes: Iterable[str] | None = None,
     devices: Iterable[str] | None = None,
+    modes: Iterable[str] | None = None,
     profile: str = "default",
     jobs: int | None = None,
     progress: Progress | None = None,
@@ -99,8 +103,9 @@ def run(
 
     Args:
         theorem_filter: names to check; the others are left out and the report is ``partial``.
-        backends, dtypes, devices: restrict numeric configurations; None means all available.
-            Any restriction marks the report ``partial``.
+        backends, dtypes, devices, modes: restrict numeric configurations; None means all
+            available (and, for modes, those the profile runs: each backend's default mode
+            unless the profile is thorough). Any restriction marks the report ``partial``.
         jobs: worker processes at once (default: CPU count).
         progress: called as ``progress(result, done, total)`` as each theorem finishes.
         started: called with a theorem's name as its checks begin.
@@ -119,8 +124,8 @@ def run(
         raise ValueError(f"jobs must be at least 1, got {jobs}")
     catalog = symbolic.discover(list(directories))
     wanted = _wanted_names(catalog, theorem_filter)
-    options = Options(_tuple(backends), _tuple(dtypes), _tuple(devices), profile, time_limit,
-                      check_numeric)
+    options = Options(_tuple(backends), _tuple(dtypes), _tuple(devices), profile,
+                      _tuple(modes), time_limit, check_numeric)
     selected = [t for t in catalog.theorems if wanted is None or t.name in wanted]
     run_state = _RunState(catalog, selected, wanted, options, progress, started)
     budget = timeout if timeout is not None else PROFILE_TIMEOUTS[profile]
@@ -260,8 +265,10 @@ def _configurations(theorem, options: Options) -> list[tuple[str, str, str, str]
     api = numeric_api() if options.check_numeric else None
     if api is None:
         return []
-    found = api.available_configurations(theorem)
-    return [tuple(c) for c in found if options.wants(*c[:3])]
+    # modes asked for by name run whatever the profile; otherwise the profile chooses them
+    chosen_by_profile = None if options.modes else options.profile
+    found = api.available_configurations(theorem, profile=chosen_by_profile)
+    return [tuple(c) for c in found if options.wants(*c)]
 
 
 def _numeric_record(theorem, configuration, profile: str) -> dict:
@@ -335,20 +342,27 @@ def _run_in_process(theorems, options: Options, state: _RunState) -> None:
 # -- worker processes ------------------------------------------------------------------------------
 
 
-def worker_main(connection, origin: str, name: str, options: Options) -> None:
-    """Entry point of a worker process: load one theorem from its file and stream its checks."""
+def worker_main(connection, options: Options) -> None:
+    """Entry point of a worker process: check theorems, one per task, until told to stop.
+
+    A task is ``(origin, name)``; the worker reloads the theorem from its file (theorems need
+    not pickle) and streams its checks. ``None`` ends the worker.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends workers
     try:
-        theorem = _load_one(origin, name)
-        check_steps(theorem, options, connection.send)
-    except Exception as error:
-        connection.send(("failure", f"{type(error).__name__}: {error}"))
+        while (task := connection.recv()) is not None:
+            try:
+                check_steps(_load_one(*task), options, connection.send)
+            except Exception as error:
+                connection.send(("failure", f"{type(error).__name__}: {error}"))
+    except EOFError:  # the parent is gone
+        pass
     finally:
         connection.close()
 
 
 def _load_one(origin: str, name: str):
-    """The theorem ``name`` from its file; workers reload it since theorems need not pickle."""
+    """The theorem ``name`` from its file."""
     found = symbolic.discover([origin]).by_name()
     if name not in found:
         raise LookupError(f"{origin} no longer declares theorem {name!r}")
@@ -358,8 +372,6 @@ def _load_one(origin: str, name: str):
 @dataclass
 class _Job:
     theorem: object
-    process: multiprocessing.process.BaseProcess
-    connection: object
     budget: float
     collected: _Collected = field(default_factory=_Collected)
 
@@ -367,56 +379,92 @@ class _Job:
         self.deadline = time.monotonic() + self.budget
 
 
+@dataclass(eq=False)
+class _Worker:
+    """A worker process that checks one theorem after another; replaced if it dies or hangs.
+
+    Reusing workers saves each theorem the start-up of a Python process that imports SymPy,
+    JAX and MLX (about a second here); a death or a kill still loses only the theorem in flight.
+    """
+
+    process: multiprocessing.process.BaseProcess
+    connection: object
+    job: _Job | None = None
+
+    def assign(self, theorem, budget: float) -> None:
+        self.job = _Job(theorem, budget)
+        self.connection.send((theorem.origin, theorem.name))
+
+
 def _run_isolated(theorems, options: Options, jobs: int, budget: float, state: _RunState) -> None:
     context = multiprocessing.get_context("spawn")
     pending = deque(theorems)
-    running: dict[object, _Job] = {}
+    workers: list[_Worker] = []
     try:
-        while pending or running:
-            while pending and len(running) < jobs:
-                job = _start(context, pending.popleft(), options, budget)
-                running[job.connection] = job
-                state.start(job.theorem)
-            for job in _poll(running):
-                del running[job.connection]
-                _end(job)
+        while pending or any(w.job for w in workers):
+            for worker in _idle(workers, context, options, jobs, len(pending)):
+                worker.assign(pending.popleft(), budget)
+                state.start(worker.job.theorem)
+            for worker, alive in _poll([w for w in workers if w.job]):
+                job, worker.job = worker.job, None
+                if not alive:
+                    _stop(worker)
+                    workers.remove(worker)
                 state.finish(job.theorem, job.collected)
     finally:
-        for job in running.values():
-            _end(job)
+        for worker in workers:
+            _stop(worker, politely=worker.job is None)
 
 
-def _start(context, theorem, options: Options, budget: float) -> _Job:
-    receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=worker_main, args=(sender, theorem.origin, theorem.name,
-                                                        options), daemon=True)
+def _idle(workers: list[_Worker], context, options: Options, jobs: int, wanted: int):
+    """Workers ready for a task, starting new ones up to ``jobs`` while there is work."""
+    idle = [w for w in workers if w.job is None][:wanted]
+    while len(workers) < jobs and len(idle) < wanted:
+        worker = _spawn(context, options)
+        workers.append(worker)
+        idle.append(worker)
+    return idle
+
+
+def _spawn(context, options: Options) -> _Worker:
+    ours, theirs = context.Pipe(duplex=True)
+    process = context.Process(target=worker_main, args=(theirs, options), daemon=True)
     process.start()
-    sender.close()  # so the worker's exit shows as end-of-file on our side
-    return _Job(theorem, process, receiver, budget)
+    theirs.close()  # so the worker's exit shows as end-of-file on our side
+    return _Worker(process, ours)
 
 
-def _poll(running: dict) -> list[_Job]:
-    """Read every message that is ready; return the jobs that have finished, died or overrun."""
-    nearest = min(job.deadline for job in running.values())
-    ready = wait(list(running), timeout=max(0.0, nearest - time.monotonic()))
-    ended = [job for connection in ready if _receive(job := running[connection])]
+def _poll(busy: list[_Worker]) -> list[tuple[_Worker, bool]]:
+    """Read every message that is ready; return (worker, still usable) for each job that has
+    finished, or whose worker died or overran its time."""
+    nearest = min(w.job.deadline for w in busy)
+    by_connection = {w.connection: w for w in busy}
+    ready = wait(list(by_connection), timeout=max(0.0, nearest - time.monotonic()))
+    ended = []
+    for connection in ready:
+        worker = by_connection[connection]
+        over, alive = _receive(worker)
+        if over:
+            ended.append((worker, alive))
     now = time.monotonic()
-    for job in running.values():
-        if job not in ended and now >= job.deadline:
-            job.collected.fail(f"worker killed: no result within the {job.budget:g} s limit")
-            ended.append(job)
+    for worker in busy:
+        if all(worker is not w for w, _ in ended) and now >= worker.job.deadline:
+            worker.job.collected.fail(
+                f"worker killed: no result within the {worker.job.budget:g} s limit")
+            ended.append((worker, False))
     return ended
 
 
-def _receive(job: _Job) -> bool:
-    """Take one message; True when the job is over (finished, or its worker is gone)."""
+def _receive(worker: _Worker) -> tuple[bool, bool]:
+    """Take one message: (is the job over, is the worker still usable)."""
+    collected = worker.job.collected
     try:
-        job.collected.take(job.connection.recv())
+        collected.take(worker.connection.recv())
     except Exception:  # end of file, or a message cut short by the worker's death
-        if not job.collected.done and job.collected.failure is None:
-            job.collected.fail(_death(job.process))
-        return True
-    return job.collected.done or job.collected.failure is not None
+        if not collected.done and collected.failure is None:
+            collected.fail(_death(worker.process))
+        return True, False
+    return collected.done or collected.failure is not None, True
 
 
 def _death(process) -> str:
@@ -427,9 +475,13 @@ def _death(process) -> str:
     return f"worker exited with code {code}"
 
 
-def _end(job: _Job) -> None:
-    job.connection.close()
-    job.process.join(timeout=1)
-    if job.process.is_alive():
-        job.process.kill()
-        job.process.join()
+def _stop(worker: _Worker, politely: bool = False) -> None:
+    """End a worker: ask an idle one to exit, kill one that is dead, busy or hung."""
+    if politely:
+        with contextlib.suppress(OSError):
+            worker.connection.send(None)
+        worker.process.join(timeout=2)
+    worker.connection.close()
+    if worker.process.is_alive():
+        worker.process.kill()
+    worker.process.join()

@@ -293,10 +293,9 @@ def _numeric_cell(t: TheoremResult) -> str:
     ran = [r for r in t.numeric if r.status != "skipped"]
     if not ran:
         return "---"
-    passed = sum(r.status == "passed" for r in ran)
     worst = view.worst_bits(t)
     bits = "" if worst is None else f", {worst:.1f} bits"
-    return f"{passed}/{len(ran)}{bits}"
+    return escape(view.numeric_tally(ran).replace(" passed", "")) + bits
 
 
 # -- one section per theorem ------------------------------------------------------------------
@@ -366,12 +365,15 @@ def _evidence_table(t: TheoremResult) -> str:
                  f"{r.instances or 0:,}", escape(view.format_ulps(r.max_error_ulps)),
                  escape(view.format_bits(r.max_error_bits)), view.format_seconds(r.seconds)]
         rows.append(" & ".join(cells) + r" \\")
-    reasons = [rf"\item {escape(view.configuration(r))}: {escape(r.reason)}"
-               for r in records if r.reason and r.status in ("error", "skipped")]
+    reasons = [rf"\item {escape(view.configuration(r))} ({escape(r.status)}): {escape(r.reason)}"
+               for r in view.explained(records)]
     table = [r"\textbf{Numeric evidence}", "",
              r"\begin{longtable}{lllllrrrr}",
              r"\toprule backend & dtype & device & mode & result & instances & worst ULPs & "
              r"worst bits & time \\ \midrule\endhead", *rows, r"\bottomrule\end{longtable}"]
+    ground_truth = view.ground_truth_sentence(t)
+    if ground_truth:
+        table += ["", escape(ground_truth)]
     if reasons:
         table += [r"\begin{itemize}", *reasons, r"\end{itemize}"]
     return "\n".join(table)

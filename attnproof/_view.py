@@ -82,6 +82,35 @@ def evidence(t: TheoremResult) -> list[NumericOutcome]:
     return sorted(t.numeric, key=lambda r: (r.backend, _dtype_order(r.dtype), r.device, r.mode))
 
 
+# Record statuses whose reason a reader needs next to the table: why it did not simply pass.
+EXPLAINED_STATUSES = ("error", "skipped", "not-decisive")
+
+
+def explained(records: list[NumericOutcome]) -> list[NumericOutcome]:
+    return [r for r in records if r.reason and r.status in EXPLAINED_STATUSES]
+
+
+def numeric_tally(records: list[NumericOutcome]) -> str:
+    """E.g. "14/16 passed, 2 not decisive": the records that ran, by outcome."""
+    ran = [r for r in records if r.status != "skipped"]
+    passed = sum(r.status == "passed" for r in ran)
+    undecided = sum(r.status == "not-decisive" for r in ran)
+    text = f"{passed}/{len(ran)} passed"
+    return text + (f", {undecided} not decisive" if undecided else "")
+
+
+def ground_truth_sentence(t: TheoremResult) -> str | None:
+    """The worst float64 error against the 50-digit evaluation, over the records that made one."""
+    found = [(number(r.ground_truth_ulps), r) for r in t.numeric]
+    found = [(ulps, r) for ulps, r in found if ulps is not None]
+    if not found:
+        return None
+    ulps, worst = max(found, key=lambda pair: pair[0])
+    return (f"Against a 50-digit evaluation of the same statement on small instances, float64 "
+            f"was at most {format_ulps(ulps)} ULPs off (worst of {len(found)}: "
+            f"{configuration(worst)}).")
+
+
 def _dtype_order(dtype: str) -> tuple[int, str]:
     order = ("float64", "float32", "float16", "bfloat16")
     return (order.index(dtype) if dtype in order else len(order), dtype)

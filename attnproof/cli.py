@@ -78,6 +78,9 @@ def _add_prove_options(parser: argparse.ArgumentParser) -> None:
     add("--backend", metavar="B", action="append", help="numeric backend only B; repeatable")
     add("--dtype", metavar="D", action="append", help="numeric dtype only D; repeatable")
     add("--device", metavar="D", action="append", help="numeric device only D; repeatable")
+    add("--mode", metavar="M", action="append",
+        help="numeric mode only M (jit, eager); repeatable; default: each backend's default "
+             "mode, every mode with --profile thorough")
     add("--profile", choices=PROFILES, default="default", help="numeric effort")
     add("--jobs", metavar="N", type=int, help="worker processes (default: CPU count)")
     add("--time-limit", metavar="S", type=float, default=60.0,
@@ -106,7 +109,8 @@ def prove_command(args) -> int:
     try:
         report = run(
             _directories(args), theorem_filter=args.theorem, backends=args.backend,
-            dtypes=args.dtype, devices=args.device, profile=args.profile, jobs=args.jobs,
+            dtypes=args.dtype, devices=args.device, modes=args.mode, profile=args.profile,
+            jobs=args.jobs,
             progress=progress.finished, started=progress.started, time_limit=args.time_limit,
             timeout=args.timeout, check_numeric=not args.symbolic_only,
             isolate=not args.in_process,

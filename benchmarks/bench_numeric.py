@@ -21,7 +21,7 @@ import numpy as np
 from numeric import compile_expression
 from numeric._backends import backend
 from numeric._checker import NumericRecord, _search, runner_for
-from numeric._strategies import profile
+from numeric._strategies import Effort, profile
 from theorems import attention_backward as bw
 from theorems.softmax_jacobian import softmax_jacobian
 
@@ -67,7 +67,7 @@ def checking_throughput(examples_batched: int = 16, examples_single: int = 200):
     base = profile("default")
     rates = []
     for examples, batch in ((examples_batched, 128), (examples_single, 1)):
-        chosen = dataclasses.replace(base, examples=examples, batch=batch)
+        chosen = dataclasses.replace(base, truth=Effort(examples, batch))
         _search(softmax_jacobian, runner, "float64", chosen, NumericRecord("jax", "float64",
                 "cpu", "jit", "skipped"))  # warm-up: compile every shape once
         record = NumericRecord("jax", "float64", "cpu", "jit", "skipped")

@@ -7,6 +7,7 @@ Importing this package imports NumPy, SymPy and Hypothesis only; backends load o
 from ._backends import BACKENDS as BACKENDS
 from ._backends import Backend as Backend
 from ._backends import available_configurations as available_configurations
+from ._checker import STATUSES as STATUSES
 from ._checker import NumericRecord as NumericRecord
 from ._checker import check as check
 from ._compiler import Compiled as Compiled

@@ -1,37 +1,53 @@
 """The backends the numeric checker runs on: one table, one row per backend.
 
-A row names the array module, the dtypes each device kind supports, and the few operations
-that differ between backends (setup, devices, placing arrays, jit, autodiff). Compiled code
-only ever calls ``xp.<function>``; adding a backend means adding a row here. Backends import on
-first use, and one that cannot be imported is reported unavailable, never raised.
+A row names the array module, the compiler target it is printed for, the dtypes each device
+kind supports, its execution modes, and the few operations that differ between backends
+(setup, devices, placing arrays, a device scope, jit, autodiff). Compiled code only ever calls
+``xp.<function>``; adding a backend means a compiler target (``_compiler.TARGETS``) plus a row
+here. Backends import on first use, and one that cannot be imported is reported unavailable,
+never raised.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
+import math
+import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
+ALL_FLOATS = ("float64", "float32", "float16", "bfloat16")
+
 
 @dataclass(frozen=True, eq=False)
 class Backend:
-    """One array backend; ``dtypes`` maps a device kind ("cpu", "gpu", ...) to its dtypes."""
+    """One array backend; ``dtypes`` maps a device kind ("cpu", "gpu", ...) to its dtypes.
+
+    ``reference``: its float64 is trusted to decide truth. ``accuracy`` maps a dtype to the
+    dtype whose epsilon honestly measures it, where the two differ (MLX float64).
+    """
 
     name: str
     module: str
+    target: str
     dtypes: Mapping[str, tuple[str, ...]]
     modes: tuple[str, ...]
     autodiff: bool
-    jit: bool
+    reference: bool = True
+    accuracy: Mapping[str, str] = field(default_factory=dict)
     setup: Callable[[object], None] = lambda module: None
     devices: Callable[[], dict[str, object]] = lambda: {"cpu": None}
     place: Callable = lambda xp, array, dtype, device: xp.asarray(array, dtype=dtype)
+    scope: Callable[[object], contextlib.AbstractContextManager] = (
+        lambda device: contextlib.nullcontext())
+    namespace: Callable = lambda module, dtype: module
     compile: Callable = lambda function: function
     jacobian: Callable | None = None
-    notes: str = field(default="")
+    notes: str = ""
 
     @property
     def default_mode(self) -> str:
@@ -41,6 +57,9 @@ class Backend:
         """The array module, configured; raises ImportError when the backend is not installed."""
         return _load(self)
 
+    def measured_as(self, dtype: str) -> str:
+        return self.accuracy.get(dtype, dtype)
+
 
 @functools.cache
 def _load(backend: Backend):
@@ -49,20 +68,66 @@ def _load(backend: Backend):
     return module
 
 
+# -- NumPy --------------------------------------------------------------------------------
+
+
+def _numpy_place(xp, array, dtype, device):
+    return np.asarray(array).astype(_numpy_dtype(dtype))
+
+
+def _numpy_dtype(name: str):
+    if name == "bfloat16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+def _numpy_namespace(module, dtype: str):
+    """NumPy for ``dtype``: its einsum has no bfloat16 loop, so bfloat16 contractions accumulate
+    in float32 and round back, as bfloat16 matrix units do."""
+    if dtype != "bfloat16":
+        return module
+    return _Bfloat16Numpy(module)
+
+
+class _Bfloat16Numpy(types.SimpleNamespace):
+    def __init__(self, module):
+        super().__init__()
+        self._module = module
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+    def einsum(self, spec, *operands, **options):
+        widened = [np.asarray(o, np.float32) for o in operands]
+        result = self._module.einsum(spec, *widened, **options)
+        return np.asarray(result).astype(_numpy_dtype("bfloat16"))
+
+
+# -- JAX ----------------------------------------------------------------------------------
+
+
 def _jax_setup(module) -> None:
     import jax
 
     jax.config.update("jax_enable_x64", True)
+    # the CPU default is already exact; GPUs and TPUs otherwise use TF32 / bfloat16 passes
     jax.config.update("jax_default_matmul_precision", "highest")
 
 
 def _jax_devices() -> dict[str, object]:
     import jax
 
+    return _named(jax.devices(), lambda d: d.platform, lambda d: d.id)
+
+
+def _named(devices, kind, number) -> dict[str, object]:
+    """``cpu`` when a kind has one device, ``gpu:0``, ``gpu:1``, ... when it has several."""
     found: dict[str, object] = {}
-    for device in jax.devices():
-        same_platform = [d for d in jax.devices() if d.platform == device.platform]
-        name = device.platform if len(same_platform) == 1 else f"{device.platform}:{device.id}"
+    for device in devices:
+        same_kind = [d for d in devices if kind(d) == kind(device)]
+        name = kind(device) if len(same_kind) == 1 else f"{kind(device)}:{number(device)}"
         found[name] = device
     return found
 
@@ -71,6 +136,12 @@ def _jax_place(xp, array, dtype, device):
     import jax
 
     return jax.device_put(xp.asarray(array, dtype=dtype), device)
+
+
+def _jax_scope(device):
+    import jax
+
+    return jax.default_device(device)
 
 
 def _jax_compile(function):
@@ -87,7 +158,7 @@ def _jax_jacobian(primal: Callable, wrt: str) -> Callable:
         def of_wrt(value):
             row = {k: (v[None] if hasattr(v, "shape") else v) for k, v in arrays.items()}
             row[wrt] = value[None]
-            return primal(row)[0]
+            return primal(row, 1)[0]
 
         return jax.jacrev(of_wrt)(arrays[wrt])
 
@@ -99,28 +170,97 @@ def _jax_jacobian(primal: Callable, wrt: str) -> Callable:
     return batched
 
 
+# -- MLX ----------------------------------------------------------------------------------
+
+
+def _mlx_devices() -> dict[str, object]:
+    import mlx.core as mx
+
+    found: dict[str, object] = {}
+    for name, kind in (("cpu", mx.cpu), ("gpu", mx.gpu)):
+        count = mx.device_count(kind) if mx.is_available(kind) else 0
+        for n in range(count):
+            found[name if count == 1 else f"{name}:{n}"] = mx.Device(kind, n)
+    return found
+
+
+def _mlx_place(xp, array, dtype, device):
+    return xp.array(np.asarray(array, np.float32 if dtype == "bfloat16" else None),
+                    dtype=getattr(xp, dtype))
+
+
+def _mlx_scope(device):
+    import mlx.core as mx
+
+    return mx.stream(device)
+
+
+def _mlx_jacobian(primal: Callable, wrt: str) -> Callable:
+    """The Jacobian from ``mlx.core.vjp``: rows of a batch are independent, so one cotangent
+    per output entry, the same in every row, gives that entry's gradient for the whole batch."""
+    import mlx.core as mx
+
+    def batched(arrays):
+        batch = arrays[wrt].shape[0]
+
+        def of_wrt(value):
+            return primal({**arrays, wrt: value}, batch)
+
+        out = of_wrt(arrays[wrt])
+        entries = math.prod(out.shape[1:])
+        basis = mx.eye(entries, dtype=out.dtype).reshape((entries, 1, *out.shape[1:]))
+        cotangents = mx.broadcast_to(basis, (entries, *out.shape))
+
+        def row(cotangent):
+            return mx.vjp(of_wrt, [arrays[wrt]], [cotangent])[1][0]
+
+        gradients = mx.vmap(row)(cotangents)  # (entries, batch, *wrt shape)
+        gradients = mx.moveaxis(gradients, 0, 1)
+        return gradients.reshape((batch, *out.shape[1:], *arrays[wrt].shape[1:]))
+
+    return batched
+
+
 BACKENDS: tuple[Backend, ...] = (
     Backend(
         name="numpy",
         module="numpy",
-        dtypes={"cpu": ("float64", "float32")},
+        target="numpy",
+        dtypes={"cpu": ALL_FLOATS},
         modes=("eager",),
         autodiff=False,
-        jit=False,
+        place=_numpy_place,
+        namespace=_numpy_namespace,
         notes="no autodiff: derivative claims compare the SymPy derivative with the closed form",
     ),
     Backend(
         name="jax",
         module="jax.numpy",
-        dtypes={"cpu": ("float64", "float32"), "gpu": ("float64", "float32")},
+        target="jax",
+        dtypes={"cpu": ALL_FLOATS, "gpu": ALL_FLOATS, "tpu": ("float32", "bfloat16")},
         modes=("jit", "eager"),
         autodiff=True,
-        jit=True,
         setup=_jax_setup,
         devices=_jax_devices,
         place=_jax_place,
+        scope=_jax_scope,
         compile=_jax_compile,
         jacobian=_jax_jacobian,
+    ),
+    Backend(
+        name="mlx",
+        module="mlx.core",
+        target="mlx",
+        # Metal has no float64; on CPU float64 exists but exp runs in float32 (see _tolerance)
+        dtypes={"cpu": ALL_FLOATS, "gpu": ("float32", "float16", "bfloat16")},
+        modes=("eager",),  # mx.compile costs 0.5-3.6 s per shape, and shapes vary
+        autodiff=True,
+        reference=False,
+        accuracy={"float64": "float32"},
+        devices=_mlx_devices,
+        place=_mlx_place,
+        scope=_mlx_scope,
+        jacobian=_mlx_jacobian,
     ),
 )
 
@@ -144,25 +284,35 @@ def device_kind(device: str) -> str:
     return device.split(":")[0]
 
 
-def available_configurations(theorem=None) -> list[tuple[str, str, str, str]]:
+def available_configurations(theorem=None, profile=None) -> list[tuple[str, str, str, str]]:
     """Every (backend, dtype, device, mode) that can run here, default mode first per backend.
 
-    A claim with nothing to draw (worked numbers, ``Rounds``) has no configuration: it is
-    settled exactly by the symbolic side.
+    With a ``profile`` name, only the modes it runs (each backend's default mode, unless the
+    profile runs every mode). A claim with nothing to draw (worked numbers, ``Rounds``) has no
+    configuration: it is settled exactly by the symbolic side.
     """
     from symbolic import Rounds
 
+    from ._strategies import profile as profile_named
+
     if theorem is not None and isinstance(theorem.claim, Rounds):
         return []
+    every_mode = profile is None or profile_named(profile).every_mode
     found = []
     for row in BACKENDS:
         if unavailable_reason(row) is not None:
             continue
-        for device in row.devices():
-            for dtype in row.dtypes.get(device_kind(device), ()):
-                found.append((row.name, dtype, device, row.default_mode))
+        for mode in row.modes if every_mode else (row.default_mode,):
+            for device in row.devices():
+                for dtype in row.dtypes.get(device_kind(device), ()):
+                    found.append((row.name, dtype, device, mode))
     return found
 
 
 def to_numpy(array) -> np.ndarray:
+    if type(array).__module__.startswith("mlx"):
+        import mlx.core as mx
+
+        if array.dtype in (mx.float16, mx.bfloat16):  # exact in float32; NumPy lacks bfloat16
+            array = array.astype(mx.float32)
     return np.asarray(array, dtype=np.float64)

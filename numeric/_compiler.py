@@ -36,6 +36,30 @@ class Term:
     code: str
     axes: tuple[sp.Symbol, ...]
     batched: bool
+    number: float | None = None  # the value of a constant, so products can drop ones
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the emitted source may call on one array module.
+
+    ``missing`` declares the NumPy names the module lacks, so a gap is refused when compiling,
+    naming the target, instead of surfacing as an AttributeError mid-run. ``einsum`` spells a
+    contraction; NumPy's has no bfloat16 loop and upcasts under ``optimize``, hence the cast back.
+    """
+
+    name: str
+    einsum: str
+    missing: frozenset[str] = frozenset()
+
+
+TARGETS = {
+    "numpy": Target("numpy", "xp.einsum({operands}, optimize=True).astype(dtype, copy=False)"),
+    "jax": Target("jax", "xp.einsum({operands})"),
+    # mlx.core has no amax, amin, select, dot, diagflat (nor the ndarray.dot method)
+    "mlx": Target("mlx", "xp.einsum({operands})",
+                  frozenset({"amax", "amin", "select", "dot", "diagflat", "einsum_path"})),
+}
 
 
 @dataclass(frozen=True)
@@ -54,6 +78,7 @@ class Compiled:
     function: Callable
     out: tuple[sp.Idx, ...]
     abs_scale: bool
+    target: str = "numpy"
 
     def __call__(self, xp, arrays, sizes):
         return self.function(xp, arrays, sizes)
@@ -66,27 +91,41 @@ def compile_expression(
     inputs: Sequence[Tensor | Scalar] = (),
     definitions: Sequence[Defined] = (),
     abs_scale: bool = False,
+    target: str = "numpy",
+    magnitudes: bool = False,
 ) -> Compiled:
-    """Compile ``expr`` to ``f(xp, arrays, sizes) -> array (batch, *sizes of out)``.
+    """Compile ``expr`` to ``f(xp, arrays, sizes) -> array (batch, *sizes of out)`` for the
+    array module ``target`` names (a key of :data:`TARGETS`).
 
-    With ``abs_scale`` the function returns the abs-scale of ``expr`` instead of its value.
+    With ``abs_scale`` the function returns the abs-scale of ``expr`` instead of its value; with
+    ``magnitudes`` it returns, per batch row, the largest abs-scale of any exponent (argument of
+    exp, softmax or log-sum-exp): once eps times that reaches 1, rounding alone can move an
+    exponential by a factor e, and a format that coarse cannot evaluate the row at all.
     The same arguments give the same :class:`Compiled` object.
 
     Raises:
-        NotImplementedError: for a node or index pattern the compiler does not support.
+        NotImplementedError: for a node or index pattern the compiler does not support, or a
+            function the target declares missing.
     """
-    return _compile_cached(
-        sp.sympify(expr), tuple(out), tuple(inputs), tuple(definitions), bool(abs_scale)
-    )
+    return _compile_cached(sp.sympify(expr), tuple(out), tuple(inputs), tuple(definitions),
+                           bool(abs_scale), target, bool(magnitudes))
 
 
 @functools.lru_cache(maxsize=1024)
-def _compile_cached(expr, out, inputs, definitions, abs_scale) -> Compiled:
-    emitter = _Emitter(inputs, definitions, abs_scale)
+def _compile_cached(expr, out, inputs, definitions, abs_scale, target, magnitudes) -> Compiled:
+    emitter = _Emitter(inputs, definitions, abs_scale or magnitudes, TARGETS[target], magnitudes)
     source = emitter.function_source(stabilize_exponentials(expr), out)
+    _refuse_missing(source, TARGETS[target])
     namespace: dict = {}
     exec(compile(source, f"<attnproof compiled {_short(expr)}>", "exec"), namespace)
-    return Compiled(source, namespace["compiled"], out, abs_scale)
+    return Compiled(source, namespace["compiled"], out, abs_scale, target)
+
+
+def _refuse_missing(source: str, target: Target) -> None:
+    used = set(re.findall(r"\bxp\.(\w+)", source))
+    gaps = sorted(used & target.missing)
+    if gaps:
+        raise NotImplementedError(f"{target.name} lacks {', '.join(gaps)}, which this needs")
 
 
 def _short(expr) -> str:
@@ -116,7 +155,9 @@ def _number(value) -> str:
 
 
 class _Emitter:
-    def __init__(self, inputs, definitions, abs_scale: bool):
+    def __init__(self, inputs, definitions, abs_scale: bool, target: Target, magnitudes: bool):
+        self.target, self.magnitudes = target, magnitudes
+        self.exponents: list[Pair] = []  # arguments of exponentials, for ``magnitudes``
         self.tensors = {t.name: t for t in inputs if isinstance(t, Tensor)}
         self.scalars = {s.name: s for s in inputs if isinstance(s, Scalar)}
         self.definitions = {d.name: d for d in definitions}
@@ -145,6 +186,8 @@ class _Emitter:
             raise NotImplementedError(f"free indices {sorted(map(str, extra))} not in output order")
         shape = ", ".join(["batch"] + [self._size_code(k) for k in keys])
         final = f"xp.broadcast_to({self.align(term, keys, batch=True)}, ({shape},))"
+        if self.magnitudes:
+            final = self._largest_exponent()
         header = [f'{identifier(name)} = arrays["{name}"]' for name in self.used_inputs]
         header += [
             f'{identifier(name)} = sizes["{name}"]' for name in sorted(self.used_dims | {"batch"})
@@ -154,6 +197,16 @@ class _Emitter:
         doc = f'"""{"abs-scale of " if self.abs else ""}{_short(expr)}"""'.replace("\\", "\\\\")
         return "def compiled(xp, arrays, sizes):\n    " + "\n    ".join([doc] + body) + "\n"
 
+    def _largest_exponent(self) -> str:
+        """Per batch row, the largest abs-scale of any exponent (0 when there is none)."""
+        rows = ["xp.zeros(batch, dtype=dtype)"]
+        for term in (pair.scale for pair in self.exponents):
+            if term.batched:
+                rows.append(f"xp.max(xp.abs(xp.reshape({term.code}, (batch, -1))), axis=1)")
+            else:
+                rows.append(f"xp.zeros(batch, dtype=dtype) + xp.max(xp.abs({term.code}))")
+        return functools.reduce(lambda a, b: f"xp.maximum({a}, {b})", rows)
+
     def _dtype_source(self) -> str:
         batched = [n for n in self.used_inputs if n in self.tensors or not self._is_integer(n)]
         return f"{identifier(batched[0])}.dtype" if batched else "xp.float64"
@@ -161,6 +214,12 @@ class _Emitter:
     def _is_integer(self, name: str) -> bool:
         scalar = self.scalars.get(name)
         return scalar is not None and isinstance(scalar.domain, Integer)
+
+    def typed(self, value) -> Term:
+        """A constant in the arrays' dtype: a Python float would promote NumPy's bfloat16."""
+        number = float(value)
+        term = self.emit(f"xp.asarray({_number(number)}, dtype=dtype)", (), False)
+        return Term(term.code, (), False, number)
 
     def emit(self, code: str, axes, batched: bool) -> Term:
         """Assign ``code`` to a fresh temporary; identical code reuses the earlier temporary."""
@@ -223,7 +282,7 @@ class _Emitter:
         axes = _union(t.axes for t in terms)
         batched = any(t.batched for t in terms)
         if op == "*" and len(terms) > 1:
-            terms = [t for t in terms if t.code != "1.0"] or terms[:1]
+            terms = [t for t in terms if t.number != 1.0] or terms[:1]
         if len(terms) == 1:
             only = terms[0]
             return only if only.axes == axes else self.emit(self.align(only, axes), axes, batched)
@@ -285,8 +344,8 @@ class _Emitter:
     # -- leaves ------------------------------------------------------------------------------
 
     def _constant(self, expr) -> Pair:
-        value = Term(_number(expr), (), False)
-        return Pair(value, Term(_number(abs(expr)), (), False) if self.abs else None)
+        value = self.typed(expr)
+        return Pair(value, self.typed(abs(expr)) if self.abs else None)
 
     def _symbol(self, expr: sp.Symbol) -> Pair:
         self._use_symbol(expr)
@@ -328,7 +387,8 @@ class _Emitter:
         lead = _BATCH_LETTER if term.batched else ""
         spec = f"{lead}{''.join(letters[a] for a in term.axes)}->{lead}"
         spec += "".join(letters[a] for a in axes)
-        return self.emit(f'xp.einsum("{spec}", {term.code})', axes, term.batched)
+        call = self.target.einsum.format(operands=f'"{spec}", {term.code}')
+        return self.emit(call, axes, term.batched)
 
     def _defined(self, expr: sp.Indexed, definition: Defined) -> Pair:
         for index in definition.indices:
@@ -393,11 +453,12 @@ class _Emitter:
         base, exponent = expr.args
         b = self.visit(base)
         if exponent == -1:
-            value = self.emit(f"1.0 / {b.value.code}", b.value.axes, b.value.batched)
+            one = self.typed(1)
+            value = self.emit(f"{one.code} / {b.value.code}", b.value.axes, b.value.batched)
         elif exponent == sp.Rational(1, 2):
             value = self.emit(f"xp.sqrt({b.value.code})", b.value.axes, b.value.batched)
         elif exponent.is_Number:
-            code = f"{b.value.code} ** {_number(exponent)}"
+            code = f"{b.value.code} ** {self.typed(exponent).code}"
             value = self.emit(code, b.value.axes, b.value.batched)
         else:
             e = self.visit(exponent)
@@ -429,6 +490,7 @@ class _Emitter:
 
     def _exp(self, expr: sp.exp) -> Pair:
         a = self.visit(expr.args[0])
+        self.exponents.append(a)
         value = self.emit(f"xp.exp({a.value.code})", a.value.axes, a.value.batched)
         return self._pair(value, lambda: self.combine([value, self._one_plus(a.scale)], "*"))
 
@@ -512,16 +574,16 @@ class _Emitter:
         kept = self._preferred(tuple(a for a in present if a not in summed))
         batched = any(o.batched for o in arrays)
         count = [self._count_code(expr, key) for key in summed if key not in present]
-        factor = [_number(coefficient)] if coefficient != 1 else []
+        factor = [self.typed(coefficient).code] if coefficient != 1 else []
         factor += [s.code for s in scalars] + count
         if not arrays:
-            return self.emit(" * ".join(factor) or "1.0", (), False)
+            return self.emit(" * ".join(factor) or self.typed(1).code, (), False)
         letters = _letters(present)
         specs = [(_BATCH_LETTER if o.batched else "") + "".join(letters[a] for a in o.axes)
                  for o in arrays]
         result = (_BATCH_LETTER if batched else "") + "".join(letters[a] for a in kept)
-        call = f'xp.einsum("{",".join(specs)}->{result}", {", ".join(o.code for o in arrays)}, '
-        call += "optimize=True)"
+        operands = f'"{",".join(specs)}->{result}", {", ".join(o.code for o in arrays)}'
+        call = self.target.einsum.format(operands=operands)
         code = " * ".join(factor + [call])
         return self.emit(code, kept, batched)
 
@@ -544,19 +606,40 @@ class _Emitter:
         key = index_key(index)
         value = self.with_axis(u.value, key)
         axis = self.axis_of(value, key)
-        peak = self.emit(f"xp.max({value.code}, axis={axis}, keepdims=True)", value.axes,
-                         value.batched)
-        peak = self.emit(f"xp.where(xp.isfinite({peak.code}), {peak.code}, 0.0)", peak.axes,
-                         peak.batched)
+        peak = self._finite(self.emit(f"xp.max({value.code}, axis={axis}, keepdims=True)",
+                                      value.axes, value.batched))
         scale = self.with_axis(u.scale, key) if self.abs else None
+        self.exponents.append(Pair(value, scale))
         return Pair(value, scale), peak, axis
 
+    def _finite(self, peak: Term) -> Term:
+        """An infinite maximum (a row of -inf) shifts by 0 instead of making inf - inf = nan."""
+        zero = self.typed(0).code
+        return self.emit(f"xp.where(xp.isfinite({peak.code}), {peak.code}, {zero})", peak.axes,
+                         peak.batched)
+
     def _softmax(self, expr: Softmax) -> Pair:
+        if not self.abs and expr.beta != 1 and expr.beta.is_positive:
+            return Pair(self._scaled_softmax(expr))
         u, peak, axis = self._shifted(expr.beta * expr.logits, expr.index)
         axes, batched = u.value.axes, u.value.batched
         e = self.emit(f"xp.exp({u.value.code} - {peak.code})", axes, batched)
         p = self.emit(f"{e.code} / xp.sum({e.code}, axis={axis}, keepdims=True)", axes, batched)
         return self._pair(p, lambda: self._softmax_scale(p, u.scale, peak, axis))
+
+    def _scaled_softmax(self, expr: Softmax) -> Term:
+        """softmax(beta x) as exp(beta (x - max x)) / sum: for beta > 0 the shift commutes with the
+        scaling, and beta * x itself (1e5 at x = 100, T = 1e-3) is never formed, so no format
+        overflows on it."""
+        x, peak, axis = self._shifted(expr.logits, expr.index)
+        beta = self.visit(expr.beta).value
+        shifted = self.emit(f"{x.value.code} - {peak.code}", x.value.axes, x.value.batched)
+        # beta (x - max x) <= 0: where it overflows to -inf, exp gives the exact 0 it rounds to
+        scaled = self.combine([beta, shifted], "*")
+        e = self.emit(f"xp.exp({scaled.code})", scaled.axes, scaled.batched)
+        axis = self.axis_of(e, index_key(expr.index))
+        return self.emit(f"{e.code} / xp.sum({e.code}, axis={axis}, keepdims=True)", e.axes,
+                         e.batched)
 
     def _softmax_scale(self, p: Term, s_u: Term, peak: Term, axis: int) -> Term:
         """|dp_j| <= p_j (|du_j| + sum_k p_k |du_k|), with du the error of u - max(u)."""
@@ -584,12 +667,16 @@ class _Emitter:
         return self.emit(f"xp.abs({value.code}) + {mean}", value.axes, value.batched)
 
     def _log_softmax(self, node: Softmax) -> Pair:
+        if not self.abs and node.beta != 1 and node.beta.is_positive:
+            x, peak, _ = self._shifted(node.logits, node.index)
+            shifted = self.emit(f"{x.value.code} - {peak.code}", x.value.axes, x.value.batched)
+            z = self.combine([self.visit(node.beta).value, shifted], "*")
+            axis = self.axis_of(z, index_key(node.index))
+            return Pair(self._minus_log_sum_exp(z, axis))
         u, peak, axis = self._shifted(node.beta * node.logits, node.index)
         axes, batched = u.value.axes, u.value.batched
         z = self.emit(f"{u.value.code} - {peak.code}", axes, batched)
-        e = self.emit(f"xp.exp({z.code})", axes, batched)
-        value = self.emit(f"{z.code} - xp.log(xp.sum({e.code}, axis={axis}, keepdims=True))",
-                          axes, batched)
+        value = self._minus_log_sum_exp(z, axis)
 
         def scale() -> Term:
             p = self.emit(f"xp.exp({value.code})", axes, batched)
@@ -598,6 +685,11 @@ class _Emitter:
             return self.emit(f"xp.abs({value.code}) + {shifted.code} + {mean}", axes, batched)
 
         return self._pair(value, scale)
+
+    def _minus_log_sum_exp(self, z: Term, axis: int) -> Term:
+        e = self.emit(f"xp.exp({z.code})", z.axes, z.batched)
+        return self.emit(f"{z.code} - xp.log(xp.sum({e.code}, axis={axis}, keepdims=True))",
+                         z.axes, z.batched)
 
     def _reduce_max(self, expr: ReduceMax) -> Pair:
         function, *indices = expr.args
@@ -623,8 +715,7 @@ class _Emitter:
         axes = tuple(a for a in term.axes if a != key)
         peak = self.emit(f"xp.max({term.code}, axis={self.axis_of(term, key)})", axes,
                          term.batched)
-        return self.emit(f"xp.where(xp.isfinite({peak.code}), {peak.code}, 0.0)", axes,
-                         term.batched)
+        return self._finite(peak)
 
 
 def _factors(expr: sp.Expr) -> tuple[sp.Expr, list[sp.Expr]]:

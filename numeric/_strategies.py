@@ -22,29 +22,54 @@ LARGE_ROW_FRACTION = 1 / 8
 # overflows float32: a missing max-shift shows up as inf instead of hiding behind small
 # logits. Row 0 of every batch is large, so every batch has one.
 LARGE_ROW_MAGNITUDE = 100.0
+# In this fraction of rows the largest entry along the last axis is repeated: ties at the
+# maximum are where a max-shift or an argmax-based shortcut would go wrong.
+TIED_ROW_FRACTION = 1 / 8
 SIMPLEX_FLOOR = 1e-3
 # Temperatures are kept this far (in log) from 1, where a missing beta would be invisible.
 AWAY_FROM_ONE = 0.1
 
 
 @dataclass(frozen=True)
-class Profile:
-    name: str
+class Effort:
+    """Hypothesis examples for a record, each one batch of ``batch`` instances."""
+
     examples: int
     batch: int
-    derandomize: bool
-    free_sizes: bool
-    shrink_examples: int
 
     @property
     def instances(self) -> int:
         return self.examples * self.batch
 
 
+@dataclass(frozen=True)
+class Profile:
+    """How hard each kind of record searches. JAX compiles once per shape, and at most three
+    shapes are drawn unless ``free_sizes``; fewer examples with larger batches compile less."""
+
+    name: str
+    truth: Effort  # float64 on a reference backend, default mode: where truth is decided
+    formats: Effort  # float32, and MLX float64 (measured as float32)
+    half_formats: Effort  # float16 and bfloat16: stability checks on a few large batches
+    other_modes: Effort  # modes other than the backend's default (JAX eager)
+    every_mode: bool  # whether ``attnproof prove`` runs other modes (the test suite always does)
+    free_sizes: bool
+    shrink_examples: int
+    derandomize: bool
+
+
+# Eager JAX compiles every primitive once per shape and dtype (2-6 s per derivative claim), so
+# only the thorough profile runs it under ``attnproof prove``.
 _PROFILES = {
-    "quick": (4, 64, False, 20),
-    "default": (8, 128, False, 40),
-    "thorough": (100, 256, True, 200),
+    "quick": dict(truth=Effort(2, 256), formats=Effort(1, 256), half_formats=Effort(1, 256),
+                  other_modes=Effort(1, 128),
+                  every_mode=False, free_sizes=False, shrink_examples=20),
+    "default": dict(truth=Effort(4, 256), formats=Effort(2, 512), half_formats=Effort(1, 512),
+                    other_modes=Effort(1, 128),
+                    every_mode=False, free_sizes=False, shrink_examples=40),
+    "thorough": dict(truth=Effort(100, 256), formats=Effort(50, 256), half_formats=Effort(50, 256),
+                     other_modes=Effort(20, 256), every_mode=True, free_sizes=True,
+                     shrink_examples=200),
 }
 
 
@@ -53,9 +78,8 @@ def profile(name: str | None = None) -> Profile:
     name = name or os.environ.get("ATTNPROOF_PROFILE", "default")
     if name not in _PROFILES:
         raise ValueError(f"unknown profile {name!r}; choose from {sorted(_PROFILES)}")
-    examples, batch, free_sizes, shrink = _PROFILES[name]
     ci = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-    return Profile(name, examples, batch, ci, free_sizes, shrink)
+    return Profile(name, **_PROFILES[name], derandomize=ci)
 
 
 @dataclass(frozen=True)
@@ -98,13 +122,19 @@ def from_theorem(theorem, chosen: Profile) -> st.SearchStrategy[Structure]:
 
 
 def _size_variants(dims) -> list[tuple[int, ...]]:
-    """Two shapes: small distinct sizes (2, 3, 4, ...) and larger ones (5, 6, 7, ...), clamped."""
+    """Three shapes, clamped to each range: small distinct sizes (2, 3, 4, ...), larger ones
+    (5, 6, 7, ...) and every size 1; with block sizes 2 and 3, most sizes are not a multiple of
+    the block. Few shapes, because a jitting backend compiles once per shape. Size 1 comes last:
+    Hypothesis tries the first variant first, and many slips (a missing 1/sqrt(d)) vanish there."""
     variants = []
-    for start in (2, 5):
-        sizes = tuple(min(d.sizes.high, max(d.sizes.low, start + n)) for n, d in enumerate(dims))
+    for sizes in _sized(dims, 2), _sized(dims, 5), tuple(d.sizes.low for d in dims):
         if sizes not in variants:
             variants.append(sizes)
     return variants
+
+
+def _sized(dims, start: int) -> tuple[int, ...]:
+    return tuple(min(d.sizes.high, max(d.sizes.low, start + n)) for n, d in enumerate(dims))
 
 
 def _integer_values(domain: Integer, chosen: Profile) -> st.SearchStrategy[int]:
@@ -146,8 +176,16 @@ def _tensor_values(domain, shape, rng) -> np.ndarray:
         peaks = np.abs(values[large]).reshape(int(large.sum()), -1).max(axis=1)
         factors = LARGE_ROW_MAGNITUDE / np.maximum(peaks, 1e-12)
         values[large] *= factors.reshape((-1,) + (1,) * (values.ndim - 1))
-        return values
+        return _tie_maxima(values, rng)
     raise NotImplementedError(f"no strategy for tensor domain {domain!r}")
+
+
+def _tie_maxima(values: np.ndarray, rng) -> np.ndarray:
+    tied = rng.random(values.shape[0]) < TIED_ROW_FRACTION
+    if values.ndim > 1 and values.shape[-1] > 1:
+        peak = values[tied].max(axis=-1)
+        values[tied, ..., 0] = peak
+    return values
 
 
 def _scalar_values(domain, batch, rng) -> np.ndarray:

@@ -15,7 +15,7 @@ import numpy as np
 from symbolic import discover
 
 from ._backends import backend
-from ._checker import Runner, decide, plan_for
+from ._checker import decide, runner_for
 from ._strategies import Structure
 
 
@@ -42,7 +42,7 @@ def replay(args: argparse.Namespace) -> dict:
     catalog = discover(args.theorems) if args.theorems else discover()
     theorem = catalog.by_name()[args.theorem]
     row = backend(args.backend)
-    runner = Runner(plan_for(theorem), row, args.device, args.mode or row.default_mode)
+    runner = runner_for(theorem, row, args.device, args.mode or row.default_mode)
     structure = Structure(_pairs(args.sizes), _pairs(args.integers), args.seed)
     outcome = decide(runner, structure, args.batch, args.dtype)
     report = {"theorem": theorem.name, "worst_error_ulps": outcome.worst,
@@ -55,6 +55,8 @@ def replay(args: argparse.Namespace) -> dict:
         report["inputs"] = {k: (v[r].tolist() if isinstance(v, np.ndarray) else v)
                             for k, v in arrays.items()}
         report["values"] = {k: v[r].tolist() for k, v in outcome.reference.items()}
+        if outcome.low is not None:
+            report[f"values in {args.dtype}"] = {k: v[r].tolist() for k, v in outcome.low.items()}
     return report
 
 

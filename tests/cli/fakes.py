@@ -36,7 +36,7 @@ class FakeNumeric:
         self.raising = raising
         self.calls: list[tuple] = []
 
-    def available_configurations(self, theorem):
+    def available_configurations(self, theorem, profile=None):
         return list(self.configurations)
 
     def check(self, theorem, backend, dtype, device, mode, profile="default"):

@@ -54,7 +54,7 @@ def test_overview_rows_report_status_proof_and_numeric_evidence():
 def test_summary_counts_totals_and_environment():
     markdown = render(sample_report())
     assert "| ✅ proved | the sum normal form" in markdown and "| 2 |" in markdown
-    assert "**3 theorems**, 3 as expected; 1 errors. 2,752 numeric instances" in markdown
+    assert "**3 theorems**, 3 as expected; 1 errors. 4,032 numeric instances" in markdown
     assert "| 3.11.7 | 1.14.0 | 2.4.6 | not installed | not installed | numpy:cpu |" in markdown
 
 
@@ -66,6 +66,8 @@ def test_each_theorem_section_has_statement_assumptions_evidence_and_replay():
     assert "$`T`$: positive in \\[0.001, 1000\\] (log-uniform)" in section
     assert r"A note with \| pipes and \*stars\*." in section
     assert "| jax | bfloat16 | cpu | jit | passed | 1,280 | 2.0 | 1.6 | 0.50 s |" in section
+    assert "float64 was at most 0.5 ULPs off (worst of 1: numpy float64 cpu eager)" \
+        in section
     assert "Reproduce: `attnproof prove --theorem softmax_rows --theorems /tmp/t/softmax.py`" \
         in section
 
@@ -74,6 +76,8 @@ def test_refuted_claim_shows_counterexamples_replay_and_its_correction():
     section = _theorem_section(render(sample_report()), "wrong_claim")
     assert 'values: {"x[0]": "1"}' in section  # the exact counterexample
     assert "(jax float64 cpu jit)" in section
+    assert "| numpy | bfloat16 | cpu | eager | **not-decisive** |" in section
+    assert "- numpy bfloat16 cpu eager (not-decisive): false in float64 but within" in section
     assert "```sh\nattnproof replay wrong_claim --seed 1\n```" in section
     assert r"**Corrected by** [right\_claim](#right_claim): proved for all sizes." in section
 

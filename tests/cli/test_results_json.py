@@ -17,7 +17,7 @@ THEOREM_KEYS = {"name", "source", "expect", "status", "ok", "corrects", "note",
 SYMBOLIC_KEYS = {"status", "method", "max_size", "seconds", "counterexample", "residual"}
 NUMERIC_KEYS = {"backend", "dtype", "device", "mode", "status", "examples", "instances",
                 "max_error_ulps", "max_error_bits", "seconds", "counterexample", "replay",
-                "reason"}
+                "reason", "ground_truth_ulps"}
 
 
 def test_schema_has_exactly_the_documented_keys(tmp_path):
@@ -26,7 +26,7 @@ def test_schema_has_exactly_the_documented_keys(tmp_path):
     data = json.loads(path.read_text())
     assert set(data) == {"schema", "partial", "partial_reason", "run", "generated",
                          "environment", "theorems", "errors"}
-    assert data["schema"] == 2
+    assert data["schema"] == 3
     assert set(data["environment"]) == {"python", "sympy", "numpy", "jax", "mlx", "devices"}
     for theorem in data["theorems"]:
         assert set(theorem) == THEOREM_KEYS
@@ -67,6 +67,18 @@ def test_schema_1_files_still_read_with_defaults_for_the_new_fields(tmp_path):
     report = read_json(path)
     assert (report.partial_reason, report.run) == ("", {})
     assert all(t.assumptions == [] for t in report.theorems)
+
+
+def test_schema_2_records_read_without_a_ground_truth(tmp_path):
+    data = report_to_json(sample_report())
+    data["schema"] = 2
+    for theorem in data["theorems"]:
+        for record in theorem["numeric"]:
+            del record["ground_truth_ulps"]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(data))
+    records = [r for t in read_json(path).theorems for r in t.numeric]
+    assert records and all(r.ground_truth_ulps is None for r in records)
 
 
 def test_the_schema_document_names_every_key():

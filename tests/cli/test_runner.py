@@ -47,6 +47,17 @@ def test_a_worker_that_dies_loses_only_its_own_theorem(tmp_path):
     assert [(e.theorem, "code 7" in e.message) for e in report.errors] == [("fragile", True)]
 
 
+def test_a_dead_worker_is_replaced_and_the_theorems_after_it_still_run(tmp_path):
+    files.write(tmp_path, "a_dies.py", files.DIES_IN_WORKER, name="fragile")
+    files.write(tmp_path, "b_good.py", files.TRUE, name="doubling")
+    files.write(tmp_path, "c_hangs.py", files.HANGS_IN_WORKER, name="stuck")
+    files.write(tmp_path, "d_good.py", files.TRUE, name="tripling")
+    report = run([tmp_path], check_numeric=False, jobs=1, timeout=4)
+    statuses = {t.name: t.status for t in report.theorems}
+    assert statuses == {"fragile": "error", "doubling": "proved", "stuck": "error",
+                        "tripling": "proved"}
+
+
 def test_a_worker_that_hangs_is_killed_at_its_time_limit(tmp_path):
     files.write(tmp_path, "good.py", files.TRUE, name="doubling")
     files.write(tmp_path, "hangs.py", files.HANGS_IN_WORKER, name="stuck")

@@ -7,7 +7,6 @@ its own: each has a known verdict.
 from __future__ import annotations
 
 import sympy as sp
-from sympy.concrete.expr_with_limits import ExprWithLimits
 
 from symbolic import (
     AtLeast,
@@ -15,7 +14,6 @@ from symbolic import (
     Dim,
     Equals,
     Integer,
-    LogSumExp,
     Positive,
     Real,
     Scalar,
@@ -25,19 +23,12 @@ from symbolic import (
     Theorem,
     entropy,
     kl,
+    lse,
     rowsum,
     softmax,
 )
 
 HERE = Source("tests/numeric/sample_theorems.py", "sample")
-
-
-def lse(function, over):
-    """Log-sum-exp over ``over``, built around a bug: ``symbolic.lse`` raises AttributeError
-    because ``LogSumExp.is_real = True`` makes SymPy's slot ``is_commutative`` unassignable."""
-    node = sp.Expr.__new__(LogSumExp, function, sp.Tuple(over, over.lower, over.upper))
-    ExprWithLimits.__dict__["is_commutative"].__set__(node, True)
-    return node
 
 
 delta = sp.KroneckerDelta

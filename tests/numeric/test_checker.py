@@ -1,5 +1,6 @@
 """The checker itself: planted false theorems are refuted, true ones pass, records replay."""
 
+import dataclasses
 import json
 import shlex
 import subprocess
@@ -9,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import sympy as sp
-from sample_theorems import SAMPLE, lse
+from sample_theorems import SAMPLE
 
 from numeric import NumericRecord, available_configurations, check
 from numeric._strategies import Structure, fill_batch, from_theorem, profile
@@ -25,13 +26,14 @@ from symbolic import (
     Tensor,
     Theorem,
     discover,
+    lse,
     softmax,
 )
 
 SAMPLE_FILE = Path(__file__).with_name("sample_theorems.py")
 RECORD_FIELDS = ["backend", "dtype", "device", "mode", "status", "examples", "instances",
                  "max_error_ulps", "max_error_bits", "seconds", "counterexample", "replay",
-                 "reason"]
+                 "reason", "ground_truth_ulps"]
 
 
 def _tiny(name, beta_on_rhs):
@@ -67,7 +69,8 @@ def test_record_has_exactly_the_documented_fields():
 
 
 def test_default_profile_checks_at_least_a_thousand_instances():
-    assert profile("default").instances >= 1000
+    assert profile("default").truth.instances >= 1000
+    assert profile("default").formats.instances >= 1000  # float32 too
 
 
 @pytest.mark.parametrize("theorem", SAMPLE, ids=lambda t: t.name)
@@ -104,8 +107,85 @@ def test_unknown_device_and_missing_dtype_are_skipped_with_a_reason():
     theorem = _tiny("tiny_true", True)
     record = check(theorem, "numpy", "float64", device="gpu:7", profile="quick")
     assert record.status == "skipped" and "gpu:7" in record.reason
-    record = check(theorem, "numpy", "bfloat16", profile="quick")
-    assert record.status == "skipped" and "bfloat16" in record.reason
+    record = check(theorem, "numpy", "float8_e4m3fn", profile="quick")
+    assert record.status == "skipped" and "float8_e4m3fn" in record.reason
+    record = check(theorem, "jax", "float64", mode="compiled", profile="quick")
+    assert record.status == "skipped" and "compiled" in record.reason
+
+
+def _off_by(name, factor):
+    n = Dim("n")
+    (j,) = n.indices("j")
+    x = Tensor("x", (n,))
+    temperature = Scalar("T", Positive(1e-3, 1e3))
+    weights = Defined("w", (j,), softmax(x[j], j, 1 / temperature.symbol))
+    return Theorem(name, Source("test", "inline"), Equals(weights[j] * factor, weights[j]),
+                   inputs=(x, temperature), definitions=(weights,), expect="refuted")
+
+
+def test_a_slip_below_a_formats_rounding_is_not_decisive_there_but_refuted_above():
+    slip = _off_by("one_percent_off", 1 + sp.Rational(1, 100))
+    assert check(slip, "numpy", "float64", profile="quick").status == "failed"
+    assert check(slip, "numpy", "float32", profile="quick").status == "failed"
+    coarse = check(slip, "numpy", "bfloat16", profile="quick")
+    assert coarse.status == "not-decisive", coarse.reason
+    assert "bfloat16" in coarse.reason
+
+
+def test_every_record_reports_error_in_ulps_bits_and_truth_against_50_digits(catalog):
+    theorem = catalog.by_name()["softmax_jacobian_temperature"]
+    for dtype in ("float64", "float16"):
+        record = check(theorem, "numpy", dtype, profile="quick")
+        assert record.status == "passed"
+        assert record.max_error_bits == pytest.approx(np.log2(1 + record.max_error_ulps))
+        if dtype == "float64":  # the record that decides truth is measured against mpmath
+            assert 0 <= record.ground_truth_ulps < 16
+        else:
+            assert record.ground_truth_ulps is None
+
+
+def test_ground_truth_catches_a_compiled_value_that_is_wrong(catalog, monkeypatch):
+    from numeric import _checker
+
+    theorem = catalog.by_name()["free_energy_identity"]
+    plan = _checker.plan_for(theorem, "numpy")
+    right = plan.sides["rhs"]
+    wrong = dataclasses.replace(right, function=lambda xp, a, s: right(xp, a, s) * 1.5)
+    monkeypatch.setitem(plan.sides, "rhs", wrong)
+    _checker.runner_for.cache_clear()
+    try:
+        record = check(theorem, "numpy", "float64", profile="quick")
+    finally:
+        _checker.runner_for.cache_clear()
+    assert record.status == "error" and "50-digit" in record.reason
+    assert record.ground_truth_ulps > 1e6
+
+
+def test_finite_differences_side_with_the_true_derivative(catalog):
+    from numeric._checker import plan_for
+    from numeric._ground_truth import finite_difference
+
+    theorem = catalog.by_name()["softmax_jacobian_temperature"]
+    plan = plan_for(theorem, "numpy")
+    structure = Structure((("n_q", 2), ("n_k", 3)), (), 3)
+    arrays = fill_batch(theorem, structure, 4)
+    instance = {k: v[1] for k, v in arrays.items()}
+    entry = {"i": 1, "j": 2, "m": 1, "n": 0}
+    estimate, step = finite_difference(plan, instance, entry, structure.size_map)
+    sizes = {**structure.size_map, "batch": 4}
+    exact = plan.sides["rhs"](np, arrays, sizes)[1][1, 2, 1, 0]
+    assert step == pytest.approx(np.cbrt(np.finfo(float).eps) * max(1, abs(instance["S"][1, 0])))
+    assert estimate == pytest.approx(exact, rel=1e-5, abs=1e-9)
+
+
+def test_rows_a_format_cannot_hold_are_not_checked_in_it():
+    from numeric._tolerance import representable
+
+    exponent_scale, largest = np.array([10.0, 1e5, 300.0]), np.array([1.0, 1.0, 1.0])
+    assert representable(exponent_scale, largest, "float32").tolist() == [True, True, True]
+    assert representable(exponent_scale, largest, "float16").tolist() == [True, False, True]
+    assert representable(exponent_scale, largest, "bfloat16").tolist() == [True, False, False]
+    assert not representable(np.zeros(1), np.array([1e5]), "float16")[0]
 
 
 def test_replay_command_reproduces_the_failure(capsys):
@@ -121,11 +201,21 @@ def test_replay_command_reproduces_the_failure(capsys):
 def test_strategies_draw_few_shapes_simplex_rows_and_temperatures_away_from_one():
     theorem = next(t for t in SAMPLE if t.name == "free_energy_gap")
     shapes = {s.sizes for s in _draws(from_theorem(theorem, profile("default")), 60)}
-    assert 1 <= len(shapes) <= 2
+    assert (("n_q", 1), ("n_k", 1)) in shapes and len(shapes) == 3
     arrays = fill_batch(theorem, Structure((("n_q", 3), ("n_k", 4)), (), 5), 512)
     np.testing.assert_allclose(arrays["p"].sum(axis=-1), 1.0)
     assert (np.abs(np.log(arrays["T"])) >= 0.1).all()
-    assert np.abs(arrays["S"]).max() > 88  # some rows overflow a naive float32 softmax
+    assert arrays["T"].min() < 1e-2 and arrays["T"].max() > 1e2  # log-uniform over 1e-3..1e3
+    peaks = np.abs(arrays["S"]).max(axis=(1, 2))
+    assert peaks.max() > 88.7  # overflows a naive float32 softmax (float16's at 11.1)
+    tied = (arrays["S"] == arrays["S"].max(axis=-1, keepdims=True)).sum(axis=-1) > 1
+    assert tied.any()
+
+
+def test_block_sizes_mostly_do_not_divide_the_key_count(catalog):
+    theorem = catalog.by_name()["online_softmax_blockwise"]
+    draws = _draws(from_theorem(theorem, profile("default")), 40)
+    assert any(s.size_map["n_k"] % s.integer_map["B"] for s in draws)
 
 
 def _draws(strategy, count):
@@ -154,6 +244,14 @@ def test_available_configurations_lists_numpy_and_names_devices():
     assert ("numpy", "float64", "cpu", "eager") in configurations
     assert all(":" not in device or device.split(":")[1].isdigit()
                for _, _, device, _ in configurations)
+
+
+def test_profiles_choose_modes_and_the_full_list_has_them_all():
+    pytest.importorskip("jax")
+    modes = {name: {m for b, _, _, m in available_configurations(profile=name) if b == "jax"}
+             for name in ("quick", "default", "thorough")}
+    assert modes == {"quick": {"jit"}, "default": {"jit"}, "thorough": {"jit", "eager"}}
+    assert {m for b, _, _, m in available_configurations() if b == "jax"} == {"jit", "eager"}
 
 
 def test_simplex_inputs_are_drawn_for_lemma_free_claims():

@@ -31,11 +31,12 @@ def test_heat_map_takes_the_worst_bits_per_backend_and_dtype():
     first = report.theorems[0]
     first.numeric.append(NumericOutcome("numpy", "float64", "cpu", "jit", "failed",
                                         max_error_bits=7.5))
-    names, labels, bits, failed = heat_map_data(report.theorems)
+    names, labels, bits, marks = heat_map_data(report.theorems)
     assert names == ["softmax_rows", "wrong_claim"]
-    assert labels == ["jax\nfloat64", "jax\nbfloat16", "numpy\nfloat64"]
+    assert labels == ["jax\nfloat64", "jax\nbfloat16", "numpy\nfloat64", "numpy\nbfloat16"]
     assert np.isnan(bits[0, 0]) and bits[0, 1] == 1.58 and bits[0, 2] == 7.5
-    assert failed[0].tolist() == [False, False, True]
+    assert marks[0].tolist() == ["", "", "failed", ""]
+    assert marks[1].tolist() == ["failed", "", "", "not decisive"]
 
 
 def test_figures_are_drawn_as_png_and_pdf(tmp_path):

@@ -1,0 +1,161 @@
+"""Exact references: the claim evaluated with mpmath at 50 digits, and finite differences.
+
+The float64 reference is itself only float64. For small sizes the expanded claim (definitions,
+vocabulary and derivatives written out by SymPy, every sum unrolled) is evaluated with mpmath on
+a few instances per record, and the record reports how far float64 strays from it, in ulps.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+
+import mpmath
+import numpy as np
+import sympy as sp
+
+from symbolic import Integer, ReduceMax, Tensor
+from symbolic._theorem import free_indices
+
+from . import _strategies as strategies
+from ._tolerance import REFERENCE_DTYPE, error_ulps, finfo
+
+DIGITS = 50
+SIZE = 2  # every dimension at this size (clamped to its range): unrolled sums stay small
+INSTANCES = 2
+
+
+def ground_truth_error(runner, structure, outcome=None) -> float | None:
+    """Worst float64 error (ulps at the abs-scale) of ``runner``'s float64 values against mpmath
+    on ``INSTANCES`` instances: those of ``outcome`` (an evaluated batch of small sizes), else
+    fresh ones at size ``SIZE`` seeded like ``structure``. None if the claim has no exact form
+    here (an ``implementation`` has no SymPy lhs; its rhs is still compared)."""
+    theorem = runner.plan.theorem
+    if outcome is None:
+        structure = strategies.Structure(_small_sizes(theorem), structure.integers,
+                                         structure.seed)
+        outcome = _evaluated(runner, structure)
+    try:
+        exact = _exact_sides(theorem, structure.sizes)
+    except (NotImplementedError, TypeError, ValueError, KeyError):
+        return None
+    reference, arrays = outcome.reference, outcome.inputs
+    worst = 0.0
+    for n in range(min(INSTANCES, len(reference["scale"]))):
+        if outcome.valid is not None and not outcome.valid[n]:
+            continue
+        instance = _instance(arrays, n)
+        for name in reference.keys() - {"scale", "exponent_scale", "largest"}:
+            side = "rhs" if name == "rhs" else "lhs"
+            if exact.get(side) is None:
+                continue
+            truth = exact[side](instance).reshape(reference[name][n].shape)
+            error = error_ulps(reference[name][n], truth, reference["scale"][n], REFERENCE_DTYPE)
+            worst = max(worst, float(error.max(initial=0.0)))
+    return worst
+
+
+def _evaluated(runner, structure):
+    from ._checker import Outcome, _at_claimed_point
+
+    arrays = strategies.fill_batch(runner.plan.theorem, structure, INSTANCES)
+    arrays, valid = _at_claimed_point(runner.plan.theorem, arrays)
+    sizes = {**structure.size_map, "batch": INSTANCES}
+    reference = runner.evaluate(arrays, sizes, REFERENCE_DTYPE, with_scale=True)
+    return Outcome(0.0, None, None, reference, None, {}, {}, inputs=arrays, valid=valid)
+
+
+def _small_sizes(theorem) -> tuple[tuple[str, int], ...]:
+    return tuple((d.name, min(d.sizes.high, max(d.sizes.low, SIZE))) for d in theorem.dims)
+
+
+def _instance(arrays: dict, n: int) -> dict:
+    return {k: (v[n] if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
+
+
+@functools.lru_cache(maxsize=128)
+def _exact_sides(theorem, sizes: tuple) -> dict:
+    """``side -> instance -> float64 array`` of its entries computed at ``DIGITS`` digits."""
+    from ._checker import plan_for
+
+    plan = plan_for(theorem, "numpy")
+    claim = theorem.claim
+    sides = {"rhs": sp.sympify(claim.rhs)}
+    if theorem.implementation is None:
+        sides["lhs"] = sp.sympify(claim.lhs)
+    return {name: _exact_function(theorem, theorem.expand(expr), plan.out, dict(sizes))
+            for name, expr in sides.items()}
+
+
+def _exact_function(theorem, expr, out, sizes: dict):
+    """Every entry of ``expr`` at ``sizes`` as one mpmath function of the input arrays. Sums stay
+    sums (lambdify loops over them), far cheaper than SymPy unrolling them with ``doit``."""
+    dims = {sp.Symbol(name, integer=True, positive=True): n for name, n in sizes.items()}
+    ranges = [range(sizes[str(i.upper + 1)]) if isinstance(i, sp.Idx) else range(1) for i in out]
+    free = free_indices(expr)
+    entries = []
+    for values in itertools.product(*ranges):
+        by_label = {str(i.label): v for i, v in zip(out, values, strict=True)}
+        entry = expr.xreplace({i: by_label[str(i.label)] for i in free}).xreplace(dims)
+        entries.append(entry.replace(lambda x: isinstance(x, ReduceMax), lambda x: x.doit()))
+    bases = sorted({a.base for e in entries for a in e.atoms(sp.Indexed)}, key=str)
+    labels = {b.label for b in bases}
+    symbols = sorted({s for e in entries for s in e.free_symbols
+                      if isinstance(s, sp.Symbol) and not isinstance(s, sp.Idx)} - labels, key=str)
+    function = sp.lambdify(bases + symbols, entries, modules="mpmath")
+
+    def evaluate(instance: dict) -> np.ndarray:
+        with mpmath.workdps(DIGITS):
+            arguments = [_mp_array(instance[str(b.label)]) for b in bases]
+            arguments += [_scalar(instance, s) for s in symbols]
+            values = function(*arguments)
+        return np.array([float(v) for v in values], dtype=np.float64)
+
+    return evaluate
+
+
+def _mp_array(values):
+    return np.vectorize(mpmath.mpf, otypes=[object])(np.asarray(values, np.float64))
+
+
+def _scalar(instance: dict, symbol: sp.Symbol):
+    if symbol.name not in instance:
+        raise ValueError(f"no value for {symbol}")
+    value = instance[symbol.name]
+    return int(value) if isinstance(value, int) else mpmath.mpf(float(np.asarray(value)))
+
+
+# -- finite differences, the tie-breaker ---------------------------------------------------
+
+
+def finite_difference(plan, instance: dict, entry: dict, sizes: dict) -> tuple[float, float]:
+    """Central difference of the primal's entry along the differentiated input's entry, in
+    float64 on NumPy, with step cbrt(eps) * max(1, |x|); returns (estimate, step)."""
+    from ._checker import _at_claimed_point, plan_for, wrt_name
+
+    theorem = plan.theorem
+    primal = plan_for(theorem, "numpy").primal
+    arrays = {item.name: _one_row(item, instance[item.name]) for item in theorem.inputs}
+    arrays, _ = _at_claimed_point(theorem, arrays)
+    name = wrt_name(plan)
+    position = (0,) + tuple(entry[str(i.label)] for i in getattr(plan.wrt, "indices", ()))
+    out = (0,) + tuple(entry[str(i.label)] for i in primal.out)
+    x = float(arrays[name][position])
+    step = float(np.cbrt(finfo(REFERENCE_DTYPE).eps)) * max(1.0, abs(x))
+    sizes = {**sizes, "batch": 1}
+
+    def at(value: float) -> float:
+        moved = np.array(arrays[name], dtype=np.float64)
+        moved[position] = value
+        with np.errstate(all="ignore"):
+            return float(primal(np, {**arrays, name: moved}, sizes)[out])
+
+    upper, lower = x + step, x - step
+    return (at(upper) - at(lower)) / (upper - lower), step
+
+
+def _one_row(item, value):
+    if isinstance(item.domain, Integer):
+        return value
+    array = np.asarray(value, dtype=np.float64)
+    return array[None] if isinstance(item, Tensor) else array.reshape(1)
