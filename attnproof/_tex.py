@@ -251,7 +251,8 @@ def _figures(figures: Figures) -> str:
     parts = []
     if figures.error_bits:
         parts.append(_figure(figures.error_bits, "Worst error in bits of each theorem for each "
-                             "backend and dtype (lighter is more accurate; blank: not run).",
+                             "backend and dtype (lighter is more accurate; blank: not run; "
+                             "outlined in blue: a check failed; dashed: not decisive).",
                              "fig:error-bits"))
     if figures.temperature:
         parts.append(_figure(figures.temperature, "Softmax weights and entropy of the scores "

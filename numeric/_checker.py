@@ -629,6 +629,9 @@ def _put_row(values, row: int, replacement):
 
 def _describe(runner: Runner, structure, instance: dict, outcome: Outcome, dtype: str) -> dict:
     plan, row = runner.plan, outcome.failing_row
+    if plan.theorem.at is not None:  # show the point the claim was evaluated at, not the draw
+        instance = {k: (v[row] if isinstance(v, np.ndarray) else v)
+                    for k, v in outcome.inputs.items()}
     error = outcome.errors[outcome.comparison][row]
     entry = np.unravel_index(int(np.argmax(error)), error.shape) if error.ndim else ()
     left, right = _compared(outcome, row, entry)

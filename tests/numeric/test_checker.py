@@ -262,3 +262,19 @@ def test_simplex_inputs_are_drawn_for_lemma_free_claims():
                     Equals(sp.Sum(p[j], (j, 0, n.symbol - 1)), 1), inputs=(p,))
     assert isinstance(check(claim, "numpy", "float64", profile="quick"), NumericRecord)
     assert check(claim, "numpy", "float64", profile="quick").status == "passed"
+
+
+def test_a_fixed_point_counterexample_shows_the_fixed_point_it_was_evaluated_at(catalog):
+    record = check(catalog.by_name()["hopfield_fixed_point"], "numpy", "float64", profile="quick")
+    assert record.status == "failed"
+    example = record.counterexample
+    K = np.asarray(example["inputs"]["K"])
+    xi = np.asarray(example["inputs"]["xi"])
+    beta = example["scalars"]["beta"]
+    logits = beta * K @ xi
+    weights = np.exp(logits - logits.max())
+    update = K.T @ (weights / weights.sum())
+    # six printed digits: xi is (to them) a fixed point, and the gradient there is (1 - beta) xi
+    assert np.allclose(xi, update, rtol=1e-4, atol=1e-4 * np.abs(xi).max())
+    a = example["entry"]["a"]
+    assert example["lhs"] == pytest.approx((1 - beta) * xi[a], rel=1e-4)
