@@ -9,6 +9,7 @@ from __future__ import annotations
 import sympy as sp
 
 import symbolic
+from numeric._strategies import edge_draws
 
 
 def describe(theorem) -> dict:
@@ -42,7 +43,11 @@ def assumptions(theorem) -> list[dict]:
 
 def _input_assumption(value) -> dict:
     symbol = getattr(value, "latex", None) or symbolic.latex(sp.Symbol(value.name))
-    return {"name": value.name, "latex": symbol, "domain": value.domain.describe()}
+    domain = value.domain.describe()
+    edges = edge_draws(value.domain) if isinstance(value, symbolic.Tensor) else None
+    if edges:  # numeric checks leave the declared range on purpose; the reader must know
+        domain += f"; numeric checks also draw {edges}"
+    return {"name": value.name, "latex": symbol, "domain": domain}
 
 
 def _dimension_assumption(dim) -> dict:

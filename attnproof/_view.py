@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from pathlib import Path
 
-import symbolic
+from symbolic._catalog import theorem_file_argument
 from symbolic._prover import EXACT_EVALUATION
 
 from ._results import STATUSES, NumericOutcome, Report, TheoremResult
@@ -210,23 +209,10 @@ def is_temperature_theorem(t: TheoremResult) -> bool:
 def reproduce_command(t: TheoremResult) -> str:
     """The command that re-checks this theorem alone, from the repository root."""
     parts = ["attnproof", "prove", "--theorem", t.name]
-    extra = _extra_theorem_file(t.origin)
+    extra = theorem_file_argument(t.origin)
     if extra:
         parts += ["--theorems", extra]
     return shlex.join(parts)
-
-
-def _extra_theorem_file(origin: str) -> str | None:
-    """The file to pass with ``--theorems``, unless ``origin`` is in the built-in catalog."""
-    if not origin:
-        return None
-    path = Path(origin)
-    if path.parent.resolve() == Path(symbolic._catalog.CATALOG_DIR).resolve():
-        return None
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
 
 
 def anchor(name: str) -> str:

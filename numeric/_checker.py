@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from symbolic import AtLeast, Rounds, Theorem
+from symbolic._catalog import theorem_file_argument
 from symbolic._theorem import ordered_free_indices
 
 from . import _strategies as strategies
@@ -694,7 +695,8 @@ def replay_command(theorem, runner: Runner, dtype: str, structure, chosen) -> st
              "--batch", str(effort_for(runner, dtype, chosen).batch), "--sizes", sizes]
     if structure.integers:
         parts += ["--integers", ",".join(f"{k}={v}" for k, v in structure.integers)]
-    if theorem.origin != "<unknown>":
-        parts += ["--theorems", theorem.origin]
+    extra = theorem_file_argument(theorem.origin)
+    if extra:
+        parts += ["--theorems", extra]
     return shlex.join(parts)
 

@@ -163,6 +163,15 @@ def fill_batch(theorem, structure: Structure, batch: int) -> dict[str, np.ndarra
     return arrays
 
 
+def edge_draws(domain) -> str | None:
+    """In words, what a tensor of ``domain`` is drawn with beyond its declared range."""
+    if not isinstance(domain, Real):
+        return None
+    return (f"instances scaled so the largest entry is ±{LARGE_ROW_MAGNITUDE:g} (1 in "
+            f"{round(1 / LARGE_ROW_FRACTION)}, and the first of every batch) and instances "
+            f"whose maximum along the last axis is tied (1 in {round(1 / TIED_ROW_FRACTION)})")
+
+
 def _tensor_values(domain, shape, rng) -> np.ndarray:
     if isinstance(domain, Simplex):
         weights = _log_uniform(SIMPLEX_FLOOR, 1.0, shape, rng)

@@ -47,6 +47,21 @@ def theorem_files(directories) -> list[Path]:
     return files
 
 
+def theorem_file_argument(origin: str) -> str | None:
+    """What to pass as ``--theorems`` to load the theorem declared in ``origin`` again: nothing
+    for the built-in catalog (loaded by default), else its path, relative to the working
+    directory where it lies below it."""
+    if not origin or origin == "<unknown>":
+        return None
+    path = Path(origin).resolve()
+    if path.parent == CATALOG_DIR.resolve():
+        return None
+    try:
+        return str(path.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def discover(directories=(CATALOG_DIR,)) -> Catalog:
     """Load every theorem in ``directories``; same input, same catalog, in the same order."""
     theorems: list[Theorem] = []

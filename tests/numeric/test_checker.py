@@ -196,6 +196,13 @@ def test_replay_command_reproduces_the_failure(capsys):
     argv = shlex.split(record.replay)[3:]
     assert replay_main(argv) == 1
     assert json.loads(capsys.readouterr().out)["failing_row"] is not None
+    assert record.replay.endswith("--theorems tests/numeric/sample_theorems.py")
+
+
+def test_replay_of_a_catalog_theorem_needs_no_theorem_file(catalog):
+    record = check(catalog.by_name()["hopfield_energy_gradient"], "numpy", "float64",
+                   profile="quick")
+    assert record.status == "failed" and "--theorems" not in record.replay
 
 
 def test_strategies_draw_few_shapes_simplex_rows_and_temperatures_away_from_one():

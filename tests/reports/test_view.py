@@ -2,6 +2,7 @@
 
 import symbolic
 from attnproof import _view as view
+from attnproof._describe import assumptions
 from attnproof._results import SymbolicOutcome
 from tests.cli.samples import sample_report
 
@@ -58,3 +59,9 @@ def test_numbers_from_json_strings_and_nones_format_safely():
 def test_anchor_is_githubs_heading_slug():
     assert view.anchor("softmax_jacobian") == "softmax_jacobian"
     assert view.anchor("A b|c") == "a-bc"
+
+
+def test_assumptions_say_tensors_are_also_drawn_beyond_their_range(catalog):
+    found = {a["name"]: a["domain"] for a in assumptions(catalog.by_name()["softmax_jacobian"])}
+    assert found["S"].startswith("real in [-3, 3]; numeric checks also draw instances scaled")
+    assert "±100" in found["S"]
