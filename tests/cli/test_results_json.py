@@ -86,6 +86,7 @@ def test_the_schema_document_names_every_key():
     data = report_to_json(sample_report())
     keys = set(data) | THEOREM_KEYS | SYMBOLIC_KEYS | NUMERIC_KEYS
     assert {key for key in keys if f"`{key}`" not in document} == set()
+    assert document.startswith(f"# `results.json`, schema {_results.SCHEMA}\n")
 
 
 def test_other_schema_versions_are_rejected(tmp_path):
