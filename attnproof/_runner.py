@@ -205,6 +205,9 @@ class _RunState:
         if interrupted:
             reasons.append(f"interrupted after {len(self.finished)} of {len(self.selected)} "
                            "theorems")
+        if self.errors:  # a worker that died or overran: its theorem stopped part-way
+            names = ", ".join(e.theorem for e in self.errors)
+            reasons.append(f"{len(self.errors)} theorem(s) stopped before finishing: {names}")
         if self.wanted is not None:
             reasons.append(f"only {len(self.wanted)} selected theorem(s) were checked")
         return reasons + self.options.restrictions()

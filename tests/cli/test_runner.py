@@ -45,6 +45,8 @@ def test_a_worker_that_dies_loses_only_its_own_theorem(tmp_path):
     assert theorems["fragile"].status == "error"
     assert "exited with code 7" in theorems["fragile"].symbolic.method
     assert [(e.theorem, "code 7" in e.message) for e in report.errors] == [("fragile", True)]
+    assert report.partial
+    assert report.partial_reason.startswith("1 theorem(s) stopped before finishing: fragile;")
 
 
 def test_a_dead_worker_is_replaced_and_the_theorems_after_it_still_run(tmp_path):
