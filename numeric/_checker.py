@@ -35,7 +35,6 @@ from ._backends import Backend, backend, device_kind, to_numpy, unavailable_reas
 from ._compiler import compile_expression, index_key
 from ._ground_truth import finite_difference, ground_truth_error
 from ._tolerance import (
-    FINITE_DIFFERENCE_ULPS,
     REFERENCE_DTYPE,
     STABILITY_ULPS,
     TRUTH_ULPS,
@@ -57,7 +56,8 @@ class NumericRecord:
 
     ``status`` is one of :data:`STATUSES`. ``max_error_ulps`` / ``max_error_bits``: the worst
     lhs-rhs error in float64 on a reference backend, else the worst error of a side against
-    float64, in ulps of the dtype (of float32 for MLX float64). ``ground_truth_ulps``: the worst
+    float64 or, in a failed record, of the comparison that failed it; in ulps of the dtype (of
+    float32 for MLX float64). ``ground_truth_ulps``: the worst
     float64 error against a 50-digit mpmath evaluation on small instances, on records that
     decide truth (None elsewhere, or if the claim has no exact form).
     """
@@ -374,9 +374,9 @@ def _verdict(errors, limits, reference, low, deciding_truth: bool) -> Outcome:
                  if not deciding_truth and not is_stability(k)), default=0.0)
     for name, rows in per_row.items():
         bad = np.flatnonzero(rows > limits[name])
-        if bad.size:
-            return Outcome(worst, int(bad[0]), name, reference, low, errors, limits,
-                           format_ratio=ratio)
+        if bad.size:  # the error that refuted the claim is the record's worst, in any format
+            return Outcome(max(worst, float(rows.max())), int(bad[0]), name, reference, low,
+                           errors, limits, format_ratio=ratio)
     return Outcome(worst, None, None, reference, low, errors, limits, format_ratio=ratio)
 
 
@@ -655,15 +655,16 @@ def _describe(runner: Runner, structure, instance: dict, outcome: Outcome, dtype
 
 
 def finite_difference_verdict(plan, instance, structure, labels, outcome, row, entry) -> dict:
-    """The central difference at the failing entry, and which compared value it sides with."""
-    estimate, step = finite_difference(plan, instance, labels, structure.size_map)
-    scale = outcome.reference["scale"][row][entry]
+    """The central difference at the failing entry, and which compared value lies within its
+    uncertainty."""
+    difference = finite_difference(plan, instance, labels, structure.size_map)
     left, right = outcome.comparison.split(" vs ")
     agrees = [side for side, name in (("lhs", left), ("rhs", right))
-              if error_ulps(estimate, outcome.reference[name][row][entry], scale,
-                            REFERENCE_DTYPE) <= FINITE_DIFFERENCE_ULPS]
+              if abs(difference.estimate - float(outcome.reference[name][row][entry]))
+              <= difference.uncertainty]
     verdict = "both" if len(agrees) == 2 else (agrees[0] if agrees else "neither")
-    return {"value": _round(estimate), "step": _round(step), "agrees_with": verdict}
+    return {"value": _round(difference.estimate), "step": _round(difference.step),
+            "uncertainty": _round(difference.uncertainty), "agrees_with": verdict}
 
 
 def _compared(outcome: Outcome, row: int, entry):

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from symbolic import Defined, Integer, LogSumExp, Scalar, Softmax, Tensor
+from symbolic import Defined, Integer, LogSumExp, Mask, Scalar, Softmax, Tensor
 from symbolic import ReduceMax as RowMax
 
-from ._stable import ReduceMax, stabilize_exponentials
+from ._stable import KeptMax, ReduceMax, stabilize_exponentials
 
 _LETTERS = "abcdefghijklmnopqrstuvwxy"
 _BATCH_LETTER = "z"
@@ -329,9 +329,11 @@ class _Emitter:
             (sp.Max, self._max),
             (sp.Min, self._min),
             (sp.Sum, self._sum),
+            (sp.Product, self._product),
             (Softmax, self._softmax),
             (LogSumExp, self._lse),
             (ReduceMax, self._reduce_max),
+            (KeptMax, self._kept_max),
             (RowMax, self._rowmax),
         )
 
@@ -446,8 +448,9 @@ class _Emitter:
 
     def _mul(self, expr: sp.Mul) -> Pair:
         pairs = [self.visit(arg) for arg in expr.args]
-        value = self.combine([p.value for p in pairs], "*")
-        return self._pair(value, lambda: self.combine([p.scale for p in pairs], "*"))
+        value = self.combine(self._mask_guard(expr.args, [p.value for p in pairs]), "*")
+        return self._pair(value, lambda: self.combine(
+            self._mask_guard(expr.args, [p.scale for p in pairs]), "*"))
 
     def _pow(self, expr: sp.Pow) -> Pair:
         base, exponent = expr.args
@@ -510,7 +513,8 @@ class _Emitter:
             if isinstance(definition.body, Softmax):
                 renaming = dict(zip(definition.indices, expr.indices, strict=True))
                 expr = definition.body.xreplace(renaming)
-        return expr if isinstance(expr, Softmax) else None
+        # log of a masked weight is -inf where masked: no fused log-softmax for it
+        return expr if isinstance(expr, Softmax) and expr.mask == 1 else None
 
     def _abs(self, expr: sp.Abs) -> Pair:
         a = self.visit(expr.args[0])
@@ -545,9 +549,50 @@ class _Emitter:
         pairs = [self.visit(f) for f in factors]
         masks = [m for limit in expr.limits if (m := self._range_mask(limit)) is not None]
         summed = [index_key(v) for v, _, _ in expr.limits]
-        value = self._contract([p.value for p in pairs] + masks, summed, coefficient, expr)
+        values = self._mask_guard(factors, [p.value for p in pairs])
+        value = self._contract(values + masks, summed, coefficient, expr)
         return self._pair(value, lambda: self._contract(
-            [p.scale for p in pairs] + masks, summed, abs(coefficient), expr))
+            self._mask_guard(factors, [p.scale for p in pairs]) + masks, summed,
+            abs(coefficient), expr))
+
+    def _product(self, expr: sp.Product) -> Pair:
+        """A product over one whole dimension, e.g. a masked softmax's "row fully masked" factor
+        Π(1 − m). Its abs-scale Π(|f| + s_f) bounds the product and, to first order, every
+        perturbation of its factors."""
+        if len(expr.limits) != 1:
+            raise NotImplementedError(f"product over several indices: {expr}")
+        (variable, lower, upper), = expr.limits
+        self._note_index(variable, upper - lower + 1)
+        if self._range_mask(expr.limits[0]) is not None:
+            raise NotImplementedError(f"product over a partial range: {expr}")
+        key = index_key(variable)
+        f = self.visit(expr.function)
+
+        def product_over_key(term: Term) -> Term:
+            term = self.with_axis(term, key)
+            axes = tuple(a for a in term.axes if a != key)
+            return self.emit(f"xp.prod({term.code}, axis={self.axis_of(term, key)})", axes,
+                             term.batched)
+
+        return self._pair(product_over_key(f.value), lambda: product_over_key(
+            self.combine([self._abs_of(f.value), f.scale], "+")))
+
+    def _mask_guard(self, factors, values: list[Term]) -> list[Term]:
+        """Factors of a product, as one term that is exactly 0 wherever a 0/1 mask factor is 0,
+        even where another factor overflowed (0 * inf would be nan); unchanged without a mask.
+        Serves values and abs-scales alike: a mask's abs-scale |m| is 0/1 as well."""
+        kept = [v for f, v in zip(factors, values, strict=True) if self._is_mask(f)]
+        if not kept or len(kept) == len(values):
+            return values
+        product = self.combine(values, "*")
+        keep = self.combine(kept, "*")
+        zero = self.typed(0).code
+        code = f"xp.where({self.align(keep, product.axes)} > 0, {product.code}, {zero})"
+        return [self.emit(code, product.axes, product.batched)]
+
+    def _is_mask(self, expr) -> bool:
+        tensor = self.tensors.get(str(expr.base.label)) if isinstance(expr, sp.Indexed) else None
+        return tensor is not None and isinstance(tensor.domain, Mask)
 
     def _range_mask(self, limit) -> Term | None:
         """A 0/1 vector over the index's whole dimension, or None when the sum is full-range."""
@@ -619,6 +664,8 @@ class _Emitter:
                          peak.batched)
 
     def _softmax(self, expr: Softmax) -> Pair:
+        if expr.mask != 1:
+            return self._masked_softmax(expr)
         if not self.abs and expr.beta != 1 and expr.beta.is_positive:
             return Pair(self._scaled_softmax(expr))
         u, peak, axis = self._shifted(expr.beta * expr.logits, expr.index)
@@ -640,6 +687,39 @@ class _Emitter:
         axis = self.axis_of(e, index_key(expr.index))
         return self.emit(f"{e.code} / xp.sum({e.code}, axis={axis}, keepdims=True)", e.axes,
                          e.batched)
+
+    def _masked_softmax(self, expr: Softmax) -> Pair:
+        """Weights over the kept entries only; a fully masked row gets zero weights.
+
+        Masked logits are replaced by the row's smallest logit before the max-shift, so the
+        shift is the largest *kept* logit and nothing masked can overflow; a fully masked row
+        has a zero sum and is divided by 1 instead.
+        """
+        positive_beta = expr.beta.is_positive and not self.abs
+        logits = expr.logits if positive_beta else expr.beta * expr.logits
+        self._note_index(expr.index)
+        u = self.visit(logits)
+        key = index_key(expr.index)
+        x, kept, masked = self._masked_to_floor(self.with_axis(u.value, key), expr.mask, [key])
+        axis = self.axis_of(x, key)
+        peak = self.emit(f"xp.max({masked.code}, axis={axis}, keepdims=True)", x.axes,
+                         x.batched)
+        scale = self._on_axes(self.with_axis(u.scale, key), x.axes) if self.abs else None
+        self.exponents.append(Pair(masked, scale))
+        shifted = self.emit(f"{masked.code} - {peak.code}", x.axes, x.batched)
+        if positive_beta:
+            shifted = self.combine([self.visit(expr.beta).value, shifted], "*")
+        zero = self.typed(0).code
+        e = self.emit(f"xp.where({kept.code}, xp.exp({shifted.code}), {zero})", x.axes,
+                      x.batched)
+        total = self.emit(f"xp.sum({e.code}, axis={axis}, keepdims=True)", x.axes, x.batched)
+        one = self.typed(1).code
+        p = self.emit(f"{e.code} / xp.where({total.code} > 0, {total.code}, {one})", x.axes,
+                      x.batched)
+        return self._pair(p, lambda: self._softmax_scale(p, scale, peak, axis))
+
+    def _on_axes(self, term: Term, axes) -> Term:
+        return term if term.axes == axes else self.emit(self.align(term, axes), axes, term.batched)
 
     def _softmax_scale(self, p: Term, s_u: Term, peak: Term, axis: int) -> Term:
         """|dp_j| <= p_j (|du_j| + sum_k p_k |du_k|), with du the error of u - max(u)."""
@@ -701,6 +781,43 @@ class _Emitter:
             value = self._max_over(value, index_key(index))
             scale = self._max_over(scale, index_key(index)) if self.abs else None
         return Pair(value, scale)
+
+    def _kept_max(self, expr: KeptMax) -> Pair:
+        """Maximum over the kept entries, or over all entries where the mask keeps none."""
+        function, mask, *indices = expr.args
+        for index in indices:
+            self._note_index(index)
+        f = self.visit(function)
+        keys = [index_key(i) for i in indices]
+        x, kept, masked = self._masked_to_floor(f.value, mask, keys)
+        any_kept = self._reduce(self.emit(f"xp.asarray({kept.code}, dtype=dtype)", x.axes,
+                                          x.batched), keys, "max")
+        kept_peak, all_peak = self._reduce(masked, keys, "max"), self._reduce(x, keys, "max")
+        value = self.emit(f"xp.where({any_kept.code} > 0, {kept_peak.code}, {all_peak.code})",
+                          all_peak.axes, all_peak.batched)
+        scale = self._reduce(f.scale, keys, "max") if self.abs else None
+        return Pair(value, scale)
+
+    def _masked_to_floor(self, value: Term, mask: sp.Expr, keys) -> tuple[Term, Term, Term]:
+        """``value`` over the axes of ``value`` and ``mask`` together (x), where the mask keeps
+        an entry (kept), and x with masked entries lowered to its minimum over ``keys``
+        (masked): its maximum is then the largest kept entry, or any entry if none is kept."""
+        m = self.visit(mask).value
+        x = self.combine([value, self.emit(f"{m.code} * {self.typed(0).code}", m.axes,
+                                           m.batched)], "+")  # + 0 * mask: broadcast
+        kept = self.emit(f"{self.align(m, x.axes)} > 0", x.axes, m.batched)
+        floor = self._reduce(x, keys, "min")
+        masked = self.emit(f"xp.where({kept.code}, {x.code}, {self.align(floor, x.axes)})",
+                           x.axes, x.batched)
+        return x, kept, masked
+
+    def _reduce(self, term: Term, keys, how: str) -> Term:
+        for key in keys:
+            if key in term.axes:
+                axes = tuple(a for a in term.axes if a != key)
+                term = self.emit(f"xp.{how}({term.code}, axis={self.axis_of(term, key)})", axes,
+                                 term.batched)
+        return term
 
     def _rowmax(self, expr: RowMax) -> Pair:
         """The statement language's ``rowmax``: a maximum over the whole range of one index."""

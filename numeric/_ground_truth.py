@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from dataclasses import dataclass
 
 import mpmath
 import numpy as np
@@ -18,7 +19,7 @@ from symbolic import Integer, ReduceMax, Tensor
 from symbolic._theorem import free_indices
 
 from . import _strategies as strategies
-from ._tolerance import REFERENCE_DTYPE, error_ulps, finfo
+from ._tolerance import FINITE_DIFFERENCE_ROUNDING_ULPS, REFERENCE_DTYPE, error_ulps, finfo
 
 DIGITS = 50
 SIZE = 2  # every dimension at this size (clamped to its range): unrolled sums stay small
@@ -97,7 +98,9 @@ def _exact_function(theorem, expr, out, sizes: dict):
     for values in itertools.product(*ranges):
         by_label = {str(i.label): v for i, v in zip(out, values, strict=True)}
         entry = expr.xreplace({i: by_label[str(i.label)] for i in free}).xreplace(dims)
-        entries.append(entry.replace(lambda x: isinstance(x, ReduceMax), lambda x: x.doit()))
+        # maxima and products (a masked softmax's "row fully masked" factor) over known ranges
+        entries.append(entry.replace(lambda x: isinstance(x, (ReduceMax, sp.Product)),
+                                     lambda x: x.doit()))
     bases = sorted({a.base for e in entries for a in e.atoms(sp.Indexed)}, key=str)
     labels = {b.label for b in bases}
     symbols = sorted({s for e in entries for s in e.free_symbols
@@ -128,9 +131,19 @@ def _scalar(instance: dict, symbol: sp.Symbol):
 # -- finite differences, the tie-breaker ---------------------------------------------------
 
 
-def finite_difference(plan, instance: dict, entry: dict, sizes: dict) -> tuple[float, float]:
+@dataclass(frozen=True)
+class FiniteDifference:
+    """A central difference and a bound on its distance from the true derivative."""
+
+    estimate: float
+    step: float
+    uncertainty: float
+
+
+def finite_difference(plan, instance: dict, entry: dict, sizes: dict) -> FiniteDifference:
     """Central difference of the primal's entry along the differentiated input's entry, in
-    float64 on NumPy, with step cbrt(eps) * max(1, |x|); returns (estimate, step)."""
+    float64 on NumPy, with step cbrt(eps) * max(1, |x|), and its uncertainty (see
+    ``FINITE_DIFFERENCE_ROUNDING_ULPS``)."""
     from ._checker import _at_claimed_point, plan_for, wrt_name
 
     theorem = plan.theorem
@@ -141,7 +154,8 @@ def finite_difference(plan, instance: dict, entry: dict, sizes: dict) -> tuple[f
     position = (0,) + tuple(entry[str(i.label)] for i in getattr(plan.wrt, "indices", ()))
     out = (0,) + tuple(entry[str(i.label)] for i in primal.out)
     x = float(arrays[name][position])
-    step = float(np.cbrt(finfo(REFERENCE_DTYPE).eps)) * max(1.0, abs(x))
+    eps = float(finfo(REFERENCE_DTYPE).eps)
+    step = float(np.cbrt(eps)) * max(1.0, abs(x))
     sizes = {**sizes, "batch": 1}
 
     def at(value: float) -> float:
@@ -150,8 +164,14 @@ def finite_difference(plan, instance: dict, entry: dict, sizes: dict) -> tuple[f
         with np.errstate(all="ignore"):
             return float(primal(np, {**arrays, name: moved}, sizes)[out])
 
-    upper, lower = x + step, x - step
-    return (at(upper) - at(lower)) / (upper - lower), step
+    def central(h: float) -> tuple[float, float]:
+        upper, lower = x + h, x - h
+        ends = at(upper), at(lower)
+        return (ends[0] - ends[1]) / (upper - lower), max(abs(ends[0]), abs(ends[1]))
+
+    (fine, size), (coarse, _) = central(step), central(2 * step)
+    rounding = FINITE_DIFFERENCE_ROUNDING_ULPS * eps * size / step
+    return FiniteDifference(fine, step, abs(fine - coarse) + rounding)
 
 
 def _one_row(item, value):

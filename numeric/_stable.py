@@ -14,11 +14,21 @@ import itertools
 import sympy as sp
 from sympy.concrete.expr_with_limits import ExprWithLimits
 
+from symbolic._vocabulary import AllMasked
+
 _fresh = itertools.count()
 
 
 class ReduceMax(sp.Function):
     """``ReduceMax(f, k, ...)``: the maximum of ``f`` over the indices ``k, ...``."""
+
+    is_real = True
+
+
+class KeptMax(sp.Function):
+    """``KeptMax(f, m, k, ...)``: the maximum of ``f`` over ``k, ...`` among the entries a 0/1
+    mask ``m`` keeps; over all entries where it keeps none. Shifting a masked softmax by it
+    leaves no kept exponential to underflow against a larger masked one."""
 
     is_real = True
 
@@ -35,10 +45,22 @@ def stabilize_exponentials(expr: sp.Expr) -> sp.Expr:
         family = families.setdefault(canonical, {"members": [], "bound": []})
         family["members"].append((node, coefficient, rest, positions))
         family["bound"].append(bound)
+    masks = _mask_bases(expr)
     for family in families.values():
         family["reduced"] = _reduced_positions(family)
-        expr = _shift_family(expr, family)
+        expr = _shift_family(expr, family, masks)
     return expr
+
+
+def _mask_bases(expr: sp.Expr) -> list[sp.IndexedBase]:
+    """The masks of the masked softmaxes in ``expr``, read off their fully-masked indicators
+    Π(1 − m)."""
+    found = []
+    for node in expr.atoms(AllMasked):
+        entry = 1 - node.function
+        if isinstance(entry, sp.Indexed) and entry.base not in found:
+            found.append(entry.base)
+    return found
 
 
 def _drop_zero_sums(expr: sp.Expr) -> sp.Expr:
@@ -56,7 +78,7 @@ def _reduced_positions(family) -> set[int]:
     return reduced
 
 
-def _shift_family(expr: sp.Expr, family) -> sp.Expr:
+def _shift_family(expr: sp.Expr, family, masks: list) -> sp.Expr:
     reduced = family["reduced"]
     if not reduced:
         return expr
@@ -68,13 +90,26 @@ def _shift_family(expr: sp.Expr, family) -> sp.Expr:
         kept = [positions[p] for p in range(len(positions)) if p not in reduced]
         if any(_key(positions[p]) in {_key(k) for k in kept} for p in reduced):
             return expr
-        peak = ReduceMax(renamed, *reduced_indices)
+        peak = _peak(renamed, reduced_indices, rest, positions, reduced, placeholders, masks)
         replacements[node] = sp.exp(coefficient * (rest - peak)) * marker(*kept) ** coefficient
         shifted[node] = sp.exp(coefficient * (rest - peak))
     candidate = expr.xreplace(replacements)
     if _degree(candidate, marker) != 0:
         return expr
     return expr.xreplace(shifted)
+
+
+def _peak(renamed, reduced_indices, rest, positions, reduced, placeholders, masks):
+    """The shift: the maximum over the reduced positions, over kept entries only where a mask
+    of the expression is written at the same positions as the logits (masked softmax keeps
+    ``m[i, j]`` beside ``x[i, j]``). Any finite shift is exact, by homogeneity; this one also
+    keeps the largest kept exponential at exp(0) = 1."""
+    same_rank = [m for m in masks if len(m.shape or ()) == len(positions)]
+    if not same_rank:
+        return ReduceMax(renamed, *reduced_indices)
+    mask = same_rank[0][tuple(positions)]
+    mask_renamed, _ = _reduced_copy(mask, positions, reduced, placeholders)
+    return KeptMax(renamed, mask_renamed, *reduced_indices)
 
 
 def _reduced_copy(rest, positions, reduced, placeholders):
@@ -114,7 +149,7 @@ def _exp_occurrences(expr, bound: frozenset, path: tuple = ()):
 def _canonical(rest):
     """``rest`` with free indices renamed by position and bound ones canonically, and the free
     indices in that order. Exponents holding an exp, a log or a max are left alone."""
-    if rest.has(sp.exp, sp.log, ReduceMax) or not rest.has(sp.Indexed):
+    if rest.has(sp.exp, sp.log, ReduceMax, KeptMax) or not rest.has(sp.Indexed):
         return None, ()
     positions = _free_positions(rest, frozenset())
     if positions is None:
@@ -173,7 +208,9 @@ def _degree(expr, marker):
             return None if base != 0 else (0 if not expr.exp.has(marker) else None)
         return base * expr.exp
     if isinstance(expr, sp.Add):
-        degrees = {_degree(arg, marker) for arg in expr.args}
+        # a fully-masked indicator is nonzero only where the masked sum beside it is zero, so it
+        # takes whatever degree that sum has
+        degrees = {_degree(arg, marker) for arg in expr.args if not isinstance(arg, AllMasked)}
         return degrees.pop() if len(degrees) == 1 else None
     if isinstance(expr, ExprWithLimits):
         inner = _degree(expr.function, marker)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
-from symbolic import Integer, Positive, Real, Scalar, Simplex, Tensor
+from symbolic import Integer, Mask, Positive, Real, Scalar, Simplex, Tensor
 
 LARGE_ROW_FRACTION = 1 / 8
 # Large rows are rescaled so that their largest entry has magnitude 100 > 88.7, where exp
@@ -28,6 +28,14 @@ TIED_ROW_FRACTION = 1 / 8
 SIMPLEX_FLOOR = 1e-3
 # Temperatures are kept this far (in log) from 1, where a missing beta would be invisible.
 AWAY_FROM_ONE = 0.1
+# Masks: each instance draws one pattern, with these probabilities (the rest keep each entry
+# with probability MASK_KEEP): nothing masked, causal (key j kept for query i when j <= i, the
+# tutorial's (57)), padding (the keys past a random length masked in every row). Then one row
+# (along the leading axes) is fully masked in this fraction of instances, and always in the
+# first instance of a batch, where every weight must be 0.
+MASK_KEEP = 0.7
+MASK_PATTERN_FRACTIONS = {"none": 1 / 8, "causal": 1 / 8, "padding": 1 / 8}
+FULLY_MASKED_FRACTION = 1 / 8
 
 
 @dataclass(frozen=True)
@@ -165,6 +173,12 @@ def fill_batch(theorem, structure: Structure, batch: int) -> dict[str, np.ndarra
 
 def edge_draws(domain) -> str | None:
     """In words, what a tensor of ``domain`` is drawn with beyond its declared range."""
+    if isinstance(domain, Mask):
+        patterns = ", ".join(f"{name} (1 in {round(1 / f)})"
+                             for name, f in MASK_PATTERN_FRACTIONS.items())
+        return (f"patterns {patterns}, else entries kept with probability {MASK_KEEP:g}; then a "
+                f"fully masked row (1 in {round(1 / FULLY_MASKED_FRACTION)} instances, and the "
+                "first of every batch)")
     if not isinstance(domain, Real):
         return None
     return (f"instances scaled so the largest entry is ±{LARGE_ROW_MAGNITUDE:g} (1 in "
@@ -173,6 +187,8 @@ def edge_draws(domain) -> str | None:
 
 
 def _tensor_values(domain, shape, rng) -> np.ndarray:
+    if isinstance(domain, Mask):
+        return _mask_values(shape, rng)
     if isinstance(domain, Simplex):
         weights = _log_uniform(SIMPLEX_FLOOR, 1.0, shape, rng)
         return weights / weights.sum(axis=-1, keepdims=True)
@@ -187,6 +203,38 @@ def _tensor_values(domain, shape, rng) -> np.ndarray:
         values[large] *= factors.reshape((-1,) + (1,) * (values.ndim - 1))
         return _tie_maxima(values, rng)
     raise NotImplementedError(f"no strategy for tensor domain {domain!r}")
+
+
+def _mask_values(shape, rng) -> np.ndarray:
+    """0/1 entries, (batch, ..., keys): a pattern per instance, then fully masked rows."""
+    values = (rng.random(shape) < MASK_KEEP).astype(np.float64)
+    draw, start = rng.random(shape[0]), 0.0
+    for name, fraction in MASK_PATTERN_FRACTIONS.items():
+        chosen = (draw >= start) & (draw < start + fraction)
+        values[chosen] = _mask_pattern(name, shape, rng)[chosen]
+        start += fraction
+    fully_masked = rng.random(shape[0]) < FULLY_MASKED_FRACTION
+    fully_masked[0] = True
+    if values.ndim > 2:
+        values[fully_masked, 0] = 0.0  # the first row along the leading axes
+    else:
+        values[fully_masked] = 0.0
+    return values
+
+
+def _mask_pattern(name: str, shape: tuple[int, ...], rng) -> np.ndarray:
+    """The pattern ``name`` for every instance of a batch of ``shape`` (batch, ..., keys)."""
+    keys = np.arange(shape[-1])
+    if name == "none" or (name == "causal" and len(shape) < 3):
+        kept = np.ones(shape, dtype=bool)
+    elif name == "causal":  # key j kept for query i when j <= i, over the last two axes
+        kept = keys[None, :] <= np.arange(shape[-2])[:, None]
+    elif name == "padding":  # each instance keeps its first `length` keys, in every row
+        length = rng.integers(1, shape[-1] + 1, size=shape[0])
+        kept = keys < length.reshape((-1,) + (1,) * (len(shape) - 1))
+    else:
+        raise ValueError(f"unknown mask pattern {name!r}")
+    return np.broadcast_to(kept, shape).astype(np.float64)
 
 
 def _tie_maxima(values: np.ndarray, rng) -> np.ndarray:
@@ -244,6 +292,8 @@ def _drawn(theorem):
 
 
 def _rounder(value: float, domain) -> float:
+    if isinstance(domain, Mask):
+        return value  # already 0 or 1
     if isinstance(domain, Real):
         return float(np.round(value))
     digits = -int(math.floor(math.log10(abs(value))))

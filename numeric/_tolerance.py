@@ -94,6 +94,10 @@ def bits(ulps: float) -> float:
 
 
 # Finite differences (the tie-breaker between derivations): a central difference with step
-# h = cbrt(eps) * max(1, |x|) has truncation error ~h**2 and rounding error ~eps / h, both
-# ~eps**(2/3): the truth limit loosened by eps**(-1/3).
-FINITE_DIFFERENCE_ULPS = TRUTH_ULPS * float(np.finfo(np.float64).eps) ** (-1 / 3)
+# h = cbrt(eps) * max(1, |x|) has truncation error ~h**2 and rounding error ~eps / h. Each
+# estimate carries its own uncertainty: the change from the same difference at step 2h (four
+# times the truncation error, so three times this estimate's) plus the rounding of the primal,
+# allowed FINITE_DIFFERENCE_ROUNDING_ULPS of its value at each end. A bound relative to the
+# abs-scale instead (TRUTH_ULPS * eps**(-1/3)) cannot tell a derivation off by 50% in a
+# saturated softmax, where the abs-scale dwarfs the entry.
+FINITE_DIFFERENCE_ROUNDING_ULPS = TRUTH_ULPS

@@ -8,6 +8,7 @@ from ._catalog import LoadError as LoadError
 from ._catalog import discover as discover
 from ._domains import Domain as Domain
 from ._domains import Integer as Integer
+from ._domains import Mask as Mask
 from ._domains import Positive as Positive
 from ._domains import Real as Real
 from ._domains import Simplex as Simplex
@@ -32,8 +33,10 @@ from ._vocabulary import ReduceMax as ReduceMax
 from ._vocabulary import Softmax as Softmax
 from ._vocabulary import entropy as entropy
 from ._vocabulary import expectation as expectation
+from ._vocabulary import fully_masked as fully_masked
 from ._vocabulary import kl as kl
 from ._vocabulary import lse as lse
+from ._vocabulary import masked_softmax as masked_softmax
 from ._vocabulary import rowmax as rowmax
 from ._vocabulary import rowsum as rowsum
 from ._vocabulary import softmax as softmax

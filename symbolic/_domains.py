@@ -69,6 +69,20 @@ class Simplex(Domain):
 
 
 @dataclass(frozen=True)
+class Mask(Domain):
+    """An attention mask: each entry 0 (masked) or 1 (kept). Softmax weights a masked entry 0,
+    and a row with every entry masked gets zero weights, as PyTorch's
+    scaled_dot_product_attention gives since 2.5. The provers use that an entry is its own
+    square; numeric checks draw causal, padding and fully masked rows on purpose."""
+
+    def sympy_assumptions(self) -> dict[str, bool]:
+        return {"real": True, "nonnegative": True}
+
+    def describe(self) -> str:
+        return "0 (masked) or 1 (kept)"
+
+
+@dataclass(frozen=True)
 class Integer(Domain):
     """An integer parameter such as a block size, drawn from [low, high]."""
 

@@ -45,17 +45,94 @@ def carry_out_derivatives(expr: sp.Expr) -> sp.Expr:
     return expr.func(*(carry_out_derivatives(arg) for arg in expr.args))
 
 
-def residual(expr: sp.Expr, simplex_bases: Iterable[sp.IndexedBase] = ()) -> sp.Expr:
+def residual(expr: sp.Expr, simplex_bases: Iterable[sp.IndexedBase] = (),
+             mask_bases: Iterable[sp.IndexedBase] = ()) -> sp.Expr:
     """The normal form of ``expr`` after cancellation: zero means ``expr`` is identically 0.
 
-    ``simplex_bases`` are tensors whose entries sum to 1 over their last axis.
+    ``simplex_bases`` are tensors whose entries sum to 1 over their last axis; ``mask_bases``
+    are tensors whose entries are 0 or 1 (see :class:`_MaskFacts`).
     """
     expr = normalize(expr, {})
     expr = _canonicalize_deltas(expr)
-    atoms = _Atoms(frozenset(simplex_bases))
+    # by name: instantiating sizes rewrites a base's shape, not what its entries are
+    masks = frozenset(str(b.label) for b in mask_bases)
+    atoms = _Atoms(frozenset(simplex_bases), masks)
     flat = atoms.atomize(expr)
-    reduced = sp.cancel(sp.together(sp.expand(flat)))
+    facts = _MaskFacts(masks, atoms)
+    reduced = sp.cancel(sp.together(facts.apply(sp.expand(flat))))
+    if masks:  # cancelling can multiply mask entries together again
+        numerator, denominator = sp.fraction(reduced)
+        reduced = facts.apply(sp.expand(numerator)) / denominator
     return atoms.restore(reduced)
+
+
+class _MaskFacts:
+    """What the entries of 0/1 masks (named in ``masks``) satisfy, applied to an expanded
+    polynomial in atoms:
+
+    * an entry is its own square, ``m**k = m``;
+    * so is a fully-masked indicator Π_k (1 − m[r, k]) (a Π atom);
+    * Π_k (1 − m[r, k]) · m[r, e] = 0 for ``e`` in the range of ``k``, and likewise times a sum
+      whose every term carries ``m[r, k']`` with ``k'`` bound over part of that range: the
+      indicator is 1 only where every such entry is 0.
+    """
+
+    def __init__(self, masks: frozenset[str], atoms: _Atoms):
+        self._masks, self._atoms = masks, atoms
+
+    def apply(self, expr: sp.Expr) -> sp.Expr:
+        if not self._masks:
+            return expr
+        expr = sp.expand(expr.replace(self._is_idempotent_power, lambda e: e.base))
+        return sp.Add(*(t for t in sp.Add.make_args(expr) if not self._vanishes(t)))
+
+    def _is_idempotent_power(self, e) -> bool:
+        if not (isinstance(e, sp.Pow) and e.exp.is_Integer and e.exp > 1):
+            return False
+        return self._is_mask_entry(e.base) or self._atoms.indicator(e.base) is not None
+
+    def _is_mask_entry(self, e) -> bool:
+        return isinstance(e, sp.Indexed) and str(e.base.label) in self._masks
+
+    def _vanishes(self, term: sp.Expr) -> bool:
+        factors = [f.as_base_exp()[0] for f in sp.Mul.make_args(term)]
+        for factor in factors:
+            indicator = self._atoms.indicator(factor)
+            if indicator is not None and any(self._kept_in(f, indicator) for f in factors):
+                return True
+        return False
+
+    def _kept_in(self, factor, indicator: sp.Product) -> bool:
+        """Whether ``factor`` is 0 wherever ``indicator`` (Π_k (1 − m[r, k])) is 1."""
+        (variable, lower, upper), = indicator.limits
+        entry = 1 - indicator.function
+        if self._is_mask_entry(factor):
+            return _same_row(factor, entry, variable) is not None and _within(
+                _same_row(factor, entry, variable), lower, upper, {})
+        total = self._atoms.value(factor)
+        if not isinstance(total, sp.Sum):
+            return False
+        inner = dict((v, (lo, hi)) for v, lo, hi in total.limits)
+        for f in sp.Mul.make_args(total.function):
+            at = _same_row(f, entry, variable) if self._is_mask_entry(f) else None
+            if at in inner and _within(at, lower, upper, inner):
+                return True
+        return False
+
+
+def _same_row(entry: sp.Indexed, pattern: sp.Indexed, variable) -> sp.Expr | None:
+    """The index ``entry`` has where ``pattern`` has ``variable``, if the two are the same
+    tensor and agree everywhere else; else None."""
+    if entry.base.label != pattern.base.label or len(entry.indices) != len(pattern.indices):
+        return None
+    position = [n for n, i in enumerate(pattern.indices) if i == variable]
+    if len(position) != 1:
+        return None
+    others = [(a, b) for n, (a, b) in enumerate(zip(entry.indices, pattern.indices, strict=True))
+              if n != position[0]]
+    if any(a != b or b.has(variable) for a, b in others):
+        return None
+    return entry.indices[position[0]]
 
 
 # -- the normal form ------------------------------------------------------------------------
@@ -225,8 +302,8 @@ def _canonicalize_deltas(expr: sp.Expr) -> sp.Expr:
 class _Atoms:
     """Replaces canonical sums and exps by symbols so that ``cancel`` sees a rational function."""
 
-    def __init__(self, simplex_bases: frozenset[sp.IndexedBase]):
-        self._simplex_bases = simplex_bases
+    def __init__(self, simplex_bases: frozenset[sp.IndexedBase], masks: frozenset[str]):
+        self._simplex_bases, self._masks = simplex_bases, masks
         self._symbol_of: dict[sp.Basic, sp.Symbol] = {}
         self._value_of: dict[sp.Symbol, sp.Expr] = {}
 
@@ -238,11 +315,28 @@ class _Atoms:
     def restore(self, expr: sp.Expr) -> sp.Expr:
         return expr.xreplace(self._value_of)
 
+    def value(self, atom) -> sp.Expr | None:
+        return self._value_of.get(atom)
+
+    def indicator(self, atom) -> sp.Product | None:
+        """The product behind a Π atom (a fully-masked indicator), else None."""
+        value = self._value_of.get(atom)
+        return value if isinstance(value, sp.Product) else None
+
+    def _is_indicator(self, expr) -> bool:
+        """Π_k (1 − m[..., k]) over one index, for a 0/1 mask m."""
+        if not isinstance(expr, sp.Product) or len(expr.limits) != 1:
+            return False
+        entry = 1 - expr.function
+        return isinstance(entry, sp.Indexed) and str(entry.base.label) in self._masks
+
     def _replace(self, expr):
         if isinstance(expr, sp.Sum):
             if self._sums_to_one(expr):
                 return sp.S.One
             return self._symbol(expr, "Σ")
+        if self._is_indicator(expr):  # one atom, whichever Product subclass spelled it
+            return self._symbol(sp.Product(*expr.args), "Π")
         if isinstance(expr, sp.exp):
             return sp.Mul(*(self._exp_atom(t) for t in sp.Add.make_args(sp.expand(expr.args[0]))))
         if not expr.args or isinstance(expr, (sp.Indexed, sp.Idx)):

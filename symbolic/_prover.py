@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 
 import sympy as sp
 
-from ._domains import Integer, Positive, Simplex
+from ._domains import Integer, Mask, Positive, Simplex
 from ._language import rename_bound_indices
 from ._normal_form import residual
 from ._theorem import AtLeast, Equals, Rounds, Theorem, free_indices
@@ -72,7 +72,7 @@ def _attempt(theorem: Theorem, bound: int) -> ProofResult:
     if isinstance(theorem.claim, Rounds):
         return _check_worked_numbers(theorem.claim)
     difference = claim_difference(theorem, theorem.claim)
-    left = residual(difference, _simplex_bases(theorem))
+    left = _residual(theorem, difference)
     if left == 0:
         return ProofResult(PROVED, "sum normal form (all sizes)")
     counterexample = find_counterexample(theorem, difference)
@@ -92,7 +92,7 @@ def _prove_by_lemmas(theorem: Theorem) -> ProofResult:
     """A claim about an algorithm: proved when every induction lemma is proved for all sizes."""
     records = []
     for number, lemma in enumerate(theorem.lemmas, 1):
-        left = residual(claim_difference(theorem, lemma), _simplex_bases(theorem))
+        left = _residual(theorem, claim_difference(theorem, lemma))
         records.append({"lemma": number, "proved": left == 0, "residual": str(left)})
     if all(r["proved"] for r in records):
         method = f"from {len(records)} lemma(s), each proved in sum normal form (all sizes)"
@@ -139,6 +139,15 @@ def _simplex_bases(theorem: Theorem):
     return [t.base for t in theorem.tensors if isinstance(t.domain, Simplex)]
 
 
+def _mask_bases(theorem: Theorem):
+    return [t.base for t in theorem.tensors if isinstance(t.domain, Mask)]
+
+
+def _residual(theorem: Theorem, difference: sp.Expr) -> sp.Expr:
+    """The zero test, told which tensors are distributions and which are 0/1 masks."""
+    return residual(difference, _simplex_bases(theorem), _mask_bases(theorem))
+
+
 # -- concrete instances -------------------------------------------------------------------------
 
 
@@ -173,7 +182,7 @@ def _bounded_proof(theorem: Theorem, difference: sp.Expr, bound: int) -> int:
         for sizes in _size_assignments(theorem, largest):
             for values in _index_assignments(difference, sizes):
                 concrete = instantiate(theorem, difference, sizes, values)
-                if residual(concrete, _simplex_bases(theorem)) != 0:
+                if _residual(theorem, concrete) != 0:
                     return proved
         proved = largest
     return proved
@@ -222,6 +231,8 @@ def _scalar_value(domain, rng, attempt):
 
 
 def _entry_value(domain, rng):
+    if isinstance(domain, Mask):
+        return sp.Integer(rng.choice((0, 1, 1)))
     if isinstance(domain, (Positive, Simplex)):
         return rng.choice(_POSITIVE_VALUES)
     return rng.choice(_SMALL_VALUES)

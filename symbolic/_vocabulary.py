@@ -13,15 +13,20 @@ from sympy.concrete.expr_with_limits import ExprWithLimits
 
 
 class Softmax(sp.Function):
-    """``Softmax(x, j, beta, lower, upper)``: entry ``j`` of softmax over ``j`` of ``beta * x``.
+    """``Softmax(x, j, beta, lower, upper[, mask])``: entry ``j`` of softmax over ``j`` of
+    ``beta * x``, where a mask (0 or 1 per entry, written at the same ``j``) is given.
 
     ``j`` stays free: the node *is* the ``j``-th weight, and ``x`` is written at that same ``j``.
     The range of ``j`` is carried explicitly because ``j`` may be renamed to a bound dummy.
+    A masked entry weighs 0, and so does every entry of a fully masked row.
     """
 
-    nargs = 5
+    nargs = (5, 6)
     is_real = True
-    is_positive = True
+    is_nonnegative = True
+
+    def _eval_is_positive(self):
+        return True if self.mask == 1 else None
 
     @property
     def logits(self) -> sp.Expr:
@@ -39,17 +44,36 @@ class Softmax(sp.Function):
     def bounds(self) -> tuple[sp.Expr, sp.Expr]:
         return self.args[3], self.args[4]
 
+    @property
+    def mask(self) -> sp.Expr:
+        return self.args[5] if len(self.args) == 6 else sp.S.One
+
     def expand_node(self) -> sp.Expr:
         bound = sp.Dummy("k", integer=True)
-        numerator = sp.exp(self.beta * self.logits)
-        terms = sp.exp(self.beta * self.logits.xreplace({self.index: bound}))
-        return numerator / sp.Sum(terms, (bound, *self.bounds))
+
+        def at_bound(expr):
+            return expr.xreplace({self.index: bound})
+
+        numerator = self.mask * sp.exp(self.beta * self.logits)
+        total = sp.Sum(at_bound(numerator), (bound, *self.bounds))
+        if self.mask == 1:
+            return numerator / total
+        # the weights of a fully masked row are 0/(0 + 1) = 0, with no case split
+        return numerator / (total + AllMasked(1 - at_bound(self.mask), (bound, *self.bounds)))
 
     def _latex(self, printer):
         beta = "" if self.beta == 1 else printer._print(self.beta) + " "
         inner = printer._print(self.logits)
         index = printer._print(self.index)
-        return rf"\operatorname{{softmax}}_{{{index}}}\left({beta}{inner}\right)"
+        mask = "" if self.mask == 1 else r" \,\middle|\, " + printer._print(self.mask)
+        return rf"\operatorname{{softmax}}_{{{index}}}\left({beta}{inner}{mask}\right)"
+
+
+class AllMasked(sp.Product):
+    """``AllMasked(1 - m_k, (k, lo, hi))`` = Π_k (1 − m_k) for a 0/1 mask m: 1 when every entry
+    of the row is masked, else 0. It is only ever added to the masked sum Σ_k m_k exp(x_k),
+    which is 0 exactly when it is 1, so it may be scaled freely (the numeric side's max-shift
+    relies on that) without changing a masked softmax."""
 
 
 class LogSumExp(ExprWithIntLimits):
@@ -103,6 +127,19 @@ class ReduceMax(ExprWithIntLimits):
 def softmax(logits: sp.Expr, over: sp.Idx, beta: sp.Expr = sp.S.One) -> Softmax:
     """Softmax over index ``over`` at inverse temperature ``beta`` (the tutorial's (11), (16))."""
     return Softmax(logits, over, sp.sympify(beta), over.lower, over.upper)
+
+
+def masked_softmax(logits: sp.Expr, mask: sp.Expr, over: sp.Idx,
+                   beta: sp.Expr = sp.S.One) -> Softmax:
+    """Softmax over ``over`` keeping only the entries where ``mask`` (0 or 1, written at the same
+    index, e.g. ``M[i, j]``) is 1: the tutorial's S + (1 − M)(−∞) of (57), with zero weights
+    for a fully masked row."""
+    return Softmax(logits, over, sp.sympify(beta), over.lower, over.upper, mask)
+
+
+def fully_masked(mask: sp.Expr, over: sp.Idx) -> AllMasked:
+    """Π over ``over`` of (1 − ``mask``): 1 when a 0/1 mask keeps no entry of the row, else 0."""
+    return AllMasked(1 - mask, (over, over.lower, over.upper))
 
 
 def lse(function: sp.Expr, over: sp.Idx) -> LogSumExp:

@@ -14,6 +14,7 @@ from sample_theorems import SAMPLE
 
 from numeric import NumericRecord, available_configurations, check
 from numeric._strategies import Structure, fill_batch, from_theorem, profile
+from numeric._tolerance import format_truth_ulps
 from numeric.replay import main as replay_main
 from symbolic import (
     Defined,
@@ -126,7 +127,10 @@ def _off_by(name, factor):
 def test_a_slip_below_a_formats_rounding_is_not_decisive_there_but_refuted_above():
     slip = _off_by("one_percent_off", 1 + sp.Rational(1, 100))
     assert check(slip, "numpy", "float64", profile="quick").status == "failed"
-    assert check(slip, "numpy", "float32", profile="quick").status == "failed"
+    refuted_in_format = check(slip, "numpy", "float32", profile="quick")
+    assert refuted_in_format.status == "failed"
+    # the record's worst error is the lhs-rhs difference that failed it, not a side's rounding
+    assert refuted_in_format.max_error_ulps > format_truth_ulps("float32")
     coarse = check(slip, "numpy", "bfloat16", profile="quick")
     assert coarse.status == "not-decisive", coarse.reason
     assert "bfloat16" in coarse.reason
@@ -171,11 +175,13 @@ def test_finite_differences_side_with_the_true_derivative(catalog):
     arrays = fill_batch(theorem, structure, 4)
     instance = {k: v[1] for k, v in arrays.items()}
     entry = {"i": 1, "j": 2, "m": 1, "n": 0}
-    estimate, step = finite_difference(plan, instance, entry, structure.size_map)
+    difference = finite_difference(plan, instance, entry, structure.size_map)
     sizes = {**structure.size_map, "batch": 4}
     exact = plan.sides["rhs"](np, arrays, sizes)[1][1, 2, 1, 0]
-    assert step == pytest.approx(np.cbrt(np.finfo(float).eps) * max(1, abs(instance["S"][1, 0])))
-    assert estimate == pytest.approx(exact, rel=1e-5, abs=1e-9)
+    assert difference.step == pytest.approx(
+        np.cbrt(np.finfo(float).eps) * max(1, abs(instance["S"][1, 0])))
+    assert abs(difference.estimate - exact) <= difference.uncertainty
+    assert difference.uncertainty < 1e-3 * abs(exact)  # sharp enough to side with one value
 
 
 def test_rows_a_format_cannot_hold_are_not_checked_in_it():
@@ -285,3 +291,46 @@ def test_a_fixed_point_counterexample_shows_the_fixed_point_it_was_evaluated_at(
     assert np.allclose(xi, update, rtol=1e-4, atol=1e-4 * np.abs(xi).max())
     a = example["entry"]["a"]
     assert example["lhs"] == pytest.approx((1 - beta) * xi[a], rel=1e-4)
+
+
+def test_masks_are_drawn_with_every_pattern_and_fully_masked_rows(catalog):
+    theorem = catalog.by_name()["masking_softmax_jacobian"]
+    masks = fill_batch(theorem, Structure((("n_q", 4), ("n_k", 4)), (), 3), 512)["M"]
+    assert set(np.unique(masks)) == {0.0, 1.0}
+    fully_masked = (masks == 0).all(axis=-1)
+    assert fully_masked[0, 0] and 0.05 < fully_masked[:, 0].mean() < 0.25
+    causal = np.tril(np.ones((4, 4)))
+    rest = ~fully_masked[:, 0]
+    assert (masks[rest] == causal).all(axis=(1, 2)).any()
+    assert (masks[rest] == 1).all(axis=(1, 2)).any()
+    padded = [(row == row[0]).all() and not row[0].all() and (np.diff(row[0]) <= 0).all()
+              for row in masks[rest]]
+    assert any(padded)  # every row keeps the same leading keys
+
+
+def test_a_masked_backward_pass_with_unmasked_weights_is_refuted(planted):
+    theorem = planted.by_name()["planted_masked_jacobian_with_unmasked_weights"]
+    record = check(theorem, "numpy", "float64", profile="quick")
+    assert record.status == "failed"
+    assert 0 in np.asarray(record.counterexample["inputs"]["M"])
+
+
+def test_a_wrong_autodiff_is_an_error_of_ours_when_finite_differences_side_with_the_claim(
+        catalog, monkeypatch):
+    pytest.importorskip("jax")  # NumPy has no autodiff
+    from numeric import _checker
+
+    theorem = catalog.by_name()["softmax_jacobian_temperature"]
+    right = _checker.Runner._autodiff
+    monkeypatch.setattr(_checker.Runner, "_autodiff",
+                        lambda self, xp, arrays, sizes: right(self, xp, arrays, sizes) * 1.5)
+    # as when no instance was small enough for the 50-digit check, which would answer first
+    monkeypatch.setattr(_checker, "ground_truth_error", lambda *args: None)
+    _checker.runner_for.cache_clear()
+    try:
+        record = check(theorem, "jax", "float64", profile="quick")
+    finally:
+        _checker.runner_for.cache_clear()
+    assert record.status == "error", record.reason
+    assert "finite differences" in record.reason
+    assert record.counterexample["finite_difference"]["agrees_with"] == "rhs"

@@ -7,7 +7,18 @@ from sample_theorems import A, K, O, P, Q, S, T, V, a, i, j, k, nk, scores
 from sympy import KroneckerDelta as delta
 
 from numeric import compile_expression
-from symbolic import Dim, Tensor, lse, rowsum
+from symbolic import (
+    Defined,
+    Dim,
+    Equals,
+    Mask,
+    Source,
+    Tensor,
+    Theorem,
+    lse,
+    masked_softmax,
+    rowsum,
+)
 
 RNG = np.random.default_rng(7)
 SIZES = {"batch": 4, "n_q": 3, "n_k": 5, "d_k": 2, "d_v": 6}
@@ -175,3 +186,56 @@ def test_softmax_at_low_temperature_never_forms_the_scaled_logits():
 def test_dimension_size_symbols_become_ints():
     compiled = compile_expression(rowsum(S[i, k], k) / nk.symbol, (i,), inputs=(S,))
     np.testing.assert_allclose(compiled(np, _FIXED, SIZES), _FIXED["S"].mean(axis=2))
+
+
+# -- masked softmax ------------------------------------------------------------------------------
+
+M = Tensor("M", (S.dims[0], nk), Mask())
+A_masked = Defined("A", (i, j), masked_softmax(S[i, j], M[i, j], j, 1 / T.symbol))
+
+
+def _masked_inputs(dtype=np.float64):
+    """Large logits on masked keys (they would overflow exp and win the max), row 0 of
+    every instance fully masked, row 1 of the first instance keeping a single key."""
+    mask = (RNG.random((4, 3, 5)) < 0.6).astype(dtype)
+    mask[:, 0] = 0
+    mask[0, 1] = [0, 0, 1, 0, 0]
+    logits = np.where(mask > 0, RNG.uniform(-3, 3, (4, 3, 5)), 1e4)
+    return {"S": logits.astype(dtype), "M": mask, "T": np.exp(RNG.uniform(-3, 3, 4)).astype(dtype)}
+
+
+def _reference_masked_softmax(arrays):
+    logits = np.where(arrays["M"] > 0, arrays["S"] / arrays["T"][:, None, None], -np.inf)
+    peak = logits.max(axis=2, keepdims=True)
+    weights = np.exp(logits - np.where(np.isfinite(peak), peak, 0))
+    total = weights.sum(axis=2, keepdims=True)
+    return weights / np.where(total > 0, total, 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_masked_softmax_weighs_only_kept_keys_and_zeroes_fully_masked_rows(dtype):
+    arrays = _masked_inputs(dtype)
+    compiled = compile_expression(A_masked[i, j], (i, j), inputs=(S, M, T), definitions=(A_masked,))
+    values = compiled(np, arrays, SIZES)
+    assert values.dtype == dtype and np.isfinite(values).all()
+    assert (values[:, 0] == 0).all() and (values[arrays["M"] == 0] == 0).all()
+    assert values[0, 1, 2] == 1
+    expected = _reference_masked_softmax({k: v.astype(np.float64) for k, v in arrays.items()})
+    np.testing.assert_allclose(values, expected, atol=4 * np.finfo(dtype).eps)
+
+
+def test_masked_derivative_and_its_abs_scale_stay_finite_past_masked_overflow():
+    """SymPy's derivative of a masked softmax multiplies exp of masked logits by their 0 mask:
+    value and abs-scale must be exactly 0 there, never 0 * inf = nan."""
+    derivative = sp.Derivative(A_masked[i, j], S[i, k])
+    theorem = Theorem("masked_jacobian_block", Source("test", "unit"), Equals(derivative, 0),
+                      inputs=(S, M, T), definitions=(A_masked,))
+    expanded = theorem.expand(derivative)
+    arrays = _masked_inputs()
+    for abs_scale in (False, True):
+        compiled = compile_expression(expanded, (i, j, k), inputs=(S, M, T),
+                                      definitions=(A_masked,), abs_scale=abs_scale)
+        with np.errstate(over="ignore", invalid="ignore"):  # inf and nan left out by xp.where
+            values = compiled(np, arrays, SIZES)
+        assert np.isfinite(values).all(), compiled.source
+        assert (values[:, 0] == 0).all()

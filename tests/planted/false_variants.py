@@ -8,6 +8,7 @@ import sympy as sp
 
 from symbolic import Defined, Equals, Source, Theorem, softmax
 from theorems import attention_backward as bw
+from theorems import masking as mk
 from theorems import online_softmax as online
 from theorems import softmax_jacobian as sj
 
@@ -55,5 +56,19 @@ planted_softmax_jacobian_without_beta = Theorem(
     ),
     inputs=(sj.S, sj.T),
     definitions=(A_without_beta,),
+    expect="refuted",
+)
+
+A_unmasked = Defined("A0", (mk.i, mk.j), softmax(mk.S[mk.i, mk.j], mk.j, 1 / mk.T.symbol))
+planted_masked_jacobian_with_unmasked_weights = Theorem(
+    name="planted_masked_jacobian_with_unmasked_weights",
+    source=Source(PLANTED, "planted", "(39) under the mask of (57), with the unmasked weights"),
+    claim=Equals(
+        mk.masking_softmax_jacobian.claim.lhs,
+        sj.delta(mk.i, mk.m) * A_unmasked[mk.i, mk.j]
+        * (sj.delta(mk.j, mk.n) - A_unmasked[mk.i, mk.n]) / mk.T.symbol,
+    ),
+    inputs=(mk.S, mk.M, mk.T),
+    definitions=(mk.A, A_unmasked),
     expect="refuted",
 )

@@ -6,13 +6,16 @@ from symbolic import (
     Defined,
     Dim,
     Equals,
+    Mask,
     Positive,
     Scalar,
     Simplex,
     Source,
     Tensor,
     Theorem,
+    fully_masked,
     kl,
+    masked_softmax,
     prove,
     softmax,
 )
@@ -143,3 +146,50 @@ def test_worked_numbers_are_judged_to_the_printed_digits():
                           inputs=()))
     assert wrong.status == "refuted"
     assert wrong.counterexample == {"entries": {"(1, 1)": "0.333333, printed 0.334"}}
+
+
+# -- 0/1 masks --------------------------------------------------------------------------------
+
+mask = Tensor("M", (m, n), Mask())
+s = m.index("s")  # a second row index
+
+
+def _masked_residual(expr):
+    return residual(expr, mask_bases=[mask.base])
+
+
+def test_mask_entries_and_fully_masked_indicators_are_idempotent():
+    none_kept = fully_masked(mask[r, j], j)
+    assert _masked_residual(mask[r, j] ** 3 - mask[r, j]) == 0
+    assert _masked_residual(none_kept ** 2 - none_kept) == 0
+    assert residual(mask[r, j] ** 2 - mask[r, j]) != 0  # only because M is declared a mask
+
+
+def test_fully_masked_indicator_annihilates_the_rows_kept_entries():
+    none_kept = fully_masked(mask[r, j], j)
+    assert _masked_residual(none_kept * mask[r, i]) == 0
+    assert _masked_residual(none_kept * total(mask[r, k] * sp.exp(x[k]), k)) == 0
+
+
+def test_fully_masked_indicator_keeps_what_it_does_not_decide():
+    none_kept = fully_masked(mask[r, j], j)
+    p = sp.Symbol("p", integer=True, positive=True)
+    first_p = sp.Product(1 - mask[r, k], (k, 0, p - 1))  # only the first p keys of the row
+    assert _masked_residual(none_kept * mask[s, i]) != 0  # another row
+    assert _masked_residual(none_kept * total(sp.exp(x[k]), k)) != 0  # no mask in the sum
+    assert _masked_residual(first_p * mask[r, i]) != 0  # i may lie past p
+    assert _masked_residual(none_kept * (1 - mask[r, i])) != 0
+
+
+def test_masked_rows_sum_to_one_only_with_the_fully_masked_correction():
+    T = Scalar("T", Positive())
+    A = Defined("A", (r, j), masked_softmax(w[r, j], mask[r, j], j, 1 / T.symbol))
+
+    def rows_sum_to(rhs, expect):
+        return Theorem(f"rows_{expect}", SOURCE, Equals(total(A[r, j], j), rhs),
+                       inputs=(w, mask, T), definitions=(A,), expect=expect)
+
+    assert prove(rows_sum_to(1 - fully_masked(mask[r, j], j), "holds")).status == "proved"
+    wrong = prove(rows_sum_to(1, "refuted"))
+    assert wrong.status == "refuted"
+    assert wrong.counterexample["lhs_minus_rhs"] == "-1"  # a fully masked row sums to 0

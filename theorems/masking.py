@@ -1,0 +1,102 @@
+"""Masked attention (tutorial §8.1, worked example 48's notes): softmax over the kept keys only.
+
+A mask M holds 0 (masked) or 1 (kept) per score. The tutorial applies it as S + (1 − M)(−∞)
+before softmax (57); attnproof's ``masked_softmax`` is that limit written exactly, and it gives a
+fully masked row zero weights, as PyTorch's scaled_dot_product_attention gives since 2.5 (a
+plain softmax after adding −∞ gives 0/0 = NaN there). Numeric checks draw fully masked
+rows on purpose (see ``numeric/_strategies.py``).
+"""
+
+import sympy as sp
+
+from symbolic import (
+    Defined,
+    Equals,
+    Mask,
+    Positive,
+    Scalar,
+    Source,
+    Tensor,
+    Theorem,
+    fully_masked,
+    masked_softmax,
+)
+from theorems._dims import TUTORIAL, n_k, n_q
+
+EXAMPLE_48 = "002_ef3c412201bbbc34.txt"
+
+i, m = n_q.indices("i m")
+j, n = n_k.indices("j n")
+delta = sp.KroneckerDelta
+
+S = Tensor("S", (n_q, n_k))
+M = Tensor("M", (n_q, n_k), Mask())
+G = Tensor("G", (n_q, n_k))  # upstream gradient ∂L/∂A
+T = Scalar("T", Positive(1e-3, 1e3), latex="T")
+A = Defined("A", (i, j), masked_softmax(S[i, j], M[i, j], j, 1 / T.symbol))
+
+
+def _rowsum(expr):
+    return sp.Sum(expr, (j, 0, n_k.symbol - 1))
+
+
+masking_zero_weight = Theorem(
+    name="masking_zero_weight",
+    source=Source(TUTORIAL, "§8.1 Causal Masking", "(57)"),
+    claim=Equals((1 - M[i, j]) * A[i, j], 0),
+    inputs=(S, M, T),
+    definitions=(A,),
+    note="After softmax, exp(−∞) = 0, so masked positions get zero weight: for any mask, "
+    "not only the causal one.",
+)
+
+masking_softmax_jacobian = Theorem(
+    name="masking_softmax_jacobian",
+    source=Source(TUTORIAL, "§6.3 under the mask of §8.1", "(39), (57)"),
+    claim=Equals(
+        sp.Derivative(A[i, j], S[m, n]),
+        delta(i, m) * A[i, j] * (delta(j, n) - A[i, n]) / T.symbol,
+    ),
+    inputs=(S, M, T),
+    definitions=(A,),
+    note="The Jacobian (39) holds unchanged for masked weights, fully masked rows included "
+    "(both sides are 0 there).",
+)
+
+masking_softmax_gradient = Theorem(
+    name="masking_softmax_gradient",
+    source=Source(TUTORIAL, "§6.3 Theorem (Softmax Gradient) under the mask of §8.1",
+                  "(42)–(43), (57)"),
+    claim=Equals(
+        sp.Derivative(sp.Sum(G[i, j] * A[i, j], (i, 0, n_q.symbol - 1),
+                             (j, 0, n_k.symbol - 1)), S[m, n]),
+        A[m, n] * (G[m, n] - sp.Sum(A[m, j] * G[m, j], (j, 0, n_k.symbol - 1))) / T.symbol,
+    ),
+    inputs=(S, M, G, T),
+    definitions=(A,),
+    note="The backward pass through a masked softmax needs no special case: masked entries "
+    "and fully masked rows get zero gradient.",
+)
+
+masking_rows_sum_to_one = Theorem(
+    name="masking_rows_sum_to_one",
+    source=Source(EXAMPLE_48, "Numerical and Implementation Notes, Masking & indexing"),
+    claim=Equals(_rowsum(A[i, j]), 1),
+    inputs=(S, M, T),
+    definitions=(A,),
+    expect="refuted",
+    note="Claim: after masking, rows sum to ~1. A row whose every key is masked has no weight "
+    "to sum: 0 with zero weights, NaN with −∞ added before softmax, 1 with the notebook's "
+    "finite −1e9 (a uniform row over masked keys).",
+)
+
+masking_rows_sum_to_one_unless_fully_masked = Theorem(
+    name="masking_rows_sum_to_one_unless_fully_masked",
+    source=Source(EXAMPLE_48, "Masking & indexing, corrected"),
+    claim=Equals(_rowsum(A[i, j]), 1 - fully_masked(M[i, j], j)),
+    inputs=(S, M, T),
+    definitions=(A,),
+    corrects="masking_rows_sum_to_one",
+    note="Rows sum to 1, except a fully masked row, which sums to 0: Π(1 − M) is 1 exactly "
+    "when every key of the row is masked.",
+)
