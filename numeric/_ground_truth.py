@@ -88,6 +88,9 @@ def _exact_sides(theorem, sizes: tuple) -> dict:
             for name, expr in sides.items()}
 
 
+_UNFLATTENED = sp.Function("unflattened")  # the identity, evaluated as a term of its own
+
+
 def _exact_function(theorem, expr, out, sizes: dict):
     """Every entry of ``expr`` at ``sizes`` as one mpmath function of the input arrays. Sums stay
     sums (lambdify loops over them), far cheaper than SymPy unrolling them with ``doit``."""
@@ -98,14 +101,17 @@ def _exact_function(theorem, expr, out, sizes: dict):
     for values in itertools.product(*ranges):
         by_label = {str(i.label): v for i, v in zip(out, values, strict=True)}
         entry = expr.xreplace({i: by_label[str(i.label)] for i in free}).xreplace(dims)
-        # maxima and products (a masked softmax's "row fully masked" factor) over known ranges
-        entries.append(entry.replace(lambda x: isinstance(x, (ReduceMax, sp.Product)),
-                                     lambda x: x.doit()))
+        # maxima and products (a masked softmax's "row fully masked" factor) over known ranges;
+        # a product stays one term: flattened into Σ + 1 − m, 50 digits would lose a small Σ
+        entry = entry.replace(lambda x: isinstance(x, ReduceMax), lambda x: x.doit())
+        entries.append(entry.replace(lambda x: isinstance(x, sp.Product),
+                                     lambda x: _UNFLATTENED(x.doit())))
     bases = sorted({a.base for e in entries for a in e.atoms(sp.Indexed)}, key=str)
     labels = {b.label for b in bases}
     symbols = sorted({s for e in entries for s in e.free_symbols
                       if isinstance(s, sp.Symbol) and not isinstance(s, sp.Idx)} - labels, key=str)
-    function = sp.lambdify(bases + symbols, entries, modules="mpmath")
+    function = sp.lambdify(bases + symbols, entries,
+                           modules=[{_UNFLATTENED.__name__: lambda value: value}, "mpmath"])
 
     def evaluate(instance: dict) -> np.ndarray:
         with mpmath.workdps(DIGITS):

@@ -45,21 +45,21 @@ def stabilize_exponentials(expr: sp.Expr) -> sp.Expr:
         family = families.setdefault(canonical, {"members": [], "bound": []})
         family["members"].append((node, coefficient, rest, positions))
         family["bound"].append(bound)
-    masks = _mask_bases(expr)
+    masked_rows = _fully_masked_rows(expr)
     for family in families.values():
         family["reduced"] = _reduced_positions(family)
-        expr = _shift_family(expr, family, masks)
+        expr = _shift_family(expr, family, masked_rows)
     return expr
 
 
-def _mask_bases(expr: sp.Expr) -> list[sp.IndexedBase]:
-    """The masks of the masked softmaxes in ``expr``, read off their fully-masked indicators
-    Π(1 − m)."""
+def _fully_masked_rows(expr: sp.Expr) -> list[tuple[sp.Indexed, sp.Expr]]:
+    """(m[..., k], k) for each fully-masked indicator Π_k (1 − m[..., k]) of a masked softmax:
+    the mask entry written beside its exponentials, and the index its row runs over."""
     found = []
     for node in expr.atoms(AllMasked):
-        entry = 1 - node.function
-        if isinstance(entry, sp.Indexed) and entry.base not in found:
-            found.append(entry.base)
+        entry, (bound, _, _) = 1 - node.function, node.limits[0]
+        if isinstance(entry, sp.Indexed) and (entry, bound) not in found:
+            found.append((entry, bound))
     return found
 
 
@@ -78,7 +78,7 @@ def _reduced_positions(family) -> set[int]:
     return reduced
 
 
-def _shift_family(expr: sp.Expr, family, masks: list) -> sp.Expr:
+def _shift_family(expr: sp.Expr, family, masked_rows: list) -> sp.Expr:
     reduced = family["reduced"]
     if not reduced:
         return expr
@@ -90,7 +90,7 @@ def _shift_family(expr: sp.Expr, family, masks: list) -> sp.Expr:
         kept = [positions[p] for p in range(len(positions)) if p not in reduced]
         if any(_key(positions[p]) in {_key(k) for k in kept} for p in reduced):
             return expr
-        peak = _peak(renamed, reduced_indices, rest, positions, reduced, placeholders, masks)
+        peak = _peak(renamed, reduced_indices, kept, masked_rows)
         replacements[node] = sp.exp(coefficient * (rest - peak)) * marker(*kept) ** coefficient
         shifted[node] = sp.exp(coefficient * (rest - peak))
     candidate = expr.xreplace(replacements)
@@ -99,17 +99,18 @@ def _shift_family(expr: sp.Expr, family, masks: list) -> sp.Expr:
     return expr.xreplace(shifted)
 
 
-def _peak(renamed, reduced_indices, rest, positions, reduced, placeholders, masks):
-    """The shift: the maximum over the reduced positions, over kept entries only where a mask
-    of the expression is written at the same positions as the logits (masked softmax keeps
-    ``m[i, j]`` beside ``x[i, j]``). Any finite shift is exact, by homogeneity; this one also
-    keeps the largest kept exponential at exp(0) = 1."""
-    same_rank = [m for m in masks if len(m.shape or ()) == len(positions)]
-    if not same_rank:
-        return ReduceMax(renamed, *reduced_indices)
-    mask = same_rank[0][tuple(positions)]
-    mask_renamed, _ = _reduced_copy(mask, positions, reduced, placeholders)
-    return KeptMax(renamed, mask_renamed, *reduced_indices)
+def _peak(renamed, reduced_indices, kept, masked_rows):
+    """The shift: the maximum over the reduced index, over kept entries only where a masked
+    softmax's row runs over that index (its mask entry m[i, k] has every other index among the
+    exponent's unreduced ones). Any finite shift is exact, by homogeneity; this one also keeps
+    the largest kept exponential at exp(0) = 1, so none underflows against a masked one."""
+    if len(reduced_indices) == 1:
+        unreduced = {_key(index) for index in kept}
+        for entry, bound in masked_rows:
+            if {_key(i) for i in entry.indices if i != bound} <= unreduced:
+                mask = entry.xreplace({bound: reduced_indices[0]})
+                return KeptMax(renamed, mask, *reduced_indices)
+    return ReduceMax(renamed, *reduced_indices)
 
 
 def _reduced_copy(rest, positions, reduced, placeholders):

@@ -5,13 +5,15 @@ Plain ``simplify`` cannot decide identities over symbolic sizes: it leaves index
 crash inside ``sum_simplify``. This module rewrites an expression so that equal sums become
 syntactically equal atoms:
 
-* sums split over addition, index-free factors move out, nested sums merge;
+* sums split over addition, index-free factors move out, nested sums merge, denominators
+  under a sum are factored;
 * ``KroneckerDelta(k, e)`` under a sum over ``k`` is eliminated by substituting ``k = e``,
   only when ``e`` provably lies in the range of ``k``;
 * ``exp`` of a sum becomes a product of exps; ``log`` of a product of positive factors becomes
   a sum of logs, ``log(exp(x))`` becomes ``x``;
 * bound indices are renamed canonically; sums over adjacent ranges are split at common points;
-* assumptions such as "p sums to 1" replace the matching sum by 1.
+* assumptions such as "p sums to 1" replace the matching sum by 1, and the entries of a 0/1
+  mask obey what 0/1 entries do (``_MaskFacts``).
 
 Every rewrite is an equality, so a zero residual is a proof. The converse does not hold: a
 nonzero residual means "not proved", never "false".
@@ -203,7 +205,8 @@ def _merged_sum(inside: list[sp.Expr], limit) -> sp.Expr:
 
 
 def _factors(term: sp.Expr) -> list[sp.Expr]:
-    """Multiplicative factors of a term, with exps of sums split and delta powers reduced."""
+    """Multiplicative factors of a term, with exps of sums split, delta powers reduced and
+    denominators factored."""
     factors = []
     for factor in sp.Mul.make_args(term):
         base, exponent = factor.as_base_exp()
@@ -211,9 +214,18 @@ def _factors(term: sp.Expr) -> list[sp.Expr]:
             factors.append(base)
         elif isinstance(factor, sp.exp):
             factors.extend(sp.exp(t) for t in sp.Add.make_args(sp.expand(factor.args[0])))
+        elif isinstance(base, sp.Add) and exponent.is_negative:
+            factors.extend(_factored_denominator(base, exponent))
         else:
             factors.append(factor)
     return factors
+
+
+def _factored_denominator(base: sp.Add, exponent) -> list[sp.Expr]:
+    """``expand`` multiplies a denominator out ((Σ + Π)**2 becomes Σ**2 + 2ΣΠ + Π**2) and
+    leaves constants inside it (c·Σ + c·Π): factoring restores one canonical spelling, and
+    index-free constants become factors of their own, free to leave a sum."""
+    return list(sp.Mul.make_args(sp.factor(base) ** exponent))
 
 
 def _delta_partner(factors, variable):

@@ -21,6 +21,7 @@ from symbolic import (
     fully_masked,
     masked_softmax,
 )
+from theorems import attention_backward as bw
 from theorems._dims import TUTORIAL, n_k, n_q
 
 EXAMPLE_48 = "002_ef3c412201bbbc34.txt"
@@ -99,4 +100,46 @@ masking_rows_sum_to_one_unless_fully_masked = Theorem(
     corrects="masking_rows_sum_to_one",
     note="Rows sum to 1, except a fully masked row, which sums to 0: Π(1 − M) is 1 exactly "
     "when every key of the row is masked.",
+)
+
+
+# -- the attention backward pass of §6.5 under a mask, as a causal attention kernel runs it ---
+
+l_, b, c = bw.l_, bw.b, bw.c
+A_masked = Defined("A", (i, j), masked_softmax(bw.S[i, j], M[i, j], j))
+O_masked = Defined("O", (i, b), bw.total(A_masked[i, j] * bw.V[j, b], j))
+dS_masked = Defined("dS", (i, j),  # (43)
+                    A_masked[i, j] * (bw.dA[i, j] - bw.total(A_masked[i, n] * bw.dA[i, n], n)))
+masked_forward = (bw.S, A_masked, O_masked, bw.dA, dS_masked)
+masked_inputs = (bw.Q, bw.K, bw.V, bw.G, M)
+masked_loss = bw.total(bw.G[i, b] * O_masked[i, b], i, b)
+MASKED_65 = "§6.5 Theorem (Attention Backward Pass) under the mask of §8.1"
+
+masking_attention_backward_dv = Theorem(
+    name="masking_attention_backward_dv",
+    source=Source(TUTORIAL, MASKED_65, "(38), (57)"),
+    claim=Equals(sp.Derivative(masked_loss, bw.V[n, c]),
+                 bw.total(A_masked[i, n] * bw.G[i, c], i)),
+    inputs=masked_inputs,
+    definitions=masked_forward,
+)
+
+masking_attention_backward_dq = Theorem(
+    name="masking_attention_backward_dq",
+    source=Source(TUTORIAL, MASKED_65, "(46), (57)"),
+    claim=Equals(sp.Derivative(masked_loss, bw.Q[m, l_]),
+                 bw.scale * bw.total(dS_masked[m, j] * bw.K[j, l_], j)),
+    inputs=masked_inputs,
+    definitions=masked_forward,
+)
+
+masking_attention_backward_dk = Theorem(
+    name="masking_attention_backward_dk",
+    source=Source(TUTORIAL, MASKED_65, "(47), (57)"),
+    claim=Equals(sp.Derivative(masked_loss, bw.K[n, l_]),
+                 bw.scale * bw.total(dS_masked[i, n] * bw.Q[i, l_], i)),
+    inputs=masked_inputs,
+    definitions=masked_forward,
+    note="The closed forms (46)–(47) hold unchanged with masked weights: masked scores and "
+    "fully masked rows pass no gradient to Q or K.",
 )

@@ -334,3 +334,14 @@ def test_a_wrong_autodiff_is_an_error_of_ours_when_finite_differences_side_with_
     assert record.status == "error", record.reason
     assert "finite differences" in record.reason
     assert record.counterexample["finite_difference"]["agrees_with"] == "rhs"
+
+
+def test_exact_evaluation_keeps_a_tiny_masked_sum_beside_the_fully_masked_indicator(catalog):
+    from numeric._ground_truth import _exact_function
+
+    theorem = catalog.by_name()["masking_rows_sum_to_one_unless_fully_masked"]
+    lhs = theorem.expand(sp.sympify(theorem.claim.lhs))
+    evaluate = _exact_function(theorem, lhs, theorem.free_indices, {"n_q": 1, "n_k": 1})
+    # exp(-1e5) is far below 50 digits of the 1 in Σ + (1 − M): added as Σ + 1 − M it is lost
+    instance = {"S": np.array([[-100.0]]), "M": np.array([[1.0]]), "T": np.array(1e-3)}
+    assert evaluate(instance).tolist() == [1.0]

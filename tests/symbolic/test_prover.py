@@ -55,6 +55,17 @@ def test_adjacent_ranges_merge():
     assert residual(split - sp.Sum(f, (j, 0, p + q - 1))) == 0
 
 
+def test_denominators_under_a_sum_are_factored_to_one_spelling():
+    c = sp.Symbol("c", positive=True)
+    row_total = total(sp.exp(w[r, k]), k) + 1  # an Add, as a masked softmax's denominator is
+    numerator = w[r, i]
+    assert residual(total(numerator / (c * row_total), r)
+                    - total(numerator / row_total, r) / c) == 0
+    assert residual(total(numerator / sp.expand(row_total**2), r)
+                    - total(numerator / row_total**2, r)) == 0
+    assert residual(total(numerator / row_total, r) - total(numerator / row_total**2, r)) != 0
+
+
 def test_a_false_identity_leaves_a_residual():
     assert residual(total(x[j] ** 2, j) - total(x[j], j) ** 2) != 0
 
