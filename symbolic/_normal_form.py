@@ -64,7 +64,7 @@ def residual(expr: sp.Expr, simplex_bases: Iterable[sp.IndexedBase] = (),
     reduced = sp.cancel(sp.together(facts.apply(sp.expand(flat))))
     if masks:  # cancelling can multiply mask entries together again
         numerator, denominator = sp.fraction(reduced)
-        reduced = facts.apply(sp.expand(numerator)) / denominator
+        reduced = facts.apply(sp.expand(numerator), denominator) / denominator
     return atoms.restore(reduced)
 
 
@@ -82,11 +82,13 @@ class _MaskFacts:
     def __init__(self, masks: frozenset[str], atoms: _Atoms):
         self._masks, self._atoms = masks, atoms
 
-    def apply(self, expr: sp.Expr) -> sp.Expr:
+    def apply(self, expr: sp.Expr, denominator: sp.Expr = sp.S.One) -> sp.Expr:
+        """``expr`` with the facts applied; ``denominator`` is what each term is divided by."""
         if not self._masks:
             return expr
         expr = sp.expand(expr.replace(self._is_idempotent_power, lambda e: e.base))
-        return sp.Add(*(t for t in sp.Add.make_args(expr) if not self._vanishes(t)))
+        return sp.Add(*(t for t in sp.Add.make_args(expr)
+                        if not self._vanishes(t / denominator)))
 
     def _is_idempotent_power(self, e) -> bool:
         if not (isinstance(e, sp.Pow) and e.exp.is_Integer and e.exp > 1):
@@ -97,10 +99,17 @@ class _MaskFacts:
         return isinstance(e, sp.Indexed) and str(e.base.label) in self._masks
 
     def _vanishes(self, term: sp.Expr) -> bool:
-        factors = [f.as_base_exp()[0] for f in sp.Mul.make_args(term)]
-        for factor in factors:
+        """Π · (a factor that is 0 where Π is 1) — unless the term also divides by such a
+        factor, where it is undefined rather than 0."""
+        powers = [f.as_base_exp() for f in sp.Mul.make_args(term)]
+        numerator = [base for base, exponent in powers if exponent.is_positive]
+        denominator = [base for base, exponent in powers if exponent.is_negative]
+        for factor in numerator:
             indicator = self._atoms.indicator(factor)
-            if indicator is not None and any(self._kept_in(f, indicator) for f in factors):
+            if indicator is None:
+                continue
+            if any(self._kept_in(f, indicator) for f in numerator) and not any(
+                    self._kept_in(f, indicator) for f in denominator):
                 return True
         return False
 
@@ -109,8 +118,8 @@ class _MaskFacts:
         (variable, lower, upper), = indicator.limits
         entry = 1 - indicator.function
         if self._is_mask_entry(factor):
-            return _same_row(factor, entry, variable) is not None and _within(
-                _same_row(factor, entry, variable), lower, upper, {})
+            at = _same_row(factor, entry, variable)
+            return at is not None and _within(at, lower, upper, {})
         total = self._atoms.value(factor)
         if not isinstance(total, sp.Sum):
             return False

@@ -190,6 +190,8 @@ def test_fully_masked_indicator_keeps_what_it_does_not_decide():
     assert _masked_residual(none_kept * total(sp.exp(x[k]), k)) != 0  # no mask in the sum
     assert _masked_residual(first_p * mask[r, i]) != 0  # i may lie past p
     assert _masked_residual(none_kept * (1 - mask[r, i])) != 0
+    kept_total = total(mask[r, k] * sp.exp(x[k]), k)  # 0 where none_kept is 1: 1/0 there
+    assert _masked_residual(none_kept * mask[r, i] / kept_total) != 0
 
 
 def test_masked_rows_sum_to_one_only_with_the_fully_masked_correction():
