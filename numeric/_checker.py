@@ -57,9 +57,9 @@ class NumericRecord:
     ``status`` is one of :data:`STATUSES`. ``max_error_ulps`` / ``max_error_bits``: the worst
     lhs-rhs error in float64 on a reference backend, else the worst error of a side against
     float64 or, in a failed record, of the comparison that failed it; in ulps of the dtype (of
-    float32 for MLX float64). ``ground_truth_ulps``: the worst
-    float64 error against a 50-digit mpmath evaluation on small instances, on records that
-    decide truth (None elsewhere, or if the claim has no exact form).
+    float32 for MLX float64). ``ground_truth_ulps``: the worst float64 error against a
+    50-digit mpmath evaluation on small instances, on records that decide truth (None
+    elsewhere, or if the claim has no exact form).
     """
 
     backend: str
