@@ -219,7 +219,7 @@ class Runner:
         values = {name: compiled(xp, arrays, sizes) for name, compiled in plan.sides.items()}
         if plan.theorem.implementation is not None:
             values["implementation"] = plan.theorem.implementation(xp, **arrays)
-        elif plan.primal is not None and self.row.jacobian is not None:
+        elif plan.primal is not None and self.row.autodiff:
             values["autodiff"] = self._autodiff(xp, arrays, sizes)
         return values
 
@@ -321,14 +321,19 @@ def _format_errors(plan, low: dict, reference: dict, scale, dtype: str, measure:
     """Stability of each side in ``dtype`` against float64, and truth within the format."""
     errors, limits = {}, {}
     for name, value in low.items():
-        # NumPy, the reference for MLX, has no autodiff: SymPy's derivative is the same value
-        exact = reference.get(name, reference.get("sympy"))
-        errors[f"{name} in {dtype}"] = error_ulps(value, exact, scale, measure)
+        errors[f"{name} in {dtype}"] = error_ulps(value, _float64_side(reference, name), scale,
+                                                  measure)
         limits[f"{name} in {dtype}"] = STABILITY_ULPS
     for name, error in _truth_errors(plan, low, scale, measure).items():
         errors[f"{name} in {dtype}"] = error
         limits[f"{name} in {dtype}"] = format_truth_ulps(measure)
     return errors, limits
+
+
+def _float64_side(reference: dict, name: str):
+    """The float64 value a side in a lower format is measured against. NumPy, the reference
+    for MLX, has no autodiff: SymPy's derivative is the same value."""
+    return reference.get(name, reference.get("sympy"))
 
 
 def _and(valid, more):
@@ -577,7 +582,7 @@ def _counterexample(runner: Runner, structure, outcome: Outcome, dtype: str, cho
     theorem = runner.plan.theorem
     arrays = strategies.fill_batch(theorem, structure, effort_for(runner, dtype, chosen).batch)
     row = outcome.failing_row
-    instance = {k: (v[row] if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
+    instance = strategies.instance_at(arrays, row)
     instance, outcome = _simplify(runner, structure, arrays, instance, outcome, dtype, chosen)
     return _describe(runner, structure, instance, outcome, dtype)
 
@@ -631,8 +636,7 @@ def _put_row(values, row: int, replacement):
 def _describe(runner: Runner, structure, instance: dict, outcome: Outcome, dtype: str) -> dict:
     plan, row = runner.plan, outcome.failing_row
     if plan.theorem.at is not None:  # show the point the claim was evaluated at, not the draw
-        instance = {k: (v[row] if isinstance(v, np.ndarray) else v)
-                    for k, v in outcome.inputs.items()}
+        instance = strategies.instance_at(outcome.inputs, row)
     error = outcome.errors[outcome.comparison][row]
     entry = np.unravel_index(int(np.argmax(error)), error.shape) if error.ndim else ()
     left, right = _compared(outcome, row, entry)
@@ -672,7 +676,7 @@ def _compared(outcome: Outcome, row: int, entry):
     name = outcome.comparison
     if is_stability(name):
         side = name.split(" in ")[0]
-        exact = outcome.reference.get(side, outcome.reference.get("sympy"))
+        exact = _float64_side(outcome.reference, side)
         return _round(outcome.low[side][row][entry]), _round(exact[row][entry])
     left, right = name.split(" in ")[0].split(" vs ")
     values = outcome.reference if " in " not in name else outcome.low

@@ -569,10 +569,7 @@ class _Emitter:
         f = self.visit(expr.function)
 
         def product_over_key(term: Term) -> Term:
-            term = self.with_axis(term, key)
-            axes = tuple(a for a in term.axes if a != key)
-            return self.emit(f"xp.prod({term.code}, axis={self.axis_of(term, key)})", axes,
-                             term.batched)
+            return self._reduce(self.with_axis(term, key), [key], "prod")
 
         return self._pair(product_over_key(f.value), lambda: product_over_key(
             self.combine([self._abs_of(f.value), f.scale], "+")))
@@ -675,18 +672,21 @@ class _Emitter:
         return self._pair(p, lambda: self._softmax_scale(p, u.scale, peak, axis))
 
     def _scaled_softmax(self, expr: Softmax) -> Term:
-        """softmax(beta x) as exp(beta (x - max x)) / sum: for beta > 0 the shift commutes with the
-        scaling, and beta * x itself (1e5 at x = 100, T = 1e-3) is never formed, so no format
-        overflows on it."""
-        x, peak, axis = self._shifted(expr.logits, expr.index)
-        beta = self.visit(expr.beta).value
-        shifted = self.emit(f"{x.value.code} - {peak.code}", x.value.axes, x.value.batched)
+        """softmax(beta x) as exp(beta (x - max x)) / sum (see ``_scaled_shift``)."""
+        scaled, axis = self._scaled_shift(expr)
         # beta (x - max x) <= 0: where it overflows to -inf, exp gives the exact 0 it rounds to
-        scaled = self.combine([beta, shifted], "*")
         e = self.emit(f"xp.exp({scaled.code})", scaled.axes, scaled.batched)
-        axis = self.axis_of(e, index_key(expr.index))
         return self.emit(f"{e.code} / xp.sum({e.code}, axis={axis}, keepdims=True)", e.axes,
                          e.batched)
+
+    def _scaled_shift(self, expr: Softmax) -> tuple[Term, int]:
+        """beta (x - max x) and its softmax axis, for beta > 0: the shift commutes with the
+        scaling, and beta * x itself (1e5 at x = 100, T = 1e-3) is never formed, so no format
+        overflows on it."""
+        x, peak, _ = self._shifted(expr.logits, expr.index)
+        shifted = self.emit(f"{x.value.code} - {peak.code}", x.value.axes, x.value.batched)
+        scaled = self.combine([self.visit(expr.beta).value, shifted], "*")
+        return scaled, self.axis_of(scaled, index_key(expr.index))
 
     def _masked_softmax(self, expr: Softmax) -> Pair:
         """Weights over the kept entries only; a fully masked row gets zero weights.
@@ -748,11 +748,7 @@ class _Emitter:
 
     def _log_softmax(self, node: Softmax) -> Pair:
         if not self.abs and node.beta != 1 and node.beta.is_positive:
-            x, peak, _ = self._shifted(node.logits, node.index)
-            shifted = self.emit(f"{x.value.code} - {peak.code}", x.value.axes, x.value.batched)
-            z = self.combine([self.visit(node.beta).value, shifted], "*")
-            axis = self.axis_of(z, index_key(node.index))
-            return Pair(self._minus_log_sum_exp(z, axis))
+            return Pair(self._minus_log_sum_exp(*self._scaled_shift(node)))
         u, peak, axis = self._shifted(node.beta * node.logits, node.index)
         axes, batched = u.value.axes, u.value.batched
         z = self.emit(f"{u.value.code} - {peak.code}", axes, batched)
@@ -812,6 +808,7 @@ class _Emitter:
         return x, kept, masked
 
     def _reduce(self, term: Term, keys, how: str) -> Term:
+        """``xp.<how>`` (max, min, prod) of ``term`` over each of ``keys`` it runs over."""
         for key in keys:
             if key in term.axes:
                 axes = tuple(a for a in term.axes if a != key)
@@ -827,12 +824,7 @@ class _Emitter:
         return self._reduce_max(ReduceMax(expr.function, index))
 
     def _max_over(self, term: Term, key) -> Term:
-        if key not in term.axes:
-            return term
-        axes = tuple(a for a in term.axes if a != key)
-        peak = self.emit(f"xp.max({term.code}, axis={self.axis_of(term, key)})", axes,
-                         term.batched)
-        return self._finite(peak)
+        return term if key not in term.axes else self._finite(self._reduce(term, [key], "max"))
 
 
 def _factors(expr: sp.Expr) -> tuple[sp.Expr, list[sp.Expr]]:

@@ -45,7 +45,7 @@ def ground_truth_error(runner, structure, outcome=None) -> float | None:
     for n in range(min(INSTANCES, len(reference["scale"]))):
         if outcome.valid is not None and not outcome.valid[n]:
             continue
-        instance = _instance(arrays, n)
+        instance = strategies.instance_at(arrays, n)
         for name in reference.keys() - {"scale", "exponent_scale", "largest"}:
             side = "rhs" if name == "rhs" else "lhs"
             if exact.get(side) is None:
@@ -68,10 +68,6 @@ def _evaluated(runner, structure):
 
 def _small_sizes(theorem) -> tuple[tuple[str, int], ...]:
     return tuple((d.name, min(d.sizes.high, max(d.sizes.low, SIZE))) for d in theorem.dims)
-
-
-def _instance(arrays: dict, n: int) -> dict:
-    return {k: (v[n] if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
 
 
 @functools.lru_cache(maxsize=128)

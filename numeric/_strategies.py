@@ -171,6 +171,11 @@ def fill_batch(theorem, structure: Structure, batch: int) -> dict[str, np.ndarra
     return arrays
 
 
+def instance_at(arrays: dict, row: int) -> dict:
+    """Row ``row`` of a batch from :func:`fill_batch`: every array indexed, Integers as they are."""
+    return {k: (v[row] if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
+
+
 def edge_draws(domain) -> str | None:
     """In words, what a tensor of ``domain`` is drawn with beyond its declared range."""
     if isinstance(domain, Mask):

@@ -51,6 +51,7 @@ def _theorems():
 
 def _tasks(args) -> list[tuple[str, str, str, str, str]]:
     import numeric
+    from numeric._backends import backend as backend_named
 
     backends = args.backends.split(",") if args.backends else None
     dtypes = args.dtypes.split(",") if args.dtypes else None
@@ -59,8 +60,7 @@ def _tasks(args) -> list[tuple[str, str, str, str, str]]:
         if args.theorem and theorem.name not in args.theorem:
             continue
         for backend, dtype, device, mode in numeric.available_configurations(theorem):
-            default_mode = numeric.BACKENDS[[b.name for b in numeric.BACKENDS].index(backend)]
-            if mode != default_mode.default_mode or device != "cpu":
+            if mode != backend_named(backend).default_mode or device != "cpu":
                 continue
             if (backends and backend not in backends) or (dtypes and dtype not in dtypes):
                 continue
