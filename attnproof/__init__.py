@@ -1,11 +1,22 @@
-"""attnproof's command line and reports: run every theorem, write results JSON and Markdown.
+"""attnproof: a symbolic-plus-numeric proof checker for the mathematics of transformer attention.
 
-Importing this package imports neither JAX nor MLX; numeric checks run in worker processes.
+The statement language is re-exported here, so a theorem file needs one import::
+
+    from attnproof import Dim, Equals, Source, Tensor, Theorem, softmax
+
+Importing this package imports SymPy, never an array backend; numeric checks run in worker
+processes and load their backends there.
 """
 
-from ._results import Report as Report
-from ._results import TheoremResult as TheoremResult
-from ._results import read_json as read_json
-from ._results import verdict as verdict
-from ._results import write_json as write_json
-from ._runner import run as run
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _version
+
+from .symbolic import *  # noqa: F403  (the language's public names, listed in its __all__)
+from .symbolic import __all__ as _language
+
+try:
+    __version__ = _version("attnproof")
+except PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "0+unknown"
+
+__all__ = [*_language, "__version__"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-import symbolic
-from numeric._strategies import edge_draws
+from attnproof import symbolic
+from attnproof.numeric._strategies import edge_draws
 
 
 def describe(theorem) -> dict:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import wait
 
-import symbolic
+from attnproof import symbolic
 
 from ._describe import rendering
 from ._results import (
@@ -142,7 +142,7 @@ def run(
 def numeric_api():
     """The ``numeric`` package if it offers the checker contract, else None."""
     try:
-        import numeric
+        from attnproof import numeric
     except ImportError:
         return None
     needed = ("available_configurations", "check")

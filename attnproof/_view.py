@@ -9,8 +9,8 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from symbolic._catalog import theorem_file_argument
-from symbolic._prover import EXACT_EVALUATION
+from attnproof.symbolic._catalog import theorem_file_argument
+from attnproof.symbolic._prover import EXACT_EVALUATION
 
 from ._results import STATUSES, NumericOutcome, Report, TheoremResult
 

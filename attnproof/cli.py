@@ -1,5 +1,5 @@
-"""The ``attnproof`` command: ``prove`` checks theorems and writes reports; ``list``, ``show``
-and ``report`` read the results of a previous run.
+"""The attnproof command: prove checks theorems and writes reports; list, show and report read
+the results of a previous run; replay re-runs one numeric batch from a counterexample.
 
 Exit codes: 0 when every theorem came out as declared and every file loaded; 1 otherwise (a
 claim expected to hold failed, a claim expected false was not refuted, a file or check is in
@@ -14,9 +14,11 @@ import json
 import sys
 from pathlib import Path
 
-import symbolic
+from attnproof import symbolic
 
 from . import _view as view
+from .numeric import replay as replay_command
+from . import __version__
 from ._describe import describe
 from ._progress import Progress
 from ._reports import JSON_NAME, Written, write_reports
@@ -33,7 +35,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="attnproof", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="attnproof", description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__.split("\n\n")[1])
+    parser.add_argument("--version", action="version", version=f"attnproof {__version__}")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
     prove = commands.add_parser("prove", help="prove and check theorems, write reports")
     _add_theorem_source(prove)
@@ -54,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="report directory (default: the JSON file's directory)")
     report.add_argument("--pdf", action="store_true", help="also compile report.pdf (pdflatex)")
     report.set_defaults(command=report_command)
+    replay = commands.add_parser("replay", help="replay one numeric batch from its replay command")
+    replay_command.add_arguments(replay)
+    replay.set_defaults(command=replay_command.run)
     return parser
 
 

@@ -9,10 +9,13 @@ atomically into ``reports/pytest/`` (``--attnproof-report DIR`` to choose, ``non
 a test run never overwrites the output of ``attnproof prove`` in ``reports/``.
 
 The report is marked partial when some harness test did not run: deselected (``-k``, ``-m``,
-``--theorem``, ``--lf``), chosen by node id, stopped early (``-x``, Ctrl-C), or lost with a
-crashed worker. A session whose tests attached no record writes nothing.
+``--attnproof-theorem``, ``--lf``), chosen by node id, stopped early (``-x``, Ctrl-C), or lost
+with a crashed worker. A session whose tests attached no record writes nothing.
 
-Enable it from a ``conftest.py`` with ``pytest_plugins = ["attnproof.pytest_plugin"]``.
+The plugin is installed with attnproof (a ``pytest11`` entry point) and does nothing until asked:
+``--attnproof-theorems DIR`` (or ``attnproof_theorems = DIR`` in the pytest configuration) adds
+the generic harness test (``_harness.py``) over the theorems of DIR, and over the built-in
+catalog too with ``--attnproof-catalog``.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from . import _harness as harness
 from ._describe import describe
 from ._reports import MARKDOWN_NAME, write_reports
 from ._results import (
@@ -48,13 +52,37 @@ def pytest_addoption(parser) -> None:
     group.addoption("--attnproof-report", metavar="DIR", default=None,
                     help="where the controller writes the harness report "
                          f"(default: {DEFAULT_REPORT_DIR} under the rootdir; 'none' to skip)")
-    group.addoption("--theorem", metavar="NAME", action="append", default=None,
+    group.addoption("--attnproof-theorem", metavar="NAME", action="append", default=None,
                     help="run only the harness tests of theorem NAME; repeatable")
+    group.addoption("--attnproof-theorems", metavar="DIR", action="append", default=None,
+                    help="run the proof harness over the theorem files of DIR (or a file); "
+                         "repeatable")
+    group.addoption("--attnproof-catalog", action="store_true", default=None,
+                    help="with --attnproof-theorems, run the built-in catalog too")
+    parser.addini("attnproof_theorems", type="paths", default=[],
+                  help="theorem directories for the proof harness, as --attnproof-theorems")
+    parser.addini("attnproof_catalog", type="bool", default=False,
+                  help="run the built-in catalog too, as --attnproof-catalog")
 
 
 def pytest_configure(config) -> None:
     if not _is_worker(config):
         config.stash[_COLLECTOR] = _Collector()
+    directories = _theorem_directories(config)
+    config.attnproof_catalog = harness.load(directories, _include_catalog(config)) \
+        if directories else None
+
+
+def _theorem_directories(config) -> list[Path]:
+    given = config.getoption("attnproof_theorems")
+    if given:
+        return [Path(d) for d in given]
+    return list(config.getini("attnproof_theorems"))
+
+
+def _include_catalog(config) -> bool:
+    given = config.getoption("attnproof_catalog")
+    return bool(given if given is not None else config.getini("attnproof_catalog"))
 
 
 def _is_worker(config) -> bool:
@@ -65,7 +93,9 @@ def _is_worker(config) -> bool:
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k, -m, --lf and --deselect remove anything
-def pytest_collection_modifyitems(config, items) -> None:
+def pytest_collection_modifyitems(session, config, items) -> None:
+    if config.attnproof_catalog is not None:
+        items.extend(_harness_items(session))
     expected = [(item.nodeid, theorem.name) for item in items
                 if (theorem := _theorem_of(item)) is not None]
     if _is_worker(config):
@@ -75,8 +105,15 @@ def pytest_collection_modifyitems(config, items) -> None:
     _select_theorems(config, items)
 
 
+def _harness_items(session) -> list:
+    """The generic test over the configured theorems, and one failing test per file that did
+    not load, so that a broken theorem file fails the run without hiding the others."""
+    module = pytest.Module.from_parent(session, path=Path(harness.__file__))
+    return list(session.genitems(module))
+
+
 def _select_theorems(config, items) -> None:
-    names = config.getoption("theorem")
+    names = config.getoption("attnproof_theorem")
     if not names:
         return
     kept, dropped = [], []

@@ -18,12 +18,12 @@ import time
 
 import numpy as np
 
-from numeric import compile_expression
-from numeric._backends import backend
-from numeric._checker import NumericRecord, _search, runner_for
-from numeric._strategies import Effort, profile
-from theorems import attention_backward as bw
-from theorems.softmax_jacobian import softmax_jacobian
+from attnproof.numeric import compile_expression
+from attnproof.numeric._backends import backend
+from attnproof.numeric._checker import NumericRecord, _search, runner_for
+from attnproof.numeric._strategies import Effort, profile
+from attnproof.theorems import attention_backward as bw
+from attnproof.theorems.softmax_jacobian import softmax_jacobian
 
 
 def best_of(function, repeats: int = 7) -> float:

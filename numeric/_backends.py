@@ -291,7 +291,7 @@ def available_configurations(theorem=None, profile=None) -> list[tuple[str, str,
     profile runs every mode). A claim with nothing to draw (worked numbers, ``Rounds``) has no
     configuration: it is settled exactly by the symbolic side.
     """
-    from symbolic import Rounds
+    from attnproof.symbolic import Rounds
 
     from ._strategies import profile as profile_named
 

@@ -26,9 +26,9 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
-from symbolic import AtLeast, Rounds, Theorem
-from symbolic._catalog import theorem_file_argument
-from symbolic._theorem import ordered_free_indices
+from attnproof.symbolic import AtLeast, Rounds, Theorem
+from attnproof.symbolic._catalog import theorem_file_argument
+from attnproof.symbolic._theorem import ordered_free_indices
 
 from . import _strategies as strategies
 from ._backends import Backend, backend, device_kind, to_numpy, unavailable_reason
@@ -694,7 +694,7 @@ def _round(value):
 
 def replay_command(theorem, runner: Runner, dtype: str, structure, chosen) -> str:
     sizes = ",".join(f"{k}={v}" for k, v in structure.sizes)
-    parts = ["python", "-m", "numeric.replay", theorem.name, "--backend", runner.row.name,
+    parts = ["attnproof", "replay", theorem.name, "--backend", runner.row.name,
              "--dtype", dtype, "--device", runner.device_name, "--mode", runner.mode,
              "--seed", str(structure.seed),
              "--batch", str(effort_for(runner, dtype, chosen).batch), "--sizes", sizes]

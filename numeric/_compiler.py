@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from symbolic import Defined, Integer, LogSumExp, Mask, Scalar, Softmax, Tensor
-from symbolic import ReduceMax as RowMax
+from attnproof.symbolic import Defined, Integer, LogSumExp, Mask, Scalar, Softmax, Tensor
+from attnproof.symbolic import ReduceMax as RowMax
 
 from ._stable import KeptMax, ReduceMax, stabilize_exponentials
 

@@ -15,8 +15,8 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from symbolic import Integer, ReduceMax, Tensor
-from symbolic._theorem import free_indices
+from attnproof.symbolic import Integer, ReduceMax, Tensor
+from attnproof.symbolic._theorem import free_indices
 
 from . import _strategies as strategies
 from ._tolerance import FINITE_DIFFERENCE_ROUNDING_ULPS, REFERENCE_DTYPE, error_ulps, finfo

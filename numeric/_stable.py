@@ -14,7 +14,7 @@ import itertools
 import sympy as sp
 from sympy.concrete.expr_with_limits import ExprWithLimits
 
-from symbolic._vocabulary import AllMasked
+from attnproof.symbolic._vocabulary import AllMasked
 
 _fresh = itertools.count()
 

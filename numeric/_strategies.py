@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
-from symbolic import Integer, Mask, Positive, Real, Scalar, Simplex, Tensor
+from attnproof.symbolic import Integer, Mask, Positive, Real, Scalar, Simplex, Tensor
 
 LARGE_ROW_FRACTION = 1 / 8
 # Large rows are rescaled so that their largest entry has magnitude 100 > 88.7, where exp

@@ -1,4 +1,4 @@
-"""Replay one batch of a numeric check from its log line: ``python -m numeric.replay NAME ...``.
+"""Replay one batch of a numeric check from its log line: ``attnproof replay NAME ...``.
 
 Rebuilds the exact batch from the seed and sizes, evaluates it, and prints the verdict with the
 failing row's inputs and values as JSON.
@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from symbolic import discover
+from attnproof.symbolic import discover
 
 from ._backends import backend
 from ._checker import decide, runner_for
@@ -24,7 +24,13 @@ def _pairs(text: str) -> tuple[tuple[str, int], ...]:
 
 
 def parse(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m numeric.replay", description=__doc__)
+    parser = argparse.ArgumentParser(prog="attnproof replay",
+                                     description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("theorem")
     parser.add_argument("--backend", default="numpy")
     parser.add_argument("--dtype", default="float64")
@@ -35,7 +41,6 @@ def parse(argv=None) -> argparse.Namespace:
     parser.add_argument("--sizes", required=True, help="dim=size,... e.g. n_q=2,n_k=3")
     parser.add_argument("--integers", default="", help="Integer scalars, e.g. B=2")
     parser.add_argument("--theorems", action="append", help="file or directory of theorems")
-    return parser.parse_args(argv)
 
 
 def replay(args: argparse.Namespace) -> dict:
@@ -61,7 +66,11 @@ def replay(args: argparse.Namespace) -> dict:
 
 
 def main(argv=None) -> int:
-    report = replay(parse(argv))
+    return run(parse(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    report = replay(args)
     json.dump(report, sys.stdout, indent=1, default=str)
     print()
     return 1 if report["failing_row"] is not None else 0

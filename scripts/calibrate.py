@@ -44,14 +44,14 @@ def parse(argv=None) -> argparse.Namespace:
 
 
 def _theorems():
-    from symbolic import discover
+    from attnproof.symbolic import discover
 
     return discover().theorems + discover([PLANTED]).theorems
 
 
 def _tasks(args) -> list[tuple[str, str, str, str, str]]:
-    import numeric
-    from numeric._backends import backend as backend_named
+    from attnproof import numeric
+    from attnproof.numeric._backends import backend as backend_named
 
     backends = args.backends.split(",") if args.backends else None
     dtypes = args.dtypes.split(",") if args.dtypes else None
@@ -70,7 +70,7 @@ def _tasks(args) -> list[tuple[str, str, str, str, str]]:
 
 def _run(task, seeds: int, profile: str) -> tuple:
     """One configuration across ``seeds`` seeds: (task, expect, statuses, ratios)."""
-    from numeric._checker import search
+    from attnproof.numeric._checker import search
 
     theorem = next(t for t in _theorems() if t.name == task[0])
     statuses, needed, truth = [], [], []
@@ -126,7 +126,7 @@ def _report(results) -> dict:
 
 def _label(backend_name: str, dtype: str) -> str:
     """``float64~float32`` for a dtype measured with another's epsilon (MLX float64)."""
-    from numeric._backends import backend
+    from attnproof.numeric._backends import backend
 
     measured = backend(backend_name).measured_as(dtype)
     return dtype if measured == dtype else f"{dtype}~{measured}"

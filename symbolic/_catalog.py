@@ -7,6 +7,7 @@ declares a name already taken, is reported with its path and the others still lo
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import sys
 import traceback
@@ -15,6 +16,9 @@ from pathlib import Path
 
 from ._theorem import Theorem
 
+CATALOG_PACKAGE = "attnproof.theorems"
+# the catalog is package data of attnproof, found beside this package (in a source tree the
+# folders are linked into attnproof/, so resolve() lands on the same directory either way)
 CATALOG_DIR = Path(__file__).resolve().parent.parent / "theorems"
 
 
@@ -83,14 +87,9 @@ def discover(directories=(CATALOG_DIR,)) -> Catalog:
 
 
 def _load_file(path: Path) -> tuple[list[Theorem], LoadError | None]:
-    module_name = f"attnproof_theorems_{abs(hash(str(path.resolve())))}_{path.stem}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
     try:
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
+        module = _import_theorem_file(path)
     except Exception as error:  # any failure in a user's file is reported, never fatal
-        sys.modules.pop(module_name, None)
         summary = "".join(traceback.format_exception_only(error)).strip()
         return [], LoadError(str(path), f"{path}: {summary}")
     # one object bound to two names is one theorem; two objects with one name are an error
@@ -100,3 +99,20 @@ def _load_file(path: Path) -> tuple[list[Theorem], LoadError | None]:
     if duplicate:
         return [], LoadError(str(path), f"{path}: declares theorem {duplicate!r} twice", duplicate)
     return found, None
+
+
+def _import_theorem_file(path: Path):
+    """A catalog file is imported as a module of ``attnproof.theorems`` (its siblings are
+    relative imports); any other file in isolation, under a name no user module can take."""
+    if path.resolve().parent == CATALOG_DIR:
+        return importlib.import_module(f"{CATALOG_PACKAGE}.{path.stem}")
+    module_name = f"attnproof_theorems_{abs(hash(str(path.resolve())))}_{path.stem}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(module_name, None)
+        raise
+    return module

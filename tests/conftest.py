@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from symbolic import discover
+from attnproof.symbolic import discover
 
-# Harness records become a report in reports/pytest/ (see attnproof/pytest_plugin.py);
-# pytester runs a pytest inside a test, for the plugin's own tests.
-pytest_plugins = ["attnproof.pytest_plugin", "pytester"]
+# The attnproof plugin is installed with the package (a pytest11 entry point): harness records
+# become a report in reports/pytest/. pytester runs a pytest inside a test, for its own tests.
+pytest_plugins = ["pytester"]
 
 REPO = Path(__file__).resolve().parent.parent
 PLANTED_DIR = REPO / "tests" / "planted"

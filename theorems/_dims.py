@@ -1,6 +1,6 @@
 """Dimensions shared by the catalog, named as in the tutorial's notation table (§1.2)."""
 
-from symbolic import Dim, Sizes
+from attnproof import Dim, Sizes
 
 n_q = Dim("n_q", Sizes(1, 6))
 n_k = Dim("n_k", Sizes(1, 8))

@@ -2,7 +2,7 @@
 
 import sympy as sp
 
-from symbolic import (
+from attnproof import (
     AtLeast,
     Defined,
     Equals,
@@ -19,7 +19,7 @@ from symbolic import (
     lse,
     softmax,
 )
-from theorems._dims import TUTORIAL, n_k, n_q
+from ._dims import TUTORIAL, n_k, n_q
 
 i = n_q.index("i")
 j = n_k.index("j")

@@ -9,7 +9,7 @@ rows on purpose (see ``numeric/_strategies.py``).
 
 import sympy as sp
 
-from symbolic import (
+from attnproof import (
     Defined,
     Equals,
     Mask,
@@ -21,8 +21,8 @@ from symbolic import (
     fully_masked,
     masked_softmax,
 )
-from theorems import attention_backward as bw
-from theorems._dims import TUTORIAL, n_k, n_q
+from . import attention_backward as bw
+from ._dims import TUTORIAL, n_k, n_q
 
 EXAMPLE_48 = "002_ef3c412201bbbc34.txt"
 

@@ -7,7 +7,7 @@ identities below are proved for every reference point, the maxima included.
 
 import sympy as sp
 
-from symbolic import (
+from attnproof import (
     Defined,
     Dim,
     Equals,
@@ -22,7 +22,7 @@ from symbolic import (
     rowmax,
     softmax,
 )
-from theorems._dims import TUTORIAL, d_k, d_v, n_k, n_q
+from ._dims import TUTORIAL, d_k, d_v, n_k, n_q
 
 n_old = Dim("n_a", Sizes(1, 8))
 n_new = Dim("n_b", Sizes(1, 8))

@@ -2,8 +2,8 @@
 
 import sympy as sp
 
-from symbolic import Defined, Equals, Positive, Scalar, Source, Tensor, Theorem, softmax
-from theorems._dims import TUTORIAL, n_k, n_q
+from attnproof import Defined, Equals, Positive, Scalar, Source, Tensor, Theorem, softmax
+from ._dims import TUTORIAL, n_k, n_q
 
 i, m = n_q.indices("i m")
 j, n = n_k.indices("j n")

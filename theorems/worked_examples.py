@@ -7,8 +7,8 @@ entry; its corrected table is stated beside it and checked the same way.
 
 import sympy as sp
 
-from symbolic import Rounds, Source, Theorem
-from theorems._dims import TUTORIAL
+from attnproof import Rounds, Source, Theorem
+from ._dims import TUTORIAL
 
 Q = sp.Matrix([[1, 0], [0, 1]])  # (71)
 K = sp.Matrix([[1, 0], [0, 1], [1, 1]])

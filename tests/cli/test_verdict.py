@@ -3,7 +3,7 @@
 import pytest
 
 from attnproof._results import NumericOutcome, is_stability_failure, verdict
-from symbolic import ProofResult
+from attnproof.symbolic import ProofResult
 
 from .fakes import FakeRecord
 

@@ -4,7 +4,7 @@ import textwrap
 
 HEADER = """
     import sympy as sp
-    from symbolic import Dim, Equals, Source, Tensor, Theorem
+    from attnproof.symbolic import Dim, Equals, Source, Tensor, Theorem
     n = Dim("n")
     i = n.index("i")
     x = Tensor("x", (n,))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from symbolic import (
+from attnproof.symbolic import (
     AtLeast,
     Defined,
     Dim,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from numeric import BACKENDS, available_configurations, check
-from numeric._backends import backend, unavailable_reason
-from numeric._compiler import TARGETS
-from numeric._tolerance import finfo
+from attnproof.numeric import BACKENDS, available_configurations, check
+from attnproof.numeric._backends import backend, unavailable_reason
+from attnproof.numeric._compiler import TARGETS
+from attnproof.numeric._tolerance import finfo
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -51,7 +51,7 @@ def test_configurations_put_the_default_mode_first():
 
 _SEVERAL_DEVICES = """
 import json, numeric
-from symbolic import discover
+from attnproof.symbolic import discover
 theorem = discover().by_name()["softmax_jacobian_temperature"]
 configurations = [c for c in numeric.available_configurations(theorem) if c[0] == "jax"]
 record = numeric.check(theorem, "jax", "float32", "cpu:1", "jit", profile="quick")

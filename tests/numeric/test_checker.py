@@ -12,11 +12,11 @@ import pytest
 import sympy as sp
 from sample_theorems import SAMPLE
 
-from numeric import NumericRecord, available_configurations, check
-from numeric._strategies import Structure, fill_batch, from_theorem, profile
-from numeric._tolerance import format_truth_ulps
-from numeric.replay import main as replay_main
-from symbolic import (
+from attnproof.numeric import NumericRecord, available_configurations, check
+from attnproof.numeric._strategies import Structure, fill_batch, from_theorem, profile
+from attnproof.numeric._tolerance import format_truth_ulps
+from attnproof.cli import main as cli_main
+from attnproof.symbolic import (
     Defined,
     Dim,
     Equals,
@@ -59,7 +59,7 @@ def test_true_tiny_theorem_passes_and_false_one_fails(backend):
     assert true.status == "passed", true.reason
     assert false.status == "failed"
     assert false.counterexample["error_ulps"] > 1e6
-    assert false.replay.startswith("python -m numeric.replay tiny_false")
+    assert false.replay.startswith("attnproof replay tiny_false")
 
 
 def test_record_has_exactly_the_documented_fields():
@@ -149,7 +149,7 @@ def test_every_record_reports_error_in_ulps_bits_and_truth_against_50_digits(cat
 
 
 def test_ground_truth_catches_a_compiled_value_that_is_wrong(catalog, monkeypatch):
-    from numeric import _checker
+    from attnproof.numeric import _checker
 
     theorem = catalog.by_name()["free_energy_identity"]
     plan = _checker.plan_for(theorem, "numpy")
@@ -166,8 +166,8 @@ def test_ground_truth_catches_a_compiled_value_that_is_wrong(catalog, monkeypatc
 
 
 def test_finite_differences_side_with_the_true_derivative(catalog):
-    from numeric._checker import plan_for
-    from numeric._ground_truth import finite_difference
+    from attnproof.numeric._checker import plan_for
+    from attnproof.numeric._ground_truth import finite_difference
 
     theorem = catalog.by_name()["softmax_jacobian_temperature"]
     plan = plan_for(theorem, "numpy")
@@ -185,7 +185,7 @@ def test_finite_differences_side_with_the_true_derivative(catalog):
 
 
 def test_rows_a_format_cannot_hold_are_not_checked_in_it():
-    from numeric._tolerance import representable
+    from attnproof.numeric._tolerance import representable
 
     exponent_scale, largest = np.array([10.0, 1e5, 300.0]), np.array([1.0, 1.0, 1.0])
     assert representable(exponent_scale, largest, "float32").tolist() == [True, True, True]
@@ -199,8 +199,9 @@ def test_replay_command_reproduces_the_failure(capsys):
     theorem = catalog.by_name()["kl_symmetric"]
     record = check(theorem, "numpy", "float64", profile="quick")
     assert record.status == "failed"
-    argv = shlex.split(record.replay)[3:]
-    assert replay_main(argv) == 1
+    command, *argv = shlex.split(record.replay)
+    assert command == "attnproof"
+    assert cli_main(argv) == 1
     assert json.loads(capsys.readouterr().out)["failing_row"] is not None
     assert record.replay.endswith("--theorems tests/numeric/sample_theorems.py")
 
@@ -246,7 +247,7 @@ def _draws(strategy, count):
 
 
 def test_importing_symbolic_and_numeric_does_not_import_jax():
-    code = "import sys, symbolic, numeric; print('jax' in sys.modules)"
+    code = "import sys, attnproof, attnproof.numeric; print('jax' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)
     assert result.stdout.strip() == "False"
@@ -318,7 +319,7 @@ def test_a_masked_backward_pass_with_unmasked_weights_is_refuted(planted):
 def test_a_wrong_autodiff_is_an_error_of_ours_when_finite_differences_side_with_the_claim(
         catalog, monkeypatch):
     pytest.importorskip("jax")  # NumPy has no autodiff
-    from numeric import _checker
+    from attnproof.numeric import _checker
 
     theorem = catalog.by_name()["softmax_jacobian_temperature"]
     right = _checker.Runner._autodiff
@@ -337,7 +338,7 @@ def test_a_wrong_autodiff_is_an_error_of_ours_when_finite_differences_side_with_
 
 
 def test_exact_evaluation_keeps_a_tiny_masked_sum_beside_the_fully_masked_indicator(catalog):
-    from numeric._ground_truth import _exact_function
+    from attnproof.numeric._ground_truth import _exact_function
 
     theorem = catalog.by_name()["masking_rows_sum_to_one_unless_fully_masked"]
     lhs = theorem.expand(sp.sympify(theorem.claim.lhs))

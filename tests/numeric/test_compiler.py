@@ -6,8 +6,8 @@ import sympy as sp
 from sample_theorems import A, K, O, P, Q, S, T, V, a, i, j, k, nk, scores
 from sympy import KroneckerDelta as delta
 
-from numeric import compile_expression
-from symbolic import (
+from attnproof.numeric import compile_expression
+from attnproof.symbolic import (
     Defined,
     Dim,
     Equals,
@@ -132,7 +132,7 @@ def test_index_arithmetic_is_refused_clearly():
 
 @pytest.mark.parametrize("name", ["jax", "mlx"])
 def test_other_targets_agree_with_numpy(name):
-    from numeric._backends import backend, to_numpy, unavailable_reason
+    from attnproof.numeric._backends import backend, to_numpy, unavailable_reason
 
     row = backend(name)
     if unavailable_reason(row):
@@ -149,7 +149,7 @@ def test_other_targets_agree_with_numpy(name):
 
 
 def test_mlx_source_avoids_numpy_only_keywords_and_gaps_are_refused():
-    from numeric._compiler import TARGETS, Target
+    from attnproof.numeric._compiler import TARGETS, Target
 
     compiled = compile_expression(rowsum(Q[i, 0] * K[j, 0], j), (i,), inputs=(Q, K), target="mlx")
     assert "optimize" not in compiled.source
@@ -164,7 +164,7 @@ def test_mlx_source_avoids_numpy_only_keywords_and_gaps_are_refused():
 
 def test_bfloat16_stays_bfloat16_through_constants_and_contractions():
     ml_dtypes = pytest.importorskip("ml_dtypes")
-    from numeric._backends import backend
+    from attnproof.numeric._backends import backend
 
     row = backend("numpy")
     xp = row.namespace(np, "bfloat16")

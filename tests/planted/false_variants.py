@@ -6,11 +6,11 @@ They never enter the catalog or its reports.
 
 import sympy as sp
 
-from symbolic import Defined, Equals, Source, Theorem, softmax
-from theorems import attention_backward as bw
-from theorems import masking as mk
-from theorems import online_softmax as online
-from theorems import softmax_jacobian as sj
+from attnproof.symbolic import Defined, Equals, Source, Theorem, softmax
+from attnproof.theorems import attention_backward as bw
+from attnproof.theorems import masking as mk
+from attnproof.theorems import online_softmax as online
+from attnproof.theorems import softmax_jacobian as sj
 
 PLANTED = "tests/planted/false_variants.py"
 

@@ -15,7 +15,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 HARNESS = '''
 import json, os, signal
 import pytest
-from symbolic import Dim, Equals, Source, Tensor, Theorem
+from attnproof.symbolic import Dim, Equals, Source, Tensor, Theorem
 
 n = Dim("n")
 i = n.index("i")
@@ -60,8 +60,7 @@ def child(pytester, monkeypatch):
     def run(*args, env=None):
         for key, value in (env or {}).items():
             monkeypatch.setenv(key, value)
-        return pytester.runpytest_subprocess("-p", "attnproof.pytest_plugin",
-                                             "-p", "no:cacheprovider", *args, timeout=120)
+        return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=120)
 
     return run
 
@@ -88,8 +87,8 @@ def test_records_from_xdist_workers_make_one_complete_report(child, pytester):
     result.stdout.fnmatch_lines(["attnproof: wrote *summary.md"])
 
 
-@pytest.mark.parametrize("selection", [["-k", "doubling"], ["--theorem", "doubling"]],
-                         ids=["-k", "--theorem"])
+@pytest.mark.parametrize("selection", [["-k", "doubling"], ["--attnproof-theorem", "doubling"]],
+                         ids=["-k", "--attnproof-theorem"])
 def test_a_subset_writes_a_report_that_says_it_is_partial(child, pytester, selection):
     child("-n", "2", *selection)
     data = _results(pytester)
@@ -148,3 +147,51 @@ def test_a_layer(theorem):
     data = _results(pytester)
     assert _outcomes(data) == {"doubling": ("proved", 2)}
     assert data["partial_reason"] == "3 of 6 harness tests did not run"
+
+
+USER_THEOREMS = '''
+from attnproof import Dim, Equals, Source, Tensor, Theorem, softmax
+
+n = Dim("n")
+i, j = n.indices("i j")
+x = Tensor("x", (n,))
+
+shift_invariance = Theorem(
+    name="softmax_shift_invariance",
+    source=Source("my notes", "§1"),
+    claim=Equals(softmax(x[i] + 3, i), softmax(x[i], i)),
+    inputs=(x,),
+)
+softmax_is_linear = Theorem(
+    name="softmax_is_linear",
+    source=Source("my notes", "§2"),
+    claim=Equals(softmax(2 * x[i], i), 2 * softmax(x[i], i)),
+    inputs=(x,),
+    expect="refuted",
+)
+'''
+
+
+def test_a_users_theorem_directory_runs_under_xdist_from_an_empty_directory(pytester):
+    """The README's example: no conftest, no test file, only a directory of theorems."""
+    (pytester.path / "theorems").mkdir()  # a user's own package named like ours changes nothing
+    (pytester.path / "theorems" / "__init__.py").write_text("")
+    (pytester.path / "theorems" / "mine.py").write_text(USER_THEOREMS)
+    (pytester.path / "symbolic.py").write_text("raise ImportError('shadowed!')\n")
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider",
+                                           "--attnproof-theorems", "theorems",
+                                           "-k", "symbolic or numpy or load", timeout=300)
+    result.assert_outcomes(passed=2 + 2 * 4 + 1)
+    data = _results(pytester)
+    assert {t["name"]: t["status"] for t in data["theorems"]} == {
+        "softmax_shift_invariance": "proved", "softmax_is_linear": "refuted"}
+
+
+def test_a_theorem_file_that_does_not_load_fails_the_run_and_names_the_file(pytester):
+    (pytester.path / "mine").mkdir()
+    (pytester.path / "mine" / "good.py").write_text(USER_THEOREMS)
+    (pytester.path / "mine" / "broken.py").write_text("from attnproof import Nope\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--attnproof-theorems",
+                                           "mine", "-k", "symbolic or load", timeout=300)
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*broken.py*Nope*"])

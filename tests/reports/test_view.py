@@ -1,6 +1,6 @@
 """What every format says: status phrases, errata, totals, reproduce commands, anchors."""
 
-import symbolic
+from attnproof import symbolic
 from attnproof import _view as view
 from attnproof._describe import assumptions
 from attnproof._results import SymbolicOutcome

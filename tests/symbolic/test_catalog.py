@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from symbolic import definitions_latex, discover, statement_latex
+from attnproof.symbolic import definitions_latex, discover, statement_latex
 from tests.conftest import SEEDS_DIR
 
 CATALOG = discover()
@@ -48,7 +48,7 @@ def test_planted_variants_stay_out_of_the_catalog():
 
 def test_import_symbolic_imports_no_array_backend():
     code = (
-        "import sys, symbolic; symbolic.discover(); "
+        "import sys, attnproof.symbolic as symbolic; symbolic.discover(); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'mlx')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -2,11 +2,11 @@
 
 import textwrap
 
-from symbolic import discover
+from attnproof.symbolic import discover
 
 GOOD = """
     import sympy as sp
-    from symbolic import Dim, Equals, Source, Tensor, Theorem
+    from attnproof.symbolic import Dim, Equals, Source, Tensor, Theorem
     n = Dim("n")
     i = n.index("i")
     x = Tensor("x", (n,))
@@ -47,7 +47,7 @@ def test_a_symbol_no_strategy_covers_is_named(tmp_path):
     write(tmp_path, "good.py", GOOD.format(name="doubling"))
     write(tmp_path, "unknown.py", """
         import sympy as sp
-        from symbolic import Dim, Equals, Source, Tensor, Theorem
+        from attnproof.symbolic import Dim, Equals, Source, Tensor, Theorem
         n = Dim("n")
         i = n.index("i")
         x = Tensor("x", (n,))
@@ -64,7 +64,7 @@ def test_a_symbol_no_strategy_covers_is_named(tmp_path):
 def test_an_undeclared_tensor_is_named(tmp_path):
     write(tmp_path, "undeclared.py", """
         import sympy as sp
-        from symbolic import Dim, Equals, Source, Tensor, Theorem
+        from attnproof.symbolic import Dim, Equals, Source, Tensor, Theorem
         n = Dim("n")
         i = n.index("i")
         x = Tensor("x", (n,))
@@ -77,7 +77,7 @@ def test_an_undeclared_tensor_is_named(tmp_path):
 
 def test_mismatched_shapes_are_named(tmp_path):
     write(tmp_path, "shapes.py", """
-        from symbolic import Dim, Equals, Source, Tensor, Theorem
+        from attnproof.symbolic import Dim, Equals, Source, Tensor, Theorem
         n, m = Dim("n"), Dim("m")
         i = n.index("i")
         j = m.index("j")

@@ -2,7 +2,7 @@
 
 import sympy as sp
 
-from symbolic import (
+from attnproof.symbolic import (
     Defined,
     Dim,
     Equals,
@@ -19,7 +19,7 @@ from symbolic import (
     prove,
     softmax,
 )
-from symbolic._normal_form import residual
+from attnproof.symbolic._normal_form import residual
 
 n = Dim("n")
 m = Dim("m")
@@ -101,8 +101,8 @@ def test_refutation_gives_a_counterexample_that_evaluates_nonzero():
 def test_a_proof_past_its_time_limit_is_recorded_as_timeout(monkeypatch):
     import time
 
-    import symbolic._prover as prover
-    from theorems.softmax_jacobian import softmax_jacobian
+    import attnproof.symbolic._prover as prover
+    from attnproof.theorems.softmax_jacobian import softmax_jacobian
 
     def endless(theorem, bound):
         while True:
@@ -115,8 +115,8 @@ def test_a_proof_past_its_time_limit_is_recorded_as_timeout(monkeypatch):
 
 
 def test_a_crash_inside_the_prover_is_recorded_as_error(monkeypatch):
-    import symbolic._prover as prover
-    from theorems.softmax_jacobian import softmax_jacobian
+    import attnproof.symbolic._prover as prover
+    from attnproof.theorems.softmax_jacobian import softmax_jacobian
 
     def crash(theorem, bound):
         raise StopIteration("inside sum_simplify")
@@ -128,7 +128,7 @@ def test_a_crash_inside_the_prover_is_recorded_as_error(monkeypatch):
 
 
 def test_inequalities_are_left_to_numeric_evidence():
-    from symbolic import AtLeast
+    from attnproof.symbolic import AtLeast
 
     theorem = Theorem("square_nonnegative", SOURCE, AtLeast(x[i] ** 2, 0), inputs=(x,))
     result = prove(theorem)
@@ -146,7 +146,7 @@ def test_bounded_proof_is_labelled_with_its_bound():
 
 
 def test_worked_numbers_are_judged_to_the_printed_digits():
-    from symbolic import Rounds
+    from attnproof.symbolic import Rounds
 
     third = sp.Rational(1, 3)
     assert prove(Theorem("third", SOURCE, Rounds([[third]], [["0.333"]]), inputs=())).status \
