@@ -16,14 +16,14 @@ from pathlib import Path
 
 from attnproof import symbolic
 
-from . import _view as view
-from .numeric import replay as replay_command
 from . import __version__
+from . import _view as view
 from ._describe import describe
 from ._progress import Progress
 from ._reports import JSON_NAME, Written, write_reports
 from ._results import Report, TheoremResult, read_json
 from ._runner import PROFILES, RunInterrupted, numeric_api, run
+from .numeric import replay as replay_command
 
 EXIT_OK, EXIT_NOT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 DEFAULT_JSON = Path("reports") / JSON_NAME

@@ -8,6 +8,7 @@ forward pass, and both must match the tutorial's closed form.
 import sympy as sp
 
 from attnproof import Defined, Equals, Source, Tensor, Theorem, softmax
+
 from ._dims import TUTORIAL, d_k, d_v, n_k, n_q
 
 i, m = n_q.indices("i m")

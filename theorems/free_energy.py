@@ -19,6 +19,7 @@ from attnproof import (
     lse,
     softmax,
 )
+
 from ._dims import TUTORIAL, n_k, n_q
 
 i = n_q.index("i")

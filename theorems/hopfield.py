@@ -11,6 +11,7 @@ import sympy as sp
 
 from attnproof import Defined, Dim, Equals, Positive, Scalar, Sizes, Source, Tensor, Theorem, lse
 from attnproof import softmax as softmax_
+
 from ._dims import TUTORIAL, d_k, d_v
 
 n_p = Dim("N", Sizes(1, 8), latex="N")  # number of stored patterns (index μ)

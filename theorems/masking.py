@@ -21,6 +21,7 @@ from attnproof import (
     fully_masked,
     masked_softmax,
 )
+
 from . import attention_backward as bw
 from ._dims import TUTORIAL, n_k, n_q
 

@@ -22,6 +22,7 @@ from attnproof import (
     rowmax,
     softmax,
 )
+
 from ._dims import TUTORIAL, d_k, d_v, n_k, n_q
 
 n_old = Dim("n_a", Sizes(1, 8))

@@ -3,6 +3,7 @@
 import sympy as sp
 
 from attnproof import Defined, Equals, Positive, Scalar, Source, Tensor, Theorem, softmax
+
 from ._dims import TUTORIAL, n_k, n_q
 
 i, m = n_q.indices("i m")

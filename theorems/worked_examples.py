@@ -8,6 +8,7 @@ entry; its corrected table is stated beside it and checked the same way.
 import sympy as sp
 
 from attnproof import Rounds, Source, Theorem
+
 from ._dims import TUTORIAL
 
 Q = sp.Matrix([[1, 0], [0, 1]])  # (71)

@@ -12,10 +12,10 @@ import pytest
 import sympy as sp
 from sample_theorems import SAMPLE
 
+from attnproof.cli import main as cli_main
 from attnproof.numeric import NumericRecord, available_configurations, check
 from attnproof.numeric._strategies import Structure, fill_batch, from_theorem, profile
 from attnproof.numeric._tolerance import format_truth_ulps
-from attnproof.cli import main as cli_main
 from attnproof.symbolic import (
     Defined,
     Dim,

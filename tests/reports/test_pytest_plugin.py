@@ -195,3 +195,28 @@ def test_a_theorem_file_that_does_not_load_fails_the_run_and_names_the_file(pyte
                                            "mine", "-k", "symbolic or load", timeout=300)
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*broken.py*Nope*"])
+
+
+README = os.path.join(REPO, "README.md")
+
+
+def _readme_example():
+    text = open(README).read()
+    file_text = text.split("cat > my_theorems/shift.py <<'PY'\n")[1].split("\nPY\n")[0]
+    command = next(line for line in text.splitlines()
+                   if line.startswith("pytest -n auto --attnproof-theorems"))
+    return file_text, command.split("#")[0].split()
+
+
+@pytest.mark.harness  # every backend and format, as the README's command runs it
+def test_the_readme_example_passes_from_an_empty_directory(pytester):
+    file_text, command = _readme_example()
+    (pytester.path / "my_theorems").mkdir()
+    (pytester.path / "my_theorems" / "shift.py").write_text(file_text + "\n")
+    assert command[:3] == ["pytest", "-n", "auto"]
+    result = pytester.runpytest_subprocess(*command[1:], "-p", "no:cacheprovider", timeout=600)
+    assert result.ret == 0
+    data = _results(pytester)
+    assert [(t["name"], t["status"]) for t in data["theorems"]] == [
+        ("softmax_shift_invariance", "proved")]
+    assert data["theorems"][0]["numeric"], "the numeric checks ran"

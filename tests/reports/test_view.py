@@ -1,7 +1,7 @@
 """What every format says: status phrases, errata, totals, reproduce commands, anchors."""
 
-from attnproof import symbolic
 from attnproof import _view as view
+from attnproof import symbolic
 from attnproof._describe import assumptions
 from attnproof._results import SymbolicOutcome
 from tests.cli.samples import sample_report
