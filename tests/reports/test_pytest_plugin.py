@@ -201,7 +201,8 @@ README = os.path.join(REPO, "README.md")
 
 
 def _readme_example():
-    text = open(README).read()
+    with open(README) as readme:
+        text = readme.read()
     file_text = text.split("cat > my_theorems/shift.py <<'PY'\n")[1].split("\nPY\n")[0]
     command = next(line for line in text.splitlines()
                    if line.startswith("pytest -n auto --attnproof-theorems"))
