@@ -18,9 +18,10 @@ import time
 
 import numpy as np
 
-from attnproof.numeric import compile_expression
+from attnproof.numeric import NumericRecord, NumericStatus, compile_expression
 from attnproof.numeric._backends import backend
-from attnproof.numeric._checker import NumericRecord, _search, runner_for
+from attnproof.numeric._plan import runner_for
+from attnproof.numeric._search import run_search
 from attnproof.numeric._strategies import Effort, profile
 from attnproof.theorems import attention_backward as bw
 from attnproof.theorems.softmax_jacobian import softmax_jacobian
@@ -68,12 +69,12 @@ def checking_throughput(examples_batched: int = 16, examples_single: int = 200):
     rates = []
     for examples, batch in ((examples_batched, 128), (examples_single, 1)):
         chosen = dataclasses.replace(base, truth=Effort(examples, batch))
-        _search(softmax_jacobian, runner, "float64", chosen, NumericRecord("jax", "float64",
-                "cpu", "jit", "skipped"))  # warm-up: compile every shape once
-        record = NumericRecord("jax", "float64", "cpu", "jit", "skipped")
+        run_search(softmax_jacobian, runner, "float64", chosen, NumericRecord(
+            "jax", "float64", "cpu", "jit", NumericStatus.SKIPPED))  # warm-up: compile each shape
+        record = NumericRecord("jax", "float64", "cpu", "jit", NumericStatus.SKIPPED)
         start = time.perf_counter()
-        _search(softmax_jacobian, runner, "float64", chosen, record)
-        assert record.status == "passed", record
+        run_search(softmax_jacobian, runner, "float64", chosen, record)
+        assert record.status == NumericStatus.PASSED, record
         rates.append(record.instances / (time.perf_counter() - start))
     return tuple(rates)
 

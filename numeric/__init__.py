@@ -7,11 +7,11 @@ Importing this package imports NumPy, SymPy and Hypothesis only; backends load o
 from ._backends import BACKENDS as BACKENDS
 from ._backends import Backend as Backend
 from ._backends import available_configurations as available_configurations
-from ._checker import STATUSES as STATUSES
-from ._checker import NumericRecord as NumericRecord
-from ._checker import check as check
 from ._compiler import Compiled as Compiled
 from ._compiler import compile_expression as compile_expression
+from ._record import NumericRecord as NumericRecord
+from ._record import NumericStatus as NumericStatus
+from ._search import check as check
 from ._strategies import Profile as Profile
 from ._strategies import from_theorem as from_theorem
 from ._strategies import profile as profile

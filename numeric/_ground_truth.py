@@ -19,6 +19,7 @@ from attnproof.symbolic import Integer, ReduceMax, Tensor
 from attnproof.symbolic._theorem import free_indices
 
 from . import _strategies as strategies
+from ._plan import Evaluated, at_claimed_point, evaluate_reference, plan_for, wrt_name
 from ._tolerance import FINITE_DIFFERENCE_ROUNDING_ULPS, REFERENCE_DTYPE, error_ulps, finfo
 
 DIGITS = 50
@@ -26,24 +27,24 @@ SIZE = 2  # every dimension at this size (clamped to its range): unrolled sums s
 INSTANCES = 2
 
 
-def ground_truth_error(runner, structure, outcome=None) -> float | None:
+def ground_truth_error(runner, structure, evaluated: Evaluated | None = None) -> float | None:
     """Worst float64 error (ulps at the abs-scale) of ``runner``'s float64 values against mpmath
-    on ``INSTANCES`` instances: those of ``outcome`` (an evaluated batch of small sizes), else
+    on ``INSTANCES`` instances: those of ``evaluated`` (a batch of small sizes), else
     fresh ones at size ``SIZE`` seeded like ``structure``. None if the claim has no exact form
     here (an ``implementation`` has no SymPy lhs; its rhs is still compared)."""
     theorem = runner.plan.theorem
-    if outcome is None:
+    if evaluated is None:
         structure = strategies.Structure(_small_sizes(theorem), structure.integers,
                                          structure.seed)
-        outcome = _evaluated(runner, structure)
+        evaluated = evaluate_reference(runner, structure, INSTANCES)
     try:
         exact = _exact_sides(theorem, structure.sizes)
     except (NotImplementedError, TypeError, ValueError, KeyError):
         return None
-    reference, arrays = outcome.reference, outcome.inputs
+    reference, arrays = evaluated.reference, evaluated.inputs
     worst = 0.0
     for n in range(min(INSTANCES, len(reference["scale"]))):
-        if outcome.valid is not None and not outcome.valid[n]:
+        if evaluated.valid is not None and not evaluated.valid[n]:
             continue
         instance = strategies.instance_at(arrays, n)
         for name in reference.keys() - {"scale", "exponent_scale", "largest"}:
@@ -56,16 +57,6 @@ def ground_truth_error(runner, structure, outcome=None) -> float | None:
     return worst
 
 
-def _evaluated(runner, structure):
-    from ._checker import Outcome, _at_claimed_point
-
-    arrays = strategies.fill_batch(runner.plan.theorem, structure, INSTANCES)
-    arrays, valid = _at_claimed_point(runner.plan.theorem, arrays)
-    sizes = {**structure.size_map, "batch": INSTANCES}
-    reference = runner.evaluate(arrays, sizes, REFERENCE_DTYPE, with_scale=True)
-    return Outcome(0.0, None, None, reference, None, {}, {}, inputs=arrays, valid=valid)
-
-
 def _small_sizes(theorem) -> tuple[tuple[str, int], ...]:
     return tuple((d.name, min(d.sizes.high, max(d.sizes.low, SIZE))) for d in theorem.dims)
 
@@ -73,8 +64,6 @@ def _small_sizes(theorem) -> tuple[tuple[str, int], ...]:
 @functools.lru_cache(maxsize=128)
 def _exact_sides(theorem, sizes: tuple) -> dict:
     """``side -> instance -> float64 array`` of its entries computed at ``DIGITS`` digits."""
-    from ._checker import plan_for
-
     plan = plan_for(theorem, "numpy")
     claim = theorem.claim
     sides = {"rhs": sp.sympify(claim.rhs)}
@@ -146,12 +135,10 @@ def finite_difference(plan, instance: dict, entry: dict, sizes: dict) -> FiniteD
     """Central difference of the primal's entry along the differentiated input's entry, in
     float64 on NumPy, with step cbrt(eps) * max(1, |x|), and its uncertainty (see
     ``FINITE_DIFFERENCE_ROUNDING_ULPS``)."""
-    from ._checker import _at_claimed_point, plan_for, wrt_name
-
     theorem = plan.theorem
     primal = plan_for(theorem, "numpy").primal
     arrays = {item.name: _one_row(item, instance[item.name]) for item in theorem.inputs}
-    arrays, _ = _at_claimed_point(theorem, arrays)
+    arrays, _ = at_claimed_point(theorem, arrays)
     name = wrt_name(plan)
     position = (0,) + tuple(entry[str(i.label)] for i in getattr(plan.wrt, "indices", ()))
     out = (0,) + tuple(entry[str(i.label)] for i in primal.out)

@@ -15,7 +15,8 @@ import numpy as np
 from attnproof.symbolic import discover
 
 from ._backends import backend
-from ._checker import decide, runner_for
+from ._decide import decide
+from ._plan import runner_for
 from ._strategies import Structure
 
 

@@ -70,7 +70,7 @@ def _tasks(args) -> list[tuple[str, str, str, str, str]]:
 
 def _run(task, seeds: int, profile: str) -> tuple:
     """One configuration across ``seeds`` seeds: (task, expect, statuses, ratios)."""
-    from attnproof.numeric._checker import search
+    from attnproof.numeric._search import search
 
     theorem = next(t for t in _theorems() if t.name == task[0])
     statuses, needed, truth = [], [], []

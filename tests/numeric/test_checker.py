@@ -149,25 +149,25 @@ def test_every_record_reports_error_in_ulps_bits_and_truth_against_50_digits(cat
 
 
 def test_ground_truth_catches_a_compiled_value_that_is_wrong(catalog, monkeypatch):
-    from attnproof.numeric import _checker
+    from attnproof.numeric import _plan
 
     theorem = catalog.by_name()["free_energy_identity"]
-    plan = _checker.plan_for(theorem, "numpy")
+    plan = _plan.plan_for(theorem, "numpy")
     right = plan.sides["rhs"]
     wrong = dataclasses.replace(right, function=lambda xp, a, s: right(xp, a, s) * 1.5)
     monkeypatch.setitem(plan.sides, "rhs", wrong)
-    _checker.runner_for.cache_clear()
+    _plan.runner_for.cache_clear()
     try:
         record = check(theorem, "numpy", "float64", profile="quick")
     finally:
-        _checker.runner_for.cache_clear()
+        _plan.runner_for.cache_clear()
     assert record.status == "error" and "50-digit" in record.reason
     assert record.ground_truth_ulps > 1e6
 
 
 def test_finite_differences_side_with_the_true_derivative(catalog):
-    from attnproof.numeric._checker import plan_for
     from attnproof.numeric._ground_truth import finite_difference
+    from attnproof.numeric._plan import plan_for
 
     theorem = catalog.by_name()["softmax_jacobian_temperature"]
     plan = plan_for(theorem, "numpy")
@@ -319,19 +319,19 @@ def test_a_masked_backward_pass_with_unmasked_weights_is_refuted(planted):
 def test_a_wrong_autodiff_is_an_error_of_ours_when_finite_differences_side_with_the_claim(
         catalog, monkeypatch):
     pytest.importorskip("jax")  # NumPy has no autodiff
-    from attnproof.numeric import _checker
+    from attnproof.numeric import _plan, _search
 
     theorem = catalog.by_name()["softmax_jacobian_temperature"]
-    right = _checker.Runner._autodiff
-    monkeypatch.setattr(_checker.Runner, "_autodiff",
+    right = _plan.Runner._autodiff
+    monkeypatch.setattr(_plan.Runner, "_autodiff",
                         lambda self, xp, arrays, sizes: right(self, xp, arrays, sizes) * 1.5)
     # as when no instance was small enough for the 50-digit check, which would answer first
-    monkeypatch.setattr(_checker, "ground_truth_error", lambda *args: None)
-    _checker.runner_for.cache_clear()
+    monkeypatch.setattr(_search, "ground_truth_error", lambda *args: None)
+    _plan.runner_for.cache_clear()
     try:
         record = check(theorem, "jax", "float64", profile="quick")
     finally:
-        _checker.runner_for.cache_clear()
+        _plan.runner_for.cache_clear()
     assert record.status == "error", record.reason
     assert "finite differences" in record.reason
     assert record.counterexample["finite_difference"]["agrees_with"] == "rhs"

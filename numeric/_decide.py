@@ -1,0 +1,163 @@
+"""Deciding one evaluated batch: per-entry errors in ulps against their limits, and the verdict.
+
+Truth is decided in float64 on a reference backend, per entry, against the abs-scale. Any other
+configuration checks each side's stability against float64, and lhs against rhs within the
+format's own rounding bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnproof.symbolic import AtLeast
+
+from ._plan import Evaluated, Plan, Runner, evaluate_reference, is_reference
+from ._tolerance import (
+    REFERENCE_DTYPE,
+    STABILITY_ULPS,
+    TRUTH_ULPS,
+    error_ulps,
+    format_truth_ulps,
+    representable,
+    shortfall_ulps,
+)
+
+
+@dataclass
+class Outcome:
+    """Per-batch verdict; ``errors`` maps a comparison to per-entry ulps, ``limits`` to its limit.
+
+    Comparison names say what was compared: ``lhs vs rhs`` (float64 truth), ``lhs in float16``
+    (stability of one side), ``lhs vs rhs in float16`` (truth in that format).
+    """
+
+    worst: float
+    failing_row: int | None
+    comparison: str | None
+    low: dict | None
+    errors: dict
+    limits: dict
+    invisible: float = 0.0  # float64 truth error a format could not see (not decisive)
+    format_ratio: float = 0.0  # largest format-truth error over its limit, for targeting
+    instances: int = 0
+    evaluated: Evaluated | None = None  # the batch as evaluated (moved by ``Theorem.at``)
+
+    @property
+    def reference(self) -> dict:
+        return self.evaluated.reference
+
+    @property
+    def inputs(self) -> dict:
+        return self.evaluated.inputs
+
+    @property
+    def valid(self) -> np.ndarray | None:
+        return self.evaluated.valid
+
+
+def decide(runner: Runner, structure, batch: int, dtype: str, arrays=None) -> Outcome:
+    """Evaluate one batch for ``structure`` in ``dtype`` (and float64) and decide it."""
+    evaluated = evaluate_reference(runner.reference_for(dtype), structure, batch, arrays)
+    reference, valid = evaluated.reference, evaluated.valid
+    scale = np.nan_to_num(reference["scale"], nan=0.0)
+    truth = truth_errors(runner.plan, reference, scale, REFERENCE_DTYPE)
+    low = None
+    if is_reference(runner.row, dtype):
+        errors, limits = truth, dict.fromkeys(truth, TRUTH_ULPS)
+    else:
+        measure = runner.row.measured_as(dtype)
+        valid = _and(valid, representable(reference["exponent_scale"], reference["largest"],
+                                          measure))
+        evaluated.valid = valid
+        low = runner.evaluate(evaluated.inputs, evaluated.sizes, dtype, with_scale=False)
+        errors, limits = _format_errors(runner.plan, low, reference, scale, dtype, measure)
+    errors = {k: _only_valid(v, valid) for k, v in errors.items()}
+    outcome = verdict(errors, limits, low, is_reference(runner.row, dtype))
+    if low is not None and outcome.failing_row is None:
+        outcome.invisible = _worst({k: _only_valid(v, valid) for k, v in truth.items()},
+                                   TRUTH_ULPS)
+    outcome.instances = batch if valid is None else int(valid.sum())
+    outcome.evaluated = evaluated
+    return outcome
+
+
+def truth_errors(plan: Plan, values: dict, scale, dtype: str) -> dict:
+    """Every derivation of the lhs against the rhs, and autodiff against SymPy, in ``dtype``."""
+    errors = {}
+    for name in plan.lhs_names:
+        if name in values:
+            errors[f"{name} vs rhs"] = _truth(plan.theorem, values[name], values["rhs"], scale,
+                                              dtype)
+    if "autodiff" in values and "sympy" in values:
+        errors["autodiff vs sympy"] = error_ulps(values["autodiff"], values["sympy"], scale, dtype)
+    return errors
+
+
+def _format_errors(plan, low: dict, reference: dict, scale, dtype: str, measure: str):
+    """Stability of each side in ``dtype`` against float64, and truth within the format."""
+    errors, limits = {}, {}
+    for name, value in low.items():
+        errors[f"{name} in {dtype}"] = error_ulps(value, float64_side(reference, name), scale,
+                                                  measure)
+        limits[f"{name} in {dtype}"] = STABILITY_ULPS
+    for name, error in truth_errors(plan, low, scale, measure).items():
+        errors[f"{name} in {dtype}"] = error
+        limits[f"{name} in {dtype}"] = format_truth_ulps(measure)
+    return errors, limits
+
+
+def float64_side(reference: dict, name: str):
+    """The float64 value a side in a lower format is measured against. NumPy, the reference
+    for MLX, has no autodiff: SymPy's derivative is the same value."""
+    return reference.get(name, reference.get("sympy"))
+
+
+def _and(valid, more):
+    return more if valid is None else valid & more
+
+
+def _only_valid(errors: np.ndarray, valid) -> np.ndarray:
+    if valid is None:
+        return errors
+    return np.where(valid.reshape((-1,) + (1,) * (errors.ndim - 1)), errors, 0.0)
+
+
+def _worst(errors: dict, limit: float) -> float:
+    """The largest error beyond ``limit`` (0 when every comparison is within it)."""
+    worst = max((float(v.max(initial=0.0)) for v in errors.values()), default=0.0)
+    return worst if worst > limit else 0.0
+
+
+def _truth(theorem, lhs, rhs, scale, dtype):
+    if isinstance(theorem.claim, AtLeast):
+        return shortfall_ulps(lhs, rhs, scale, dtype)
+    return error_ulps(lhs, rhs, scale, dtype)
+
+
+def is_stability(comparison: str) -> bool:
+    return " vs " not in comparison
+
+
+def verdict(errors: dict, limits: dict, low: dict | None, deciding_truth: bool) -> Outcome:
+    """The first comparison beyond its limit (and its first row) fails the batch."""
+    per_row = {k: v.reshape(v.shape[0], -1).max(axis=1, initial=0.0) for k, v in errors.items()}
+    reported = [k for k in per_row if deciding_truth or is_stability(k)]
+    worst = max((float(per_row[k].max(initial=0.0)) for k in reported), default=0.0)
+    ratio = max((float(per_row[k].max(initial=0.0)) / limits[k] for k in per_row
+                 if not deciding_truth and not is_stability(k)), default=0.0)
+    for name, rows in per_row.items():
+        bad = np.flatnonzero(rows > limits[name])
+        if bad.size:  # the error that refuted the claim is the record's worst, in any format
+            return Outcome(max(worst, float(rows.max())), int(bad[0]), name, low, errors,
+                           limits, format_ratio=ratio)
+    return Outcome(worst, None, None, low, errors, limits, format_ratio=ratio)
+
+
+def failing_rows(outcome: Outcome) -> set[int]:
+    rows = set()
+    for name, error in outcome.errors.items():
+        worst = error.reshape(error.shape[0], -1).max(axis=1)
+        rows |= set(np.flatnonzero(worst > outcome.limits[name]))
+    return rows

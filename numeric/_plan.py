@@ -1,0 +1,215 @@
+"""The plan of a numeric check: a theorem's compiled sides, the runner that evaluates them on one
+backend, and the claimed point (``Theorem.at``) its inputs are moved to."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+from attnproof.symbolic import Theorem
+from attnproof.symbolic._theorem import ordered_free_indices
+
+from . import _strategies as strategies
+from ._backends import Backend, backend, to_numpy
+from ._compiler import compile_expression, index_key
+from ._tolerance import REFERENCE_DTYPE
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """Compiled sides of a theorem's claim for one compiler target, in the order of its free
+    indices ``out``; ``exponents`` (NumPy) give each row's largest exponent, for format ranges."""
+
+    theorem: Theorem
+    out: tuple
+    sides: dict  # name -> Compiled, evaluated in every dtype
+    scales: tuple  # abs-scale Compiled objects; the entry's scale is their maximum
+    exponents: tuple  # magnitude Compiled objects, NumPy target, float64 only
+    primal: object | None  # Compiled primal of a derivative claim
+    wrt: sp.Expr | None
+
+    @property
+    def lhs_names(self) -> tuple[str, ...]:
+        return tuple(n for n in ("implementation", "autodiff", "sympy", "lhs") if self._has(n))
+
+    def _has(self, name: str) -> bool:
+        if name == "implementation":
+            return self.theorem.implementation is not None
+        if name == "autodiff":
+            return self.primal is not None and self.theorem.implementation is None
+        return name in self.sides
+
+
+@functools.lru_cache(maxsize=256)
+def plan_for(theorem: Theorem, target: str = "numpy") -> Plan:
+    claim = theorem.claim
+    lhs, rhs = sp.sympify(claim.lhs), sp.sympify(claim.rhs)
+    derivative = isinstance(lhs, sp.Derivative)
+    out = _derivative_order(lhs, rhs) if derivative else theorem.free_indices
+    compile_ = functools.partial(compile_expression, out=out, inputs=theorem.inputs,
+                                 definitions=theorem.definitions)
+    # a derivative nested inside the claim is compiled as SymPy differentiates it
+    lhs_expr = theorem.expand(lhs) if lhs.has(sp.Derivative) else lhs
+    rhs = theorem.expand(rhs) if rhs.has(sp.Derivative) else rhs
+    expressions = {"rhs": rhs}
+    if theorem.implementation is None:
+        expressions["sympy" if derivative else "lhs"] = lhs_expr
+    sides = {name: compile_(e, target=target) for name, e in expressions.items()}
+    scales = tuple(compile_(e, abs_scale=True) for e in expressions.values())
+    exponents = tuple(compile_(e, magnitudes=True) for e in expressions.values())
+    primal, wrt = (_primal(theorem, lhs, target) if derivative else (None, None))
+    return Plan(theorem, tuple(out), sides, scales, exponents, primal, wrt)
+
+
+def _primal(theorem: Theorem, lhs: sp.Derivative, target: str) -> tuple:
+    """The compiled function a derivative claim differentiates, and the variable it is taken in."""
+    (wrt, count), = lhs.variable_count
+    if count != 1:
+        raise NotImplementedError("derivatives of order above one are not checked")
+    primal = compile_expression(lhs.expr, ordered_free_indices(lhs.expr), inputs=theorem.inputs,
+                                definitions=theorem.definitions, target=target)
+    return primal, wrt
+
+
+def _derivative_order(lhs: sp.Derivative, rhs) -> tuple:
+    """The primal's free indices, then the indices of the entry differentiated against."""
+    order = list(ordered_free_indices(lhs.expr))
+    for variable, _ in lhs.variable_count:
+        for index in getattr(variable, "indices", ()):
+            if isinstance(index, sp.Idx) and index not in order:
+                order.append(index)
+    order += [i for i in ordered_free_indices(rhs) if i not in order]
+    return tuple(order)
+
+
+def wrt_name(plan: Plan) -> str:
+    return str(plan.wrt.base.label) if isinstance(plan.wrt, sp.Indexed) else str(plan.wrt)
+
+
+def is_reference(row: Backend, dtype: str) -> bool:
+    """Whether a record decides truth in float64 itself (NumPy or JAX float64)."""
+    return row.reference and dtype == REFERENCE_DTYPE
+
+
+# -- the runner: evaluation on one backend --------------------------------------------------
+
+
+class Runner:
+    """Evaluates a plan's sides on one backend and device, in any dtype, one batch at a time."""
+
+    def __init__(self, plan: Plan, row: Backend, device: str, mode: str):
+        self.plan, self.row, self.mode, self.device_name = plan, row, mode, device
+        self.module = row.load()
+        self.device = row.devices()[device]
+        self._compiled: dict = {}
+
+    def reference_for(self, dtype: str) -> Runner:
+        """The runner whose float64 values this record is measured against: itself where it
+        decides truth, NumPy's otherwise (cheap, and independent of the backend checked)."""
+        if is_reference(self.row, dtype):
+            return self
+        return runner_for(self.plan.theorem, backend("numpy"), "cpu", "eager")
+
+    def evaluate(self, arrays: dict, sizes: dict, dtype: str, with_scale: bool) -> dict:
+        xp = self.row.namespace(self.module, dtype)
+        with self.row.scope(self.device):
+            placed = {k: (self.row.place(xp, v, dtype, self.device)
+                          if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
+            statics = tuple(sorted((k, v) for k, v in placed.items() if not hasattr(v, "shape")))
+            key = (tuple(sorted(sizes.items())), statics, with_scale, dtype)
+            if key not in self._compiled:
+                self._compiled[key] = self._build(xp, sizes, dict(statics))
+            traced = {k: v for k, v in placed.items() if hasattr(v, "shape")}
+            with np.errstate(all="ignore"):  # overflow shows up as inf/nan and is judged there
+                values = {k: to_numpy(v) for k, v in self._compiled[key](traced).items()}
+        if with_scale:
+            values.update(self._float64_only(arrays, sizes))
+        return values
+
+    def _float64_only(self, arrays: dict, sizes: dict) -> dict:
+        """Abs-scale and exponent magnitudes, always NumPy float64: they are error bounds."""
+        plan = self.plan
+        with np.errstate(all="ignore"):
+            scales = [compiled(np, arrays, sizes) for compiled in plan.scales]
+            exponents = [compiled(np, arrays, sizes) for compiled in plan.exponents]
+        scale = functools.reduce(np.maximum, scales)
+        return {"scale": scale, "exponent_scale": functools.reduce(np.maximum, exponents),
+                "largest": scale.reshape(scale.shape[0], -1).max(axis=1, initial=0.0)}
+
+    def _build(self, xp, sizes: dict, statics: dict):
+        def all_sides(traced):
+            return self._sides(xp, {**traced, **statics}, sizes)
+
+        if self.mode == "jit":
+            return self.row.compile(all_sides)
+        return all_sides
+
+    def _sides(self, xp, arrays: dict, sizes: dict) -> dict:
+        plan = self.plan
+        values = {name: compiled(xp, arrays, sizes) for name, compiled in plan.sides.items()}
+        if plan.theorem.implementation is not None:
+            values["implementation"] = plan.theorem.implementation(xp, **arrays)
+        elif plan.primal is not None and self.row.autodiff:
+            values["autodiff"] = self._autodiff(xp, arrays, sizes)
+        return values
+
+    def _autodiff(self, xp, arrays: dict, sizes: dict):
+        plan = self.plan
+
+        def primal(values, batch):
+            return plan.primal(xp, values, {**sizes, "batch": batch})
+
+        jacobian = self.row.jacobian(primal, wrt_name(plan))(arrays)
+        wrt_indices = getattr(plan.wrt, "indices", ())
+        axes = [index_key(i) for i in plan.primal.out] + [index_key(i) for i in wrt_indices]
+        return _rearrange(xp, jacobian, axes, [index_key(i) for i in plan.out])
+
+
+@functools.lru_cache(maxsize=256)
+def runner_for(theorem: Theorem, row: Backend, device: str, mode: str) -> Runner:
+    """One runner per configuration, so its compiled programs serve every dtype and record."""
+    return Runner(plan_for(theorem, row.target), row, device, mode)
+
+
+def _rearrange(xp, array, axes: list, out: list):
+    """Axes labelled ``axes`` (batch first, unlabelled) to ``out``, repeated labels as diagonals."""
+    letters = {a: "abcdefghijklmnopqrstuvwxy"[n] for n, a in enumerate(dict.fromkeys(axes + out))}
+    spec = "z" + "".join(letters[a] for a in axes) + "->z" + "".join(letters[a] for a in out)
+    return xp.einsum(spec, array)
+
+
+# -- the claimed point -------------------------------------------------------------------------
+
+
+@dataclass
+class Evaluated:
+    """A batch moved to the claimed point, and its float64 reference values and error scales;
+    ``valid`` marks the rows the claim's ``at`` hook kept (None: every row)."""
+
+    inputs: dict
+    valid: np.ndarray | None
+    sizes: dict
+    reference: dict
+
+
+def at_claimed_point(theorem, arrays: dict):
+    """Move the drawn inputs to where the claim is asserted (``Theorem.at``), host-side."""
+    if theorem.at is None:
+        return arrays, None
+    moved = dict(theorem.at(np, **arrays))
+    valid = moved.pop("valid", None)
+    return {**arrays, **moved}, valid
+
+
+def evaluate_reference(runner: Runner, structure, batch: int, arrays=None) -> Evaluated:
+    """Fill a batch for ``structure`` (unless ``arrays`` are given), move it to the claimed
+    point and evaluate it in float64 on ``runner``, with the abs-scale."""
+    theorem = runner.plan.theorem
+    arrays = arrays if arrays is not None else strategies.fill_batch(theorem, structure, batch)
+    arrays, valid = at_claimed_point(theorem, arrays)
+    sizes = {**structure.size_map, "batch": batch}
+    reference = runner.evaluate(arrays, sizes, REFERENCE_DTYPE, with_scale=True)
+    return Evaluated(arrays, valid, sizes, reference)

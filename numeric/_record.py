@@ -1,0 +1,78 @@
+"""The numeric record: one per (theorem, backend, dtype, device, mode), from the checker to the
+results JSON unchanged in type."""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+
+# Truth is decided in float64 by a reference backend; MLX float64 is never the reference
+# (its exp is accurate only to ~2e-6 on CPU), and low precision is a stability property only.
+TRUTH_DTYPE = "float64"
+REFERENCE_BACKENDS = ("numpy", "jax")
+
+
+class NumericStatus(enum.StrEnum):
+    """A record's status; the values are the strings the results JSON holds."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    # false in float64, but this format cannot tell the error from its rounding
+    NOT_DECISIVE = "not-decisive"
+    SKIPPED = "skipped"
+    ERROR = "error"
+
+
+@dataclass
+class NumericRecord:
+    """The outcome of checking one theorem on one backend, dtype, device and mode.
+
+    ``max_error_ulps`` / ``max_error_bits``: the worst lhs-rhs error in float64 on a reference
+    backend, else the worst error of a side against float64 or, in a failed record, of the
+    comparison that failed it; in ulps of the dtype (of float32 for MLX float64).
+    ``ground_truth_ulps``: the worst float64 error against a 50-digit mpmath evaluation on small
+    instances, on records that decide truth (None elsewhere, or if the claim has no exact form).
+    """
+
+    backend: str
+    dtype: str
+    device: str
+    mode: str
+    status: NumericStatus
+    examples: int = 0
+    instances: int = 0
+    max_error_ulps: float | None = None
+    max_error_bits: float | None = None
+    seconds: float = 0.0
+    counterexample: dict | None = None
+    replay: str | None = None
+    reason: str | None = None
+    ground_truth_ulps: float | None = None
+
+    def __post_init__(self):
+        self.status = NumericStatus(self.status)
+
+    @property
+    def decides_truth(self) -> bool:
+        return self.dtype == TRUTH_DTYPE and self.backend in REFERENCE_BACKENDS
+
+    def to_json(self) -> dict:
+        """The record as JSON values (NumPy numbers and arrays become Python ones)."""
+        return json.loads(json.dumps(asdict(self), default=_jsonable))
+
+    @classmethod
+    def from_json(cls, data: dict) -> NumericRecord:
+        """A record from its JSON object; keys that are not fields (a theorem name) are ignored,
+        missing optional ones (older schemas) take their defaults."""
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+
+
+def _jsonable(value):
+    if isinstance(value, (np.floating, np.integer)):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return str(value)

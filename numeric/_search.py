@@ -1,0 +1,217 @@
+"""The search: Hypothesis draws structures, each is decided as one batch, and the record is
+settled from what was seen (a failure goes to the witness)."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass
+
+from hypothesis import HealthCheck, Phase, given, settings, target
+from hypothesis import seed as hypothesis_seed
+
+from attnproof.symbolic import Rounds, Theorem
+
+from . import _strategies as strategies
+from ._backends import Backend, backend, device_kind, unavailable_reason
+from ._decide import Outcome, decide, is_stability
+from ._ground_truth import ground_truth_error
+from ._plan import Runner, is_reference, runner_for
+from ._record import NumericRecord, NumericStatus
+from ._tolerance import TRUTH_ULPS, bits, finfo, format_truth_ulps
+from ._witness import refute
+
+# Sizes up to this are evaluated exactly (mpmath loops over every sum) from a searched batch.
+GROUND_TRUTH_MAX_SIZE = 4
+
+# Every phase but "explain", which reruns a failure many times only to annotate a traceback
+# nobody reads here; the counterexample is described by the witness instead.
+_SEARCH_PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
+
+
+def check(theorem: Theorem, backend_name: str = "numpy", dtype: str = "float64",
+          device: str = "cpu", mode: str | None = None,
+          profile: str | None = None) -> NumericRecord:
+    """Check ``theorem`` numerically on one configuration and return its record.
+
+    A missing backend, dtype or device gives status "skipped"; an exception while compiling or
+    evaluating gives "error" with the message; a refuted claim gives "failed" with a shrunk
+    counterexample and a replay command (for ``expect="refuted"`` that is the expected outcome);
+    a claim false in float64 that this format cannot tell from rounding gives "not-decisive".
+    """
+    return search(theorem, backend_name, dtype, device, mode, profile)[0]
+
+
+@dataclass
+class Ratios:
+    """Largest error / limit seen: over every limited comparison (what a true claim needed),
+    and over the truth comparisons this record decides with (what a false claim produced)."""
+
+    needed: float = 0.0
+    truth: float = 0.0
+
+
+def search(theorem: Theorem, backend_name: str = "numpy", dtype: str = "float64",
+           device: str = "cpu", mode: str | None = None, profile: str | None = None,
+           seed: int | None = None) -> tuple[NumericRecord, Ratios]:
+    """:func:`check`, with the error ratios it saw (for ``scripts/calibrate.py``); ``seed``
+    fixes Hypothesis's random source."""
+    row = backend(backend_name)
+    mode = mode or row.default_mode
+    record = NumericRecord(row.name, dtype, device, mode, NumericStatus.SKIPPED)
+    ratios = Ratios()
+    start = time.perf_counter()
+    record.reason = _skip_reason(row, dtype, device, mode)
+    if isinstance(theorem.claim, Rounds):
+        record.reason = "worked numbers have nothing to draw; they are evaluated exactly"
+    if record.reason is None:
+        try:
+            ratios = run_search(theorem, runner_for(theorem, row, device, mode), dtype,
+                                strategies.profile(profile), record, seed=seed)
+        except Exception as error:  # any failure of compiling or evaluating is reported
+            record.status, record.reason = NumericStatus.ERROR, f"{type(error).__name__}: {error}"
+    record.seconds = round(time.perf_counter() - start, 4)
+    return record, ratios
+
+
+def _skip_reason(row: Backend, dtype: str, device: str, mode: str) -> str | None:
+    missing = unavailable_reason(row)
+    if missing:
+        return missing
+    if mode not in row.modes:
+        return f"{row.name} has no mode {mode!r} (modes: {', '.join(row.modes)})"
+    if device not in row.devices():
+        return f"{row.name} has no device {device!r} here (devices: {', '.join(row.devices())})"
+    if dtype not in row.dtypes.get(device_kind(device), ()):
+        return f"{row.name} does not support {dtype} on {device}"
+    return None
+
+
+def effort_for(runner: Runner, dtype: str, chosen) -> strategies.Effort:
+    """The profile's effort for this record: full where truth is decided in the default mode,
+    fewer larger batches elsewhere (each new shape is a compilation on a jitting backend)."""
+    if runner.mode != runner.row.default_mode:
+        return chosen.other_modes
+    if is_reference(runner.row, dtype):
+        return chosen.truth
+    return chosen.half_formats if finfo(dtype).bits <= 16 else chosen.formats
+
+
+class _Refuted(AssertionError):
+    pass
+
+
+@dataclass
+class _Seen:
+    """What the search saw over every example."""
+
+    worst: float = 0.0
+    invisible: float = 0.0
+    failure: tuple | None = None  # (structure, outcome) of the refuting example
+    small: tuple | None = None  # (structure, outcome) of the first example small enough
+
+
+def run_search(theorem, runner: Runner, dtype: str, chosen, record: NumericRecord,
+               seed: int | None = None) -> Ratios:
+    """Search for a failing batch and settle ``record`` from what was seen."""
+    effort = effort_for(runner, dtype, chosen)
+    seen, ratios = _drive(theorem, runner, dtype, chosen, effort, record, seed)
+    record.max_error_ulps = seen.worst
+    record.max_error_bits = bits(seen.worst)
+    if is_reference(runner.row, dtype):  # elsewhere it would measure NumPy, not this record
+        record.ground_truth_ulps = _ground_truth(runner, theorem, seen)
+    if record.ground_truth_ulps is not None and record.ground_truth_ulps > TRUTH_ULPS:
+        _settle_stray_reference(record)
+    elif seen.failure is None:
+        _settle_without_failure(runner, dtype, record, seen.invisible)
+    else:
+        refute(record, runner, *seen.failure, dtype, effort.batch, chosen)
+    return ratios
+
+
+def _drive(theorem, runner: Runner, dtype: str, chosen, effort, record: NumericRecord,
+           seed: int | None) -> tuple[_Seen, Ratios]:
+    """Run Hypothesis over the theorem's structures until one batch fails or examples run out."""
+    seen, ratios = _Seen(), Ratios()
+
+    @settings(max_examples=effort.examples, deadline=None,
+              derandomize=chosen.derandomize and seed is None, database=None,
+              report_multiple_bugs=False, print_blob=False, phases=_SEARCH_PHASES,
+              suppress_health_check=list(HealthCheck))
+    @given(strategies.from_theorem(theorem, chosen))
+    def one_example(structure):
+        outcome = decide(runner, structure, effort.batch, dtype)
+        _note(seen, ratios, record, structure, outcome)
+        target(min(outcome.worst, 1e300), label="worst error (ulps)")
+        if not is_reference(runner.row, dtype):
+            target(min(outcome.format_ratio, 1e300), label="lhs-rhs in format / its limit")
+        if outcome.failing_row is not None:
+            seen.failure = (structure, outcome)
+            raise _Refuted(outcome.comparison)
+
+    if seed is not None:
+        one_example = hypothesis_seed(seed)(one_example)
+    with contextlib.suppress(_Refuted):
+        one_example()
+    return seen, ratios
+
+
+def _note(seen: _Seen, ratios: Ratios, record: NumericRecord, structure,
+          outcome: Outcome) -> None:
+    record.examples += 1
+    record.instances += outcome.instances
+    if max(structure.size_map.values(), default=0) <= GROUND_TRUTH_MAX_SIZE:
+        seen.small = seen.small or (structure, outcome)
+    seen.worst = max(seen.worst, outcome.worst)
+    seen.invisible = max(seen.invisible, outcome.invisible)
+    for name, error in outcome.errors.items():
+        ratio = float(error.max(initial=0.0)) / outcome.limits[name]
+        ratios.needed = max(ratios.needed, ratio)
+        if not is_stability(name):
+            ratios.truth = max(ratios.truth, ratio)
+
+
+def _ground_truth(runner: Runner, theorem, seen: _Seen) -> float | None:
+    """Against mpmath: a small searched batch if one was drawn, else fresh small instances."""
+    if seen.small is None:
+        return ground_truth_error(runner, _any(theorem))
+    structure, outcome = seen.small
+    return ground_truth_error(runner, structure, outcome.evaluated)
+
+
+def _any(theorem) -> strategies.Structure:
+    integers = tuple((s.name, s.domain.low) for s in strategies.integer_scalars(theorem))
+    return strategies.Structure((), integers, 0)
+
+
+def _settle_stray_reference(record: NumericRecord) -> None:
+    record.status = NumericStatus.ERROR
+    record.reason = (f"float64 strays {record.ground_truth_ulps:.3g} ulps from the 50-digit "
+                     "evaluation of the same statement: the compiled code is wrong")
+
+
+def _settle_without_failure(runner: Runner, dtype: str, record: NumericRecord,
+                            invisible: float) -> None:
+    if record.instances == 0:
+        record.status = NumericStatus.NOT_DECISIVE
+        record.reason = f"no drawn instance can be evaluated in {dtype} (range or rounding)"
+        return
+    if invisible > 0:
+        record.status = NumericStatus.NOT_DECISIVE
+        record.reason = (f"false in float64 (lhs vs rhs up to {invisible:.3g} ulps) but within "
+                         f"{dtype}'s rounding bound of "
+                         f"{format_truth_ulps(runner.row.measured_as(dtype)):g} ulps: "
+                         "this format cannot decide the claim")
+        return
+    record.status = NumericStatus.PASSED
+    record.reason = _passing_notes(runner, dtype)
+
+
+def _passing_notes(runner: Runner, dtype: str) -> str | None:
+    derivative_without_autodiff = runner.plan.primal is not None and not runner.row.autodiff
+    measured = runner.row.measured_as(dtype)
+    notes = [runner.row.notes] if derivative_without_autodiff else []
+    if measured != dtype:
+        notes.append(f"{dtype} measured with {measured}'s epsilon ({runner.row.name} computes "
+                     f"exp in {measured})")
+    return "; ".join(notes) or None

@@ -1,0 +1,167 @@
+"""The witness of a refuted claim: the failing row shrunk toward round values, described, tie-broken
+by finite differences, and a command that replays it."""
+
+from __future__ import annotations
+
+import math
+import shlex
+
+import numpy as np
+from hypothesis import Phase, find, settings
+from hypothesis import strategies as st
+from hypothesis.errors import NoSuchExample
+
+from attnproof.symbolic._catalog import theorem_file_argument
+
+from . import _strategies as strategies
+from ._decide import Outcome, decide, failing_rows, float64_side, is_stability
+from ._ground_truth import finite_difference
+from ._plan import Runner
+from ._record import NumericRecord, NumericStatus
+
+
+def refute(record: NumericRecord, runner: Runner, structure, outcome: Outcome, dtype: str,
+           batch: int, chosen) -> None:
+    """Fill ``record`` as failed by ``outcome``: its counterexample, replay command and reason,
+    then let finite differences say whether the fault is the claim's or a derivation's."""
+    record.status = NumericStatus.FAILED
+    record.counterexample = counterexample(runner, structure, outcome, dtype, batch, chosen)
+    record.replay = replay_command(runner, dtype, structure, batch)
+    record.reason = f"{outcome.comparison} exceeds the tolerance"
+    break_tie(record)
+
+
+def counterexample(runner: Runner, structure, outcome: Outcome, dtype: str, batch: int,
+                   chosen) -> dict:
+    arrays = strategies.fill_batch(runner.plan.theorem, structure, batch)
+    instance = strategies.instance_at(arrays, outcome.failing_row)
+    instance, outcome = _simplify(runner, structure, arrays, instance, outcome, dtype, batch,
+                                  chosen)
+    return describe(runner, structure, instance, outcome)
+
+
+def _simplify(runner, structure, arrays, instance, outcome, dtype, batch, chosen):
+    """Shrink the failing row toward round values while it keeps failing (Hypothesis ``find``)."""
+    theorem, row = runner.plan.theorem, outcome.failing_row
+    count = strategies.entry_count(theorem, instance)
+
+    def outcome_for(keep):
+        candidate = strategies.simplified(theorem, instance, keep)
+        moved = {k: _put_row(v, row, candidate[k]) for k, v in arrays.items()}
+        return candidate, decide(runner, structure, batch, dtype, arrays=moved)
+
+    def still_fails(keep):
+        result = outcome_for(keep)[1]
+        return result.failing_row is not None and row in failing_rows(result)
+
+    try:
+        keep = find(st_flags(count), still_fails,
+                    settings=settings(max_examples=chosen.shrink_examples, database=None,
+                                      derandomize=True, deadline=None,
+                                      phases=[Phase.generate, Phase.shrink]))
+    except NoSuchExample:
+        return instance, outcome
+    return outcome_for(keep)
+
+
+def st_flags(count: int):
+    return st.lists(st.booleans(), min_size=count, max_size=count)
+
+
+def _put_row(values, row: int, replacement):
+    if not isinstance(values, np.ndarray):
+        return values
+    values = values.copy()
+    values[row] = replacement
+    return values
+
+
+def describe(runner: Runner, structure, instance: dict, outcome: Outcome) -> dict:
+    """The failing entry: inputs, sizes, the two compared values and their error in ulps."""
+    plan, row = runner.plan, outcome.failing_row
+    if plan.theorem.at is not None:  # show the point the claim was evaluated at, not the draw
+        instance = strategies.instance_at(outcome.inputs, row)
+    error = outcome.errors[outcome.comparison][row]
+    entry = np.unravel_index(int(np.argmax(error)), error.shape) if error.ndim else ()
+    left, right = _compared(outcome, row, entry)
+    found = {
+        "sizes": structure.size_map,
+        "integers": structure.integer_map,
+        "scalars": {s.name: _round(instance[s.name]) for s in plan.theorem.scalars},
+        "inputs": {t.name: _round(instance[t.name]) for t in plan.theorem.tensors},
+        "entry": {str(i.label): int(v) for i, v in zip(plan.out, entry, strict=True)},
+        "comparison": outcome.comparison,
+        "lhs": left,
+        "rhs": right,
+        "error_ulps": _round(float(error[entry])),
+    }
+    if outcome.low is None and plan.primal is not None and "implementation" not in found[
+            "comparison"]:
+        found["finite_difference"] = finite_difference_verdict(
+            plan, instance, structure, found["entry"], outcome, row, entry)
+    return found
+
+
+def finite_difference_verdict(plan, instance, structure, labels, outcome, row, entry) -> dict:
+    """The central difference at the failing entry, and which compared value lies within its
+    uncertainty."""
+    difference = finite_difference(plan, instance, labels, structure.size_map)
+    left, right = outcome.comparison.split(" vs ")
+    agrees = [side for side, name in (("lhs", left), ("rhs", right))
+              if abs(difference.estimate - float(outcome.reference[name][row][entry]))
+              <= difference.uncertainty]
+    verdict = "both" if len(agrees) == 2 else (agrees[0] if agrees else "neither")
+    return {"value": _round(difference.estimate), "step": _round(difference.step),
+            "uncertainty": _round(difference.uncertainty), "agrees_with": verdict}
+
+
+def _compared(outcome: Outcome, row: int, entry):
+    """The two values a comparison set against each other at one entry."""
+    name = outcome.comparison
+    if is_stability(name):
+        side = name.split(" in ")[0]
+        exact = float64_side(outcome.reference, side)
+        return _round(outcome.low[side][row][entry]), _round(exact[row][entry])
+    left, right = name.split(" in ")[0].split(" vs ")
+    values = outcome.reference if " in " not in name else outcome.low
+    return _round(values[left][row][entry]), _round(values[right][row][entry])
+
+
+def _round(value):
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    array = np.asarray(value, dtype=np.float64)
+    rounded = np.vectorize(lambda x: float(f"{x:.6g}") if math.isfinite(x) else str(x),
+                           otypes=[object])(array) if array.size else array
+    return rounded.tolist() if isinstance(rounded, np.ndarray) else rounded
+
+
+def break_tie(record: NumericRecord) -> None:
+    """When a derivation disagrees with the closed form, finite differences say which is wrong:
+    if they side with the closed form, the fault is ours (compiler or autodiff), not the claim."""
+    example = record.counterexample
+    verdict = example.get("finite_difference") if example else None
+    if verdict is None:
+        return
+    if example["comparison"] == "autodiff vs sympy":
+        record.status = NumericStatus.ERROR
+        record.reason = (f"autodiff and SymPy's derivative disagree (finite differences side "
+                         f"with: {verdict['agrees_with']}): a derivation is wrong, not the claim")
+    elif verdict["agrees_with"] == "rhs":
+        record.status = NumericStatus.ERROR
+        record.reason = (f"{example['comparison']}: finite differences agree with the closed "
+                         "form, so the derivation is wrong, not the claim")
+
+
+def replay_command(runner: Runner, dtype: str, structure, batch: int) -> str:
+    theorem = runner.plan.theorem
+    sizes = ",".join(f"{k}={v}" for k, v in structure.sizes)
+    parts = ["attnproof", "replay", theorem.name, "--backend", runner.row.name,
+             "--dtype", dtype, "--device", runner.device_name, "--mode", runner.mode,
+             "--seed", str(structure.seed), "--batch", str(batch), "--sizes", sizes]
+    if structure.integers:
+        parts += ["--integers", ",".join(f"{k}={v}" for k, v in structure.integers)]
+    extra = theorem_file_argument(theorem.origin)
+    if extra:
+        parts += ["--theorems", extra]
+    return shlex.join(parts)
