@@ -1,19 +1,19 @@
 """The LaTeX report (``report.tex``): a complete document for pdflatex, one section per theorem.
 
-User text goes through ``escape`` (text), code and values through ``_listing`` (verbatim,
-ASCII only, since listings cannot read multi-byte characters), and LaTeX from the renderer
-through ``_math`` (which only maps stray Unicode). Packages are those of TeX Live's
-latex-base, -recommended and -extra Debian packages.
+Rendered from ``_document``. Text goes through ``escape`` (one line, every special character
+spelled, control characters shown), listings through ``_listing`` (verbatim, ASCII only, since
+listings cannot read multi-byte characters), and only formulas that ``_safe_math`` accepted are
+typeset as math: no report content can reach ``\\input``, ``\\write18`` or a catcode change.
+Packages are those of TeX Live's latex-base, -recommended and -extra Debian packages.
 """
 
 from __future__ import annotations
 
-import json
 import unicodedata
 
-from . import _view as view
+from . import _document as doc
 from ._figures import Figures
-from ._results import Report, TheoremResult
+from ._results import Report
 
 PREAMBLE = r"""\documentclass[10pt,a4paper]{article}
 \usepackage[utf8]{inputenc}
@@ -46,6 +46,8 @@ _STATUS_COLOURS = {"proved": "good", "proved-bounded": "good", "checked": "info"
 _TEXT_SPECIALS = {
     "\\": r"$\backslash$", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
     "%": r"\%", "_": r"\_", "^": r"\^{}", "~": r"\~{}", "<": r"$<$", ">": r"$>$", "|": r"$|$",
+    # A bracket after \item or a row end \\ would be read as an optional argument.
+    "[": "{[}", "]": "{]}",
 }
 
 # Unicode a reader meets in sources and notes, spelled in LaTeX (math mode where needed).
@@ -63,7 +65,7 @@ _UNICODE_TEXT = {"§": r"\S{}", "–": "--", "—": "---", "…": r"\dots{}", "�
 def escape(text, breakable: bool = False) -> str:
     """``text`` as literal LaTeX text; ``breakable`` lets long identifiers wrap at ``_``."""
     out = []
-    for char in str(text):
+    for char in doc.one_line(text):
         if char == "_" and breakable:
             out.append(r"\_\allowbreak{}")
         elif char in _TEXT_SPECIALS:
@@ -136,14 +138,9 @@ def _ascii(text: str) -> str:
     return "".join(out)
 
 
-def _math(latex: str) -> str:
-    """Renderer LaTeX with any stray Unicode spelled as a macro."""
-    return "".join(char if ord(char) < 128 else (_unicode_math(char) or r"\text{?}")
-                   for char in latex)
-
-
 def _listing(text: str) -> str:
-    ascii_text = "".join(_ASCII_FOR_LISTINGS.get(c, c) for c in str(text))
+    shown = doc.visible(text, keep_newlines=True)
+    ascii_text = "".join(_ASCII_FOR_LISTINGS.get(c, c) for c in shown)
     body = _ascii(ascii_text).replace(r"\end{lstlisting}", r"\end {lstlisting}")
     return "\\begin{lstlisting}\n" + body + "\n\\end{lstlisting}"
 
@@ -153,273 +150,148 @@ _ASCII_FOR_LISTINGS = {"−": "-", "×": "x", "·": "*", "…": "...", "–": "-
 
 
 def render(report: Report, figures: Figures | None = None) -> str:
-    figures = figures or Figures()
-    labels = {t.name: f"thm:{number}" for number, t in enumerate(report.theorems)}
-    body = [
-        _title(report),
-        _summary(report),
-        _errata(report, labels),
-        _figures(figures),
-        _overview(report.theorems, labels),
-        r"\clearpage",
-        *(_theorem_section(t, report, labels, figures) for t in report.theorems),
-        _errors(report),
-    ]
-    return PREAMBLE + "\\begin{document}\n" + "\n\n".join(p for p in body if p) + \
-        "\n\\end{document}\n"
+    document = doc.build(report, figures)
+    labels = _labels(document)
+    body = [_title(document), *(_section(s, labels) for s in document.sections)]
+    return PREAMBLE + "\\begin{document}\n" + "\n\n".join(body) + "\n\\end{document}\n"
 
 
-# -- front matter -------------------------------------------------------------------------------
+def _labels(document: doc.Document) -> dict[str, str]:
+    """A label per theorem section, by theorem name (names may hold any character)."""
+    theorems = [c for s in document.sections for c in s.children if c.theorem]
+    return {t.title: f"thm:{number}" for number, t in enumerate(theorems)}
 
 
-def _title(report: Report) -> str:
-    by = report.run.get("by", "attnproof")
-    profile = report.run.get("profile")
-    made = f"by {escape(by)}" + (f", profile {escape(profile)}" if profile else "")
-    lines = [r"\title{attnproof report}",
-             rf"\date{{Generated {escape(report.generated)} {made}}}",
+def _title(document: doc.Document) -> str:
+    lines = [rf"\title{{{escape(document.title)}}}", rf"\date{{{escape(document.byline)}}}",
              r"\maketitle"]
-    if report.partial:
-        reason = escape(report.partial_reason or "not every theorem was checked")
+    if document.warning:
         lines.append(r"\begin{center}\fcolorbox{bad}{white}{\parbox{0.9\linewidth}{"
-                     rf"\textbf{{Partial report:}} {reason}.}}}}\end{{center}}")
+                     rf"{_line(document.warning, {})}}}}}\end{{center}}")
     return "\n".join(lines)
 
 
-def _unnumbered(title: str) -> str:
-    return rf"\section*{{{title}}}\addcontentsline{{toc}}{{section}}{{{title}}}"
+def _section(section: doc.Section, labels: dict[str, str]) -> str:
+    if section.theorem:
+        head = rf"\section{{{_heading_text(section.title)}}}\label{{{labels[section.title]}}}"
+    else:
+        title = escape(section.title)
+        head = rf"\section*{{{title}}}\addcontentsline{{toc}}{{section}}{{{title}}}"
+    parts = [head, *(_block(b, labels) for b in section.blocks)]
+    if section.children:
+        parts += [r"\clearpage", *(_section(c, labels) for c in section.children)]
+    return "\n\n".join(parts)
 
 
-def _summary(report: Report) -> str:
-    totals = view.totals(report)
-    rows = [rf"{_status_word(s)} & {escape(view.STATUS_MEANINGS.get(s, ''))} & {n} \\"
-            for s, n in view.status_counts(report)]
-    env = view.environment_rows(report)
-    env_rows = [rf"{escape(name)} & {escape(value)} \\" for name, value in env]
+# -- blocks --------------------------------------------------------------------------------------
+
+
+def _block(block: doc.Block, labels: dict[str, str]) -> str:
+    match block:
+        case doc.Paragraph(line):
+            return _line(line, labels)
+        case doc.Lines(lines):
+            return "\n\n".join(_line(line, labels) for line in lines)
+        case doc.Fields(items):
+            rows = [rf"\item[{escape(label)}] {_line(value, labels)}" for label, value in items]
+            return "\\begin{description}\n" + "\n".join(rows) + "\n\\end{description}"
+        case doc.Quote(line):
+            return rf"\begin{{quote}}\emph{{{_line(line, labels)}}}\end{{quote}}"
+        case doc.Statement(claim, definitions):
+            shown = [_display(claim), "where" * bool(definitions)]
+            return "\n".join(p for p in shown + [_display(d) for d in definitions] if p)
+        case doc.Table():
+            return _table(block, labels)
+        case doc.Bullets(items):
+            rows = [r"\item{} " + "\n".join([_line(i.line, labels),
+                                             *(_block(b, labels) for b in i.body)])
+                    for i in items]
+            return "\\begin{itemize}\n" + "\n".join(rows) + "\n\\end{itemize}"
+        case doc.Listing(text):
+            return _listing(text)
+        case doc.Figure():
+            return _figure(block)
+    raise TypeError(f"no LaTeX for {block!r}")
+
+
+def _display(formula: doc.Inline) -> str:
+    """Display math, shrunk to the line width only when it is wider; a formula that is not
+    math is shown as its text."""
+    if not isinstance(formula, doc.Math):
+        return rf"\begin{{center}}{_inline(formula, {})}\end{{center}}"
+    return (r"\begin{center}\begin{adjustbox}{max width=\linewidth}"
+            rf"$\displaystyle {' '.join(formula.latex.split())}$\end{{adjustbox}}\end{{center}}")
+
+
+def _table(table: doc.Table, labels: dict[str, str]) -> str:
+    spec = "".join(_column_spec(c) for c in table.columns) + "r" * table.pages
+    titles = [escape(c.title) for c in table.columns] + ["page"] * table.pages
+    rows = [" & ".join([_cell(cell, labels) for cell in row] + _page(row, labels, table.pages))
+            + r" \\" for row in table.rows]
+    return "\n".join([rf"\begin{{longtable}}{{{spec}}}",
+                      r"\toprule " + " & ".join(titles) + r" \\ \midrule\endhead", *rows,
+                      r"\bottomrule\end{longtable}"])
+
+
+def _column_spec(column: doc.Column) -> str:
+    if column.width is not None:
+        return rf"L{{{column.width}\linewidth}}"
+    return "r" if column.numeric else "l"
+
+
+def _cell(cell: doc.Line, labels: dict[str, str]) -> str:
+    return "".join(_inline(piece, labels, breakable=True) for piece in cell)
+
+
+def _page(row: tuple[doc.Line, ...], labels: dict[str, str], pages: bool) -> list[str]:
+    if not pages:
+        return []
+    link = next((p for p in row[0] if isinstance(p, doc.Link) and p.name in labels), None)
+    return [rf"\pageref{{{labels[link.name]}}}" if link else ""]
+
+
+def _figure(figure: doc.Figure) -> str:
     return "\n".join([
-        _unnumbered("Summary"),
-        r"\begin{tabular}{llr}\toprule status & meaning & theorems \\ \midrule", *rows,
-        r"\bottomrule\end{tabular}", "",
-        rf"\textbf{{{totals.theorems} theorems}}, {totals.as_expected} as expected; "
-        rf"{len(report.errors)} errors. {totals.instances:,} numeric instances; proofs "
-        rf"{view.format_seconds(totals.proof_seconds)}, numeric checks "
-        rf"{view.format_seconds(totals.numeric_seconds)}.", "",
-        r"\begin{tabular}{ll}\toprule environment & \\ \midrule", *env_rows,
-        r"\bottomrule\end{tabular}",
+        r"\begin{figure}[H]\centering",
+        rf"\includegraphics[width=\linewidth,height=0.75\textheight,keepaspectratio]"
+        rf"{{{figure.stem}}}",
+        rf"\caption{{{escape(figure.caption)}}}\label{{fig:{figure.key}}}",
+        r"\end{figure}",
     ])
 
 
-def _status_word(status: str) -> str:
-    return rf"\textcolor{{{_STATUS_COLOURS.get(status, 'black')}}}{{{escape(status)}}}"
+# -- inline pieces -------------------------------------------------------------------------------
 
 
-def _status(t: TheoremResult) -> str:
-    colour = _STATUS_COLOURS.get(t.status, "black")
-    text = rf"\textcolor{{{colour}}}{{{escape(view.status_phrase(t))}}}"
-    return text if t.ok else rf"\textbf{{{text}}}"
+def _line(line: doc.Line, labels: dict[str, str]) -> str:
+    return "".join(_inline(piece, labels) for piece in line)
+
+
+def _inline(piece: doc.Inline, labels: dict[str, str], breakable: bool = False) -> str:
+    match piece:
+        case doc.Text(text):
+            return doc.spaced(text, lambda t: escape(t, breakable))
+        case doc.Strong(text):
+            return rf"\textbf{{{escape(text)}}}"
+        case doc.Alert(text):
+            return rf"\textcolor{{bad}}{{\textbf{{{escape(text)}}}}}"
+        case doc.Emph(text):
+            return rf"\emph{{{escape(text)}}}"
+        case doc.Code(text):
+            return rf"\texttt{{{escape(text, breakable=True)}}}"
+        case doc.Math(latex):
+            return f"${' '.join(latex.split())}$"
+        case doc.Link(name):
+            return _ref(name, labels)
+        case doc.Status(status, text, strong):
+            coloured = rf"\textcolor{{{_STATUS_COLOURS.get(status, 'black')}}}{{{escape(text)}}}"
+            return rf"\textbf{{{coloured}}}" if strong else coloured
+        case doc.FigureRef(key):
+            return rf"Figure~\ref{{fig:{key}}}"
+    raise TypeError(f"no LaTeX for {piece!r}")
 
 
 def _ref(name: str, labels: dict[str, str]) -> str:
     if name in labels:
         return rf"\hyperref[{labels[name]}]{{{identifier(name)}}}"
     return identifier(name)
-
-
-def _errata(report: Report, labels: dict[str, str]) -> str:
-    entries = view.errata(report)
-    if not entries:
-        return ""
-    head = [_unnumbered("Errata"),
-            "Claims of the documents found false, with their smallest counterexample and the "
-            "corrected claim.", "",
-            r"\begin{longtable}{L{0.2\linewidth}L{0.22\linewidth}L{0.3\linewidth}"
-            r"L{0.2\linewidth}}",
-            r"\toprule claim & source & counterexample & correction \\ \midrule\endhead"]
-    rows = []
-    for claim, fixes in entries:
-        found = view.smallest_counterexample(claim)
-        values = escape(view.counterexample_summary(found[1], 160)) if found else "---"
-        fixed = "; ".join(f"{_ref(f.name, labels)} ({escape(view.status_phrase(f))})"
-                          for f in fixes) or "none stated"
-        source = escape(claim.source, breakable=True)
-        rows.append(rf"{_ref(claim.name, labels)} & {source} & {values} & "
-                    rf"{fixed} \\")
-    return "\n".join(head + rows + [r"\bottomrule\end{longtable}"])
-
-
-def _figures(figures: Figures) -> str:
-    parts = []
-    if figures.error_bits:
-        parts.append(_figure(figures.error_bits, "Worst error in bits of each theorem for each "
-                             "backend and dtype (lighter is more accurate; blank: not run; "
-                             "outlined in blue: a check failed; dashed: not decisive).",
-                             "fig:error-bits"))
-    if figures.temperature:
-        parts.append(_figure(figures.temperature, "Softmax weights and entropy of the scores "
-                             "S = [2, 1, 0] against the temperature T; circles: the values "
-                             "printed in the tutorial's \\S11.2 table.", "fig:temperature"))
-    if figures.missing:
-        parts.append(rf"\emph{{{escape(figures.missing)}}}")
-    return "\n\n".join([_unnumbered("Figures"), *parts]) if parts else ""
-
-
-def _figure(stem: str, caption: str, label: str) -> str:
-    return "\n".join([
-        r"\begin{figure}[H]\centering",
-        rf"\includegraphics[width=\linewidth,height=0.75\textheight,keepaspectratio]{{{stem}}}",
-        rf"\caption{{{caption}}}\label{{{label}}}",
-        r"\end{figure}",
-    ])
-
-
-def _overview(theorems: list[TheoremResult], labels: dict[str, str]) -> str:
-    if not theorems:
-        return ""
-    rows = [rf"{_ref(t.name, labels)} & {_status(t)} & {_proof_time(t)} & {_numeric_cell(t)} & "
-            rf"\pageref{{{labels[t.name]}}} \\" for t in theorems]
-    return "\n".join([
-        _unnumbered("Theorems"),
-        r"\begin{longtable}{L{0.38\linewidth}L{0.2\linewidth}rlr}",
-        r"\toprule theorem & status & proof & numeric: passed, worst error & page \\ \midrule"
-        r"\endhead", *rows,
-        r"\bottomrule\end{longtable}",
-    ])
-
-
-def _proof_time(t: TheoremResult) -> str:
-    return view.format_seconds(t.symbolic.seconds) if t.symbolic else "---"
-
-
-def _numeric_cell(t: TheoremResult) -> str:
-    ran = [r for r in t.numeric if r.status != "skipped"]
-    if not ran:
-        return "---"
-    worst = view.worst_bits(t)
-    bits = "" if worst is None else f", {worst:.1f} bits"
-    return escape(view.numeric_tally(ran).replace(" passed", "")) + bits
-
-
-# -- one section per theorem ------------------------------------------------------------------
-
-
-def _theorem_section(t: TheoremResult, report: Report, labels: dict[str, str],
-                     figures: Figures) -> str:
-    fixes = view.corrections(report).get(t.name, [])
-    parts = [
-        rf"\section{{{_heading_text(t.name)}}}\label{{{labels[t.name]}}}",
-        _facts(t),
-        _statement(t),
-        _assumptions(t),
-        rf"\begin{{quote}}\emph{{{escape(t.note)}}}\end{{quote}}" if t.note else "",
-        _evidence_table(t),
-        _counterexamples(t),
-        _links(t, fixes, labels),
-        _temperature_pointer(t, figures),
-        r"\textbf{Reproduce:}" + "\n" + _listing(view.reproduce_command(t)),
-    ]
-    return "\n\n".join(p for p in parts if p)
-
-
-def _facts(t: TheoremResult) -> str:
-    expected = "expected to hold" if t.expect == "holds" else "expected to be refuted"
-    items = [rf"\item[Status] {_status(t)} ({escape(expected)})",
-             rf"\item[Source] {escape(t.source or '---')}"]
-    if t.symbolic is not None:
-        items.append(rf"\item[Proof] {escape(t.symbolic.method)} "
-                     rf"({view.format_seconds(t.symbolic.seconds)})")
-    return "\\begin{description}\n" + "\n".join(items) + "\n\\end{description}"
-
-
-def _display(latex: str) -> str:
-    """Display math, shrunk to the line width only when it is wider."""
-    return (r"\begin{center}\begin{adjustbox}{max width=\linewidth}"
-            rf"$\displaystyle {_math(' '.join(latex.split()))}$\end{{adjustbox}}\end{{center}}")
-
-
-def _statement(t: TheoremResult) -> str:
-    if not t.statement_latex:
-        return ""
-    parts = [_display(t.statement_latex)]
-    if t.definitions_latex:
-        parts.append("where")
-        parts += [_display(d) for d in t.definitions_latex]
-    return "\n".join(parts)
-
-
-def _assumptions(t: TheoremResult) -> str:
-    if not t.assumptions:
-        return ""
-    items = [rf"${_math(a.get('latex') or a.get('name', ''))}$: {escape(a.get('domain', ''))}"
-             for a in t.assumptions]
-    return r"\textbf{Assumptions:} " + "; ".join(items) + "."
-
-
-def _evidence_table(t: TheoremResult) -> str:
-    records = view.evidence(t)
-    if not records:
-        return ""
-    rows = []
-    for r in records:
-        status = escape(r.status)
-        result = status if r.status == "passed" else rf"\textcolor{{bad}}{{\textbf{{{status}}}}}"
-        cells = [escape(r.backend), escape(r.dtype), escape(r.device), escape(r.mode), result,
-                 f"{r.instances or 0:,}", escape(view.format_ulps(r.max_error_ulps)),
-                 escape(view.format_bits(r.max_error_bits)), view.format_seconds(r.seconds)]
-        rows.append(" & ".join(cells) + r" \\")
-    reasons = [rf"\item {escape(view.configuration(r))} ({escape(r.status)}): {escape(r.reason)}"
-               for r in view.explained(records)]
-    table = [r"\textbf{Numeric evidence}", "",
-             r"\begin{longtable}{lllllrrrr}",
-             r"\toprule backend & dtype & device & mode & result & instances & worst ULPs & "
-             r"worst bits & time \\ \midrule\endhead", *rows, r"\bottomrule\end{longtable}"]
-    ground_truth = view.ground_truth_sentence(t)
-    if ground_truth:
-        table += ["", escape(ground_truth)]
-    if reasons:
-        table += [r"\begin{itemize}", *reasons, r"\end{itemize}"]
-    return "\n".join(table)
-
-
-def _counterexamples(t: TheoremResult) -> str:
-    blocks = []
-    for where, values, replay in view.shown_counterexamples(t):
-        blocks += [rf"\textbf{{Counterexample}} ({escape(where)}):", _listing(_as_text(values))]
-        if replay:
-            blocks += [r"Replay:", _listing(replay)]
-    return "\n".join(blocks)
-
-
-def _as_text(value) -> str:
-    if isinstance(value, dict):
-        return "\n".join(f"{key}: {_one_line(item)}" for key, item in value.items())
-    return _one_line(value)
-
-
-def _one_line(value) -> str:
-    return value if isinstance(value, str) else json.dumps(value, default=str)
-
-
-def _links(t: TheoremResult, fixes: list[TheoremResult], labels: dict[str, str]) -> str:
-    lines = [rf"\textbf{{Corrected by}} {_ref(f.name, labels)}: "
-             rf"{escape(view.status_phrase(f))}." for f in fixes]
-    if t.corrects:
-        lines.append(rf"\textbf{{Corrects}} {_ref(t.corrects, labels)}.")
-    return "\n\n".join(lines)
-
-
-def _temperature_pointer(t: TheoremResult, figures: Figures) -> str:
-    if not (figures.temperature and view.is_temperature_theorem(t)):
-        return ""
-    return r"How the weights move with temperature: Figure~\ref{fig:temperature}."
-
-
-def _errors(report: Report) -> str:
-    if not report.errors:
-        return ""
-    parts = [_unnumbered("Errors")]
-    for e in report.errors:
-        title = escape(e.path, breakable=True) + (f" ({identifier(e.theorem)})" if e.theorem
-                                                  else "")
-        parts += [rf"\textbf{{{title}}}", _listing(e.message)]
-    return "\n\n".join(parts)
-

@@ -6,6 +6,7 @@ disagree about what a result means.
 
 from __future__ import annotations
 
+import json
 import shlex
 from dataclasses import dataclass
 
@@ -246,3 +247,12 @@ def _compact(value) -> str:
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def as_lines(value) -> str:
+    """A counterexample as text: one line per top-level key, each value compact JSON."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, dict):
+        return json.dumps(value, default=str)
+    return "\n".join(f"{key}: {json.dumps(item, default=str)}" for key, item in value.items())

@@ -155,12 +155,12 @@ def test_show_prints_statement_proof_evidence_counterexample_and_replay(
     capsys.readouterr()
     assert main(["show", "tripling", "--json", str(out / "results.json")]) == 0
     shown = capsys.readouterr().out
-    assert shown.startswith("tripling: refuted (expected to be refuted)\n")
+    assert shown.startswith("tripling\n\nstatus:     refuted (expected to be refuted)\n")
     assert "statement:  x_{i} = 2 x_{i}" in shown
     assert "proof:      exact counterexample" in shown
-    assert "numpy    float64  cpu     eager  failed  640" in shown
-    assert "counterexample (numpy float64 cpu eager):\n  x[0]: 1.0" in shown
-    assert "replay:\n  attnproof replay x" in shown
+    assert "numpy    float64  cpu     eager  failed        640" in shown
+    assert "Counterexample (numpy float64 cpu eager):\n  x[0]: 1.0" in shown
+    assert "Replay:\n  attnproof replay x" in shown
     assert f"attnproof prove --theorem tripling --theorems {theorems / 'false.py'}" in shown
 
 

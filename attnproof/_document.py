@@ -1,0 +1,463 @@
+"""What a report says, decided once: its sections in order, their captions, tables and text.
+
+``build`` turns a ``Report`` into a ``Document``, a small tree of blocks (paragraphs, tables,
+listings, figures) holding inline pieces (text, math, links, statuses). The Markdown, LaTeX and
+terminal renderers only map these node types to their target, each with its own escaping, so
+the three cannot disagree about what is in a report or in which order.
+
+Every string in the tree is raw: escaping belongs to the renderers. ``Math`` nodes hold only
+formulas that ``_safe_math`` accepts; any other formula becomes ``Code`` here, once for all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import _view as view
+from ._figures import Figures
+from ._results import NumericOutcome, Report, TheoremResult
+from ._safe_math import is_safe
+
+# -- inline pieces -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str
+
+
+@dataclass(frozen=True)
+class Strong:
+    text: str
+
+
+@dataclass(frozen=True)
+class Alert:
+    """Text a reader must not miss (a check that did not pass)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Emph:
+    text: str
+
+
+@dataclass(frozen=True)
+class Code:
+    text: str
+
+
+@dataclass(frozen=True)
+class Math:
+    """A formula that ``_safe_math.is_safe`` accepted."""
+
+    latex: str
+
+
+@dataclass(frozen=True)
+class Link:
+    """A theorem's name, linked to its section."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Status:
+    """A status word or phrase, marked by its status (an emoji, a colour); strong when the
+    outcome is not the one the theorem declares."""
+
+    status: str
+    text: str
+    strong: bool = False
+
+
+@dataclass(frozen=True)
+class FigureRef:
+    key: str
+
+
+Inline = Text | Strong | Alert | Emph | Code | Math | Link | Status | FigureRef
+Line = tuple[Inline, ...]
+
+# -- blocks --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    line: Line
+
+
+@dataclass(frozen=True)
+class Lines:
+    """Short lines kept apart, in one paragraph."""
+
+    lines: tuple[Line, ...]
+
+
+@dataclass(frozen=True)
+class Fields:
+    """Labelled facts: (label, value) pairs."""
+
+    items: tuple[tuple[str, Line], ...]
+
+
+@dataclass(frozen=True)
+class Quote:
+    line: Line
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A claim in display math, with the definitions it uses."""
+
+    claim: Inline
+    definitions: tuple[Inline, ...] = ()
+
+
+@dataclass(frozen=True)
+class Column:
+    title: str
+    numeric: bool = False  # right-aligned
+    width: float | None = None  # share of the line, for columns that wrap
+
+
+@dataclass(frozen=True)
+class Table:
+    columns: tuple[Column, ...]
+    rows: tuple[tuple[Line, ...], ...]
+    pages: bool = False  # a list of theorems: the first cell's link gets a page number
+
+
+@dataclass(frozen=True)
+class Item:
+    line: Line
+    body: tuple[Block, ...] = ()
+
+
+@dataclass(frozen=True)
+class Bullets:
+    items: tuple[Item, ...]
+
+
+@dataclass(frozen=True)
+class Listing:
+    text: str
+    language: str = ""
+
+
+@dataclass(frozen=True)
+class Figure:
+    key: str
+    stem: str
+    caption: str
+    alt: str
+
+
+Block = Paragraph | Lines | Fields | Quote | Statement | Table | Bullets | Listing | Figure
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    blocks: tuple[Block, ...]
+    theorem: bool = False  # a theorem's own section: numbered, its title a name
+    children: tuple[Section, ...] = ()
+
+
+@dataclass(frozen=True)
+class Document:
+    title: str
+    byline: str
+    warning: Line | None
+    sections: tuple[Section, ...] = field(default_factory=tuple)
+
+
+def math_or_code(latex: str) -> Inline:
+    """A formula as math when the grammar accepts it, else as its literal text."""
+    return Math(latex) if is_safe(latex) else Code(latex)
+
+
+def text_line(*parts: Inline | str) -> Line:
+    return tuple(Text(p) if isinstance(p, str) else p for p in parts)
+
+
+def joined(pieces: list[Line], separator: str) -> Line:
+    out: list[Inline] = []
+    for n, piece in enumerate(pieces):
+        out += [Text(separator)] * (n > 0) + list(piece)
+    return tuple(out)
+
+
+# -- the report ----------------------------------------------------------------------------------
+
+
+def build(report: Report, figures: Figures | None = None) -> Document:
+    figures = figures or Figures()
+    sections = [_summary(report), _errata(report), _figures(report, figures),
+                _theorems(report, figures), _errors(report)]
+    return Document("attnproof report", _byline(report), _warning(report),
+                    tuple(s for s in sections if s is not None))
+
+
+def _byline(report: Report) -> str:
+    by = report.run.get("by", "attnproof")
+    profile = report.run.get("profile")
+    made = f"by {by}" + (f", profile {profile}" if profile else "")
+    return f"Generated {report.generated} {made}."
+
+
+def _warning(report: Report) -> Line | None:
+    if not report.partial:
+        return None
+    reason = report.partial_reason or "not every theorem was checked"
+    return text_line(Strong("Partial report:"), f" {reason}.")
+
+
+def _summary(report: Report) -> Section:
+    totals = view.totals(report)
+    counts = Table((Column("status"), Column("meaning"), Column("theorems", numeric=True)),
+                   tuple((text_line(Status(s, s)),
+                          text_line(view.STATUS_MEANINGS.get(s, "")), text_line(str(n)))
+                         for s, n in view.status_counts(report)))
+    sentence = text_line(
+        Strong(f"{totals.theorems} theorems"),
+        f", {totals.as_expected} as expected; {len(report.errors)} errors. "
+        f"{totals.instances:,} numeric instances; proofs "
+        f"{view.format_seconds(totals.proof_seconds)}, numeric checks "
+        f"{view.format_seconds(totals.numeric_seconds)}.")
+    env = view.environment_rows(report)
+    environment = Table(tuple(Column(name) for name, _ in env),
+                        (tuple(text_line(value) for _, value in env),))
+    return Section("Summary", (counts, Paragraph(sentence), environment))
+
+
+def _errata(report: Report) -> Section | None:
+    entries = view.errata(report)
+    if not entries:
+        return None
+    columns = (Column("claim", width=0.2), Column("source", width=0.22),
+               Column("counterexample", width=0.3), Column("correction", width=0.2))
+    rows = tuple(_erratum(claim, fixes) for claim, fixes in entries)
+    intro = text_line("Claims of the documents found false, with their smallest counterexample "
+                      "and the corrected claim.")
+    return Section("Errata", (Paragraph(intro), Table(columns, rows)))
+
+
+def _erratum(claim: TheoremResult, fixes: list[TheoremResult]) -> tuple[Line, ...]:
+    found = view.smallest_counterexample(claim)
+    values = view.counterexample_summary(found[1], 160) if found else "—"
+    fixed = [text_line(Link(f.name), f" ({view.status_phrase(f)})") for f in fixes]
+    return (text_line(Link(claim.name)), text_line(claim.source), text_line(values),
+            joined(fixed, "; ") or text_line("none stated"))
+
+
+ERROR_BITS_CAPTION = ("Worst error in bits of each theorem for each backend and dtype "
+                      "(lighter is more accurate; blank: not run; outlined in blue: a check "
+                      "failed; dashed: not decisive).")
+TEMPERATURE_CAPTION = ("Softmax weights and entropy of the scores S = [2, 1, 0] against the "
+                       "temperature T, with the values printed in the tutorial's §11.2 table.")
+
+
+def _figures(report: Report, figures: Figures) -> Section | None:
+    if not report.theorems:
+        return None
+    blocks: list[Block] = []
+    if figures.error_bits:
+        blocks.append(Figure("error-bits", figures.error_bits, ERROR_BITS_CAPTION,
+                             "worst error in bits per theorem and configuration"))
+    if figures.temperature:
+        blocks.append(Figure("temperature", figures.temperature, TEMPERATURE_CAPTION,
+                             "weights and entropy against temperature"))
+    if figures.missing:
+        blocks.append(Paragraph((Emph(figures.missing),)))
+    return Section("Figures", tuple(blocks)) if blocks else None
+
+
+def _theorems(report: Report, figures: Figures) -> Section | None:
+    if not report.theorems:
+        return None
+    fixes = view.corrections(report)
+    columns = (Column("theorem", width=0.22), Column("status", width=0.15),
+               Column("proof", width=0.24), Column("numeric evidence", width=0.2))
+    rows = tuple((text_line(Link(t.name)), (_status(t),), _proof_cell(t),
+                  _numeric_cell(t.numeric)) for t in report.theorems)
+    sections = tuple(theorem_section(t, fixes.get(t.name, []), figures)
+                     for t in report.theorems)
+    return Section("Theorems", (Table(columns, rows, pages=True),), children=sections)
+
+
+def _status(t: TheoremResult) -> Status:
+    return Status(t.status, view.status_phrase(t), strong=not t.ok)
+
+
+def _proof_cell(t: TheoremResult) -> Line:
+    if t.symbolic is None:
+        return text_line("—")
+    return text_line(f"{t.symbolic.method}, {view.format_seconds(t.symbolic.seconds)}")
+
+
+def _numeric_cell(records: list[NumericOutcome]) -> Line:
+    ran = [r for r in records if r.status != "skipped"]
+    if not ran:
+        return text_line("—")
+    text = f"{view.numeric_tally(ran)}, {sum(r.instances or 0 for r in ran):,} instances"
+    bits = [b for b in (view.number(r.max_error_bits) for r in ran) if b is not None]
+    if bits:
+        text += f", worst {max(bits):.1f} bits"
+    return text_line(text)
+
+
+def _errors(report: Report) -> Section | None:
+    if not report.errors:
+        return None
+    items = tuple(Item(text_line(e.path + (f" ({e.theorem})" if e.theorem else "")),
+                       (Listing(e.message),)) for e in report.errors)
+    return Section("Errors", (Bullets(items),))
+
+
+# -- one theorem -----------------------------------------------------------------------------
+
+
+def theorem_section(t: TheoremResult, fixes: list[TheoremResult],
+                    figures: Figures | None = None) -> Section:
+    """Everything a report says about one theorem (``attnproof show`` prints this too)."""
+    parts = [
+        _facts(t),
+        _statement(t),
+        _assumptions(t),
+        Quote(text_line(t.note)) if t.note else None,
+        *_evidence(t),
+        *_counterexamples(t),
+        _links(t, fixes),
+        _temperature_pointer(t, figures or Figures()),
+        Paragraph(text_line("Reproduce: ", Code(view.reproduce_command(t)))),
+    ]
+    return Section(t.name, tuple(p for p in parts if p is not None), theorem=True)
+
+
+def _facts(t: TheoremResult) -> Fields:
+    expected = "expected to hold" if t.expect == "holds" else "expected to be refuted"
+    items = [("Status", text_line(_status(t), f" ({expected})")),
+             ("Source", text_line(t.source or "—"))]
+    if t.symbolic is not None:
+        items.append(("Proof", text_line(
+            f"{t.symbolic.method} ({view.format_seconds(t.symbolic.seconds)})")))
+    return Fields(tuple(items))
+
+
+def _statement(t: TheoremResult) -> Statement | None:
+    if not t.statement_latex:
+        return None
+    return Statement(math_or_code(t.statement_latex),
+                     tuple(math_or_code(d) for d in t.definitions_latex))
+
+
+def _assumptions(t: TheoremResult) -> Paragraph | None:
+    if not t.assumptions:
+        return None
+    items = [_assumption(a) for a in t.assumptions]
+    return Paragraph(text_line(Strong("Assumptions:"), " ") + joined(items, "; ") +
+                     text_line("."))
+
+
+def _assumption(entry: dict) -> Line:
+    symbol = entry.get("latex") or entry.get("name", "")
+    return (math_or_code(symbol),) * bool(symbol) + text_line(f": {entry.get('domain', '')}")
+
+
+EVIDENCE_COLUMNS = (Column("backend"), Column("dtype"), Column("device"), Column("mode"),
+                    Column("result"), Column("instances", numeric=True),
+                    Column("worst ULPs", numeric=True), Column("worst bits", numeric=True),
+                    Column("time", numeric=True))
+
+
+def _evidence(t: TheoremResult) -> list[Block]:
+    records = view.evidence(t)
+    if not records:
+        return []
+    blocks: list[Block] = [Paragraph((Strong("Numeric evidence"),)),
+                           Table(EVIDENCE_COLUMNS, tuple(_evidence_row(r) for r in records))]
+    ground_truth = view.ground_truth_sentence(t)
+    if ground_truth:
+        blocks.append(Paragraph(text_line(ground_truth)))
+    reasons = view.explained(records)
+    if reasons:
+        blocks.append(Bullets(tuple(
+            Item(text_line(f"{view.configuration(r)} ({r.status}): {r.reason}"))
+            for r in reasons)))
+    return blocks
+
+
+def _evidence_row(r: NumericOutcome) -> tuple[Line, ...]:
+    result = Text(r.status) if r.status == "passed" else Alert(r.status)
+    cells = [r.backend, r.dtype, r.device, r.mode, result, f"{r.instances or 0:,}",
+             view.format_ulps(r.max_error_ulps), view.format_bits(r.max_error_bits),
+             view.format_seconds(r.seconds)]
+    return tuple(text_line(c) for c in cells)
+
+
+def _counterexamples(t: TheoremResult) -> list[Block]:
+    blocks: list[Block] = []
+    for where, values, replay in view.shown_counterexamples(t):
+        blocks += [Paragraph(text_line(Strong("Counterexample"), f" ({where}):")),
+                   Listing(view.as_lines(values))]
+        if replay:
+            blocks += [Paragraph(text_line("Replay:")), Listing(replay, "sh")]
+    return blocks
+
+
+def _links(t: TheoremResult, fixes: list[TheoremResult]) -> Lines | None:
+    lines = [text_line(Strong("Corrected by"), " ", Link(f.name), f": {view.status_phrase(f)}.")
+             for f in fixes]
+    if t.corrects:
+        lines.append(text_line(Strong("Corrects"), " ", Link(t.corrects), "."))
+    return Lines(tuple(lines)) if lines else None
+
+
+def _temperature_pointer(t: TheoremResult, figures: Figures) -> Paragraph | None:
+    if not (figures.temperature and view.is_temperature_theorem(t)):
+        return None
+    return Paragraph(text_line("How the weights move with temperature: see ",
+                               FigureRef("temperature"), "."))
+
+
+# -- text that every target can show -------------------------------------------------------------
+
+# Unicode format characters that reorder or hide text (bidirectional overrides and isolates).
+_REORDERING = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def visible(text, keep_newlines: bool = False) -> str:
+    """``text`` with control characters (C0, DEL, C1), lone surrogates and reordering marks
+    shown as ``\\xNN`` or ``\\uNNNN``, so no terminal, TeX or Markdown reader acts on them.
+    Tabs stay; newlines stay when ``keep_newlines``, else they become spaces."""
+    text = str(text).replace("\r\n", "\n")
+    return "".join(_visible_char(c, keep_newlines) for c in text)
+
+
+def _visible_char(char: str, keep_newlines: bool) -> str:
+    if char == "\t" or (char == "\n" and keep_newlines):
+        return char
+    if char == "\n":
+        return " "
+    code = ord(char)
+    if code < 0x20 or 0x7F <= code < 0xA0:
+        return f"\\x{code:02x}"
+    if 0xD800 <= code < 0xE000 or char in _REORDERING:
+        return f"\\u{code:04x}"
+    return char
+
+
+def one_line(text) -> str:
+    """``text`` visible and on one line, its whitespace runs (line breaks too) one space."""
+    return " ".join(visible(text).split())
+
+
+def spaced(text: str, escape) -> str:
+    """``escape(text)`` keeping one space at either edge, where the neighbouring pieces of a
+    line need it (every target's escape trims)."""
+    before = " " if text[:1].isspace() else ""
+    after = " " if text[-1:].isspace() else ""
+    core = escape(text)
+    return before + core + after if core else before or after

@@ -1,0 +1,78 @@
+"""Reading a results JSON safely: valid against ``results.schema.json`` before anything renders.
+
+The schema file is the machine-readable form of ``RESULTS.md``; any JSON Schema tool can check a
+results file with it. A file of the wrong shape (a list, a number where a string belongs, a
+missing field) is refused with one message naming the field, e.g.
+``$.theorems[3].numeric[0].status: 'ok' is not one of [...]``, never a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+from jsonschema.exceptions import best_match
+
+from ._results import Report, report_from_json
+
+SCHEMA_FILE = "results.schema.json"
+
+
+class ResultsError(ValueError):
+    """A results file that cannot be read, or that is not of the documented shape."""
+
+
+@functools.cache
+def _validator() -> jsonschema.Draft202012Validator:
+    text = resources.files("attnproof").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
+    return jsonschema.Draft202012Validator(json.loads(text))
+
+
+def problem(data) -> str | None:
+    """What is wrong with ``data`` as results, naming the field; None when it is valid."""
+    error = best_match(_validator().iter_errors(data))
+    if error is None:
+        return None
+    return f"{error.json_path}: {_short(error.message)}"
+
+
+def _short(message: str, limit: int = 300) -> str:
+    """A validator message cut to a line: it quotes the offending value, which may be huge."""
+    flat = " ".join(message.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def load_results(path) -> Report:
+    """The report in the results file at ``path``; ``ResultsError`` says why it cannot be."""
+    path = Path(path)
+    data = _parse(path, _text(path))
+    wrong = problem(data)
+    if wrong is not None:
+        raise ResultsError(f"{path} is not a results file: {wrong}")
+    return report_from_json(data)
+
+
+def _text(path: Path) -> str:
+    if path.is_dir():
+        raise ResultsError(f"{path} is a directory, not a results file")
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise
+    except UnicodeDecodeError as error:
+        raise ResultsError(f"{path} is not UTF-8 text: {error.reason}") from None
+    except OSError as error:
+        raise ResultsError(f"cannot read {path}: {error.strerror}") from None
+
+
+def _parse(path: Path, text: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ResultsError(f"{path} is not valid JSON: {error.msg} at line {error.lineno}, "
+                           f"column {error.colno}") from None
+    except RecursionError:
+        raise ResultsError(f"{path} is nested too deeply to be a results file") from None
