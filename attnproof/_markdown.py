@@ -20,7 +20,7 @@ from ._results import Report
 # HTML, table cells, strikethrough, math and entities.
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~$&])")
 # What would start a block (a heading, a list item, a rule) where text begins a line.
-_LINE_START = re.compile(r"^([#+-](?=[\s#+-]|$)|\d+(?=[.)](?:\s|$)))")
+_LINE_START = re.compile(r"^(?:[#+-](?=[\s#+-]|$)|\d+[.)](?=\s|$))")
 
 _MARKS = {"proved": "✅", "proved-bounded": "✅", "checked": "🔢", "unchecked": "⬜",
           "refuted": "❌", "failed": "🚨", "error": "⚠️"}
@@ -29,7 +29,7 @@ _MARKS = {"proved": "✅", "proved-bounded": "✅", "checked": "🔢", "unchecke
 def escape(text) -> str:
     """``text`` as literal Markdown on one line (safe in a table cell and at a line's start)."""
     escaped = _SPECIAL.sub(r"\\\1", doc.one_line(text))
-    return _LINE_START.sub(r"\\\1", escaped)
+    return _LINE_START.sub(lambda m: m[0][:-1] + "\\" + m[0][-1], escaped)
 
 
 def math(latex: str) -> str:
@@ -48,7 +48,11 @@ def code(text: str) -> str:
 
 
 def render(report: Report, figures: Figures | None = None) -> str:
-    document = doc.build(report, figures)
+    return text(doc.build(report, figures))
+
+
+def text(document: doc.Document) -> str:
+    """The Markdown of a document model."""
     parts = [_head(document), *(_section(s, level=2) for s in document.sections)]
     return "\n\n".join(parts) + "\n"
 

@@ -19,7 +19,12 @@ MAX_DEPTH = 40
 # amsmath's matrices take at most this many columns unless MaxMatrixCols is raised.
 MAX_MATRIX_COLUMNS = 10
 
-_SYMBOLS = frozenset("""
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_SYMBOLS = _words("""
 alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi pi
 varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda Xi
 Pi Sigma Upsilon Phi Psi Omega partial nabla sum prod int oint lim sup inf max min det log ln exp
@@ -27,14 +32,14 @@ sin cos tan tanh sinh cosh arg cdot times div pm mp leq geq neq le ge ne approx 
 propto ell infty to mapsto rightarrow leftarrow Rightarrow Leftarrow circ odot otimes oplus in
 notin subset subseteq cup cap forall exists langle rangle lfloor rfloor lceil rceil mid prime
 ldots cdots dots vdots ddots quad qquad top bot emptyset lbrace rbrace vert Vert
-""".split())
-_ONE_ARGUMENT = frozenset("""
+""")
+_ONE_ARGUMENT = _words("""
 operatorname mathrm mathbf mathit mathcal mathbb mathsf mathtt hat bar tilde vec dot ddot
 overline underline widehat widetilde sqrt substack
-""".split())
-_TWO_ARGUMENTS = frozenset("frac dfrac tfrac binom".split())
+""")
+_TWO_ARGUMENTS = _words("frac dfrac tfrac binom")
 _TEXT_ARGUMENT = frozenset({"text"})
-_ENVIRONMENTS = frozenset("matrix pmatrix bmatrix vmatrix Bmatrix smallmatrix cases".split())
+_ENVIRONMENTS = _words("matrix pmatrix bmatrix vmatrix Bmatrix smallmatrix cases")
 _CONTROL_SYMBOLS = frozenset(",;:! {}|")
 _DELIMITERS = frozenset("()[]|./") | {r"\{", r"\}", r"\|", r"\langle", r"\rangle",
                                       r"\lfloor", r"\rfloor", r"\lceil", r"\rceil", r"\vert",

@@ -81,19 +81,31 @@ def identifier(name: str) -> str:
     return r"\texttt{" + escape(name).replace(r"\_", r"\char95\allowbreak{}") + "}"
 
 
+# hyperref spends time quadratic in a bookmark's length: a longer name is cut there.
+BOOKMARK_LENGTH = 80
+
+
 def _heading_text(name: str) -> str:
     """A name for a section title: typewriter on the page, plain in the PDF bookmarks."""
-    bookmark = escape(name).replace(r"\_", r"\textunderscore{}")
+    short = name if len(name) <= BOOKMARK_LENGTH else name[: BOOKMARK_LENGTH - 3] + "..."
+    bookmark = escape(short).replace(r"\_", r"\textunderscore{}")
     return rf"\texorpdfstring{{{identifier(name)}}}{{{bookmark}}}"
 
 
+# Latin-1 letters that the default (OT1) fonts lack: pdflatex stops at them.
+_NOT_IN_OT1 = frozenset("ÐÞðþ")
+
+
 def _unicode_text(char: str) -> str:
-    if ord(char) < 128 or "\u00c0" <= char <= "\u00ff":  # ASCII, and accents inputenc knows
-        return char
+    if ord(char) < 128 or ("\u00c0" <= char <= "\u00ff" and char not in _NOT_IN_OT1):
+        return char  # ASCII, and the accented letters inputenc sets in the default fonts
     if char in _UNICODE_TEXT:
         return _UNICODE_TEXT[char]
     spelled = _unicode_math(char)
-    return f"${spelled}$" if spelled is not None else _ascii(char)
+    if spelled is not None:
+        return f"${spelled}$"
+    # The ASCII spelling may itself be special: NFKD turns a fullwidth ＼ into \, ％ into %.
+    return "".join(_TEXT_SPECIALS.get(c, c) for c in _ascii(char))
 
 
 def _unicode_math(char: str) -> str | None:

@@ -210,10 +210,17 @@ def is_temperature_theorem(t: TheoremResult) -> bool:
 def reproduce_command(t: TheoremResult) -> str:
     """The command that re-checks this theorem alone, from the repository root."""
     parts = ["attnproof", "prove", "--theorem", t.name]
-    extra = theorem_file_argument(t.origin)
+    extra = _theorem_file(t.origin)
     if extra:
         parts += ["--theorems", extra]
     return shlex.join(parts)
+
+
+def _theorem_file(origin: str) -> str | None:
+    try:
+        return theorem_file_argument(origin)
+    except (ValueError, OSError):  # a results file may hold any text, a NUL byte too
+        return origin
 
 
 def anchor(name: str) -> str:

@@ -1,0 +1,115 @@
+"""A results file of the wrong shape is refused before rendering: one line naming the field,
+exit code 2, no traceback, for `report`, `list` and `show` alike."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from attnproof._results import report_to_json, write_json
+from attnproof._schema import ResultsError, load_results, problem
+from attnproof.cli import EXIT_USAGE, main
+
+from .samples import sample_report
+
+COMMITTED = Path(__file__).parents[2] / "reports" / "results.json"
+
+
+def _valid() -> dict:
+    return json.loads(json.dumps(report_to_json(sample_report())))
+
+
+def _broken(change) -> dict:
+    data = _valid()
+    change(data)
+    return data
+
+
+WRONG_SHAPES = {
+    "a list": ([], "$: [] is not of type 'object'"),
+    "a number for a name": (
+        _broken(lambda d: d["theorems"][1].update(name=7)), "$.theorems[1].name: 7"),
+    "an unknown status": (
+        _broken(lambda d: d["theorems"][0]["numeric"][1].update(status="ok")),
+        "$.theorems[0].numeric[1].status: 'ok' is not one of"),
+    "a missing field": (
+        _broken(lambda d: d["theorems"][2].pop("ok")),
+        "$.theorems[2]: 'ok' is a required property"),
+    "a list for seconds": (
+        _broken(lambda d: d["theorems"][0]["symbolic"].update(seconds=[])),
+        "$.theorems[0].symbolic.seconds"),
+    "an error without its message": (
+        _broken(lambda d: d["errors"][0].pop("message")),
+        "$.errors[0]: 'message' is a required property"),
+    "a string for theorems": (
+        _broken(lambda d: d.update(theorems="none")), "$.theorems: 'none' is not of type"),
+    "an unknown field": (
+        _broken(lambda d: d["theorems"][0].update(extra=1)), "'extra' was unexpected"),
+    "an unknown schema": (_broken(lambda d: d.update(schema=99)), "$.schema: 99 is not one of"),
+}
+
+
+def test_the_committed_results_and_every_sample_are_valid(tmp_path):
+    assert load_results(COMMITTED).theorems
+    path = tmp_path / "results.json"
+    write_json(sample_report(), path)
+    assert problem(json.loads(path.read_text())) is None
+
+
+def test_older_schemas_without_their_later_fields_are_valid():
+    data = _valid()
+    data["schema"] = 1
+    for key in ("partial_reason", "run"):
+        del data[key]
+    for theorem in data["theorems"]:
+        del theorem["assumptions"]
+        for record in theorem["numeric"]:
+            del record["ground_truth_ulps"]
+    assert problem(data) is None
+
+
+@pytest.mark.parametrize("case", sorted(WRONG_SHAPES))
+@pytest.mark.parametrize("command", [["report"], ["list", "--no-catalog"], ["show", "x"]])
+def test_a_results_file_of_the_wrong_shape_is_a_usage_error_naming_the_field(
+        tmp_path, capsys, case, command):
+    data, expected = WRONG_SHAPES[case]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(data))
+    assert main([*command, "--json", str(path)]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith(f"attnproof: {path} is not a results file: ") and expected in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("content, expected", [
+    (None, "is a directory, not a results file"),
+    ("{", "is not valid JSON: Expecting property name"),
+    (b"\xff\xfe", "is not UTF-8 text"),
+    ("[" * 100_000, "nested too deeply"),
+])
+def test_an_unreadable_results_file_is_a_usage_error(tmp_path, capsys, content, expected):
+    path = tmp_path / "results.json"
+    if content is None:
+        path.mkdir()
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    for command in (["report"], ["show", "x"], ["list", "--no-catalog"]):
+        assert main([*command, "--json", str(path)]) == EXIT_USAGE
+        err = capsys.readouterr().err
+        assert expected in err and "Traceback" not in err
+
+
+def test_the_error_shows_control_characters_from_the_file(tmp_path, capsys):
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(_broken(lambda d: d["theorems"][0].update(status="\x1b[2J"))))
+    assert main(["report", "--json", str(path)]) == EXIT_USAGE
+    assert "\x1b" not in capsys.readouterr().err
+
+
+def test_load_results_raises_a_results_error_naming_the_field(tmp_path):
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(_broken(lambda d: d["theorems"][0].update(ok="yes"))))
+    with pytest.raises(ResultsError, match=r"\$\.theorems\[0\]\.ok: 'yes' is not of type"):
+        load_results(path)
