@@ -1,7 +1,7 @@
-"""What every report format says, decided once: status phrases, evidence rows, errata, totals.
+"""The facts every report states, decided once: status phrases, evidence order, errata, totals.
 
-The Markdown, LaTeX and terminal renderers only format these facts, so the three cannot
-disagree about what a result means.
+``_document`` arranges these facts into the report's sections; the Markdown, LaTeX and terminal
+renderers only format that document, so the three cannot disagree about what a result means.
 """
 
 from __future__ import annotations

@@ -113,3 +113,15 @@ def test_load_results_raises_a_results_error_naming_the_field(tmp_path):
     path.write_text(json.dumps(_broken(lambda d: d["theorems"][0].update(ok="yes"))))
     with pytest.raises(ResultsError, match=r"\$\.theorems\[0\]\.ok: 'yes' is not of type"):
         load_results(path)
+
+
+def test_the_schema_file_has_exactly_the_keys_the_writer_writes():
+    from attnproof import _schema
+
+    from .test_results_json import NUMERIC_KEYS, SYMBOLIC_KEYS, THEOREM_KEYS
+    schema = _schema._validator().schema
+    defs = schema["$defs"]
+    assert set(defs["theorem"]["properties"]) == THEOREM_KEYS
+    assert set(defs["symbolic"]["properties"]) == SYMBOLIC_KEYS
+    assert set(defs["numeric"]["properties"]) == NUMERIC_KEYS
+    assert set(schema["properties"]) == set(report_to_json(sample_report()))
