@@ -23,7 +23,7 @@ def test_escape_neutralises_every_latex_special():
 
 def test_escape_spells_unicode_in_latex():
     assert escape("§6.3 ⟨E⟩ − T·H ≥ F") == r"\S{}6.3 $\langle$E$\rangle$ $-$ T$\cdot$H $\geq$ F"
-    assert escape("β Σ é Kᵀ ✓ ½") == r"$\beta$ $\Sigma$ é K$^{T}$ [U+2713] $\tfrac{1}{2}$"
+    assert escape("β Σ é Kᵀ ✓ ½") == r"$\beta$ $\Sigma$ é K$^{T}$ {[}U+2713{]} $\tfrac{1}{2}$"
 
 
 def test_breakable_escape_lets_long_names_wrap_at_underscores():
