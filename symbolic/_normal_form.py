@@ -223,11 +223,22 @@ def _factors(term: sp.Expr) -> list[sp.Expr]:
             factors.append(base)
         elif isinstance(factor, sp.exp):
             factors.extend(sp.exp(t) for t in sp.Add.make_args(sp.expand(factor.args[0])))
+        elif isinstance(base, sp.Sum) and exponent.is_Integer and exponent > 1:
+            # (Σ f)^k is k copies of Σ f, each with its own bound names, so they can merge
+            factors.extend(_fresh_bound_names(base) for _ in range(int(exponent)))
         elif isinstance(base, sp.Add) and exponent.is_negative:
             factors.extend(_factored_denominator(base, exponent))
         else:
             factors.append(factor)
     return factors
+
+
+def _fresh_bound_names(total: sp.Sum) -> sp.Sum:
+    """``total`` with every bound index renamed to a fresh dummy (the same sum)."""
+    renames = {v: sp.Dummy(v.name, integer=True) for v, _, _ in total.limits}
+    limits = [(renames[v], lo.xreplace(renames), hi.xreplace(renames))
+              for v, lo, hi in total.limits]
+    return sp.Sum(total.function.xreplace(renames), *limits)
 
 
 def _factored_denominator(base: sp.Add, exponent) -> list[sp.Expr]:

@@ -21,6 +21,16 @@ class TheoremError(ValueError):
     """A theorem that cannot be checked as declared; the message names theorem and symbol."""
 
 
+# The source documents by title (seeds/README.md maps titles to files): reports cite a document
+# by the title a reader knows it by, and keep the file name for anything not listed here.
+DOCUMENT_TITLES = {
+    "000_4cf6f5ddf16e1ebe.txt": "attn-tensors README",
+    "001_9db7190c12608696.txt": "Attention as Bilinear Form",
+    "002_ef3c412201bbbc34.txt": "Worked example 48",
+    "003_7f210888dbe15d95.txt": "Theory notebook",
+}
+
+
 @dataclass(frozen=True)
 class Source:
     """Where a claim is written: seed file, section, equation numbers."""
@@ -29,9 +39,14 @@ class Source:
     section: str
     equations: str = ""
 
+    @property
+    def title(self) -> str:
+        """The document's title, or its file name when the title is not known."""
+        return DOCUMENT_TITLES.get(self.file, self.file)
+
     def __str__(self) -> str:
         equations = f", eq. {self.equations}" if self.equations else ""
-        return f"{self.file} {self.section}{equations}"
+        return f"{self.title} {self.section}{equations}"
 
 
 @dataclass(frozen=True)

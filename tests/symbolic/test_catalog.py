@@ -53,3 +53,11 @@ def test_import_symbolic_imports_no_array_backend():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("theorem", CATALOG.theorems, ids=NAMES)
+def test_sources_are_cited_by_document_title(theorem):
+    from attnproof.symbolic._theorem import DOCUMENT_TITLES
+
+    assert theorem.source.file in DOCUMENT_TITLES
+    assert str(theorem.source).startswith(DOCUMENT_TITLES[theorem.source.file])

@@ -206,3 +206,12 @@ def test_masked_rows_sum_to_one_only_with_the_fully_masked_correction():
     wrong = prove(rows_sum_to(1, "refuted"))
     assert wrong.status == "refuted"
     assert wrong.counterexample["lhs_minus_rhs"] == "-1"  # a fully masked row sums to 0
+
+
+def test_a_power_of_a_sum_under_a_sum_becomes_a_multiple_sum():
+    square = total(total(w[r, j] * x[j], j) ** 2, r)
+    double = sp.Sum(w[r, j] * x[j] * w[r, k] * x[k], (j, 0, j.upper), (k, 0, k.upper),
+                    (r, 0, r.upper))
+    assert residual(square - double) == 0
+    assert residual(square - sp.Sum(w[r, j] ** 2 * x[j] ** 2, (j, 0, j.upper),
+                                    (r, 0, r.upper))) != 0
