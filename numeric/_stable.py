@@ -85,12 +85,18 @@ def _shift_family(expr: sp.Expr, family, masked_rows: list) -> sp.Expr:
     marker = sp.Function(f"_M{next(_fresh)}")
     placeholders = {}
     replacements, shifted = {}, {}
+    # exp(−u/T) (Gibbs weights written with energies) peaks where u is smallest: shift by the
+    # minimum, else exp(−(u − max u)) overflows; mixed signs keep the maximum as before
+    downhill = all(coefficient.is_negative for _, coefficient, _, _ in family["members"])
     for node, coefficient, rest, positions in family["members"]:
         renamed, reduced_indices = _reduced_copy(rest, positions, reduced, placeholders)
         kept = [positions[p] for p in range(len(positions)) if p not in reduced]
         if any(_key(positions[p]) in {_key(k) for k in kept} for p in reduced):
             return expr
-        peak = _peak(renamed, reduced_indices, kept, masked_rows)
+        if downhill:
+            peak = -_peak(-renamed, reduced_indices, kept, masked_rows)
+        else:
+            peak = _peak(renamed, reduced_indices, kept, masked_rows)
         replacements[node] = sp.exp(coefficient * (rest - peak)) * marker(*kept) ** coefficient
         shifted[node] = sp.exp(coefficient * (rest - peak))
     candidate = expr.xreplace(replacements)

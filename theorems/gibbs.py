@@ -38,18 +38,17 @@ def row_sum(expr, index):
     return sp.Sum(expr, (index, 0, n_k.symbol - 1))
 
 
-E = Defined("E", (i, j), -S[i, j])  # §4.1: scores as negative energies
+E = Tensor("E", (n_q, n_k))  # energy levels E_j of (15)
 
 gibbs_distribution_is_softmax_at_temperature = Theorem(
     name="gibbs_distribution_is_softmax_at_temperature",
     source=Source(TUTORIAL, "§4.1 Definition (Gibbs Distribution)", "(15)–(16)"),
     claim=Equals(
         sp.exp(-E[i, j] / t) / row_sum(sp.exp(-E[i, k] / t), k),
-        softmax(S[i, j], j, 1 / t),
+        softmax(-E[i, j], j, 1 / t),
     ),
-    inputs=(S, T),
-    definitions=(E,),
-    note="P(j) = exp(−E_j/T)/Z with E = −S is softmax(S/T), the attention weights (16).",
+    inputs=(E, T),
+    note="P(j) = exp(−E_j/T)/Z is the attention weights (16) for the scores S = −E.",
 )
 
 softmax_shift_invariance = Theorem(
@@ -108,15 +107,29 @@ A_beta = Defined("A", (i, j), softmax(S[i, j], j, B))
 mean_score = expectation(A_beta[i, k], S[i, k], k)
 variance = expectation(A_beta[i, j], (S[i, j] - mean_score) ** 2, j)
 
-entropy_derivative_in_inverse_temperature = Theorem(
-    name="entropy_derivative_in_inverse_temperature",
-    source=Source(README, "Statistical Mechanics View", "entropy of A_sharp (β = 10) vs A_soft (β = 0.1)"),
-    claim=Equals(sp.Derivative(entropy(A_beta[i, j], j), B), -B * variance),
+# H(softmax(βS)) = log Z − β⟨S⟩, the free energy identity (22) at T = 1/β; written this way the
+# derivative needs no log of a weight that underflows to 0 (0·log 0)
+entropy_as_log_partition = lse(B * S[i, j], j) - B * mean_score.xreplace({k: j})
+
+entropy_is_log_partition_minus_mean_score = Theorem(
+    name="entropy_is_log_partition_minus_mean_score",
+    source=Source(TUTORIAL, "§4.4 Definition (Free Energy)", "(21)–(22) at T = 1/β"),
+    claim=Equals(entropy(A_beta[i, j], j), entropy_as_log_partition),
     inputs=(S, beta),
     definitions=(A_beta,),
-    note="'Lower [entropy] = more focused' for the sharper β: dH/dβ = −β·Var_A(S) ≤ 0, so the "
-    "entropy of softmax(βS) never increases with β (and §11.2's 'lower temperature "
-    "concentrates probability').",
+    note="H = log Z − β⟨S⟩: (22) F = ⟨E⟩ − TH with F = −T log Z and E = −S, solved for H.",
+)
+
+entropy_derivative_in_inverse_temperature = Theorem(
+    name="entropy_derivative_in_inverse_temperature",
+    source=Source(README, "Statistical Mechanics View",
+                  "entropy of A_sharp (β = 10) below that of A_soft (β = 0.1)"),
+    claim=Equals(sp.Derivative(entropy_as_log_partition, B), -B * variance),
+    inputs=(S, beta),
+    definitions=(A_beta,),
+    note="'Lower [entropy] = more focused' for the sharper β: dH/dβ = −β·Var_A(S) ≤ 0, with H "
+    "written as log Z − β⟨S⟩ (entropy_is_log_partition_minus_mean_score), so the entropy of "
+    "softmax(βS) never increases with β.",
 )
 
 gap = Scalar("gap", Positive(1e-2, 1e2), latex=r"\Delta")
