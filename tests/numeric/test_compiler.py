@@ -69,6 +69,17 @@ def test_exp_over_sum_of_exp_is_rewritten_stably():
     np.testing.assert_allclose(values, _reference_softmax(_FIXED["S"], 2), rtol=1e-12, atol=1e-300)
 
 
+def test_exp_of_minus_energy_over_its_sum_is_shifted_by_the_minimum():
+    # the Gibbs weights exp(−E_j)/Σ_k exp(−E_k) peak at the smallest energy
+    ratio = sp.exp(-S[i, j]) / rowsum(sp.exp(-S[i, k]), k)
+    compiled = compile_expression(ratio, (i, j), inputs=(S,))
+    spread = {**_FIXED, "S": _FIXED["S"] * 10}  # max − min well past exp's range
+    values = compiled(np, spread, SIZES)
+    assert np.isfinite(values).all()
+    np.testing.assert_allclose(values, _reference_softmax(-spread["S"], 2), rtol=1e-12,
+                               atol=1e-300)
+
+
 def test_same_expression_same_compiled_object():
     first = compile_expression(A[i, j], (i, j), inputs=(S, T), definitions=(A,))
     again = compile_expression(A[i, j], (i, j), inputs=(S, T), definitions=(A,))
