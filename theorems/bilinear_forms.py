@@ -10,7 +10,7 @@ semi-definite, as (9) says; not positive definite, as §8.2 says: W = 0 gives 0)
 import sympy as sp
 
 from attnproof import AtLeast, Defined, Equals, Real, Scalar, Source, Tensor, Theorem
-from ._dims import README, TUTORIAL, d_k, n_k, n_q
+from ._dims import TUTORIAL, d_k, n_k, n_q
 
 a, b, c = d_k.indices("a b c")
 i = n_q.index("i")
@@ -83,18 +83,8 @@ scaled_euclidean_metric_gives_attention_scores = Theorem(
     inputs=(Q, K),
     definitions=(g,),
     note="S^ij = Q^ia g_ab K^jb with g_ab = δ_ab/√d_k is (1/√d_k) Q^ia K^ja: the metric implicit "
-    "in scaled dot-product attention.",
-)
-
-readme_bilinear_form_scores = Theorem(
-    name="readme_bilinear_form_scores",
-    source=Source(README, "As Bilinear Form; Quick Start (bilinear_form_batch)",
-                  "S^ij = Q^ia g_ab K^jb"),
-    claim=Equals(total(Q[i, a] * g[a, b] * K[j, b], a, b), scaled_dot_product),
-    inputs=(Q, K),
-    definitions=(g,),
-    note="The README's scaled_euclidean_metric(d) with bilinear_form_batch(Q, K, g) gives the "
-    "scores of standard attention, Q Kᵀ/√d.",
+    "in scaled dot-product attention. The attn-tensors README states the same ('As Bilinear "
+    "Form', and bilinear_form_batch(Q, K, scaled_euclidean_metric(d)) in its Quick Start).",
 )
 
 # -- (9): the learned metric -------------------------------------------------------------------
