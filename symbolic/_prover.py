@@ -126,6 +126,10 @@ def _rounds_to(value: sp.Float, printed: str) -> bool:
     """|value − printed| ≤ half a unit in the printed last place (both evaluated exactly)."""
     decimals = len(printed.split(".")[1]) if "." in printed else 0
     half_unit = sp.Rational(1, 2) * sp.Rational(1, 10**decimals)
+    if abs(value) < sp.Rational(1, 10 ** (decimals + 2)):
+        # rounds as 0 does: the printed value is a multiple of 10^-decimals, so it is either 0
+        # or a whole unit away; and an exact rational of e^(-1e9) has 4e8 digits
+        value = sp.S.Zero
     return bool(abs(sp.Rational(value) - sp.Rational(printed)) <= half_unit)
 
 

@@ -215,3 +215,13 @@ def test_a_power_of_a_sum_under_a_sum_becomes_a_multiple_sum():
     assert residual(square - double) == 0
     assert residual(square - sp.Sum(w[r, j] ** 2 * x[j] ** 2, (j, 0, j.upper),
                                     (r, 0, r.upper))) != 0
+
+
+def test_a_vanishingly_small_worked_number_rounds_like_zero():
+    from attnproof.symbolic._prover import _rounds_to
+
+    tiny = sp.N(sp.exp(-sp.Integer(10) ** 9), 50)
+    assert _rounds_to(tiny, "0.00000000")
+    assert _rounds_to(-tiny, "0.0")
+    assert not _rounds_to(tiny, "0.01")
+    assert not _rounds_to(tiny, "-1.0")
