@@ -144,3 +144,19 @@ entropy_decreases_with_inverse_temperature = Theorem(
     note="'Lower temperature concentrates probability on the maximum score', measured by "
     "entropy: H(softmax(βS)) ≥ H(softmax((β + Δ)S)) for every Δ > 0.",
 )
+
+# -- §9.3: "even small differences in scores lead to large differences in weights" ---------------
+
+# drawn at T ≥ 1: the proof covers every T > 0, but at T = 1e-3 the ratio itself, e^(200/T),
+# is past float64's range
+T_warm = Scalar("T", Positive(1.0, 1e3))
+
+weights_ratio_is_exponential_in_score_gap = Theorem(
+    name="weights_ratio_is_exponential_in_score_gap",
+    source=Source(TUTORIAL, "§9.3 Theorem (Exponential Capacity), remark", "(16)"),
+    claim=Equals(softmax(S[i, j], j, 1 / t) / softmax(S[i, s], s, 1 / t),
+                 sp.exp((S[i, j] - S[i, s]) / t)),
+    inputs=(S, T_warm),
+    note="'The exponential separation provided by softmax': the weights of two keys are in "
+    "the ratio exp((S_ij − S_is)/T), whatever the other scores are.",
+)

@@ -110,3 +110,17 @@ worked_example_48_shapes = Theorem(
     inputs=(),
     note="Shapes of QKᵀ/√2, softmax and AV for the example's matrices, from the exact products.",
 )
+
+# -- "extreme attention (one weight near 1) retrieves a single value" ---------------------------
+
+worked_example_48_extreme_attention_retrieves_one_value = Theorem(
+    name="worked_example_48_extreme_attention_retrieves_one_value",
+    source=Source(EXAMPLE_48, "Notes, Part 3",
+                  "'extreme attention (one weight near 1) retrieves a single value' (line 124)"),
+    claim=AtLeast((1 - A[i, j]) * rowmax(sp.Abs(V[k, b] - V[j, b]), k),
+                  sp.Abs(O[i, b] - V[j, b])),
+    inputs=(Q, K, V),
+    definitions=three_steps,
+    note="The remark's precise form: |o_ib − v_jb| ≤ (1 − A_ij)·max_k |v_kb − v_jb|, so as the "
+    "weight A_ij of key j approaches 1 the output approaches its value v_j.",
+)

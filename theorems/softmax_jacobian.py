@@ -60,3 +60,18 @@ softmax_gradient = Theorem(
     definitions=(A,),
     note="L = Σ G∘A with G = ∂L/∂A free, so ∂L/∂S is the vector–Jacobian product of (39).",
 )
+
+softmax_gradient_rows_sum_to_zero = Theorem(
+    name="softmax_gradient_rows_sum_to_zero",
+    source=Source(TUTORIAL, "§6.3 Theorem (Softmax Gradient), intuition", "(42)–(43)"),
+    claim=Equals(
+        sp.Sum(A[m, n] * (G[m, n] - sp.Sum(A[m, j] * G[m, j], (j, 0, n_k.symbol - 1))),
+               (n, 0, n_k.symbol - 1)),
+        0,
+    ),
+    inputs=(S, G),
+    definitions=(A,),
+    note="'The subtraction of the weighted sum … ensures the gradient respects the constraint "
+    "that attention weights sum to 1': each row of ∂L/∂S sums to 0, so a gradient step leaves "
+    "Σ_j A_ij = 1 to first order.",
+)
