@@ -70,7 +70,7 @@ raw = sp.Sum(Q[i, a] * K[j, a], (a, 0, d_k.symbol - 1))  # unscaled scores Q^ia 
 
 effective_temperature_of_scaling = Theorem(
     name="effective_temperature_of_scaling",
-    source=Source(TUTORIAL, "§4.2, remark after the proof of (17)–(18)", "(10), (16)"),
+    source=Source(TUTORIAL, "§4.2, closing remark on the 1/√d_k scaling", "(10), (16)"),
     claim=Equals(
         softmax(raw / sp.sqrt(d_k.symbol), j),
         softmax(raw, j, 1 / sp.sqrt(d_k.symbol)),
@@ -87,7 +87,8 @@ top = rowmax(z[i, j], j)
 
 lse_at_least_max = Theorem(
     name="lse_at_least_max",
-    source=Source(TUTORIAL, "§9.2 Definition (Modern Hopfield Energy)", "(62), lse as smooth maximum"),
+    source=Source(TUTORIAL, "§9.2 Definition (Modern Hopfield Energy)",
+                  "(62), lse as smooth maximum"),
     claim=AtLeast(lse(z[i, j], j), top),
     inputs=(z,),
     note="The lower half of 'lse is a smooth maximum': max_j z_j ≤ lse(z).",
@@ -95,7 +96,8 @@ lse_at_least_max = Theorem(
 
 lse_at_most_max_plus_log_n = Theorem(
     name="lse_at_most_max_plus_log_n",
-    source=Source(TUTORIAL, "§9.2 Definition (Modern Hopfield Energy)", "(62), lse as smooth maximum"),
+    source=Source(TUTORIAL, "§9.2 Definition (Modern Hopfield Energy)",
+                  "(62), lse as smooth maximum"),
     claim=AtLeast(top + sp.log(n_k.symbol), lse(z[i, j], j)),
     inputs=(z,),
     note="The upper half: lse(z) ≤ max_j z_j + log n_k, equality when all z_j are equal.",

@@ -35,7 +35,8 @@ Mh = Defined("M", (h, b, c), total(W_Q[h, b, a] * W_K[h, c, a], a) / sp.sqrt(d_k
 
 multi_head_scores_are_learned_bilinear_forms = Theorem(
     name="multi_head_scores_are_learned_bilinear_forms",
-    source=Source(TUTORIAL, "§7.1 Definition (Multi-Head Attention), §8.2", "(48), (49), (51), (58)"),
+    source=Source(TUTORIAL, "§7.1 Definition (Multi-Head Attention), §8.2",
+                  "(48), (49), (51), (58)"),
     claim=Equals(Sh[h, i, j], total(X[i, b] * Mh[h, b, c] * X[j, c], b, c)),
     inputs=(X, W_Q, W_K),
     definitions=(Qh, Kh, Sh, Mh),
@@ -47,7 +48,7 @@ multi_head_scores_are_learned_bilinear_forms = Theorem(
 # -- the notebook's split_heads / combine_heads, as shape arithmetic ----------------------------
 
 def split_heads_shape(shape, n_heads):
-    """The notebook's split_heads: (B, T, D) -> (B, heads, T, D // heads), asserting D % heads == 0."""
+    """The notebook's split_heads: (B, T, D) -> (B, heads, T, D // heads); heads divides D."""
     batch, length, width = shape
     assert width % n_heads == 0
     return (batch, n_heads, length, width // n_heads)

@@ -59,7 +59,8 @@ future_mass = sum(weights_2[r, c] for r in range(T4) for c in range(r + 1, T4))
 
 notebook_causal_mask_future_mass = Theorem(
     name="notebook_causal_mask_future_mass",
-    source=Source(NOTEBOOK, "Demos 2, 12, 22 (causal mask)", "future attention mass ≈ 0 (tol 1e-8)"),
+    source=Source(NOTEBOOK, "Demos 2, 12, 22 (causal mask)",
+                  "future attention mass ≈ 0 (tol 1e-8)"),
     claim=Rounds([[future_mass]], [["0.00000000"]]),
     inputs=(),
     note="T = 4, Q = K = I: the weight above the diagonal sums to about 6·e^(−1e9), "
@@ -70,7 +71,8 @@ padded = softmax_rows(sp.Matrix([[2, 1, 5]]) + sp.Matrix([[0, 0, FILL]]))
 
 notebook_padding_mask_weight = Theorem(
     name="notebook_padding_mask_weight",
-    source=Source(NOTEBOOK, "Demos 6, 16 (padding mask)", "padded key receives zero weight (tol 1e-8)"),
+    source=Source(NOTEBOOK, "Demos 6, 16 (padding mask)",
+                  "padded key receives zero weight (tol 1e-8)"),
     claim=Rounds([[padded[0, 2]]], [["0.00000000"]]),
     inputs=(),
     note="The largest score (5) is the padded one and still gets only e^(5−1e9)/Z.",
@@ -96,7 +98,8 @@ def alibi_bias(size: int, slope) -> sp.Matrix:
 
 notebook_alibi_bias = Theorem(
     name="notebook_alibi_bias",
-    source=Source(NOTEBOOK, "Demos 8, 18 (ALiBi bias)", "bias[4, 0] = −1.0, linear distance penalty"),
+    source=Source(NOTEBOOK, "Demos 8, 18 (ALiBi bias)",
+                  "bias[4, 0] = −1.0, linear distance penalty"),
     claim=Rounds([[alibi_bias(5, sp.Rational(-1, 4))[4, 0]]], [["-1.00000000"]]),
     inputs=(),
     note="slope −0.25 times the distance 4 between query 4 and key 0.",
@@ -104,7 +107,8 @@ notebook_alibi_bias = Theorem(
 
 notebook_quadratic_cost_ratio = Theorem(
     name="notebook_quadratic_cost_ratio",
-    source=Source(NOTEBOOK, "Demos 9, 19 (quadratic cost)", "doubling context quadruples score matrix"),
+    source=Source(NOTEBOOK, "Demos 9, 19 (quadratic cost)",
+                  "doubling context quadruples score matrix"),
     claim=Rounds([[(sp.Integer(2048) / 1024) ** 2]], [["4.00000000"]]),
     inputs=(),
     note="(2048/1024)² score entries per entry at T = 1024. That the score matrix has T² "
@@ -115,7 +119,8 @@ T128 = 128
 
 notebook_tiling_covers_all_pairs = Theorem(
     name="notebook_tiling_covers_all_pairs",
-    source=Source(NOTEBOOK, "Demos 10, 20 (FlashAttention invariant)", "tile_scores == full_scores at T = 128"),
+    source=Source(NOTEBOOK, "Demos 10, 20 (FlashAttention invariant)",
+                  "tile_scores == full_scores at T = 128"),
     claim=Rounds([[4 * (T128 // 4) * T128, T128 * T128]], [["16384", "16384"]]),
     inputs=(),
     note="Four tiles of T//4 = 32 query rows, each against all 128 keys, cover the 128² pairs.",

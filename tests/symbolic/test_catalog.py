@@ -61,3 +61,42 @@ def test_sources_are_cited_by_document_title(theorem):
 
     assert theorem.source.file in DOCUMENT_TITLES
     assert str(theorem.source).startswith(DOCUMENT_TITLES[theorem.source.file])
+
+
+def _equations_cited(text: str) -> set[int]:
+    """Equation numbers in a citation: "(3)", "(67)–(68)", "(21)-(22)"."""
+    import re
+
+    cited = {int(n) for n in re.findall(r"\((\d+)\)", text)}
+    for first, last in re.findall(r"\((\d+)\)\s*[–-]\s*\((\d+)\)", text):
+        cited |= set(range(int(first), int(last) + 1))
+    return cited
+
+
+def test_every_numbered_equation_of_the_tutorial_is_cataloged_pending_or_marked():
+    from attnproof.theorems._dims import TUTORIAL
+    from attnproof.theorems._pending import NOT_CLAIMS, PENDING
+
+    cited = set()
+    for theorem in CATALOG.theorems:
+        if theorem.source.file == TUTORIAL:
+            cited |= _equations_cited(f"{theorem.source.section} {theorem.source.equations}")
+    for entry in PENDING:
+        if entry["file"] == TUTORIAL:
+            cited |= _equations_cited(f"{entry['section']} {entry['place']}")
+    missing = set(range(1, 81)) - cited - set(NOT_CLAIMS)
+    assert not missing, f"equations neither cataloged, pending nor marked: {sorted(missing)}"
+    assert not cited & set(NOT_CLAIMS) - {14, 32}, "a marked equation is also cited as a claim"
+
+
+def test_pending_claims_name_their_place_and_kind():
+    from attnproof.theorems._pending import KINDS, PENDING
+
+    for entry in PENDING:
+        assert entry["kind"] in KINDS, entry
+        assert entry["verdict"] in ("true", "false", "open"), entry
+        assert entry["section"] and entry["place"] and entry["claim"], entry
+        if SEEDS_DIR.exists():
+            assert (SEEDS_DIR / entry["file"]).exists(), entry["file"]
+        if entry["verdict"] == "false":
+            assert entry.get("note"), f"a false claim needs the reason: {entry['claim']}"
