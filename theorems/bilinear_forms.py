@@ -143,3 +143,15 @@ learned_metric_symmetric = Theorem(
     definitions=(Wt, WtW),
     note="A metric is symmetric, so ⟨u, v⟩_g = ⟨v, u⟩_g of (2); WᵀW is.",
 )
+
+g_inverse = Defined("ginv", (a, b), sp.sqrt(d_k.symbol) * delta(a, b), latex="g^{-1}")
+
+metric_lower_then_raise_index = Theorem(
+    name="metric_lower_then_raise_index",
+    source=Source(TUTORIAL, "§2.1 Definition (Metric Tensor), §5.1", "(2), g^{ac} g_{cb} = δ^a_b"),
+    claim=Equals(total(g_inverse[a, b] * total(g[b, c] * v[c], c), b), v[a]),
+    inputs=(v,),
+    definitions=(g, g_inverse),
+    note="For the attention metric g = δ/√d_k of §5.1, g^ab = √d_k δ^ab is its inverse: "
+    "lowering an index with g and raising it with g^ab returns the vector.",
+)

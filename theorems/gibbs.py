@@ -162,3 +162,22 @@ weights_ratio_is_exponential_in_score_gap = Theorem(
     note="'The exponential separation provided by softmax': the weights of two keys are in "
     "the ratio exp((S_ij − S_is)/T), whatever the other scores are.",
 )
+
+# -- §4.2's attention_temperature code --------------------------------------------------------
+
+
+def attention_temperature_weights(temperature):
+    """The printed code: scores = QKᵀ/√d_k, then softmax(scores / temperature)."""
+    return softmax(raw / sp.sqrt(d_k.symbol) / temperature, j)
+
+
+attention_temperature_code_is_gibbs_of_raw_scores = Theorem(
+    name="attention_temperature_code_is_gibbs_of_raw_scores",
+    source=Source(TUTORIAL, "§4.2 code attention_temperature", "(16)"),
+    claim=Equals(attention_temperature_weights(t),
+                 softmax(raw, j, 1 / (t * sp.sqrt(d_k.symbol)))),
+    inputs=(Q, K, T),
+    note="attention_temperature(Q, K, V, T) weighs the unscaled scores QKᵀ by the Gibbs "
+    "distribution (16) at temperature T·√d_k: T = 1 is standard attention, the effective "
+    "temperature √d_k of the remark above.",
+)

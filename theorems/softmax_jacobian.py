@@ -75,3 +75,13 @@ softmax_gradient_rows_sum_to_zero = Theorem(
     "that attention weights sum to 1': each row of ∂L/∂S sums to 0, so a gradient step leaves "
     "Σ_j A_ij = 1 to first order.",
 )
+
+softmax_jacobian_symmetric = Theorem(
+    name="softmax_jacobian_symmetric",
+    source=Source(TUTORIAL, "§11.3 Example 3", "(79)–(80), off-diagonal −a₁a₂ = −a₂a₁"),
+    claim=Equals(sp.Derivative(A_T[i, j], S[i, n]), sp.Derivative(A_T[i, n], S[i, j])),
+    inputs=(S, T),
+    definitions=(A_T,),
+    note="J = diag(a) − aaᵀ is symmetric, as (80)'s off-diagonal entries show for s = [1, 2]; "
+    "checked for every size and temperature.",
+)
