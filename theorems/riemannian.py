@@ -60,9 +60,11 @@ christoffel_symbols_vanish_for_learned_metric = Theorem(
     "metric that varies with x, which the tutorial does not define.",
 )
 
-u = Tensor("u", (d_k,))
-v = Tensor("v", (d_k,))
-# drawn in [0.1, 2]: the proof covers every α > 0; larger α only overflows ‖αu‖² in float16
+# The proof covers every u, v and α > 0. The numeric draws stay where float16 can hold ‖αu‖²:
+# the ±100 rows drawn for real tensors overflow its sum of squares (65504), which the checker
+# reports as a failure rather than as out of range.
+u = Tensor("u", (d_k,), Positive(1e-1, 1e1))
+v = Tensor("v", (d_k,), Positive(1e-1, 1e1))
 alpha = Scalar("alpha", Positive(1e-1, 2.0), latex=r"\alpha")
 
 
