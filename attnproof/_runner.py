@@ -22,6 +22,7 @@ from multiprocessing.connection import wait
 
 from attnproof import symbolic
 
+from ._cache import cached_proof, remember_timings, slowest_first
 from ._describe import rendering
 from ._results import (
     ERROR,
@@ -253,7 +254,8 @@ def check_steps(theorem, options: Options, emit: Callable[[tuple], None]) -> Non
     emit(("start", "rendering"))
     emit(("rendering", rendering(theorem)))
     emit(("start", "symbolic proof"))
-    emit(("symbolic", _schema_symbolic(symbolic.prove(theorem, time_limit=options.time_limit))))
+    emit(("symbolic", cached_proof(theorem, options.time_limit, lambda: _schema_symbolic(
+        symbolic.prove(theorem, time_limit=options.time_limit)))))
     for configuration in _configurations(theorem, options):
         emit(("start", configuration))
         emit(("numeric", _numeric_record(theorem, configuration, options.profile)))
@@ -381,6 +383,9 @@ class _Job:
     def __post_init__(self):
         self.deadline = time.monotonic() + self.budget
 
+    def elapsed(self) -> float:
+        return time.monotonic() - (self.deadline - self.budget)
+
 
 @dataclass(eq=False)
 class _Worker:
@@ -401,8 +406,9 @@ class _Worker:
 
 def _run_isolated(theorems, options: Options, jobs: int, budget: float, state: _RunState) -> None:
     context = multiprocessing.get_context("spawn")
-    pending = deque(theorems)
+    pending = deque(slowest_first(theorems))
     workers: list[_Worker] = []
+    seconds: dict[str, float] = {}
     try:
         while pending or any(w.job for w in workers):
             for worker in _idle(workers, context, options, jobs, len(pending)):
@@ -414,7 +420,9 @@ def _run_isolated(theorems, options: Options, jobs: int, budget: float, state: _
                     _stop(worker)
                     workers.remove(worker)
                 state.finish(job.theorem, job.collected)
+                seconds[job.theorem.name] = job.elapsed()
     finally:
+        remember_timings(seconds)
         for worker in workers:
             _stop(worker, politely=worker.job is None)
 

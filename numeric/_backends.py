@@ -117,6 +117,10 @@ def _jax_setup(module) -> None:
     jax.config.update("jax_enable_x64", True)
     # the CPU default is already exact; GPUs and TPUs otherwise use TF32 / bfloat16 passes
     jax.config.update("jax_default_matmul_precision", "highest")
+    from . import _compile_cache, _compile_log
+
+    _compile_cache.configure(jax)
+    _compile_log.listen()
 
 
 def _jax_devices() -> dict[str, object]:

@@ -12,6 +12,7 @@ import sympy as sp
 from attnproof.symbolic import Theorem
 from attnproof.symbolic._theorem import ordered_free_indices
 
+from . import _compile_log as compile_log
 from . import _strategies as strategies
 from ._backends import Backend, backend, to_numpy
 from ._compiler import compile_expression, index_key
@@ -123,11 +124,16 @@ class Runner:
             if key not in self._compiled:
                 self._compiled[key] = self._build(xp, sizes, dict(statics))
             traced = {k: v for k, v in placed.items() if hasattr(v, "shape")}
-            with np.errstate(all="ignore"):  # overflow shows up as inf/nan and is judged there
+            with np.errstate(all="ignore"), self._attributed(dtype, sizes):
+                # overflow shows up as inf/nan and is judged there
                 values = {k: to_numpy(v) for k, v in self._compiled[key](traced).items()}
         if with_scale:
             values.update(self._float64_only(arrays, sizes))
         return values
+
+    def _attributed(self, dtype: str, sizes: dict):
+        return compile_log.attributed(self.plan.theorem.name, self.row.name, dtype, self.mode,
+                                      sizes)
 
     def _float64_only(self, arrays: dict, sizes: dict) -> dict:
         """Abs-scale and exponent magnitudes, always NumPy float64: they are error bounds."""

@@ -1,0 +1,185 @@
+"""Proof results kept across runs, in a user cache directory outside the repository.
+
+A symbolic proof is a deterministic function of the statement and the prover, so its result is
+stored under a key made of both: the statement (the ``srepr`` of the claim, its lemmas, its
+definitions and its inputs with their domains), the proof time limit, and the prover's version
+(a digest of the ``symbolic`` package's source and SymPy's version). A changed theorem gets a
+new key, and storing it removes that theorem's other entries, and nobody else's. An entry that
+cannot be read, or whose digest does not match its content, is deleted and recomputed: it is
+never trusted. Time-outs and prover errors are not stored: they say nothing lasting.
+
+``$ATTNPROOF_CACHE_DIR`` chooses the directory (default ``$XDG_CACHE_HOME/attnproof``, else
+``~/.cache/attnproof``); ``$ATTNPROOF_NO_CACHE=1`` or ``attnproof prove --no-cache`` turns
+every cache off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import sympy as sp
+
+from .numeric._compile_cache import cache_directory
+
+# statuses worth keeping: the others (timeout, error) depend on the machine or on a bug
+LASTING_STATUSES = ("proved", "proved-bounded", "refuted", "not-proved")
+
+
+# -- keys -----------------------------------------------------------------------------------------
+
+
+@functools.cache
+def prover_version() -> str:
+    """A digest of the prover's source and SymPy's version: any change to either is a new
+    prover, whose results are not the old one's."""
+    from attnproof import symbolic
+
+    digest = hashlib.sha256(f"sympy {sp.__version__}".encode())
+    for path in sorted(Path(symbolic.__file__).resolve().parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def statement_key(theorem, time_limit: float) -> str:
+    """The key of a proof: the statement as SymPy sees it, the time limit, the prover."""
+    parts = [
+        canonical(theorem.claim),
+        canonical(theorem.lemmas),
+        canonical(theorem.definitions),
+        canonical(theorem.inputs),
+        f"time limit {time_limit!r}",
+        prover_version(),
+    ]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def canonical(value) -> str:
+    """A text that changes whenever ``value`` does: ``srepr`` for SymPy objects, field by field
+    for dataclasses (domains, dimensions, inputs, definitions, claims)."""
+    if isinstance(value, sp.Basic):
+        return sp.srepr(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = ", ".join(f"{f.name}={canonical(getattr(value, f.name))}"
+                           for f in dataclasses.fields(value))
+        return f"{type(value).__name__}({fields})"
+    if isinstance(value, (list, tuple)):
+        return "(" + ", ".join(canonical(v) for v in value) + ")"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {canonical(v)}" for k, v in sorted(value.items())) + "}"
+    if callable(value):
+        return f"<callable {getattr(value, '__qualname__', type(value).__name__)}>"
+    return repr(value)
+
+
+# -- the store ------------------------------------------------------------------------------------
+
+
+class ProofCache:
+    """Proof results as JSON files ``proofs/<theorem>/<key>.json``, each with its digest."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root) / "proofs"
+
+    def get(self, name: str, key: str) -> dict | None:
+        path = self._path(name, key)
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+            if entry["key"] == key and entry["digest"] == _digest(entry["value"]):
+                return entry["value"]
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        with contextlib.suppress(OSError):  # unreadable or tampered: recompute, never trust
+            path.unlink()
+        return None
+
+    def put(self, name: str, key: str, value: dict) -> None:
+        """Store ``value``, replacing every other entry of theorem ``name``."""
+        folder = self._path(name, key).parent
+        with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
+            folder.mkdir(parents=True, exist_ok=True)
+            for stale in folder.glob("*.json"):
+                if stale.stem != key:
+                    stale.unlink()
+            entry = {"key": key, "digest": _digest(value), "value": value}
+            _write_atomically(self._path(name, key), json.dumps(entry))
+
+    def _path(self, name: str, key: str) -> Path:
+        safe = "".join(c if c.isalnum() or c in "_-." else "_" for c in name)
+        return self.root / safe / f"{key}.json"
+
+
+def _digest(value) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def cached_proof(theorem, time_limit: float, prove: Callable[[], dict]) -> dict:
+    """The proof record of ``theorem``: from the cache when its statement and the prover are
+    unchanged, else computed by ``prove()`` (and stored if its status lasts)."""
+    directory = cache_directory()
+    if directory is None:
+        return prove()
+    store, key = ProofCache(directory), statement_key(theorem, time_limit)
+    found = store.get(theorem.name, key)
+    if found is not None:
+        return found
+    record = prove()
+    if record.get("status") in LASTING_STATUSES:
+        store.put(theorem.name, key, record)
+    return record
+
+
+# -- how long each theorem took, to start the slowest first -------------------------------------
+
+TIMINGS_NAME = "timings.json"
+
+
+def slowest_first(theorems: list) -> list:
+    """``theorems`` ordered by the time each took in the last run, slowest first (theorems never
+    timed first of all), so that no long theorem starts last and runs alone at the end."""
+    directory = cache_directory()
+    known = _read_timings(directory / TIMINGS_NAME) if directory else {}
+    return sorted(theorems, key=lambda t: -known.get(t.name, float("inf")))
+
+
+def remember_timings(seconds: dict[str, float]) -> None:
+    """Merge this run's seconds per theorem into the stored ones."""
+    directory = cache_directory()
+    if directory is None or not seconds:
+        return
+    path = directory / TIMINGS_NAME
+    merged = {**_read_timings(path), **seconds}
+    with contextlib.suppress(OSError):
+        directory.mkdir(parents=True, exist_ok=True)
+        _write_atomically(path, json.dumps(merged, sort_keys=True))
+
+
+def _read_timings(path: Path) -> dict[str, float]:
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    return {k: float(v) for k, v in found.items() if isinstance(v, (int, float))}

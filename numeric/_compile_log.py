@@ -1,0 +1,80 @@
+"""Where compilation time goes: every JAX compilation, attributed to a theorem, backend, dtype,
+mode and shape, appended as one JSON line to the file named by ``$ATTNPROOF_COMPILE_LOG``.
+
+JAX reports the three stages of a compilation (tracing, lowering to MLIR, the backend compile,
+or on a persistent-cache hit the cache read) through ``jax.monitoring``; a listener adds the
+configuration being evaluated. Unset, nothing is registered and nothing is written. The
+benchmark (``benchmarks/bench_harness.py``) reads the file to report compilation's share of
+numeric time per backend.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+
+ENVIRONMENT_VARIABLE = "ATTNPROOF_COMPILE_LOG"
+STAGES = {
+    "/jax/core/compile/jaxpr_trace_duration": "trace",
+    "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower",
+    "/jax/core/compile/backend_compile_duration": "compile",
+}
+CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
+
+_context: dict = {}
+_listening = False
+
+
+def listen() -> None:
+    """Register the JAX listeners once per process, if the log is asked for."""
+    global _listening
+    if _listening or not os.environ.get(ENVIRONMENT_VARIABLE):
+        return
+    from jax import monitoring
+
+    monitoring.register_event_duration_secs_listener(_on_duration)
+    monitoring.register_event_listener(_on_event)
+    _listening = True
+
+
+@contextlib.contextmanager
+def attributed(theorem: str, backend: str, dtype: str, mode: str, sizes: dict):
+    """Compilations inside this block are charged to this configuration and shape."""
+    saved = dict(_context)
+    _context.update(theorem=theorem, backend=backend, dtype=dtype, mode=mode,
+                    shape=",".join(f"{k}={v}" for k, v in sorted(sizes.items())))
+    try:
+        yield
+    finally:
+        _context.clear()
+        _context.update(saved)
+
+
+def _on_duration(event: str, duration: float, **_) -> None:
+    if event in STAGES:
+        _write({**_context, "stage": STAGES[event], "seconds": duration})
+
+
+def _on_event(event: str, **_) -> None:
+    if event == CACHE_HIT_EVENT:
+        _write({**_context, "stage": "cache-hit", "seconds": 0.0})
+
+
+def _write(entry: dict) -> None:
+    path = os.environ.get(ENVIRONMENT_VARIABLE)
+    if not path:
+        return
+    # one short line per write in append mode: lines from several workers do not interleave
+    with open(path, "a", encoding="utf-8") as log:
+        log.write(json.dumps(entry) + "\n")
+
+
+def read(path) -> list[dict]:
+    """The entries of a log file; a line cut short (a killed worker) is skipped."""
+    entries = []
+    with open(path, encoding="utf-8") as log:
+        for line in log:
+            with contextlib.suppress(json.JSONDecodeError):
+                entries.append(json.loads(line))
+    return entries
