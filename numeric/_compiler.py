@@ -98,9 +98,10 @@ def compile_expression(
     array module ``target`` names (a key of :data:`TARGETS`).
 
     With ``abs_scale`` the function returns the abs-scale of ``expr`` instead of its value; with
-    ``magnitudes`` it returns, per batch row, the largest abs-scale of any exponent (argument of
-    exp, softmax or log-sum-exp): once eps times that reaches 1, rounding alone can move an
-    exponential by a factor e, and a format that coarse cannot evaluate the row at all.
+    ``magnitudes`` it returns the pair (abs-scale, per batch row the largest abs-scale of any
+    exponent (argument of exp, softmax or log-sum-exp)): once eps times that reaches 1,
+    rounding alone can move an exponential by a factor e, and a format that coarse cannot
+    evaluate the row at all.
     The same arguments give the same :class:`Compiled` object.
 
     Raises:
@@ -186,8 +187,8 @@ class _Emitter:
             raise NotImplementedError(f"free indices {sorted(map(str, extra))} not in output order")
         shape = ", ".join(["batch"] + [self._size_code(k) for k in keys])
         final = f"xp.broadcast_to({self.align(term, keys, batch=True)}, ({shape},))"
-        if self.magnitudes:
-            final = self._largest_exponent()
+        if self.magnitudes:  # both bounds from one evaluation of the abs-scale
+            final = f"({final}, {self._largest_exponent()})"
         header = [f'{identifier(name)} = arrays["{name}"]' for name in self.used_inputs]
         header += [
             f'{identifier(name)} = sizes["{name}"]' for name in sorted(self.used_dims | {"batch"})

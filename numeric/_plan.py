@@ -22,13 +22,15 @@ from ._tolerance import REFERENCE_DTYPE
 @dataclass(frozen=True, eq=False)
 class Plan:
     """Compiled sides of a theorem's claim for one compiler target, in the order of its free
-    indices ``out``; ``exponents`` (NumPy) give each row's largest exponent, for format ranges."""
+    indices ``out``; ``bounds`` (NumPy) give each entry's abs-scale and each row's largest
+    exponent."""
 
     theorem: Theorem
     out: tuple
     sides: dict  # name -> Compiled, evaluated in every dtype
-    scales: tuple  # abs-scale Compiled objects; the entry's scale is their maximum
-    exponents: tuple  # magnitude Compiled objects, NumPy target, float64 only
+    # per side, NumPy float64 only: (abs-scale, largest exponent per row); the entry's scale is
+    # the maximum over sides
+    bounds: tuple
     primal: object | None  # Compiled primal of a derivative claim
     wrt: sp.Expr | None
 
@@ -59,10 +61,9 @@ def plan_for(theorem: Theorem, target: str = "numpy") -> Plan:
     if theorem.implementation is None:
         expressions["sympy" if derivative else "lhs"] = lhs_expr
     sides = {name: compile_(e, target=target) for name, e in expressions.items()}
-    scales = tuple(compile_(e, abs_scale=True) for e in expressions.values())
-    exponents = tuple(compile_(e, magnitudes=True) for e in expressions.values())
+    bounds = tuple(compile_(e, magnitudes=True) for e in expressions.values())
     primal, wrt = (_primal(theorem, lhs, target) if derivative else (None, None))
-    return Plan(theorem, tuple(out), sides, scales, exponents, primal, wrt)
+    return Plan(theorem, tuple(out), sides, bounds, primal, wrt)
 
 
 def _primal(theorem: Theorem, lhs: sp.Derivative, target: str) -> tuple:
@@ -139,8 +140,8 @@ class Runner:
         """Abs-scale and exponent magnitudes, always NumPy float64: they are error bounds."""
         plan = self.plan
         with np.errstate(all="ignore"):
-            scales = [compiled(np, arrays, sizes) for compiled in plan.scales]
-            exponents = [compiled(np, arrays, sizes) for compiled in plan.exponents]
+            scales, exponents = zip(*(compiled(np, arrays, sizes) for compiled in plan.bounds),
+                                    strict=True)
         scale = functools.reduce(np.maximum, scales)
         return {"scale": scale, "exponent_scale": functools.reduce(np.maximum, exponents),
                 "largest": scale.reshape(scale.shape[0], -1).max(axis=1, initial=0.0)}
