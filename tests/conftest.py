@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import atexit
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,11 +13,11 @@ from attnproof.symbolic import discover
 # become a report in reports/pytest/. pytester runs a pytest inside a test, for its own tests.
 pytest_plugins = ["pytester"]
 
-# Tests keep proofs and compiled programs in a cache of their own, removed at exit: a test must
-# neither read a user's cache nor leave entries in it. Worker processes inherit the variable.
-if "ATTNPROOF_CACHE_DIR" not in os.environ:
-    os.environ["ATTNPROOF_CACHE_DIR"] = tempfile.mkdtemp(prefix="attnproof-test-cache-")
-    atexit.register(shutil.rmtree, os.environ["ATTNPROOF_CACHE_DIR"], ignore_errors=True)
+# Tests run with every cache off (the cache tests turn theirs on in a temporary directory): a
+# test must neither read a user's cache nor leave entries in it, and a test that patches the
+# checker must see its patch run, not a program stored by an earlier test. Worker processes
+# inherit the variable.
+os.environ.setdefault("ATTNPROOF_NO_CACHE", "1")
 
 REPO = Path(__file__).resolve().parent.parent
 PLANTED_DIR = REPO / "tests" / "planted"
