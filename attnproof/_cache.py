@@ -28,6 +28,7 @@ from pathlib import Path
 import sympy as sp
 
 from .numeric._compile_cache import cache_directory
+from .symbolic import ProofResult
 
 # statuses worth keeping: the others (timeout, error) depend on the machine or on a bug
 LASTING_STATUSES = ("proved", "proved-bounded", "refuted", "not-proved")
@@ -134,20 +135,22 @@ def _write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def cached_proof(theorem, time_limit: float, prove: Callable[[], dict]) -> dict:
-    """The proof record of ``theorem``: from the cache when its statement and the prover are
-    unchanged, else computed by ``prove()`` (and stored if its status lasts)."""
+def cached_proof(theorem, time_limit: float, prove: Callable[[], ProofResult]) -> ProofResult:
+    """The prover's result for ``theorem``: from the cache when its statement and the prover are
+    unchanged, else computed by ``prove()`` (and stored if its status lasts). What is stored is
+    the prover's own record, so a change in how results are reported never meets an old entry."""
     directory = cache_directory()
     if directory is None:
         return prove()
     store, key = ProofCache(directory), statement_key(theorem, time_limit)
     found = store.get(theorem.name, key)
     if found is not None:
-        return found
-    record = prove()
-    if record.get("status") in LASTING_STATUSES:
-        store.put(theorem.name, key, record)
-    return record
+        with contextlib.suppress(TypeError):  # fields the prover no longer has: recompute
+            return ProofResult(**found)
+    result = prove()
+    if result.status in LASTING_STATUSES:
+        store.put(theorem.name, key, result.to_json())
+    return result
 
 
 # -- how long each theorem took, to start the slowest first -------------------------------------

@@ -254,8 +254,9 @@ def check_steps(theorem, options: Options, emit: Callable[[tuple], None]) -> Non
     emit(("start", "rendering"))
     emit(("rendering", rendering(theorem)))
     emit(("start", "symbolic proof"))
-    emit(("symbolic", cached_proof(theorem, options.time_limit, lambda: _schema_symbolic(
-        symbolic.prove(theorem, time_limit=options.time_limit)))))
+    limit = options.time_limit
+    proof = cached_proof(theorem, limit, lambda: symbolic.prove(theorem, time_limit=limit))
+    emit(("symbolic", _schema_symbolic(proof)))
     for configuration in _configurations(theorem, options):
         emit(("start", configuration))
         emit(("numeric", _numeric_record(theorem, configuration, options.profile)))

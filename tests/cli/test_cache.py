@@ -9,11 +9,11 @@ import pytest
 from attnproof import _cache, cli
 from attnproof._cache import ProofCache, cached_proof, statement_key
 from attnproof.numeric import _compile_cache
-from attnproof.symbolic import discover
+from attnproof.symbolic import ProofResult, discover
 
 from . import theorem_files as files
 
-PROVED = {"status": "proved", "method": "sum normal form (all sizes)", "seconds": 0.1}
+PROVED = ProofResult("proved", "sum normal form (all sizes)", seconds=0.1)
 
 
 @pytest.fixture
@@ -39,7 +39,7 @@ class Prover:
 
     def __call__(self):
         self.calls += 1
-        return dict(self.record)
+        return ProofResult(**self.record.to_json())
 
 
 def entries(cache_dir, name):
@@ -79,7 +79,8 @@ def test_a_changed_theorem_invalidates_its_own_entries_only(tmp_path, cache_dir)
     assert prover.calls == 3  # the other theorem's entry survived
 
 
-@pytest.mark.parametrize("damage", ["garbage", "tampered value", "wrong key", "empty"])
+@pytest.mark.parametrize("damage", ["garbage", "tampered value", "wrong key", "empty",
+                                    "unknown field"])
 def test_a_corrupt_entry_is_recomputed_never_trusted(tmp_path, cache_dir, damage):
     theorem = theorem_from(tmp_path, files.TRUE)
     cached_proof(theorem, 60.0, Prover())
@@ -90,13 +91,17 @@ def test_a_corrupt_entry_is_recomputed_never_trusted(tmp_path, cache_dir, damage
     elif damage == "tampered value":
         entry["value"]["status"] = "refuted"
         path.write_text(json.dumps(entry))
+    elif damage == "unknown field":  # written by another prover version, digest intact
+        entry["value"]["extra"] = 1
+        entry["digest"] = _cache._digest(entry["value"])
+        path.write_text(json.dumps(entry))
     elif damage == "wrong key":
         entry["key"] = "0" * 64
         path.write_text(json.dumps(entry))
     else:
         path.write_text("")
-    fresh = Prover({**PROVED, "method": "recomputed"})
-    assert cached_proof(theorem, 60.0, fresh)["method"] == "recomputed"
+    fresh = Prover(ProofResult("proved", "recomputed"))
+    assert cached_proof(theorem, 60.0, fresh).method == "recomputed"
     assert fresh.calls == 1
     assert ProofCache(cache_dir).get("doubling", path.stem)["method"] == "recomputed"
 
@@ -104,7 +109,7 @@ def test_a_corrupt_entry_is_recomputed_never_trusted(tmp_path, cache_dir, damage
 def test_a_timeout_or_an_error_is_not_kept(tmp_path, cache_dir):
     theorem = theorem_from(tmp_path, files.TRUE)
     for status in ("timeout", "error"):
-        prover = Prover({"status": status, "method": "no result", "seconds": 1.0})
+        prover = Prover(ProofResult(status, "no result", seconds=1.0))
         cached_proof(theorem, 60.0, prover)
         cached_proof(theorem, 60.0, prover)
         assert prover.calls == 2
