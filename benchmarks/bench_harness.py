@@ -180,6 +180,16 @@ def seconds_by_backend(results: dict) -> dict[str, float]:
     return found
 
 
+def by_record_kind(results: dict) -> dict[str, tuple[int, float]]:
+    """(instances, seconds) per backend/dtype/mode, over every theorem."""
+    found = collections.defaultdict(lambda: [0, 0.0])
+    for record in numeric_records(results):
+        kind = found[f"{record['backend']}/{record['dtype']}/{record['mode']}"]
+        kind[0] += record["instances"]
+        kind[1] += record["seconds"]
+    return {k: (n, s) for k, (n, s) in found.items()}
+
+
 def compile_by_backend(log: list[dict]) -> dict[str, tuple[int, float]]:
     """(compilations, seconds) per backend; a compilation is one backend-compile stage (or
     persistent-cache read), its seconds those of all its stages."""
@@ -275,8 +285,9 @@ def report_throughput(baseline: Timed, current: Timed) -> bool:
         rates.append(instances / seconds)
         print(f"  {name:9s} {instances:8d} instances in {seconds:7.1f} s of worker time: "
               f"{instances / seconds:8.0f} /s")
-        for backend, spent in sorted(seconds_by_backend(run.results).items()):
-            print(f"            {backend:6s} {spent:7.1f} s")
+        for kind, (count, spent) in sorted(by_record_kind(run.results).items()):
+            print(f"            {kind:22s} {count:7d} instances {spent:7.1f} s "
+                  f"{count / max(spent, 1e-9):7.0f} /s")
     ratio = rates[1] / rates[0]
     print(f"  RATIO instances per worker second, current / baseline: {ratio:.2f} (goal >= 5)")
     return ratio >= 5
