@@ -208,10 +208,18 @@ def _byline(report: Report) -> str:
 
 
 def _warning(report: Report) -> Line | None:
-    if not report.partial:
-        return None
-    reason = report.partial_reason or "not every theorem was checked"
-    return text_line(Strong("Partial report:"), f" {reason}.")
+    """What a reader must see first: theorems whose routes disagree, and a partial report."""
+    parts: list[Line] = []
+    found = view.inconsistent(report)
+    if found:  # two routes disagree: always a bug somewhere, said before anything else
+        names = ", ".join(t.name for t in found)
+        parts.append(text_line(Strong(f"{len(found)} inconsistent theorem(s):"),
+                               f" {names}: two routes disagree, which always means a bug in "
+                               "the checker, the compiler or the implementation."))
+    if report.partial:
+        reason = report.partial_reason or "not every theorem was checked"
+        parts.append(text_line(Strong("Partial report:"), f" {reason}."))
+    return joined(parts, " ") if parts else None
 
 
 def _summary(report: Report) -> Section:

@@ -23,7 +23,8 @@ _SPECIAL = re.compile(r"([\\`*_\[\]<>|~$&])")
 _LINE_START = re.compile(r"^(?:[#+-](?=[\s#+-]|$)|\d+[.)](?=\s|$))")
 
 _MARKS = {"proved": "✅", "proved-bounded": "✅", "checked": "🔢", "unchecked": "⬜",
-          "refuted": "❌", "failed": "🚨", "error": "⚠️"}
+          "unstable": "🌡️", "refuted": "❌", "failed": "🚨", "inconsistent": "‼️",
+          "error": "⚠️"}
 
 
 def escape(text) -> str:

@@ -17,20 +17,26 @@ import tempfile
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from . import _verdict
+
 SCHEMA = 3
 # Schema 1 lacked assumptions, partial_reason and run; schema 2 lacked a numeric record's
 # ground_truth_ulps. Missing fields default when read.
 READABLE_SCHEMAS = (1, 2, 3)
 
-# Theorem statuses, from best to worst news for a claim expected to hold.
-PROVED = "proved"
-PROVED_BOUNDED = "proved-bounded"
-CHECKED = "checked"
-UNCHECKED = "unchecked"
-REFUTED = "refuted"
-FAILED = "failed"
-ERROR = "error"
-STATUSES = (PROVED, PROVED_BOUNDED, CHECKED, UNCHECKED, REFUTED, FAILED, ERROR)
+# Theorem statuses, from best to worst news for a claim expected to hold; composed by
+# ``_verdict.compose``.
+PROVED = _verdict.PROVED
+PROVED_BOUNDED = _verdict.PROVED_BOUNDED
+CHECKED = _verdict.CHECKED
+UNCHECKED = _verdict.UNCHECKED
+UNSTABLE = _verdict.UNSTABLE
+REFUTED = _verdict.REFUTED
+FAILED = _verdict.FAILED
+INCONSISTENT = _verdict.INCONSISTENT
+ERROR = _verdict.ERROR
+STATUSES = (INCONSISTENT, PROVED, PROVED_BOUNDED, CHECKED, UNCHECKED, UNSTABLE, REFUTED, FAILED,
+            ERROR)
 
 # Truth is decided in float64 by a reference backend; MLX float64 is never the reference
 # (its exp is accurate only to ~2e-6 on CPU), and low precision is a stability property only.
@@ -173,38 +179,12 @@ def verdict(expect: str, symbolic, numeric) -> tuple[str, bool]:
     """The theorem's status and whether that outcome is the one its declaration expects.
 
     ``symbolic`` has a ``.status`` (a ``ProofResult``, or None when no proof was attempted);
-    ``numeric`` is a sequence of records with ``.status``, ``.backend`` and ``.dtype``.
+    ``numeric`` is a sequence of records with ``.status``, ``.backend`` and ``.dtype``. The
+    rules are ``_verdict.compose``'s.
     """
-    status = _status(expect, symbolic, [NumericOutcome.from_record(r) for r in numeric])
-    expected = {"holds": (PROVED, PROVED_BOUNDED, CHECKED), "refuted": (REFUTED,)}
-    return status, status in expected.get(expect, ())
-
-
-def _status(expect: str, symbolic, numeric: list[NumericOutcome]) -> str:
-    symbolic_status = getattr(symbolic, "status", None)
-    if symbolic_status == "error" or any(r.status == "error" for r in numeric):
-        return ERROR
-    counterexample = symbolic_status == "refuted" or any(
-        r.decides_truth and r.status == "failed" for r in numeric
-    )
-    if expect == "refuted":
-        return _status_expected_false(counterexample, symbolic_status, numeric)
-    if counterexample:
-        return FAILED
-    if symbolic_status in (PROVED, PROVED_BOUNDED):
-        return symbolic_status
-    return CHECKED if _has_truth_evidence(numeric) else UNCHECKED
-
-
-def _status_expected_false(counterexample: bool, symbolic_status, numeric) -> str:
-    if counterexample:
-        return REFUTED
-    shown_true = symbolic_status in (PROVED, PROVED_BOUNDED) or _has_truth_evidence(numeric)
-    return FAILED if shown_true else UNCHECKED
-
-
-def _has_truth_evidence(numeric: list[NumericOutcome]) -> bool:
-    return any(r.decides_truth and r.status == "passed" for r in numeric)
+    records = [NumericOutcome.from_record(r) for r in numeric]
+    status = _verdict.compose(expect, symbolic, records)
+    return status, _verdict.is_ok(expect, status, records)
 
 
 def is_stability_failure(record: NumericOutcome) -> bool:

@@ -41,7 +41,8 @@ PREAMBLE = r"""\documentclass[10pt,a4paper]{article}
 """
 
 _STATUS_COLOURS = {"proved": "good", "proved-bounded": "good", "checked": "info",
-                   "unchecked": "black", "refuted": "false", "failed": "bad", "error": "bad"}
+                   "unchecked": "black", "unstable": "bad", "refuted": "false", "failed": "bad",
+                   "inconsistent": "bad", "error": "bad"}
 
 _TEXT_SPECIALS = {
     "\\": r"$\backslash$", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",

@@ -14,12 +14,16 @@ from attnproof.symbolic._catalog import theorem_file_argument
 from attnproof.symbolic._prover import EXACT_EVALUATION
 
 from ._results import STATUSES, NumericOutcome, Report, TheoremResult
+from ._verdict import unstable_formats
 
 STATUS_MEANINGS = {
+    "inconsistent": "two routes disagree (proof vs float64, or float64 vs the 50-digit "
+                    "evaluation): a bug in the checker, the compiler or the implementation",
     "proved": "the sum normal form of lhs − rhs is zero: true for every size",
     "proved-bounded": "every entry cancels exactly for each size up to a bound",
     "checked": "no symbolic proof; numeric evidence only",
     "unchecked": "neither proved nor checked",
+    "unstable": "holds, but fails its stability check in a lower precision",
     "refuted": "false, shown by a counterexample",
     "failed": "the outcome contradicts what the theorem declares",
     "error": "could not be checked",
@@ -38,7 +42,13 @@ def status_phrase(t: TheoremResult) -> str:
         bound = t.symbolic.max_size if t.symbolic and t.symbolic.max_size else "a bound"
         return f"proved for sizes ≤ {bound}"
     if t.status == "checked":
+        if t.symbolic and t.symbolic.status == "lemmas-proved":
+            return "lemmas proved; claim checked numerically"
         return "checked numerically only"
+    if t.status == "unstable":
+        return "holds; unstable in " + ", ".join(unstable_formats(t.numeric))
+    if t.status == "inconsistent":
+        return "INCONSISTENT: routes disagree"
     if t.status == "failed":
         return "FAILED: expected to hold" if t.expect == "holds" else "FAILED: not refuted"
     return {"unchecked": "not checked", "refuted": "refuted", "error": "ERROR"}.get(
@@ -83,7 +93,7 @@ def evidence(t: TheoremResult) -> list[NumericOutcome]:
 
 
 # Record statuses whose reason a reader needs next to the table: why it did not simply pass.
-EXPLAINED_STATUSES = ("error", "skipped", "not-decisive")
+EXPLAINED_STATUSES = ("error", "skipped", "not-decisive", "too-few", "inconsistent")
 
 
 def explained(records: list[NumericOutcome]) -> list[NumericOutcome]:
@@ -95,8 +105,15 @@ def numeric_tally(records: list[NumericOutcome]) -> str:
     ran = [r for r in records if r.status != "skipped"]
     passed = sum(r.status == "passed" for r in ran)
     undecided = sum(r.status == "not-decisive" for r in ran)
+    too_few = sum(r.status == "too-few" for r in ran)
     text = f"{passed}/{len(ran)} passed"
-    return text + (f", {undecided} not decisive" if undecided else "")
+    text += f", {undecided} not decisive" if undecided else ""
+    return text + (f", {too_few} with too few instances" if too_few else "")
+
+
+def inconsistent(report: Report) -> list[TheoremResult]:
+    """Theorems whose routes disagree: they head every report."""
+    return [t for t in report.theorems if t.status == "inconsistent"]
 
 
 def ground_truth_sentence(t: TheoremResult) -> str | None:

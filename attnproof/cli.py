@@ -153,6 +153,9 @@ def _print_summary(report: Report, written: Written) -> None:
     as_expected = sum(t.ok for t in report.theorems)
     print(f"\n{len(report.theorems)} theorems: {', '.join(counts) or 'none'}; "
           f"{as_expected} as expected; {len(report.errors)} errors")
+    for t in view.inconsistent(report):
+        print(f"  INCONSISTENT: {t.name}: two routes disagree (a bug in the checker, the "
+              "compiler or the implementation)")
     for error in report.errors:
         first = error.message.splitlines()[0] if error.message else error.path
         print(f"  error: {terminal.escape(first)}")

@@ -2,7 +2,10 @@
 
 Each attempt runs under a time limit and returns a ``ProofResult`` that says exactly what was
 shown: proved for every size, proved for every size up to ``max_size``, refuted with a concrete
-counterexample, or not proved (numeric evidence only).
+counterexample, lemmas proved without the claim shown to follow, or not proved (numeric evidence
+only). "Proved" is mathematics only: a claim that runs user code (``implementation=``) is never
+proved, and a claim placed by an ``at=`` hook is proved only from stated conditions and never
+refuted at a point the hook cannot produce.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from dataclasses import asdict, dataclass, field
 
 import sympy as sp
 
-from ._domains import Integer, Mask, Positive, Simplex
+from . import _special_values as special_values
+from ._domains import Mask, Simplex
 from ._language import rename_bound_indices
 from ._normal_form import residual
 from ._theorem import AtLeast, Equals, Rounds, Theorem, free_indices
@@ -26,6 +30,8 @@ PROVED = "proved"
 PROVED_BOUNDED = "proved-bounded"
 REFUTED = "refuted"
 NOT_PROVED = "not-proved"
+# every lemma proved, but the claim not shown to follow from them (or it runs user code)
+LEMMAS_PROVED = "lemmas-proved"
 TIMEOUT = "timeout"
 ERROR = "error"
 # the method of worked numbers: nothing is symbolic in them, so "for all sizes" does not apply
@@ -65,13 +71,39 @@ def prove(theorem: Theorem, time_limit: float = 60.0, bound: int = 3) -> ProofRe
 
 
 def _attempt(theorem: Theorem, bound: int) -> ProofResult:
-    if theorem.lemmas:
-        return _prove_by_lemmas(theorem)
-    if isinstance(theorem.claim, AtLeast):
-        return ProofResult(NOT_PROVED, "inequality: no symbolic prover; numeric evidence only")
     if isinstance(theorem.claim, Rounds):
         return _check_worked_numbers(theorem.claim)
+    if theorem.implementation is not None:
+        return _implementation_route(theorem)
+    from_lemmas = _prove_by_lemmas(theorem) if theorem.lemmas or theorem.given else None
+    if from_lemmas is not None and from_lemmas.status == PROVED:
+        return from_lemmas
+    if theorem.at is not None:  # the claim holds only where the hook puts the inputs
+        return from_lemmas or ProofResult(NOT_PROVED, HOOK_NOT_ATTEMPTED)
+    direct = _prove_directly(theorem, bound)
+    if from_lemmas is not None and direct.status == NOT_PROVED:
+        return from_lemmas
+    return direct
+
+
+# A claim whose inputs an ``at=`` hook places is asserted only at the points the hook produces;
+# without the conditions those points satisfy (``given=``), no symbolic route can use them, and
+# a counterexample elsewhere would refute a claim nobody made.
+HOOK_NOT_ATTEMPTED = ("inputs placed by an at= hook and no conditions stated (given=): "
+                      "not attempted symbolically; numeric evidence only")
+# The claim's lhs is the user's code; code is checked, never proved.
+IMPLEMENTATION = "the claim runs user code (implementation=): checked numerically, never proved"
+
+
+def _prove_directly(theorem: Theorem, bound: int) -> ProofResult:
     difference = claim_difference(theorem, theorem.claim)
+    if isinstance(theorem.claim, AtLeast):
+        counterexample = find_counterexample(theorem, difference, relation=AtLeast)
+        if counterexample is not None:
+            return ProofResult(REFUTED, "exact counterexample at small sizes",
+                               counterexample=counterexample)
+        return ProofResult(NOT_PROVED, "inequality: no symbolic prover, and the exact search "
+                           "found no counterexample; numeric evidence only")
     left = _residual(theorem, difference)
     if left == 0:
         return ProofResult(PROVED, "sum normal form (all sizes)")
@@ -88,16 +120,65 @@ def _attempt(theorem: Theorem, bound: int) -> ProofResult:
     return ProofResult(NOT_PROVED, "sum normal form left a residual", residual=str(left))
 
 
-def _prove_by_lemmas(theorem: Theorem) -> ProofResult:
-    """A claim about an algorithm: proved when every induction lemma is proved for all sizes."""
+def _lemma_records(theorem: Theorem) -> list[dict]:
     records = []
     for number, lemma in enumerate(theorem.lemmas, 1):
         left = _residual(theorem, claim_difference(theorem, lemma))
         records.append({"lemma": number, "proved": left == 0, "residual": str(left)})
-    if all(r["proved"] for r in records):
-        method = f"from {len(records)} lemma(s), each proved in sum normal form (all sizes)"
-        return ProofResult(PROVED, method, lemmas=records)
-    return ProofResult(NOT_PROVED, "a lemma left a residual", lemmas=records)
+    return records
+
+
+def _implementation_route(theorem: Theorem) -> ProofResult:
+    """Code is never proved. Its lemmas (the algorithm's invariant) may be; the report says
+    which, and the claim itself is checked numerically."""
+    if not theorem.lemmas:
+        return ProofResult(NOT_PROVED, IMPLEMENTATION)
+    records = _lemma_records(theorem)
+    proved = sum(r["proved"] for r in records)
+    if proved == len(records):
+        return ProofResult(LEMMAS_PROVED, f"{proved} lemma(s) proved in sum normal form (all "
+                           f"sizes); {IMPLEMENTATION}", lemmas=records)
+    return ProofResult(NOT_PROVED, f"{len(records) - proved} of {len(records)} lemma(s) left a "
+                       f"residual; {IMPLEMENTATION}", lemmas=records)
+
+
+def _prove_by_lemmas(theorem: Theorem) -> ProofResult:
+    """Proved only when every lemma is proved for all sizes *and* the lemmas, with the stated
+    conditions (``given``), imply the claim: lhs − rhs of the claim is, in sum normal form, a
+    combination with coefficients ±1 of the lemmas' and conditions' lhs − rhs."""
+    records = _lemma_records(theorem)
+    if not all(r["proved"] for r in records):
+        return ProofResult(NOT_PROVED, "a lemma left a residual", lemmas=records)
+    if isinstance(theorem.claim, AtLeast) or any(
+            isinstance(c, AtLeast) for c in (*theorem.lemmas, *theorem.given)):
+        combination = None  # only identities combine linearly
+    else:
+        combination = _implying_combination(theorem)
+    conditions = f" and {len(theorem.given)} stated condition(s)" if theorem.given else ""
+    if combination is not None:
+        return ProofResult(PROVED, f"from {len(records)} lemma(s){conditions}, each proved in "
+                           "sum normal form (all sizes), which imply the claim", lemmas=records)
+    return ProofResult(LEMMAS_PROVED, f"{len(records)} lemma(s) proved in sum normal form (all "
+                       f"sizes), not shown to imply the claim{conditions}: claim checked "
+                       "numerically", lemmas=records)
+
+
+# Above this many lemmas and conditions only the plain sum is tried (3**k normal forms else).
+_COMBINATION_LIMIT = 3
+
+
+def _implying_combination(theorem: Theorem) -> tuple[int, ...] | None:
+    claim = claim_difference(theorem, theorem.claim)
+    parts = [claim_difference(theorem, c) for c in (*theorem.lemmas, *theorem.given)]
+    if len(parts) > _COMBINATION_LIMIT:
+        signs = [(1,) * len(parts)]
+    else:
+        signs = [s for s in itertools.product((1, -1, 0), repeat=len(parts)) if any(s)]
+    for coefficients in signs:
+        combined = claim - sum(c * d for c, d in zip(coefficients, parts, strict=True))
+        if _residual(theorem, rename_bound_indices(combined)) == 0:
+            return coefficients
+    return None
 
 
 def _check_worked_numbers(claim: Rounds) -> ProofResult:
@@ -194,60 +275,29 @@ def _bounded_proof(theorem: Theorem, difference: sp.Expr, bound: int) -> int:
 
 # -- refutation ---------------------------------------------------------------------------------
 
-_SMALL_VALUES = [sp.Rational(v) for v in ("1", "-1", "2", "1/2", "0", "-2", "3/2", "-1/2", "3")]
-_POSITIVE_VALUES = [sp.Rational(v) for v in ("2", "1/2", "3", "1/3", "3/2", "5")]
-
-
-def find_counterexample(theorem: Theorem, difference: sp.Expr, tries: int = 12) -> dict | None:
-    """Small sizes and small rationals at which lhs − rhs is provably nonzero (50 digits)."""
+def find_counterexample(theorem: Theorem, difference: sp.Expr, tries: int = 12,
+                       relation=Equals) -> dict | None:
+    """Small sizes and small rationals at which the claim provably fails (50 digits): lhs − rhs
+    nonzero for an identity, negative for an inequality. Values follow the structured patterns
+    of ``_special_values`` (zeros, ties, one-hot and repeated rows, range ends)."""
     for largest in (1, 2, 3):
         sizes = {d.name: min(largest, d.sizes.high) for d in theorem.dims}
         rng = random.Random(largest)
-        draws = [_draw_values(theorem, sizes, rng, attempt) for attempt in range(tries)]
+        draws = [special_values.draw_values(theorem, sizes, rng, attempt)
+                 for attempt in range(tries)]
         for index_values in _index_assignments(difference, sizes):
             concrete = instantiate(theorem, difference, sizes, index_values)
             for values in draws:
                 value = _evaluate(concrete, values)
-                if value is not None and abs(value) > 1e-30:
+                if value is not None and _violates(value, relation):
                     return _describe(sizes, index_values, _used(concrete, values), value)
     return None
 
 
-def _draw_values(theorem: Theorem, sizes, rng: random.Random, attempt: int) -> dict:
-    values: dict[sp.Basic, sp.Expr] = {}
-    for scalar in theorem.scalars:
-        values[scalar.symbol] = _scalar_value(scalar.domain, rng, attempt)
-    for tensor in theorem.tensors:
-        shape = [sizes[d.name] for d in tensor.dims]
-        for entry in itertools.product(*(range(n) for n in shape)):
-            values[(tensor.name, tuple(map(sp.Integer, entry)))] = _entry_value(tensor.domain, rng)
-        if isinstance(tensor.domain, Simplex):
-            _normalize_last_axis(values, tensor, shape)
-    return values
-
-
-def _scalar_value(domain, rng, attempt):
-    if isinstance(domain, Integer):
-        return sp.Integer(rng.randint(domain.low, min(domain.high, 4)))
-    if isinstance(domain, Positive):
-        return _POSITIVE_VALUES[attempt % len(_POSITIVE_VALUES)]
-    return rng.choice(_SMALL_VALUES[:4])
-
-
-def _entry_value(domain, rng):
-    if isinstance(domain, Mask):
-        return sp.Integer(rng.choice((0, 1, 1)))
-    if isinstance(domain, (Positive, Simplex)):
-        return rng.choice(_POSITIVE_VALUES)
-    return rng.choice(_SMALL_VALUES)
-
-
-def _normalize_last_axis(values, tensor, shape):
-    for lead in itertools.product(*(range(n) for n in shape[:-1])):
-        row = [(tensor.name, tuple(map(sp.Integer, (*lead, k)))) for k in range(shape[-1])]
-        total = sum(values[x] for x in row)
-        for x in row:
-            values[x] = values[x] / total
+def _violates(value, relation) -> bool:
+    if relation is AtLeast:
+        return isinstance(value, float) and value < -1e-30
+    return abs(value) > 1e-30
 
 
 def _evaluate(concrete: sp.Expr, values: dict):
@@ -256,8 +306,17 @@ def _evaluate(concrete: sp.Expr, values: dict):
     concrete = concrete.xreplace({k: v for k, v in values.items() if isinstance(k, sp.Symbol)})
     if concrete.free_symbols:
         return None
-    number = sp.N(concrete, 50)
-    return complex(number) if not number.is_real else float(number)
+    try:
+        number = sp.N(concrete, 50)
+    except (ZeroDivisionError, TypeError, ValueError):
+        return None
+    # 0/0, log 0, ∞ − ∞: the claim says nothing here, so this is no counterexample
+    if number.has(sp.nan, sp.zoo, sp.oo, -sp.oo) or not number.is_number:
+        return None
+    try:
+        return complex(number) if not number.is_real else float(number)
+    except (TypeError, ValueError):
+        return None
 
 
 def _used(concrete: sp.Expr, values: dict) -> dict:

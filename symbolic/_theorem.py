@@ -109,13 +109,19 @@ class Theorem:
         definitions: named intermediate tensors, in dependency order.
         expect: ``"holds"``, or ``"refuted"`` for a claim the documents state but is false.
         corrects: for a corrected claim, the name of the refuted claim it replaces.
-        lemmas: identities that prove the claim by induction; the claim itself is then
-            checked numerically through ``implementation``.
+        lemmas: identities the claim follows from. They prove it only when the prover also
+            shows that they (with ``given``) imply it; otherwise the report says "lemmas
+            proved; claim checked numerically".
         implementation: ``f(xp, **arrays) -> array`` computing the claim's lhs, for claims
             about an algorithm (a loop) rather than a closed form.
         at: ``f(np, **arrays) -> dict`` mapping drawn float64 inputs to the point where the
             claim is asserted (e.g. a fixed point); a boolean ``"valid"`` entry marks the rows
-            where that point was reached, and only those rows count as instances.
+            where that point was reached, and only those rows count as instances. The hook is
+            an assumption: the prover never refutes the claim at a point it cannot produce,
+            and proves it only from the conditions stated in ``given``.
+        given: identities every point ``at`` produces satisfies (e.g. ξ = Kᵀ softmax(βKξ) at a
+            fixed point); the prover may use them, together with ``lemmas``, to prove the
+            claim under them.
         note: one or two sentences a reader needs, such as what was corrected.
     """
 
@@ -129,6 +135,7 @@ class Theorem:
     lemmas: tuple[Claim, ...] = ()
     implementation: Callable | None = None
     at: Callable | None = None
+    given: tuple[Claim, ...] = ()
     note: str = ""
     origin: str = field(default="<unknown>", compare=False)
 
@@ -136,6 +143,7 @@ class Theorem:
         object.__setattr__(self, "inputs", tuple(self.inputs))
         object.__setattr__(self, "definitions", tuple(self.definitions))
         object.__setattr__(self, "lemmas", tuple(self.lemmas))
+        object.__setattr__(self, "given", tuple(self.given))
         _validate(self)
 
     # -- derived views -------------------------------------------------------------------
@@ -236,6 +244,8 @@ def _statement_parts(theorem: Theorem):
         yield f"definition of {definition.name}", definition.body
     for number, lemma in enumerate(theorem.lemmas, 1):
         yield f"lemma {number}", sp.sympify(lemma.lhs) - sp.sympify(lemma.rhs)
+    for number, condition in enumerate(theorem.given, 1):
+        yield f"condition {number}", sp.sympify(condition.lhs) - sp.sympify(condition.rhs)
 
 
 def _check_names_unique(theorem: Theorem, where: str) -> None:

@@ -122,6 +122,7 @@ hopfield_fixed_point_scaled_energy = Theorem(
     claim=Equals(sp.Derivative(energy_scaled, xi[a]), 0),
     inputs=(K, xi, beta),
     at=at_fixed_point,
+    given=(Equals(xi[a], update),),  # what at_fixed_point guarantees on every valid row
     lemmas=(Equals(sp.Derivative(energy_scaled, xi[a]), -update + xi[a]),),
     definitions=(weights,),
     corrects="hopfield_fixed_point",

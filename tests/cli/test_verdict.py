@@ -16,6 +16,9 @@ F32_FAIL = FakeRecord(dtype="float32", status="failed")
 MLX64_PASS = FakeRecord(backend="mlx", dtype="float64")
 MLX64_FAIL = FakeRecord(backend="mlx", dtype="float64", status="failed")
 SKIPPED = FakeRecord(status="skipped", reason="no GPU")
+INCONSISTENT = FakeRecord(status="inconsistent", reason="float64 strays from mpmath")
+TOO_FEW = FakeRecord(status="too-few", reason="too few instances (6)")
+TOO_FEW_F16 = FakeRecord(dtype="float16", status="too-few", reason="too few instances (6)")
 
 CASES = [
     # expect, symbolic status, numeric records, status, ok
@@ -30,10 +33,10 @@ CASES = [
     ("holds", "not-proved", [F32_PASS], "unchecked", False),
     ("holds", "not-proved", [MLX64_PASS], "unchecked", False),
     ("holds", "refuted", [], "failed", False),
-    ("holds", "proved", [F64_FAIL], "failed", False),
+    ("holds", "proved", [F64_FAIL], "inconsistent", False),
     ("holds", "not-proved", [F64, F64_FAIL], "failed", False),
-    ("holds", "proved", [F32_FAIL], "proved", True),
-    ("holds", "proved", [MLX64_FAIL], "proved", True),
+    ("holds", "proved", [F32_FAIL], "unstable", False),
+    ("holds", "proved", [MLX64_FAIL], "unstable", False),
     ("holds", "proved", [F64_ERROR], "error", False),
     ("holds", "error", [F64], "error", False),
     ("refuted", "refuted", [], "refuted", True),
@@ -44,7 +47,15 @@ CASES = [
     ("refuted", "proved-bounded", [], "failed", False),
     ("refuted", "not-proved", [F64], "failed", False),
     ("refuted", "not-proved", [], "unchecked", False),
-    ("refuted", "refuted", [F64_ERROR], "error", False),
+    ("refuted", "proved", [F64_FAIL], "inconsistent", False),
+    ("holds", "not-proved", [F64, F32_FAIL], "unstable", False),
+    ("holds", "lemmas-proved", [F64], "checked", True),
+    ("holds", "lemmas-proved", [], "unchecked", False),
+    ("holds", "proved", [F64, INCONSISTENT], "inconsistent", False),
+    ("holds", "not-proved", [F64, TOO_FEW_F16], "checked", True),
+    ("holds", "not-proved", [TOO_FEW], "unchecked", False),
+    ("refuted", "not-proved", [F64_FAIL, F64_ERROR], "refuted", False),
+    ("refuted", "refuted", [F64_ERROR], "refuted", False),
 ]
 
 
@@ -59,3 +70,17 @@ def test_only_non_reference_failures_count_as_stability_failures():
     flagged = {name for name, r in records.items()
                if is_stability_failure(NumericOutcome.from_record(r))}
     assert flagged == {"f32", "mlx64"}
+
+
+def _bounded(max_size):
+    return ProofResult("proved-bounded", "entry-wise", max_size=max_size)
+
+
+def test_a_bounded_proof_contradicted_within_its_bound_is_inconsistent():
+    inside = FakeRecord(status="failed", counterexample={"sizes": {"n": 2}})
+    assert verdict("holds", _bounded(3), [inside]) == ("inconsistent", False)
+
+
+def test_a_bounded_proof_says_nothing_beyond_its_bound():
+    beyond = FakeRecord(status="failed", counterexample={"sizes": {"n": 5}})
+    assert verdict("holds", _bounded(3), [beyond]) == ("failed", False)

@@ -1,0 +1,103 @@
+"""How a theorem's status is composed from its proof attempt and its numeric records.
+
+The rules, in order (the first that applies decides):
+
+1. **inconsistent**: two routes disagree. A record whose float64 strays from the 50-digit
+   evaluation of the same statement; or a symbolic proof (for all sizes, or for sizes up to a
+   bound that covers the counterexample) beside a float64 counterexample. Always a bug in the
+   checker, the compiler or the implementation: it heads the report and fails the run.
+2. **refuted** / **failed**: a counterexample (exact, or in float64) stands even when another
+   record erred (its evaluation produced NaN or ±∞, say); the crash still fails the run.
+3. **error**: the proof attempt or a numeric record could not be completed.
+4. For a claim expected to hold and not refuted: **unstable** when a record that does not
+   decide truth (a lower precision, MLX float64) failed: the claim holds, but not in that
+   format, and the run fails ("holds; unstable in float16"). Otherwise the proof's status, or
+   **checked** with a passed float64 record, or **unchecked**.
+
+"Proved" comes only from the symbolic route: ``lemmas-proved`` (lemmas proved but not shown to
+imply the claim, or a claim that runs user code) counts as numeric evidence only.
+"""
+
+from __future__ import annotations
+
+PROVED = "proved"
+PROVED_BOUNDED = "proved-bounded"
+CHECKED = "checked"
+UNCHECKED = "unchecked"
+UNSTABLE = "unstable"
+REFUTED = "refuted"
+FAILED = "failed"
+INCONSISTENT = "inconsistent"
+ERROR = "error"
+
+# record statuses beyond passed / failed / not-decisive / skipped / error
+RECORD_INCONSISTENT = "inconsistent"  # float64 against the 50-digit evaluation
+RECORD_TOO_FEW = "too-few"  # fewer decided instances than the stated minimum
+
+EXPECTED = {"holds": (PROVED, PROVED_BOUNDED, CHECKED), "refuted": (REFUTED,)}
+
+
+def compose(expect: str | None, symbolic, numeric: list) -> str:
+    """The theorem's status from its proof attempt (``.status``, ``.max_size``; or None) and
+    its numeric records (``.status``, ``.decides_truth``, ``.counterexample``)."""
+    proof = getattr(symbolic, "status", None)
+    if _inconsistent(symbolic, numeric):
+        return INCONSISTENT
+    exact_counterexample = proof == REFUTED
+    numeric_counterexample = any(r.decides_truth and r.status == "failed" for r in numeric)
+    counterexample = exact_counterexample or numeric_counterexample
+    if not counterexample and (proof == "error" or any(r.status == "error" for r in numeric)):
+        return ERROR
+    if expect == "refuted":
+        if counterexample:
+            return REFUTED
+        shown_true = proof in (PROVED, PROVED_BOUNDED) or has_truth_evidence(numeric)
+        return FAILED if shown_true else UNCHECKED
+    if counterexample:
+        return FAILED
+    if unstable_formats(numeric):
+        return UNSTABLE
+    if proof in (PROVED, PROVED_BOUNDED):
+        return proof
+    return CHECKED if has_truth_evidence(numeric) else UNCHECKED
+
+
+def is_ok(expect: str | None, status: str, numeric: list = ()) -> bool:
+    """The status is the one ``expect`` asks for, and no record crashed on the way (an exact
+    counterexample decides the status, but a crash beside it must still fail the run)."""
+    crashed = any(r.status == "error" for r in numeric)
+    return status in EXPECTED.get(expect, ()) and not crashed
+
+
+def has_truth_evidence(numeric: list) -> bool:
+    return any(r.decides_truth and r.status == "passed" for r in numeric)
+
+
+def unstable_formats(numeric: list) -> list[str]:
+    """The formats (``float16``, ``mlx float64``) whose records failed without deciding truth,
+    in the order first seen."""
+    found: list[str] = []
+    for r in numeric:
+        if r.status == "failed" and not r.decides_truth:
+            name = r.dtype if r.dtype != "float64" else f"{r.backend} {r.dtype}"
+            if name not in found:
+                found.append(name)
+    return found
+
+
+def _inconsistent(symbolic, numeric: list) -> bool:
+    if any(r.status == RECORD_INCONSISTENT for r in numeric):
+        return True
+    proof = getattr(symbolic, "status", None)
+    failures = [r for r in numeric if r.decides_truth and r.status == "failed"]
+    if proof == PROVED:
+        return bool(failures)
+    if proof == PROVED_BOUNDED:
+        bound = getattr(symbolic, "max_size", None) or 0
+        return any(_largest_size(r) <= bound for r in failures)
+    return False
+
+
+def _largest_size(record) -> float:
+    sizes = (record.counterexample or {}).get("sizes") or {}
+    return max(sizes.values(), default=float("inf"))
