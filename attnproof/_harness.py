@@ -53,8 +53,12 @@ def check_numeric(theorem: Theorem, backend: str, dtype: str, device: str, mode:
     assert record.status != "error", record.reason
     assert record.max_error_ulps is not None and record.max_error_bits is not None
     if theorem.expect == "holds":
-        assert record.status == "passed", explain(record)
-        assert record.instances >= 1
+        # a lower format may lack the instances to pass (a record needs a stated minimum of
+        # decided ones); truth in float64 may not
+        decides_truth = dtype == "float64" and backend in ("numpy", "jax")
+        allowed = ("passed",) if decides_truth else ("passed", "too-few")
+        assert record.status in allowed, explain(record)
+        assert record.instances >= 1 or record.status == "too-few"
     elif dtype in SEPARATING_DTYPES:
         assert record.status == "failed", "a claim expected false was not refuted"
         assert record.counterexample, "a refutation must show its counterexample"

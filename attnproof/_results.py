@@ -80,6 +80,7 @@ class NumericOutcome:
     replay: str | None = None
     reason: str | None = None
     ground_truth_ulps: float | None = None
+    undecided: int = 0
 
     @classmethod
     def from_record(cls, record) -> NumericOutcome:

@@ -13,6 +13,7 @@ import numpy as np
 
 from attnproof.symbolic import AtLeast
 
+from . import _evidence as evidence
 from ._plan import Evaluated, Plan, Runner, evaluate_reference, is_reference
 from ._tolerance import (
     REFERENCE_DTYPE,
@@ -42,6 +43,7 @@ class Outcome:
     invisible: float = 0.0  # float64 truth error a format could not see (not decisive)
     format_ratio: float = 0.0  # largest format-truth error over its limit, for targeting
     instances: int = 0
+    undecided: int = 0  # rows left out: a float64 side or its error scale is not finite
     evaluated: Evaluated | None = None  # the batch as evaluated (moved by ``Theorem.at``)
 
     @property
@@ -61,7 +63,13 @@ def decide(runner: Runner, structure, batch: int, dtype: str, arrays=None) -> Ou
     """Evaluate one batch for ``structure`` in ``dtype`` (and float64) and decide it."""
     evaluated = evaluate_reference(runner.reference_for(dtype), structure, batch, arrays)
     reference, valid = evaluated.reference, evaluated.valid
-    scale = np.nan_to_num(reference["scale"], nan=0.0)
+    # non-finite float64 values and error scales decide nothing: those rows are undecided
+    scale = evidence.usable_scale(reference)
+    decidable = evidence.finite_rows(reference, batch) & evidence.scale_rows(scale)
+    undecided = int((~decidable if valid is None else valid & ~decidable).sum())
+    valid = _and(valid, decidable)
+    evaluated.valid = valid
+    scale = np.where(np.isfinite(scale), scale, 1.0)  # only where the row is left out anyway
     truth = truth_errors(runner.plan, reference, scale, REFERENCE_DTYPE)
     low = None
     if is_reference(runner.row, dtype):
@@ -78,7 +86,8 @@ def decide(runner: Runner, structure, batch: int, dtype: str, arrays=None) -> Ou
     if low is not None and outcome.failing_row is None:
         outcome.invisible = _worst({k: _only_valid(v, valid) for k, v in truth.items()},
                                    TRUTH_ULPS)
-    outcome.instances = batch if valid is None else int(valid.sum())
+    outcome.instances = int(valid.sum())
+    outcome.undecided = undecided
     outcome.evaluated = evaluated
     return outcome
 

@@ -51,10 +51,34 @@ def ground_truth_error(runner, structure, evaluated: Evaluated | None = None) ->
             side = "rhs" if name == "rhs" else "lhs"
             if exact.get(side) is None:
                 continue
-            truth = exact[side](instance).reshape(reference[name][n].shape)
-            error = error_ulps(reference[name][n], truth, reference["scale"][n], REFERENCE_DTYPE)
-            worst = max(worst, float(error.max(initial=0.0)))
+            truth = _exact_values(exact[side], instance)
+            if truth is None:
+                continue
+            worst = max(worst, _finite_error(reference[name][n], truth, reference["scale"][n]))
     return worst
+
+
+def _exact_values(function, instance: dict) -> np.ndarray | None:
+    """The 50-digit values of one instance, or None where the statement as written has no
+    real value there (0/0, a complex logarithm): such an instance cannot be compared."""
+    try:
+        return function(instance)
+    except (ZeroDivisionError, TypeError, ValueError, OverflowError):
+        return None
+
+
+def _finite_error(reference, truth, scale) -> float:
+    """Worst error over the entries where float64, the exact value and the abs-scale are all
+    finite: a NaN or ±∞ (in either) says nothing about float64's accuracy."""
+    reference = np.asarray(reference, np.float64)
+    truth = np.asarray(truth, np.float64).reshape(reference.shape)
+    scale = np.broadcast_to(np.asarray(scale, np.float64), reference.shape)
+    comparable = np.isfinite(reference) & np.isfinite(truth) & np.isfinite(scale)
+    if not comparable.any():
+        return 0.0
+    error = error_ulps(reference[comparable], truth[comparable], scale[comparable],
+                       REFERENCE_DTYPE)
+    return float(error.max(initial=0.0))
 
 
 def _small_sizes(theorem) -> tuple[tuple[str, int], ...]:
@@ -103,9 +127,18 @@ def _exact_function(theorem, expr, out, sizes: dict):
             arguments = [_mp_array(instance[str(b.label)]) for b in bases]
             arguments += [_scalar(instance, s) for s in symbols]
             values = function(*arguments)
-        return np.array([float(v) for v in values], dtype=np.float64)
+        return np.array([_real(v) for v in values], dtype=np.float64)
 
     return evaluate
+
+
+def _real(value) -> float:
+    """A real mpmath value as a float (±∞ and NaN included); a complex one raises TypeError."""
+    if isinstance(value, mpmath.mpc):
+        if value.imag != 0:
+            raise TypeError("the statement has a complex value here")
+        value = value.real
+    return float(value)
 
 
 def _mp_array(values):

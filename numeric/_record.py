@@ -22,6 +22,10 @@ class NumericStatus(enum.StrEnum):
     FAILED = "failed"
     # false in float64, but this format cannot tell the error from its rounding
     NOT_DECISIVE = "not-decisive"
+    # fewer decided instances than ``_evidence.MINIMUM_DECIDED``: no verdict
+    TOO_FEW = "too-few"
+    # float64 strays from the 50-digit evaluation of the same statement
+    INCONSISTENT = "inconsistent"
     SKIPPED = "skipped"
     ERROR = "error"
 
@@ -35,6 +39,8 @@ class NumericRecord:
     comparison that failed it; in ulps of the dtype (of float32 for MLX float64).
     ``ground_truth_ulps``: the worst float64 error against a 50-digit mpmath evaluation on small
     instances, on records that decide truth (None elsewhere, or if the claim has no exact form).
+    ``undecided``: instances left out because a float64 side or its error scale was not finite
+    (``_evidence``).
     """
 
     backend: str
@@ -51,6 +57,7 @@ class NumericRecord:
     replay: str | None = None
     reason: str | None = None
     ground_truth_ulps: float | None = None
+    undecided: int = 0
 
     def __post_init__(self):
         self.status = NumericStatus(self.status)

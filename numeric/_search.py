@@ -12,6 +12,7 @@ from hypothesis import seed as hypothesis_seed
 
 from attnproof.symbolic import Rounds, Theorem
 
+from . import _evidence as evidence
 from . import _strategies as strategies
 from ._backends import Backend, backend, device_kind, unavailable_reason
 from ._decide import Outcome, decide, is_stability
@@ -160,6 +161,7 @@ def _note(seen: _Seen, ratios: Ratios, record: NumericRecord, structure,
           outcome: Outcome) -> None:
     record.examples += 1
     record.instances += outcome.instances
+    record.undecided += outcome.undecided
     if max(structure.size_map.values(), default=0) <= GROUND_TRUTH_MAX_SIZE:
         seen.small = seen.small or (structure, outcome)
     seen.worst = max(seen.worst, outcome.worst)
@@ -185,14 +187,14 @@ def _any(theorem) -> strategies.Structure:
 
 
 def _settle_stray_reference(record: NumericRecord) -> None:
-    record.status = NumericStatus.ERROR
+    record.status = NumericStatus.INCONSISTENT
     record.reason = (f"float64 strays {record.ground_truth_ulps:.3g} ulps from the 50-digit "
                      "evaluation of the same statement: the compiled code is wrong")
 
 
 def _settle_without_failure(runner: Runner, dtype: str, record: NumericRecord,
                             invisible: float) -> None:
-    if record.instances == 0:
+    if record.instances == 0 and not record.undecided:
         record.status = NumericStatus.NOT_DECISIVE
         record.reason = f"no drawn instance can be evaluated in {dtype} (range or rounding)"
         return
@@ -203,8 +205,21 @@ def _settle_without_failure(runner: Runner, dtype: str, record: NumericRecord,
                          f"{format_truth_ulps(runner.row.measured_as(dtype)):g} ulps: "
                          "this format cannot decide the claim")
         return
+    if evidence.too_few(record.instances):
+        record.status = NumericStatus.TOO_FEW
+        record.reason = "; ".join(filter(None, [evidence.too_few(record.instances),
+                                                _undecided_note(record)]))
+        return
     record.status = NumericStatus.PASSED
-    record.reason = _passing_notes(runner, dtype)
+    record.reason = "; ".join(filter(None, [_passing_notes(runner, dtype),
+                                            _undecided_note(record)])) or None
+
+
+def _undecided_note(record: NumericRecord) -> str | None:
+    if not record.undecided:
+        return None
+    return (f"{record.undecided} instance(s) undecided: a float64 value or its error scale was "
+            "not finite")
 
 
 def _passing_notes(runner: Runner, dtype: str) -> str | None:

@@ -34,7 +34,7 @@ from attnproof.symbolic import (
 SAMPLE_FILE = Path(__file__).with_name("sample_theorems.py")
 RECORD_FIELDS = ["backend", "dtype", "device", "mode", "status", "examples", "instances",
                  "max_error_ulps", "max_error_bits", "seconds", "counterexample", "replay",
-                 "reason", "ground_truth_ulps"]
+                 "reason", "ground_truth_ulps", "undecided"]
 
 
 def _tiny(name, beta_on_rhs):
@@ -161,7 +161,7 @@ def test_ground_truth_catches_a_compiled_value_that_is_wrong(catalog, monkeypatc
         record = check(theorem, "numpy", "float64", profile="quick")
     finally:
         _plan.runner_for.cache_clear()
-    assert record.status == "error" and "50-digit" in record.reason
+    assert record.status == "inconsistent" and "50-digit" in record.reason
     assert record.ground_truth_ulps > 1e6
 
 
