@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 
 from hypothesis import HealthCheck, Phase, given, settings, target
+from hypothesis import example as hypothesis_example
 from hypothesis import seed as hypothesis_seed
 
 from attnproof.symbolic import Rounds, Theorem
@@ -91,6 +92,10 @@ def _skip_reason(row: Backend, dtype: str, device: str, mode: str) -> str | None
 def effort_for(runner: Runner, dtype: str, chosen) -> strategies.Effort:
     """The profile's effort for this record: full where truth is decided in the default mode,
     fewer larger batches elsewhere (each new shape is a compilation on a jitting backend)."""
+    return strategies.spread(_effort(runner, dtype, chosen), runner.plan.theorem)
+
+
+def _effort(runner: Runner, dtype: str, chosen) -> strategies.Effort:
     if runner.mode != runner.row.default_mode:
         return chosen.other_modes
     if is_reference(runner.row, dtype):
@@ -150,6 +155,8 @@ def _drive(theorem, runner: Runner, dtype: str, chosen, effort, record: NumericR
             seen.failure = (structure, outcome)
             raise _Refuted(outcome.comparison)
 
+    for corner in reversed(strategies.corner_structures(theorem)):
+        one_example = hypothesis_example(corner)(one_example)
     if seed is not None:
         one_example = hypothesis_seed(seed)(one_example)
     with contextlib.suppress(_Refuted):

@@ -2,8 +2,10 @@
 
 Hypothesis draws the structure of an example (a size for each dimension, each Integer scalar,
 a seed); a NumPy PRNG seeded from it fills a whole batch of float64 instances, evaluated in one
-vectorized call. Sizes come from a small set of distinct values so a jitting backend compiles
-few shapes; the thorough profile draws them from the whole declared range.
+vectorized call. Sizes come from a small set of distinct values (the ends of each range among
+them) so a jitting backend compiles few shapes; the thorough profile draws them from the whole
+declared range. Integer scalars are drawn from their whole range in every profile. Structured
+draws (``_structured``) reach the measure-zero sets where claims typically fail.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from attnproof.symbolic import Integer, Mask, Positive, Real, Scalar, Simplex, Tensor
+
+from . import _structured as structured
 
 LARGE_ROW_FRACTION = 1 / 8
 # Large rows are rescaled so that their largest entry has magnitude 100 > 88.7, where exp
@@ -90,6 +94,21 @@ def profile(name: str | None = None) -> Profile:
     return Profile(name, **_PROFILES[name], derandomize=ci)
 
 
+# A theorem with Integer scalars (a block size) fixes them per example, for the whole batch:
+# its records spread the same instances over this many times more examples, smaller batches.
+INTEGER_SPREAD = 4
+SMALLEST_SPREAD_BATCH = 64
+
+
+def spread(effort: Effort, theorem) -> Effort:
+    """``effort`` for ``theorem``: as many instances, over more examples when it has Integer
+    scalars, so that more of their values are tried."""
+    if not integer_scalars(theorem) or effort.batch < 2 * SMALLEST_SPREAD_BATCH:
+        return effort
+    factor = min(INTEGER_SPREAD, effort.batch // SMALLEST_SPREAD_BATCH)
+    return Effort(effort.examples * factor, effort.batch // factor)
+
+
 @dataclass(frozen=True)
 class Structure:
     """What Hypothesis draws per example; the batch itself is a function of it."""
@@ -112,30 +131,65 @@ def integer_scalars(theorem) -> tuple[Scalar, ...]:
 
 
 def from_theorem(theorem, chosen: Profile) -> st.SearchStrategy[Structure]:
-    """Structures for ``theorem``: sizes per dimension, Integer scalars, a seed."""
+    """Structures for ``theorem``: sizes per dimension, Integer scalars, a seed. Every value of
+    every declared range is reachable in every profile; Integer scalars are drawn given the
+    sizes, so that block sizes that do and do not divide a length both come up."""
     dims = theorem.dims
     if chosen.free_sizes:
         sizes = st.tuples(*(st.integers(d.sizes.low, d.sizes.high) for d in dims))
     else:
         sizes = st.sampled_from(_size_variants(dims))
-    integers = st.tuples(*(_integer_values(s.domain, chosen) for s in integer_scalars(theorem)))
     names = [d.name for d in dims]
-    int_names = [s.name for s in integer_scalars(theorem)]
+    int_scalars = integer_scalars(theorem)
+    int_names = [s.name for s in int_scalars]
+
+    def with_integers(size_values):
+        integers = st.tuples(*(integer_values(s.domain, size_values) for s in int_scalars))
+        return st.tuples(st.just(size_values), integers)
+
     return st.builds(
-        lambda size_values, int_values, seed: Structure(
-            tuple(zip(names, size_values, strict=True)),
-            tuple(zip(int_names, int_values, strict=True)), seed),
-        sizes, integers, st.integers(0, 2**32 - 1),
+        lambda drawn, seed: Structure(
+            tuple(zip(names, drawn[0], strict=True)),
+            tuple(zip(int_names, drawn[1], strict=True)), seed),
+        sizes.flatmap(with_integers), st.integers(0, 2**32 - 1),
     )
 
 
+def corner_structures(theorem) -> list[Structure]:
+    """Examples every record of a theorem with Integer scalars runs first, whatever the
+    profile: every size at its maximum, each Integer at the largest value below the largest
+    size that does not divide it (several blocks, the last one partial), then at its high end.
+    An Integer fixes a whole batch, so random draws alone cover its range only slowly."""
+    scalars = integer_scalars(theorem)
+    if not scalars:
+        return []
+    dims = theorem.dims
+    sizes = tuple((d.name, d.sizes.high) for d in dims)
+    longest = max((d.sizes.high for d in dims), default=1)
+    corners = []
+    for pick in (_largest_non_divisor, lambda domain, n: domain.high):
+        integers = tuple((s.name, pick(s.domain, longest)) for s in scalars)
+        corner = Structure(sizes, integers, seed=len(corners))
+        if corner.integers not in [c.integers for c in corners]:
+            corners.append(corner)
+    return corners
+
+
+def _largest_non_divisor(domain: Integer, n: int) -> int:
+    for value in range(min(domain.high, n - 1), domain.low - 1, -1):
+        if value >= 2 and n % value:
+            return value
+    return domain.high
+
+
 def _size_variants(dims) -> list[tuple[int, ...]]:
-    """Three shapes, clamped to each range: small distinct sizes (2, 3, 4, ...), larger ones
-    (5, 6, 7, ...) and every size 1; with block sizes 2 and 3, most sizes are not a multiple of
-    the block. Few shapes, because a jitting backend compiles once per shape. Size 1 comes last:
-    Hypothesis tries the first variant first, and many slips (a missing 1/sqrt(d)) vanish there."""
+    """Four shapes, clamped to each range: small distinct sizes (2, 3, 4, ...), larger ones
+    (5, 6, 7, ...), every size at its maximum and every size at its minimum (1). Few shapes,
+    because a jitting backend compiles once per shape. Size 1 comes last: Hypothesis tries the
+    first variant first, and many slips (a missing 1/sqrt(d)) vanish there."""
     variants = []
-    for sizes in _sized(dims, 2), _sized(dims, 5), tuple(d.sizes.low for d in dims):
+    for sizes in (_sized(dims, 2), _sized(dims, 5), tuple(d.sizes.high for d in dims),
+                  tuple(d.sizes.low for d in dims)):
         if sizes not in variants:
             variants.append(sizes)
     return variants
@@ -145,11 +199,19 @@ def _sized(dims, start: int) -> tuple[int, ...]:
     return tuple(min(d.sizes.high, max(d.sizes.low, start + n)) for n, d in enumerate(dims))
 
 
-def _integer_values(domain: Integer, chosen: Profile) -> st.SearchStrategy[int]:
-    if chosen.free_sizes:
-        return st.integers(domain.low, domain.high)
-    values = sorted({min(domain.high, max(domain.low, v)) for v in (2, 3)})
-    return st.sampled_from(values)
+def integer_values(domain: Integer, sizes=()) -> st.SearchStrategy[int]:
+    """Any value of ``domain`` (the same in every profile), half the time one of its
+    interesting values: both ends of the range, and for each drawn size n every value from 2 to
+    n - 1 (block sizes that do and do not divide n, with at least two blocks)."""
+    return st.one_of(st.sampled_from(interesting_integers(domain, sizes)),
+                     st.integers(domain.low, domain.high))
+
+
+def interesting_integers(domain: Integer, sizes=()) -> list[int]:
+    values = {domain.low, domain.high}
+    for n in sizes:
+        values |= {v for v in range(max(domain.low, 2), min(domain.high, n - 1) + 1)}
+    return sorted(values)
 
 
 # -- filling a batch ----------------------------------------------------------------------
@@ -168,7 +230,7 @@ def fill_batch(theorem, structure: Structure, batch: int) -> dict[str, np.ndarra
             arrays[item.name] = structure.integer_map[item.name]
         else:
             arrays[item.name] = _scalar_values(item.domain, batch, rng)
-    return arrays
+    return structured.into_kernels(theorem, arrays, rng)
 
 
 def instance_at(arrays: dict, row: int) -> dict:
@@ -187,8 +249,9 @@ def edge_draws(domain) -> str | None:
     if not isinstance(domain, Real):
         return None
     return (f"instances scaled so the largest entry is ±{LARGE_ROW_MAGNITUDE:g} (1 in "
-            f"{round(1 / LARGE_ROW_FRACTION)}, and the first of every batch) and instances "
-            f"whose maximum along the last axis is tied (1 in {round(1 / TIED_ROW_FRACTION)})")
+            f"{round(1 / LARGE_ROW_FRACTION)}, and the first of every batch), instances "
+            f"whose maximum along the last axis is tied (1 in {round(1 / TIED_ROW_FRACTION)}), "
+            f"and {structured.describe()}")
 
 
 def _tensor_values(domain, shape, rng) -> np.ndarray:
@@ -206,6 +269,7 @@ def _tensor_values(domain, shape, rng) -> np.ndarray:
         peaks = np.abs(values[large]).reshape(int(large.sum()), -1).max(axis=1)
         factors = LARGE_ROW_MAGNITUDE / np.maximum(peaks, 1e-12)
         values[large] *= factors.reshape((-1,) + (1,) * (values.ndim - 1))
+        values = structured.apply_patterns(values, domain, rng, keep=large)
         return _tie_maxima(values, rng)
     raise NotImplementedError(f"no strategy for tensor domain {domain!r}")
 
@@ -252,9 +316,10 @@ def _tie_maxima(values: np.ndarray, rng) -> np.ndarray:
 
 def _scalar_values(domain, batch, rng) -> np.ndarray:
     if isinstance(domain, Positive):
-        return _away_from_one(_log_uniform(domain.low, domain.high, (batch,), rng), domain)
+        values = _away_from_one(_log_uniform(domain.low, domain.high, (batch,), rng), domain)
+        return structured.range_ends(values, domain, rng)
     if isinstance(domain, Real):
-        return rng.uniform(domain.low, domain.high, batch)
+        return structured.range_ends(rng.uniform(domain.low, domain.high, batch), domain, rng)
     raise NotImplementedError(f"no strategy for scalar domain {domain!r}")
 
 

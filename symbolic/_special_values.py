@@ -4,7 +4,9 @@ A claim that fails only on a measure-zero set (a zero vector, a tie, a singular 
 masked row, the end of a range) is never refuted by values drawn at random. Each attempt of the
 exact search therefore fills every tensor with one *pattern*: random small rationals, zeros,
 ties (every entry equal), one-hot rows, repeated rows (rank one: singular as soon as there are
-two rows) or the ends of its range. Sizes stay small, so every pattern is exact and cheap.
+two rows), the ends of its range, or a kernel (every matrix row sums to 0 and every vector is
+all ones, so each matrix maps each vector to 0). Sizes stay small, so every pattern is exact
+and cheap.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from ._domains import Integer, Mask, Positive, Real, Simplex
 
 SMALL_VALUES = [sp.Rational(v) for v in ("1", "-1", "2", "1/2", "0", "-2", "3/2", "-1/2", "3")]
 POSITIVE_VALUES = [sp.Rational(v) for v in ("2", "1/2", "3", "1/3", "3/2", "5")]
-PATTERNS = ("random", "zeros", "ties", "one-hot", "repeated rows", "range ends")
+PATTERNS = ("random", "zeros", "ties", "one-hot", "repeated rows", "range ends", "kernel")
 
 
 def pattern_for(attempt: int) -> str:
@@ -64,6 +66,8 @@ def _tensor(domain, shape: list[int], rng: random.Random, pattern: str) -> dict:
     values = {}
     for entry in entries:
         values[entry] = _entry(domain, entry, shape, rng, pattern, base)
+    if pattern == "kernel" and not isinstance(domain, (Positive, Simplex)):
+        _into_kernel(values, entries, shape)
     if pattern == "repeated rows" and len(shape) >= 2:
         for entry in entries:  # every row along the leading axes equals the first: rank one
             values[entry] = values[(0,) * (len(shape) - 1) + entry[-1:]]
@@ -86,6 +90,18 @@ def _entry(domain, entry, shape, rng, pattern, base):
     if pattern == "range ends" and isinstance(domain, (Positive, Real)):
         return _rational(rng.choice((domain.low, domain.high)))
     return rng.choice(POSITIVE_VALUES if positive else SMALL_VALUES)
+
+
+def _into_kernel(values: dict, entries, shape) -> None:
+    """Vectors become all ones; matrix rows lose their mean, so each row is orthogonal to them."""
+    if len(shape) == 1:
+        values.update(dict.fromkeys(entries, sp.Integer(1)))
+        return
+    for lead in itertools.product(*(range(n) for n in shape[:-1])):
+        row = [(*lead, k) for k in range(shape[-1])]
+        mean = sum(values[x] for x in row) / len(row)
+        for x in row:
+            values[x] = values[x] - mean
 
 
 def _base_value(domain, rng):
