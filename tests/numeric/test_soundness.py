@@ -10,7 +10,7 @@ from hypothesis import given, settings
 
 from attnproof._runner import run
 from attnproof._view import status_phrase
-from attnproof.numeric import _evidence, check
+from attnproof.numeric import check
 from attnproof.numeric._strategies import from_theorem, profile
 from attnproof.symbolic import (
     Dim,
@@ -117,6 +117,8 @@ def test_a_true_inequality_with_equality_on_parallel_vectors_is_not_refuted():
 
 
 def test_a_nan_error_scale_becomes_the_magnitude_of_the_values_compared():
+    from attnproof.numeric import _evidence
+
     values = {"lhs": np.array([[1.0, 0.0]]), "rhs": np.array([[1.0 - 2**-53, 0.0]]),
               "scale": np.array([[np.nan, np.inf]])}
     scale = _evidence.usable_scale(values)
@@ -209,6 +211,8 @@ def test_a_true_claim_unstable_in_lower_precision_fails_the_theorem(tmp_path):
 
 
 def test_a_record_needs_a_minimum_of_decided_instances():
+    from attnproof.numeric import _evidence
+
     def rarely(np, s, **_):
         return {"valid": np.arange(len(s)) % 64 == 0}  # 4 rows of a batch of 256
 
