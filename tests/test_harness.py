@@ -40,12 +40,21 @@ def test_numeric(theorem, backend, dtype, device, mode, record_property):
 def test_catalog_identities_are_proved_for_all_sizes(theorem):
     if theorem.expect != "holds" or isinstance(theorem.claim, AtLeast):
         pytest.skip("refuted claims and inequalities are settled elsewhere")
-    assert prove(theorem).status == "proved"
+    # code is checked, never proved: what is proved of an implementation is its lemmas
+    proved = "lemmas-proved" if theorem.implementation is not None else "proved"
+    assert prove(theorem).status == proved
 
 
 @pytest.mark.parametrize("theorem", PLANTED.theorems, ids=lambda t: t.name)
 def test_planted_variants_are_refuted_exactly(theorem):
     result = prove(theorem)
-    assert theorem.expect == "refuted"
+    if theorem.expect == "holds":  # a true variant beside the false ones: never refuted
+        assert result.status not in ("refuted", "error"), result.counterexample
+        return
+    if theorem.implementation is not None or theorem.at is not None:
+        # user code, or a claim asserted only where a hook puts its inputs: never refuted
+        # symbolically, refuted by the numeric checks
+        assert result.status not in ("proved", "proved-bounded", "refuted"), result.method
+        return
     assert result.status == "refuted", result.method
     assert result.counterexample["lhs_minus_rhs"] not in ("0", "-0")

@@ -85,7 +85,7 @@ planted_cauchy_schwarz = Theorem(
     inputs=(x, y),
 )
 
-# -- 4 and 6. IEEE values: a log of a mask (log 0 = -inf), a log of a negative number -------------
+# -- 4 and 6. IEEE values: a log of a mask (log 0 = -inf, a fully masked row 0/0) ---------------
 
 n_keys = Dim("n")
 k = n_keys.index("k")
@@ -98,14 +98,6 @@ planted_softmax_of_log_mask_is_masked_softmax = Theorem(
     claim=Equals(softmax(s[k] + sp.log(M[k]), k), masked_softmax(s[k], M[k], k, 1)),
     inputs=(M, s),
     note="Where M = 0, log M = -inf and its error scale is NaN; a fully masked row is 0/0.",
-)
-
-planted_log_of_square_halved = Theorem(
-    name="planted_log_of_square_halved",
-    source=Source(PLANTED, "planted", "log(x²)/2 = log x: false (NaN in float64) for x < 0"),
-    claim=Equals(sp.log(s[k] ** 2) / 2, sp.log(s[k])),
-    inputs=(s,),
-    expect="refuted",
 )
 
 # -- 5. an at= hook is an assumption ---------------------------------------------------------
