@@ -3,6 +3,7 @@
 import sympy as sp
 
 from attnproof.symbolic import (
+    AtLeast,
     Defined,
     Dim,
     Equals,
@@ -225,3 +226,37 @@ def test_a_vanishingly_small_worked_number_rounds_like_zero():
     assert _rounds_to(-tiny, "0.0")
     assert not _rounds_to(tiny, "0.01")
     assert not _rounds_to(tiny, "-1.0")
+
+
+# -- lemmas, hooks and inequalities: "proved" only for what is shown ----------------------------
+
+
+def test_a_true_lemma_unrelated_to_a_false_claim_proves_nothing():
+    theorem = Theorem(name="unrelated_lemma", source=SOURCE,
+                      claim=Equals(2 * x[i], x[i] + x[i] + 1), inputs=(x,),
+                      lemmas=(Equals(x[i] * 2, x[i] + x[i]),), expect="refuted")
+    assert prove(theorem).status == "refuted"
+
+
+def test_lemmas_that_imply_the_claim_prove_it_and_say_so():
+    theorem = Theorem(name="implied", source=SOURCE,
+                      claim=Equals(total(x[j], j) * 2, 2 * total(x[k], k)), inputs=(x,),
+                      lemmas=(Equals(total(x[j], j) * 2, 2 * total(x[k], k)),))
+    result = prove(theorem)
+    assert result.status == "proved" and "imply the claim" in result.method
+
+
+def test_lemmas_that_do_not_imply_the_claim_leave_it_to_the_numeric_checks():
+    # asserted only where a hook puts x in {0, 1}; the lemma is true but beside the point
+    theorem = Theorem(name="not_implied", source=SOURCE, claim=Equals(x[i] ** 2, x[i]),
+                      inputs=(x,), at=lambda np, x, **_: {"x": (x > 0).astype(float)},
+                      lemmas=(Equals(x[i] + x[i], 2 * x[i]),))
+    result = prove(theorem)
+    assert result.status == "lemmas-proved" and "not shown to imply" in result.method
+
+
+def test_an_inequality_is_searched_for_an_exact_counterexample():
+    theorem = Theorem(name="square_above_itself", source=SOURCE,
+                      claim=AtLeast(x[i] ** 2, x[i]), inputs=(x,), expect="refuted")
+    result = prove(theorem)
+    assert result.status == "refuted" and float(result.counterexample["lhs_minus_rhs"]) < 0
