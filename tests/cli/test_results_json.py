@@ -17,7 +17,7 @@ THEOREM_KEYS = {"name", "source", "expect", "status", "ok", "corrects", "note",
 SYMBOLIC_KEYS = {"status", "method", "max_size", "seconds", "counterexample", "residual"}
 NUMERIC_KEYS = {"backend", "dtype", "device", "mode", "status", "examples", "instances",
                 "max_error_ulps", "max_error_bits", "seconds", "counterexample", "replay",
-                "reason", "ground_truth_ulps"}
+                "reason", "ground_truth_ulps", "undecided"}
 
 
 def test_schema_has_exactly_the_documented_keys(tmp_path):
