@@ -31,7 +31,7 @@ from .numeric._compile_cache import cache_directory
 from .symbolic import ProofResult
 
 # statuses worth keeping: the others (timeout, error) depend on the machine or on a bug
-LASTING_STATUSES = ("proved", "proved-bounded", "refuted", "not-proved")
+LASTING_STATUSES = ("proved", "proved-bounded", "refuted", "not-proved", "lemmas-proved")
 
 
 # -- keys -----------------------------------------------------------------------------------------
@@ -56,6 +56,10 @@ def statement_key(theorem, time_limit: float) -> str:
         canonical(theorem.lemmas),
         canonical(theorem.definitions),
         canonical(theorem.inputs),
+        canonical(theorem.given),
+        # the prover never runs a hook or an implementation, but whether there is one decides
+        # what it may conclude (a hook is an assumption; code is never proved)
+        f"hook {theorem.at is not None}, implementation {theorem.implementation is not None}",
         f"time limit {time_limit!r}",
         prover_version(),
     ]
