@@ -184,18 +184,18 @@ def test_a_proof_contradicted_in_float64_is_inconsistent(monkeypatch):
 
     from attnproof._markdown import render
     from attnproof._results import Report, result_from_records
-    from attnproof.numeric import _checker
+    from attnproof.numeric import _plan
 
     theorem = CATALOG["free_energy_identity"]
-    plan = _checker.plan_for(theorem, "numpy")
+    plan = _plan.plan_for(theorem, "numpy")
     right = plan.sides["rhs"]
     wrong = dataclasses.replace(right, function=lambda xp, a, s: right(xp, a, s) * 1.5)
     monkeypatch.setitem(plan.sides, "rhs", wrong)
-    _checker.runner_for.cache_clear()
+    _plan.runner_for.cache_clear()
     try:
         record = check(theorem, "numpy", "float64", profile="quick")
     finally:
-        _checker.runner_for.cache_clear()
+        _plan.runner_for.cache_clear()
     description = {"name": theorem.name, "source": "s", "expect": "holds"}
     result = result_from_records(description, prove(theorem), [record])
     report = Report([result], [])
