@@ -97,10 +97,12 @@ def truth_errors(plan: Plan, values: dict, scale, dtype: str) -> dict:
     errors = {}
     for name in plan.lhs_names:
         if name in values:
-            errors[f"{name} vs rhs"] = _truth(plan.theorem, values[name], values["rhs"], scale,
-                                              dtype)
+            side_scale = evidence.autodiff_scale(scale) if name == "autodiff" else scale
+            errors[f"{name} vs rhs"] = _truth(plan.theorem, values[name], values["rhs"],
+                                              side_scale, dtype)
     if "autodiff" in values and "sympy" in values:
-        errors["autodiff vs sympy"] = error_ulps(values["autodiff"], values["sympy"], scale, dtype)
+        errors["autodiff vs sympy"] = error_ulps(values["autodiff"], values["sympy"],
+                                                 evidence.autodiff_scale(scale), dtype)
     return errors
 
 

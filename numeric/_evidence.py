@@ -60,3 +60,15 @@ def too_few(decided: int) -> str | None:
         return (f"too few instances ({decided}): a record passes only with at least "
                 f"{MINIMUM_DECIDED} decided instances")
     return None
+
+
+def autodiff_scale(scale: np.ndarray) -> np.ndarray:
+    """The error scale for a backend's autodiff. The abs-scale describes the closed form, whose
+    terms all vanish at some entries (a masked key's gradient is exactly 0); autodiff reaches
+    such an entry through the whole computation (a max-shift whose gradient cancels only up to
+    rounding when scores tie), so its rounding there is that of the instance's other entries.
+    An abs-scale of exactly 0 would make that rounding (6e-17) read as 1e291 ulps: a zero
+    tolerance. Entries with a zero abs-scale take the largest abs-scale of their instance."""
+    rows = scale.reshape(scale.shape[0], -1).max(axis=1, initial=0.0)
+    largest = rows.reshape((-1,) + (1,) * (scale.ndim - 1))
+    return np.where(scale > 0, scale, largest)
