@@ -110,8 +110,9 @@ def _format_errors(plan, low: dict, reference: dict, scale, dtype: str, measure:
     """Stability of each side in ``dtype`` against float64, and truth within the format."""
     errors, limits = {}, {}
     for name, value in low.items():
-        errors[f"{name} in {dtype}"] = error_ulps(value, float64_side(reference, name), scale,
-                                                  measure)
+        side_scale = evidence.autodiff_scale(scale) if name == "autodiff" else scale
+        errors[f"{name} in {dtype}"] = error_ulps(value, float64_side(reference, name),
+                                                  side_scale, measure)
         limits[f"{name} in {dtype}"] = STABILITY_ULPS
     for name, error in truth_errors(plan, low, scale, measure).items():
         errors[f"{name} in {dtype}"] = error
