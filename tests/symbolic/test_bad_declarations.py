@@ -122,7 +122,6 @@ def test_identifiers_and_primed_names_are_accepted():
 
 def test_a_name_built_with_sympy_directly_is_checked_in_the_theorem():
     n = Dim("n")
-    i = n.index("i")
     x = Tensor("x", (n,))
     sneaky = sp.Idx(sp.Symbol('k"', integer=True), n.symbol)
     with pytest.raises(TheoremError, match="theorem 't', left-hand side: index name 'k\"'"):
