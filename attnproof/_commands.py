@@ -12,33 +12,42 @@ import argparse
 import json
 import signal
 import sys
+import tempfile
 from pathlib import Path
 
 from attnproof import symbolic
 
-from . import __version__, cli
+from . import __version__
 from . import _arguments as arguments
 from . import _view as view
 from ._describe import describe
+from ._exits import (
+    EXIT_INTERRUPTED,
+    EXIT_NOT_OK,
+    EXIT_OK,
+    EXIT_OUTPUT,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+)
 from ._progress import Progress
 from ._reports import JSON_NAME, Written, write_reports
-from ._results import Report, TheoremResult, read_json
+from ._results import Report, TheoremResult, read_json, write_json
 from ._runner import PROFILES, RunInterrupted, numeric_api, run
-from .cli import EXIT_NOT_OK, EXIT_OK, EXIT_OUTPUT, EXIT_USAGE
 from .numeric import replay as replay_command
 
 REPORTS = Path("reports")
 PARTIAL = REPORTS / "partial"
 DEFAULT_JSON = REPORTS / JSON_NAME
-EXIT_BY_SIGNAL = {signal.SIGINT: cli.EXIT_INTERRUPTED, signal.SIGTERM: cli.EXIT_TERMINATED}
+EXIT_BY_SIGNAL = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: EXIT_TERMINATED}
 
 
 class UsageError(Exception):
     """A value that names nothing that exists; exit 2 before any work."""
 
 
-def run_command(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def run_command(argv: list[str] | None = None, doc: str = "") -> int:
+    """Parse ``argv`` and run its command; ``doc`` (the entry point's) heads the help."""
+    args = _parser(doc).parse_args(argv)
     try:
         return args.command(args)
     except UsageError as error:
@@ -46,9 +55,10 @@ def run_command(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
 
 
-def _parser() -> argparse.ArgumentParser:
-    doc = cli.__doc__.split("\n\n")
-    parser = argparse.ArgumentParser(prog="attnproof", description=doc[0], epilog=doc[1])
+def _parser(doc: str = "") -> argparse.ArgumentParser:
+    description, _, epilog = doc.partition("\n\n")
+    parser = argparse.ArgumentParser(prog="attnproof", description=description or None,
+                                     epilog=epilog or None)
     parser.add_argument("--version", action="version", version=f"attnproof {__version__}")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
     prove = commands.add_parser("prove", help="prove and check theorems, write reports")
@@ -72,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     report.set_defaults(command=report_command)
     replay = commands.add_parser("replay", help="replay one numeric batch from its replay command")
     replay_command.add_arguments(replay)
-    replay.set_defaults(command=replay_command.run)
+    replay.set_defaults(command=_replay)
     return parser
 
 
@@ -159,6 +169,8 @@ def prove_command(args) -> int:
     catalog = _discover(args)
     _check_names(args.theorem, catalog)
     out, out_if_interrupted = _destinations(args)
+    if args.json is not None and args.json.is_dir():
+        raise UsageError(f"--json {args.json} is a directory; name the results file")
     for directory in {out, out_if_interrupted, *([args.json.parent] if args.json else [])}:
         problem = arguments.unwritable(directory)
         if problem:
@@ -183,12 +195,34 @@ def prove_command(args) -> int:
         print(f"attnproof: {how}; the {len(interrupted.report.theorems)} theorems finished are "
               "kept as a partial report", file=sys.stderr)
         _print_written(written, out_if_interrupted, args)
-        return EXIT_BY_SIGNAL.get(interrupted.signal, cli.EXIT_INTERRUPTED)
+        return EXIT_BY_SIGNAL.get(interrupted.signal, EXIT_INTERRUPTED)
     finally:
         progress.close()
     written = _write(report, args, out)
     _print_summary(report, written, out, args)
     return _exit_code(report, written, args)
+
+
+def _replay(args) -> int:
+    """``attnproof replay``, its values checked first like those of ``prove``."""
+    for what, value, choices in (("backend", args.backend, arguments.backend_names()),
+                                 ("dtype", args.dtype, arguments.dtype_names()),
+                                 ("mode", args.mode, arguments.mode_names())):
+        if value is not None and value not in choices:
+            raise UsageError(arguments.unknown(what, value, choices))
+    try:
+        arguments.device(args.device)
+    except argparse.ArgumentTypeError as error:
+        raise UsageError(str(error)) from None
+    for source in args.theorems or ():
+        if problem := symbolic._catalog.source_problem(source):
+            raise UsageError(problem)
+    catalog = symbolic.discover(args.theorems) if args.theorems else symbolic.discover()
+    _check_names([args.theorem], catalog)
+    try:
+        return replay_command.run(args)
+    except ValueError as error:  # --sizes or --integers that do not parse, or do not fit
+        raise UsageError(f"cannot replay {args.theorem}: {error}") from None
 
 
 def _check_numeric_filters(args) -> None:
@@ -216,7 +250,18 @@ def _destinations(args) -> tuple[Path, Path]:
 
 
 def _write(report: Report, args, out: Path) -> Written:
-    return write_reports(report, out, args.json, pdf=args.pdf)
+    """Write the report set; if the file system refuses after all (a full disk, permissions
+    changed during the run), the results are saved in a fresh temporary directory instead."""
+    try:
+        return write_reports(report, out, args.json, pdf=args.pdf)
+    except OSError as error:
+        rescue = Path(tempfile.mkdtemp(prefix="attnproof-results-")) / JSON_NAME
+        write_json(report, rescue)
+        written = Written([rescue])
+        written.failures.append(f"could not write the reports to {out} ({error}); the results "
+                                f"were saved to {rescue} (`attnproof report --json {rescue} "
+                                "--out DIR` renders them)")
+        return written
 
 
 def _exit_code(report: Report, written: Written, args) -> int:

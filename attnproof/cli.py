@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import sys
 
-EXIT_OK, EXIT_NOT_OK, EXIT_USAGE, EXIT_OUTPUT = 0, 1, 2, 3
-EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+from ._exits import EXIT_INTERRUPTED
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return _interrupted_before_work()
     try:
-        return run_command(argv)
+        return run_command(argv, __doc__)
     except KeyboardInterrupt:  # outside a run; a run writes its partial results itself
         return _interrupted_before_work()
 

@@ -2,9 +2,12 @@
 unknown one is a usage error (exit 2) naming the valid choices and the closest; a run that
 would check nothing says so and exits non-zero; nothing is written."""
 
+import json
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -210,3 +213,44 @@ def test_ctrl_c_while_discovering_ends_with_one_line(tmp_path, theorems, capsys,
     code, out = prove(tmp_path, theorems)
     assert code == 130 and not out.exists()
     assert "interrupted before any theorem was checked" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("extra", "expected"), [
+    (["--backend", "nmupy"], "unknown backend 'nmupy'; did you mean 'numpy'?"),
+    (["--dtype", "fp16"], "unknown dtype 'fp16'; did you mean 'float16'?"),
+    (["--device", "cpuu"], "unknown device 'cpuu'; did you mean 'cpu'?"),
+], ids=["backend", "dtype", "device"])
+def test_replay_values_are_checked_like_those_of_prove(tmp_path, theorems, capsys, extra,
+                                                       expected):
+    argv = ["replay", "doubling", "--theorems", str(theorems), "--seed", "1", "--batch", "4",
+            "--sizes", "n=2", *extra]
+    assert expected in usage_error(capsys, main(argv))
+
+
+def test_replay_of_an_unknown_theorem_suggests_the_closest(tmp_path, theorems, capsys):
+    argv = ["replay", "doublin", "--theorems", str(theorems), "--seed", "1", "--batch", "4",
+            "--sizes", "n=2"]
+    assert "no theorem named 'doublin'; did you mean 'doubling'?" in usage_error(capsys,
+                                                                                main(argv))
+
+
+def test_a_json_path_that_is_a_directory_is_refused_before_any_work(tmp_path, theorems,
+                                                                    capsys):
+    code, out = prove(tmp_path, theorems, "--json", str(tmp_path))
+    assert "is a directory; name the results file" in usage_error(capsys, code, out)
+
+
+def test_reports_that_cannot_be_written_after_the_run_keep_the_results(
+        tmp_path, theorems, capsys, monkeypatch):
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(_commands, "write_reports", refused)
+    code, _ = prove(tmp_path, theorems)
+    assert code == 3
+    error = capsys.readouterr().err
+    assert "could not write the reports to" in error and "Permission denied" in error
+    rescue = error.split("the results were saved to ")[1].split(" ")[0]
+    data = json.loads(Path(rescue).read_text())
+    assert [t["name"] for t in data["theorems"]] == ["doubling"]
+    shutil.rmtree(Path(rescue).parent)
