@@ -9,7 +9,6 @@ or of other directories writes ``reports/partial/`` unless ``--out`` says otherw
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
 import tempfile
@@ -19,6 +18,8 @@ from attnproof import symbolic
 
 from . import __version__
 from . import _arguments as arguments
+from . import _document as doc
+from . import _terminal as terminal
 from . import _view as view
 from ._describe import describe
 from ._exits import (
@@ -31,8 +32,9 @@ from ._exits import (
 )
 from ._progress import Progress
 from ._reports import JSON_NAME, Written, write_reports
-from ._results import Report, TheoremResult, read_json, write_json
+from ._results import Report, TheoremResult, write_json
 from ._runner import PROFILES, RunInterrupted, numeric_api, run
+from ._schema import ResultsError, load_results
 from .numeric import replay as replay_command
 
 REPORTS = Path("reports")
@@ -291,9 +293,10 @@ def _print_summary(report: Report, written: Written, out: Path, args) -> None:
     print(f"\n{len(report.theorems)} theorems: {', '.join(counts) or 'none'}; "
           f"{as_expected} as expected; {len(report.errors)} errors")
     for error in report.errors:
-        print(f"  error: {error.message.splitlines()[0] if error.message else error.path}")
+        first = error.message.splitlines()[0] if error.message else error.path
+        print(f"  error: {terminal.escape(first)}")
     if report.partial:
-        print(f"partial report: {report.partial_reason}")
+        print(f"partial report: {terminal.escape(report.partial_reason)}")
     _print_written(written, out, args)
 
 
@@ -327,40 +330,41 @@ def report_command(args) -> int:
 def _read(path: Path) -> Report | None:
     """The results at ``path``, or None after saying why they cannot be read."""
     try:
-        return read_json(path)
+        return load_results(path)
     except FileNotFoundError:
-        print(f"attnproof: no results at {path}; run `attnproof prove` first", file=sys.stderr)
-    except IsADirectoryError:
-        print(f"attnproof: {path} is a directory, not a results file", file=sys.stderr)
-    except (ValueError, KeyError, TypeError, AttributeError, OSError) as error:
-        print(f"attnproof: cannot read {path}: {error}", file=sys.stderr)
+        _complain(f"no results at {path}; run `attnproof prove` first")
+    except ResultsError as error:
+        _complain(str(error))
     return None
+
+
+def _complain(message: str) -> None:
+    print(f"attnproof: {terminal.escape(message)}", file=sys.stderr)
 
 
 # -- list ----------------------------------------------------------------------------------------
 
 
 def list_command(args) -> int:
-    catalog = _discover(args)
     last = _last_statuses(args.json)
+    if last is None:
+        return EXIT_USAGE
+    catalog = _discover(args)
     rows = [(t.name, str(t.source), t.expect, last.get(t.name, "—")) for t in catalog.theorems]
-    _print_table(("theorem", "source", "expect", "last status"), rows)
+    columns = tuple(doc.Column(title) for title in ("theorem", "source", "expect", "last status"))
+    print(terminal.table(columns, rows))
     for error in catalog.errors:
-        print(f"error: {error.message}", file=sys.stderr)
+        _complain(f"error: {error.message}")
     return EXIT_NOT_OK if catalog.errors else EXIT_OK
 
 
-def _last_statuses(path: Path) -> dict[str, str]:
+def _last_statuses(path: Path) -> dict[str, str] | None:
+    """Each theorem's status in the results at ``path``; {} when there are none yet, None
+    when the file is there but unreadable (already said why)."""
     if not path.exists():
         return {}
     report = _read(path)
-    return {} if report is None else {t.name: t.status for t in report.theorems}
-
-
-def _print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
-    widths = [max(len(str(row[c])) for row in [header, *rows]) for c in range(len(header))]
-    for row in [header, *rows]:
-        print("  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    return None if report is None else {t.name: t.status for t in report.theorems}
 
 
 # -- show ----------------------------------------------------------------------------------------
@@ -368,9 +372,12 @@ def _print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
 
 def show_command(args) -> int:
     report = _read(args.json) if args.json.exists() else None
+    if args.json.exists() and report is None:
+        return EXIT_USAGE
     results = {t.name: t for t in report.theorems} if report else {}
     if args.name in results:
-        _show_result(results[args.name], report)
+        fixes = view.corrections(report).get(args.name, [])
+        print(terminal.section(doc.theorem_section(results[args.name], fixes)))
         return EXIT_OK
     catalog = _discover(args)
     declared = catalog.by_name().get(args.name)
@@ -382,65 +389,6 @@ def show_command(args) -> int:
 
 
 def _show_declaration(theorem, json_path: Path) -> None:
-    description = describe(theorem)
-    result = TheoremResult(**description, status="unchecked", ok=False)
-    _print_fields(result)
-    print(f"\nnot checked yet (no result in {json_path}); run:\n  "
-          f"{view.reproduce_command(result)}")
-
-
-def _show_result(t: TheoremResult, report: Report) -> None:
-    _print_fields(t)
-    _print_evidence(t)
-    for where, values, replay in view.shown_counterexamples(t):
-        print(f"\ncounterexample ({where}):")
-        print(_indent(_as_lines(values)))
-        if replay:
-            print(f"replay:\n  {replay}")
-    for fix in view.corrections(report).get(t.name, []):
-        print(f"\ncorrected by: {fix.name} ({view.status_phrase(fix)})")
-    print(f"\nreproduce:\n  {view.reproduce_command(t)}")
-
-
-def _print_fields(t: TheoremResult) -> None:
-    expected = "expected to hold" if t.expect == "holds" else "expected to be refuted"
-    print(f"{t.name}: {view.status_phrase(t)} ({expected})")
-    print(f"source:     {t.source}")
-    print(f"statement:  {t.statement_latex}")
-    for definition in t.definitions_latex:
-        print(f"where:      {definition}")
-    for assumption in t.assumptions:
-        print(f"assume:     {assumption.get('name')}: {assumption.get('domain')}")
-    if t.symbolic is not None:
-        print(f"proof:      {t.symbolic.method} ({t.symbolic.seconds:.2f} s)")
-    if t.corrects:
-        print(f"corrects:   {t.corrects}")
-    if t.note:
-        print(f"note:       {t.note}")
-
-
-def _print_evidence(t: TheoremResult) -> None:
-    records = view.evidence(t)
-    if not records:
-        return
-    print("\nnumeric evidence:")
-    header = ("backend", "dtype", "device", "mode", "result", "instances", "worst ULPs",
-              "worst bits", "time")
-    rows = [(r.backend, r.dtype, r.device, r.mode, r.status, f"{r.instances or 0:,}",
-             view.format_ulps(r.max_error_ulps), view.format_bits(r.max_error_bits),
-             view.format_seconds(r.seconds)) for r in records]
-    _print_table(header, rows)
-    for r in records:
-        if r.reason and r.status in ("error", "skipped"):
-            print(f"  {view.configuration(r)}: {r.reason}")
-
-
-def _as_lines(value) -> str:
-    if isinstance(value, dict):
-        return "\n".join(f"{key}: {json.dumps(item, default=str)}" for key, item in value.items())
-    return str(value)
-
-
-def _indent(text: str) -> str:
-    return "\n".join("  " + line for line in text.splitlines())
-
+    result = TheoremResult(**describe(theorem), status="unchecked", ok=False)
+    print(terminal.section(doc.theorem_section(result, [])))
+    print(f"\nnot checked yet (no result in {terminal.escape(json_path)})")

@@ -162,7 +162,8 @@ def errata(report: Report) -> list[tuple[TheoremResult, list[TheoremResult]]]:
     """Every claim found false (refuted as expected, or a claim expected to hold that failed
     with a counterexample), with the theorems that correct it."""
     fixes = corrections(report)
-    users_own = set(report.run.get("user_theorems") or ())  # not claims of the documents
+    listed = report.run.get("user_theorems")  # theorems of a user's directory, not documents'
+    users_own = {n for n in listed if isinstance(n, str)} if isinstance(listed, list) else set()
     found_false = [t for t in report.theorems if _found_false(t) and t.name not in users_own]
     return [(t, fixes.get(t.name, [])) for t in found_false]
 

@@ -14,7 +14,17 @@ from __future__ import annotations
 
 import sys
 
-from ._exits import EXIT_INTERRUPTED
+from ._exits import (  # the exit codes are part of the command's interface
+    EXIT_INTERRUPTED,
+    EXIT_NOT_OK,
+    EXIT_OK,
+    EXIT_OUTPUT,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+)
+
+__all__ = ["main", "EXIT_OK", "EXIT_NOT_OK", "EXIT_USAGE", "EXIT_OUTPUT", "EXIT_INTERRUPTED",
+           "EXIT_TERMINATED"]
 
 
 def main(argv: list[str] | None = None) -> int:

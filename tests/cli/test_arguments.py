@@ -148,19 +148,6 @@ def test_show_suggests_the_closest_theorem(tmp_path, theorems, capsys):
     assert "did you mean 'doubling'?" in usage_error(capsys, code)
 
 
-@pytest.mark.parametrize("content", ["[1, 2]", '{"theorems": 3}', None], ids=[
-    "list", "wrong-types", "directory"])
-def test_report_on_results_of_the_wrong_shape_is_a_usage_error(tmp_path, capsys, content):
-    path = tmp_path / "results.json"
-    if content is None:
-        path.mkdir()
-    else:
-        path.write_text(content)
-    code = main(["report", "--json", str(path), "--out", str(tmp_path / "out")])
-    error = usage_error(capsys, code)
-    assert str(path) in error and "Traceback" not in error
-
-
 def test_a_subset_run_writes_reports_partial_and_leaves_the_catalog_report(
         tmp_path, theorems, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
