@@ -154,6 +154,7 @@ def _run_statements(path: Path, module) -> list[LoadError]:
     source = path.read_text(encoding="utf-8")
     tree = ast.parse(source, filename=str(path))  # a SyntaxError loses the file: reported
     namespace = vars(module)
+    namespace["__doc__"] = ast.get_docstring(tree, clean=False)  # as a whole-file import sets
     flags, errors, failed_names = 0, [], {}
     for statement in tree.body:
         flags |= _future_flags(statement)

@@ -134,3 +134,22 @@ def test_a_file_that_is_not_python_is_an_error_not_a_crash(tmp_path):
     assert catalog.theorems == ()
     (error,) = catalog.errors
     assert "not a Python (.py) file" in error.message
+
+
+def test_a_file_run_statement_by_statement_keeps_its_docstring_and_future_imports(tmp_path):
+    (tmp_path / "doc.py").write_text(textwrap.dedent('''
+        """Claims about doubling."""
+        from __future__ import annotations
+        import sys
+        from attnproof.symbolic import Dim, Equals, Source, Tensor, Theorem
+        n = Dim("n")
+        i = n.index("i")
+        x = Tensor("x", (n,))
+        def annotated(a: NoSuchName) -> None: ...  # fine only with postponed annotations
+        twice = Theorem("twice", Source("f", "s"), Equals(x[i] + x[i], 2 * x[i]), inputs=(x,))
+        twice_doc = Theorem("twice_doc", Source(sys.modules[__name__].__doc__, "s"),
+                            Equals(x[i], x[i]), inputs=(x,))
+    '''))
+    catalog = discover([tmp_path])
+    assert catalog.errors == ()
+    assert catalog.by_name()["twice_doc"].source.file == "Claims about doubling."
