@@ -36,6 +36,7 @@ from ._results import Report, TheoremResult, write_json
 from ._runner import PROFILES, RunInterrupted, numeric_api, run
 from ._schema import ResultsError, load_results
 from .numeric import replay as replay_command
+from .numeric._compile_cache import disable as disable_caches
 
 REPORTS = Path("reports")
 PARTIAL = REPORTS / "partial"
@@ -129,6 +130,8 @@ def _add_prove_options(parser: argparse.ArgumentParser) -> None:
     add("--in-process", action="store_true",
         help="run in this process, one theorem at a time (for debugging)")
     add("--pdf", action="store_true", help="also compile report.pdf (needs pdflatex)")
+    add("--no-cache", action="store_true",
+        help="prove and compile everything again, reading and writing no cache")
 
 
 def _directories(args) -> list[Path]:
@@ -180,6 +183,8 @@ def prove_command(args) -> int:
     if not args.symbolic_only and numeric_api() is None:
         print("attnproof: numeric checks unavailable (numeric.check not found); "
               "symbolic proofs only", file=sys.stderr)
+    if args.no_cache:
+        disable_caches()
     progress = Progress()
     try:
         report = run(
