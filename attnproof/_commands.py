@@ -86,7 +86,18 @@ def _parser(doc: str = "") -> argparse.ArgumentParser:
     replay = commands.add_parser("replay", help="replay one numeric batch from its replay command")
     replay_command.add_arguments(replay)
     replay.set_defaults(command=_replay)
+    _add_kernels_command(commands)
     return parser
+
+
+def _add_kernels_command(commands) -> None:
+    """``attnproof kernels``: the conformance matrix of attention kernels (attnproof.kernels)."""
+    from .kernels import cli as kernels_cli
+
+    kernels = commands.add_parser("kernels", help="check attention kernels, write their "
+                                                  "conformance matrix to reports/kernels/")
+    kernels_cli.add_arguments(kernels)
+    kernels.set_defaults(command=kernels_cli.run)
 
 
 def _add_theorem_source(parser: argparse.ArgumentParser) -> None:
