@@ -64,6 +64,12 @@ class Conformance:
         return next(c for c in self.cells if (c.property, c.dtype, c.device) == (prop, dtype,
                                                                                    device))
 
+    def to_markdown(self) -> str:
+        """This kernel's matrix, conventions and failures, as in reports/kernels/."""
+        from ._matrix import to_markdown
+
+        return to_markdown([self])
+
     def to_json(self) -> dict:
         return {"kernel": self.kernel, "framework": self.framework, "declared": self.declared,
                 "seconds": round(self.seconds, 2), "ok": self.ok,
@@ -73,12 +79,12 @@ class Conformance:
 def check_kernel(kernel: Kernel, *, properties: Iterable[str] | None = None,
                  dtypes: Iterable[str] | None = None, devices: Iterable[str] | None = None,
                  examples: int = DEFAULT_EXAMPLES, spec: str | None = None,
-                 progress=None) -> Conformance:
+                 progress=None, on_case=None) -> Conformance:
     """Check ``kernel`` for every property (or those named) in every dtype and device it
     declares (or those named): a kernel is *checked*, never proved.
 
     ``spec`` ("module:attribute" or a library name) makes the replay commands runnable;
-    ``progress(cell)`` is called after each cell.
+    ``progress(cell)`` is called after each cell, ``on_case(case, dtype)`` before each case.
     """
     started = time.perf_counter()
     chosen = [by_name()[p] for p in properties] if properties else list(PROPERTIES)
@@ -86,7 +92,7 @@ def check_kernel(kernel: Kernel, *, properties: Iterable[str] | None = None,
     for prop in chosen:
         for dtype in dtypes or kernel.dtypes:
             for device in devices or kernel.devices:
-                cells.append(check_cell(kernel, prop, dtype, device, examples, spec))
+                cells.append(check_cell(kernel, prop, dtype, device, examples, spec, on_case))
                 if progress is not None:
                     progress(cells[-1])
     return Conformance(kernel.name, kernel.framework, declared(kernel), cells,
@@ -105,17 +111,17 @@ def declared(kernel: Kernel) -> dict:
 
 
 def check_cell(kernel: Kernel, prop: Property, dtype: str, device: str, examples: int,
-               spec: str | None = None) -> Cell:
+               spec: str | None = None, on_case=None) -> Cell:
     started = time.perf_counter()
     cell = Cell(prop.name, dtype, device, "n/a")
     try:
-        return _checked(cell, kernel, prop, dtype, device, examples, spec)
+        return _checked(cell, kernel, prop, dtype, device, examples, spec, on_case)
     finally:
         cell.seconds = round(time.perf_counter() - started, 3)
 
 
 def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str,
-             examples: int, spec: str | None) -> Cell:
+             examples: int, spec: str | None, on_case) -> Cell:
     reason = unavailable_reason(kernel.framework)
     if reason is not None:
         cell.status, cell.reason = "skipped", reason
@@ -124,7 +130,7 @@ def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str
     if reason is not None:
         cell.reason = reason
         return cell
-    failure = _search(kernel, prop, dtype, device, examples, cell)
+    failure = _search(kernel, prop, dtype, device, examples, cell, on_case)
     if failure is not None:
         case, result = failure
         cell.status = {"fail": "fails"}.get(result.status, result.status)
@@ -143,7 +149,7 @@ class _Failed(AssertionError):
     pass
 
 
-def _search(kernel, prop, dtype, device, examples, cell) -> tuple[Case, CaseResult] | None:
+def _search(kernel, prop, dtype, device, examples, cell, on_case) -> tuple[Case, CaseResult] | None:
     fw = framework(kernel.framework)
     last: list = []
 
@@ -152,6 +158,8 @@ def _search(kernel, prop, dtype, device, examples, cell) -> tuple[Case, CaseResu
               suppress_health_check=list(HealthCheck))
     @given(prop.cases(kernel))
     def attempt(case):
+        if on_case is not None:
+            on_case(case, dtype)
         result = run_case(kernel, fw, prop, case, dtype, device)
         _tally(cell, result)
         if result.failed:

@@ -15,7 +15,7 @@ from ._frameworks import Framework, numpy_dtype
 from ._truth import Inputs, reference, truth, truth_lse
 
 # A kernel conforms when its worst absolute error is at most LIMIT times the plain reference's
-# at its declared precision, plus FLOOR_ULPS ulps of the output's largest entry
+# at its declared precision, plus FLOOR_ULPS ulps of the output's largest magnitude
 # (flash-attention's tests: 2x, and an absolute floor of a few ulps).
 LIMIT = 2.0
 FLOOR_ULPS = 4.0
@@ -211,13 +211,14 @@ def _worst_of(outputs, got, exact, plain, masked_rows, floor) -> CaseResult:
     return max(decided, key=lambda j: j.ratio) if decided else judged[0]
 
 
-def _compare(name, value, exact, scale, plain, rows, floor_ulps) -> CaseResult:
+def _compare(name, value, exact, size, plain, rows, floor_ulps) -> CaseResult:
     """Flash-attention's rule on absolute errors: the kernel's worst error at most LIMIT times
-    the plain reference's, plus ``floor_ulps`` times the largest |truth| of the output."""
+    the plain reference's, plus ``floor_ulps`` times the output's largest magnitude (the sum
+    of the absolute values of its terms)."""
     if name == "lse":
-        value, exact, plain = value[..., None], exact[..., None], plain[..., None]
+        value, exact, plain, size = (a[..., None] for a in (value, exact, plain, size))
     kernel_rows, plain_rows, sizes = _row_errors(value, exact), _row_errors(plain, exact), \
-        np.max(np.abs(exact), axis=-1)
+        np.max(size, axis=-1)
     if rows is not None:
         kernel_rows, plain_rows, sizes = kernel_rows[rows], plain_rows[rows], sizes[rows]
     if kernel_rows.size == 0:

@@ -2,7 +2,7 @@
 plain reference computed at a kernel's declared precision.
 
 The truth is the compiled code of ``theorems/masking.py``: the masked forward pass O and the
-closed forms (46), (47), (38) of the backward pass, each with its abs-scale. Those statements
+closed forms (46), (47), (38) of the backward pass. Those statements
 fix the scale at 1/sqrt(d_k); another scale s is the same statement at Q' = Q s sqrt(d_k).
 Grouped-query heads repeat K and V over the query heads of their group.
 """
@@ -39,15 +39,13 @@ OUTPUTS = ("out", "dq", "dk", "dv")
 
 @functools.cache
 def _statements():
-    """The compiled value and abs-scale of O, dQ, dK, dV (the import is deferred: compiling
-    loads the catalog)."""
+    """The compiled O, dQ, dK, dV (the import is deferred: compiling loads the catalog)."""
     from attnproof.numeric import compile_expression
     from attnproof.theorems import masking as mk
 
     def both(expr, out, theorem):
-        compile_ = functools.partial(compile_expression, expr, out, inputs=theorem.inputs,
-                                     definitions=theorem.definitions)
-        return compile_(), compile_(abs_scale=True)
+        return compile_expression(expr, out, inputs=theorem.inputs,
+                                  definitions=theorem.definitions)
 
     dq, dk, dv = (mk.masking_attention_backward_dq, mk.masking_attention_backward_dk,
                   mk.masking_attention_backward_dv)
@@ -60,23 +58,46 @@ def _statements():
 
 
 def truth(x: Inputs, outputs=OUTPUTS) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per output, (value, abs-scale) in float64, canonical layout."""
+    """Per output, (value, magnitude) in float64, canonical layout: the magnitude is the same
+    sum taken over absolute values of its terms (see :func:`magnitudes`)."""
     b, h, n_q, d_k = x.q.shape
     k, v = (np.repeat(a, x.group, axis=1) for a in (x.k, x.v))
     stretch = x.scale * np.sqrt(d_k)  # the statements' scale is 1/sqrt(d_k)
     arrays = {"Q": _flat(x.q * stretch), "K": _flat(k), "V": _flat(v), "G": _flat(x.g),
               "M": _flat(x.keep.astype(np.float64))}
     sizes = {"batch": b * h, "n_q": n_q, "n_k": k.shape[2], "d_k": d_k, "d_v": v.shape[3]}
+    sizes_of_terms = magnitudes(x)
     result = {}
     for name in outputs:
-        value, scale = (np.asarray(f(np, arrays, sizes)) for f in _statements()[name])
-        if name == "dq":
-            value, scale = value * stretch, scale * stretch
-        value, scale = (a.reshape(b, h, *a.shape[1:]) for a in (value, scale))
+        value = np.asarray(_statements()[name](np, arrays, sizes))
+        value = value.reshape(b, h, *value.shape[1:]) * (stretch if name == "dq" else 1.0)
         if name in ("dk", "dv"):
-            value, scale = (_sum_groups(a, x.group) for a in (value, scale))
-        result[name] = (value, scale)
+            value = _sum_groups(value, x.group)
+        result[name] = (value, sizes_of_terms[name])
     return result
+
+
+def magnitudes(x: Inputs) -> dict[str, np.ndarray]:
+    """Each output's sums taken over the absolute values of their terms, with the exact weights:
+    the size a rounding error is measured against when the value itself cancels (dQ of a
+    saturated softmax is 0 while its terms are not)."""
+    k, v = (np.repeat(a, x.group, axis=1) for a in (x.k, x.v))
+    a = _weights(x.q, k, x.keep, x.scale)
+    da = np.einsum("bhqd,bhkd->bhqk", np.abs(x.g), np.abs(v))
+    ds = a * (da + np.sum(a * da, axis=-1, keepdims=True))
+    return {"out": np.einsum("bhqk,bhkd->bhqd", a, np.abs(v)),
+            "dq": x.scale * np.einsum("bhqk,bhkd->bhqd", ds, np.abs(k)),
+            "dk": _sum_groups(x.scale * np.einsum("bhqk,bhqd->bhkd", ds, np.abs(x.q)), x.group),
+            "dv": _sum_groups(np.einsum("bhqk,bhqd->bhkd", a, np.abs(x.g)), x.group)}
+
+
+def _weights(q, k, keep, scale) -> np.ndarray:
+    """Masked softmax weights in float64; a fully masked row gets zeros."""
+    s = np.where(keep, _scores(q, k, scale), -np.inf)
+    top = np.max(s, axis=-1, keepdims=True)
+    e = np.where(keep, np.exp(s - np.where(np.isfinite(top), top, 0.0)), 0.0)
+    total = np.sum(e, axis=-1, keepdims=True)
+    return e / np.where(total > 0, total, 1.0)
 
 
 def truth_lse(x: Inputs) -> tuple[np.ndarray, np.ndarray]:
