@@ -47,6 +47,7 @@ class Case:
     fill: str = "gaussian"
     offset: str | None = None
     scale: float | None = None  # None: the kernel's default, 1/sqrt(d_k)
+    mask_dtype: str | None = None  # an additive mask in another dtype than the scores
     seed: int = 0
 
     def to_json(self) -> str:
@@ -177,7 +178,7 @@ def head_dims():
 @st.composite
 def cases(draw, *, n_q=None, n_k=None, d_k=None, d_v=None, batch=None, heads=None,
           group=None, mask=None, causal_flag=None, fill=None, offset=None, scale=None,
-          same_lengths=False, same_dims=True):
+          mask_dtype=None, same_lengths=False, same_dims=True):
     """A :class:`Case`; each argument, when given, is the strategy of that field."""
     def pick(strategy, default):
         return draw(default if strategy is None else strategy)
@@ -194,5 +195,6 @@ def cases(draw, *, n_q=None, n_k=None, d_k=None, d_v=None, batch=None, heads=Non
         causal_flag=pick(causal_flag, st.just(False)),
         fill=pick(fill, st.sampled_from(FILLS)), offset=pick(offset, st.none()),
         scale=pick(scale, st.one_of(st.none(), st.sampled_from([0.5, 1.0, 2.0]))),
+        mask_dtype=pick(mask_dtype, st.none()),
         seed=draw(st.integers(0, 2**32 - 1)),
     )

@@ -128,7 +128,8 @@ def _keywords(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
     if case.causal_flag:
         keywords[kernel.causal_argument] = kernel.causal_value
     elif case.mask != "none":
-        keywords[kernel.mask_argument] = _mask(kernel, fw, x.keep, dtype, device)
+        keywords[kernel.mask_argument] = _mask(kernel, fw, x.keep, case.mask_dtype or dtype,
+                                               device)
     return keywords
 
 

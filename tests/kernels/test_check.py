@@ -80,6 +80,20 @@ def test_the_same_kernel_declared_float64_fails():
     assert cell.ratio > 1e3
 
 
+def _additive(q, k, v, mask=None, **keywords):
+    keep = None if mask is None else mask == 0
+    return planted.attention(q, k, v, mask=keep, **keywords)
+
+
+def test_an_additive_mask_kernel_gets_masks_in_other_dtypes_too():
+    kernel = _variant(fn=_additive, mask="additive", gradients=None)
+    seen = []
+    result = check_kernel(kernel, properties=["mask", "fully_masked_rows"], examples=15,
+                          on_case=lambda case, dtype: seen.append(case.mask_dtype))
+    assert result.ok, result.failures()
+    assert {None, "float32", "float64"} <= set(seen)
+
+
 # -- conventions, layouts, raising kernels -------------------------------------------------------
 
 
