@@ -1,12 +1,14 @@
 """The conformance matrix as Markdown and JSON: kernels x properties x dtypes, then the
-conventions each kernel follows, then every failure with its counterexample and replay."""
+conventions each kernel follows, then every failure with its counterexample and replay.
+
+Each result is a :class:`attnproof.kernels.Conformance` (not imported: it renders itself
+through this module)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from ._check import Conformance
 from ._properties import by_name
 from ._run import CONVENTION_WORDS, LIMIT
 
@@ -18,11 +20,11 @@ LEGEND = (f"✅ conforms: the kernel's worst error is at most {LIMIT:g}× the er
           "· — does not apply · ⏭ framework not installed. Kernels are *checked*, never proved.")
 
 
-def to_json(results: list[Conformance]) -> str:
+def to_json(results: list) -> str:
     return json.dumps({"kernels": [r.to_json() for r in results]}, indent=1, default=str)
 
 
-def write(results: list[Conformance], out: Path) -> list[Path]:
+def write(results: list, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / "conformance.md", out / "conformance.json"]
     for path, text in zip(paths, (to_markdown(results), to_json(results)), strict=True):
@@ -32,14 +34,14 @@ def write(results: list[Conformance], out: Path) -> list[Path]:
     return paths
 
 
-def to_markdown(results: list[Conformance]) -> str:
+def to_markdown(results: list) -> str:
     lines = ["# Kernel conformance", "", LEGEND, ""]
     for result in results:
         lines += _kernel_section(result)
     return "\n".join(lines) + "\n"
 
 
-def _kernel_section(result: Conformance) -> list[str]:
+def _kernel_section(result) -> list[str]:
     dtypes = list(dict.fromkeys(c.dtype for c in result.cells))
     verdict = "conforms in every checked cell" if result.ok else \
         f"{len(result.failures())} failing cells"
@@ -70,7 +72,7 @@ def _declared(declared: dict) -> str:
             f"{declared['gradients']}, compute {compute}")
 
 
-def _conventions(result: Conformance) -> list[str]:
+def _conventions(result) -> list[str]:
     seen: dict[tuple, list[str]] = {}
     for cell in result.cells:
         for name, value in cell.conventions.items():
@@ -87,7 +89,7 @@ def _conventions(result: Conformance) -> list[str]:
     return lines + [""]
 
 
-def _failures(result: Conformance) -> list[str]:
+def _failures(result) -> list[str]:
     lines = []
     for cell in result.failures():
         example = cell.counterexample or {}
