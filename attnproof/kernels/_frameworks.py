@@ -47,6 +47,14 @@ class Framework:
     get: Callable  # framework array -> float64 ndarray
     vjp: Callable | None  # (f, (q, k, v), g) -> (dq, dk, dv), f returning the output only
     bind: Callable = lambda fn, keywords: lambda q, k, v: fn(q, k, v, **keywords)
+    # (fn, keywords, first) -> (q, k, v, g) -> (dq, dk, dv); first picks the output from fn's
+    bind_vjp: Callable | None = None
+
+    def gradients(self, fn, keywords, first):
+        if self.bind_vjp is not None:
+            return self.bind_vjp(fn, keywords, first)
+        forward = self.bind(fn, keywords)
+        return lambda q, k, v, g: self.vjp(lambda *p: first(forward(*p)), (q, k, v), g)
 
 
 def framework(name: str) -> Framework:
@@ -83,10 +91,25 @@ def _jax() -> Framework:
         _, pullback = jax.vjp(f, *primals)
         return pullback(g)
 
-    return Framework("jax", put, lambda a: np.asarray(a).astype(np.float64), vjp, _jax_bind)
+    return Framework("jax", put, lambda a: np.asarray(a).astype(np.float64), vjp, _jax_bind,
+                     _jax_bind_vjp)
 
 
 _JITTED: dict = {}
+
+
+def _split_keywords(keywords):
+    """Array keywords (traced) apart from the others (static, closed over), or None for the
+    statics when one of them cannot be hashed."""
+    import jax
+
+    arrays = {k: v for k, v in keywords.items() if isinstance(v, jax.Array)}
+    statics = tuple(sorted((k, v) for k, v in keywords.items() if k not in arrays))
+    try:
+        hash(statics)
+    except TypeError:
+        return arrays, None
+    return arrays, statics
 
 
 def _jax_bind(fn, keywords):
@@ -94,16 +117,32 @@ def _jax_bind(fn, keywords):
     keyword, where eager dispatch would compile every primitive anew for each shape."""
     import jax
 
-    arrays = {k: v for k, v in keywords.items() if isinstance(v, jax.Array)}
-    statics = tuple(sorted((k, v) for k, v in keywords.items() if k not in arrays))
-    try:
-        key = (fn, statics)
-        hash(key)
-    except TypeError:  # an unhashable keyword: run eagerly
+    arrays, statics = _split_keywords(keywords)
+    if statics is None:  # an unhashable keyword: run eagerly
         return lambda q, k, v: fn(q, k, v, **keywords)
+    key = ("forward", fn, statics)
     if key not in _JITTED:
         _JITTED[key] = jax.jit(lambda q, k, v, arrays: fn(q, k, v, **arrays, **dict(statics)))
     return lambda q, k, v: _JITTED[key](q, k, v, arrays)
+
+
+def _jax_bind_vjp(fn, keywords, first):
+    """The VJP of ``fn`` as one jitted program (forward and backward compiled together)."""
+    import jax
+
+    arrays, statics = _split_keywords(keywords)
+    if statics is None:
+        return lambda q, k, v, g: jax.vjp(lambda *p: first(fn(*p, **keywords)), q, k, v)[1](g)
+    key = ("vjp", fn, statics, first)
+    if key not in _JITTED:
+        def pullback(q, k, v, g, arrays):
+            def forward(*p):
+                return first(fn(*p, **arrays, **dict(statics)))
+
+            return jax.vjp(forward, q, k, v)[1](g)
+
+        _JITTED[key] = jax.jit(pullback)
+    return lambda q, k, v, g: _JITTED[key](q, k, v, g, arrays)
 
 
 def _jax_device(device: str):

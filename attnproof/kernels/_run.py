@@ -101,8 +101,8 @@ def call(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, devic
     if set(outputs) & {"dq", "dk", "dv"}:
         g = fw.put(to_layout(x.g, _letters(kernel, "out")), dtype, device)
         if kernel.gradients == "autodiff":
-            grads = fw.vjp(lambda q, k, v: _first(forward(q, k, v), kernel), tuple(put.values()),
-                           g)
+            first = _first_of_pair if kernel.returns_lse else _itself
+            grads = fw.gradients(kernel.fn, keywords, first)(put["q"], put["k"], put["v"], g)
         else:
             grads = kernel.gradients(put["q"], put["k"], put["v"], g, **keywords)
         for name, arg, like in zip(("dq", "dk", "dv"), "qkv", (x.q, x.k, x.v), strict=True):
@@ -110,8 +110,12 @@ def call(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, devic
     return got
 
 
-def _first(result, kernel: Kernel):
-    return result[0] if kernel.returns_lse else result
+def _first_of_pair(result):
+    return result[0]
+
+
+def _itself(result):
+    return result
 
 
 def _letters(kernel: Kernel, argument: str) -> str:
