@@ -91,6 +91,14 @@ def magnitudes(x: Inputs) -> dict[str, np.ndarray]:
             "dv": _sum_groups(np.einsum("bhqk,bhqd->bhkd", a, np.abs(x.g)), x.group)}
 
 
+def condition(x: Inputs) -> float:
+    """1 + the largest |score| a kept entry can carry (scale Σ|q||k|): rounding a score by
+    eps relative to it moves its weight by that much relative (the softmax's condition)."""
+    k = np.repeat(x.k, x.group, axis=1)
+    sizes = abs(x.scale) * np.einsum("bhqd,bhkd->bhqk", np.abs(x.q), np.abs(k))
+    return 1.0 + float(np.max(np.where(x.keep, sizes, 0.0), initial=0.0))
+
+
 def _weights(q, k, keep, scale) -> np.ndarray:
     """Masked softmax weights in float64; a fully masked row gets zeros."""
     s = np.where(keep, _scores(q, k, scale), -np.inf)
