@@ -212,44 +212,47 @@ def _judge(kernel, x: Inputs, got, dtype, compute, outputs, conventions) -> Case
         return _worst_of(outputs, got, exact, plain, masked_rows, floor)
 
 
-def _floor_ulps(x: Inputs, dtype: str, compute: str) -> float:
-    return FLOOR_ULPS * (eps(dtype) + eps(compute) * condition(x))
+def _floor_ulps(x: Inputs, dtype: str, compute: str) -> dict[str, np.ndarray]:
+    """Per output, per row: the floor in units of the row's magnitude."""
+    return {name: FLOOR_ULPS * (eps(dtype) + eps(compute) * rows)
+            for name, rows in condition(x).items()}
 
 
 def _worst_of(outputs, got, exact, plain, masked_rows, floor) -> CaseResult:
     judged = [_compare(name, got[name], *exact[name], plain[name],
-                       ~masked_rows if name in ("out", "lse") else None, floor)
+                       ~masked_rows if name in ("out", "lse") else None, floor[name])
               for name in outputs]
     decided = [j for j in judged if j.ratio is not None]
     return max(decided, key=lambda j: j.ratio) if decided else judged[0]
 
 
 def _compare(name, value, exact, size, plain, rows, floor_ulps) -> CaseResult:
-    """Flash-attention's rule on absolute errors: the kernel's worst error at most LIMIT times
-    the plain reference's, plus ``floor_ulps`` times the output's largest magnitude (the sum
-    of the absolute values of its terms)."""
+    """Flash-attention's rule on absolute errors: each row's error at most LIMIT times the
+    plain reference's worst, plus the row's floor (``floor_ulps`` per row, times the row's
+    magnitude: the sum of its terms' absolute values)."""
     if name == "lse":
         value, exact, plain, size = (a[..., None] for a in (value, exact, plain, size))
-    kernel_rows, plain_rows, sizes = _row_errors(value, exact), _row_errors(plain, exact), \
-        np.max(size, axis=-1)
+    kernel_rows, plain_rows = _row_errors(value, exact), _row_errors(plain, exact)
+    floors = floor_ulps * np.max(size, axis=-1) + _TINY
     if rows is not None:
-        kernel_rows, plain_rows, sizes = kernel_rows[rows], plain_rows[rows], sizes[rows]
+        kernel_rows, plain_rows, floors = kernel_rows[rows], plain_rows[rows], floors[rows]
     if kernel_rows.size == 0:
         return CaseResult("pass", 0.0, name)
     plain_worst = float(np.max(plain_rows))
     if not np.isfinite(plain_worst):
         return CaseResult("undecided", None, name, "the plain reference is not finite here")
-    floor = floor_ulps * float(np.max(sizes, initial=0.0)) + _TINY
-    kernel_worst = float(np.max(kernel_rows))
-    ratio = LIMIT * kernel_worst / (LIMIT * plain_worst + floor)
-    worst_row = np.unravel_index(int(np.argmax(kernel_rows)), kernel_rows.shape)
+    ratios = LIMIT * kernel_rows / (LIMIT * plain_worst + floors)
+    worst_row = np.unravel_index(int(np.argmax(ratios)), ratios.shape)
+    ratio, floor = float(ratios[worst_row]), float(floors[worst_row])
+    kernel_error = float(kernel_rows[worst_row])
     index = worst_row if rows is None else tuple(np.argwhere(rows)[worst_row[0]])
-    detail = {"output": name, "kernel_error": kernel_worst, "reference_error": plain_worst,
+    detail = {"output": name, "kernel_error": kernel_error, "reference_error": plain_worst,
               "floor": floor, **_entries(name, value, exact, index)}
     status = "pass" if ratio <= LIMIT else "fail"
     message = "" if status == "pass" else (
-        f"{name}: worst error {kernel_worst:.3g} vs the plain reference's {plain_worst:.3g} "
-        f"(floor {floor:.3g}): {ratio:.3g}x, more than {LIMIT:g}x")
+        f"{name}: error {kernel_error:.3g} in row {list(map(int, index))} vs the plain "
+        f"reference's worst {plain_worst:.3g} (floor {floor:.3g}): {ratio:.3g}x, more than "
+        f"{LIMIT:g}x")
     if status == "fail" and not np.all(np.isfinite(value)):
         message += "; the kernel returned non-finite values"
     return CaseResult(status, ratio, name, message, detail)
@@ -314,7 +317,7 @@ def _alignment(kernel, x: Inputs, got, dtype, compute, conventions):
         xa = dataclasses.replace(x, keep=keep)
         exact = truth(xa, ("out",))["out"]
         plain = reference(xa, compute, dtype, ("out",))["out"]
-        ratios[name] = _compare("out", got["out"], *exact, plain, common, floor).ratio
+        ratios[name] = _compare("out", got["out"], *exact, plain, common, floor["out"]).ratio
     fits = [a for a, r in ratios.items() if r is not None and r <= LIMIT]
     declared = kernel.causal_alignment
     if not fits:

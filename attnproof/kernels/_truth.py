@@ -91,12 +91,21 @@ def magnitudes(x: Inputs) -> dict[str, np.ndarray]:
             "dv": _sum_groups(np.einsum("bhqk,bhqd->bhkd", a, np.abs(x.g)), x.group)}
 
 
-def condition(x: Inputs) -> float:
-    """1 + the largest |score| a kept entry can carry (scale Σ|q||k|): rounding a score by
-    eps relative to it moves its weight by that much relative (the softmax's condition)."""
+def condition(x: Inputs) -> dict[str, np.ndarray]:
+    """Per row of each output, 1 + the largest |score| it depends on (scale Σ|q||k| over kept
+    entries): rounding a score by eps relative to it moves its weight by that much relative
+    (the softmax's condition). Query rows for out, dq and lse; key rows for dk and dv."""
     k = np.repeat(x.k, x.group, axis=1)
     sizes = abs(x.scale) * np.einsum("bhqd,bhkd->bhqk", np.abs(x.q), np.abs(k))
-    return 1.0 + float(np.max(np.where(x.keep, sizes, 0.0), initial=0.0))
+    sizes = np.where(x.keep, sizes, 0.0)
+    per_query = 1.0 + np.max(sizes, axis=-1, initial=0.0)
+    per_key = 1.0 + np.max(_max_groups(np.max(sizes, axis=-2, initial=0.0), x.group), axis=2)
+    return {"out": per_query, "dq": per_query, "lse": per_query, "dk": per_key, "dv": per_key}
+
+
+def _max_groups(array: np.ndarray, group: int) -> np.ndarray:
+    b, h = array.shape[:2]
+    return array.reshape(b, h // group, group, *array.shape[2:])
 
 
 def _weights(q, k, keep, scale) -> np.ndarray:
