@@ -172,8 +172,20 @@ def _layout_message(argument, kernel, letters, expected, actual, canonical) -> s
 
 def _raised(error: BaseException) -> str:
     frames = traceback.extract_tb(error.__traceback__)[-TRACEBACK_FRAMES:]
+    for frame in frames:
+        frame.filename = _short_path(frame.filename)
     where = "".join(traceback.format_list(frames))
     return f"{type(error).__name__}: {error}\n{where}".rstrip()
+
+
+def _short_path(path: str) -> str:
+    """A frame's file relative to the working directory, or from its installed package on."""
+    import os
+
+    if "site-packages" + os.sep in path:
+        return path.split("site-packages" + os.sep, 1)[1]
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
 
 
 def merged_halves(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
