@@ -8,6 +8,7 @@ previous results in place.
 from __future__ import annotations
 
 import datetime
+import enum
 import importlib.metadata
 import json
 import math
@@ -17,82 +18,53 @@ import tempfile
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from .numeric._record import NumericRecord, NumericStatus
+from .symbolic._prover import ProofStatus
+
 SCHEMA = 3
 # Schema 1 lacked assumptions, partial_reason and run; schema 2 lacked a numeric record's
 # ground_truth_ulps. Missing fields default when read.
 READABLE_SCHEMAS = (1, 2, 3)
 
-# Theorem statuses, from best to worst news for a claim expected to hold.
-PROVED = "proved"
-PROVED_BOUNDED = "proved-bounded"
-CHECKED = "checked"
-UNCHECKED = "unchecked"
-REFUTED = "refuted"
-FAILED = "failed"
-ERROR = "error"
-STATUSES = (PROVED, PROVED_BOUNDED, CHECKED, UNCHECKED, REFUTED, FAILED, ERROR)
 
-# Truth is decided in float64 by a reference backend; MLX float64 is never the reference
-# (its exp is accurate only to ~2e-6 on CPU), and low precision is a stability property only.
-TRUTH_DTYPE = "float64"
-REFERENCE_BACKENDS = ("numpy", "jax")
+
+class TheoremStatus(enum.StrEnum):
+    """A theorem's status, from best to worst news for a claim expected to hold; the values are
+    the strings the results JSON holds."""
+
+    PROVED = "proved"
+    PROVED_BOUNDED = "proved-bounded"
+    CHECKED = "checked"
+    UNCHECKED = "unchecked"
+    REFUTED = "refuted"
+    FAILED = "failed"
+    ERROR = "error"
+
+
+STATUSES = tuple(TheoremStatus)
 
 _VERSIONED_PACKAGES = ("sympy", "numpy", "jax", "mlx")
 
 
 @dataclass
 class SymbolicOutcome:
-    """The schema's view of a ``symbolic.ProofResult``."""
+    """The schema's view of a ``symbolic.ProofResult`` (its lemmas are not reported)."""
 
-    status: str
+    status: ProofStatus
     method: str
     max_size: int | None = None
     seconds: float = 0.0
     counterexample: dict | None = None
     residual: str | None = None
 
+    def __post_init__(self):
+        self.status = ProofStatus(self.status)
+
     @classmethod
     def from_record(cls, record) -> SymbolicOutcome:
-        return cls(**_pick(record, cls))
-
-
-@dataclass
-class NumericOutcome:
-    """The schema's view of a ``numeric.NumericRecord``: one backend × dtype × device × mode."""
-
-    backend: str
-    dtype: str
-    device: str
-    mode: str
-    status: str
-    examples: int = 0
-    instances: int = 0
-    max_error_ulps: float | None = None
-    max_error_bits: float | None = None
-    seconds: float = 0.0
-    counterexample: dict | None = None
-    replay: str | None = None
-    reason: str | None = None
-    ground_truth_ulps: float | None = None
-
-    @classmethod
-    def from_record(cls, record) -> NumericOutcome:
-        return cls(**_pick(record, cls))
-
-    @property
-    def decides_truth(self) -> bool:
-        return self.dtype == TRUTH_DTYPE and self.backend in REFERENCE_BACKENDS
-
-
-def _pick(record, cls) -> dict:
-    """The fields of ``cls`` from a record object or a JSON dict; extra fields are dropped."""
-    if isinstance(record, dict):
-        data = record
-    elif hasattr(record, "to_json"):
-        data = record.to_json()
-    else:
-        data = vars(record)
-    return {f.name: data[f.name] for f in fields(cls) if f.name in data}
+        """From a ``ProofResult`` or its JSON object; fields the schema lacks are dropped."""
+        data = record if isinstance(record, dict) else vars(record)
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
 
 
 @dataclass
@@ -100,7 +72,7 @@ class TheoremResult:
     name: str
     source: str
     expect: str | None
-    status: str
+    status: TheoremStatus
     ok: bool
     corrects: str | None = None
     note: str = ""
@@ -109,7 +81,10 @@ class TheoremResult:
     origin: str = ""
     assumptions: list[dict] = field(default_factory=list)
     symbolic: SymbolicOutcome | None = None
-    numeric: list[NumericOutcome] = field(default_factory=list)
+    numeric: list[NumericRecord] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.status = TheoremStatus(self.status)
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -121,7 +96,7 @@ class TheoremResult:
         data = dict(data)
         if data.get("symbolic") is not None:
             data["symbolic"] = SymbolicOutcome(**data["symbolic"])
-        data["numeric"] = [NumericOutcome(**r) for r in data.get("numeric", [])]
+        data["numeric"] = [NumericRecord.from_json(r) for r in data.get("numeric", [])]
         return cls(**data)
 
 
@@ -149,67 +124,74 @@ class Report:
         return not self.errors and all(t.ok for t in self.theorems)
 
 
-def result_from_records(description: dict, symbolic: dict | None, numeric: list[dict],
+def result_from_records(description: dict, symbolic, numeric: list[NumericRecord],
                         failure: str | None = None) -> TheoremResult:
-    """A theorem's result from its ``describe`` fields and the records its checks produced.
+    """A theorem's result from its ``describe`` fields and the records its checks produced;
+    ``symbolic`` is a ``ProofResult``, a :class:`SymbolicOutcome` or its JSON object, or None.
 
     ``failure`` (a worker death, a crashed test) forces the status to ``error``.
     """
     proof = None if symbolic is None else SymbolicOutcome.from_record(symbolic)
-    records = [NumericOutcome.from_record(r) for r in numeric]
-    status, ok = verdict(description.get("expect"), proof, records)
+    status, ok = verdict(description.get("expect"), proof, numeric)
     if failure:
-        status, ok = ERROR, False
+        status, ok = TheoremStatus.ERROR, False
     names = {f.name for f in fields(TheoremResult)}
     known = {k: v for k, v in description.items() if k in names}
     return TheoremResult(**{**known, "status": status, "ok": ok, "symbolic": proof,
-                            "numeric": records})
+                            "numeric": list(numeric)})
 
 
 # -- verdict -------------------------------------------------------------------------------------
 
 
-def verdict(expect: str, symbolic, numeric) -> tuple[str, bool]:
+_PROVED = (ProofStatus.PROVED, ProofStatus.PROVED_BOUNDED)
+_EXPECTED = {
+    "holds": (TheoremStatus.PROVED, TheoremStatus.PROVED_BOUNDED, TheoremStatus.CHECKED),
+    "refuted": (TheoremStatus.REFUTED,),
+}
+
+
+def verdict(expect: str, symbolic, numeric) -> tuple[TheoremStatus, bool]:
     """The theorem's status and whether that outcome is the one its declaration expects.
 
     ``symbolic`` has a ``.status`` (a ``ProofResult``, or None when no proof was attempted);
-    ``numeric`` is a sequence of records with ``.status``, ``.backend`` and ``.dtype``.
+    ``numeric`` is a sequence of :class:`NumericRecord`.
     """
-    status = _status(expect, symbolic, [NumericOutcome.from_record(r) for r in numeric])
-    expected = {"holds": (PROVED, PROVED_BOUNDED, CHECKED), "refuted": (REFUTED,)}
-    return status, status in expected.get(expect, ())
+    status = _status(expect, symbolic, numeric)
+    return status, status in _EXPECTED.get(expect, ())
 
 
-def _status(expect: str, symbolic, numeric: list[NumericOutcome]) -> str:
+def _status(expect: str, symbolic, numeric: list[NumericRecord]) -> TheoremStatus:
     symbolic_status = getattr(symbolic, "status", None)
-    if symbolic_status == "error" or any(r.status == "error" for r in numeric):
-        return ERROR
-    counterexample = symbolic_status == "refuted" or any(
-        r.decides_truth and r.status == "failed" for r in numeric
+    if symbolic_status == ProofStatus.ERROR or any(r.status == NumericStatus.ERROR
+                                                   for r in numeric):
+        return TheoremStatus.ERROR
+    counterexample = symbolic_status == ProofStatus.REFUTED or any(
+        r.decides_truth and r.status == NumericStatus.FAILED for r in numeric
     )
     if expect == "refuted":
         return _status_expected_false(counterexample, symbolic_status, numeric)
     if counterexample:
-        return FAILED
-    if symbolic_status in (PROVED, PROVED_BOUNDED):
-        return symbolic_status
-    return CHECKED if _has_truth_evidence(numeric) else UNCHECKED
+        return TheoremStatus.FAILED
+    if symbolic_status in _PROVED:
+        return TheoremStatus(symbolic_status)
+    return TheoremStatus.CHECKED if _has_truth_evidence(numeric) else TheoremStatus.UNCHECKED
 
 
-def _status_expected_false(counterexample: bool, symbolic_status, numeric) -> str:
+def _status_expected_false(counterexample: bool, symbolic_status, numeric) -> TheoremStatus:
     if counterexample:
-        return REFUTED
-    shown_true = symbolic_status in (PROVED, PROVED_BOUNDED) or _has_truth_evidence(numeric)
-    return FAILED if shown_true else UNCHECKED
+        return TheoremStatus.REFUTED
+    shown_true = symbolic_status in _PROVED or _has_truth_evidence(numeric)
+    return TheoremStatus.FAILED if shown_true else TheoremStatus.UNCHECKED
 
 
-def _has_truth_evidence(numeric: list[NumericOutcome]) -> bool:
-    return any(r.decides_truth and r.status == "passed" for r in numeric)
+def _has_truth_evidence(numeric: list[NumericRecord]) -> bool:
+    return any(r.decides_truth and r.status == NumericStatus.PASSED for r in numeric)
 
 
-def is_stability_failure(record: NumericOutcome) -> bool:
+def is_stability_failure(record: NumericRecord) -> bool:
     """A failure that does not decide truth: low precision, or a non-reference float64."""
-    return record.status == "failed" and not record.decides_truth
+    return record.status == NumericStatus.FAILED and not record.decides_truth
 
 
 # -- environment ---------------------------------------------------------------------------------
@@ -222,7 +204,7 @@ def environment(theorems: list[TheoremResult]) -> dict:
     """
     versions = {name: _version(name) for name in _VERSIONED_PACKAGES}
     devices = sorted({f"{r.backend}:{r.device}" for t in theorems for r in t.numeric
-                      if r.status != "skipped"})
+                      if r.status != NumericStatus.SKIPPED})
     return {"python": platform.python_version(), **versions, "devices": devices}
 
 

@@ -31,16 +31,17 @@ from attnproof import symbolic
 from ._cache import cached_proof, remember_timings, slowest_first
 from ._describe import rendering
 from ._results import (
-    ERROR,
     ErrorEntry,
-    NumericOutcome,
     Report,
     SymbolicOutcome,
     TheoremResult,
+    TheoremStatus,
     environment,
     now_iso,
     result_from_records,
 )
+from .numeric._record import NumericRecord, NumericStatus
+from .symbolic._prover import ProofStatus
 
 PROFILES = ("quick", "default", "thorough")
 # Wall-clock budget per theorem (proof plus every numeric configuration) before its worker is
@@ -270,7 +271,8 @@ def _load_error_theorems(catalog, wanted) -> list[TheoremResult]:
     loaded = {t.name for t in catalog.theorems}
     named = {e.theorem: e for e in catalog.errors if e.theorem and e.theorem not in loaded}
     return [
-        TheoremResult(name=name, source="", expect=None, status=ERROR, ok=False, origin=e.path)
+        TheoremResult(name=name, source="", expect=None, status=TheoremStatus.ERROR, ok=False,
+                      origin=e.path)
         for name, e in named.items()
         if wanted is None or name in wanted
     ]
@@ -324,15 +326,13 @@ def _configurations(theorem, options: Options) -> list[tuple[str, str, str, str]
     return [tuple(c) for c in found if options.wants(*c)]
 
 
-def _numeric_record(theorem, configuration, profile: str) -> dict:
+def _numeric_record(theorem, configuration, profile: str) -> NumericRecord:
     """One numeric check; an exception inside it becomes that record's error, not the run's."""
-    backend, dtype, device, mode = configuration
     try:
-        record = numeric_api().check(theorem, backend, dtype, device, mode, profile=profile)
-        return asdict(NumericOutcome.from_record(record))
+        return numeric_api().check(theorem, *configuration, profile=profile)
     except Exception as error:  # a checker bug must not lose the other configurations
         reason = f"{type(error).__name__}: {error}"
-        return asdict(NumericOutcome(backend, dtype, device, mode, "error", reason=reason))
+        return NumericRecord(*configuration, NumericStatus.ERROR, reason=reason)
 
 
 @dataclass
@@ -341,7 +341,7 @@ class _Collected:
 
     rendering: dict = field(default_factory=dict)
     symbolic: dict | None = None
-    numeric: list[dict] = field(default_factory=list)
+    numeric: list[NumericRecord] = field(default_factory=list)
     step: str | tuple | None = None
     done: bool = False
     failure: str | None = None
@@ -368,11 +368,10 @@ class _Collected:
         where = _describe_step(self.step)
         self.failure = f"{reason} during {where}"
         if isinstance(self.step, tuple):
-            backend, dtype, device, mode = self.step
-            self.numeric.append(asdict(NumericOutcome(
-                backend, dtype, device, mode, "error", reason=self.failure)))
+            self.numeric.append(NumericRecord(*self.step, NumericStatus.ERROR,
+                                              reason=self.failure))
         elif self.symbolic is None:
-            self.symbolic = asdict(SymbolicOutcome("error", self.failure))
+            self.symbolic = asdict(SymbolicOutcome(ProofStatus.ERROR, self.failure))
 
 
 def _describe_step(step) -> str:

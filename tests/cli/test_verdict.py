@@ -2,20 +2,20 @@
 
 import pytest
 
-from attnproof._results import NumericOutcome, is_stability_failure, verdict
+from attnproof._results import is_stability_failure, verdict
 from attnproof.symbolic import ProofResult
 
-from .fakes import FakeRecord
+from .fakes import record
 
-F64 = FakeRecord()
-F64_JAX = FakeRecord(backend="jax")
-F64_FAIL = FakeRecord(status="failed", counterexample={"x[0]": 1.0})
-F64_ERROR = FakeRecord(status="error", reason="boom")
-F32_PASS = FakeRecord(dtype="float32")
-F32_FAIL = FakeRecord(dtype="float32", status="failed")
-MLX64_PASS = FakeRecord(backend="mlx", dtype="float64")
-MLX64_FAIL = FakeRecord(backend="mlx", dtype="float64", status="failed")
-SKIPPED = FakeRecord(status="skipped", reason="no GPU")
+F64 = record()
+F64_JAX = record(backend="jax")
+F64_FAIL = record(status="failed", counterexample={"x[0]": 1.0})
+F64_ERROR = record(status="error", reason="boom")
+F32_PASS = record(dtype="float32")
+F32_FAIL = record(dtype="float32", status="failed")
+MLX64_PASS = record(backend="mlx", dtype="float64")
+MLX64_FAIL = record(backend="mlx", dtype="float64", status="failed")
+SKIPPED = record(status="skipped", reason="no GPU")
 
 CASES = [
     # expect, symbolic status, numeric records, status, ok
@@ -57,5 +57,5 @@ def test_verdict(expect, proof, records, status, ok):
 def test_only_non_reference_failures_count_as_stability_failures():
     records = {"f64": F64_FAIL, "f32": F32_FAIL, "mlx64": MLX64_FAIL, "pass": F64}
     flagged = {name for name, r in records.items()
-               if is_stability_failure(NumericOutcome.from_record(r))}
+               if is_stability_failure(r)}
     assert flagged == {"f32", "mlx64"}
