@@ -15,3 +15,6 @@ from ._check import replay as replay
 from ._declaration import Kernel as Kernel
 from ._declaration import KernelError as KernelError
 from ._properties import PROPERTIES as PROPERTIES
+from ._pytest import KernelCell as KernelCell
+from ._pytest import assert_conforms as assert_conforms
+from ._pytest import conformance_cells as conformance_cells
