@@ -8,15 +8,28 @@ Importing this package imports SymPy, never an array backend; numeric checks run
 processes and load their backends there.
 """
 
+import importlib
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
-
-from .symbolic import *  # noqa: F403  (the language's public names, listed in its __all__)
-from .symbolic import __all__ as _language
 
 try:
     __version__ = _version("attnproof")
 except PackageNotFoundError:  # a source tree that was never installed
     __version__ = "0+unknown"
 
-__all__ = [*_language, "__version__"]
+
+def __getattr__(name: str):
+    """The language's names (``attnproof.Theorem``, ``__all__``), imported on first use, so
+    that ``attnproof`` itself starts fast and the command can catch an early Ctrl-C."""
+    language = importlib.import_module(".symbolic", __name__)
+    if name == "__all__":
+        return [*language.__all__, "__version__"]
+    if name in language.__all__:
+        value = getattr(language, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *__getattr__("__all__")})

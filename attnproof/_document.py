@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 
 from . import _view as view
 from ._figures import Figures
-from ._results import NumericOutcome, Report, TheoremResult
+from ._results import Report, TheoremResult
 from ._safe_math import is_safe
+from .numeric._record import NumericRecord
 
 # -- inline pieces -------------------------------------------------------------------------------
 
@@ -305,7 +306,7 @@ def _proof_cell(t: TheoremResult) -> Line:
     return text_line(f"{t.symbolic.method}, {view.format_seconds(t.symbolic.seconds)}")
 
 
-def _numeric_cell(records: list[NumericOutcome]) -> Line:
+def _numeric_cell(records: list[NumericRecord]) -> Line:
     ran = [r for r in records if r.status != "skipped"]
     if not ran:
         return text_line("—")
@@ -397,7 +398,7 @@ def _evidence(t: TheoremResult) -> list[Block]:
     return blocks
 
 
-def _evidence_row(r: NumericOutcome) -> tuple[Line, ...]:
+def _evidence_row(r: NumericRecord) -> tuple[Line, ...]:
     result = Text(r.status) if r.status == "passed" else Alert(r.status)
     cells = [r.backend, r.dtype, r.device, r.mode, result, f"{r.instances or 0:,}",
              view.format_ulps(r.max_error_ulps), view.format_bits(r.max_error_bits),

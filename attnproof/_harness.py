@@ -13,7 +13,9 @@ import json
 import pytest
 
 from . import numeric
+from .numeric import NumericStatus
 from .symbolic import Theorem, discover, prove
+from .symbolic._prover import ProofStatus
 
 # formats in which every false claim of the catalog and the planted variants is refuted
 # (scripts/calibrate.py shows the margins); float16 and bfloat16 may answer "not-decisive"
@@ -33,11 +35,11 @@ def check_symbolic(theorem: Theorem, record_property=None) -> None:
     if record_property is not None:
         record_property("attnproof.symbolic",
                         json.dumps({"theorem": theorem.name, **result.to_json()}))
-    assert result.status != "error", result.method
+    assert result.status != ProofStatus.ERROR, result.method
     if theorem.expect == "holds":
-        assert result.status != "refuted", result.counterexample
+        assert result.status != ProofStatus.REFUTED, result.counterexample
     else:
-        assert result.status not in ("proved", "proved-bounded"), result.method
+        assert result.status not in (ProofStatus.PROVED, ProofStatus.PROVED_BOUNDED), result.method
 
 
 def check_numeric(theorem: Theorem, backend: str, dtype: str, device: str, mode: str,
@@ -48,22 +50,22 @@ def check_numeric(theorem: Theorem, backend: str, dtype: str, device: str, mode:
     if record_property is not None:
         record_property("attnproof.numeric",
                         json.dumps({"theorem": theorem.name, **record.to_json()}))
-    if record.status == "skipped":
+    if record.status == NumericStatus.SKIPPED:
         pytest.skip(record.reason)
-    assert record.status != "error", record.reason
+    assert record.status != NumericStatus.ERROR, record.reason
     assert record.max_error_ulps is not None and record.max_error_bits is not None
     if theorem.expect == "holds":
         # a lower format may lack the instances to pass (a record needs a stated minimum of
         # decided ones); truth in float64 may not
         decides_truth = dtype == "float64" and backend in ("numpy", "jax")
-        allowed = ("passed",) if decides_truth else ("passed", "too-few")
+        allowed = (NumericStatus.PASSED,) if decides_truth else (NumericStatus.PASSED, NumericStatus.TOO_FEW)
         assert record.status in allowed, explain(record)
-        assert record.instances >= 1 or record.status == "too-few"
+        assert record.instances >= 1 or record.status == NumericStatus.TOO_FEW
     elif dtype in SEPARATING_DTYPES:
-        assert record.status == "failed", "a claim expected false was not refuted"
+        assert record.status == NumericStatus.FAILED, "a claim expected false was not refuted"
         assert record.counterexample, "a refutation must show its counterexample"
     else:  # too coarse to see every slip, but never fooled by one
-        assert record.status in ("failed", "not-decisive"), explain(record)
+        assert record.status in (NumericStatus.FAILED, NumericStatus.NOT_DECISIVE), explain(record)
 
 
 def explain(record) -> str:

@@ -18,88 +18,42 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from . import _verdict
+from ._verdict import TheoremStatus
+from .numeric._record import NumericRecord, NumericStatus
+from .symbolic._prover import ProofStatus
 
 SCHEMA = 3
 # Schema 1 lacked assumptions, partial_reason and run; schema 2 lacked a numeric record's
 # ground_truth_ulps. Missing fields default when read.
 READABLE_SCHEMAS = (1, 2, 3)
 
-# Theorem statuses, from best to worst news for a claim expected to hold; composed by
-# ``_verdict.compose``.
-PROVED = _verdict.PROVED
-PROVED_BOUNDED = _verdict.PROVED_BOUNDED
-CHECKED = _verdict.CHECKED
-UNCHECKED = _verdict.UNCHECKED
-UNSTABLE = _verdict.UNSTABLE
-REFUTED = _verdict.REFUTED
-FAILED = _verdict.FAILED
-INCONSISTENT = _verdict.INCONSISTENT
-ERROR = _verdict.ERROR
-STATUSES = (INCONSISTENT, PROVED, PROVED_BOUNDED, CHECKED, UNCHECKED, UNSTABLE, REFUTED, FAILED,
-            ERROR)
 
-# Truth is decided in float64 by a reference backend; MLX float64 is never the reference
-# (its exp is accurate only to ~2e-6 on CPU), and low precision is a stability property only.
-TRUTH_DTYPE = "float64"
-REFERENCE_BACKENDS = ("numpy", "jax")
+
+
+STATUSES = tuple(TheoremStatus)
 
 _VERSIONED_PACKAGES = ("sympy", "numpy", "jax", "mlx")
 
 
 @dataclass
 class SymbolicOutcome:
-    """The schema's view of a ``symbolic.ProofResult``."""
+    """The schema's view of a ``symbolic.ProofResult`` (its lemmas are not reported)."""
 
-    status: str
+    status: ProofStatus
     method: str
     max_size: int | None = None
     seconds: float = 0.0
     counterexample: dict | None = None
     residual: str | None = None
 
+    def __post_init__(self):
+        self.status = ProofStatus(self.status)
+
     @classmethod
     def from_record(cls, record) -> SymbolicOutcome:
-        return cls(**_pick(record, cls))
-
-
-@dataclass
-class NumericOutcome:
-    """The schema's view of a ``numeric.NumericRecord``: one backend × dtype × device × mode."""
-
-    backend: str
-    dtype: str
-    device: str
-    mode: str
-    status: str
-    examples: int = 0
-    instances: int = 0
-    max_error_ulps: float | None = None
-    max_error_bits: float | None = None
-    seconds: float = 0.0
-    counterexample: dict | None = None
-    replay: str | None = None
-    reason: str | None = None
-    ground_truth_ulps: float | None = None
-    undecided: int = 0
-
-    @classmethod
-    def from_record(cls, record) -> NumericOutcome:
-        return cls(**_pick(record, cls))
-
-    @property
-    def decides_truth(self) -> bool:
-        return self.dtype == TRUTH_DTYPE and self.backend in REFERENCE_BACKENDS
-
-
-def _pick(record, cls) -> dict:
-    """The fields of ``cls`` from a record object or a JSON dict; extra fields are dropped."""
-    if isinstance(record, dict):
-        data = record
-    elif hasattr(record, "to_json"):
-        data = record.to_json()
-    else:
-        data = vars(record)
-    return {f.name: data[f.name] for f in fields(cls) if f.name in data}
+        """From a ``ProofResult`` or its JSON object; fields the schema lacks are dropped."""
+        data = record if isinstance(record, dict) else vars(record)
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
 
 
 @dataclass
@@ -107,7 +61,7 @@ class TheoremResult:
     name: str
     source: str
     expect: str | None
-    status: str
+    status: TheoremStatus
     ok: bool
     corrects: str | None = None
     note: str = ""
@@ -116,7 +70,10 @@ class TheoremResult:
     origin: str = ""
     assumptions: list[dict] = field(default_factory=list)
     symbolic: SymbolicOutcome | None = None
-    numeric: list[NumericOutcome] = field(default_factory=list)
+    numeric: list[NumericRecord] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.status = TheoremStatus(self.status)
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -128,7 +85,7 @@ class TheoremResult:
         data = dict(data)
         if data.get("symbolic") is not None:
             data["symbolic"] = SymbolicOutcome(**data["symbolic"])
-        data["numeric"] = [NumericOutcome(**r) for r in data.get("numeric", [])]
+        data["numeric"] = [NumericRecord.from_json(r) for r in data.get("numeric", [])]
         return cls(**data)
 
 
@@ -156,41 +113,40 @@ class Report:
         return not self.errors and all(t.ok for t in self.theorems)
 
 
-def result_from_records(description: dict, symbolic: dict | None, numeric: list[dict],
+def result_from_records(description: dict, symbolic, numeric: list[NumericRecord],
                         failure: str | None = None) -> TheoremResult:
-    """A theorem's result from its ``describe`` fields and the records its checks produced.
+    """A theorem's result from its ``describe`` fields and the records its checks produced;
+    ``symbolic`` is a ``ProofResult``, a :class:`SymbolicOutcome` or its JSON object, or None.
 
     ``failure`` (a worker death, a crashed test) forces the status to ``error``.
     """
     proof = None if symbolic is None else SymbolicOutcome.from_record(symbolic)
-    records = [NumericOutcome.from_record(r) for r in numeric]
-    status, ok = verdict(description.get("expect"), proof, records)
+    status, ok = verdict(description.get("expect"), proof, numeric)
     if failure:
-        status, ok = ERROR, False
+        status, ok = TheoremStatus.ERROR, False
     names = {f.name for f in fields(TheoremResult)}
     known = {k: v for k, v in description.items() if k in names}
     return TheoremResult(**{**known, "status": status, "ok": ok, "symbolic": proof,
-                            "numeric": records})
+                            "numeric": list(numeric)})
 
 
 # -- verdict -------------------------------------------------------------------------------------
 
 
-def verdict(expect: str, symbolic, numeric) -> tuple[str, bool]:
+def verdict(expect: str, symbolic, numeric) -> tuple[TheoremStatus, bool]:
     """The theorem's status and whether that outcome is the one its declaration expects.
 
     ``symbolic`` has a ``.status`` (a ``ProofResult``, or None when no proof was attempted);
-    ``numeric`` is a sequence of records with ``.status``, ``.backend`` and ``.dtype``. The
-    rules are ``_verdict.compose``'s.
+    ``numeric`` is a sequence of :class:`NumericRecord`. The rules are ``_verdict.compose``'s.
     """
-    records = [NumericOutcome.from_record(r) for r in numeric]
+    records = list(numeric)
     status = _verdict.compose(expect, symbolic, records)
     return status, _verdict.is_ok(expect, status, records)
 
 
-def is_stability_failure(record: NumericOutcome) -> bool:
+def is_stability_failure(record: NumericRecord) -> bool:
     """A failure that does not decide truth: low precision, or a non-reference float64."""
-    return record.status == "failed" and not record.decides_truth
+    return record.status == NumericStatus.FAILED and not record.decides_truth
 
 
 # -- environment ---------------------------------------------------------------------------------
@@ -203,7 +159,7 @@ def environment(theorems: list[TheoremResult]) -> dict:
     """
     versions = {name: _version(name) for name in _VERSIONED_PACKAGES}
     devices = sorted({f"{r.backend}:{r.device}" for t in theorems for r in t.numeric
-                      if r.status != "skipped"})
+                      if r.status != NumericStatus.SKIPPED})
     return {"python": platform.python_version(), **versions, "devices": devices}
 
 

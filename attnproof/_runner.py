@@ -5,7 +5,12 @@ worker is a process with its own pipe, checking one theorem at a time, rather th
 ``ProcessPoolExecutor``: a pool cannot stop a task that hangs, and one dead worker breaks the
 pool and every task in flight. Here a worker that dies or overruns its time loses only the
 theorem it was checking, which is recorded as an error with the step it was in (everything
-reported before that step is kept), and a fresh worker takes its place.
+reported before that step is kept), and a fresh worker takes its place. A theorem's time limit
+counts from the moment its worker begins it, so the start-up of a worker on a busy machine is
+never charged to a theorem.
+
+SIGTERM is handled like Ctrl-C: the run stops, the theorems finished so far are kept, and
+``RunInterrupted`` carries them with the signal's number.
 """
 
 from __future__ import annotations
@@ -19,27 +24,32 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import wait
+from pathlib import Path
 
 from attnproof import symbolic
 
 from ._cache import cached_proof, remember_timings, slowest_first
 from ._describe import rendering
 from ._results import (
-    ERROR,
     ErrorEntry,
-    NumericOutcome,
     Report,
     SymbolicOutcome,
     TheoremResult,
+    TheoremStatus,
     environment,
     now_iso,
     result_from_records,
 )
+from .numeric._record import NumericRecord, NumericStatus
+from .symbolic._prover import ProofStatus
 
 PROFILES = ("quick", "default", "thorough")
 # Wall-clock budget per theorem (proof plus every numeric configuration) before its worker is
 # killed as hung; generous, because only a real hang should reach it.
 PROFILE_TIMEOUTS = {"quick": 300.0, "default": 900.0, "thorough": 3600.0}
+# A new worker imports SymPy (and the numeric stack) before it can begin a theorem; on a loaded
+# machine that takes seconds. This much extra time is allowed before it says it has begun.
+STARTUP_ALLOWANCE = 120.0
 
 Progress = Callable[[TheoremResult, int, int], None]
 Started = Callable[[str], None]
@@ -76,11 +86,35 @@ class Options:
 
 
 class RunInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a run; ``report`` holds the theorems finished so far (``partial``)."""
+    """Ctrl-C or SIGTERM during a run; ``report`` holds the theorems finished so far
+    (``partial``), ``signal`` the signal's number (SIGINT or SIGTERM)."""
 
-    def __init__(self, report: Report):
+    def __init__(self, report: Report, signal_number: int = signal.SIGINT):
         super().__init__("run interrupted")
         self.report = report
+        self.signal = signal_number
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised in the main thread when SIGTERM arrives, so it unwinds like Ctrl-C."""
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    """Within this block SIGTERM raises ``Terminated`` (main thread only; elsewhere a no-op)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:  # not the main thread: signals cannot be handled here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated("terminated")
 
 
 def run(
@@ -99,6 +133,7 @@ def run(
     timeout: float | None = None,
     check_numeric: bool = True,
     isolate: bool = True,
+    catalog: symbolic.Catalog | None = None,
 ) -> Report:
     """Check the theorems found in ``directories`` and return the report.
 
@@ -113,17 +148,20 @@ def run(
         time_limit: seconds for each symbolic proof attempt.
         timeout: seconds per theorem before its worker is killed (default: by profile).
         isolate: False runs everything in this process (for debugging; no hang protection).
+        catalog: the theorems of ``directories`` when the caller has discovered them already.
 
     Raises:
         ValueError: an unknown profile, jobs < 1, or a name in ``theorem_filter`` that no
             file declares.
-        RunInterrupted: on Ctrl-C, carrying the partial report.
+        RunInterrupted: on Ctrl-C or SIGTERM, carrying the partial report.
     """
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
     if jobs is not None and jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {jobs}")
-    catalog = symbolic.discover(list(directories))
+    directories = list(directories)
+    if catalog is None:
+        catalog = symbolic.discover(directories)
     wanted = _wanted_names(catalog, theorem_filter)
     options = Options(_tuple(backends), _tuple(dtypes), _tuple(devices), profile,
                       _tuple(modes), time_limit, check_numeric)
@@ -131,12 +169,14 @@ def run(
     run_state = _RunState(catalog, selected, wanted, options, progress, started)
     budget = timeout if timeout is not None else PROFILE_TIMEOUTS[profile]
     try:
-        if isolate:
-            _run_isolated(selected, options, jobs or os.cpu_count() or 1, budget, run_state)
-        else:
-            _run_in_process(selected, options, run_state)
-    except KeyboardInterrupt:
-        raise RunInterrupted(run_state.report(interrupted=True)) from None
+        with sigterm_as_interrupt():
+            if isolate:
+                _run_isolated(selected, options, jobs or os.cpu_count() or 1, budget, run_state)
+            else:
+                _run_in_process(selected, options, run_state)
+    except KeyboardInterrupt as stop:
+        number = signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT
+        raise RunInterrupted(run_state.report(interrupted=True), number) from None
     return run_state.report(interrupted=False)
 
 
@@ -197,7 +237,8 @@ class _RunState:
         errors = [_load_error_entry(e) for e in self.catalog.errors] + self.errors
         reasons = self._partial_reasons(interrupted, len(theorems))
         run_info = {**self.options.describe(),
-                    "theorems": None if self.wanted is None else sorted(self.wanted)}
+                    "theorems": None if self.wanted is None else sorted(self.wanted),
+                    "user_theorems": sorted(t.name for t in theorems if not _in_catalog(t))}
         return Report(theorems, errors, bool(reasons), now_iso(), environment(theorems),
                       "; ".join(reasons), run_info)
 
@@ -214,6 +255,13 @@ class _RunState:
         return reasons + self.options.restrictions()
 
 
+def _in_catalog(result: TheoremResult) -> bool:
+    """Whether a result comes from the built-in catalog (not from a user's own directory)."""
+    if not result.origin:
+        return False
+    return Path(result.origin).resolve().parent == symbolic._catalog.CATALOG_DIR.resolve()
+
+
 def _load_error_entry(error: symbolic.LoadError) -> ErrorEntry:
     return ErrorEntry(error.path, error.theorem, error.message)
 
@@ -223,7 +271,8 @@ def _load_error_theorems(catalog, wanted) -> list[TheoremResult]:
     loaded = {t.name for t in catalog.theorems}
     named = {e.theorem: e for e in catalog.errors if e.theorem and e.theorem not in loaded}
     return [
-        TheoremResult(name=name, source="", expect=None, status=ERROR, ok=False, origin=e.path)
+        TheoremResult(name=name, source="", expect=None, status=TheoremStatus.ERROR, ok=False,
+                      origin=e.path)
         for name, e in named.items()
         if wanted is None or name in wanted
     ]
@@ -277,15 +326,13 @@ def _configurations(theorem, options: Options) -> list[tuple[str, str, str, str]
     return [tuple(c) for c in found if options.wants(*c)]
 
 
-def _numeric_record(theorem, configuration, profile: str) -> dict:
+def _numeric_record(theorem, configuration, profile: str) -> NumericRecord:
     """One numeric check; an exception inside it becomes that record's error, not the run's."""
-    backend, dtype, device, mode = configuration
     try:
-        record = numeric_api().check(theorem, backend, dtype, device, mode, profile=profile)
-        return asdict(NumericOutcome.from_record(record))
+        return numeric_api().check(theorem, *configuration, profile=profile)
     except Exception as error:  # a checker bug must not lose the other configurations
         reason = f"{type(error).__name__}: {error}"
-        return asdict(NumericOutcome(backend, dtype, device, mode, "error", reason=reason))
+        return NumericRecord(*configuration, NumericStatus.ERROR, reason=reason)
 
 
 @dataclass
@@ -294,7 +341,7 @@ class _Collected:
 
     rendering: dict = field(default_factory=dict)
     symbolic: dict | None = None
-    numeric: list[dict] = field(default_factory=list)
+    numeric: list[NumericRecord] = field(default_factory=list)
     step: str | tuple | None = None
     done: bool = False
     failure: str | None = None
@@ -321,11 +368,10 @@ class _Collected:
         where = _describe_step(self.step)
         self.failure = f"{reason} during {where}"
         if isinstance(self.step, tuple):
-            backend, dtype, device, mode = self.step
-            self.numeric.append(asdict(NumericOutcome(
-                backend, dtype, device, mode, "error", reason=self.failure)))
+            self.numeric.append(NumericRecord(*self.step, NumericStatus.ERROR,
+                                              reason=self.failure))
         elif self.symbolic is None:
-            self.symbolic = asdict(SymbolicOutcome("error", self.failure))
+            self.symbolic = asdict(SymbolicOutcome(ProofStatus.ERROR, self.failure))
 
 
 def _describe_step(step) -> str:
@@ -354,10 +400,13 @@ def worker_main(connection, options: Options) -> None:
     A task is ``(origin, name)``; the worker reloads the theorem from its file (theorems need
     not pickle) and streams its checks. ``None`` ends the worker.
     """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends workers
+    # the parent handles Ctrl-C and SIGTERM (sent to the whole group too) and ends its workers
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         while (task := connection.recv()) is not None:
             try:
+                connection.send(("start", "loading the theorem file"))  # starts its clock
                 check_steps(_load_one(*task), options, connection.send)
             except Exception as error:
                 connection.send(("failure", f"{type(error).__name__}: {error}"))
@@ -377,15 +426,25 @@ def _load_one(origin: str, name: str):
 
 @dataclass
 class _Job:
+    """A theorem given to a worker; its ``budget`` counts from the worker's first message."""
+
     theorem: object
     budget: float
     collected: _Collected = field(default_factory=_Collected)
+    begun: float | None = None
 
     def __post_init__(self):
-        self.deadline = time.monotonic() + self.budget
+        self.assigned = time.monotonic()
+
+    @property
+    def deadline(self) -> float:
+        if self.begun is None:
+            return self.assigned + STARTUP_ALLOWANCE + self.budget
+        return self.begun + self.budget
 
     def elapsed(self) -> float:
-        return time.monotonic() - (self.deadline - self.budget)
+        """Seconds the theorem has taken, from its worker's first message when there was one."""
+        return time.monotonic() - (self.begun if self.begun is not None else self.assigned)
 
 
 @dataclass(eq=False)
@@ -471,7 +530,10 @@ def _receive(worker: _Worker) -> tuple[bool, bool]:
     """Take one message: (is the job over, is the worker still usable)."""
     collected = worker.job.collected
     try:
-        collected.take(worker.connection.recv())
+        message = worker.connection.recv()
+        if worker.job.begun is None:
+            worker.job.begun = time.monotonic()
+        collected.take(message)
     except Exception:  # end of file, or a message cut short by the worker's death
         if not collected.done and collected.failure is None:
             collected.fail(_death(worker.process))

@@ -20,57 +20,74 @@ imply the claim, or a claim that runs user code) counts as numeric evidence only
 
 from __future__ import annotations
 
-PROVED = "proved"
-PROVED_BOUNDED = "proved-bounded"
-CHECKED = "checked"
-UNCHECKED = "unchecked"
-UNSTABLE = "unstable"
-REFUTED = "refuted"
-FAILED = "failed"
-INCONSISTENT = "inconsistent"
-ERROR = "error"
+import enum
 
-# record statuses beyond passed / failed / not-decisive / skipped / error
-RECORD_INCONSISTENT = "inconsistent"  # float64 against the 50-digit evaluation
-RECORD_TOO_FEW = "too-few"  # fewer decided instances than the stated minimum
+from .numeric._record import NumericStatus
+from .symbolic._prover import ProofStatus
+
+
+class TheoremStatus(enum.StrEnum):
+    """A theorem's status, worst news first for a claim expected to hold; the values are the
+    strings the results JSON holds."""
+
+    INCONSISTENT = "inconsistent"
+    PROVED = "proved"
+    PROVED_BOUNDED = "proved-bounded"
+    CHECKED = "checked"
+    UNCHECKED = "unchecked"
+    UNSTABLE = "unstable"
+    REFUTED = "refuted"
+    FAILED = "failed"
+    ERROR = "error"
+
+
+PROVED, PROVED_BOUNDED = TheoremStatus.PROVED, TheoremStatus.PROVED_BOUNDED
+CHECKED, UNCHECKED = TheoremStatus.CHECKED, TheoremStatus.UNCHECKED
+UNSTABLE, REFUTED, FAILED = TheoremStatus.UNSTABLE, TheoremStatus.REFUTED, TheoremStatus.FAILED
+INCONSISTENT, ERROR = TheoremStatus.INCONSISTENT, TheoremStatus.ERROR
 
 EXPECTED = {"holds": (PROVED, PROVED_BOUNDED, CHECKED), "refuted": (REFUTED,)}
 
 
-def compose(expect: str | None, symbolic, numeric: list) -> str:
+def compose(expect: str | None, symbolic, numeric: list) -> TheoremStatus:
     """The theorem's status from its proof attempt (``.status``, ``.max_size``; or None) and
     its numeric records (``.status``, ``.decides_truth``, ``.counterexample``)."""
     proof = getattr(symbolic, "status", None)
     if _inconsistent(symbolic, numeric):
         return INCONSISTENT
-    exact_counterexample = proof == REFUTED
-    numeric_counterexample = any(r.decides_truth and r.status == "failed" for r in numeric)
+    exact_counterexample = proof == ProofStatus.REFUTED
+    numeric_counterexample = any(r.decides_truth and r.status == NumericStatus.FAILED
+                                 for r in numeric)
     counterexample = exact_counterexample or numeric_counterexample
-    if not counterexample and (proof == "error" or any(r.status == "error" for r in numeric)):
+    if not counterexample and (proof == ProofStatus.ERROR
+                               or any(r.status == NumericStatus.ERROR for r in numeric)):
         return ERROR
     if expect == "refuted":
         if counterexample:
             return REFUTED
-        shown_true = proof in (PROVED, PROVED_BOUNDED) or has_truth_evidence(numeric)
+        shown_true = proof in _PROOFS or has_truth_evidence(numeric)
         return FAILED if shown_true else UNCHECKED
     if counterexample:
         return FAILED
     if unstable_formats(numeric):
         return UNSTABLE
-    if proof in (PROVED, PROVED_BOUNDED):
-        return proof
+    if proof in _PROOFS:
+        return TheoremStatus(proof)
     return CHECKED if has_truth_evidence(numeric) else UNCHECKED
+
+
+_PROOFS = (ProofStatus.PROVED, ProofStatus.PROVED_BOUNDED)
 
 
 def is_ok(expect: str | None, status: str, numeric: list = ()) -> bool:
     """The status is the one ``expect`` asks for, and no record crashed on the way (an exact
     counterexample decides the status, but a crash beside it must still fail the run)."""
-    crashed = any(r.status == "error" for r in numeric)
+    crashed = any(r.status == NumericStatus.ERROR for r in numeric)
     return status in EXPECTED.get(expect, ()) and not crashed
 
 
 def has_truth_evidence(numeric: list) -> bool:
-    return any(r.decides_truth and r.status == "passed" for r in numeric)
+    return any(r.decides_truth and r.status == NumericStatus.PASSED for r in numeric)
 
 
 def unstable_formats(numeric: list) -> list[str]:
@@ -78,7 +95,7 @@ def unstable_formats(numeric: list) -> list[str]:
     in the order first seen."""
     found: list[str] = []
     for r in numeric:
-        if r.status == "failed" and not r.decides_truth:
+        if r.status == NumericStatus.FAILED and not r.decides_truth:
             name = r.dtype if r.dtype != "float64" else f"{r.backend} {r.dtype}"
             if name not in found:
                 found.append(name)
@@ -86,13 +103,13 @@ def unstable_formats(numeric: list) -> list[str]:
 
 
 def _inconsistent(symbolic, numeric: list) -> bool:
-    if any(r.status == RECORD_INCONSISTENT for r in numeric):
+    if any(r.status == NumericStatus.INCONSISTENT for r in numeric):
         return True
     proof = getattr(symbolic, "status", None)
-    failures = [r for r in numeric if r.decides_truth and r.status == "failed"]
-    if proof == PROVED:
+    failures = [r for r in numeric if r.decides_truth and r.status == NumericStatus.FAILED]
+    if proof == ProofStatus.PROVED:
         return bool(failures)
-    if proof == PROVED_BOUNDED:
+    if proof == ProofStatus.PROVED_BOUNDED:
         bound = getattr(symbolic, "max_size", None) or 0
         return any(_largest_size(r) <= bound for r in failures)
     return False

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from attnproof.symbolic._catalog import theorem_file_argument
 from attnproof.symbolic._prover import EXACT_EVALUATION
 
-from ._results import STATUSES, NumericOutcome, Report, TheoremResult
+from ._results import STATUSES, Report, TheoremResult
+from .numeric._record import NumericRecord
 from ._verdict import unstable_formats
 
 STATUS_MEANINGS = {
@@ -87,7 +88,7 @@ def environment_rows(report: Report) -> list[tuple[str, str]]:
     return rows + [("devices", ", ".join(env.get("devices") or []) or "none")]
 
 
-def evidence(t: TheoremResult) -> list[NumericOutcome]:
+def evidence(t: TheoremResult) -> list[NumericRecord]:
     """Numeric records in a stable reading order: backend, dtype, device, mode."""
     return sorted(t.numeric, key=lambda r: (r.backend, _dtype_order(r.dtype), r.device, r.mode))
 
@@ -96,11 +97,11 @@ def evidence(t: TheoremResult) -> list[NumericOutcome]:
 EXPLAINED_STATUSES = ("error", "skipped", "not-decisive", "too-few", "inconsistent")
 
 
-def explained(records: list[NumericOutcome]) -> list[NumericOutcome]:
+def explained(records: list[NumericRecord]) -> list[NumericRecord]:
     return [r for r in records if r.reason and r.status in EXPLAINED_STATUSES]
 
 
-def numeric_tally(records: list[NumericOutcome]) -> str:
+def numeric_tally(records: list[NumericRecord]) -> str:
     """E.g. "14/16 passed, 2 not decisive": the records that ran, by outcome."""
     ran = [r for r in records if r.status != "skipped"]
     passed = sum(r.status == "passed" for r in ran)
@@ -179,7 +180,9 @@ def errata(report: Report) -> list[tuple[TheoremResult, list[TheoremResult]]]:
     """Every claim found false (refuted as expected, or a claim expected to hold that failed
     with a counterexample), with the theorems that correct it."""
     fixes = corrections(report)
-    found_false = [t for t in report.theorems if _found_false(t)]
+    listed = report.run.get("user_theorems")  # theorems of a user's directory, not documents'
+    users_own = {n for n in listed if isinstance(n, str)} if isinstance(listed, list) else set()
+    found_false = [t for t in report.theorems if _found_false(t) and t.name not in users_own]
     return [(t, fixes.get(t.name, [])) for t in found_false]
 
 
@@ -216,7 +219,7 @@ def smallest_counterexample(t: TheoremResult):
     return found[0] if found else None
 
 
-def configuration(r: NumericOutcome) -> str:
+def configuration(r: NumericRecord) -> str:
     return f"{r.backend} {r.dtype} {r.device} {r.mode}"
 
 

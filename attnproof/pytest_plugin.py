@@ -31,12 +31,12 @@ from ._describe import describe
 from ._reports import MARKDOWN_NAME, write_reports
 from ._results import (
     ErrorEntry,
-    NumericOutcome,
     Report,
     environment,
     now_iso,
     result_from_records,
 )
+from .numeric._record import NumericRecord, NumericStatus
 
 SYMBOLIC_KEY = "attnproof.symbolic"
 NUMERIC_KEY = "attnproof.numeric"
@@ -301,14 +301,14 @@ class _Gathered:
 
     description: dict | None = None
     symbolic: dict | None = None
-    numeric: list[dict] = field(default_factory=list)
+    numeric: list[NumericRecord] = field(default_factory=list)
 
     def add(self, description: dict, props: dict[str, str]) -> None:
         self.description = description
         if SYMBOLIC_KEY in props:
             self.symbolic = json.loads(props[SYMBOLIC_KEY])
         if NUMERIC_KEY in props:
-            self.numeric.append(json.loads(props[NUMERIC_KEY]))
+            self.numeric.append(NumericRecord.from_json(json.loads(props[NUMERIC_KEY])))
 
     def add_failure(self, nodeid: str, props: dict[str, str], failure: str | None) -> list:
         """A test that failed before attaching its record: an error record and an error entry.
@@ -319,7 +319,8 @@ class _Gathered:
             return []
         case = json.loads(props.get(THEOREM_KEY + ".case", "{}"))
         if all(key in case for key in CONFIGURATION):
-            self.numeric.append(vars(NumericOutcome(**case, status="error", reason=failure)))
+            self.numeric.append(NumericRecord(**case, status=NumericStatus.ERROR,
+                                              reason=failure))
         return [ErrorEntry(nodeid, self.description["name"], failure)]
 
     def has_evidence(self) -> bool:

@@ -1,9 +1,5 @@
-"""Deciding one evaluated batch: per-entry errors in ulps against their limits, and the verdict.
-
-Truth is decided in float64 on a reference backend, per entry, against the abs-scale. Any other
-configuration checks each side's stability against float64, and lhs against rhs within the
-format's own rounding bound.
-"""
+"""Deciding one batch: per-entry errors in ulps against their limits (float64 truth on a reference
+backend; elsewhere each side's stability and lhs vs rhs within the format), and the verdict."""
 
 from __future__ import annotations
 

@@ -171,7 +171,7 @@ class Runner:
         plan = self.plan
         values = {name: compiled(xp, arrays, sizes) for name, compiled in plan.sides.items()}
         if plan.theorem.implementation is not None:
-            values["implementation"] = plan.theorem.implementation(xp, **arrays)
+            values["implementation"] = checked_implementation(plan, xp, arrays, values["rhs"])
         elif plan.primal is not None and self.row.autodiff:
             values["autodiff"] = self._autodiff(xp, arrays, sizes)
         return values
@@ -186,6 +186,28 @@ class Runner:
         wrt_indices = getattr(plan.wrt, "indices", ())
         axes = [index_key(i) for i in plan.primal.out] + [index_key(i) for i in wrt_indices]
         return _rearrange(xp, jacobian, axes, [index_key(i) for i in plan.out])
+
+
+class ImplementationError(RuntimeError):
+    """A theorem's ``implementation=`` returned something other than the claim's shape."""
+
+
+def checked_implementation(plan: Plan, xp, arrays: dict, rhs):
+    """The implementation's value, or an error that blames it, naming both shapes (shapes are
+    static, so this check also holds while tracing under jit)."""
+    theorem = plan.theorem
+    value = theorem.implementation(xp, **arrays)
+    expected = tuple(rhs.shape)
+    axes = ", ".join(["batch", *(str(index.upper + 1) for index in plan.out)])
+    shape = getattr(value, "shape", None)
+    if shape is None or tuple(shape) != expected:
+        got = f"shape {tuple(shape)}" if shape is not None else f"a {type(value).__name__}"
+        raise ImplementationError(
+            f"theorem {theorem.name!r}: implementation "
+            f"{getattr(theorem.implementation, '__name__', '')} returned {got}; "
+            f"expected an array of shape {expected} ({axes})"
+        )
+    return value
 
 
 @functools.lru_cache(maxsize=256)

@@ -1,12 +1,16 @@
 """Discovery of theorem modules: a pure function of the directories it is given.
 
 Every ``*.py`` file (not starting with ``_``) in a theorem directory is imported in isolation;
-every ``Theorem`` object at its top level joins the catalog. A file that fails to import, or
-declares a name already taken, is reported with its path and the others still load.
+every ``Theorem`` object at its top level joins the catalog. A file is run one top-level
+statement at a time, so a statement that fails (a theorem that does not validate, a tensor
+indexed wrongly) is reported with the file, line and theorem it declares, and the file's other
+theorems still load. A file that cannot be parsed, or declares a name already taken, is
+reported with its path and the other files still load.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import sys
@@ -41,6 +45,7 @@ class Catalog:
 
 
 def theorem_files(directories) -> list[Path]:
+    """The theorem files named by ``directories`` (each a directory or a file), sorted."""
     files = []
     for directory in directories:
         directory = Path(directory)
@@ -49,6 +54,20 @@ def theorem_files(directories) -> list[Path]:
             continue
         files.extend(p for p in sorted(directory.glob("*.py")) if not p.name.startswith("_"))
     return files
+
+
+def source_problem(path) -> str | None:
+    """Why ``path`` cannot serve as a ``--theorems`` source, or None when it can."""
+    path = Path(path)
+    if not path.exists():
+        return f"{path} does not exist"
+    if path.is_file():
+        return None if path.suffix == ".py" else f"{path} is not a Python (.py) file"
+    if not path.is_dir():
+        return f"{path} is neither a directory nor a file"
+    if not theorem_files([path]):
+        return f"{path} holds no theorem files (*.py not starting with _)"
+    return None
 
 
 def theorem_file_argument(origin: str) -> str | None:
@@ -72,10 +91,8 @@ def discover(directories=(CATALOG_DIR,)) -> Catalog:
     errors: list[LoadError] = []
     seen: dict[str, str] = {}
     for path in theorem_files(directories):
-        loaded, error = _load_file(path)
-        if error:
-            errors.append(error)
-            continue
+        loaded, file_errors = _load_file(path)
+        errors.extend(file_errors)
         for theorem in loaded:
             if theorem.name in seen:
                 errors.append(LoadError(str(path), f"duplicate theorem name {theorem.name!r}, "
@@ -86,33 +103,127 @@ def discover(directories=(CATALOG_DIR,)) -> Catalog:
     return Catalog(tuple(theorems), tuple(errors))
 
 
-def _load_file(path: Path) -> tuple[list[Theorem], LoadError | None]:
+def _load_file(path: Path) -> tuple[list[Theorem], list[LoadError]]:
     try:
-        module = _import_theorem_file(path)
+        module, errors = _import_theorem_file(path)
     except Exception as error:  # any failure in a user's file is reported, never fatal
         summary = "".join(traceback.format_exception_only(error)).strip()
-        return [], LoadError(str(path), f"{path}: {summary}")
-    # one object bound to two names is one theorem; two objects with one name are an error
+        return [], [LoadError(str(path), f"{path}: {summary}")]
+    # one object bound to two names is one theorem; two objects with one name are an error,
+    # reported once, and the file's other theorems still load
     found = list({id(v): v for v in vars(module).values() if isinstance(v, Theorem)}.values())
     names = [t.name for t in found]
-    duplicate = next((n for n in names if names.count(n) > 1), None)
-    if duplicate:
-        return [], LoadError(str(path), f"{path}: declares theorem {duplicate!r} twice", duplicate)
-    return found, None
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    errors = errors + [LoadError(str(path), f"{path}: declares theorem {name!r} twice", name)
+                       for name in duplicates]
+    return [t for t in found if t.name not in duplicates], errors
 
 
 def _import_theorem_file(path: Path):
-    """A catalog file is imported as a module of ``attnproof.theorems`` (its siblings are
-    relative imports); any other file in isolation, under a name no user module can take."""
+    """The module of a theorem file and the errors of its failed statements.
+
+    A catalog file is loaded as a module of ``attnproof.theorems`` (its siblings are relative
+    imports); any other file in isolation, under a name no user module can take.
+    """
+    path = Path(path)
+    if path.suffix != ".py":
+        raise ImportError(f"not a Python (.py) file: {path.name}")
     if path.resolve().parent == CATALOG_DIR:
-        return importlib.import_module(f"{CATALOG_PACKAGE}.{path.stem}")
-    module_name = f"attnproof_theorems_{abs(hash(str(path.resolve())))}_{path.stem}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
+        module_name = f"{CATALOG_PACKAGE}.{path.stem}"
+        if module_name in sys.modules:  # loaded before in this process, with its errors
+            module = sys.modules[module_name]
+            return module, list(getattr(module, "__attnproof_errors__", []))
+        importlib.import_module(CATALOG_PACKAGE)
+        spec = importlib.util.find_spec(module_name)
+    else:
+        module_name = f"attnproof_theorems_{abs(hash(str(path.resolve())))}_{path.stem}"
+        spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:
-        spec.loader.exec_module(module)
+        errors = _run_statements(path, module)
     except BaseException:
         sys.modules.pop(module_name, None)
         raise
-    return module
+    module.__attnproof_errors__ = errors
+    return module, errors
+
+
+def _run_statements(path: Path, module) -> list[LoadError]:
+    """Execute the file one top-level statement at a time; report each one that fails."""
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source, filename=str(path))  # a SyntaxError loses the file: reported
+    namespace = vars(module)
+    namespace["__doc__"] = ast.get_docstring(tree, clean=False)  # as a whole-file import sets
+    flags, errors, failed_names = 0, [], {}
+    for statement in tree.body:
+        flags |= _future_flags(statement)
+        code = compile(ast.Module([statement], []), str(path), "exec", flags=flags,
+                       dont_inherit=True)
+        try:
+            exec(code, namespace)
+        except Exception as error:  # reported with its line; the next statements still run
+            errors.append(_statement_error(path, statement, error, failed_names))
+            failed_names.update(dict.fromkeys(_bound_names(statement), statement.lineno))
+    return errors
+
+
+def _future_flags(statement) -> int:
+    if not (isinstance(statement, ast.ImportFrom) and statement.module == "__future__"):
+        return 0
+    import __future__
+
+    return sum(getattr(__future__, alias.name).compiler_flag for alias in statement.names)
+
+
+def _statement_error(path: Path, statement, error: Exception, failed: dict) -> LoadError:
+    theorem = _declared_theorem(statement)
+    where = f"{path}:{_error_line(error, path, statement)}"
+    subject = f"theorem {theorem!r}: " if theorem else ""
+    missing = getattr(error, "name", None) if isinstance(error, NameError) else None
+    if missing in failed:
+        message = f"{where}: {subject}uses {missing}, whose declaration at line " \
+                  f"{failed[missing]} failed"
+    else:
+        summary = "".join(traceback.format_exception_only(error)).strip()
+        message = f"{where}: {subject}{summary}"
+    return LoadError(str(path), message, theorem)
+
+
+def _error_line(error: Exception, path: Path, statement) -> int:
+    """The line of the file where ``error`` was raised (the innermost frame in the file)."""
+    line = statement.lineno
+    for frame in traceback.extract_tb(error.__traceback__):
+        if frame.filename == str(path):
+            line = frame.lineno
+    return line
+
+
+def _declared_theorem(statement) -> str | None:
+    """The name of the theorem a statement declares (``x = Theorem("name", ...)``), if any."""
+    value = getattr(statement, "value", None)
+    if not isinstance(value, ast.Call):
+        return None
+    function = value.func
+    called = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
+    if called != "Theorem":
+        return None
+    named = [k.value for k in value.keywords if k.arg == "name"] or value.args[:1]
+    if named and isinstance(named[0], ast.Constant) and isinstance(named[0].value, str):
+        return named[0].value
+    targets = _bound_names(statement)
+    return targets[0] if targets else None
+
+
+def _bound_names(statement) -> list[str]:
+    """The module-level names a statement assigns (for blaming later uses of them)."""
+    targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
+    names = []
+    for target in targets:
+        if target is not None:
+            names += [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+    if isinstance(statement, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+        names.append(statement.name)
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        names += [(a.asname or a.name).split(".")[0] for a in statement.names]
+    return names

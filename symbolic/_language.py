@@ -6,11 +6,31 @@ dimension it runs over, so the range of any index can be read off the index itse
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import sympy as sp
 
 from ._domains import Domain, Real, Sizes
+
+# A name is an identifier, optionally primed (``m'``): the compiler maps it to a Python
+# identifier and quotes it as a literal, so nothing in a name can become code. Quotes other
+# than a trailing prime, backslashes, spaces and control characters never get that far.
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*'*")
+
+
+class TheoremError(ValueError):
+    """A theorem that cannot be checked as declared; the message names theorem and symbol."""
+
+
+def check_name(name, what: str) -> str:
+    """``name`` if it is a valid name for a ``what`` (dimension, tensor, ...), else raise."""
+    if not isinstance(name, str) or _NAME.fullmatch(name) is None:
+        raise TheoremError(
+            f"{what} name {name!r} is not an identifier (letters, digits and _, "
+            "optionally followed by primes ')"
+        )
+    return name
 
 
 @dataclass(frozen=True)
@@ -21,13 +41,16 @@ class Dim:
     sizes: Sizes = field(default_factory=lambda: Sizes(1, 8))
     latex: str | None = None
 
+    def __post_init__(self):
+        check_name(self.name, "dimension")
+
     @property
     def symbol(self) -> sp.Symbol:
         return sp.Symbol(self.name, integer=True, positive=True)
 
     def index(self, name: str) -> sp.Idx:
         """An index running over this dimension, e.g. ``n_k.index("j")``."""
-        return sp.Idx(sp.Symbol(name, integer=True), self.symbol)
+        return sp.Idx(sp.Symbol(check_name(name, "index"), integer=True), self.symbol)
 
     def indices(self, names: str) -> tuple[sp.Idx, ...]:
         return tuple(self.index(name) for name in names.split())
@@ -42,6 +65,7 @@ class Tensor:
     domain: Domain = field(default_factory=Real)
 
     def __post_init__(self):
+        check_name(self.name, "tensor")
         object.__setattr__(self, "dims", tuple(self.dims))
 
     @property
@@ -52,7 +76,7 @@ class Tensor:
     def __getitem__(self, indices) -> sp.Indexed:
         indices = indices if isinstance(indices, tuple) else (indices,)
         if len(indices) != len(self.dims):
-            raise IndexError(
+            raise IndexCountError(
                 f"tensor {self.name} has {len(self.dims)} axes {self.axis_names}, "
                 f"indexed with {len(indices)}: {indices}"
             )
@@ -70,6 +94,9 @@ class Scalar:
     name: str
     domain: Domain = field(default_factory=Real)
     latex: str | None = None
+
+    def __post_init__(self):
+        check_name(self.name, "scalar")
 
     @property
     def symbol(self) -> sp.Symbol:
@@ -90,8 +117,9 @@ class Defined:
     latex: str | None = None
 
     def __post_init__(self):
+        check_name(self.name, "defined tensor")
         object.__setattr__(self, "indices", tuple(self.indices))
-        object.__setattr__(self, "body", sp.sympify(self.body))
+        object.__setattr__(self, "body", as_expression(self.body, f"definition of {self.name}"))
 
     @property
     def base(self) -> sp.IndexedBase:
@@ -101,13 +129,35 @@ class Defined:
     def __getitem__(self, indices) -> sp.Indexed:
         indices = indices if isinstance(indices, tuple) else (indices,)
         if len(indices) != len(self.indices):
-            raise IndexError(f"{self.name} takes {len(self.indices)} indices, got {indices}")
+            raise IndexCountError(
+                f"{self.name} takes {len(self.indices)} indices, got {len(indices)}: {indices}")
         return self.base[indices]
 
     def at(self, indices: tuple[sp.Expr, ...]) -> sp.Expr:
         """The body with the definition's indices replaced by ``indices``, capture-free."""
         body = rename_bound_indices(self.body)
         return body.xreplace(dict(zip(self.indices, indices, strict=True)))
+
+
+class IndexCountError(TheoremError, IndexError):
+    """A tensor indexed with the wrong number of indices."""
+
+
+def as_expression(value, what: str) -> sp.Basic:
+    """``value`` as a SymPy object; a string is never parsed (parsing can run code)."""
+    if isinstance(value, sp.Basic):
+        return value
+    if value is None:
+        raise TheoremError(f"{what} is None; write it with SymPy objects")
+    if isinstance(value, str):
+        raise TheoremError(
+            f"{what} is the string {value[:60]!r}; strings are never parsed: write it with "
+            "SymPy objects and the declared tensors"
+        )
+    try:
+        return sp.sympify(value, strict=True)
+    except sp.SympifyError:
+        raise TheoremError(f"{what} is a {type(value).__name__}, not a SymPy expression") from None
 
 
 def rename_bound_indices(expr: sp.Expr) -> sp.Expr:

@@ -11,6 +11,7 @@ refuted at a point the hook cannot produce.
 from __future__ import annotations
 
 import contextlib
+import enum
 import itertools
 import random
 import signal
@@ -26,27 +27,43 @@ from ._language import rename_bound_indices
 from ._normal_form import residual
 from ._theorem import AtLeast, Equals, Rounds, Theorem, free_indices
 
-PROVED = "proved"
-PROVED_BOUNDED = "proved-bounded"
-REFUTED = "refuted"
-NOT_PROVED = "not-proved"
-# every lemma proved, but the claim not shown to follow from them (or it runs user code)
-LEMMAS_PROVED = "lemmas-proved"
-TIMEOUT = "timeout"
-ERROR = "error"
+
+class ProofStatus(enum.StrEnum):
+    """What a proof attempt showed; the values are the strings the results JSON holds."""
+
+    PROVED = "proved"
+    PROVED_BOUNDED = "proved-bounded"
+    REFUTED = "refuted"
+    NOT_PROVED = "not-proved"
+    # every lemma proved, but the claim not shown to follow from them (or it runs user code)
+    LEMMAS_PROVED = "lemmas-proved"
+    TIMEOUT = "timeout"
+    ERROR = "error"
+
+
+PROVED = ProofStatus.PROVED
+PROVED_BOUNDED = ProofStatus.PROVED_BOUNDED
+REFUTED = ProofStatus.REFUTED
+NOT_PROVED = ProofStatus.NOT_PROVED
+LEMMAS_PROVED = ProofStatus.LEMMAS_PROVED
+TIMEOUT = ProofStatus.TIMEOUT
+ERROR = ProofStatus.ERROR
 # the method of worked numbers: nothing is symbolic in them, so "for all sizes" does not apply
 EXACT_EVALUATION = "exact evaluation"
 
 
 @dataclass
 class ProofResult:
-    status: str
+    status: ProofStatus
     method: str
     seconds: float = 0.0
     max_size: int | None = None
     counterexample: dict | None = None
     residual: str | None = None
     lemmas: list[dict] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.status = ProofStatus(self.status)
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -9,7 +9,15 @@ from dataclasses import dataclass, field
 import sympy as sp
 from sympy.concrete.expr_with_limits import ExprWithLimits
 
-from ._language import Defined, Dim, Scalar, Tensor
+from ._language import (
+    Defined,
+    Dim,
+    Scalar,
+    Tensor,
+    TheoremError,
+    as_expression,
+    check_name,
+)
 from ._normal_form import carry_out_derivatives
 from ._vocabulary import expand_vocabulary
 
@@ -17,8 +25,7 @@ EXPECTATIONS = ("holds", "refuted")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
-class TheoremError(ValueError):
-    """A theorem that cannot be checked as declared; the message names theorem and symbol."""
+__all__ = ["TheoremError"]  # re-exported: it is defined with the language it guards
 
 
 # The source documents by title (seeds/README.md maps titles to files): reports cite a document
@@ -57,6 +64,9 @@ class Equals:
     rhs: sp.Expr
     relation = "="
 
+    def __post_init__(self):
+        _sides_as_expressions(self)
+
 
 @dataclass(frozen=True)
 class AtLeast:
@@ -65,6 +75,9 @@ class AtLeast:
     lhs: sp.Expr
     rhs: sp.Expr
     relation = r"\geq"
+
+    def __post_init__(self):
+        _sides_as_expressions(self)
 
 
 @dataclass(frozen=True)
@@ -80,6 +93,7 @@ class Rounds:
     relation = r"\approx"
 
     def __post_init__(self):
+        _reject_strings(self.lhs, "worked numbers: a value")
         object.__setattr__(self, "lhs", sp.ImmutableMatrix(self.lhs))
         rows = tuple(tuple(str(x) for x in row) for row in self.printed)
         object.__setattr__(self, "printed", rows)
@@ -94,6 +108,22 @@ class Rounds:
 
 
 Claim = Equals | AtLeast | Rounds
+
+
+def _sides_as_expressions(claim) -> None:
+    kind = type(claim).__name__
+    for side, label in (("lhs", "left-hand side"), ("rhs", "right-hand side")):
+        value = as_expression(getattr(claim, side), f"{kind}: the {label}")
+        object.__setattr__(claim, side, value)
+
+
+def _reject_strings(values, what: str) -> None:
+    """Matrix entries are sympified, so a string among them would be parsed: refuse it."""
+    if isinstance(values, str) or values is None:
+        as_expression(values, what)
+    if isinstance(values, (list, tuple)):
+        for value in values:
+            _reject_strings(value, what)
 
 
 @dataclass(frozen=True, eq=False)
@@ -229,23 +259,43 @@ def _validate(theorem: Theorem) -> None:
     if theorem.expect not in EXPECTATIONS:
         raise TheoremError(f"{where}: expect must be one of {EXPECTATIONS}, got {theorem.expect!r}")
     if not isinstance(theorem.claim, (Equals, AtLeast, Rounds)):
-        raise TheoremError(f"{where}: claim must be Equals(...), AtLeast(...) or Rounds(...)")
+        raise TheoremError(f"{where}: claim must be Equals(...), AtLeast(...) or Rounds(...), "
+                           f"got {type(theorem.claim).__name__}")
+    for number, lemma in enumerate(theorem.lemmas, 1):
+        if not isinstance(lemma, (Equals, AtLeast)):
+            raise TheoremError(f"{where}: lemma {number} must be Equals(...) or AtLeast(...), "
+                               f"got {type(lemma).__name__}")
     _check_names_unique(theorem, where)
     for part, expr in _statement_parts(theorem):
+        _check_names_valid(expr, f"{where}, {part}")
         _check_symbols_covered(theorem, expr, f"{where}, {part}")
         _check_shapes(theorem, expr, f"{where}, {part}")
     _check_free_indices_agree(theorem, where)
 
 
 def _statement_parts(theorem: Theorem):
-    yield "left-hand side", sp.sympify(theorem.claim.lhs)
-    yield "right-hand side", sp.sympify(theorem.claim.rhs)
+    yield "left-hand side", as_expression(theorem.claim.lhs, "the left-hand side")
+    yield "right-hand side", as_expression(theorem.claim.rhs, "the right-hand side")
     for definition in theorem.definitions:
         yield f"definition of {definition.name}", definition.body
     for number, lemma in enumerate(theorem.lemmas, 1):
-        yield f"lemma {number}", sp.sympify(lemma.lhs) - sp.sympify(lemma.rhs)
+        what = f"lemma {number}"
+        yield what, as_expression(lemma.lhs, what) - as_expression(lemma.rhs, what)
     for number, condition in enumerate(theorem.given, 1):
-        yield f"condition {number}", sp.sympify(condition.lhs) - sp.sympify(condition.rhs)
+        what = f"condition {number}"
+        yield what, as_expression(condition.lhs, what) - as_expression(condition.rhs, what)
+
+
+def _check_names_valid(expr: sp.Expr, where: str) -> None:
+    """Names built with SymPy directly (not through Dim, Tensor, Scalar) are checked too."""
+    named = [(i.label, "index") for i in expr.atoms(sp.Idx)]
+    named += [(b.label, "tensor") for b in expr.atoms(sp.IndexedBase)]
+    named += [(s, "symbol") for s in _plain_symbols(expr)]
+    for label, what in named:
+        try:
+            check_name(str(label), what)
+        except TheoremError as error:
+            raise TheoremError(f"{where}: {error}") from None
 
 
 def _check_names_unique(theorem: Theorem, where: str) -> None:

@@ -1,28 +1,17 @@
-"""Stand-ins for ``numeric`` records and the ``numeric`` module, so these tests need no backend."""
+"""Hand-made numeric records and a stand-in ``numeric`` module, so these tests need no backend."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from attnproof.numeric import NumericRecord
+
+_MEASURED = {"status": "passed", "examples": 10, "instances": 640, "max_error_ulps": 3.0,
+             "max_error_bits": 2.0, "seconds": 0.5}
 
 
-@dataclass
-class FakeRecord:
-    backend: str = "numpy"
-    dtype: str = "float64"
-    device: str = "cpu"
-    mode: str = "eager"
-    status: str = "passed"
-    examples: int = 10
-    instances: int = 640
-    max_error_ulps: float | None = 3.0
-    max_error_bits: float | None = 2.0
-    seconds: float = 0.5
-    counterexample: dict | None = None
-    replay: str | None = None
-    reason: str | None = None
-
-    def to_json(self) -> dict:
-        return asdict(self)
+def record(backend: str = "numpy", dtype: str = "float64", device: str = "cpu",
+           mode: str = "eager", **fields) -> NumericRecord:
+    """A record of one configuration, passed with small errors unless ``fields`` say otherwise."""
+    return NumericRecord(backend, dtype, device, mode, **{**_MEASURED, **fields})
 
 
 class FakeNumeric:
@@ -45,6 +34,6 @@ class FakeNumeric:
             raise RuntimeError("backend exploded")
         false = theorem.claim.rhs == 2 * theorem.claim.lhs
         if not false:
-            return FakeRecord(backend, dtype, device, mode)
-        return FakeRecord(backend, dtype, device, mode, status="failed",
-                          counterexample={"x[0]": 1.0}, replay="attnproof replay x")
+            return record(backend, dtype, device, mode)
+        return record(backend, dtype, device, mode, status="failed",
+                      counterexample={"x[0]": 1.0}, replay="attnproof replay x")

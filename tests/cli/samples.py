@@ -1,12 +1,7 @@
 """Hand-built reports covering every field of the results schema."""
 
-from attnproof._results import (
-    ErrorEntry,
-    NumericOutcome,
-    Report,
-    SymbolicOutcome,
-    TheoremResult,
-)
+from attnproof._results import ErrorEntry, Report, SymbolicOutcome, TheoremResult
+from attnproof.numeric import NumericRecord
 
 
 def sample_report() -> Report:
@@ -20,9 +15,9 @@ def sample_report() -> Report:
                       "domain": "positive in [0.001, 1000] (log-uniform)"},
                      {"name": "n_k", "latex": "n_{k}", "domain": "sizes 1–8 in numeric checks"}],
         symbolic=SymbolicOutcome("proved", "sum normal form (all sizes)", None, 0.25),
-        numeric=[NumericOutcome("numpy", "float64", "cpu", "eager", "passed", 20, 1280, 4.0,
+        numeric=[NumericRecord("numpy", "float64", "cpu", "eager", "passed", 20, 1280, 4.0,
                                 2.3, 1.5, ground_truth_ulps=0.5),
-                 NumericOutcome("jax", "bfloat16", "cpu", "jit", "passed", 20, 1280, 2.0,
+                 NumericRecord("jax", "bfloat16", "cpu", "jit", "passed", 20, 1280, 2.0,
                                 1.58, 0.5)],
     )
     refuted = TheoremResult(
@@ -30,9 +25,9 @@ def sample_report() -> Report:
         statement_latex="x_{i} = 2 x_{i}", origin="/tmp/t/wrong.py",
         symbolic=SymbolicOutcome("refuted", "exact counterexample at small sizes", None, 0.1,
                                  {"sizes": {"n": 1}, "values": {"x[0]": "1"}}, "-x[i]"),
-        numeric=[NumericOutcome("jax", "float64", "cpu", "jit", "failed", 3, 192, 1e15, 50.0,
+        numeric=[NumericRecord("jax", "float64", "cpu", "jit", "failed", 3, 192, 1e15, 50.0,
                                 2.0, {"x[0]": 1.0}, "attnproof replay wrong_claim --seed 1"),
-                 NumericOutcome("numpy", "bfloat16", "cpu", "eager", "not-decisive", 20, 1280,
+                 NumericRecord("numpy", "bfloat16", "cpu", "eager", "not-decisive", 20, 1280,
                                 3.0, 2.0, 0.4, reason="false in float64 but within bfloat16's "
                                 "rounding bound: this format cannot decide the claim")],
     )

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from attnproof import _results
-from attnproof._results import read_json, report_to_json, write_json
+from attnproof._results import TheoremStatus, read_json, report_to_json, write_json
+from attnproof.numeric import NumericStatus
+from attnproof.symbolic._prover import ProofStatus
 
 from .samples import sample_report
 
@@ -40,6 +42,16 @@ def test_round_trip_is_lossless(tmp_path):
     report = sample_report()
     write_json(report, path)
     assert report_to_json(read_json(path)) == report_to_json(report)
+
+
+def test_statuses_read_back_as_enums_that_write_the_same_strings(tmp_path):
+    path = tmp_path / "results.json"
+    write_json(sample_report(), path)
+    report = read_json(path)
+    assert [type(t.status) for t in report.theorems] == [TheoremStatus] * 3
+    assert {type(r.status) for t in report.theorems for r in t.numeric} == {NumericStatus}
+    assert {type(t.symbolic.status) for t in report.theorems} == {ProofStatus}
+    assert json.loads(path.read_text())["theorems"][1]["numeric"][1]["status"] == "not-decisive"
 
 
 def test_non_finite_numbers_are_written_as_strings_in_valid_json(tmp_path):

@@ -125,3 +125,24 @@ def test_the_schema_file_has_exactly_the_keys_the_writer_writes():
     assert set(defs["symbolic"]["properties"]) == SYMBOLIC_KEYS
     assert set(defs["numeric"]["properties"]) == NUMERIC_KEYS
     assert set(schema["properties"]) == set(report_to_json(sample_report()))
+
+
+def test_the_schema_allows_exactly_the_statuses_the_code_writes():
+    from attnproof._results import TheoremStatus
+    from attnproof._schema import SCHEMA_FILE
+    from attnproof.numeric import NumericStatus
+    from attnproof.symbolic._prover import ProofStatus
+
+    schema = json.loads((Path(__file__).parents[2] / "attnproof" / SCHEMA_FILE).read_text())
+    found = {}
+
+    def walk(node, path=()):
+        if isinstance(node, dict):
+            if "status" in node.get("properties", {}):
+                found[path[-1]] = set(node["properties"]["status"]["enum"])
+            for key, value in node.items():
+                walk(value, path + (key,))
+
+    walk(schema)
+    assert sorted(map(sorted, found.values())) == sorted(
+        sorted(e) for e in (TheoremStatus, ProofStatus, NumericStatus))

@@ -2,23 +2,23 @@
 
 import pytest
 
-from attnproof._results import NumericOutcome, is_stability_failure, verdict
+from attnproof._results import is_stability_failure, verdict
 from attnproof.symbolic import ProofResult
 
-from .fakes import FakeRecord
+from .fakes import record
 
-F64 = FakeRecord()
-F64_JAX = FakeRecord(backend="jax")
-F64_FAIL = FakeRecord(status="failed", counterexample={"x[0]": 1.0})
-F64_ERROR = FakeRecord(status="error", reason="boom")
-F32_PASS = FakeRecord(dtype="float32")
-F32_FAIL = FakeRecord(dtype="float32", status="failed")
-MLX64_PASS = FakeRecord(backend="mlx", dtype="float64")
-MLX64_FAIL = FakeRecord(backend="mlx", dtype="float64", status="failed")
-SKIPPED = FakeRecord(status="skipped", reason="no GPU")
-INCONSISTENT = FakeRecord(status="inconsistent", reason="float64 strays from mpmath")
-TOO_FEW = FakeRecord(status="too-few", reason="too few instances (6)")
-TOO_FEW_F16 = FakeRecord(dtype="float16", status="too-few", reason="too few instances (6)")
+F64 = record()
+F64_JAX = record(backend="jax")
+F64_FAIL = record(status="failed", counterexample={"x[0]": 1.0})
+F64_ERROR = record(status="error", reason="boom")
+F32_PASS = record(dtype="float32")
+F32_FAIL = record(dtype="float32", status="failed")
+MLX64_PASS = record(backend="mlx", dtype="float64")
+MLX64_FAIL = record(backend="mlx", dtype="float64", status="failed")
+SKIPPED = record(status="skipped", reason="no GPU")
+INCONSISTENT = record(status="inconsistent", reason="float64 strays from mpmath")
+TOO_FEW = record(status="too-few", reason="too few instances (6)")
+TOO_FEW_F16 = record(dtype="float16", status="too-few", reason="too few instances (6)")
 
 CASES = [
     # expect, symbolic status, numeric records, status, ok
@@ -68,7 +68,7 @@ def test_verdict(expect, proof, records, status, ok):
 def test_only_non_reference_failures_count_as_stability_failures():
     records = {"f64": F64_FAIL, "f32": F32_FAIL, "mlx64": MLX64_FAIL, "pass": F64}
     flagged = {name for name, r in records.items()
-               if is_stability_failure(NumericOutcome.from_record(r))}
+               if is_stability_failure(r)}
     assert flagged == {"f32", "mlx64"}
 
 
@@ -77,10 +77,10 @@ def _bounded(max_size):
 
 
 def test_a_bounded_proof_contradicted_within_its_bound_is_inconsistent():
-    inside = FakeRecord(status="failed", counterexample={"sizes": {"n": 2}})
+    inside = record(status="failed", counterexample={"sizes": {"n": 2}})
     assert verdict("holds", _bounded(3), [inside]) == ("inconsistent", False)
 
 
 def test_a_bounded_proof_says_nothing_beyond_its_bound():
-    beyond = FakeRecord(status="failed", counterexample={"sizes": {"n": 5}})
+    beyond = record(status="failed", counterexample={"sizes": {"n": 5}})
     assert verdict("holds", _bounded(3), [beyond]) == ("failed", False)

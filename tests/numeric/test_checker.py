@@ -69,6 +69,18 @@ def test_record_has_exactly_the_documented_fields():
     assert record.instances >= record.examples > 0
 
 
+def test_the_record_is_the_type_the_results_carry_and_survives_its_json():
+    from attnproof._results import result_from_records
+    from attnproof.numeric import NumericStatus
+
+    record = check(_tiny("tiny_false", False), "numpy", "float64", profile="quick")
+    assert record.status is NumericStatus.FAILED
+    again = NumericRecord.from_json(json.loads(json.dumps({"theorem": "t", **record.to_json()})))
+    assert again.to_json() == record.to_json() and again.status is NumericStatus.FAILED
+    result = result_from_records({"name": "t", "source": "s", "expect": "refuted"}, None, [again])
+    assert result.numeric == [again] and (result.status, result.ok) == ("refuted", True)
+
+
 def test_default_profile_checks_at_least_a_thousand_instances():
     assert profile("default").truth.instances >= 1000
     assert profile("default").formats.instances >= 1000  # float32 too

@@ -250,3 +250,14 @@ def test_masked_derivative_and_its_abs_scale_stay_finite_past_masked_overflow():
             values = compiled(np, arrays, SIZES)
         assert np.isfinite(values).all(), compiled.source
         assert (values[:, 0] == 0).all()
+
+
+def test_every_node_kind_has_a_value_rule_and_an_error_scale_rule():
+    from attnproof.numeric import _compiler
+
+    kinds = [name for _, name in _compiler.NODE_KINDS] + [_compiler.CONSTANT]
+    rules = _compiler._Compilation
+    assert [k for k in kinds if not hasattr(rules, f"value_{k}")] == []
+    assert [k for k in kinds if not hasattr(rules, f"scale_{k}")] == []
+    exponents = {n[len("exponents_"):] for n in dir(rules) if n.startswith("exponents_")}
+    assert exponents - {"of"} <= set(kinds)

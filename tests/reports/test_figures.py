@@ -9,7 +9,7 @@ import pytest
 from attnproof import _figures
 from attnproof._figures import Figures, draw, heat_map_data, temperature_curves
 from attnproof._reports import write_reports
-from attnproof._results import NumericOutcome
+from attnproof.numeric import NumericRecord
 from tests.cli.samples import sample_report
 
 
@@ -29,7 +29,7 @@ def test_temperature_curves_stay_finite_as_temperature_goes_to_zero():
 def test_heat_map_takes_the_worst_bits_per_backend_and_dtype():
     report = sample_report()
     first = report.theorems[0]
-    first.numeric.append(NumericOutcome("numpy", "float64", "cpu", "jit", "failed",
+    first.numeric.append(NumericRecord("numpy", "float64", "cpu", "jit", "failed",
                                         max_error_bits=7.5))
     names, labels, bits, marks = heat_map_data(report.theorems)
     assert names == ["softmax_rows", "wrong_claim"]

@@ -60,7 +60,7 @@ def child(pytester, monkeypatch):
     def run(*args, env=None):
         for key, value in (env or {}).items():
             monkeypatch.setenv(key, value)
-        return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=120)
+        return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=600)
 
     return run
 

@@ -52,11 +52,12 @@ texts = st.one_of(st.text(max_size=40), st.sampled_from(HOSTILE),
 
 
 def _strings_replaced(value, draw):
-    """``value`` with every string in it (at any depth, keys aside) drawn anew."""
+    """``value`` with every string in it (at any depth, keys aside) drawn anew; statuses stay,
+    as the schema admits only their enum values and the results hold them as enums."""
     if isinstance(value, str):
         return draw(texts)
     if isinstance(value, dict):
-        return {k: _strings_replaced(v, draw) for k, v in value.items()}
+        return {k: v if k == "status" else _strings_replaced(v, draw) for k, v in value.items()}
     if isinstance(value, list):
         return [_strings_replaced(v, draw) for v in value]
     return value

@@ -1,0 +1,413 @@
+"""The commands of ``attnproof`` (see ``attnproof.cli`` for the entry point and exit codes).
+
+Every value is checked before any work starts: against the numeric table (backends, dtypes,
+devices, modes), the profiles, the theorems discovered, and the file system (theorem
+directories, the output directory). A full catalog run writes ``reports/``; a run of a subset
+or of other directories writes ``reports/partial/`` unless ``--out`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import tempfile
+from pathlib import Path
+
+from attnproof import symbolic
+
+from . import __version__
+from . import _arguments as arguments
+from . import _document as doc
+from . import _terminal as terminal
+from . import _view as view
+from ._describe import describe
+from ._exits import (
+    EXIT_INTERRUPTED,
+    EXIT_NOT_OK,
+    EXIT_OK,
+    EXIT_OUTPUT,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+)
+from ._progress import Progress
+from ._reports import JSON_NAME, Written, write_reports
+from ._results import Report, TheoremResult, write_json
+from ._runner import PROFILES, RunInterrupted, numeric_api, run
+from ._schema import ResultsError, load_results
+from .numeric import replay as replay_command
+from .numeric._compile_cache import disable as disable_caches
+
+REPORTS = Path("reports")
+PARTIAL = REPORTS / "partial"
+DEFAULT_JSON = REPORTS / JSON_NAME
+EXIT_BY_SIGNAL = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: EXIT_TERMINATED}
+
+
+class UsageError(Exception):
+    """A value that names nothing that exists; exit 2 before any work."""
+
+
+def run_command(argv: list[str] | None = None, doc: str = "") -> int:
+    """Parse ``argv`` and run its command; ``doc`` (the entry point's) heads the help."""
+    args = _parser(doc).parse_args(argv)
+    try:
+        return args.command(args)
+    except UsageError as error:
+        print(f"attnproof: {error}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _parser(doc: str = "") -> argparse.ArgumentParser:
+    description, _, epilog = doc.partition("\n\n")
+    parser = argparse.ArgumentParser(prog="attnproof", description=description or None,
+                                     epilog=epilog or None)
+    parser.add_argument("--version", action="version", version=f"attnproof {__version__}")
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+    prove = commands.add_parser("prove", help="prove and check theorems, write reports")
+    _add_theorem_source(prove)
+    _add_prove_options(prove)
+    prove.set_defaults(command=prove_command)
+    listing = commands.add_parser("list", help="list theorems and their last known status")
+    _add_theorem_source(listing)
+    _add_json_input(listing)
+    listing.set_defaults(command=list_command)
+    show = commands.add_parser("show", help="a theorem's statement, proof, evidence and replay")
+    show.add_argument("name", metavar="NAME")  # checked against the theorems found
+    _add_theorem_source(show)
+    _add_json_input(show)
+    show.set_defaults(command=show_command)
+    report = commands.add_parser("report", help="re-render the reports from results JSON")
+    _add_json_input(report)
+    report.add_argument("--out", metavar="DIR", type=Path,  # checked writable before rendering
+                        help="report directory (default: the JSON file's directory)")
+    report.add_argument("--pdf", action="store_true", help="also compile report.pdf (pdflatex)")
+    report.set_defaults(command=report_command)
+    replay = commands.add_parser("replay", help="replay one numeric batch from its replay command")
+    replay_command.add_arguments(replay)
+    replay.set_defaults(command=_replay)
+    _add_kernels_command(commands)
+    return parser
+
+
+def _add_kernels_command(commands) -> None:
+    """``attnproof kernels``: the conformance matrix of attention kernels (attnproof.kernels)."""
+    from .kernels import cli as kernels_cli
+
+    kernels = commands.add_parser("kernels", help="check attention kernels, write their "
+                                                  "conformance matrix to reports/kernels/")
+    kernels_cli.add_arguments(kernels)
+    kernels.set_defaults(command=kernels_cli.run)
+
+
+def _add_theorem_source(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--theorems", metavar="DIR", type=arguments.theorem_source,
+                        action="append", default=[],
+                        help="extra directory (or .py file) of theorems; repeatable")
+    parser.add_argument("--no-catalog", action="store_true",
+                        help="leave out the built-in theorems/ catalog")
+
+
+def _add_json_input(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", metavar="PATH", type=Path, default=DEFAULT_JSON,
+                        help="results of a previous run (default: %(default)s)")
+
+
+def _add_prove_options(parser: argparse.ArgumentParser) -> None:
+    add = parser.add_argument
+    add("--out", metavar="DIR", type=Path,
+        help=f"report directory (default: {REPORTS}/ for a full catalog run, {PARTIAL}/ for a "
+             "run of a subset or of other directories, or one that was interrupted)")
+    add("--json", metavar="PATH", type=Path, help="results JSON (default: OUT/results.json)")
+    add("--theorem", metavar="NAME", action="append", help="check only NAME; repeatable")
+    add("--backend", metavar="B", action="append", help="numeric backend only B; repeatable",
+        type=arguments.one_of("backend", arguments.backend_names))
+    add("--dtype", metavar="D", action="append", help="numeric dtype only D; repeatable",
+        type=arguments.one_of("dtype", arguments.dtype_names))
+    add("--device", metavar="D", action="append", type=arguments.device,
+        help="numeric device only D (a kind such as cpu or gpu, or gpu:N); repeatable")
+    add("--mode", metavar="M", action="append", type=arguments.one_of("mode", arguments.mode_names),
+        help="numeric mode only M (jit, eager); repeatable; default: each backend's default "
+             "mode, every mode with --profile thorough")
+    add("--profile", metavar="{" + ",".join(PROFILES) + "}", default="default",
+        type=arguments.one_of("profile", PROFILES), help="numeric effort (default: %(default)s)")
+    add("--jobs", metavar="N", type=arguments.positive_int,
+        help="worker processes (default: CPU count)")
+    add("--time-limit", metavar="S", type=arguments.positive_seconds, default=60.0,
+        help="seconds per symbolic proof (default: %(default)s)")
+    add("--timeout", metavar="S", type=arguments.positive_seconds,
+        help="seconds per theorem before its worker is killed (default: by profile)")
+    add("--symbolic-only", action="store_true", help="skip numeric checks")
+    add("--in-process", action="store_true",
+        help="run in this process, one theorem at a time (for debugging)")
+    add("--pdf", action="store_true", help="also compile report.pdf (needs pdflatex)")
+    add("--no-cache", action="store_true",
+        help="prove and compile everything again, reading and writing no cache")
+
+
+def _directories(args) -> list[Path]:
+    catalog = [] if args.no_catalog else [symbolic._catalog.CATALOG_DIR]
+    return catalog + list(args.theorems)
+
+
+def _discover(args) -> symbolic.Catalog:
+    """The theorems the arguments name; a usage error when they name none at all."""
+    directories = _directories(args)
+    if not directories:
+        raise UsageError("nothing to check: --no-catalog without --theorems DIR")
+    catalog = symbolic.discover(directories)
+    if not catalog.theorems and not catalog.errors:
+        raise UsageError("nothing to check: no theorem declared in "
+                         + ", ".join(str(d) for d in directories))
+    return catalog
+
+
+def _check_names(names, catalog: symbolic.Catalog) -> None:
+    known = [t.name for t in catalog.theorems] + [e.theorem for e in catalog.errors if e.theorem]
+    for name in names or ():
+        if name not in known:
+            raise UsageError(_unknown_theorem(name, known))
+
+
+def _unknown_theorem(name: str, known: list[str]) -> str:
+    guess = arguments.closest(name, known)
+    hint = f"; did you mean {guess!r}?" if guess else ""
+    choices = (f"choose from {', '.join(known)}" if len(known) <= 12
+               else f"`attnproof list` shows all {len(known)}")
+    return f"no theorem named {name!r}{hint} ({choices})"
+
+
+# -- prove ---------------------------------------------------------------------------------------
+
+
+def prove_command(args) -> int:
+    _check_numeric_filters(args)
+    catalog = _discover(args)
+    _check_names(args.theorem, catalog)
+    out, out_if_interrupted = _destinations(args)
+    if args.json is not None and args.json.is_dir():
+        raise UsageError(f"--json {args.json} is a directory; name the results file")
+    for directory in {out, out_if_interrupted, *([args.json.parent] if args.json else [])}:
+        problem = arguments.unwritable(directory)
+        if problem:
+            raise UsageError(problem)
+    if not args.symbolic_only and numeric_api() is None:
+        print("attnproof: numeric checks unavailable (numeric.check not found); "
+              "symbolic proofs only", file=sys.stderr)
+    if args.no_cache:
+        disable_caches()
+    progress = Progress()
+    try:
+        report = run(
+            _directories(args), theorem_filter=args.theorem, backends=args.backend,
+            dtypes=args.dtype, devices=args.device, modes=args.mode, profile=args.profile,
+            jobs=args.jobs,
+            progress=progress.finished, started=progress.started, time_limit=args.time_limit,
+            timeout=args.timeout, check_numeric=not args.symbolic_only,
+            isolate=not args.in_process, catalog=catalog,
+        )
+    except RunInterrupted as interrupted:
+        progress.close()
+        written = _write(interrupted.report, args, out_if_interrupted)
+        how = "terminated" if interrupted.signal == signal.SIGTERM else "interrupted"
+        print(f"attnproof: {how}; the {len(interrupted.report.theorems)} theorems finished are "
+              "kept as a partial report", file=sys.stderr)
+        _print_written(written, out_if_interrupted, args)
+        return EXIT_BY_SIGNAL.get(interrupted.signal, EXIT_INTERRUPTED)
+    finally:
+        progress.close()
+    written = _write(report, args, out)
+    _print_summary(report, written, out, args)
+    return _exit_code(report, written, args)
+
+
+def _replay(args) -> int:
+    """``attnproof replay``, its values checked first like those of ``prove``."""
+    for what, value, choices in (("backend", args.backend, arguments.backend_names()),
+                                 ("dtype", args.dtype, arguments.dtype_names()),
+                                 ("mode", args.mode, arguments.mode_names())):
+        if value is not None and value not in choices:
+            raise UsageError(arguments.unknown(what, value, choices))
+    try:
+        arguments.device(args.device)
+    except argparse.ArgumentTypeError as error:
+        raise UsageError(str(error)) from None
+    for source in args.theorems or ():
+        if problem := symbolic._catalog.source_problem(source):
+            raise UsageError(problem)
+    catalog = symbolic.discover(args.theorems) if args.theorems else symbolic.discover()
+    _check_names([args.theorem], catalog)
+    try:
+        return replay_command.run(args)
+    except ValueError as error:  # --sizes or --integers that do not parse, or do not fit
+        raise UsageError(f"cannot replay {args.theorem}: {error}") from None
+
+
+def _check_numeric_filters(args) -> None:
+    filters = (args.backend, args.dtype, args.device, args.mode)
+    if args.symbolic_only and any(filters):
+        raise UsageError("--backend, --dtype, --device and --mode choose numeric checks; "
+                         "they mean nothing with --symbolic-only")
+    problem = (arguments.nothing_selected(*filters) if any(filters) else None) \
+        or arguments.uninstalled(args.backend)
+    if problem:
+        raise UsageError(problem)
+
+
+def _destinations(args) -> tuple[Path, Path]:
+    """Where the report goes when the run completes, and when it is interrupted.
+
+    Only a complete run of the whole catalog, with every check, replaces ``reports/``;
+    anything less goes to ``reports/partial/``, unless ``--out`` names a directory.
+    """
+    if args.out is not None:
+        return args.out, args.out
+    whole = not (args.no_catalog or args.theorems or args.theorem or args.symbolic_only
+                 or any((args.backend, args.dtype, args.device, args.mode)))
+    return (REPORTS if whole else PARTIAL), PARTIAL
+
+
+def _write(report: Report, args, out: Path) -> Written:
+    """Write the report set; if the file system refuses after all (a full disk, permissions
+    changed during the run), the results are saved in a fresh temporary directory instead."""
+    try:
+        return write_reports(report, out, args.json, pdf=args.pdf)
+    except OSError as error:
+        rescue = Path(tempfile.mkdtemp(prefix="attnproof-results-")) / JSON_NAME
+        write_json(report, rescue)
+        written = Written([rescue])
+        written.failures.append(f"could not write the reports to {out} ({error}); the results "
+                                f"were saved to {rescue} (`attnproof report --json {rescue} "
+                                "--out DIR` renders them)")
+        return written
+
+
+def _exit_code(report: Report, written: Written, args) -> int:
+    if written.failures:
+        return EXIT_OUTPUT
+    if not report.ok:
+        return EXIT_NOT_OK
+    if _numeric_filter_matched_nothing(report, args):
+        return EXIT_NOT_OK
+    return EXIT_OK
+
+
+def _numeric_filter_matched_nothing(report: Report, args) -> bool:
+    filters = (args.backend, args.dtype, args.device, args.mode)
+    if not any(filters) or any(t.numeric for t in report.theorems):
+        return False
+    chosen = " ".join(f"--{label} {' '.join(values)}" for label, values in
+                      zip(("backend", "dtype", "device", "mode"), filters, strict=True) if values)
+    print(f"attnproof: nothing checked numerically: {chosen} matched no configuration here",
+          file=sys.stderr)
+    return True
+
+
+def _print_summary(report: Report, written: Written, out: Path, args) -> None:
+    counts = [f"{n} {s}" for s, n in view.status_counts(report)]
+    as_expected = sum(t.ok for t in report.theorems)
+    print(f"\n{len(report.theorems)} theorems: {', '.join(counts) or 'none'}; "
+          f"{as_expected} as expected; {len(report.errors)} errors")
+    for t in view.inconsistent(report):
+        print(f"  INCONSISTENT: {terminal.escape(t.name)}: two routes disagree (a bug in the "
+              "checker, the compiler or the implementation)")
+    for error in report.errors:
+        first = error.message.splitlines()[0] if error.message else error.path
+        print(f"  error: {terminal.escape(first)}")
+    if report.partial:
+        print(f"partial report: {terminal.escape(report.partial_reason)}")
+    _print_written(written, out, args)
+
+
+def _print_written(written: Written, out: Path | None = None, args=None) -> None:
+    print("wrote " + ", ".join(str(p) for p in written.paths))
+    if args is not None and args.out is None and out == PARTIAL:
+        print(f"note: this run is not a complete run of the whole catalog, so it wrote {out}/; "
+              f"the catalog report in {REPORTS}/ is unchanged (--out DIR writes elsewhere)")
+    for note in written.notes:
+        print(f"note: {note}")
+    for failure in written.failures:
+        print(f"attnproof: {failure}", file=sys.stderr)
+
+
+# -- report --------------------------------------------------------------------------------------
+
+
+def report_command(args) -> int:
+    report = _read(args.json)
+    if report is None:
+        return EXIT_USAGE
+    out = args.out if args.out is not None else args.json.parent
+    problem = arguments.unwritable(out)
+    if problem:
+        raise UsageError(problem)
+    written = write_reports(report, out, results=False, pdf=args.pdf)
+    _print_written(written)
+    return EXIT_OUTPUT if written.failures else EXIT_OK
+
+
+def _read(path: Path) -> Report | None:
+    """The results at ``path``, or None after saying why they cannot be read."""
+    try:
+        return load_results(path)
+    except FileNotFoundError:
+        _complain(f"no results at {path}; run `attnproof prove` first")
+    except ResultsError as error:
+        _complain(str(error))
+    return None
+
+
+def _complain(message: str) -> None:
+    print(f"attnproof: {terminal.escape(message)}", file=sys.stderr)
+
+
+# -- list ----------------------------------------------------------------------------------------
+
+
+def list_command(args) -> int:
+    last = _last_statuses(args.json)
+    if last is None:
+        return EXIT_USAGE
+    catalog = _discover(args)
+    rows = [(t.name, str(t.source), t.expect, last.get(t.name, "—")) for t in catalog.theorems]
+    columns = tuple(doc.Column(title) for title in ("theorem", "source", "expect", "last status"))
+    print(terminal.table(columns, rows))
+    for error in catalog.errors:
+        _complain(f"error: {error.message}")
+    return EXIT_NOT_OK if catalog.errors else EXIT_OK
+
+
+def _last_statuses(path: Path) -> dict[str, str] | None:
+    """Each theorem's status in the results at ``path``; {} when there are none yet, None
+    when the file is there but unreadable (already said why)."""
+    if not path.exists():
+        return {}
+    report = _read(path)
+    return None if report is None else {t.name: t.status for t in report.theorems}
+
+
+# -- show ----------------------------------------------------------------------------------------
+
+
+def show_command(args) -> int:
+    report = _read(args.json) if args.json.exists() else None
+    if args.json.exists() and report is None:
+        return EXIT_USAGE
+    results = {t.name: t for t in report.theorems} if report else {}
+    if args.name in results:
+        fixes = view.corrections(report).get(args.name, [])
+        print(terminal.section(doc.theorem_section(results[args.name], fixes)))
+        return EXIT_OK
+    catalog = _discover(args)
+    declared = catalog.by_name().get(args.name)
+    if declared is None:
+        known = [t.name for t in catalog.theorems] + list(results)
+        raise UsageError(_unknown_theorem(args.name, sorted(set(known))))
+    _show_declaration(declared, args.json)
+    return EXIT_OK
+
+
+def _show_declaration(theorem, json_path: Path) -> None:
+    result = TheoremResult(**describe(theorem), status="unchecked", ok=False)
+    print(terminal.section(doc.theorem_section(result, [])))
+    print(f"\nnot checked yet (no result in {terminal.escape(json_path)})")

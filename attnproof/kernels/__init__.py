@@ -1,0 +1,20 @@
+"""Conformance checks of attention kernels against the catalog's proved statements.
+
+Declare a kernel with :class:`Kernel` and run :func:`check_kernel`: each property (forward,
+backward dQ/dK/dV, masks, fully masked rows, large score offsets, block-edge lengths,
+d_v != d_k, n_q != n_k, grouped-query heads, split-KV merging) is searched with Hypothesis in
+every dtype the kernel accepts, and judged by flash-attention's rule against the float64 truth.
+Kernels are *checked*, never proved.
+"""
+
+from ._cases import Case as Case
+from ._check import Cell as Cell
+from ._check import Conformance as Conformance
+from ._check import check_kernel as check_kernel
+from ._check import replay as replay
+from ._declaration import Kernel as Kernel
+from ._declaration import KernelError as KernelError
+from ._properties import PROPERTIES as PROPERTIES
+from ._pytest import KernelCell as KernelCell
+from ._pytest import assert_conforms as assert_conforms
+from ._pytest import conformance_cells as conformance_cells

@@ -1,0 +1,205 @@
+"""check_kernel: every property x dtype x device of one kernel, each a Hypothesis search whose
+failure is shrunk to a small case and reported with a replay command."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis.errors import Flaky
+
+from ._cases import Case
+from ._declaration import Kernel
+from ._frameworks import framework, unavailable_reason
+from ._properties import PROPERTIES, Property, by_name
+from ._run import LIMIT, CaseResult, run_case
+
+# a cell reads "conforms" only after this many decided cases
+MIN_DECIDED = 3
+DEFAULT_EXAMPLES = 20
+CELL_STATUSES = ("conforms", "fails", "raised", "layout", "not decisive", "n/a", "skipped")
+
+
+@dataclass
+class Cell:
+    """One kernel x property x dtype x device: the verdict, and what a failure looks like."""
+
+    property: str
+    dtype: str
+    device: str
+    status: str
+    ratio: float | None = None  # worst error over the reference's (floor included)
+    cases: int = 0
+    decided: int = 0
+    conventions: dict = field(default_factory=dict)
+    counterexample: dict | None = None
+    replay: str | None = None
+    reason: str = ""
+    seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        return {k: v for k, v in self.__dict__.items()}
+
+
+@dataclass
+class Conformance:
+    """The conformance of one kernel: its declaration and one cell per checked combination."""
+
+    kernel: str
+    framework: str
+    declared: dict
+    cells: list[Cell]
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not any(c.status in ("fails", "raised", "layout") for c in self.cells)
+
+    def failures(self) -> list[Cell]:
+        return [c for c in self.cells if c.status in ("fails", "raised", "layout")]
+
+    def cell(self, prop: str, dtype: str, device: str = "cpu") -> Cell:
+        return next(c for c in self.cells if (c.property, c.dtype, c.device) == (prop, dtype,
+                                                                                   device))
+
+    def to_markdown(self) -> str:
+        """This kernel's matrix, conventions and failures, as in reports/kernels/."""
+        from ._matrix import to_markdown
+
+        return to_markdown([self])
+
+    def to_json(self) -> dict:
+        return {"kernel": self.kernel, "framework": self.framework, "declared": self.declared,
+                "seconds": round(self.seconds, 2), "ok": self.ok,
+                "cells": [c.to_json() for c in self.cells]}
+
+
+def check_kernel(kernel: Kernel, *, properties: Iterable[str] | None = None,
+                 dtypes: Iterable[str] | None = None, devices: Iterable[str] | None = None,
+                 examples: int = DEFAULT_EXAMPLES, spec: str | None = None,
+                 progress=None, on_case=None) -> Conformance:
+    """Check ``kernel`` for every property (or those named) in every dtype and device it
+    declares (or those named): a kernel is *checked*, never proved.
+
+    ``spec`` ("module:attribute" or a library name) makes the replay commands runnable;
+    ``progress(cell)`` is called after each cell, ``on_case(case, dtype)`` before each case.
+    """
+    started = time.perf_counter()
+    chosen = [by_name()[p] for p in properties] if properties else list(PROPERTIES)
+    cells = []
+    for prop in chosen:
+        for dtype in dtypes or kernel.dtypes:
+            for device in devices or kernel.devices:
+                cells.append(check_cell(kernel, prop, dtype, device, examples, spec, on_case))
+                if progress is not None:
+                    progress(cells[-1])
+    return Conformance(kernel.name, kernel.framework, declared(kernel), cells,
+                       time.perf_counter() - started)
+
+
+def declared(kernel: Kernel) -> dict:
+    return {"layout": kernel.layout if isinstance(kernel.layout, str) else dict(kernel.layout),
+            "mask": kernel.mask, "causal_argument": kernel.causal_argument,
+            "scale_argument": kernel.scale_argument, "fully_masked": kernel.fully_masked,
+            "causal_alignment": kernel.causal_alignment,
+            "gradients": kernel.gradients if kernel.gradients in (None, "autodiff") else "vjp",
+            "returns_lse": kernel.returns_lse, "gqa": kernel.gqa, "dtypes": list(kernel.dtypes),
+            "compute": {d: kernel.compute_for(d) for d in kernel.dtypes},
+            "devices": list(kernel.devices)}
+
+
+def check_cell(kernel: Kernel, prop: Property, dtype: str, device: str, examples: int,
+               spec: str | None = None, on_case=None) -> Cell:
+    started = time.perf_counter()
+    cell = Cell(prop.name, dtype, device, "n/a")
+    try:
+        return _checked(cell, kernel, prop, dtype, device, examples, spec, on_case)
+    finally:
+        cell.seconds = round(time.perf_counter() - started, 3)
+
+
+def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str,
+             examples: int, spec: str | None, on_case) -> Cell:
+    reason = unavailable_reason(kernel.framework)
+    if reason is not None:
+        cell.status, cell.reason = "skipped", reason
+        return cell
+    reason = prop.unsupported(kernel)
+    if reason is not None:
+        cell.reason = reason
+        return cell
+    failure = _search(kernel, prop, dtype, device, examples, cell, on_case)
+    if failure is not None:
+        case, result = failure
+        cell.status = {"fail": "fails"}.get(result.status, result.status)
+        cell.counterexample = {"case": case.to_json(), "sizes": case.sizes(),
+                               "message": result.message, **result.detail}
+        cell.replay = replay_command(spec or _spec_of(kernel), prop.name, dtype, device, case)
+    elif cell.decided < MIN_DECIDED:
+        cell.status = "not decisive"
+        cell.reason = f"{cell.decided} of {cell.cases} cases decided (needs {MIN_DECIDED})"
+    else:
+        cell.status = "conforms"
+    return cell
+
+
+class _Failed(AssertionError):
+    pass
+
+
+def _search(kernel, prop, dtype, device, examples, cell, on_case) -> tuple[Case, CaseResult] | None:
+    fw = framework(kernel.framework)
+    last: list = []
+
+    @settings(max_examples=examples, derandomize=True, database=None, deadline=None,
+              phases=(Phase.explicit, Phase.generate, Phase.shrink), report_multiple_bugs=False,
+              suppress_health_check=list(HealthCheck))
+    @given(prop.cases(kernel))
+    def attempt(case):
+        if on_case is not None:
+            on_case(case, dtype)
+        result = run_case(kernel, fw, prop, case, dtype, device)
+        _tally(cell, result)
+        if result.failed:
+            last[:] = [(case, result)]
+            raise _Failed(result.message)
+
+    try:
+        attempt()
+    except (_Failed, Flaky):
+        return last[0]
+    return None
+
+
+def _tally(cell: Cell, result: CaseResult) -> None:
+    cell.cases += 1
+    if result.status == "undecided":
+        return
+    cell.decided += 1
+    if result.ratio is not None and (cell.ratio is None or result.ratio > cell.ratio):
+        cell.ratio = result.ratio
+    for name, value in result.conventions.items():
+        first = cell.conventions.setdefault(name, value)
+        if value != first and not result.failed:
+            result.status = "fail"
+            result.message = (f"{name}: inconsistent convention, {first} in one case and "
+                              f"{value} in another")
+
+
+def _spec_of(kernel: Kernel) -> str:
+    return f"{getattr(kernel.fn, '__module__', 'MODULE')}:KERNEL"
+
+
+def replay_command(spec: str, prop: str, dtype: str, device: str, case: Case) -> str:
+    return (f"attnproof kernels --kernel {spec} --property {prop} --dtype {dtype} "
+            f"--device {device} --case '{case.to_json()}'")
+
+
+def replay(kernel: Kernel, prop: str, dtype: str, case: Case, device: str = "cpu") -> CaseResult:
+    """Run one case again, as a replay command does."""
+    return run_case(kernel, framework(kernel.framework), by_name()[prop], case, dtype, device)
+
+
+__all__ = ["LIMIT", "Cell", "Conformance", "check_kernel", "replay"]

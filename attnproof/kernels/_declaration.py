@@ -1,0 +1,184 @@
+"""What a kernel author declares: the callable, its framework, its layouts, its mask convention,
+its scale argument, the conventions it claims, its dtypes, devices and compute precision.
+
+Everything is validated when declared, so a misspelt layout or convention is a
+:class:`KernelError` naming the kernel and the field, not a failure halfway through a check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+FRAMEWORKS = ("numpy", "jax", "mlx", "torch")
+DTYPES = ("float64", "float32", "float16", "bfloat16")
+MASKS = ("none", "bool", "additive")
+FULLY_MASKED = ("zeros", "mean_v", "nan")
+ALIGNMENTS = ("upper_left", "lower_right")
+ARGUMENTS = ("q", "k", "v", "out")
+# the canonical axes: batch, heads, sequence (queries for q and out, keys for k and v), feature
+CANONICAL = "bhsd"
+_SEQUENCE_ALIASES = "qkt"
+
+
+class KernelError(ValueError):
+    """A declaration that cannot be checked, naming the kernel and the field."""
+
+    def __init__(self, kernel: str, field_name: str, message: str):
+        super().__init__(f"kernel {kernel!r}, {field_name}: {message}")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """An attention kernel ``fn(q, k, v, **keywords) -> out`` (or ``(out, lse)``) to check.
+
+    Args:
+        name: how reports name the kernel.
+        fn: the forward pass, called with arrays of ``framework``.
+        framework: "numpy", "jax", "mlx" or "torch".
+        layout: axis order of q, k, v and the output, e.g. "bhsd" (batch, heads, sequence,
+            feature) or "bshd"; ``q``/``k``/``t`` may stand for ``s``. A mapping gives one
+            layout per argument (keys q, k, v, out); missing keys take "bhsd".
+        mask: "none", "bool" (True keeps a key) or "additive" (0 keeps, -inf drops), passed as
+            the keyword ``mask_argument`` with shape (batch, heads, n_q, n_k).
+        mask_dtype: dtype of an additive mask (default: the inputs' dtype).
+        causal_argument, causal_value: the keyword (and value) that asks for causal masking.
+        scale_argument: the keyword of the score scale (None: the kernel always uses
+            1/sqrt(d_k), so the check never asks for another).
+        fully_masked: what the kernel claims a row with every key masked returns: "zeros",
+            "mean_v" (uniform weights over all keys) or "nan"; None: not declared.
+        causal_alignment: "upper_left" (query i keeps keys j <= i) or "lower_right" (keeps
+            j <= i + n_k - n_q) when n_q != n_k; None: not declared.
+        gradients: "autodiff" (the framework differentiates ``fn``), a callable
+            ``vjp(q, k, v, g, **keywords) -> (dq, dk, dv)``, or None (forward only).
+        returns_lse: ``fn`` returns ``(out, lse)`` with lse of layout ``lse_layout``.
+        gqa: k and v may have fewer heads than q (a divisor of them).
+        equal_head_dims: the kernel requires d_v = d_k (the d_v ≠ d_k property is then n/a).
+        dtypes: the input dtypes it accepts.
+        compute_dtype: the precision it computes in: one dtype for all inputs, a mapping per
+            input dtype, or None (the inputs' own).
+        devices: the devices to run it on ("cpu", "gpu", ...).
+        keywords: fixed extra keywords for every call (e.g. ``{"enable_gqa": True}``).
+    """
+
+    name: str
+    fn: Callable
+    framework: str
+    layout: str | Mapping[str, str] = "bhsd"
+    mask: str = "none"
+    mask_argument: str = "mask"
+    mask_dtype: str | None = None
+    causal_argument: str | None = None
+    causal_value: Any = True
+    scale_argument: str | None = "scale"
+    fully_masked: str | None = None
+    causal_alignment: str | None = None
+    gradients: str | Callable | None = None
+    returns_lse: bool = False
+    lse_layout: str = "bhs"
+    gqa: bool = False
+    equal_head_dims: bool = False
+    dtypes: tuple[str, ...] = ("float32",)
+    compute_dtype: str | Mapping[str, str] | None = None
+    devices: tuple[str, ...] = ("cpu",)
+    keywords: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        self._require(callable(self.fn), "fn", "is not callable")
+        self._choose("framework", self.framework, FRAMEWORKS)
+        self._choose("mask", self.mask, MASKS)
+        if self.fully_masked is not None:
+            self._choose("fully_masked", self.fully_masked, FULLY_MASKED)
+        if self.causal_alignment is not None:
+            self._choose("causal_alignment", self.causal_alignment, ALIGNMENTS)
+        for dtype in self.dtypes:
+            self._choose("dtypes", dtype, DTYPES)
+        for dtype in self._compute_dtypes():
+            self._choose("compute_dtype", dtype, DTYPES)
+        self._require(len(self.dtypes) > 0, "dtypes", "names no dtype")
+        if self.mask_dtype is not None:
+            self._choose("mask_dtype", self.mask_dtype, (*DTYPES, "bool"))
+        ok = self.gradients in (None, "autodiff") or callable(self.gradients)
+        self._require(ok, "gradients", "must be 'autodiff', a callable or None")
+        self._require(not (self.gradients == "autodiff" and self.framework == "numpy"),
+                      "gradients", "NumPy has no autodiff: pass a vjp callable")
+        for argument in ARGUMENTS:
+            normalized_layout(self.layout_of(argument), self.name, f"layout[{argument}]")
+        normalized_layout(self.lse_layout + "d", self.name, "lse_layout")
+
+    def layout_of(self, argument: str) -> str:
+        """The declared axis order of ``argument`` (q, k, v or out)."""
+        if isinstance(self.layout, str):
+            return self.layout
+        unknown = set(self.layout) - set(ARGUMENTS)
+        self._require(not unknown, "layout", f"unknown arguments {sorted(unknown)}")
+        return self.layout.get(argument, CANONICAL)
+
+    def compute_for(self, dtype: str) -> str:
+        """The precision the kernel computes in for inputs of ``dtype``."""
+        if self.compute_dtype is None:
+            return dtype
+        if isinstance(self.compute_dtype, str):
+            return self.compute_dtype
+        return self.compute_dtype.get(dtype, dtype)
+
+    @property
+    def has_gradients(self) -> bool:
+        return self.gradients is not None
+
+    @property
+    def takes_mask(self) -> bool:
+        return self.mask != "none"
+
+    @property
+    def takes_causal(self) -> bool:
+        return self.causal_argument is not None
+
+    def _compute_dtypes(self) -> tuple[str, ...]:
+        if self.compute_dtype is None:
+            return ()
+        if isinstance(self.compute_dtype, str):
+            return (self.compute_dtype,)
+        return tuple(self.compute_dtype.values())
+
+    def _choose(self, field_name: str, value, allowed) -> None:
+        self._require(value in allowed, field_name, f"{value!r} is not one of {list(allowed)}")
+
+    def _require(self, condition: bool, field_name: str, message: str) -> None:
+        if not condition:
+            raise KernelError(self.name, field_name, message)
+
+
+def normalized_layout(layout: str, kernel: str = "?", field_name: str = "layout"):
+    """``layout`` spelt with b, h, s, d only (q, k, t read as s).
+
+    A layout names each of b, h, s (or q, k, t) and d once; b and h may be left out (size 1).
+    """
+    letters = "".join("s" if c in _SEQUENCE_ALIASES else c for c in layout.lower())
+    if sorted(letters) != sorted(set(letters)) or not set(letters) <= set(CANONICAL) or \
+            not {"s", "d"} <= set(letters):
+        raise KernelError(kernel, field_name,
+                          f"{layout!r} must name s (or q, k, t) and d once each, and may add "
+                          "b and h once each")
+    return letters
+
+
+def to_layout(array, letters: str):
+    """A canonical (b, h, s, d) NumPy array in the axis order ``letters`` (dropping absent axes,
+    which have size 1)."""
+    dropped = [CANONICAL.index(c) for c in CANONICAL if c not in letters]
+    squeezed = array.reshape([n for a, n in enumerate(array.shape) if a not in dropped])
+    kept = [c for c in CANONICAL if c in letters]
+    return squeezed.transpose([kept.index(c) for c in letters])
+
+
+def from_layout(array, letters: str, canonical_shape: tuple[int, ...]):
+    """The inverse of :func:`to_layout`."""
+    kept = [c for c in CANONICAL if c in letters]
+    ordered = array.transpose([letters.index(c) for c in kept])
+    return ordered.reshape(canonical_shape)
+
+
+def layout_shape(canonical_shape: tuple[int, ...], letters: str) -> tuple[int, ...]:
+    return tuple(canonical_shape[CANONICAL.index(c)] for c in letters)

@@ -1,0 +1,111 @@
+"""The properties a kernel is checked for: one row each, with the cases that exercise it, the
+outputs it compares, and when it does not apply."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from hypothesis import strategies as st
+
+from ._cases import BLOCK_EDGES, OFFSETS, cases, small_lengths
+from ._declaration import Kernel
+
+GRADIENTS = ("dq", "dk", "dv")
+
+
+@dataclass(frozen=True)
+class Property:
+    name: str
+    title: str
+    cases: Callable[[Kernel], st.SearchStrategy]
+    outputs: Callable[[Kernel], tuple[str, ...]]
+    unsupported: Callable[[Kernel], str | None] = lambda kernel: None
+    kind: str = "values"  # values | fully_masked | alignment | split_kv
+
+
+def _everything(kernel: Kernel) -> tuple[str, ...]:
+    return ("out", *(GRADIENTS if kernel.has_gradients else ()))
+
+
+def _forward(kernel: Kernel) -> tuple[str, ...]:
+    return ("out",)
+
+
+def _needs_gradients(kernel: Kernel) -> str | None:
+    return None if kernel.has_gradients else "no gradients declared"
+
+
+def _needs_mask(kernel: Kernel) -> str | None:
+    return None if kernel.takes_mask else "takes no mask"
+
+
+def _needs_mask_or_causal(kernel: Kernel) -> str | None:
+    return None if kernel.takes_mask or kernel.takes_causal else "takes no mask nor causal flag"
+
+
+def _causal(kernel: Kernel) -> dict:
+    return {"mask": st.just("causal"), "causal_flag": st.just(kernel.takes_causal)}
+
+
+def _gradient(name: str, title: str) -> Property:
+    return Property(f"backward_{name}", title, lambda k: cases(), lambda k: (name,),
+                    _needs_gradients)
+
+
+def _masked_lengths(kernel: Kernel):
+    return st.sampled_from(("none", "padding") if kernel.takes_mask else ("none",))
+
+
+def _other_mask_dtypes(kernel: Kernel):
+    """An additive mask sometimes comes in float32 or float64 whatever the scores' dtype."""
+    if kernel.mask != "additive" or kernel.mask_dtype is not None:
+        return st.none()
+    return st.sampled_from((None, "float32", "float64"))
+
+
+PROPERTIES = (
+    Property("forward", "forward O", lambda k: cases(), _forward),
+    _gradient("dq", "backward dQ"),
+    _gradient("dk", "backward dK"),
+    _gradient("dv", "backward dV"),
+    Property("mask", "boolean/additive mask",
+             lambda k: cases(mask=st.sampled_from(("random", "first_block")),
+                             mask_dtype=_other_mask_dtypes(k)), _everything,
+             _needs_mask),
+    Property("causal", "causal mask (n_q = n_k)",
+             lambda k: cases(same_lengths=True, **_causal(k)), _everything,
+             _needs_mask_or_causal),
+    Property("padding", "key padding", lambda k: cases(mask=st.just("padding"),
+                                                       batch=st.integers(1, 3)),
+             _everything, _needs_mask),
+    Property("fully_masked_rows", "fully masked rows",
+             lambda k: cases(mask=st.just("fully_masked")), _everything, _needs_mask,
+             kind="fully_masked"),
+    Property("row_offset", "constant added to a row's scores (±1e4, exp overflow)",
+             lambda k: cases(offset=st.sampled_from(OFFSETS)), _everything),
+    Property("block_lengths", "lengths around block multiples (127, 128, 129, 1025, ...)",
+             lambda k: cases(n_q=st.one_of(small_lengths(4), st.sampled_from(BLOCK_EDGES)),
+                             n_k=st.one_of(small_lengths(8), st.sampled_from(BLOCK_EDGES)),
+                             d_k=st.integers(1, 4), heads=st.just(1), batch=st.just(1),
+                             mask=_masked_lengths(k)),
+             _everything),
+    Property("dv_ne_dk", "d_v ≠ d_k",
+             lambda k: cases(same_dims=False).filter(lambda c: c.d_v != c.d_k), _everything,
+             lambda k: "declared d_v = d_k only" if k.equal_head_dims else None),
+    Property("nq_ne_nk", "n_q ≠ n_k",
+             lambda k: cases().filter(lambda c: c.n_q != c.n_k), _everything),
+    Property("causal_nq_ne_nk", "causal mask with n_q ≠ n_k (alignment)",
+             lambda k: cases(**_causal(k)).filter(lambda c: c.n_q != c.n_k), _everything,
+             lambda k: None if k.takes_causal else "takes no causal flag", kind="alignment"),
+    Property("gqa", "grouped-query and multi-query heads",
+             lambda k: cases(group=st.integers(2, 4)), _everything,
+             lambda k: None if k.gqa else "grouped-query heads not declared"),
+    Property("split_kv", "split-KV merge by log-sum-exp",
+             lambda k: cases(n_k=st.integers(2, 16)), lambda k: ("out", "lse"),
+             lambda k: None if k.returns_lse else "returns no log-sum-exp", kind="split_kv"),
+)
+
+
+def by_name() -> dict[str, Property]:
+    return {p.name: p for p in PROPERTIES}

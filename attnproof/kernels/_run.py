@@ -1,0 +1,347 @@
+"""Run a kernel on one case and judge it: flash-attention's rule, per output, against the float64
+truth, with the kernel's conventions observed rather than assumed."""
+
+from __future__ import annotations
+
+import dataclasses
+import traceback
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._cases import Case, causal_keep, fully_masked_rows, instance
+from ._declaration import Kernel, from_layout, layout_shape, normalized_layout, to_layout
+from ._frameworks import Framework, numpy_dtype
+from ._truth import Inputs, condition, reference, truth, truth_lse
+
+# A kernel conforms when its worst absolute error is at most LIMIT times the plain reference's
+# at its declared precision, plus a floor of FLOOR_ULPS ulps (flash-attention's tests: 2x, and
+# an absolute floor of a few ulps). The floor is measured against the output's largest
+# magnitude (the sum of its terms' absolute values), in ulps of the output's format plus ulps
+# of the computing format times the softmax's condition (1 + the largest |score|): where the
+# reference's arithmetic happens to follow the truth's (float64 against float64), its own
+# error is 0 and only the floor tells rounding from a defect.
+LIMIT = 2.0
+FLOOR_ULPS = 4.0
+TRACEBACK_FRAMES = 3
+# a fully masked row is read as zeros or the mean of V when within this many ulps of it
+CONVENTION_ULPS = 16.0
+_TINY = np.finfo(np.float64).tiny
+CONVENTION_WORDS = {"zeros": "returns zeros", "mean_v": "returns the mean of V",
+                    "nan": "returns NaN", "other": "returns neither zeros, NaN nor the mean of V",
+                    "upper_left": "aligned upper-left (query i keeps keys j ≤ i)",
+                    "lower_right": "aligned lower-right (query i keeps j ≤ i + n_k − n_q)"}
+
+
+@dataclass
+class CaseResult:
+    """``ratio`` is the worst error over the reference's (floor included): conforms <= LIMIT."""
+
+    status: str  # pass | fail | undecided | raised | layout
+    ratio: float | None = None
+    output: str | None = None
+    message: str = ""
+    detail: dict = field(default_factory=dict)
+    conventions: dict = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return self.status in ("fail", "raised", "layout")
+
+
+class LayoutMismatch(Exception):
+    pass
+
+
+def eps(dtype: str) -> float:
+    import ml_dtypes
+
+    return float(ml_dtypes.finfo(numpy_dtype(dtype)).eps)
+
+
+def run_case(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
+             device: str = "cpu") -> CaseResult:
+    compute = kernel.compute_for(dtype)
+    outputs = prop.outputs(kernel)
+    alignment = kernel.causal_alignment or "upper_left"
+    if prop.kind == "alignment":
+        alignment = "lower_right"  # zeroes the upstream gradient of rows either alignment masks
+    x = instance(case, dtype, compute, alignment)
+    try:
+        got = call(kernel, fw, x, case, dtype, device, outputs)
+        if prop.kind == "split_kv":
+            got = merged_halves(kernel, fw, x, case, dtype, device)
+    except LayoutMismatch as mismatch:
+        return CaseResult("layout", message=str(mismatch))
+    except Exception as error:  # the kernel's own failure is a finding, reported in full
+        return CaseResult("raised", message=_raised(error))
+    conventions = {}
+    if prop.kind == "alignment":
+        x, verdict = _alignment(kernel, x, got, dtype, compute, conventions)
+        if verdict is not None:
+            return verdict
+    judged = _judge(kernel, x, got, dtype, compute, outputs, conventions)
+    judged.conventions = conventions
+    return judged
+
+
+# -- calling the kernel --------------------------------------------------------------------------
+
+
+def call(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, device: str,
+         outputs) -> dict[str, np.ndarray]:
+    """The kernel's outputs as canonical float64 arrays (out, lse, dq, dk, dv as asked)."""
+    put = {a: fw.put(to_layout(arr, _letters(kernel, a)), dtype, device)
+           for a, arr in (("q", x.q), ("k", x.k), ("v", x.v))}
+    keywords = _keywords(kernel, fw, x, case, dtype, device)
+    forward = fw.bind(kernel.fn, keywords)
+
+    result = forward(put["q"], put["k"], put["v"])
+    out, lse = result if kernel.returns_lse else (result, None)
+    b, h, n_q, _ = x.q.shape
+    got = {"out": _read(fw, out, kernel, "out", (b, h, n_q, x.v.shape[3]))}
+    if lse is not None:
+        got["lse"] = _read(fw, lse, kernel, "lse", (b, h, n_q, 1))[..., 0]
+    if set(outputs) & {"dq", "dk", "dv"}:
+        g = fw.put(to_layout(x.g, _letters(kernel, "out")), dtype, device)
+        if kernel.gradients == "autodiff":
+            first = _first_of_pair if kernel.returns_lse else _itself
+            grads = fw.gradients(kernel.fn, keywords, first)(put["q"], put["k"], put["v"], g)
+        else:
+            grads = kernel.gradients(put["q"], put["k"], put["v"], g, **keywords)
+        for name, arg, like in zip(("dq", "dk", "dv"), "qkv", (x.q, x.k, x.v), strict=True):
+            got[name] = _read(fw, grads[("dq", "dk", "dv").index(name)], kernel, arg, like.shape)
+    return got
+
+
+def _first_of_pair(result):
+    return result[0]
+
+
+def _itself(result):
+    return result
+
+
+def _letters(kernel: Kernel, argument: str) -> str:
+    if argument == "lse":
+        return normalized_layout(kernel.lse_layout + "d")
+    return normalized_layout(kernel.layout_of(argument))
+
+
+def _keywords(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
+              device: str) -> dict:
+    keywords = dict(kernel.keywords)
+    if kernel.scale_argument is not None and case.scale is not None:
+        keywords[kernel.scale_argument] = x.scale
+    if case.causal_flag:
+        keywords[kernel.causal_argument] = kernel.causal_value
+    elif case.mask != "none":
+        keywords[kernel.mask_argument] = _mask(kernel, fw, x.keep, case.mask_dtype or dtype,
+                                               device)
+    return keywords
+
+
+def _mask(kernel: Kernel, fw: Framework, keep: np.ndarray, dtype: str, device: str):
+    if kernel.mask == "bool":
+        return fw.put(keep, "bool", device)
+    return fw.put(np.where(keep, 0.0, -np.inf), kernel.mask_dtype or dtype, device)
+
+
+def _read(fw: Framework, array, kernel: Kernel, argument: str, canonical) -> np.ndarray:
+    value = fw.get(array)
+    letters = _letters(kernel, argument)
+    if argument == "lse" and value.ndim == len(letters) - 1:
+        value = value[..., None]
+    expected = layout_shape(tuple(canonical), letters)
+    if value.shape != expected:
+        raise LayoutMismatch(_layout_message(argument, kernel, letters, expected, value.shape,
+                                             canonical))
+    return from_layout(value, letters, tuple(canonical))
+
+
+def _layout_message(argument, kernel, letters, expected, actual, canonical) -> str:
+    import itertools
+
+    readings = ["".join(p) for p in itertools.permutations(letters)
+                if layout_shape(tuple(canonical), "".join(p)) == tuple(actual)]
+    declared = kernel.lse_layout if argument == "lse" else kernel.layout_of(argument)
+    guess = f", which reads as layout {' or '.join(map(repr, readings))}" if readings else ""
+    return (f"{argument}: expected layout {declared!r}, shape {tuple(expected)}; got shape "
+            f"{tuple(actual)}{guess}")
+
+
+def _raised(error: BaseException) -> str:
+    frames = traceback.extract_tb(error.__traceback__)[-TRACEBACK_FRAMES:]
+    for frame in frames:
+        frame.filename = _short_path(frame.filename)
+    where = "".join(traceback.format_list(frames))
+    return f"{type(error).__name__}: {error}\n{where}".rstrip()
+
+
+def _short_path(path: str) -> str:
+    """A frame's file relative to the working directory, or from its installed package on."""
+    import os
+
+    if "site-packages" + os.sep in path:
+        return path.split("site-packages" + os.sep, 1)[1]
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def merged_halves(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
+                  device: str) -> dict[str, np.ndarray]:
+    """Out and lse of the keys split in two, each half run alone, merged by log-sum-exp."""
+    split = 1 + np.random.default_rng(case.seed).integers(case.n_k - 1)
+    halves = [call(kernel, fw, _keys(x, part), case, dtype, device, ("out",))
+              for part in (slice(0, split), slice(split, None))]
+    (o1, l1), (o2, l2) = ((h["out"], h["lse"][..., None]) for h in halves)
+    top = np.maximum(l1, l2)
+    w1, w2 = np.exp(l1 - top), np.exp(l2 - top)
+    return {"out": (w1 * o1 + w2 * o2) / (w1 + w2), "lse": (top + np.log(w1 + w2))[..., 0]}
+
+
+def _keys(x: Inputs, part: slice) -> Inputs:
+    return dataclasses.replace(x, k=x.k[:, :, part], v=x.v[:, :, part], keep=x.keep[..., part])
+
+
+# -- judging -------------------------------------------------------------------------------------
+
+
+def _judge(kernel, x: Inputs, got, dtype, compute, outputs, conventions) -> CaseResult:
+    masked_rows = fully_masked_rows(x.keep)
+    if masked_rows.any():
+        mismatch = _fully_masked(kernel, x, got["out"], masked_rows, dtype, compute, conventions)
+        if mismatch is not None:
+            return mismatch
+        if conventions.get("fully_masked") == "nan":
+            outputs = [o for o in outputs if o in ("out", "lse")]
+    exact = truth(x, [o for o in outputs if o != "lse"])
+    plain = reference(x, compute, dtype, outputs)
+    if "lse" in outputs:
+        exact["lse"] = truth_lse(x)
+    floor = _floor_ulps(x, dtype, compute)
+    with np.errstate(all="ignore"):
+        return _worst_of(outputs, got, exact, plain, masked_rows, floor)
+
+
+def _floor_ulps(x: Inputs, dtype: str, compute: str) -> dict[str, np.ndarray]:
+    """Per output, per row: the floor in units of the row's magnitude."""
+    return {name: FLOOR_ULPS * (eps(dtype) + eps(compute) * rows)
+            for name, rows in condition(x).items()}
+
+
+def _worst_of(outputs, got, exact, plain, masked_rows, floor) -> CaseResult:
+    judged = [_compare(name, got[name], *exact[name], plain[name],
+                       ~masked_rows if name in ("out", "lse") else None, floor[name])
+              for name in outputs]
+    decided = [j for j in judged if j.ratio is not None]
+    return max(decided, key=lambda j: j.ratio) if decided else judged[0]
+
+
+def _compare(name, value, exact, size, plain, rows, floor_ulps) -> CaseResult:
+    """Flash-attention's rule on absolute errors: each row's error at most LIMIT times the
+    plain reference's worst, plus the row's floor (``floor_ulps`` per row, times the row's
+    magnitude: the sum of its terms' absolute values)."""
+    if name == "lse":
+        value, exact, plain, size = (a[..., None] for a in (value, exact, plain, size))
+    kernel_rows, plain_rows = _row_errors(value, exact), _row_errors(plain, exact)
+    floors = floor_ulps * np.max(size, axis=-1) + _TINY
+    if rows is not None:
+        kernel_rows, plain_rows, floors = kernel_rows[rows], plain_rows[rows], floors[rows]
+    if kernel_rows.size == 0:
+        return CaseResult("pass", 0.0, name)
+    plain_worst = float(np.max(plain_rows))
+    if not np.isfinite(plain_worst):
+        return CaseResult("undecided", None, name, "the plain reference is not finite here")
+    ratios = LIMIT * kernel_rows / (LIMIT * plain_worst + floors)
+    worst_row = np.unravel_index(int(np.argmax(ratios)), ratios.shape)
+    ratio, floor = float(ratios[worst_row]), float(floors[worst_row])
+    kernel_error = float(kernel_rows[worst_row])
+    index = worst_row if rows is None else tuple(np.argwhere(rows)[worst_row[0]])
+    detail = {"output": name, "kernel_error": kernel_error, "reference_error": plain_worst,
+              "floor": floor, **_entries(name, value, exact, index)}
+    status = "pass" if ratio <= LIMIT else "fail"
+    message = "" if status == "pass" else (
+        f"{name}: error {kernel_error:.3g} in row {list(map(int, index))} vs the plain "
+        f"reference's worst {plain_worst:.3g} (floor {floor:.3g}): {ratio:.3g}x, more than "
+        f"{LIMIT:g}x")
+    if status == "fail" and not np.all(np.isfinite(value)):
+        message += "; the kernel returned non-finite values"
+    return CaseResult(status, ratio, name, message, detail)
+
+
+def _row_errors(value, exact):
+    difference = np.abs(value - exact)
+    difference = np.where(np.isfinite(value) | ~np.isfinite(exact), difference, np.inf)
+    return np.max(np.nan_to_num(difference, nan=np.inf), axis=-1)
+
+
+def _entries(name, value, exact, index) -> dict:
+    index = tuple(int(i) for i in index)
+    return {"at": {"output": name, "row (b, h, i)": list(index)},
+            "kernel": _short(value[index]), "truth": _short(exact[index])}
+
+
+def _short(row, keep: int = 8) -> list:
+    return [float(f"{float(v):.6g}") for v in np.ravel(row)[:keep]]
+
+
+# -- conventions ---------------------------------------------------------------------------------
+
+
+def _fully_masked(kernel, x: Inputs, out, rows, dtype, compute, conventions) -> CaseResult | None:
+    observed = classify_fully_masked(x, out, rows, max(eps(compute), eps(dtype)))
+    conventions["fully_masked"] = observed
+    declared = kernel.fully_masked
+    if declared is not None and observed != declared:
+        index = [int(i) for i in np.argwhere(rows)[0]]
+        return CaseResult("fail", float("inf"), "out",
+                          f"fully masked row: declared {CONVENTION_WORDS[declared]}, "
+                          f"{CONVENTION_WORDS[observed]}",
+                          {"at": {"output": "out", "row (b, h, i)": index},
+                           "kernel": _short(out[tuple(index)])},
+                          conventions)
+    return None
+
+
+def classify_fully_masked(x: Inputs, out, rows, epsilon: float) -> str:
+    """What the kernel returns for its fully masked rows: zeros, mean_v, nan or other."""
+    values = out[rows]
+    if np.all(np.isnan(values)):
+        return "nan"
+    mean_v = np.broadcast_to(np.repeat(x.v, x.group, axis=1).mean(axis=2)[:, :, None],
+                             out.shape)[rows]
+    tolerance = CONVENTION_ULPS * epsilon * (np.max(np.abs(x.v)) + _TINY)
+    distances = {"zeros": np.max(np.abs(values)), "mean_v": np.max(np.abs(values - mean_v))}
+    best = min(distances, key=distances.get)
+    return best if distances[best] <= tolerance else "other"
+
+
+def _alignment(kernel, x: Inputs, got, dtype, compute, conventions):
+    """Which causal alignment the kernel follows when n_q != n_k, from its output."""
+    n_q, n_k = x.q.shape[2], x.k.shape[2]
+    keeps = {a: np.broadcast_to(causal_keep(n_q, n_k, a), x.keep.shape) for a in
+             ("upper_left", "lower_right")}
+    common = ~fully_masked_rows(keeps["upper_left"]) & ~fully_masked_rows(keeps["lower_right"])
+    floor = _floor_ulps(x, dtype, compute)
+    ratios = {}
+    for name, keep in keeps.items():
+        xa = dataclasses.replace(x, keep=keep)
+        exact = truth(xa, ("out",))["out"]
+        plain = reference(xa, compute, dtype, ("out",))["out"]
+        ratios[name] = _compare("out", got["out"], *exact, plain, common, floor["out"]).ratio
+    fits = [a for a, r in ratios.items() if r is not None and r <= LIMIT]
+    declared = kernel.causal_alignment
+    if not fits:
+        shown = ", ".join(f"{a} {r:.3g}x" for a, r in ratios.items())
+        return x, CaseResult("fail", max(r or 0 for r in ratios.values()), "out",
+                             f"causal with n_q != n_k matches neither alignment ({shown})")
+    if len(fits) == len(ratios):  # too few rows differ between the alignments to tell them apart
+        return x, CaseResult("pass", max(ratios.values()), "out")
+    observed = fits[0]
+    conventions["causal_alignment"] = observed
+    if declared is not None and observed != declared:
+        return x, CaseResult("fail", ratios[declared], "out",
+                             f"causal: declared {CONVENTION_WORDS[declared]}, but "
+                             f"{CONVENTION_WORDS[observed]}", conventions=conventions)
+    return dataclasses.replace(x, keep=keeps[observed]), None

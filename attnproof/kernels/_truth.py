@@ -1,0 +1,176 @@
+"""The float64 truth of attention under a keep-mask, from the catalog's proved statements, and a
+plain reference computed at a kernel's declared precision.
+
+The truth is the compiled code of ``theorems/masking.py``: the masked forward pass O and the
+closed forms (46), (47), (38) of the backward pass. Those statements
+fix the scale at 1/sqrt(d_k); another scale s is the same statement at Q' = Q s sqrt(d_k).
+Grouped-query heads repeat K and V over the query heads of their group.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._frameworks import rounded
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """One instance in canonical layout: q (b, h, n_q, d_k), k (b, h_kv, n_k, d_k),
+    v (b, h_kv, n_k, d_v), keep (b, h, n_q, n_k) bool, g (b, h, n_q, d_v) = dL/dO."""
+
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+    keep: np.ndarray
+    g: np.ndarray
+    scale: float
+
+    @property
+    def group(self) -> int:
+        return self.q.shape[1] // self.k.shape[1]
+
+
+OUTPUTS = ("out", "dq", "dk", "dv")
+
+
+@functools.cache
+def _statements():
+    """The compiled O, dQ, dK, dV (the import is deferred: compiling loads the catalog)."""
+    from attnproof.numeric import compile_expression
+    from attnproof.theorems import masking as mk
+
+    def both(expr, out, theorem):
+        return compile_expression(expr, out, inputs=theorem.inputs,
+                                  definitions=theorem.definitions)
+
+    dq, dk, dv = (mk.masking_attention_backward_dq, mk.masking_attention_backward_dk,
+                  mk.masking_attention_backward_dv)
+    return {
+        "out": both(mk.O_masked[mk.i, mk.b], (mk.i, mk.b), dq),
+        "dq": both(dq.claim.rhs, (mk.m, mk.l_), dq),
+        "dk": both(dk.claim.rhs, (mk.n, mk.l_), dk),
+        "dv": both(dv.claim.rhs, (mk.n, mk.c), dv),
+    }
+
+
+def truth(x: Inputs, outputs=OUTPUTS) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per output, (value, magnitude) in float64, canonical layout: the magnitude is the same
+    sum taken over absolute values of its terms (see :func:`magnitudes`)."""
+    b, h, n_q, d_k = x.q.shape
+    k, v = (np.repeat(a, x.group, axis=1) for a in (x.k, x.v))
+    stretch = x.scale * np.sqrt(d_k)  # the statements' scale is 1/sqrt(d_k)
+    arrays = {"Q": _flat(x.q * stretch), "K": _flat(k), "V": _flat(v), "G": _flat(x.g),
+              "M": _flat(x.keep.astype(np.float64))}
+    sizes = {"batch": b * h, "n_q": n_q, "n_k": k.shape[2], "d_k": d_k, "d_v": v.shape[3]}
+    sizes_of_terms = magnitudes(x)
+    result = {}
+    for name in outputs:
+        value = np.asarray(_statements()[name](np, arrays, sizes))
+        value = value.reshape(b, h, *value.shape[1:]) * (stretch if name == "dq" else 1.0)
+        if name in ("dk", "dv"):
+            value = _sum_groups(value, x.group)
+        result[name] = (value, sizes_of_terms[name])
+    return result
+
+
+def magnitudes(x: Inputs) -> dict[str, np.ndarray]:
+    """Each output's sums taken over the absolute values of their terms, with the exact weights:
+    the size a rounding error is measured against when the value itself cancels (dQ of a
+    saturated softmax is 0 while its terms are not)."""
+    k, v = (np.repeat(a, x.group, axis=1) for a in (x.k, x.v))
+    a = _weights(x.q, k, x.keep, x.scale)
+    da = np.einsum("bhqd,bhkd->bhqk", np.abs(x.g), np.abs(v))
+    ds = a * (da + np.sum(a * da, axis=-1, keepdims=True))
+    return {"out": np.einsum("bhqk,bhkd->bhqd", a, np.abs(v)),
+            "dq": x.scale * np.einsum("bhqk,bhkd->bhqd", ds, np.abs(k)),
+            "dk": _sum_groups(x.scale * np.einsum("bhqk,bhqd->bhkd", ds, np.abs(x.q)), x.group),
+            "dv": _sum_groups(np.einsum("bhqk,bhqd->bhkd", a, np.abs(x.g)), x.group)}
+
+
+def condition(x: Inputs) -> dict[str, np.ndarray]:
+    """Per row of each output, 1 + the largest |score| it depends on (scale Σ|q||k| over kept
+    entries): rounding a score by eps relative to it moves its weight by that much relative
+    (the softmax's condition). Query rows for out, dq and lse; key rows for dk and dv."""
+    k = np.repeat(x.k, x.group, axis=1)
+    sizes = abs(x.scale) * np.einsum("bhqd,bhkd->bhqk", np.abs(x.q), np.abs(k))
+    sizes = np.where(x.keep, sizes, 0.0)
+    per_query = 1.0 + np.max(sizes, axis=-1, initial=0.0)
+    per_key = 1.0 + np.max(_max_groups(np.max(sizes, axis=-2, initial=0.0), x.group), axis=2)
+    return {"out": per_query, "dq": per_query, "lse": per_query, "dk": per_key, "dv": per_key}
+
+
+def _max_groups(array: np.ndarray, group: int) -> np.ndarray:
+    b, h = array.shape[:2]
+    return array.reshape(b, h // group, group, *array.shape[2:])
+
+
+def _weights(q, k, keep, scale) -> np.ndarray:
+    """Masked softmax weights in float64; a fully masked row gets zeros."""
+    s = np.where(keep, _scores(q, k, scale), -np.inf)
+    top = np.max(s, axis=-1, keepdims=True)
+    e = np.where(keep, np.exp(s - np.where(np.isfinite(top), top, 0.0)), 0.0)
+    total = np.sum(e, axis=-1, keepdims=True)
+    return e / np.where(total > 0, total, 1.0)
+
+
+def truth_lse(x: Inputs) -> tuple[np.ndarray, np.ndarray]:
+    """log Σ_kept exp(s) per query row (-inf for a fully masked row), and its scale: the
+    largest |kept score| of the row, plus 1."""
+    scores = np.where(x.keep, _scores(x.q, np.repeat(x.k, x.group, axis=1), x.scale), -np.inf)
+    top = np.max(scores, axis=-1, keepdims=True)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        lse = np.log(np.sum(np.exp(scores - safe), axis=-1)) + safe[..., 0]
+    return lse, 1.0 + np.max(np.where(x.keep, np.abs(scores), 0.0), axis=-1)
+
+
+def _flat(array: np.ndarray) -> np.ndarray:
+    return array.reshape(-1, *array.shape[2:])
+
+
+def _sum_groups(array: np.ndarray, group: int) -> np.ndarray:
+    b, h = array.shape[:2]
+    return array.reshape(b, h // group, group, *array.shape[2:]).sum(axis=2)
+
+
+def _scores(q, k, scale):
+    return scale * np.einsum("bhqd,bhkd->bhqk", q, k)
+
+
+# -- the plain reference at a declared precision -------------------------------------------------
+
+
+def reference(x: Inputs, compute: str, output: str, outputs=OUTPUTS) -> dict[str, np.ndarray]:
+    """Plain masked attention, forward and backward, every operation rounded to ``compute``
+    (accumulating in float32 below float64, as hardware does), every result to ``output``.
+
+    A fully masked row gets zero weights, as in the truth."""
+    work = np.float64 if compute == "float64" else np.float32
+
+    def r(a):
+        return rounded(a, compute).astype(work)
+
+    q, k, v, g = (r(a) for a in (x.q, np.repeat(x.k, x.group, 1), np.repeat(x.v, x.group, 1),
+                                 x.g))
+    scale = r(np.asarray(x.scale))
+    s = r(scale * r(np.einsum("bhqd,bhkd->bhqk", q, k)))
+    top = np.max(np.where(x.keep, s, -np.inf), axis=-1, keepdims=True)
+    shifted = np.where(x.keep, r(s - np.where(np.isfinite(top), top, 0)), 0)  # masked: unused
+    e = np.where(x.keep, r(np.exp(shifted)), 0).astype(work)
+    total = r(np.sum(e, axis=-1, keepdims=True))
+    a = r(e / np.where(total > 0, total, 1))
+    values = {"out": r(np.einsum("bhqk,bhkd->bhqd", a, v))}
+    if "lse" in outputs:
+        with np.errstate(divide="ignore"):
+            values["lse"] = r(r(np.log(total)) + top)[..., 0]
+    if set(outputs) & {"dq", "dk", "dv"}:
+        da = r(np.einsum("bhqd,bhkd->bhqk", g, v))
+        ds = r(a * r(da - r(np.sum(r(a * da), axis=-1, keepdims=True))))
+        values["dq"] = r(scale * r(np.einsum("bhqk,bhkd->bhqd", ds, k)))
+        values["dk"] = _sum_groups(r(scale * r(np.einsum("bhqk,bhqd->bhkd", ds, q))), x.group)
+        values["dv"] = _sum_groups(r(np.einsum("bhqk,bhqd->bhkd", a, g)), x.group)
+    return {name: rounded(values[name], output) for name in outputs}

@@ -1,0 +1,94 @@
+"""``attnproof kernels``: check attention kernels and write their conformance matrix.
+
+With no ``--kernel``, checks the library kernels whose framework is installed (jax, mlx,
+torch); ``--kernel module:attribute`` names a :class:`Kernel` of one's own. ``--case`` replays
+one case printed by a failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+
+from ._cases import Case
+from ._check import DEFAULT_EXAMPLES, check_kernel, replay
+from ._declaration import DTYPES, Kernel
+from ._frameworks import unavailable_reason
+from ._matrix import MARKS, write
+from ._properties import by_name
+from .library import LIBRARY
+
+FRAMEWORK_OF = {"jax": "jax", "mlx": "mlx", "torch": "torch"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add = parser.add_argument
+    add("--kernel", metavar="SPEC", action="append",
+        help="jax, mlx, torch, or module:attribute of a Kernel; repeatable (default: the "
+             "installed library kernels)")
+    add("--property", metavar="P", action="append", choices=sorted(by_name()),
+        help="check only property P; repeatable")
+    add("--dtype", metavar="D", action="append", choices=DTYPES, help="only dtype D; repeatable")
+    add("--device", metavar="D", action="append", help="only device D; repeatable")
+    add("--examples", metavar="N", type=int, default=DEFAULT_EXAMPLES,
+        help="Hypothesis examples per cell (default: %(default)s)")
+    add("--out", metavar="DIR", type=Path, default=Path("reports") / "kernels",
+        help="where conformance.md and conformance.json go (default: %(default)s)")
+    add("--case", metavar="JSON", help="replay one case (needs one --kernel, --property, --dtype)")
+
+
+def run(args) -> int:
+    try:
+        specs = args.kernel or [s for s in LIBRARY if unavailable_reason(FRAMEWORK_OF[s]) is None]
+        kernels = [(spec, load(spec)) for spec in specs]
+    except (ImportError, AttributeError, ValueError, TypeError) as error:
+        print(f"attnproof kernels: {error}", file=sys.stderr)
+        return 2
+    if args.case is not None:
+        return _replay(kernels, args)
+    results = [check_kernel(kernel, properties=args.property, dtypes=args.dtype,
+                            devices=args.device, examples=args.examples, spec=spec,
+                            progress=_progress(kernel))
+               for spec, kernel in kernels]
+    for path in write(results, args.out):
+        print(f"wrote {path}")
+    return 0 if all(r.ok for r in results) else 1
+
+
+def load(spec: str) -> Kernel:
+    """A library kernel by name, or the Kernel at ``module:attribute``."""
+    if spec in LIBRARY:
+        return LIBRARY[spec]()
+    module, _, attribute = spec.partition(":")
+    if not attribute:
+        raise ValueError(f"{spec!r} is neither {', '.join(LIBRARY)} nor module:attribute")
+    kernel = getattr(importlib.import_module(module), attribute)
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"{spec} is a {type(kernel).__name__}, not an attnproof Kernel")
+    return kernel
+
+
+def _progress(kernel: Kernel):
+    def show(cell) -> None:
+        ratio = f" {cell.ratio:.2f}x" if cell.ratio is not None else ""
+        print(f"{kernel.name} {cell.property} {cell.dtype} {cell.device}: "
+              f"{MARKS[cell.status]} {cell.status}{ratio} ({cell.cases} cases, "
+              f"{cell.seconds:.1f} s)", flush=True)
+
+    return show
+
+
+def _replay(kernels, args) -> int:
+    if len(kernels) != 1 or not args.property or not args.dtype:
+        print("attnproof kernels: --case needs one --kernel, --property and --dtype",
+              file=sys.stderr)
+        return 2
+    case = Case.from_json(args.case)
+    result = replay(kernels[0][1], args.property[0], args.dtype[0], case,
+                    (args.device or ["cpu"])[0])
+    print(json.dumps({"case": case.sizes(), "status": result.status, "ratio": result.ratio,
+                      "message": result.message, **result.detail}, indent=1, default=str))
+    return 1 if result.failed else 0

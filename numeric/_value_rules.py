@@ -1,0 +1,316 @@
+"""Value rules: the array code of each vocabulary node's value, one ``value_<kind>`` per kind."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from attnproof.symbolic import Defined, LogSumExp, Softmax
+
+from ._emit import Node, Term, factors_of, identifier, index_key
+from ._stable import KeptMax, ReduceMax
+
+
+class ValueRules:
+    """Mixed into the emitter. Where an error scale is compiled (``self.abs``), softmax-like
+    nodes keep the spelling whose shifted logits the scale rules bound."""
+
+    # -- leaves ------------------------------------------------------------------------------
+
+    def value_constant(self, expr) -> Node:
+        return Node(self.typed(expr))
+
+    def value_symbol(self, expr: sp.Symbol) -> Node:
+        self._use_symbol(expr)
+        batched = expr.name in self.scalars and not self._is_integer(expr.name)
+        return Node(Term(identifier(expr.name), (), batched))
+
+    def value_indexed(self, expr: sp.Indexed) -> Node:
+        name = str(expr.base.label)
+        if name in self.definitions:
+            return self._defined_value(expr, self.definitions[name])
+        if name not in self.tensors:
+            raise NotImplementedError(f"{name} is neither an input tensor nor a definition")
+        self._use_input(name)
+        dims = self.tensors[name].dims
+        slots, keys = [":"], []
+        for position, index in enumerate(expr.indices):
+            if index.is_Integer:
+                slots.append(str(int(index)))
+                continue
+            if not isinstance(index, (sp.Idx, sp.Symbol)):
+                raise NotImplementedError(f"index arithmetic {index} in {expr} is not supported")
+            self._note_index(index, sp.Symbol(dims[position].name, integer=True, positive=True))
+            slots.append(":")
+            keys.append(index_key(index))
+        array = identifier(name)
+        code = array if all(s == ":" for s in slots) else f"{array}[{', '.join(slots)}]"
+        return Node(self._diagonal(Term(code, tuple(keys), True)))
+
+    def _defined_value(self, expr: sp.Indexed, definition: Defined) -> Node:
+        for index in definition.indices:
+            self._note_index(index)
+        self.preferred_order.append(tuple(index_key(i) for i in definition.indices))
+        try:
+            body = self.visit(definition.body).value
+        finally:
+            self.preferred_order.pop()
+        body = self._in_declared_order(body, definition)
+        mapping = {}
+        for own, used in zip(definition.indices, expr.indices, strict=True):
+            if not isinstance(used, (sp.Idx, sp.Symbol)):
+                raise NotImplementedError(f"{expr}: definitions take plain indices")
+            self._note_index(used, self.sizes.get(index_key(own)))
+            mapping[index_key(own)] = index_key(used)
+        return Node(self._relabel(body, mapping), {"definition": definition, "mapping": mapping})
+
+    def _in_declared_order(self, term: Term, definition: Defined) -> Term:
+        """Lay a definition out in the order of its declared indices (``S[i, j]`` as (i, j)),
+        so that reductions over its last index run over contiguous memory."""
+        order = tuple(index_key(i) for i in definition.indices)
+        if set(term.axes) != set(order) or term.axes == order:
+            return term
+        return self.emit(self.align(term, order), order, term.batched)
+
+    def _relabel(self, term: Term, mapping: dict) -> Term:
+        renamed = Term(term.code, tuple(mapping.get(a, a) for a in term.axes), term.batched)
+        return self._diagonal(renamed)
+
+    def value_delta(self, expr: sp.KroneckerDelta) -> Node:
+        a, b = expr.args[:2]
+        if index_key(a) == index_key(b):
+            return self.value_constant(sp.S.One)
+        if a.is_Integer or b.is_Integer:
+            raise NotImplementedError(f"KroneckerDelta with a fixed entry: {expr}")
+        for index in (a, b):
+            self._note_index(index)
+        size = self._size_code(index_key(a) if index_key(a) in self.sizes else index_key(b))
+        self.sizes.setdefault(index_key(a), self.sizes.get(index_key(b)))
+        self.sizes.setdefault(index_key(b), self.sizes.get(index_key(a)))
+        return Node(self.emit(f"xp.eye({size}, dtype=dtype)", (index_key(a), index_key(b)),
+                              False))
+
+    # -- arithmetic --------------------------------------------------------------------------
+
+    def value_add(self, expr: sp.Add) -> Node:
+        return Node(self.combine([self.visit(arg).value for arg in expr.args], "+"))
+
+    def value_mul(self, expr: sp.Mul) -> Node:
+        values = [self.visit(arg).value for arg in expr.args]
+        return Node(self.combine(self._mask_guard(expr.args, values), "*"))
+
+    def value_pow(self, expr: sp.Pow) -> Node:
+        base, exponent = expr.args
+        b = self.visit(base).value
+        if exponent == -1:
+            one = self.typed(1)
+            return Node(self.emit(f"{one.code} / {b.code}", b.axes, b.batched))
+        if exponent == sp.Rational(1, 2):
+            return Node(self.emit(f"xp.sqrt({b.code})", b.axes, b.batched))
+        if exponent.is_Number:
+            return Node(self.emit(f"{b.code} ** {self.typed(exponent).code}", b.axes, b.batched))
+        return Node(self.combine([b, self.visit(exponent).value], "**"))
+
+    def value_exp(self, expr: sp.exp) -> Node:
+        a = self.visit(expr.args[0]).value
+        return Node(self.emit(f"xp.exp({a.code})", a.axes, a.batched))
+
+    def value_log(self, expr: sp.log) -> Node:
+        softmax = self._as_softmax(expr.args[0])
+        if softmax is not None:
+            return self._log_softmax_value(softmax)
+        a = self.visit(expr.args[0]).value
+        return Node(self.emit(f"xp.log({a.code})", a.axes, a.batched))
+
+    def _as_softmax(self, expr) -> Softmax | None:
+        """``expr`` as a Softmax node, looking through a definition such as ``A[i, j]``."""
+        if isinstance(expr, sp.Indexed) and str(expr.base.label) in self.definitions:
+            definition = self.definitions[str(expr.base.label)]
+            if isinstance(definition.body, Softmax):
+                renaming = dict(zip(definition.indices, expr.indices, strict=True))
+                expr = definition.body.xreplace(renaming)
+        # log of a masked weight is -inf where masked: no fused log-softmax for it
+        return expr if isinstance(expr, Softmax) and expr.mask == 1 else None
+
+    def value_abs(self, expr: sp.Abs) -> Node:
+        return Node(self._abs_of(self.visit(expr.args[0]).value))
+
+    def value_max(self, expr) -> Node:
+        return Node(self._fold([self.visit(arg).value for arg in expr.args], "xp.maximum"))
+
+    def value_min(self, expr) -> Node:
+        return Node(self._fold([self.visit(arg).value for arg in expr.args], "xp.minimum"))
+
+    # -- reductions --------------------------------------------------------------------------
+
+    def value_sum(self, expr: sp.Sum) -> Node:
+        for variable, _, _ in expr.limits:
+            self._note_index(variable)
+        coefficient, factors = factors_of(expr.function)
+        values = [self.visit(f).value for f in factors]
+        masks = [m for limit in expr.limits if (m := self._range_mask(limit)) is not None]
+        summed = [index_key(v) for v, _, _ in expr.limits]
+        value = self._contract(self._mask_guard(factors, values) + masks, summed, coefficient,
+                               expr)
+        return Node(value, {"coefficient": coefficient, "factors": factors, "masks": masks,
+                            "summed": summed})
+
+    def value_product(self, expr: sp.Product) -> Node:
+        """A product over one whole dimension, e.g. a masked softmax's "row fully masked"
+        factor Π(1 − m)."""
+        if len(expr.limits) != 1:
+            raise NotImplementedError(f"product over several indices: {expr}")
+        (variable, lower, upper), = expr.limits
+        self._note_index(variable, upper - lower + 1)
+        if self._range_mask(expr.limits[0]) is not None:
+            raise NotImplementedError(f"product over a partial range: {expr}")
+        key = index_key(variable)
+        value = self.visit(expr.function).value
+        return Node(self._product_over(value, key), {"key": key})
+
+    def _product_over(self, term: Term, key) -> Term:
+        return self._reduce(self.with_axis(term, key), [key], "prod")
+
+    def value_reduce_max(self, expr: ReduceMax) -> Node:
+        function, *indices = expr.args
+        for index in indices:
+            self._note_index(index)
+        value = self.visit(function).value
+        for index in indices:
+            value = self._max_over(value, index_key(index))
+        return Node(value)
+
+    def value_kept_max(self, expr: KeptMax) -> Node:
+        """Maximum over the kept entries, or over all entries where the mask keeps none."""
+        function, mask, *indices = expr.args
+        for index in indices:
+            self._note_index(index)
+        f = self.visit(function).value
+        keys = [index_key(i) for i in indices]
+        x, kept, masked = self._masked_to_floor(f, mask, keys)
+        any_kept = self._reduce(self.emit(f"xp.asarray({kept.code}, dtype=dtype)", x.axes,
+                                          x.batched), keys, "max")
+        kept_peak, all_peak = self._reduce(masked, keys, "max"), self._reduce(x, keys, "max")
+        return Node(self.emit(f"xp.where({any_kept.code} > 0, {kept_peak.code}, "
+                              f"{all_peak.code})", all_peak.axes, all_peak.batched), {"keys": keys})
+
+    def value_rowmax(self, expr) -> Node:
+        """The statement language's ``rowmax``: a maximum over the whole range of one index."""
+        return self.value_reduce_max(self._as_reduce_max(expr))
+
+    def _as_reduce_max(self, expr) -> ReduceMax:
+        (index, lower, upper), = expr.limits
+        if not isinstance(index, sp.Idx) or (lower, upper) != (index.lower, index.upper):
+            raise NotImplementedError(f"a maximum over part of a range: {expr}")
+        return ReduceMax(expr.function, index)
+
+    def _masked_to_floor(self, value: Term, mask: sp.Expr, keys) -> tuple[Term, Term, Term]:
+        """``value`` over the axes of ``value`` and ``mask`` together (x), where the mask keeps
+        an entry (kept), and x with masked entries lowered to its minimum over ``keys``
+        (masked): its maximum is then the largest kept entry, or any entry if none is kept."""
+        m = self.visit(mask).value
+        x = self.combine([value, self.emit(f"{m.code} * {self.typed(0).code}", m.axes,
+                                           m.batched)], "+")  # + 0 * mask: broadcast
+        kept = self.emit(f"{self.align(m, x.axes)} > 0", x.axes, m.batched)
+        floor = self._reduce(x, keys, "min")
+        masked = self.emit(f"xp.where({kept.code}, {x.code}, {self.align(floor, x.axes)})",
+                           x.axes, x.batched)
+        return x, kept, masked
+
+    # -- softmax-like nodes ------------------------------------------------------------------
+
+    def _shifted(self, logits: sp.Expr, index) -> tuple[Term, Term, int]:
+        """Logits over ``index`` and their finite row maximum (keepdims) for a stable reduction."""
+        self._note_index(index)
+        u = self.visit(logits).value
+        key = index_key(index)
+        value = self.with_axis(u, key)
+        axis = self.axis_of(value, key)
+        peak = self._finite(self.emit(f"xp.max({value.code}, axis={axis}, keepdims=True)",
+                                      value.axes, value.batched))
+        return value, peak, axis
+
+    def value_softmax(self, expr: Softmax) -> Node:
+        if expr.mask != 1:
+            return self._masked_softmax_value(expr)
+        if not self.abs and expr.beta != 1 and expr.beta.is_positive:
+            return Node(self._scaled_softmax(expr))
+        u, peak, axis = self._shifted(expr.beta * expr.logits, expr.index)
+        e = self.emit(f"xp.exp({u.code} - {peak.code})", u.axes, u.batched)
+        p = self.emit(f"{e.code} / xp.sum({e.code}, axis={axis}, keepdims=True)", u.axes,
+                      u.batched)
+        return Node(p, {"logits": expr.beta * expr.logits, "key": index_key(expr.index),
+                        "shifted": u, "peak": peak, "axis": axis})
+
+    def _scaled_softmax(self, expr: Softmax) -> Term:
+        """softmax(beta x) as exp(beta (x - max x)) / sum (see ``_scaled_shift``)."""
+        scaled, axis = self._scaled_shift(expr)
+        # beta (x - max x) <= 0: where it overflows to -inf, exp gives the exact 0 it rounds to
+        e = self.emit(f"xp.exp({scaled.code})", scaled.axes, scaled.batched)
+        return self.emit(f"{e.code} / xp.sum({e.code}, axis={axis}, keepdims=True)", e.axes,
+                         e.batched)
+
+    def _scaled_shift(self, expr: Softmax) -> tuple[Term, int]:
+        """beta (x - max x) and its softmax axis, for beta > 0: the shift commutes with the
+        scaling, and beta * x itself (1e5 at x = 100, T = 1e-3) is never formed, so no format
+        overflows on it."""
+        x, peak, _ = self._shifted(expr.logits, expr.index)
+        shifted = self.emit(f"{x.code} - {peak.code}", x.axes, x.batched)
+        scaled = self.combine([self.visit(expr.beta).value, shifted], "*")
+        return scaled, self.axis_of(scaled, index_key(expr.index))
+
+    def _masked_softmax_value(self, expr: Softmax) -> Node:
+        """Weights over the kept entries only; a fully masked row gets zero weights.
+
+        Masked logits are replaced by the row's smallest logit before the max-shift, so the
+        shift is the largest *kept* logit and nothing masked can overflow; a fully masked row
+        has a zero sum and is divided by 1 instead.
+        """
+        positive_beta = expr.beta.is_positive and not self.abs
+        logits = expr.logits if positive_beta else expr.beta * expr.logits
+        self._note_index(expr.index)
+        u = self.visit(logits).value
+        key = index_key(expr.index)
+        x, kept, masked = self._masked_to_floor(self.with_axis(u, key), expr.mask, [key])
+        axis = self.axis_of(x, key)
+        peak = self.emit(f"xp.max({masked.code}, axis={axis}, keepdims=True)", x.axes,
+                         x.batched)
+        shifted = self.emit(f"{masked.code} - {peak.code}", x.axes, x.batched)
+        if positive_beta:
+            shifted = self.combine([self.visit(expr.beta).value, shifted], "*")
+        zero = self.typed(0).code
+        e = self.emit(f"xp.where({kept.code}, xp.exp({shifted.code}), {zero})", x.axes,
+                      x.batched)
+        total = self.emit(f"xp.sum({e.code}, axis={axis}, keepdims=True)", x.axes, x.batched)
+        one = self.typed(1).code
+        p = self.emit(f"{e.code} / xp.where({total.code} > 0, {total.code}, {one})", x.axes,
+                      x.batched)
+        return Node(p, {"logits": logits, "key": key, "shifted": masked, "peak": peak,
+                        "axis": axis, "masked": True})
+
+    def value_lse(self, expr: LogSumExp) -> Node:
+        (variable, lower, upper), = expr.limits
+        self._note_index(variable)
+        if self._range_mask(expr.limits[0]) is not None:
+            raise NotImplementedError(f"log-sum-exp over a partial range: {expr}")
+        u, peak, axis = self._shifted(expr.function, variable)
+        axes = tuple(a for a in u.axes if a != index_key(variable))
+        e = self.emit(f"xp.exp({u.code} - {peak.code})", u.axes, u.batched)
+        total = f"xp.sum({e.code}, axis={axis})"
+        value = self.emit(f"xp.log({total}) + xp.squeeze({peak.code}, axis={axis})", axes,
+                          u.batched)
+        return Node(value, {"logits": expr.function, "key": index_key(variable), "shifted": u,
+                            "peak": peak, "axis": axis, "exponentials": e})
+
+    def _log_softmax_value(self, node: Softmax) -> Node:
+        if not self.abs and node.beta != 1 and node.beta.is_positive:
+            return Node(self._minus_log_sum_exp(*self._scaled_shift(node)))
+        u, peak, axis = self._shifted(node.beta * node.logits, node.index)
+        z = self.emit(f"{u.code} - {peak.code}", u.axes, u.batched)
+        return Node(self._minus_log_sum_exp(z, axis),
+                    {"logits": node.beta * node.logits, "key": index_key(node.index),
+                     "shifted": u, "peak": peak, "axis": axis})
+
+    def _minus_log_sum_exp(self, z: Term, axis: int) -> Term:
+        e = self.emit(f"xp.exp({z.code})", z.axes, z.batched)
+        return self.emit(f"{z.code} - xp.log(xp.sum({e.code}, axis={axis}, keepdims=True))",
+                         z.axes, z.batched)

@@ -1,0 +1,163 @@
+"""Planted attention kernels in NumPy: ``correct`` and twelve variants, each correct on Gaussian
+inputs at a fixed shape and wrong in exactly one property of the kernel check.
+
+The table ``PLANTED`` names, for each, the property that must catch it and the fewest keys a
+counterexample needs (more than 16 only for the block-boundary bug, which needs 129).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from attnproof.kernels import Kernel
+
+BLOCK = 128  # the key block of the tiled variants
+
+
+@dataclasses.dataclass(frozen=True)
+class Bugs:
+    """Which defect a variant has; all False is the correct kernel."""
+
+    no_max_shift: bool = False
+    nan_fully_masked: bool = False
+    masked_block_nan: bool = False
+    block_tail_dropped: bool = False
+    dq_missing_scale: bool = False
+    dk_no_rowsum: bool = False
+    dv_ignores_mask: bool = False
+    causal_upper_left: bool = False
+    scale_by_dv: bool = False
+    padding_trimmed: bool = False
+    gqa_modulo: bool = False
+    lse_unscaled: bool = False
+
+
+def _repeat_heads(q, k, bugs: Bugs):
+    group = q.shape[1] // k.shape[1]
+    if bugs.gqa_modulo:  # query head h reads key head h mod H_kv instead of h // group
+        return k[:, np.arange(q.shape[1]) % k.shape[1]]
+    return np.repeat(k, group, axis=1)
+
+
+def _keep(q, k, mask, causal, bugs: Bugs):
+    n_q, n_k = q.shape[2], k.shape[2]
+    keep = np.ones((q.shape[0], q.shape[1], n_q, n_k), dtype=bool)
+    if mask is not None:
+        keep = keep & mask
+    if causal:
+        shift = 0 if bugs.causal_upper_left else n_k - n_q  # declared lower-right
+        keep = keep & (np.arange(n_k)[None, :] <= np.arange(n_q)[:, None] + shift)
+    if bugs.padding_trimmed:  # keys past the last one batch element 0 keeps are dropped
+        last = np.max(np.nonzero(np.any(keep[0], axis=(0, 1)))[0], initial=0)
+        keep = keep & (np.arange(n_k) <= last)
+    if bugs.block_tail_dropped and n_k > BLOCK and n_k % BLOCK:
+        keep = keep & (np.arange(n_k) < n_k - n_k % BLOCK)
+    return keep
+
+
+def _weights(q, k, keep, scale, bugs: Bugs):
+    """Softmax weights and log-sum-exp, in float32."""
+    s = scale * np.einsum("bhqd,bhkd->bhqk", q, k)
+    if bugs.masked_block_nan:  # a running max over blocks of 4 keys, started at -inf
+        return _online(s, keep, bugs)
+    top = np.max(np.where(keep, s, -np.inf), axis=-1, keepdims=True)
+    if bugs.no_max_shift:
+        top = np.zeros_like(top)
+    elif not bugs.nan_fully_masked:
+        top = np.where(np.isfinite(top), top, 0)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        e = np.where(keep, np.exp(s - top), 0).astype(np.float32)
+        z = np.sum(e, axis=-1, keepdims=True)
+        a = e / (z if bugs.nan_fully_masked else np.where(z > 0, z, 1))
+        lse = (np.log(z) + top)[..., 0]
+    if bugs.lse_unscaled:
+        lse = lse / scale
+    return a.astype(np.float32), lse
+
+
+def _online(s, keep, bugs: Bugs, block: int = 4):
+    running = np.full(s.shape[:-1] + (1,), -np.inf, dtype=np.float32)
+    total = np.zeros_like(running)
+    for start in range(0, s.shape[-1], block):
+        part = np.where(keep[..., start:start + block], s[..., start:start + block], -np.inf)
+        new = np.maximum(running, np.max(part, axis=-1, keepdims=True))
+        with np.errstate(invalid="ignore"):
+            total = total * np.exp(running - new) + np.sum(np.exp(part - new), -1, keepdims=True)
+        running = new
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a = np.where(keep, np.exp(s - running), 0) / np.where(total > 0, total, 1)
+        return a.astype(np.float32), (np.log(total) + running)[..., 0]
+
+
+def attention(q, k, v, mask=None, causal=False, scale=None, *, bugs: Bugs = Bugs()):
+    """Attention in layout bhsd, float32 inside; returns (out, lse) in the inputs' dtype."""
+    dtype = q.dtype
+    q, k, v = (np.asarray(a, dtype=np.float32) for a in (q, k, v))
+    scale = _scale(q, v, scale, bugs)
+    k, v = _repeat_heads(q, k, bugs), _repeat_heads(q, v, bugs)
+    a, lse = _weights(q, k, _keep(q, k, mask, causal, bugs), scale, bugs)
+    return np.einsum("bhqk,bhkd->bhqd", a, v).astype(dtype), lse.astype(dtype)
+
+
+def _scale(q, v, scale, bugs: Bugs):
+    if scale is not None:
+        return np.float32(scale)
+    return np.float32((v if bugs.scale_by_dv else q).shape[-1] ** -0.5)
+
+
+def attention_vjp(q, k, v, g, mask=None, causal=False, scale=None, *, bugs: Bugs = Bugs()):
+    """(dq, dk, dv) of sum(g * out)."""
+    dtype, group = q.dtype, q.shape[1] // k.shape[1]
+    q, k, v, g = (np.asarray(x, dtype=np.float32) for x in (q, k, v, g))
+    scale = _scale(q, v, scale, bugs)
+    k_, v_ = _repeat_heads(q, k, bugs), _repeat_heads(q, v, bugs)
+    keep = _keep(q, k_, mask, causal, bugs)
+    a, _ = _weights(q, k_, keep, scale, bugs)
+    da = np.einsum("bhqd,bhkd->bhqk", g, v_)
+    ds = a * (da - np.sum(a * da, axis=-1, keepdims=True))
+    dq = (1 if bugs.dq_missing_scale else scale) * np.einsum("bhqk,bhkd->bhqd", ds, k_)
+    dk = scale * np.einsum("bhqk,bhqd->bhkd", a * da if bugs.dk_no_rowsum else ds, q)
+    a_v = _weights(q, k_, np.ones_like(keep), scale, bugs)[0] if bugs.dv_ignores_mask else a
+    dv = np.einsum("bhqk,bhqd->bhkd", a_v, g)
+    b, h = dk.shape[:2]
+    dk, dv = (x.reshape(b, h // group, group, *x.shape[2:]).sum(2) for x in (dk, dv))
+    return tuple(x.astype(dtype) for x in (dq, dk, dv))
+
+
+def kernel(name: str, **bugs) -> Kernel:
+    flaws = Bugs(**bugs)
+
+    def forward(q, k, v, **keywords):
+        return attention(q, k, v, bugs=flaws, **keywords)
+
+    def vjp(q, k, v, g, **keywords):
+        return attention_vjp(q, k, v, g, bugs=flaws, **keywords)
+
+    return Kernel(name=name, fn=forward, framework="numpy", layout="bhsd", mask="bool",
+                  causal_argument="causal", scale_argument="scale", fully_masked="zeros",
+                  causal_alignment="lower_right", gradients=vjp, returns_lse=True, gqa=True,
+                  dtypes=("float32",), compute_dtype="float32")
+
+
+correct = kernel("correct")
+
+# name -> (the property that must catch it, the keys a counterexample needs at most)
+PLANTED = {
+    "no_max_shift": ("row_offset", 16),
+    "nan_fully_masked": ("fully_masked_rows", 16),
+    "masked_block_nan": ("mask", 16),
+    "block_tail_dropped": ("block_lengths", 129),  # a partial block exists only past 128 keys
+    "dq_missing_scale": ("backward_dq", 16),
+    "dk_no_rowsum": ("backward_dk", 16),
+    "dv_ignores_mask": ("mask", 16),
+    "causal_upper_left": ("causal_nq_ne_nk", 16),
+    "scale_by_dv": ("dv_ne_dk", 16),
+    "padding_trimmed": ("padding", 16),
+    "gqa_modulo": ("gqa", 16),
+    "lse_unscaled": ("split_kv", 16),
+}
+
+for _name in PLANTED:
+    globals()[_name] = kernel(_name, **{_name: True})

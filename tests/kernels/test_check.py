@@ -1,0 +1,184 @@
+"""The kernel check's own behaviour: declarations, the verdict rule, conventions, layouts,
+kernels that raise, the truth, and the command line."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from attnproof.cli import main
+from attnproof.kernels import Case, Kernel, KernelError, check_kernel, replay
+from attnproof.kernels._frameworks import rounded
+from attnproof.kernels._truth import Inputs, reference, truth
+
+from . import planted
+
+
+def _variant(**changes) -> Kernel:
+    return dataclasses.replace(planted.correct, **changes)
+
+
+# -- declarations --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("layout", "bhsx"), ("layout", "bhss"), ("mask", "float"), ("fully_masked", "mean"),
+    ("causal_alignment", "left"), ("dtypes", ("float8",)), ("framework", "tensorflow"),
+    ("compute_dtype", "float128"),
+])
+def test_a_bad_declaration_names_the_kernel_and_the_field(field, value):
+    with pytest.raises(KernelError, match=rf"kernel 'correct', {field.split('_')[0]}"):
+        _variant(**{field: value})
+
+
+def test_numpy_kernels_need_an_explicit_vjp():
+    with pytest.raises(KernelError, match="NumPy has no autodiff"):
+        _variant(gradients="autodiff")
+
+
+# -- the truth -----------------------------------------------------------------------------------
+
+
+def test_the_plain_float64_reference_agrees_with_the_compiled_statements():
+    rng = np.random.default_rng(1)
+    b, h, kv, n_q, n_k, d_k, d_v = 2, 4, 2, 5, 7, 3, 6
+    keep = rng.random((b, h, n_q, n_k)) < 0.6
+    keep[0, 0, 0] = False  # a fully masked row: zero weights in both
+    x = Inputs(rng.standard_normal((b, h, n_q, d_k)), rng.standard_normal((b, kv, n_k, d_k)),
+               rng.standard_normal((b, kv, n_k, d_v)), keep,
+               rng.standard_normal((b, h, n_q, d_v)), 0.7)
+    exact, plain = truth(x), reference(x, "float64", "float64")
+    for name, (value, _) in exact.items():
+        np.testing.assert_allclose(plain[name], value, rtol=1e-12, atol=1e-12, err_msg=name)
+    assert np.all(exact["out"][0][0, 0, 0] == 0)
+
+
+# -- the verdict rule ----------------------------------------------------------------------------
+
+
+def _float32_inside(q, k, v, **keywords):
+    """A float64-in, float64-out kernel that computes in float32."""
+    out, lse = planted.attention(q.astype(np.float32), k.astype(np.float32),
+                                 v.astype(np.float32), **keywords)
+    return out.astype(q.dtype), lse.astype(q.dtype)
+
+
+def test_a_kernel_computing_in_float32_conforms_at_float32_accuracy():
+    kernel = _variant(fn=_float32_inside, dtypes=("float64",), compute_dtype="float32",
+                      gradients=None)
+    cell = check_kernel(kernel, properties=["forward"], examples=10).cells[0]
+    assert cell.status == "conforms", cell
+
+
+def test_the_same_kernel_declared_float64_fails():
+    kernel = _variant(fn=_float32_inside, dtypes=("float64",), compute_dtype=None,
+                      gradients=None)
+    cell = check_kernel(kernel, properties=["forward"], examples=10).cells[0]
+    assert cell.status == "fails"
+    assert cell.ratio > 1e3
+
+
+def _additive(q, k, v, mask=None, **keywords):
+    keep = None if mask is None else mask == 0
+    return planted.attention(q, k, v, mask=keep, **keywords)
+
+
+def test_an_additive_mask_kernel_gets_masks_in_other_dtypes_too():
+    kernel = _variant(fn=_additive, mask="additive", gradients=None)
+    seen = []
+    result = check_kernel(kernel, properties=["mask", "fully_masked_rows"], examples=15,
+                          on_case=lambda case, dtype: seen.append(case.mask_dtype))
+    assert result.ok, result.failures()
+    assert {None, "float32", "float64"} <= set(seen)
+
+
+# -- conventions, layouts, raising kernels -------------------------------------------------------
+
+
+def _mean_of_v_when_fully_masked(q, k, v, mask=None, **keywords):
+    out, lse = planted.attention(q, k, v, mask=mask, **keywords)
+    if mask is not None:
+        rows = ~np.any(mask, axis=-1)
+        out = np.where(rows[..., None], np.mean(v, axis=2, keepdims=True), out).astype(q.dtype)
+    return out, lse
+
+
+def test_an_undeclared_convention_is_a_finding_not_a_failure():
+    kernel = _variant(fn=_mean_of_v_when_fully_masked, fully_masked=None, gradients=None)
+    cell = check_kernel(kernel, properties=["fully_masked_rows"], examples=10).cells[0]
+    assert cell.status == "conforms"
+    assert cell.conventions == {"fully_masked": "mean_v"}
+
+
+def test_a_declared_convention_the_kernel_breaks_fails():
+    kernel = _variant(fn=_mean_of_v_when_fully_masked, gradients=None)  # declares zeros
+    cell = check_kernel(kernel, properties=["fully_masked_rows"], examples=10).cells[0]
+    assert cell.status == "fails"
+    assert "declared returns zeros, returns the mean of V" in cell.counterexample["message"]
+
+
+def _bshd_out(q, k, v, **keywords):
+    out, lse = planted.attention(q, k, v, **keywords)
+    return out.transpose(0, 2, 1, 3), lse
+
+
+def test_a_wrong_axis_order_names_the_expected_and_the_actual_layout():
+    kernel = _variant(fn=_bshd_out, gradients=None)
+    cell = check_kernel(kernel, properties=["forward"], examples=10).cells[0]
+    assert cell.status == "layout"
+    message = cell.counterexample["message"]
+    assert "out: expected layout 'bhsd'" in message and "reads as layout 'bshd'" in message
+
+
+def _raises_on_one_key(q, k, v, **keywords):
+    if k.shape[2] == 1:
+        raise IndexError("no second key to pair with")
+    return planted.attention(q, k, v, **keywords)
+
+
+def test_a_kernel_that_raises_is_reported_with_sizes_traceback_and_replay():
+    kernel = _variant(fn=_raises_on_one_key, gradients=None)
+    cell = check_kernel(kernel, properties=["forward"], examples=10, spec="my.module:k").cells[0]
+    assert cell.status == "raised"
+    assert cell.counterexample["sizes"].startswith("b=1 h=1 n_q=1 n_k=1")
+    assert "IndexError: no second key to pair with" in cell.counterexample["message"]
+    assert "_raises_on_one_key" in cell.counterexample["message"]  # a traceback frame
+    assert cell.replay.startswith("attnproof kernels --kernel my.module:k --property forward")
+
+
+def test_replay_runs_the_shrunk_case_again():
+    result = replay(planted.no_max_shift, "row_offset", "float32", Case(offset="1e4"))
+    assert result.status == "fail"
+    assert replay(planted.correct, "row_offset", "float32", Case(offset="1e4")).status == "pass"
+
+
+def test_inputs_are_rounded_to_the_dtype_before_the_truth_sees_them():
+    values = np.array([1 / 3])
+    assert rounded(values, "bfloat16")[0] == 0.333984375
+
+
+# -- the command line ----------------------------------------------------------------------------
+
+
+def test_the_command_writes_the_matrix_and_exits_by_the_verdict(tmp_path, capsys):
+    spec = ["--property", "forward", "--examples", "5", "--out", str(tmp_path)]
+    assert main(["kernels", "--kernel", "tests.kernels.planted:correct", *spec]) == 0
+    assert main(["kernels", "--kernel", "tests.kernels.planted:no_max_shift",
+                 "--property", "row_offset", *spec]) == 1
+    text = (tmp_path / "conformance.md").read_text()
+    assert "❌" in text and "attnproof kernels --kernel tests.kernels.planted:no_max_shift" in text
+    assert (tmp_path / "conformance.json").exists()
+
+
+def test_the_command_replays_a_case(capsys):
+    argv = ["kernels", "--kernel", "tests.kernels.planted:no_max_shift", "--property",
+            "row_offset", "--dtype", "float32", "--case", '{"offset":"1e4"}']
+    assert main(argv) == 1
+    assert '"status": "fail"' in capsys.readouterr().out
+
+
+def test_the_command_refuses_what_is_not_a_kernel(capsys):
+    assert main(["kernels", "--kernel", "tests.kernels.planted:BLOCK"]) == 2
+    assert "not an attnproof Kernel" in capsys.readouterr().err

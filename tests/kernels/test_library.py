@@ -1,0 +1,22 @@
+"""The library kernels run through the check on their own framework (each skipped cleanly when
+its framework is not installed). The full matrix is `attnproof kernels`; these stay small."""
+
+from __future__ import annotations
+
+import pytest
+
+from attnproof.kernels import check_kernel
+from attnproof.kernels.library import LIBRARY
+
+MODULES = {"jax": "jax", "mlx": "mlx.core", "torch": "torch"}
+
+
+@pytest.mark.parametrize("name", sorted(LIBRARY))
+def test_library_kernel_conforms_forward_in_float32_and_shows_its_convention(name):
+    pytest.importorskip(MODULES[name])
+    result = check_kernel(LIBRARY[name](), properties=["forward", "fully_masked_rows"],
+                          dtypes=["float32"], examples=4)
+    assert result.cell("forward", "float32").status == "conforms"
+    masked = result.cell("fully_masked_rows", "float32")
+    assert masked.status == "conforms"  # none of them declares a convention: a finding only
+    assert masked.conventions["fully_masked"] in ("zeros", "mean_v", "nan", "other")

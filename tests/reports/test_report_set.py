@@ -1,0 +1,151 @@
+"""The report files of a run are one set: written under the directory's lock, installed only
+once all are rendered, with nothing left from an earlier run; a failed PDF is a failure."""
+
+import fcntl
+import json
+import os
+import sys
+import threading
+
+import pytest
+
+from attnproof import _reports, _runner, _tex, _view
+from attnproof._reports import PdfError, locked, write_reports
+from attnproof.cli import main
+from tests.cli import theorem_files as files
+from tests.cli.fakes import FakeNumeric
+from tests.cli.samples import sample_report
+
+
+@pytest.fixture(autouse=True)
+def no_figures(monkeypatch):
+    """Figures need matplotlib and seconds each; these tests are about the set, not them."""
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+
+
+def names_in(directory):
+    return sorted(p.name for p in directory.iterdir())
+
+
+def test_a_run_leaves_only_its_own_files(tmp_path):
+    (tmp_path / "report.pdf").write_text("from an earlier run")
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "error_bits.png").write_text("from an earlier run")
+    written = write_reports(sample_report(), tmp_path)
+    assert names_in(tmp_path) == ["report.tex", "results.json", "summary.md"]
+    assert f"removed {tmp_path / 'report.pdf'}, left by an earlier run" in written.notes
+    assert f"removed {tmp_path / 'figures'}, left by an earlier run" in written.notes
+
+
+def test_a_failing_render_leaves_the_previous_set_whole(tmp_path, monkeypatch):
+    write_reports(sample_report(), tmp_path)
+    before = {name: (tmp_path / name).read_bytes() for name in names_in(tmp_path)}
+
+    def broken(*args):
+        raise RuntimeError("renderer bug")
+
+    monkeypatch.setattr(_tex, "render", broken)
+    changed = sample_report()
+    changed.theorems.pop()
+    with pytest.raises(RuntimeError, match="renderer bug"):
+        write_reports(changed, tmp_path)
+    assert {name: (tmp_path / name).read_bytes() for name in names_in(tmp_path)} == before
+
+
+def test_a_failed_pdf_build_is_a_failure_and_leaves_no_stale_pdf(tmp_path, monkeypatch):
+    (tmp_path / "report.pdf").write_text("from an earlier run")
+
+    def fails(tex_path, timeout=120.0):
+        raise PdfError("pdflatex failed on report.tex: ! Undefined control sequence.")
+
+    monkeypatch.setattr(_reports, "compile_pdf", fails)
+    written = write_reports(sample_report(), tmp_path, pdf=True)
+    assert written.failures == ["pdflatex failed on report.tex: ! Undefined control sequence."]
+    assert names_in(tmp_path) == ["report.tex", "results.json", "summary.md"]
+
+
+def test_prove_exits_three_when_the_pdf_fails(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(_runner, "numeric_api", lambda: FakeNumeric([]))
+    monkeypatch.setattr(_reports, "compile_pdf", lambda *a, **k: (_ for _ in ()).throw(
+        PdfError("pdflatex failed on report.tex")))
+    theorems = tmp_path / "theorems"
+    theorems.mkdir()
+    files.write(theorems, "good.py", files.TRUE, name="doubling")
+    out = tmp_path / "out"
+    code = main(["prove", "--no-catalog", "--theorems", str(theorems), "--out", str(out),
+                 "--in-process", "--pdf"])
+    assert code == 3
+    assert "attnproof: pdflatex failed on report.tex" in capsys.readouterr().err
+    assert json.loads((out / "results.json").read_text())["theorems"][0]["name"] == "doubling"
+    assert not (out / "report.pdf").exists()
+
+
+def test_the_lock_excludes_a_second_writer(tmp_path):
+    with locked(tmp_path):
+        other = os.open(tmp_path, os.O_RDONLY)
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(other)
+    other = os.open(tmp_path, os.O_RDONLY)
+    fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released once the writer is done
+    os.close(other)
+
+
+def test_rendering_and_installing_happen_under_the_lock(tmp_path, monkeypatch):
+    held = []
+    real_locked, real_install = _reports.locked, _reports._install
+
+    def recording_locked(directory):
+        held.append(True)
+        return real_locked(directory)
+
+    def checked_install(*args):
+        assert held, "files installed without the directory's lock"
+        real_install(*args)
+
+    monkeypatch.setattr(_reports, "locked", recording_locked)
+    monkeypatch.setattr(_reports, "_install", checked_install)
+    write_reports(sample_report(), tmp_path)
+    assert held == [True]
+
+
+def test_two_writers_at_once_leave_one_consistent_set(tmp_path):
+    reports = [sample_report(), sample_report()]
+    reports[1].theorems.pop(0)
+    failures = []
+
+    def write_repeatedly(report):
+        try:
+            for _ in range(5):
+                write_reports(report, tmp_path)
+        except Exception as error:  # surfaced below; a thread cannot fail the test itself
+            failures.append(error)
+
+    threads = [threading.Thread(target=write_repeatedly, args=(r,)) for r in reports]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    in_json = [t["name"] for t in json.loads((tmp_path / "results.json").read_text())["theorems"]]
+    markdown = (tmp_path / "summary.md").read_text()
+    sections = [name for name in ("softmax_rows", "wrong_claim", "right_claim")
+                if f"### {name}\n" in markdown.replace("\\_", "_")]
+    assert sections == in_json
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_the_json_can_live_elsewhere_and_is_part_of_the_set(tmp_path):
+    target = tmp_path / "elsewhere" / "r.json"
+    written = write_reports(sample_report(), tmp_path / "out", target)
+    assert target in written.paths and not (tmp_path / "out" / "results.json").exists()
+    assert json.loads(target.read_text())["theorems"][0]["name"] == "softmax_rows"
+
+
+def test_a_users_own_false_claim_is_not_an_erratum_of_the_documents():
+    report = sample_report()
+    assert [t.name for t, _ in _view.errata(report)] == ["wrong_claim"]
+    report.run["user_theorems"] = ["wrong_claim", "right_claim"]
+    assert _view.errata(report) == []
