@@ -57,8 +57,8 @@ def check_numeric(theorem: Theorem, backend: str, dtype: str, device: str, mode:
     if theorem.expect == "holds":
         # a lower format may lack the instances to pass (a record needs a stated minimum of
         # decided ones); truth in float64 may not
-        decides_truth = dtype == "float64" and backend in ("numpy", "jax")
-        allowed = (NumericStatus.PASSED,) if decides_truth else (NumericStatus.PASSED, NumericStatus.TOO_FEW)
+        allowed = ((NumericStatus.PASSED,) if record.decides_truth
+                   else (NumericStatus.PASSED, NumericStatus.TOO_FEW))
         assert record.status in allowed, explain(record)
         assert record.instances >= 1 or record.status == NumericStatus.TOO_FEW
     elif dtype in SEPARATING_DTYPES:

@@ -14,8 +14,8 @@ from attnproof.symbolic._catalog import theorem_file_argument
 from attnproof.symbolic._prover import EXACT_EVALUATION
 
 from ._results import STATUSES, Report, TheoremResult
-from .numeric._record import NumericRecord
 from ._verdict import unstable_formats
+from .numeric._record import NumericRecord
 
 STATUS_MEANINGS = {
     "inconsistent": "two routes disagree (proof vs float64, or float64 vs the 50-digit "

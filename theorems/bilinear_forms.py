@@ -10,6 +10,7 @@ semi-definite, as (9) says; not positive definite, as §8.2 says: W = 0 gives 0)
 import sympy as sp
 
 from attnproof import AtLeast, Defined, Equals, Real, Scalar, Source, Tensor, Theorem
+
 from ._dims import TUTORIAL, d_k, n_k, n_q
 
 a, b, c = d_k.indices("a b c")

@@ -23,6 +23,7 @@ from attnproof import (
     entropy,
     kl,
 )
+
 from ._dims import TUTORIAL, n_k, n_q
 
 i = n_q.index("i")

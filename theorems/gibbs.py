@@ -22,6 +22,7 @@ from attnproof import (
     rowmax,
     softmax,
 )
+
 from ._dims import README, TUTORIAL, d_k, n_k, n_q
 
 i = n_q.index("i")

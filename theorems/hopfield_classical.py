@@ -9,6 +9,7 @@ about sign dynamics (listed in docs/coverage.md).
 import sympy as sp
 
 from attnproof import Defined, Dim, Equals, Positive, Sizes, Source, Tensor, Theorem
+
 from ._dims import TUTORIAL
 
 neurons = Dim("N", Sizes(1, 8))

@@ -10,6 +10,7 @@ attention is an approximation" need cost and approximation claims (listed in doc
 import sympy as sp
 
 from attnproof import Dim, Equals, Positive, Sizes, Source, Tensor, Theorem, softmax
+
 from ._dims import TUTORIAL, d_k, d_v, n_k, n_q
 
 d_f = Dim("d_phi", Sizes(1, 6), latex=r"d_\varphi")  # dimension of the feature map φ

@@ -9,6 +9,7 @@ docs/coverage.md); the notebook's shapes are checked as numbers below.
 import sympy as sp
 
 from attnproof import Defined, Dim, Equals, Rounds, Sizes, Source, Tensor, Theorem
+
 from ._dims import NOTEBOOK, TUTORIAL, d_k
 
 heads = Dim("H", Sizes(1, 4))

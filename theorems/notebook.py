@@ -22,6 +22,7 @@ shows how small.
 import sympy as sp
 
 from attnproof import Dim, Equals, Integer, Rounds, Scalar, Sizes, Source, Tensor, Theorem
+
 from ._dims import NOTEBOOK
 
 FILL = -sp.Integer(10) ** 9  # the notebook's mask value

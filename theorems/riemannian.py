@@ -11,6 +11,7 @@ varies with x, which the tutorial never uses, would).
 import sympy as sp
 
 from attnproof import Defined, Equals, Positive, Scalar, Source, Tensor, Theorem
+
 from ._dims import EXAMPLE_48, TUTORIAL, d_k
 
 a, b, c, d, e = d_k.indices("a b c d e")

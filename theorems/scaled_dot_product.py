@@ -10,6 +10,7 @@ docs/coverage.md).
 import sympy as sp
 
 from attnproof import AtLeast, Defined, Equals, Rounds, Source, Tensor, Theorem, rowmax, softmax
+
 from ._dims import EXAMPLE_48, TUTORIAL, d_k, d_v, n_k, n_q
 
 i = n_q.index("i")
