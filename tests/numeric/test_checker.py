@@ -1,6 +1,5 @@
 """The checker itself: planted false theorems are refuted, true ones pass, records replay."""
 
-import dataclasses
 import json
 import shlex
 import subprocess
@@ -161,18 +160,9 @@ def test_every_record_reports_error_in_ulps_bits_and_truth_against_50_digits(cat
 
 
 def test_ground_truth_catches_a_compiled_value_that_is_wrong(catalog, monkeypatch):
-    from attnproof.numeric import _plan
+    from wrong_plans import check_with_scaled_rhs
 
-    theorem = catalog.by_name()["free_energy_identity"]
-    plan = _plan.plan_for(theorem, "numpy")
-    right = plan.sides["rhs"]
-    wrong = dataclasses.replace(right, function=lambda xp, a, s: right(xp, a, s) * 1.5)
-    monkeypatch.setitem(plan.sides, "rhs", wrong)
-    _plan.runner_for.cache_clear()
-    try:
-        record = check(theorem, "numpy", "float64", profile="quick")
-    finally:
-        _plan.runner_for.cache_clear()
+    record = check_with_scaled_rhs(catalog.by_name()["free_energy_identity"], 1.5, monkeypatch)
     assert record.status == "inconsistent" and "50-digit" in record.reason
     assert record.ground_truth_ulps > 1e6
 

@@ -180,22 +180,13 @@ def test_a_claim_with_nan_values_is_refuted_not_an_error(tmp_path):
 
 
 def test_a_proof_contradicted_in_float64_is_inconsistent(monkeypatch):
-    import dataclasses
+    from wrong_plans import check_with_scaled_rhs
 
     from attnproof._markdown import render
     from attnproof._results import Report, result_from_records
-    from attnproof.numeric import _plan
 
     theorem = CATALOG["free_energy_identity"]
-    plan = _plan.plan_for(theorem, "numpy")
-    right = plan.sides["rhs"]
-    wrong = dataclasses.replace(right, function=lambda xp, a, s: right(xp, a, s) * 1.5)
-    monkeypatch.setitem(plan.sides, "rhs", wrong)
-    _plan.runner_for.cache_clear()
-    try:
-        record = check(theorem, "numpy", "float64", profile="quick")
-    finally:
-        _plan.runner_for.cache_clear()
+    record = check_with_scaled_rhs(theorem, 1.5, monkeypatch)
     description = {"name": theorem.name, "source": "s", "expect": "holds"}
     result = result_from_records(description, prove(theorem), [record])
     report = Report([result], [])
