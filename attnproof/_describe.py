@@ -14,15 +14,14 @@ from attnproof.numeric._strategies import edge_draws
 
 def describe(theorem) -> dict:
     """The fields of a ``TheoremResult`` that come from the declaration alone."""
-    return {
-        "name": theorem.name,
-        "source": str(theorem.source),
-        "expect": theorem.expect,
-        "corrects": theorem.corrects,
-        "note": theorem.note,
-        "origin": theorem.origin,
-        **rendering(theorem),
-    }
+    return {**declaration(theorem), **rendering(theorem)}
+
+
+def declaration(theorem) -> dict:
+    """The ``describe`` fields that need no rendering (the runner renders in its workers)."""
+    return {"name": theorem.name, "source": str(theorem.source), "expect": theorem.expect,
+            "corrects": theorem.corrects, "note": theorem.note,
+            "unstable_in": list(theorem.unstable_in), "origin": theorem.origin}
 
 
 def rendering(theorem) -> dict:

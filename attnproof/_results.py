@@ -121,7 +121,8 @@ def result_from_records(description: dict, symbolic, numeric: list[NumericRecord
     ``failure`` (a worker death, a crashed test) forces the status to ``error``.
     """
     proof = None if symbolic is None else SymbolicOutcome.from_record(symbolic)
-    status, ok = verdict(description.get("expect"), proof, numeric)
+    status, ok = verdict(description.get("expect"), proof, numeric,
+                         description.get("unstable_in", ()))
     if failure:
         status, ok = TheoremStatus.ERROR, False
     names = {f.name for f in fields(TheoremResult)}
@@ -133,15 +134,17 @@ def result_from_records(description: dict, symbolic, numeric: list[NumericRecord
 # -- verdict -------------------------------------------------------------------------------------
 
 
-def verdict(expect: str, symbolic, numeric) -> tuple[TheoremStatus, bool]:
+def verdict(expect: str, symbolic, numeric,
+            unstable_in=()) -> tuple[TheoremStatus, bool]:
     """The theorem's status and whether that outcome is the one its declaration expects.
 
     ``symbolic`` has a ``.status`` (a ``ProofResult``, or None when no proof was attempted);
-    ``numeric`` is a sequence of :class:`NumericRecord`. The rules are ``_verdict.compose``'s.
+    ``numeric`` is a sequence of :class:`NumericRecord`; ``unstable_in`` the lower formats in
+    which the theorem declares a known instability. The rules are ``_verdict.compose``'s.
     """
     records = list(numeric)
     status = _verdict.compose(expect, symbolic, records)
-    return status, _verdict.is_ok(expect, status, records)
+    return status, _verdict.is_ok(expect, status, records, unstable_in)
 
 
 def is_stability_failure(record: NumericRecord) -> bool:

@@ -29,7 +29,7 @@ from pathlib import Path
 from attnproof import symbolic
 
 from ._cache import cached_proof, remember_timings, slowest_first
-from ._describe import rendering
+from ._describe import declaration, rendering
 from ._results import (
     ErrorEntry,
     Report,
@@ -284,11 +284,6 @@ def assemble(theorem, collected: _Collected) -> TheoremResult:
     return result_from_records(description, collected.symbolic, collected.numeric,
                                collected.failure)
 
-
-def declaration(theorem) -> dict:
-    """The ``describe`` fields that need no rendering (rendering runs in the worker)."""
-    return {"name": theorem.name, "source": str(theorem.source), "expect": theorem.expect,
-            "corrects": theorem.corrects, "note": theorem.note, "origin": theorem.origin}
 
 
 # -- the checks of one theorem, as a sequence of messages ------------------------------------------

@@ -61,11 +61,6 @@ def _on_event(event: str, **_) -> None:
         _write({**_context, "stage": "cache-hit", "seconds": 0.0})
 
 
-def stored_program_loaded() -> None:
-    """A program loaded whole from attnproof's own cache: no tracing, lowering or compiling."""
-    _write({**_context, "stage": "stored-program", "seconds": 0.0})
-
-
 def _write(entry: dict) -> None:
     path = os.environ.get(ENVIRONMENT_VARIABLE)
     if not path:

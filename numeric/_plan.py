@@ -12,7 +12,6 @@ import sympy as sp
 from attnproof.symbolic import Theorem
 from attnproof.symbolic._theorem import ordered_free_indices
 
-from . import _compile_cache as compile_cache
 from . import _compile_log as compile_log
 from . import _strategies as strategies
 from ._backends import Backend, backend, to_numpy
@@ -152,20 +151,8 @@ class Runner:
             return self._sides(xp, {**traced, **statics}, sizes)
 
         if self.mode == "jit":
-            return self._stored(self.row.compile(all_sides), sizes, statics)
+            return self.row.compile(all_sides)
         return all_sides
-
-    def _stored(self, jitted, sizes: dict, statics: dict):
-        """A compiled program kept across runs, when its generated source says all it does."""
-        plan = self.plan
-        if plan.theorem.implementation is not None:
-            return jitted
-        sources = tuple((name, c.source) for name, c in sorted(plan.sides.items()))
-        primal = (plan.primal.source, str(plan.wrt)) if plan.primal is not None else None
-        identity = (plan.theorem.name, self.row.name, self.device_name, str(self.device),
-                    self.mode, sources, primal, tuple(sorted(sizes.items())),
-                    tuple(sorted(statics.items())))
-        return compile_cache.stored_program(jitted, identity)
 
     def _sides(self, xp, arrays: dict, sizes: dict) -> dict:
         plan = self.plan

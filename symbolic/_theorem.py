@@ -152,6 +152,10 @@ class Theorem:
         given: identities every point ``at`` produces satisfies (e.g. ξ = Kᵀ softmax(βKξ) at a
             fixed point); the prover may use them, together with ``lemmas``, to prove the
             claim under them.
+        unstable_in: lower formats (``"float16"``, ...) in which evaluating the claim as
+            written is known to fail its stability check; the report still says "holds;
+            unstable in float16", but the run passes when the instability is the declared one
+            (as a refutation is when ``expect="refuted"``). The note says why.
         note: one or two sentences a reader needs, such as what was corrected.
     """
 
@@ -166,6 +170,7 @@ class Theorem:
     implementation: Callable | None = None
     at: Callable | None = None
     given: tuple[Claim, ...] = ()
+    unstable_in: tuple[str, ...] = ()
     note: str = ""
     origin: str = field(default="<unknown>", compare=False)
 
@@ -258,6 +263,9 @@ def _validate(theorem: Theorem) -> None:
         raise TheoremError(f"{where}: name must be snake_case (letters, digits, _)")
     if theorem.expect not in EXPECTATIONS:
         raise TheoremError(f"{where}: expect must be one of {EXPECTATIONS}, got {theorem.expect!r}")
+    if not all(isinstance(d, str) and d != "float64" for d in theorem.unstable_in):
+        raise TheoremError(f"{where}: unstable_in names lower formats such as 'float16', "
+                           f"got {theorem.unstable_in!r}")
     if not isinstance(theorem.claim, (Equals, AtLeast, Rounds)):
         raise TheoremError(f"{where}: claim must be Equals(...), AtLeast(...) or Rounds(...), "
                            f"got {type(theorem.claim).__name__}")

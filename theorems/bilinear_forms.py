@@ -142,7 +142,10 @@ learned_metric_symmetric = Theorem(
     claim=Equals(total(u[a] * WtW[a, b] * v[b], a, b), total(v[a] * WtW[a, b] * u[b], a, b)),
     inputs=(W, u, v),
     definitions=(Wt, WtW),
-    note="A metric is symmetric, so ⟨u, v⟩_g = ⟨v, u⟩_g of (2); WᵀW is.",
+    unstable_in=("float16",),
+    note="A metric is symmetric, so ⟨u, v⟩_g = ⟨v, u⟩_g of (2); WᵀW is. In float16 the product "
+    "u_a (WᵀW)_ab overflows for entries near 100 before v_b = 0 cancels it (NaN on one side, "
+    "0 on the other): a known instability of this evaluation order, declared.",
 )
 
 g_inverse = Defined("ginv", (a, b), sp.sqrt(d_k.symbol) * delta(a, b), latex="g^{-1}")

@@ -41,8 +41,10 @@ multi_head_scores_are_learned_bilinear_forms = Theorem(
     claim=Equals(Sh[h, i, j], total(X[i, b] * Mh[h, b, c] * X[j, c], b, c)),
     inputs=(X, W_Q, W_K),
     definitions=(Qh, Kh, Sh, Mh),
+    unstable_in=("float16",),
     note="S^hij = X^ib M^h_bc X^jc with M^h = W_Q^h (W_K^h)ᵀ/√d_k: each head scores token pairs "
-    "with its own learned bilinear form (58), of rank at most d_k.",
+    "with its own learned bilinear form (58), of rank at most d_k. In float16 the scores of tokens "
+    "with entries near 100 overflow (about 1e5) on one side: a known instability, declared.",
 )
 
 

@@ -84,3 +84,11 @@ def test_a_bounded_proof_contradicted_within_its_bound_is_inconsistent():
 def test_a_bounded_proof_says_nothing_beyond_its_bound():
     beyond = record(status="failed", counterexample={"sizes": {"n": 5}})
     assert verdict("holds", _bounded(3), [beyond]) == ("failed", False)
+
+
+def test_a_declared_instability_is_as_expected_and_an_undeclared_one_is_not():
+    f16_fail = record(dtype="float16", status="failed")
+    proof = ProofResult("proved", "sum normal form")
+    assert verdict("holds", proof, [F64, f16_fail], ("float16",)) == ("unstable", True)
+    assert verdict("holds", proof, [F64, f16_fail]) == ("unstable", False)
+    assert verdict("holds", proof, [F64, f16_fail, F32_FAIL], ("float16",)) == ("unstable", False)
