@@ -32,7 +32,7 @@ from ._exits import (
 )
 from ._progress import Progress
 from ._reports import JSON_NAME, Written, write_reports
-from ._results import Report, TheoremResult, write_json
+from ._results import Report, result_from_records, write_json
 from ._runner import PROFILES, RunInterrupted, numeric_api, run
 from ._schema import ResultsError, load_results
 from .numeric import replay as replay_command
@@ -408,6 +408,6 @@ def show_command(args) -> int:
 
 
 def _show_declaration(theorem, json_path: Path) -> None:
-    result = TheoremResult(**describe(theorem), status="unchecked", ok=False)
+    result = result_from_records(describe(theorem), None, [])  # nothing checked yet
     print(terminal.section(doc.theorem_section(result, [])))
     print(f"\nnot checked yet (no result in {terminal.escape(json_path)})")

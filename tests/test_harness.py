@@ -14,7 +14,7 @@ from attnproof._harness import check_numeric, check_symbolic, numeric_cases
 from attnproof.symbolic import AtLeast, discover, prove
 from tests.conftest import PLANTED_DIR
 
-pytestmark = pytest.mark.harness
+pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
 CATALOG = discover()
 PLANTED = discover([PLANTED_DIR])

@@ -17,6 +17,9 @@ from attnproof._runner import RunInterrupted, run
 from . import theorem_files as files
 from .fakes import FakeNumeric
 
+# worker processes, subprocess sessions or backend searches: the slow tier
+pytestmark = pytest.mark.slow
+
 # Limits for runs whose good theorems must finish in time: each needs well under 0.1 s of CPU
 # after its worker has begun it, so even a machine a hundred times slower than usual keeps them.
 GENEROUS_LIMIT = 10.0

@@ -9,7 +9,12 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 from . import theorem_files as files
+
+# worker processes, subprocess sessions or backend searches: the slow tier
+pytestmark = pytest.mark.slow
 
 HANGS_AFTER_SAYING_SO = """
     import multiprocessing, pathlib, time

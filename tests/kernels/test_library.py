@@ -8,6 +8,9 @@ import pytest
 from attnproof.kernels import check_kernel
 from attnproof.kernels.library import LIBRARY
 
+# worker processes, subprocess sessions or backend searches: the slow tier
+pytestmark = pytest.mark.slow
+
 MODULES = {"jax": "jax", "mlx": "mlx.core", "torch": "torch"}
 
 

@@ -13,6 +13,9 @@ from attnproof.kernels._truth import Inputs, truth
 
 from . import planted
 
+# worker processes, subprocess sessions or backend searches: the slow tier
+pytestmark = pytest.mark.slow
+
 EXAMPLES = 20
 
 

@@ -30,6 +30,9 @@ from attnproof.symbolic import (
     softmax,
 )
 
+# worker processes, subprocess sessions or backend searches: the slow tier
+pytestmark = pytest.mark.slow
+
 SAMPLE_FILE = Path(__file__).with_name("sample_theorems.py")
 RECORD_FIELDS = ["backend", "dtype", "device", "mode", "status", "examples", "instances",
                  "max_error_ulps", "max_error_bits", "seconds", "counterexample", "replay",

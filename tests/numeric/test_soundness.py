@@ -24,6 +24,9 @@ from attnproof.symbolic import (
 )
 from attnproof.symbolic._catalog import CATALOG_DIR
 
+# worker processes, subprocess sessions or backend searches: the slow tier
+pytestmark = pytest.mark.slow
+
 PLANTED_DIR = Path(__file__).resolve().parents[1] / "planted"
 PLANTED = {t.name: t for t in discover([PLANTED_DIR]).theorems}
 CATALOG = {t.name: t for t in discover().theorems}

@@ -17,6 +17,9 @@ import json, os, signal
 import pytest
 from attnproof.symbolic import Dim, Equals, Source, Tensor, Theorem
 
+# worker processes, subprocess sessions or backend searches: the slow tier
+pytestmark = pytest.mark.slow
+
 n = Dim("n")
 i = n.index("i")
 x = Tensor("x", (n,))
