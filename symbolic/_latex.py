@@ -20,6 +20,8 @@ class StatementPrinter(LatexPrinter):
     def _print_Indexed(self, expr):
         base = self._print(expr.base.label)
         indices = " ".join(self._print(i) for i in expr.indices)
+        if "_" in base or "^" in base:  # W_K[h, b] is {W_{K}}_{h b}: TeX has no double subscript
+            base = f"{{{base}}}"
         return f"{base}_{{{indices}}}"
 
     def _print_Derivative(self, expr):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sympy as sp
 from sympy.concrete.expr_with_intlimits import ExprWithIntLimits
 from sympy.concrete.expr_with_limits import ExprWithLimits
+from sympy.printing.precedence import PRECEDENCE
 
 
 class Softmax(sp.Function):
@@ -62,8 +63,10 @@ class Softmax(sp.Function):
         return numerator / (total + AllMasked(1 - at_bound(self.mask), (bound, *self.bounds)))
 
     def _latex(self, printer):
-        beta = "" if self.beta == 1 else printer._print(self.beta) + " "
-        inner = printer._print(self.logits)
+        # β multiplies the logits: a sum (β + Δβ) or a sum of logits needs its parentheses
+        beta = "" if self.beta == 1 else printer.parenthesize(self.beta, PRECEDENCE["Mul"]) + " "
+        inner = (printer._print(self.logits) if self.beta == 1
+                 else printer.parenthesize(self.logits, PRECEDENCE["Mul"]))
         index = printer._print(self.index)
         mask = "" if self.mask == 1 else r" \,\middle|\, " + printer._print(self.mask)
         return rf"\operatorname{{softmax}}_{{{index}}}\left({beta}{inner}{mask}\right)"
