@@ -13,6 +13,9 @@ from attnproof.numeric._backends import backend, unavailable_reason
 from attnproof.numeric._compiler import TARGETS
 from attnproof.numeric._tolerance import finfo
 
+# loads every array backend and enumerates devices: the slow tier
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -11,6 +11,9 @@ import pytest
 
 import attnproof
 
+# builds a wheel and starts interpreters: the slow tier
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 
 

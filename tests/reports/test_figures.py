@@ -12,6 +12,9 @@ from attnproof._reports import write_reports
 from attnproof.numeric import NumericRecord
 from tests.cli.samples import sample_report
 
+# draws with matplotlib: the slow tier
+pytestmark = pytest.mark.slow
+
 
 def test_temperature_curves_match_softmax_of_the_scaled_scores():
     weights, entropy = temperature_curves(np.array([1.0, 1e9]))
