@@ -129,7 +129,10 @@ notebook_tiling_covers_all_pairs = Theorem(
 
 # -- the tile count as a formula in T: T = 4q + r with 0 ≤ r < 4, so T // 4 = q -----------------
 
-q = Scalar("q", Integer(0, 64))
+# q ≤ 60 keeps T² ≤ 243² = 59,049 inside float16's range (65,504), so a float16 record can
+# look at every drawn length instead of leaving out those it cannot hold (with q up to 64 the
+# rows left in were all lengths where the claim happens to hold, and float16 read "passed")
+q = Scalar("q", Integer(0, 60))
 r = Scalar("r", Integer(0, 3))
 T = 4 * q.symbol + r.symbol
 
