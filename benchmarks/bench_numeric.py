@@ -17,6 +17,7 @@ import dataclasses
 import time
 
 import numpy as np
+from _timing import best_of  # benchmarks run as scripts: their folder is on sys.path
 
 from attnproof.numeric import NumericRecord, NumericStatus, compile_expression
 from attnproof.numeric._backends import backend
@@ -25,16 +26,6 @@ from attnproof.numeric._search import run_search
 from attnproof.numeric._strategies import Effort, profile
 from attnproof.theorems import attention_backward as bw
 from attnproof.theorems.softmax_jacobian import softmax_jacobian
-
-
-def best_of(function, repeats: int = 7) -> float:
-    function()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def attention(n: int = 2048, d: int = 64) -> tuple[float, float]:

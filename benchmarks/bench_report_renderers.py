@@ -15,10 +15,10 @@ Run: python benchmarks/bench_report_renderers.py
 from __future__ import annotations
 
 import inspect
-import time
 from pathlib import Path
 
 import jinja2
+from _timing import best_of  # benchmarks run as scripts: their folder is on sys.path
 
 from attnproof import _document as doc
 from attnproof import _markdown
@@ -158,16 +158,6 @@ def code_lines(text: str) -> int:
         if line and not line.startswith("#"):
             count += 1
     return count
-
-
-def best_of(function, repeats: int = 7) -> float:
-    function()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:
