@@ -10,6 +10,10 @@ import pytest
 
 pytest.importorskip("xdist")
 
+# Each test starts a child pytest with its own xdist workers: seconds apiece, most of the fast
+# tier's time before they moved here.
+pytestmark = pytest.mark.slow
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 HARNESS = '''
