@@ -44,8 +44,9 @@ def prover_version() -> str:
     from attnproof import symbolic
 
     digest = hashlib.sha256(f"sympy {sp.__version__}".encode())
-    for path in sorted(Path(symbolic.__file__).resolve().parent.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    root = Path(symbolic.__file__).resolve().parent
+    for path in sorted(root.rglob("*.py")):  # the claim kinds' routes in kinds/ too
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 

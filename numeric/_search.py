@@ -15,6 +15,7 @@ from attnproof.symbolic import Rounds, Theorem
 
 from . import _evidence as evidence
 from . import _strategies as strategies
+from .kinds import numeric_route
 from ._backends import Backend, backend, device_kind, unavailable_reason
 from ._decide import Outcome, decide, is_stability
 from ._ground_truth import ground_truth_error
@@ -66,10 +67,15 @@ def search(theorem: Theorem, backend_name: str = "numpy", dtype: str = "float64"
     record.reason = _skip_reason(row, dtype, device, mode)
     if isinstance(theorem.claim, Rounds):
         record.reason = "worked numbers have nothing to draw; they are evaluated exactly"
+    route = numeric_route(theorem.claim)
     if record.reason is None:
         try:
-            ratios = run_search(theorem, runner_for(theorem, row, device, mode), dtype,
-                                strategies.profile(profile), record, seed=seed)
+            if route is not None:  # a claim kind brings its own numeric route
+                route(theorem, row, dtype, device, mode, strategies.profile(profile), record,
+                      seed=seed)
+            else:
+                ratios = run_search(theorem, runner_for(theorem, row, device, mode), dtype,
+                                    strategies.profile(profile), record, seed=seed)
         except Exception as error:  # any failure of compiling or evaluating is reported
             record.status, record.reason = NumericStatus.ERROR, f"{type(error).__name__}: {error}"
     record.seconds = round(time.perf_counter() - start, 4)

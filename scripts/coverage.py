@@ -11,7 +11,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from attnproof.symbolic import AtLeast, Rounds, discover
+from attnproof.symbolic import AtLeast, ClaimKind, Rounds, discover
 from attnproof.symbolic._theorem import DOCUMENT_TITLES
 from attnproof.theorems._dims import TUTORIAL
 from attnproof.theorems._pending import NOT_CLAIMS, PENDING
@@ -27,6 +27,8 @@ def equations(text: str) -> set[int]:
 
 
 def kind(theorem) -> str:
+    if isinstance(theorem.claim, ClaimKind):
+        return theorem.claim.kind
     if isinstance(theorem.claim, Rounds):
         return "worked numbers"
     if isinstance(theorem.claim, AtLeast):

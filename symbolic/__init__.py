@@ -13,6 +13,7 @@ from ._domains import Positive as Positive
 from ._domains import Real as Real
 from ._domains import Simplex as Simplex
 from ._domains import Sizes as Sizes
+from ._kind import ClaimKind as ClaimKind
 from ._language import Defined as Defined
 from ._language import Dim as Dim
 from ._language import Scalar as Scalar
@@ -52,6 +53,7 @@ __all__ = [
     "Real",
     "Simplex",
     "Sizes",
+    "ClaimKind",
     "Defined",
     "Dim",
     "Scalar",

@@ -23,6 +23,7 @@ import sympy as sp
 
 from . import _special_values as special_values
 from ._domains import Mask, Simplex
+from ._kind import ClaimKind
 from ._language import rename_bound_indices
 from ._normal_form import residual
 from ._theorem import AtLeast, Equals, Rounds, Theorem, free_indices
@@ -88,6 +89,8 @@ def prove(theorem: Theorem, time_limit: float = 60.0, bound: int = 3) -> ProofRe
 
 
 def _attempt(theorem: Theorem, bound: int) -> ProofResult:
+    if isinstance(theorem.claim, ClaimKind):  # a kind brings its own symbolic route
+        return theorem.claim.prove(theorem, bound)
     if isinstance(theorem.claim, Rounds):
         return _check_worked_numbers(theorem.claim)
     if theorem.implementation is not None:

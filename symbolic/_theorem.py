@@ -18,6 +18,7 @@ from ._language import (
     as_expression,
     check_name,
 )
+from ._kind import ClaimKind
 from ._normal_form import carry_out_derivatives
 from ._vocabulary import expand_vocabulary
 
@@ -107,7 +108,17 @@ class Rounds:
         return sp.ImmutableMatrix([[sp.Float(x, len(x)) for x in row] for row in self.printed])
 
 
-Claim = Equals | AtLeast | Rounds
+Claim = Equals | AtLeast | Rounds | ClaimKind
+BUILT_IN_CLAIMS = (Equals, AtLeast, Rounds)
+
+
+def claim_expressions(claim) -> tuple[tuple[str, sp.Expr], ...]:
+    """The statement's expressions, labelled: both sides of a built-in claim, or what a claim
+    kind declares."""
+    if isinstance(claim, ClaimKind):
+        return tuple(claim.expressions())
+    return (("left-hand side", as_expression(claim.lhs, "the left-hand side")),
+            ("right-hand side", as_expression(claim.rhs, "the right-hand side")))
 
 
 def _sides_as_expressions(claim) -> None:
@@ -133,8 +144,9 @@ class Theorem:
     Args:
         name: unique snake_case name.
         source: where the claim is written.
-        claim: ``Equals(lhs, rhs)`` or ``AtLeast(lhs, rhs)``; either side may hold a
-            ``sympy.Derivative`` of an expression with respect to a tensor entry.
+        claim: ``Equals(lhs, rhs)`` or ``AtLeast(lhs, rhs)`` (either side may hold a
+            ``sympy.Derivative`` of an expression with respect to a tensor entry),
+            ``Rounds(...)``, or a claim kind (a ``ClaimKind`` subclass: ``Limit``, ...).
         inputs: every tensor and scalar the claim depends on, with their domains.
         definitions: named intermediate tensors, in dependency order.
         expect: ``"holds"``, or ``"refuted"`` for a claim the documents state but is false.
@@ -197,7 +209,8 @@ class Theorem:
         for tensor in self.tensors:
             for dim in tensor.dims:
                 seen.setdefault(dim.name, dim)
-        for index in free_indices(self.claim.lhs) | free_indices(self.claim.rhs):
+        expressions = [expr for _, expr in claim_expressions(self.claim)]
+        for index in set().union(*map(free_indices, expressions)):
             name = str(index.upper + 1)
             if name not in seen:
                 seen[name] = Dim(name)
@@ -206,7 +219,7 @@ class Theorem:
     @property
     def free_indices(self) -> tuple[sp.Idx, ...]:
         """The claim's free indices, in order of first appearance on the left-hand side."""
-        return ordered_free_indices(self.claim.lhs, self.claim.rhs)
+        return ordered_free_indices(*(expr for _, expr in claim_expressions(self.claim)))
 
     def expand(self, expr: sp.Expr) -> sp.Expr:
         """``expr`` with definitions and vocabulary expanded and derivatives carried out."""
@@ -266,9 +279,9 @@ def _validate(theorem: Theorem) -> None:
     if not all(isinstance(d, str) and d != "float64" for d in theorem.unstable_in):
         raise TheoremError(f"{where}: unstable_in names lower formats such as 'float16', "
                            f"got {theorem.unstable_in!r}")
-    if not isinstance(theorem.claim, (Equals, AtLeast, Rounds)):
-        raise TheoremError(f"{where}: claim must be Equals(...), AtLeast(...) or Rounds(...), "
-                           f"got {type(theorem.claim).__name__}")
+    if not isinstance(theorem.claim, (*BUILT_IN_CLAIMS, ClaimKind)):
+        raise TheoremError(f"{where}: claim must be Equals(...), AtLeast(...), Rounds(...) or "
+                           f"a claim kind (Limit(...), ...), got {type(theorem.claim).__name__}")
     for number, lemma in enumerate(theorem.lemmas, 1):
         if not isinstance(lemma, (Equals, AtLeast)):
             raise TheoremError(f"{where}: lemma {number} must be Equals(...) or AtLeast(...), "
@@ -278,12 +291,14 @@ def _validate(theorem: Theorem) -> None:
         _check_names_valid(expr, f"{where}, {part}")
         _check_symbols_covered(theorem, expr, f"{where}, {part}")
         _check_shapes(theorem, expr, f"{where}, {part}")
-    _check_free_indices_agree(theorem, where)
+    if isinstance(theorem.claim, ClaimKind):
+        theorem.claim.validate(theorem, where)
+    else:
+        _check_free_indices_agree(theorem, where)
 
 
 def _statement_parts(theorem: Theorem):
-    yield "left-hand side", as_expression(theorem.claim.lhs, "the left-hand side")
-    yield "right-hand side", as_expression(theorem.claim.rhs, "the right-hand side")
+    yield from claim_expressions(theorem.claim)
     for definition in theorem.definitions:
         yield f"definition of {definition.name}", definition.body
     for number, lemma in enumerate(theorem.lemmas, 1):

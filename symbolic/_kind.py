@@ -1,0 +1,64 @@
+"""The contract of a claim kind: what a claim beyond an identity supplies to be checked.
+
+An identity (``Equals``), an inequality checked numerically (``AtLeast``) and worked numbers
+(``Rounds``) are built in. Every other kind of claim the documents make (a limit, an inequality
+proved from known facts, an IEEE value, a statistical statement, ...) is a subclass of
+``ClaimKind`` that brings its own four parts, so the runner, the reports and the caches treat
+every kind alike:
+
+1. ``to_latex``: the statement, rendered from the very SymPy objects the routes check;
+2. ``prove``: the symbolic route, returning a ``ProofResult`` whose ``method`` says exactly what
+   "proved" means for the kind (all sizes, sizes <= k, exact enumeration, a series to a stated
+   order, ...) and under which assumptions;
+3. ``numeric_route``: ``"module:function"`` of the numeric route, called in a worker as
+   ``function(theorem, row, dtype, device, mode, profile, record)`` to fill ``record``
+   (a ``NumericRecord``); ``numeric_configurations`` keeps the configurations the kind makes
+   sense for (none: the symbolic route settles it alone);
+4. the exact refutation route, inside ``prove``: small sizes, rationals, special values and
+   boundary points, returning ``REFUTED`` with a readable ``counterexample``.
+
+Kinds live in ``symbolic/kinds/`` (statement and symbolic route: SymPy only) and
+``numeric/kinds/`` (numeric route: loads array backends), one module per kind in each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sympy as sp
+
+
+class ClaimKind:
+    """Base class of a claim kind; subclasses are frozen dataclasses.
+
+    Attributes a subclass sets:
+        kind: the kind's name as reports print it ("limit", "IEEE value", ...).
+        relation: the LaTeX relation between the statement's two sides.
+        numeric_route: ``"module:function"`` of the numeric route, or None when the kind has
+            none (then ``numeric_configurations`` must return no configuration).
+    """
+
+    kind: str = "claim"
+    relation: str = "="
+    numeric_route: str | None = None
+
+    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
+        """Every expression of the statement, labelled for error messages ("left-hand side",
+        "limit", ...): the theorem validates their names, symbols and shapes, and takes its
+        dimensions and free indices from them."""
+        raise NotImplementedError
+
+    def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
+        """The statement as one display formula; ``latex`` prints one expression."""
+        raise NotImplementedError
+
+    def prove(self, theorem, bound: int):
+        """Prove or refute exactly; return a ``ProofResult`` (symbolic/_prover.py)."""
+        raise NotImplementedError
+
+    def numeric_configurations(self, found: list[tuple[str, str, str, str]]) -> list:
+        """The (backend, dtype, device, mode) configurations this kind is checked on."""
+        return found if self.numeric_route else []
+
+    def validate(self, theorem, where: str) -> None:
+        """Kind-specific checks of a declaration; raise ``TheoremError`` naming ``where``."""
