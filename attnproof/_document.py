@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import _coverage as coverage
 from . import _view as view
 from ._figures import Figures
 from ._results import Report, TheoremResult
@@ -196,7 +197,7 @@ def joined(pieces: list[Line], separator: str) -> Line:
 def build(report: Report, figures: Figures | None = None) -> Document:
     figures = figures or Figures()
     sections = [_summary(report), _errata(report), _figures(report, figures),
-                _theorems(report, figures), _errors(report)]
+                _theorems(report, figures), _coverage(report), _errors(report)]
     return Document("attnproof report", _byline(report), _warning(report),
                     tuple(s for s in sections if s is not None))
 
@@ -315,6 +316,62 @@ def _numeric_cell(records: list[NumericRecord]) -> Line:
     if bits:
         text += f", worst {max(bits):.1f} bits"
     return text_line(text)
+
+
+COVERAGE_INTRO = ("Where each claim of the four documents went: the theorems that state it, "
+                  "with their status; the claims still waiting for a claim kind; and every "
+                  "numbered equation of the tutorial, mapped to its theorems or marked as "
+                  "notation or a definition.")
+
+
+def _coverage(report: Report) -> Section | None:
+    """The documents' coverage, for a report that holds theorems of the catalog."""
+    stated = view.document_theorems(report)
+    if not stated:
+        return None
+    by_name = {t.name: t for t in stated}
+    places = {t.name: t.source for t in stated if t.source.startswith(view.TUTORIAL_TITLE)}
+    return Section("Coverage of the documents", (
+        Paragraph(text_line(COVERAGE_INTRO)),
+        _places_table(stated),
+        _equations_table(coverage.equation_rows(places), by_name),
+        *_pending_blocks(coverage.pending_claims()),
+    ))
+
+
+def _stated_as(names, by_name: dict[str, TheoremResult]) -> Line:
+    return joined([text_line(Link(n), " ", _status(by_name[n])) for n in names], "; ")
+
+
+def _places_table(stated: list[TheoremResult]) -> Table:
+    places: dict[str, list[str]] = {}
+    for t in sorted(stated, key=lambda t: coverage.natural_order(t.source)):
+        places.setdefault(t.source, []).append(t.name)
+    by_name = {t.name: t for t in stated}
+    rows = tuple((text_line(place), _stated_as(names, by_name)) for place, names in places.items())
+    return Table((Column("document, section, equations or lines", width=0.45),
+                  Column("theorems and status", width=0.45)), rows)
+
+
+def _equations_table(rows, by_name: dict[str, TheoremResult]) -> Table:
+    def otherwise(row) -> str:
+        return "; ".join(f"pending: {k}" for k in row.pending) or row.marked
+
+    cells = tuple((text_line(f"({row.number})"), _stated_as(row.theorems, by_name),
+                   text_line(otherwise(row))) for row in rows)
+    return Table((Column("tutorial equation"), Column("theorems and status", width=0.45),
+                  Column("otherwise", width=0.35)), cells)
+
+
+def _pending_blocks(pending) -> tuple[Block, ...]:
+    if not pending:
+        return ()
+    rows = tuple((text_line(coverage.pending_place(entry)), text_line(entry["claim"]), text_line(entry["kind"]),
+                  text_line(entry["verdict"])) for entry in pending)
+    intro = text_line(f"{len(pending)} claims of the documents wait for a claim kind "
+                      "(as written: known true, known false, or open).")
+    return (Paragraph(intro), Table((Column("place", width=0.25), Column("claim", width=0.45),
+                                     Column("kind", width=0.12), Column("as written")), rows))
 
 
 def _errors(report: Report) -> Section | None:

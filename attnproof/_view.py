@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from attnproof.symbolic._catalog import theorem_file_argument
 from attnproof.symbolic._prover import EXACT_EVALUATION
+from attnproof.symbolic._theorem import DOCUMENT_TITLES
 
 from ._results import STATUSES, Report, TheoremResult
 from ._verdict import unstable_formats
@@ -20,7 +21,7 @@ from .numeric._record import NumericRecord
 STATUS_MEANINGS = {
     "inconsistent": "two routes disagree (proof vs float64, or float64 vs the 50-digit "
                     "evaluation): a bug in the checker, the compiler or the implementation",
-    "proved": "the sum normal form of lhs − rhs is zero: true for every size",
+    "proved": "shown by a symbolic route (its method says which): true for every size",
     "proved-bounded": "every entry cancels exactly for each size up to a bound",
     "checked": "no symbolic proof; numeric evidence only",
     "unchecked": "neither proved nor checked",
@@ -29,6 +30,9 @@ STATUS_MEANINGS = {
     "failed": "the outcome contradicts what the theorem declares",
     "error": "could not be checked",
 }
+
+# The tutorial's title, as a theorem's source begins with it (``Source.__str__``).
+TUTORIAL_TITLE = DOCUMENT_TITLES["001_9db7190c12608696.txt"] + " "
 
 # Scalar inputs that make a theorem a temperature theorem (the temperature figure applies).
 TEMPERATURE_INPUTS = ("T", "beta")
@@ -176,12 +180,21 @@ def corrections(report: Report) -> dict[str, list[TheoremResult]]:
     return fixes
 
 
+def document_theorems(report: Report) -> list[TheoremResult]:
+    """The theorems that state claims of the documents (not those of a user's directory)."""
+    return [t for t in report.theorems if t.name not in _users_own(report) and t.source]
+
+
+def _users_own(report: Report) -> set[str]:
+    listed = report.run.get("user_theorems")  # theorems of a user's directory, not documents'
+    return {n for n in listed if isinstance(n, str)} if isinstance(listed, list) else set()
+
+
 def errata(report: Report) -> list[tuple[TheoremResult, list[TheoremResult]]]:
     """Every claim found false (refuted as expected, or a claim expected to hold that failed
     with a counterexample), with the theorems that correct it."""
     fixes = corrections(report)
-    listed = report.run.get("user_theorems")  # theorems of a user's directory, not documents'
-    users_own = {n for n in listed if isinstance(n, str)} if isinstance(listed, list) else set()
+    users_own = _users_own(report)
     found_false = [t for t in report.theorems if _found_false(t) and t.name not in users_own]
     return [(t, fixes.get(t.name, [])) for t in found_false]
 

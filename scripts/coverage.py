@@ -7,23 +7,15 @@ waiting for a claim kind (theorems/_pending.py).
 
 from __future__ import annotations
 
-import re
-from collections import defaultdict
 from pathlib import Path
 
+from attnproof._coverage import equation_rows
 from attnproof.symbolic import AtLeast, ClaimKind, Rounds, discover
 from attnproof.symbolic._theorem import DOCUMENT_TITLES
 from attnproof.theorems._dims import TUTORIAL
-from attnproof.theorems._pending import NOT_CLAIMS, PENDING
+from attnproof.theorems._pending import PENDING
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "coverage.md"
-
-
-def equations(text: str) -> set[int]:
-    cited = {int(n) for n in re.findall(r"\((\d+)\)", text)}
-    for first, last in re.findall(r"\((\d+)\)\s*[–-]\s*\((\d+)\)", text):
-        cited |= set(range(int(first), int(last) + 1))
-    return cited
 
 
 def kind(theorem) -> str:
@@ -58,22 +50,14 @@ def main() -> None:
                      f"{cell(t.source.section)} | {cell(t.source.equations)} | `{t.name}` | "
                      f"{kind(t)} | {t.expect} |")
 
-    by_equation = defaultdict(list)
-    for t in theorems:
-        if t.source.file == TUTORIAL:
-            for n in equations(f"{t.source.section} {t.source.equations}"):
-                by_equation[n].append(f"`{t.name}`")
-    pending_by_equation = defaultdict(list)
-    for p in PENDING:
-        if p["file"] == TUTORIAL:
-            for n in equations(f"{p['section']} {p['place']}"):
-                pending_by_equation[n].append(f"pending: {p['kind']}")
+    places = {t.name: f"{t.source.section} {t.source.equations}" for t in theorems
+              if t.source.file == TUTORIAL}
     lines += ["", "## The tutorial's numbered equations", "",
               "| equation | theorems | otherwise |", "|---|---|---|"]
-    for n in range(1, 81):
-        other = "; ".join(pending_by_equation[n]) or NOT_CLAIMS.get(n, "")
-        lines.append(f"| ({n}) | {', '.join(sorted(set(by_equation[n])))} | {cell(other)} |")
-
+    for row in equation_rows(places):
+        other = "; ".join(f"pending: {k}" for k in row.pending) or row.marked
+        names = ", ".join(f"`{name}`" for name in row.theorems)
+        lines.append(f"| ({row.number}) | {names} | {cell(other)} |")
     lines += ["", "## Pending: claims that need a claim kind not stated yet", "",
               "| document | section | place | claim | kind | as written | note |",
               "|---|---|---|---|---|---|---|"]

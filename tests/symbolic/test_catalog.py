@@ -5,6 +5,7 @@ import sys
 
 import pytest
 
+from attnproof._coverage import equations
 from attnproof.symbolic import definitions_latex, discover, statement_latex
 from tests.conftest import SEEDS_DIR
 
@@ -63,16 +64,6 @@ def test_sources_are_cited_by_document_title(theorem):
     assert str(theorem.source).startswith(DOCUMENT_TITLES[theorem.source.file])
 
 
-def _equations_cited(text: str) -> set[int]:
-    """Equation numbers in a citation: "(3)", "(67)–(68)", "(21)-(22)"."""
-    import re
-
-    cited = {int(n) for n in re.findall(r"\((\d+)\)", text)}
-    for first, last in re.findall(r"\((\d+)\)\s*[–-]\s*\((\d+)\)", text):
-        cited |= set(range(int(first), int(last) + 1))
-    return cited
-
-
 def test_every_numbered_equation_of_the_tutorial_is_cataloged_pending_or_marked():
     from attnproof.theorems._dims import TUTORIAL
     from attnproof.theorems._pending import NOT_CLAIMS, PENDING
@@ -80,10 +71,10 @@ def test_every_numbered_equation_of_the_tutorial_is_cataloged_pending_or_marked(
     cited = set()
     for theorem in CATALOG.theorems:
         if theorem.source.file == TUTORIAL:
-            cited |= _equations_cited(f"{theorem.source.section} {theorem.source.equations}")
+            cited |= equations(f"{theorem.source.section} {theorem.source.equations}")
     for entry in PENDING:
         if entry["file"] == TUTORIAL:
-            cited |= _equations_cited(f"{entry['section']} {entry['place']}")
+            cited |= equations(f"{entry['section']} {entry['place']}")
     missing = set(range(1, 81)) - cited - set(NOT_CLAIMS)
     assert not missing, f"equations neither cataloged, pending nor marked: {sorted(missing)}"
     assert not cited & set(NOT_CLAIMS) - {14, 32}, "a marked equation is also cited as a claim"

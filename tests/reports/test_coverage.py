@@ -1,0 +1,55 @@
+"""The report's coverage of the documents: every stated place with its theorems and status,
+every numbered equation of the tutorial, the claims still pending; none for a user's own
+theorems."""
+
+from attnproof import _document as doc
+from attnproof._coverage import equation_rows, equations, natural_order, pending_claims
+from tests.cli.samples import sample_report
+
+TUTORIAL = "Attention as Bilinear Form"
+
+
+def _coverage_section(report):
+    return next((s for s in doc.build(report).sections
+                 if s.title == "Coverage of the documents"), None)
+
+
+def _texts(table) -> list[str]:
+    return ["".join(getattr(piece, "text", getattr(piece, "name", "")) for piece in row[0])
+            for row in table.rows]
+
+
+def test_cited_equations_include_every_number_of_a_range():
+    assert equations("§6.5, eq. (42)–(44), (9)") == {9, 42, 43, 44}
+    assert equations("steps 1–3") == set()
+
+
+def test_natural_order_puts_section_2_before_section_10():
+    places = [f"{TUTORIAL} §10.1", f"{TUTORIAL} §2.3", f"{TUTORIAL} §2.10"]
+    assert sorted(places, key=natural_order) == [places[1], places[2], places[0]]
+
+
+def test_every_tutorial_equation_has_a_row_with_its_theorems():
+    rows = equation_rows({"softmax_rows": f"{TUTORIAL} §6.3, eq. (39)–(40)"})
+    assert [r.number for r in rows] == list(range(1, 81))
+    assert rows[38].theorems == ("softmax_rows",) and rows[39].theorems == ("softmax_rows",)
+    assert rows[0].marked.startswith("notation")  # (1) is the pairing of covector and vector
+
+
+def test_a_report_of_document_theorems_shows_places_equations_and_pending_claims():
+    report = sample_report()
+    report.theorems[0].source = f"{TUTORIAL} §6.3, eq. (39)"
+    section = _coverage_section(report)
+    places, numbered, *pending = [b for b in section.blocks if isinstance(b, doc.Table)]
+    assert f"{TUTORIAL} §6.3, eq. (39)" in _texts(places)
+    assert len(numbered.rows) == 80
+    row_39 = numbered.rows[38]
+    assert doc.Link("softmax_rows") in row_39[1]
+    assert any(isinstance(piece, doc.Status) and piece.status == "proved" for piece in row_39[1])
+    assert len(pending_claims()) == (len(pending[0].rows) if pending else 0)
+
+
+def test_a_report_of_a_users_own_theorems_has_no_coverage_section():
+    report = sample_report()
+    report.run["user_theorems"] = [t.name for t in report.theorems]
+    assert _coverage_section(report) is None
