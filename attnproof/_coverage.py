@@ -50,7 +50,8 @@ def pending_place(entry: dict) -> str:
     """Where a pending claim is written: document title, section and place."""
     from attnproof.symbolic._theorem import DOCUMENT_TITLES
 
-    return f"{DOCUMENT_TITLES.get(entry['file'], entry['file'])} {entry['section']}, {entry['place']}"
+    title = DOCUMENT_TITLES.get(entry["file"], entry["file"])
+    return f"{title} {entry['section']}, {entry['place']}"
 
 
 def equation_rows(tutorial_places: dict[str, str]) -> list[EquationRow]:

@@ -366,8 +366,8 @@ def _equations_table(rows, by_name: dict[str, TheoremResult]) -> Table:
 def _pending_blocks(pending) -> tuple[Block, ...]:
     if not pending:
         return ()
-    rows = tuple((text_line(coverage.pending_place(entry)), text_line(entry["claim"]), text_line(entry["kind"]),
-                  text_line(entry["verdict"])) for entry in pending)
+    rows = tuple((text_line(coverage.pending_place(entry)), text_line(entry["claim"]),
+                  text_line(entry["kind"]), text_line(entry["verdict"])) for entry in pending)
     intro = text_line(f"{len(pending)} claims of the documents wait for a claim kind "
                       "(as written: known true, known false, or open).")
     return (Paragraph(intro), Table((Column("place", width=0.25), Column("claim", width=0.45),
