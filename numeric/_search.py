@@ -15,7 +15,6 @@ from attnproof.symbolic import Rounds, Theorem
 
 from . import _evidence as evidence
 from . import _strategies as strategies
-from .kinds import numeric_route
 from ._backends import Backend, backend, device_kind, unavailable_reason
 from ._decide import Outcome, decide, is_stability
 from ._ground_truth import ground_truth_error
@@ -23,6 +22,7 @@ from ._plan import Runner, is_reference, runner_for
 from ._record import NumericRecord, NumericStatus
 from ._tolerance import TRUTH_ULPS, bits, finfo, format_truth_ulps
 from ._witness import refute
+from .kinds import numeric_route
 
 # Sizes up to this are evaluated exactly (mpmath loops over every sum) from a searched batch.
 GROUND_TRUTH_MAX_SIZE = 4

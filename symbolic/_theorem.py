@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 from sympy.concrete.expr_with_limits import ExprWithLimits
 
+from ._kind import ClaimKind
 from ._language import (
     Defined,
     Dim,
@@ -18,7 +19,6 @@ from ._language import (
     as_expression,
     check_name,
 )
-from ._kind import ClaimKind
 from ._normal_form import carry_out_derivatives
 from ._vocabulary import expand_vocabulary
 
