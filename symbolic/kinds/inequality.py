@@ -277,6 +277,12 @@ class _Inequality(ClaimKind):
     def to_latex(self, latex) -> str:
         return rf"{latex(self.lhs)} {self.relation} {latex(self.rhs)}"
 
+    def numeric_configurations(self, found):
+        """None for concrete numbers (nothing to draw: exact evaluation settles them)."""
+        lhs_rhs = self.lhs - self.rhs
+        concrete = not lhs_rhs.free_symbols and not lhs_rhs.has(sp.Indexed)
+        return [] if concrete else list(found)
+
     def validate(self, theorem, where: str) -> None:
         claimed = free_indices(self.lhs) | free_indices(self.rhs)
         for number, fact in enumerate(self.by, 1):
@@ -302,6 +308,8 @@ class _Inequality(ClaimKind):
                 "lhs < rhs"
             return ProofResult(REFUTED, f"exact counterexample at small sizes ({what})",
                                counterexample=counterexample)
+        if not difference.free_symbols and not difference.has(sp.Indexed):
+            return _evaluated_exactly(difference, self.strict)
         if not self.by:
             return ProofResult(NOT_PROVED, "no facts named (by=) and the exact search found no "
                                "counterexample; numeric evidence only")
@@ -331,6 +339,25 @@ class Greater(_Inequality):
     kind = "strict inequality"
     relation = ">"
     strict = True
+
+
+# -- concrete numbers ---------------------------------------------------------------------------
+
+# a 50-digit value this far from 0 has a certain sign (the worked numbers' standard)
+_CERTAIN = 1e-30
+
+
+def _evaluated_exactly(difference: sp.Expr, strict: bool) -> ProofResult:
+    """Numbers without symbols: the sign of lhs − rhs evaluated to 50 digits."""
+    value = sp.N(difference, 50)
+    method = f"exact evaluation (50 digits): lhs − rhs = {sp.N(value, 6)}"
+    if value.is_real and value > _CERTAIN:
+        return ProofResult(PROVED, method)
+    if value.is_real and (value < -_CERTAIN or (strict and sp.simplify(difference) == 0)):
+        return ProofResult(REFUTED, method, counterexample={"lhs_minus_rhs": str(sp.N(value, 6))})
+    if value.is_real and not strict and sp.simplify(difference) == 0:
+        return ProofResult(PROVED, method + " exactly")
+    return ProofResult(NOT_PROVED, method + ": too close to 0 to certify its sign")
 
 
 # -- proof from facts -------------------------------------------------------------------------
