@@ -467,7 +467,7 @@ def _cases(difference: sp.Expr) -> list[tuple[sp.Expr, tuple]]:
     ones), with the branch conditions as facts (conditions of the form a > b, a ≥ b, a < b, a ≤ b); one case without a Piecewise."""
     difference = difference.xreplace(
         {m: m.rewrite(sp.Piecewise) for m in difference.atoms(sp.Max, sp.Min)})
-    pieces = list(difference.atoms(sp.Piecewise))
+    pieces = sorted(difference.atoms(sp.Piecewise), key=sp.default_sort_key)
     if not pieces:
         return [(difference, ())]
     piece = pieces[0]
@@ -478,8 +478,15 @@ def _cases(difference: sp.Expr) -> list[tuple[sp.Expr, tuple]]:
             facts += tuple(_condition_facts(previous, negated=True))
         earlier.append(condition)
         for inner, more in _cases(difference.xreplace({piece: value})):
-            cases.append((inner, facts + more))
+            if not _impossible(facts + more):
+                cases.append((inner, facts + more))
     return cases
+
+
+def _impossible(conditions) -> bool:
+    """v > 0 together with −v ≥ 0 (or −v > 0): no value falls in this case."""
+    return any(a.strict and sp.expand(a.value + b.value) == 0
+               for a in conditions for b in conditions if a is not b)
 
 
 def _condition_facts(condition, negated: bool):
