@@ -89,7 +89,8 @@ def _count(evaluated, batch: int, counts: _Strictness) -> None:
     if evaluated.valid is not None:
         rows &= evaluated.valid
     info = finfo(REFERENCE_DTYPE)
-    bound = TRUTH_ULPS * float(info.eps) * np.where(np.isfinite(scale), scale, 0.0) + float(info.tiny)
+    finite_scale = np.where(np.isfinite(scale), scale, 0.0)
+    bound = TRUTH_ULPS * float(info.eps) * finite_scale + float(info.tiny)
     with np.errstate(invalid="ignore", over="ignore"):
         gap = np.asarray(reference["lhs"], np.float64) - np.asarray(reference["rhs"], np.float64)
     above = np.broadcast_to(gap > bound, np.broadcast_shapes(gap.shape, bound.shape))

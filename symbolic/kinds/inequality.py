@@ -265,7 +265,8 @@ class _Inequality(ClaimKind):
         by = self.by if isinstance(self.by, (tuple, list)) else (self.by,)
         for fact in by:
             if not isinstance(fact, Fact):
-                raise TheoremError(f"{kind}: by= takes facts ({', '.join(f.__name__ for f in FACTS)}"
+                known = ", ".join(f.__name__ for f in FACTS)
+                raise TheoremError(f"{kind}: by= takes facts ({known}"
                                    f"), got {type(fact).__name__}")
         object.__setattr__(self, "by", tuple(by))
 
@@ -382,7 +383,8 @@ def prove_from_facts(theorem, difference: sp.Expr, facts, strict: bool) -> Proof
              if len(cases) > 1 else "")
     return ProofResult(PROVED, f"{split}from {cited}: lhs − rhs is a "
                        f"{'positive' if strict else 'nonnegative'} combination of the facts in "
-                       "sum normal form (all sizes)" + (f": lhs − rhs = {shown}" if len(cases) == 1 else ""))
+                       "sum normal form (all sizes)"
+                       + (f": lhs − rhs = {shown}" if len(cases) == 1 else ""))
 
 
 def _coefficient(c: sp.Expr) -> str:
@@ -464,7 +466,8 @@ def _depends_on_entries(node: sp.Expr) -> bool:
 
 def _cases(difference: sp.Expr) -> list[tuple[sp.Expr, tuple]]:
     """``difference`` in each branch of its first ``Piecewise`` (max and min are written as
-    ones), with the branch conditions as facts (conditions of the form a > b, a ≥ b, a < b, a ≤ b); one case without a Piecewise."""
+    ones), with the branch conditions as facts (conditions of the form a > b, a ≥ b, a < b,
+    a ≤ b); one case without a Piecewise."""
     difference = difference.xreplace(
         {m: m.rewrite(sp.Piecewise) for m in difference.atoms(sp.Max, sp.Min)})
     pieces = sorted(difference.atoms(sp.Piecewise), key=sp.default_sort_key)
@@ -558,5 +561,5 @@ def _exactly_zero(concrete: sp.Expr, values: dict) -> bool:
         return False
 
 
-__all__ = ["CauchySchwarz", "EntropyTerms", "ExpPositive", "Fact", "Gibbs", "Greater", "GreaterOrEqual",
-           "Squares", "elu"]
+__all__ = ["CauchySchwarz", "EntropyTerms", "ExpPositive", "Fact", "Gibbs", "Greater",
+           "GreaterOrEqual", "Squares", "elu"]
