@@ -8,7 +8,7 @@ known to be false as written (so it must arrive with expect="refuted" and a corr
 when a theorem states it.
 """
 
-from ._dims import EXAMPLE_48, NOTEBOOK, README, TUTORIAL
+from ._dims import EXAMPLE_48, NOTEBOOK, TUTORIAL
 
 KINDS = (
     "limit",
