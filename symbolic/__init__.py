@@ -41,6 +41,15 @@ from ._vocabulary import masked_softmax as masked_softmax
 from ._vocabulary import rowmax as rowmax
 from ._vocabulary import rowsum as rowsum
 from ._vocabulary import softmax as softmax
+from .kinds.inequality import CauchySchwarz as CauchySchwarz
+from .kinds.inequality import EntropyTerms as EntropyTerms
+from .kinds.inequality import ExpPositive as ExpPositive
+from .kinds.inequality import Fact as Fact
+from .kinds.inequality import Gibbs as Gibbs
+from .kinds.inequality import Greater as Greater
+from .kinds.inequality import GreaterOrEqual as GreaterOrEqual
+from .kinds.inequality import Squares as Squares
+from .kinds.inequality import elu as elu
 
 __all__ = [
     "Catalog",
@@ -81,4 +90,13 @@ __all__ = [
     "rowmax",
     "rowsum",
     "softmax",
+    "CauchySchwarz",
+    "EntropyTerms",
+    "ExpPositive",
+    "Fact",
+    "Gibbs",
+    "Greater",
+    "GreaterOrEqual",
+    "Squares",
+    "elu",
 ]

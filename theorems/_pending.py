@@ -8,7 +8,7 @@ known to be false as written (so it must arrive with expect="refuted" and a corr
 when a theorem states it.
 """
 
-from ._dims import EXAMPLE_48, NOTEBOOK, README, TUTORIAL
+from ._dims import EXAMPLE_48, NOTEBOOK, TUTORIAL
 
 KINDS = (
     "limit",
@@ -75,9 +75,6 @@ PENDING = (
     dict(file=TUTORIAL, section="§10.2", place="after (70)",
          claim="the key sums cost O(nd²), then each query O(d²) instead of O(nd)", kind="cost",
          verdict="true"),
-    dict(file=TUTORIAL, section="§10.2", place="ELU + 1 feature map",
-         claim="φ(x) = ELU(x) + 1 is positive, so (70)'s denominator is positive",
-         kind="strict inequality", verdict="true"),
     dict(file=TUTORIAL, section="§10.2 Intuition", place="(69)",
          claim="φ(q)ᵀφ(k) approximates exp(q·k)", kind="statistical", verdict="open",
          note="random-feature approximations hold in expectation"),
@@ -129,11 +126,6 @@ PENDING = (
          claim="the KV cache grows linearly with T", kind="cost", verdict="true"),
     dict(file=NOTEBOOK, section="Demos 9, 19 (quadratic cost)", place="plot of T² score entries",
          claim="the score matrix has T² entries at every T", kind="cost", verdict="true"),
-    dict(file=README, section="Statistical Mechanics View",
-         place="A_sharp (β = 10), A_soft (β = 0.1)",
-         claim="on the README's Q, K the entropy of A_sharp is below that of A_soft",
-         kind="strict inequality", verdict="true",
-         note="the general monotonicity is entropy_decreases_with_inverse_temperature"),
 )
 
 # Numbered equations of the tutorial that are notation or definitions, not claims; the others

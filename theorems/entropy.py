@@ -14,7 +14,10 @@ from attnproof import (
     AtLeast,
     Defined,
     Dim,
+    EntropyTerms,
     Equals,
+    Gibbs,
+    GreaterOrEqual,
     Simplex,
     Sizes,
     Source,
@@ -56,8 +59,9 @@ entropy_gap_is_kl_from_uniform = Theorem(
 entropy_at_most_log_n = Theorem(
     name="entropy_at_most_log_n",
     source=Source(TUTORIAL, SECTION, "(20), 'H = log(n_k)' as the largest value"),
-    claim=AtLeast(sp.log(n), H),
+    claim=GreaterOrEqual(sp.log(n), H, by=(Gibbs(p[i, j], U[i, j], j),)),
     inputs=(p,),
+    definitions=(U,),
     note="Also the theory notebook's entropy demos (3, 13, 23): the diffuse row [1/3, 1/3, 1/3] "
     "has entropy log 3, the most any distribution over three keys has.",
 )
@@ -65,7 +69,7 @@ entropy_at_most_log_n = Theorem(
 entropy_nonnegative = Theorem(
     name="entropy_nonnegative",
     source=Source(TUTORIAL, SECTION, "(20), 'H = 0' as the smallest value"),
-    claim=AtLeast(H, 0),
+    claim=GreaterOrEqual(H, 0, by=(EntropyTerms(p[i, j], j),)),
     inputs=(p,),
 )
 

@@ -3,9 +3,10 @@
 import sympy as sp
 
 from attnproof import (
-    AtLeast,
     Defined,
     Equals,
+    Gibbs,
+    GreaterOrEqual,
     Positive,
     Real,
     Scalar,
@@ -62,11 +63,11 @@ free_energy_gap_is_kl = Theorem(
 free_energy_variational_principle = Theorem(
     name="free_energy_variational_principle",
     source=Source(TUTORIAL, "§4.4 Theorem (Variational Principle)", "(23)"),
-    claim=AtLeast(gibbs_functional(p[i, j]), F[i]),
+    claim=GreaterOrEqual(gibbs_functional(p[i, j]), F[i], by=(Gibbs(p[i, j], A[i, j], j),)),
     inputs=(S, p, T),
-    definitions=(F,),
+    definitions=(A, F),
     note="Every distribution p has ⟨E⟩ − T·H(p) ≥ F, with equality at p = A "
-    "(free_energy_identity).",
+    "(free_energy_identity): the gap is T·KL(p‖A), nonnegative by Gibbs' inequality.",
 )
 
 lagrangian = (

@@ -1,0 +1,122 @@
+"""The numeric route of ``GreaterOrEqual`` and ``Greater`` (symbolic/kinds/inequality.py).
+
+``lhs ≥ rhs`` is what the compiled search already checks for the built-in ``AtLeast``: float64
+truth on a reference backend (lhs may fall below rhs by at most ``TRUTH_ULPS`` of the
+abs-scale), each side's stability in lower formats, a shrunk witness on failure, and the mpmath
+ground truth. Both claims run that search on the same sides, so a false inequality fails it.
+
+``lhs > rhs`` needs more: where float64 decides truth, a second Hypothesis search counts the
+instances where lhs − rhs exceeds the rounding bound (``TRUTH_ULPS`` ulps of the abs-scale) and
+those within it, which float64 cannot tell from equality (ELU(x) + 1 at x = −40 rounds to 0).
+Those are counted as undecided, never as passed; "passed" needs ``MINIMUM_DECIDED`` instances
+decided strictly. Equality itself is refuted exactly by the symbolic route.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import numpy as np
+from hypothesis import HealthCheck, Phase, given, settings
+
+from attnproof.symbolic import AtLeast
+
+from .. import _evidence as evidence
+from .. import _strategies as strategies
+from .._plan import evaluate_reference, is_reference, runner_for
+from .._record import NumericRecord, NumericStatus
+from .._search import effort_for, run_search
+from .._tolerance import REFERENCE_DTYPE, TRUTH_ULPS, finfo
+
+
+def check(theorem, row, dtype: str, device: str, mode: str, profile, record: NumericRecord,
+          seed: int | None = None) -> None:
+    """Fill ``record``: lhs ≥ rhs by the compiled search, then strictness for ``Greater``."""
+    as_at_least = _as_at_least(theorem)
+    runner = runner_for(as_at_least, row, device, mode)
+    run_search(as_at_least, runner, dtype, profile, record, seed=seed)
+    if not getattr(theorem.claim, "strict", False) or record.status != NumericStatus.PASSED:
+        return
+    if not is_reference(row, dtype):
+        record.reason = _joined(record.reason, "lhs ≥ rhs checked in this format; strictness is "
+                                "decided in float64 on a reference backend")
+        return
+    _check_strictness(as_at_least, runner, dtype, profile, record, seed)
+
+
+@functools.lru_cache(maxsize=256)
+def _as_at_least(theorem):
+    """The same theorem with the built-in ``AtLeast`` claim on the same sides (cached, so its
+    compiled programs serve every configuration)."""
+    claim = AtLeast(theorem.claim.lhs, theorem.claim.rhs)
+    return dataclasses.replace(theorem, claim=claim)
+
+
+@dataclasses.dataclass
+class _Strictness:
+    strict: int = 0
+    near_equal: int = 0
+    first_near: dict | None = None
+
+
+def _check_strictness(theorem, runner, dtype: str, profile, record: NumericRecord,
+                      seed: int | None) -> None:
+    effort = effort_for(runner, dtype, profile)
+    counts = _Strictness()
+
+    @settings(max_examples=effort.examples, deadline=None, database=None,
+              derandomize=profile.derandomize and seed is None,
+              phases=(Phase.explicit, Phase.generate), suppress_health_check=list(HealthCheck))
+    @given(strategies.from_theorem(theorem, profile))
+    def one_example(structure):
+        evaluated = evaluate_reference(runner, structure, effort.batch)
+        _count(evaluated, effort.batch, counts)
+
+    one_example()
+    record.reason = _joined(record.reason, _strictness_reason(counts))
+    if evidence.too_few(counts.strict):
+        record.status = NumericStatus.TOO_FEW
+        record.reason = _joined(evidence.too_few(counts.strict), record.reason)
+
+
+def _count(evaluated, batch: int, counts: _Strictness) -> None:
+    """Per row: every entry's lhs − rhs above the rounding bound (strict), or some entry within
+    it (undecided). Rows the ≥ search would leave out (not finite, not kept) are left out."""
+    reference = evaluated.reference
+    scale = evidence.usable_scale(reference)
+    rows = evidence.finite_rows(reference, batch) & evidence.scale_rows(scale)
+    if evaluated.valid is not None:
+        rows &= evaluated.valid
+    info = finfo(REFERENCE_DTYPE)
+    finite_scale = np.where(np.isfinite(scale), scale, 0.0)
+    bound = TRUTH_ULPS * float(info.eps) * finite_scale + float(info.tiny)
+    with np.errstate(invalid="ignore", over="ignore"):
+        gap = np.asarray(reference["lhs"], np.float64) - np.asarray(reference["rhs"], np.float64)
+    above = np.broadcast_to(gap > bound, np.broadcast_shapes(gap.shape, bound.shape))
+    strict_rows = above.reshape(batch, -1).all(axis=1) & rows
+    near_rows = rows & ~strict_rows
+    counts.strict += int(strict_rows.sum())
+    counts.near_equal += int(near_rows.sum())
+    if counts.first_near is None and near_rows.any():
+        row = int(np.flatnonzero(near_rows)[0])
+        counts.first_near = {k: np.asarray(v)[row].tolist()
+                             for k, v in evaluated.inputs.items() if isinstance(v, np.ndarray)}
+
+
+def _strictness_reason(counts: _Strictness) -> str:
+    text = (f"strictness in float64: {counts.strict} instance(s) with lhs − rhs above "
+            f"{TRUTH_ULPS:g} ulps of the abs-scale")
+    if counts.near_equal:
+        text += (f"; {counts.near_equal} within that rounding bound of equality, undecided "
+                 f"(first at {_short(counts.first_near)})")
+    return text
+
+
+def _short(values, limit: int = 160) -> str:
+    text = str(values)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _joined(*parts) -> str | None:
+    return "; ".join(p for p in parts if p) or None
