@@ -41,6 +41,8 @@ from ._vocabulary import masked_softmax as masked_softmax
 from ._vocabulary import rowmax as rowmax
 from ._vocabulary import rowsum as rowsum
 from ._vocabulary import softmax as softmax
+from .kinds.cost import Cost as Cost
+from .kinds.cost import Step as Step
 
 __all__ = [
     "Catalog",
@@ -81,4 +83,6 @@ __all__ = [
     "rowmax",
     "rowsum",
     "softmax",
+    "Cost",
+    "Step",
 ]
