@@ -20,7 +20,6 @@ import numpy as np
 import sympy as sp
 
 from attnproof.symbolic import Integer
-from attnproof.symbolic.kinds.cost import as_size
 
 from .._backends import _numpy_dtype
 from .._record import NumericStatus
@@ -109,7 +108,8 @@ def _count_operations(ufunc, method, inputs, kwargs) -> None:
         left = left[None, :] if left.ndim == 1 else left  # a vector is a 1×k (k×1) matrix
         right = right[:, None] if right.ndim == 1 else right
         batch = np.broadcast_shapes(left.shape[:-2], right.shape[:-2])
-        counter.multiply_adds += math.prod(batch) * left.shape[-2] * left.shape[-1] * right.shape[-1]
+        rows, inner, columns = left.shape[-2], left.shape[-1], right.shape[-1]
+        counter.multiply_adds += math.prod(batch) * rows * inner * columns
     elif ufunc is np.add and method == "reduce":
         counter.multiply_adds += np.asarray(inputs[0]).size
 

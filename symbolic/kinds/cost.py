@@ -232,8 +232,8 @@ class Cost(ClaimKind):
         ratios = []
         for size in RATIO_SIZES:
             at = {**others, growing: size}
-            ratios.append(f"{growing}={size}: {sp.nsimplify(self.count().subs(at))}/"
-                          f"{self.formula.subs(at)} = {float(self.count().subs(at) / self.formula.subs(at)):.4g}")
+            counted, claimed = self.count().subs(at), self.formula.subs(at)
+            ratios.append(f"{growing}={size}: {counted}/{claimed} = {float(counted / claimed):.4g}")
         return {"growing": str(growing), "other sizes": _sizes_text(others) or "none",
                 "count": str(self.count()), "claimed": str(self.formula),
                 "count/claimed": "; ".join(ratios), "limit": str(limit)}

@@ -1,8 +1,7 @@
 """Planted cost claims: the false one must be refuted (symbolically and by the count of an
 instrumented run), the true one beside it must not be."""
 
-from attnproof.symbolic import Source
-from attnproof.symbolic import Theorem
+from attnproof.symbolic import Source, Theorem
 from attnproof.symbolic.kinds.cost import Cost
 from attnproof.theorems import costs
 
