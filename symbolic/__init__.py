@@ -41,6 +41,8 @@ from ._vocabulary import masked_softmax as masked_softmax
 from ._vocabulary import rowmax as rowmax
 from ._vocabulary import rowsum as rowsum
 from ._vocabulary import softmax as softmax
+from .kinds.cost import Cost as Cost
+from .kinds.cost import Step as Step
 from .kinds.inequality import CauchySchwarz as CauchySchwarz
 from .kinds.inequality import EntropyTerms as EntropyTerms
 from .kinds.inequality import ExpPositive as ExpPositive
@@ -99,4 +101,6 @@ __all__ = [
     "GreaterOrEqual",
     "Squares",
     "elu",
+    "Cost",
+    "Step",
 ]

@@ -1,0 +1,125 @@
+"""Cost claims: the symbolic route, the exact refutation, the counting numeric route, the
+statement and bad declarations."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+from attnproof.numeric._backends import available_configurations
+from attnproof.numeric._search import check
+from attnproof.numeric.kinds.cost import measure
+from attnproof.symbolic import Source, Theorem, TheoremError, prove, statement_latex
+from attnproof.symbolic.kinds.cost import Cost, Step
+from attnproof.theorems import costs, online_softmax
+
+PLANTED = Path(__file__).resolve().parents[1] / "planted" / "kinds_cost.py"
+
+
+def _planted():
+    spec = importlib.util.spec_from_file_location("planted_kinds_cost", PLANTED)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+planted = _planted()
+FALSE = (planted.planted_standard_attention_memory_linear,
+         planted.planted_score_matrix_entries_off_by_t)
+TRUE = (planted.planted_tiled_attention_memory_linear,)
+
+
+@pytest.mark.parametrize("theorem", FALSE, ids=lambda t: t.name)
+def test_the_false_claims_are_refuted_symbolically_and_numerically(theorem):
+    assert prove(theorem).status == "refuted"
+    assert check(theorem, "numpy", "float64").status == "failed"
+    assert check(theorem, "numpy", "float32").status == "failed"
+
+
+@pytest.mark.parametrize("theorem", TRUE, ids=lambda t: t.name)
+def test_the_true_claim_is_proved_and_passes(theorem):
+    assert prove(theorem).status == "proved"
+    assert check(theorem, "numpy", "float64").status == "passed"
+    assert check(theorem, "numpy", "float32").status == "passed"
+
+
+def test_an_order_refutation_shows_the_ratio_growing():
+    found = prove(planted.planted_standard_attention_memory_linear).counterexample
+    assert found["limit"] == "oo" and found["growing"] == "n"
+    assert "n=1000: 1001000/1000 = 1001" in found["count/claimed"]
+
+
+def test_an_exact_refutation_gives_the_smallest_sizes():
+    found = prove(planted.planted_score_matrix_entries_off_by_t).counterexample
+    assert found == {"sizes": "T=1", "counted": "1", "claimed": "2", "count": "T**2"}
+
+
+def test_the_numeric_route_fails_with_the_sizes_and_both_counts():
+    record = check(planted.planted_score_matrix_entries_off_by_t, "numpy", "float64")
+    assert record.counterexample["measured"] != record.counterexample["expected"]
+    assert "T=" in record.counterexample["sizes"]
+
+
+def test_code_that_does_not_follow_its_declared_steps_fails_the_count():
+    """online_softmax.blockwise_attention computes every score before its key loop: its peak
+    is not the tiled algorithm's, so the tiled claim's count fails on it."""
+    claim = costs.flash_attention_memory_linear.claim
+    theorem = Theorem(
+        name="blockwise_with_all_scores", source=Source("test", "§1"),
+        claim=Cost(claim.formula, claim.steps, order="O", growing=(costs.n,),
+                   implementation=online_softmax.blockwise_attention),
+        inputs=costs.flash_attention_memory_linear.inputs)
+    assert prove(theorem).status == "proved"  # the declared steps' count is O(n)
+    assert check(theorem, "numpy", "float64").status == "failed"  # the code's is not
+
+
+def test_the_counter_sees_a_temporary_released_before_the_peak():
+    import numpy as np
+
+    def two_steps(xp, x):
+        y = x @ x.T  # n × n, released below
+        del y
+        return x + 1  # n × d
+
+    counter = measure(two_steps, {"x": np.ones((4, 2))}, {}, np.float64)
+    assert counter.peak == 16 and counter.multiply_adds == 4 * 2 * 4
+
+
+def test_the_statement_renders_the_count_and_the_order():
+    text = statement_latex(costs.standard_attention_memory_quadratic)
+    assert text == (r"\#\text{entries} = d n + n^{2} \in \Theta\left(n^{2}\right) \quad "
+                    r"(n \to \infty)")
+    exact = statement_latex(costs.notebook_score_matrix_entries)
+    assert exact == r"\#\text{entries} = T^{2} = T^{2}"
+
+
+def test_only_numpy_configurations_count():
+    found = available_configurations(costs.notebook_score_matrix_entries)
+    assert found and {c[0] for c in found} == {"numpy"}
+
+
+def _declare(**changes):
+    claim = dict(formula=costs.n.symbol, steps=(Step("S", (costs.n, costs.n)),), order="O",
+                 growing=(costs.n,))
+    claim.update(changes)
+    return Theorem(name="bad_cost", source=Source("test", "§1"), claim=Cost(**claim),
+                   inputs=(costs.Q,))
+
+
+@pytest.mark.parametrize("changes, message", [
+    (dict(counted="bytes"), "counted must be one of"),
+    (dict(order="Omega"), "order must be one of"),
+    (dict(growing=()), "names the sizes that grow"),
+    (dict(steps=()), "one or more Step"),
+    (dict(formula=sp.Symbol("m", positive=True, integer=True)), "symbol m"),
+])
+def test_bad_declarations_name_the_theorem_and_the_symbol(changes, message):
+    with pytest.raises(TheoremError, match=message) as raised:
+        _declare(**changes)
+    assert "bad_cost" in str(raised.value)
+
+
+def test_a_growing_size_not_in_the_count_is_rejected():
+    with pytest.raises(TheoremError, match="growing size d"):
+        _declare(growing=(costs.d,))
