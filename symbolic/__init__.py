@@ -41,6 +41,9 @@ from ._vocabulary import masked_softmax as masked_softmax
 from ._vocabulary import rowmax as rowmax
 from ._vocabulary import rowsum as rowsum
 from ._vocabulary import softmax as softmax
+from .kinds.linalg import PositiveDefinite as PositiveDefinite
+from .kinds.linalg import PositiveSemidefinite as PositiveSemidefinite
+from .kinds.linalg import RankAtMost as RankAtMost
 
 __all__ = [
     "Catalog",
@@ -54,6 +57,9 @@ __all__ = [
     "Simplex",
     "Sizes",
     "ClaimKind",
+    "PositiveDefinite",
+    "PositiveSemidefinite",
+    "RankAtMost",
     "Defined",
     "Dim",
     "Scalar",
