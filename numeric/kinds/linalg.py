@@ -33,7 +33,7 @@ from .._backends import to_numpy
 from .._compiler import compile_expression
 from .._plan import is_reference
 from .._record import NumericStatus
-from .._tolerance import finfo, format_truth_ulps
+from .._tolerance import bits, finfo, format_truth_ulps
 
 
 def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
@@ -57,7 +57,8 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
     except NoSuchExample:
         shrunk = None
     record.examples, record.instances = seen.examples, seen.instances
-    record.max_error_ulps = seen.worst_ulps
+    record.max_error_ulps = seen.worst_ulps or 0.0
+    record.max_error_bits = bits(record.max_error_ulps)
     if shrunk is not None:
         outcome = checker.run(shrunk, effort.batch)
         record.status = NumericStatus.FAILED

@@ -142,7 +142,7 @@ class PositiveSemidefinite(_Definiteness):
     """xᵀAx ≥ 0 for every real vector x, A = ``matrix`` over (``row``, ``column``)."""
 
     kind = "positive semi-definite"
-    relation = r"\succeq"
+    relation = r"\geq"  # between the quadratic form and 0
     numeric_route = "attnproof.numeric.kinds.linalg:check"
     strict = False
 
@@ -152,7 +152,7 @@ class PositiveDefinite(_Definiteness):
     """xᵀAx > 0 for every real vector x ≠ 0, A = ``matrix`` over (``row``, ``column``)."""
 
     kind = "positive definite"
-    relation = r"\succ"
+    relation = ">"  # between the quadratic form and 0, for x ≠ 0
     numeric_route = "attnproof.numeric.kinds.linalg:check"
     strict = True
 
