@@ -114,27 +114,31 @@ psd_sanity_check_strict_corrected = Theorem(
 
 heads = Dim("H", Sizes(1, 4))
 d_model = Dim("d_model", Sizes(1, 8), latex=r"d_{\mathrm{model}}")
+# d_k of a head, drawn up to 4 so that the drawn shapes include d_k < d_model (4 < 6, 4 < 8),
+# where a rank bound of d_k says more than the shape does
+d_head = Dim("d_k", Sizes(1, 4))
 h = heads.index("h")
 e, f = d_model.indices("e f")
-W_Q = Tensor("W_Q", (heads, d_model, d_k))
-W_K = Tensor("W_K", (heads, d_model, d_k))
+s = d_head.index("s")
+W_Q = Tensor("W_Q", (heads, d_model, d_head))
+W_K = Tensor("W_K", (heads, d_model, d_head))
 
 head_projection_rank_at_most_d_k = Theorem(
     name="head_projection_rank_at_most_d_k",
     source=Source(TUTORIAL, "§7.2 Geometric Interpretation", "(55)"),
-    claim=RankAtMost(W_Q[h, e, a], e, a, d_k.symbol),
+    claim=RankAtMost(W_Q[h, e, s], e, s, d_head.symbol),
     inputs=(W_Q,),
     note="Q_h = X W_Q^h: the head sees X only through W_Q^h, a map of rank at most d_k (it has "
     "d_k columns), so its queries lie in a subspace of dimension at most d_k. 'A d_k-dimensional "
     "subspace' holds exactly only for W_Q^h of full column rank (W_Q^h = 0 gives rank 0).",
 )
 
-Mh = Defined("M", (h, e, f), total(W_Q[h, e, a] * W_K[h, f, a], a) / sp.sqrt(d_k.symbol))
+Mh = Defined("M", (h, e, f), total(W_Q[h, e, s] * W_K[h, f, s], s) / sp.sqrt(d_head.symbol))
 
 head_score_metric_rank_at_most_d_k = Theorem(
     name="head_score_metric_rank_at_most_d_k",
     source=Source(TUTORIAL, "§7.2 Geometric Interpretation, §8.2", "(51), (55), (58)"),
-    claim=RankAtMost(Mh[h, e, f], e, f, d_k.symbol),
+    claim=RankAtMost(Mh[h, e, f], e, f, d_head.symbol),
     inputs=(W_Q, W_K),
     definitions=(Mh,),
     note="Each head's scores are the bilinear form (58) of the tokens with the d_model × d_model "

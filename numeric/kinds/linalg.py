@@ -101,6 +101,8 @@ class _Checker:
         self.module = row.load()
         self.device = row.devices()[device]
         self.xp = row.namespace(self.module, dtype)
+        self.mode = mode
+        self._evaluators: dict = {}
         self.batch_indices = self.claim.batch_indices()
         out = (*self.batch_indices, self.claim.row, self.claim.column)
         common = dict(inputs=theorem.inputs, definitions=theorem.definitions)
@@ -131,9 +133,22 @@ class _Checker:
         with self.row.scope(self.device):
             placed = {k: (self.row.place(self.xp, v, self.dtype, self.device)
                           if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
+            traced = {k: v for k, v in placed.items() if hasattr(v, "shape")}
             with np.errstate(all="ignore"):
-                values = self.value(self.xp, placed, sizes)
+                values = self._evaluator(placed, sizes)(traced)
         return to_numpy(values)
+
+    def _evaluator(self, placed, sizes):
+        """The compiled matrix as a function of the arrays; jitted once per shape in jit mode.
+        Integer scalars are static, as they are for the compiled search."""
+        statics = tuple(sorted((k, v) for k, v in placed.items() if not hasattr(v, "shape")))
+        key = (tuple(sorted(sizes.items())), statics)
+        if key not in self._evaluators:
+            def matrix(traced):
+                return self.value(self.xp, {**traced, **dict(statics)}, sizes)
+
+            self._evaluators[key] = self.row.compile(matrix) if self.mode == "jit" else matrix
+        return self._evaluators[key]
 
     def _spectrum(self, matrices: np.ndarray) -> np.ndarray:
         """Eigenvalues of the symmetric part (definiteness) or singular values (rank), computed

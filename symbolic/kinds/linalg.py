@@ -207,10 +207,21 @@ class RankAtMost(_MatrixClaim):
         return int(sp.floor(value))
 
     def _rank_witness(self, matrix: sp.Matrix, sizes: dict) -> dict | None:
-        rank, limit = matrix.rank(simplify=True), self.bound_at(sizes)
-        if rank <= limit:
+        """A (k+1)-minor that is exactly nonzero: the certificate that rank > k."""
+        limit = self.bound_at(sizes)
+        order = limit + 1
+        if order > min(matrix.shape):
             return None
-        return {"rank": str(rank), "bound": f"{self.bound} = {limit}"}
+        for rows in itertools.combinations(range(matrix.rows), order):
+            for columns in itertools.combinations(range(matrix.cols), order):
+                minor = _exact_number(matrix.extract(list(rows), list(columns)).det())
+                if minor.is_zero is False:
+                    return {"rank": str(matrix.rank(simplify=True)),
+                            "bound": f"{self.bound} = {limit}",
+                            "nonzero minor": f"rows {list(rows)}, columns {list(columns)}: "
+                                             f"{minor}",
+                            "lhs_minus_rhs": str(matrix.rank(simplify=True) - limit)}
+        return None
 
 
 # -- symbolic route: definiteness --------------------------------------------------------------
@@ -234,7 +245,7 @@ def gram_factor(expr: sp.Expr, row: sp.Idx, column: sp.Idx):
     coefficient, core = _split_coefficient(expr, row, column)
     if core == sp.KroneckerDelta(row, column):
         return coefficient, None, None
-    if not isinstance(core, sp.Sum) or len(core.limits) != 1:
+    if not _single_sum_free_of(core, row, column):
         return None
     left, right, rest = [], [], []
     for factor in sp.Mul.make_args(core.function):
@@ -247,6 +258,14 @@ def gram_factor(expr: sp.Expr, row: sp.Idx, column: sp.Idx):
     if sp.Mul(*right) != factor.xreplace({row: column}):
         return None
     return coefficient, factor, core.limits[0]
+
+
+def _single_sum_free_of(core, row, column) -> bool:
+    """``core`` is one sum over one index whose range does not depend on row or column."""
+    if not isinstance(core, sp.Sum) or len(core.limits) != 1:
+        return False
+    _, low, high = core.limits[0]
+    return not (low.has(row, column) or high.has(row, column))
 
 
 def _definiteness_proof(theorem, expanded, row, column, strict: bool) -> ProofResult | None:
@@ -294,7 +313,7 @@ def _factorization_dimension(expr, row, column):
     """k when ``expr`` = c · Σ_{c<k} L(row, c) R(c, column) with no factor holding both row
     and column; None otherwise."""
     _, core = _split_coefficient(expr, row, column)
-    if not isinstance(core, sp.Sum) or len(core.limits) != 1:
+    if not _single_sum_free_of(core, row, column):
         return None
     if any(f.has(row) and f.has(column) for f in sp.Mul.make_args(core.function)):
         return None
@@ -377,10 +396,15 @@ def _exact(symbolic: sp.Matrix, values: dict) -> sp.Matrix | None:
     entries = {x: values[(str(x.base), x.indices)] for x in symbolic.atoms(sp.Indexed)
                if (str(x.base), x.indices) in values}
     scalars = {k: v for k, v in values.items() if isinstance(k, sp.Symbol)}
-    matrix = symbolic.xreplace(entries).xreplace(scalars).applyfunc(sp.nsimplify)
+    matrix = symbolic.xreplace(entries).xreplace(scalars).applyfunc(_exact_number)
     if matrix.free_symbols or matrix.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
         return None
     return matrix
+
+
+def _exact_number(value: sp.Expr) -> sp.Expr:
+    """``value`` expanded with radicals simplified, exactly (never rounded to a rational)."""
+    return sp.radsimp(sp.expand(value))
 
 
 def _used(symbolic: sp.Matrix, values: dict) -> dict:
@@ -398,10 +422,10 @@ def _used(symbolic: sp.Matrix, values: dict) -> dict:
 def _definiteness_witness(matrix: sp.Matrix, sizes: dict, strict: bool) -> dict | None:
     """A rational x with xᵀAx < 0 (or, for ``strict``, x ≠ 0 with xᵀAx = 0), exactly."""
     for x in _candidate_vectors(matrix, strict):
-        value = sp.nsimplify(sp.expand((x.T * matrix * x)[0, 0]))
-        if value < 0 or (strict and value == 0 and any(x)):
-            return {"x": str(list(x)), "x^T A x": str(value),
-                    "relation": "x^T A x = 0 with x != 0" if value == 0 else "x^T A x < 0"}
+        value = _exact_number((x.T * matrix * x)[0, 0])
+        if value.is_negative or (strict and value.is_zero and any(x)):
+            return {"x": str(list(x)), "x^T A x": str(value), "lhs_minus_rhs": str(value),
+                    "relation": "x^T A x = 0 with x != 0" if value.is_zero else "x^T A x < 0"}
     return None
 
 
