@@ -115,7 +115,10 @@ class _Definiteness(_MatrixClaim):
 
     def to_latex(self, latex) -> str:
         r, c = latex(self.row), latex(self.column)
-        form = rf"\sum_{{{r} {c}}} x_{{{r}}} {self._matrix_latex(latex)} x_{{{c}}}"
+        matrix = latex(self.matrix)
+        if isinstance(self.matrix, sp.Add):
+            matrix = rf"\left({matrix}\right)"
+        form = rf"\sum_{{{r} {c}}} x_{{{r}}} {matrix} x_{{{c}}}"
         if self.strict:
             return rf"{form} > 0 \quad \text{{for every real }} x \neq 0"
         return rf"{form} \geq 0 \quad \text{{for every real }} x"
