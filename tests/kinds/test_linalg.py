@@ -209,3 +209,18 @@ def test_catalog_verdicts():
         "head_score_metric_rank_at_most_d_k": "proved",
     }
     assert {name: str(prove(CATALOG[name]).status) for name in expected} == expected
+
+
+def test_a_true_claim_no_symbolic_route_proves_passes_numerically():
+    both = gram(W) + sp.Sum(W[a, c] * W[b, c], (c, 0, c.upper))  # WᵀW + WWᵀ
+    record, _ = search(theorem(PositiveSemidefinite(both, a, b)), "numpy", "float64", seed=2)
+    assert record.status == "passed", record.reason
+
+
+def test_a_non_symmetric_matrix_is_judged_by_its_quadratic_form():
+    # [[0, 1], [-1, 0]]-like skew parts add nothing to xᵀAx: WᵀW + (W − Wᵀ) is still PSD
+    skew = W[a, b] - W[b, a]
+    claim = PositiveSemidefinite(gram(W) + skew, a, b)
+    record, _ = search(theorem(claim), "numpy", "float64", seed=3)
+    assert record.status == "passed", record.reason
+    assert prove(theorem(claim)).status != "refuted"
