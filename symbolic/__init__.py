@@ -52,6 +52,9 @@ from .kinds.inequality import Greater as Greater
 from .kinds.inequality import GreaterOrEqual as GreaterOrEqual
 from .kinds.inequality import Squares as Squares
 from .kinds.inequality import elu as elu
+from .kinds.linalg import PositiveDefinite as PositiveDefinite
+from .kinds.linalg import PositiveSemidefinite as PositiveSemidefinite
+from .kinds.linalg import RankAtMost as RankAtMost
 
 __all__ = [
     "Catalog",
@@ -65,6 +68,9 @@ __all__ = [
     "Simplex",
     "Sizes",
     "ClaimKind",
+    "PositiveDefinite",
+    "PositiveSemidefinite",
+    "RankAtMost",
     "Defined",
     "Dim",
     "Scalar",

@@ -9,7 +9,16 @@ semi-definite, as (9) says; not positive definite, as §8.2 says: W = 0 gives 0)
 
 import sympy as sp
 
-from attnproof import AtLeast, Defined, Equals, Real, Scalar, Source, Tensor, Theorem
+from attnproof import (
+    Defined,
+    Equals,
+    PositiveSemidefinite,
+    Real,
+    Scalar,
+    Source,
+    Tensor,
+    Theorem,
+)
 
 from ._dims import TUTORIAL, d_k, n_k, n_q
 
@@ -128,12 +137,12 @@ learned_metric_quadratic_form_is_sum_of_squares = Theorem(
 learned_metric_positive_semidefinite = Theorem(
     name="learned_metric_positive_semidefinite",
     source=Source(TUTORIAL, "§2.3 Example (Learned Bilinear Metric)", "(9)"),
-    claim=AtLeast(quadratic_form, 0),
-    inputs=(W, x),
+    claim=PositiveSemidefinite(WtW[a, b], a, b),
+    inputs=(W,),
     definitions=(Wt, WtW),
     note="\"Parameterizing the metric as WᵀW ensures positive semi-definiteness\": "
-    "xᵀ(WᵀW)x ≥ 0 for every x. §8.2's \"positive definiteness\" (> 0 for x ≠ 0) fails at "
-    "W = 0 and needs a strict inequality, a claim kind not stated yet.",
+    "xᵀ(WᵀW)x = ‖Wx‖² ≥ 0 for every x, a sum of squares. §8.2's \"positive definiteness\" "
+    "(> 0 for x ≠ 0) fails at W = 0: learned_metric_positive_definite.",
 )
 
 learned_metric_symmetric = Theorem(

@@ -31,8 +31,8 @@ def test_theorem_is_sourced_and_renders(theorem):
     assert theorem.source.section
     if SEEDS_DIR.exists():
         assert (SEEDS_DIR / theorem.source.file).exists(), theorem.source.file
-    relation = getattr(theorem.claim, "relation", "=")
-    assert any(r in statement_latex(theorem) for r in ("=", r"\geq", r"\approx", relation))
+    relations = ("=", r"\geq", r"\approx", getattr(theorem.claim, "relation", "="))
+    assert any(r in statement_latex(theorem) for r in relations)
     assert len(definitions_latex(theorem)) == len(theorem.definitions)
 
 

@@ -1,0 +1,463 @@
+"""Linear-algebra claims about a matrix-valued expression: positive (semi-)definiteness and a
+bound on its rank.
+
+The matrix is an index expression with a row and a column index; any other free index (a head
+``h``) is a batch index, and the claim is made for each of its values.
+
+* ``PositiveSemidefinite``: xᵀAx ≥ 0 for every real x. Proved for all sizes when A, with its
+  definitions expanded, is a nonnegative multiple of a Gram matrix Σ_k F_ka F_kb (or of the
+  identity): the quadratic form is then, in sum normal form, the sum of squares
+  c · Σ_k (Σ_a F_ka x_a)², and that identity is checked by the normal form before "proved" is
+  said.
+* ``PositiveDefinite``: xᵀAx > 0 for every real x ≠ 0. Proved for all sizes only for a positive
+  multiple of the identity (then xᵀAx = c‖x‖²); a Gram matrix Σ_k F_ka F_kb is positive definite
+  only when F has full column rank, which no symbolic route here shows.
+* ``RankAtMost``: rank A ≤ k. Proved for all sizes when A has k rows or columns, or is
+  written as Σ_c L_ac R_cb with c running over k values (a factorization through a
+  k-dimensional space); else proved for sizes ≤ N when every (k+1)-minor, with the entries left
+  as symbols, expands to 0 (then it vanishes at every value of the entries).
+
+Exact refutation (all three): at sizes 1, 2, 3, the inputs are filled with small rationals in
+the structured patterns of ``_special_values`` (zeros, repeated rows, kernels, ...) and the
+matrix is evaluated exactly. A definiteness counterexample is a rational x with xᵀAx < 0
+(or = 0 with x ≠ 0, from the null space, for definiteness); a rank counterexample is the exact
+rank. Imports SymPy only.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass
+
+import sympy as sp
+
+from .. import _special_values as special_values
+from .._kind import ClaimKind
+from .._language import TheoremError
+from .._prover import (
+    NOT_PROVED,
+    PROVED,
+    PROVED_BOUNDED,
+    REFUTED,
+    ProofResult,
+    _residual,
+    instantiate,
+)
+from .._theorem import free_indices
+
+# Exact search: sizes 1..SEARCH_SIZES, this many structured draws per size (every pattern twice).
+SEARCH_SIZES = 3
+SEARCH_TRIES = 2 * len(special_values.PATTERNS)
+# The numeric route's formats: NumPy's and JAX's eigen solvers and SVDs take no float16 or
+# bfloat16, and a spectrum is not an evaluation-order stability question a lower format answers.
+SPECTRAL_DTYPES = ("float64", "float32")
+
+
+def _dimension(index: sp.Idx) -> sp.Symbol:
+    """The dimension symbol an index runs over (its range is 0 .. dimension − 1)."""
+    return index.upper + 1
+
+
+def _sum_over(expr, *indices):
+    return sp.Sum(expr, *((i, 0, i.upper) for i in indices))
+
+
+# -- the statements --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _MatrixClaim(ClaimKind):
+    """A claim about the matrix ``matrix`` whose rows run over ``row`` and columns over
+    ``column``; other free indices of ``matrix`` are batch indices."""
+
+    matrix: sp.Expr
+    row: sp.Idx
+    column: sp.Idx
+
+    def expressions(self):
+        return (("matrix", self.matrix),)
+
+    def numeric_configurations(self, found):
+        """The float64 and float32 configurations (``SPECTRAL_DTYPES``) among ``found``."""
+        return [c for c in found if c[1] in SPECTRAL_DTYPES]
+
+    def batch_indices(self) -> list[sp.Idx]:
+        others = free_indices(self.matrix) - {self.row, self.column}
+        return sorted(others, key=lambda i: str(i.label))
+
+    def validate(self, theorem, where: str) -> None:
+        for name, index in (("row", self.row), ("column", self.column)):
+            if not isinstance(index, sp.Idx):
+                raise TheoremError(f"{where}: the {name} index of {self.kind} must be an index "
+                                   f"(Dim.index), got {index!r}")
+            if index not in free_indices(self.matrix):
+                raise TheoremError(f"{where}: the {name} index {index} is not a free index of "
+                                   f"the matrix {self.matrix}")
+        if self.row == self.column:
+            raise TheoremError(f"{where}: row and column are the same index {self.row}")
+
+    def _matrix_latex(self, latex) -> str:
+        return rf"\left[{latex(self.matrix)}\right]_{{{latex(self.row)} {latex(self.column)}}}"
+
+
+@dataclass(frozen=True)
+class _Definiteness(_MatrixClaim):
+    strict = False
+
+    def validate(self, theorem, where: str) -> None:
+        super().validate(theorem, where)
+        if _dimension(self.row) != _dimension(self.column):
+            raise TheoremError(
+                f"{where}: {self.kind} needs a square matrix, but row index {self.row} runs over "
+                f"{_dimension(self.row)} and column index {self.column} over "
+                f"{_dimension(self.column)}")
+
+    def to_latex(self, latex) -> str:
+        r, c = latex(self.row), latex(self.column)
+        matrix = latex(self.matrix)
+        if isinstance(self.matrix, sp.Add):
+            matrix = rf"\left({matrix}\right)"
+        form = rf"\sum_{{{r} {c}}} x_{{{r}}} {matrix} x_{{{c}}}"
+        if self.strict:
+            return rf"{form} > 0 \quad \text{{for every real }} x \neq 0"
+        return rf"{form} \geq 0 \quad \text{{for every real }} x"
+
+    def prove(self, theorem, bound: int) -> ProofResult:
+        expanded = theorem.expand(self.matrix)
+        proof = _definiteness_proof(theorem, expanded, self.row, self.column, self.strict)
+        if proof is not None:
+            return proof
+        counterexample = _search(theorem, self, expanded,
+                                 _definiteness_witness_for(self.strict))
+        if counterexample is not None:
+            return ProofResult(REFUTED, "exact counterexample at small sizes (rational entries, "
+                               "exact arithmetic)", counterexample=counterexample)
+        recognized = ("a positive multiple of the identity" if self.strict
+                      else "a nonnegative multiple of a Gram matrix or of the identity")
+        return ProofResult(NOT_PROVED, f"not recognized as {recognized}, and the exact search "
+                           f"at sizes <= {SEARCH_SIZES} found no counterexample; numeric "
+                           "evidence only")
+
+
+@dataclass(frozen=True)
+class PositiveSemidefinite(_Definiteness):
+    """xᵀAx ≥ 0 for every real vector x, A = ``matrix`` over (``row``, ``column``)."""
+
+    kind = "positive semi-definite"
+    relation = r"\geq"  # between the quadratic form and 0
+    numeric_route = "attnproof.numeric.kinds.linalg:check"
+    strict = False
+
+
+@dataclass(frozen=True)
+class PositiveDefinite(_Definiteness):
+    """xᵀAx > 0 for every real vector x ≠ 0, A = ``matrix`` over (``row``, ``column``)."""
+
+    kind = "positive definite"
+    relation = ">"  # between the quadratic form and 0, for x ≠ 0
+    numeric_route = "attnproof.numeric.kinds.linalg:check"
+    strict = True
+
+
+@dataclass(frozen=True)
+class RankAtMost(_MatrixClaim):
+    """rank A ≤ ``bound`` (an integer, or an expression in the dimensions such as d_k)."""
+
+    bound: sp.Expr = sp.Integer(0)
+    kind = "rank bound"
+    relation = r"\leq"
+    numeric_route = "attnproof.numeric.kinds.linalg:check"
+
+    def __post_init__(self):
+        object.__setattr__(self, "bound", sp.sympify(self.bound, strict=True))
+
+    def expressions(self):
+        return (("matrix", self.matrix), ("rank bound", self.bound))
+
+    def validate(self, theorem, where: str) -> None:
+        super().validate(theorem, where)
+        known = {d.symbol for d in theorem.dims}
+        for symbol in self.bound.free_symbols:
+            if symbol not in known:
+                raise TheoremError(f"{where}: the rank bound uses {symbol}, which is not a "
+                                   "dimension of the theorem")
+
+    def to_latex(self, latex) -> str:
+        return rf"\operatorname{{rank}} {self._matrix_latex(latex)} \leq {latex(self.bound)}"
+
+    def prove(self, theorem, bound: int) -> ProofResult:
+        expanded = theorem.expand(self.matrix)
+        proof = _rank_proof(self, expanded)
+        if proof is not None:
+            return proof
+        counterexample = _search(theorem, self, expanded, self._rank_witness)
+        if counterexample is not None:
+            return ProofResult(REFUTED, "exact rank at small sizes (rational entries, exact "
+                               "arithmetic)", counterexample=counterexample)
+        largest = _minors_vanish_up_to(theorem, self, expanded, bound)
+        if largest:
+            return ProofResult(PROVED_BOUNDED, f"every ({self.bound} + 1)-minor expands to 0 "
+                               f"with the entries as symbols, for sizes <= {largest}",
+                               max_size=largest)
+        return ProofResult(NOT_PROVED, "no factorization through a space of the bound's "
+                           "dimension recognized, and the exact search found no counterexample; "
+                           "numeric evidence only")
+
+    def bound_at(self, sizes: dict[str, int]) -> int:
+        value = self.bound.xreplace({sp.Symbol(n, integer=True, positive=True): v
+                                     for n, v in sizes.items()})
+        return int(sp.floor(value))
+
+    def _rank_witness(self, matrix: sp.Matrix, sizes: dict) -> dict | None:
+        """A (k+1)-minor that is exactly nonzero: the certificate that rank > k."""
+        limit = self.bound_at(sizes)
+        order = limit + 1
+        if order > min(matrix.shape):
+            return None
+        for rows in itertools.combinations(range(matrix.rows), order):
+            for columns in itertools.combinations(range(matrix.cols), order):
+                minor = _exact_number(matrix.extract(list(rows), list(columns)).det())
+                if minor.is_zero is False:
+                    return {"rank": str(matrix.rank(simplify=True)),
+                            "bound": f"{self.bound} = {limit}",
+                            "nonzero minor": f"rows {list(rows)}, columns {list(columns)}: "
+                                             f"{minor}",
+                            "lhs_minus_rhs": str(matrix.rank(simplify=True) - limit)}
+        return None
+
+
+# -- symbolic route: definiteness --------------------------------------------------------------
+
+
+def _split_coefficient(expr: sp.Expr, *indices) -> tuple[sp.Expr, sp.Expr]:
+    """``expr`` as (coefficient free of ``indices`` and of every tensor, the rest)."""
+    factors = sp.Mul.make_args(expr)
+
+    def constant(f):
+        return not (f.has(*indices) or f.atoms(sp.Indexed) or f.has(sp.Sum))
+
+    coefficient = sp.Mul(*(f for f in factors if constant(f)))
+    return coefficient, sp.Mul(*(f for f in factors if not constant(f)))
+
+
+def gram_factor(expr: sp.Expr, row: sp.Idx, column: sp.Idx):
+    """``(c, F, k)`` with ``expr`` = c · Σ_k F(k, row) F(k, column), where F(k, column) is F(k, row)
+    with ``row`` renamed, or ``(c, None, None)`` when ``expr`` = c · δ(row, column); None when
+    ``expr`` has neither form."""
+    coefficient, core = _split_coefficient(expr, row, column)
+    if core == sp.KroneckerDelta(row, column):
+        return coefficient, None, None
+    if not _single_sum_free_of(core, row, column):
+        return None
+    left, right, rest = [], [], []
+    for factor in sp.Mul.make_args(core.function):
+        has_row, has_column = factor.has(row), factor.has(column)
+        (left if has_row and not has_column else right if has_column and not has_row
+         else rest).append(factor)
+    if rest or not left:
+        return None
+    factor = sp.Mul(*left)
+    if sp.Mul(*right) != factor.xreplace({row: column}):
+        return None
+    return coefficient, factor, core.limits[0]
+
+
+def _single_sum_free_of(core, row, column) -> bool:
+    """``core`` is one sum over one index whose range does not depend on row or column."""
+    if not isinstance(core, sp.Sum) or len(core.limits) != 1:
+        return False
+    _, low, high = core.limits[0]
+    return not (low.has(row, column) or high.has(row, column))
+
+
+def _definiteness_proof(theorem, expanded, row, column, strict: bool) -> ProofResult | None:
+    found = gram_factor(expanded, row, column)
+    if found is None:
+        return None
+    coefficient, factor, limit = found
+    if factor is None:  # c · identity: xᵀAx = c Σ_a x_a²
+        if coefficient.is_positive or (not strict and coefficient.is_nonnegative):
+            relation = "> 0 for x != 0" if strict else ">= 0"
+            return ProofResult(PROVED, f"the matrix is {coefficient} times the identity, "
+                               f"{'positive' if strict else 'nonnegative'}: "
+                               f"x^T A x = {coefficient} * sum_a x_a^2 {relation} (all sizes)")
+        return None
+    if strict or not coefficient.is_nonnegative:
+        return None
+    x = sp.IndexedBase("x_probe", real=True)
+    quadratic = _sum_over(x[row] * expanded * x[column], row, column)
+    squares = coefficient * sp.Sum(_sum_over(factor * x[row], row) ** 2, limit)
+    if _residual(theorem, quadratic - squares) != 0:
+        return None
+    shown = factor.xreplace({limit[0]: sp.Symbol("k")})  # the summation index, named k
+    return ProofResult(PROVED, f"Gram matrix: x^T A x = {coefficient} * sum_k (sum_a F_ka x_a)^2 "
+                       f"with F_ka = {shown}, an identity checked in sum normal form, and "
+                       f"{coefficient} >= 0 (all sizes)")
+
+
+# -- symbolic route: rank ------------------------------------------------------------------------
+
+
+def _rank_proof(claim: RankAtMost, expanded) -> ProofResult | None:
+    for index, what in ((claim.row, "rows"), (claim.column, "columns")):
+        if sp.simplify(_dimension(index) - claim.bound) == 0:
+            return ProofResult(PROVED, f"the matrix has {claim.bound} {what}, so its rank is at "
+                               f"most {claim.bound} (all sizes)")
+    through = _factorization_dimension(expanded, claim.row, claim.column)
+    if through is not None and sp.simplify(through - claim.bound) == 0:
+        return ProofResult(PROVED, f"factorization A = L R through a {through}-dimensional "
+                           "space: A_ab = sum_c L_ac R_cb with c over "
+                           f"{through} values (all sizes)")
+    return None
+
+
+def _factorization_dimension(expr, row, column):
+    """k when ``expr`` = c · Σ_{c<k} L(row, c) R(c, column) with no factor holding both row
+    and column; None otherwise."""
+    _, core = _split_coefficient(expr, row, column)
+    if not _single_sum_free_of(core, row, column):
+        return None
+    if any(f.has(row) and f.has(column) for f in sp.Mul.make_args(core.function)):
+        return None
+    _, low, high = core.limits[0]
+    return sp.simplify(high - low + 1)
+
+
+def _minors_vanish_up_to(theorem, claim: RankAtMost, expanded, bound: int) -> int:
+    """The largest N such that at every size <= N each (k+1)-minor of the matrix, its entries
+    left as symbols, expands to 0 (a polynomial identically 0 vanishes at every value)."""
+    proved = 0
+    for largest in range(1, bound + 1):
+        for sizes in _size_assignments(theorem, largest):
+            for batch in _batch_assignments(claim, sizes):
+                matrix = _concrete_matrix(theorem, claim, expanded, sizes, batch)
+                if not _minors_vanish(matrix, claim.bound_at(sizes)):
+                    return proved
+        proved = largest
+    return proved
+
+
+def _minors_vanish(matrix: sp.Matrix, rank: int) -> bool:
+    order = rank + 1
+    if order > min(matrix.shape):
+        return True
+    for rows in itertools.combinations(range(matrix.rows), order):
+        for columns in itertools.combinations(range(matrix.cols), order):
+            if sp.expand(matrix.extract(list(rows), list(columns)).det(method="berkowitz")) != 0:
+                return False
+    return True
+
+
+def _size_assignments(theorem, largest: int):
+    names = [d.name for d in theorem.dims]
+    for sizes in itertools.product(range(1, largest + 1), repeat=len(names)):
+        if max(sizes) == largest:
+            yield dict(zip(names, sizes, strict=True))
+
+
+# -- exact refutation ----------------------------------------------------------------------------
+
+
+def _batch_assignments(claim: _MatrixClaim, sizes: dict):
+    indices = claim.batch_indices()
+    ranges = [range(sizes.get(str(_dimension(i)), 1)) for i in indices]
+    for values in itertools.product(*ranges):
+        yield {str(i.label): v for i, v in zip(indices, values, strict=True)}
+
+
+def _concrete_matrix(theorem, claim, expanded, sizes, batch) -> sp.Matrix:
+    rows = sizes[str(_dimension(claim.row))]
+    columns = sizes[str(_dimension(claim.column))]
+    row, column = str(claim.row.label), str(claim.column.label)
+    return sp.Matrix(rows, columns, lambda r, c: instantiate(
+        theorem, expanded, sizes, {**batch, row: int(r), column: int(c)}))
+
+
+def _search(theorem, claim: _MatrixClaim, expanded, witness) -> dict | None:
+    """Small sizes, structured rational inputs, the matrix evaluated exactly; the first
+    instance ``witness(matrix, sizes)`` describes as a counterexample."""
+    for largest in range(1, SEARCH_SIZES + 1):
+        sizes = {d.name: min(largest, d.sizes.high) for d in theorem.dims}
+        rng = random.Random(largest)
+        draws = [special_values.draw_values(theorem, sizes, rng, attempt)
+                 for attempt in range(SEARCH_TRIES)]
+        for batch in _batch_assignments(claim, sizes):
+            symbolic = _concrete_matrix(theorem, claim, expanded, sizes, batch)
+            for values in draws:
+                matrix = _exact(symbolic, values)
+                if matrix is None:
+                    continue
+                found = witness(matrix, sizes)
+                if found is not None:
+                    return {"sizes": sizes, "indices": batch, "values": _used(symbolic, values),
+                            "matrix": str(matrix.tolist()), **found}
+    return None
+
+
+def _exact(symbolic: sp.Matrix, values: dict) -> sp.Matrix | None:
+    entries = {x: values[(str(x.base), x.indices)] for x in symbolic.atoms(sp.Indexed)
+               if (str(x.base), x.indices) in values}
+    scalars = {k: v for k, v in values.items() if isinstance(k, sp.Symbol)}
+    matrix = symbolic.xreplace(entries).xreplace(scalars).applyfunc(_exact_number)
+    if matrix.free_symbols or matrix.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+        return None
+    return matrix
+
+
+def _exact_number(value: sp.Expr) -> sp.Expr:
+    """``value`` expanded with radicals simplified, exactly (never rounded to a rational)."""
+    return sp.radsimp(sp.expand(value))
+
+
+def _used(symbolic: sp.Matrix, values: dict) -> dict:
+    names = {(str(x.base), x.indices) for x in symbolic.atoms(sp.Indexed)}
+    symbols = {s.name for s in symbolic.free_symbols}
+    used = {}
+    for key, value in values.items():
+        if isinstance(key, tuple) and key in names:
+            used[f"{key[0]}[{', '.join(map(str, key[1]))}]"] = str(value)
+        elif isinstance(key, sp.Symbol) and key.name in symbols:
+            used[key.name] = str(value)
+    return used
+
+
+def _definiteness_witness(matrix: sp.Matrix, sizes: dict, strict: bool) -> dict | None:
+    """A rational x with xᵀAx < 0 (or, for ``strict``, x ≠ 0 with xᵀAx = 0), exactly."""
+    for x in _candidate_vectors(matrix, strict):
+        value = _exact_number((x.T * matrix * x)[0, 0])
+        if value.is_negative or (strict and value.is_zero and any(x)):
+            return {"x": str(list(x)), "x^T A x": str(value), "lhs_minus_rhs": str(value),
+                    "relation": "x^T A x = 0 with x != 0" if value.is_zero else "x^T A x < 0"}
+    return None
+
+
+def _candidate_vectors(matrix: sp.Matrix, strict: bool):
+    """Basis vectors, e_i ± e_j, null-space vectors (for definiteness), and the eigenvector
+    of the least eigenvalue of the symmetric part rounded to rationals (checked exactly after)."""
+    n = matrix.rows
+    basis = [sp.eye(n)[:, i] for i in range(n)]
+    yield from basis
+    for i, j in itertools.combinations(range(n), 2):
+        yield basis[i] + basis[j]
+        yield basis[i] - basis[j]
+    symmetric = (matrix + matrix.T) / 2
+    if strict:
+        yield from symmetric.nullspace()
+    yield from _least_eigenvector(symmetric)
+
+
+def _least_eigenvector(symmetric: sp.Matrix):
+    try:
+        pairs = symmetric.evalf(30).eigenvects()
+    except Exception:  # an eigen solver that fails offers no candidate; the others stand
+        return
+    if not pairs:
+        return
+    value, _, vectors = min(pairs, key=lambda p: sp.re(p[0]))
+    for vector in vectors:
+        yield vector.applyfunc(lambda v: sp.Rational(sp.re(v)).limit_denominator(10**6))
+
+
+def _definiteness_witness_for(strict: bool):
+    return lambda matrix, sizes: _definiteness_witness(matrix, sizes, strict)
