@@ -41,6 +41,12 @@ from ._vocabulary import masked_softmax as masked_softmax
 from ._vocabulary import rowmax as rowmax
 from ._vocabulary import rowsum as rowsum
 from ._vocabulary import softmax as softmax
+from .kinds.code_numbers import FromCode as FromCode
+from .kinds.statistical import Expectation as Expectation
+from .kinds.statistical import Gaussian as Gaussian
+from .kinds.statistical import Moments as Moments
+from .kinds.statistical import Rademacher as Rademacher
+from .kinds.statistical import Variance as Variance
 
 __all__ = [
     "Catalog",
@@ -81,4 +87,10 @@ __all__ = [
     "rowmax",
     "rowsum",
     "softmax",
+    "FromCode",
+    "Expectation",
+    "Gaussian",
+    "Moments",
+    "Rademacher",
+    "Variance",
 ]

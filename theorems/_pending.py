@@ -25,10 +25,6 @@ KINDS = (
 )
 
 PENDING = (
-    dict(file=TUTORIAL, section="§2.3 Remark", place="Var(q^a k_a) = d_k",
-         claim="for i.i.d. zero-mean unit-variance q, k, Var(q·k) = d_k; scaling by 1/√d_k "
-         "makes it 1",
-         kind="statistical", verdict="true"),
     dict(file=TUTORIAL, section="§4.2 Theorem (Temperature Limits)", place="(17)",
          claim="lim_{T→0} A_ij = 1 if j = argmax_k S_ik, else 0",
          kind="limit", verdict="false",
@@ -65,10 +61,19 @@ PENDING = (
          verdict="open", note="true for few, nearly orthogonal ±1 patterns; false in general"),
     dict(file=TUTORIAL, section="§9.1", place="capacity M ≈ 0.14N",
          claim="classical capacity 0.14N",
-         kind="statistical", verdict="open"),
+         kind="statistical", verdict="open",
+         note="an asymptotic statement (N → ∞, random ±1 patterns, Hebbian weights) about "
+         "retrieval with a tolerated fraction of flipped bits that the text does not define; "
+         "0.138N is the replica-theory threshold for stable near-pattern states (Amit, "
+         "Gutfreund, Sompolinsky 1985), not a quantity checkable at small N"),
     dict(file=TUTORIAL, section="§9.3 Theorem (Exponential Capacity)", place="(66)",
          claim="modern Hopfield networks store M ≈ exp(d/2) patterns", kind="statistical",
-         verdict="open"),
+         verdict="open",
+         note="'≈' hides the constants and the retrieval criterion: the published theorem "
+         "(Ramsauer et al. 2020) says that with probability 1 − p some √p·c^((d−1)/4) random "
+         "patterns on a sphere are each retrieved in one update, c depending on β and the "
+         "radius; that is a high-probability bound, not M ≈ exp(d/2), and at the d where the "
+         "exponential matters no enumeration or sampling can check it"),
     dict(file=TUTORIAL, section="§10 introduction, §10.1", place="complexity comparison",
          claim="standard attention needs O(n²) memory for A; Flash Attention O(n)", kind="cost",
          verdict="true"),
@@ -101,10 +106,6 @@ PENDING = (
          verdict="true"),
     dict(file=EXAMPLE_48, section="ML Context", place="line 138",
          claim="MultiHead(X) = Concat(head_1, …, head_h) W_O", kind="reshape", verdict="true"),
-    dict(file=EXAMPLE_48, section="Mathematical characterization; ML Examples",
-         place="lines 9, 91, 114, 120",
-         claim="dividing by √d_k keeps score variance from growing with dimension",
-         kind="statistical", verdict="true"),
     dict(file=EXAMPLE_48, section="Notes, Part 2; Linear Algebra Theory", place="lines 122, 132",
          claim="softmax is a differentiable approximation to argmax", kind="limit",
          verdict="false", note="as (17): ties give the average of the tied maxima"),
@@ -120,11 +121,6 @@ PENDING = (
          note="'> 0' is positive definiteness; a PSD matrix can give 0"),
     dict(file=EXAMPLE_48, section="Connection to Linear Algebra Theory", place="line 132",
          claim="attention matrices often have low effective rank", kind="spectral", verdict="open"),
-    dict(file=NOTEBOOK, section="Demos 5, 15, 25 (score scaling)",
-         place="raw.std() vs scaled.std()",
-         claim="for Gaussian Q, K (seed 1) the raw std is about √64 = 8 and the scaled std about 1",
-         kind="statistical", verdict="open",
-         note="the exact ratio 8 is notebook_score_scaling_variance"),
     dict(file=NOTEBOOK, section="Demos 7, 17 (KV cache size)", place="'grows with T'",
          claim="the KV cache grows linearly with T", kind="cost", verdict="true"),
     dict(file=NOTEBOOK, section="Demos 9, 19 (quadratic cost)", place="plot of T² score entries",
