@@ -95,8 +95,14 @@ class FromCode(ClaimKind):
         exact = [sp.sympify(_to_sympy(v)) for v in self.values(Exact())]
         result = _check_worked_numbers(Rounds([exact], [self.printed]))
         wrong = (result.counterexample or {}).get("entries", {})
-        counterexample = {self.labels[int(key.split(", ")[1].rstrip(")")) - 1]: text
-                          for key, text in wrong.items()} or None
+        counterexample = None
+        if wrong:
+            columns = [int(key.split(", ")[1].rstrip(")")) - 1 for key in wrong]
+            counterexample = {self.labels[c]: text for c, text in zip(columns, wrong.values(),
+                                                                       strict=True)}
+            first = columns[0]
+            miss = sp.N(exact[first] - sp.Rational(self.printed[first]), 6)
+            counterexample["lhs_minus_rhs"] = f"{float(miss):.6g}"
         drawn = " (the seeded draws taken as exact binary fractions)" if self.data else ""
         method = (f"{EXACT_EVALUATION} of the code in rational arithmetic{drawn}: "
                   + result.method.split(": ", 1)[1].replace("entries", "values")
@@ -139,9 +145,12 @@ class Exact:
 
 
 def _exact_number(value):
-    """A float is the binary fraction it stores; integers and fractions stay exact."""
-    if isinstance(value, (int, Fraction, sp.Basic)):
+    """A float is the binary fraction it stores; an integer becomes a fraction, so that 1/3
+    stays a third instead of Python's float division."""
+    if isinstance(value, (Fraction, sp.Basic)):
         return value
+    if isinstance(value, int):
+        return Fraction(value)
     return Fraction(float(value))
 
 

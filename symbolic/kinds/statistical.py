@@ -328,7 +328,8 @@ def _counterexample(claim: _Statistic, theorem, moment: sp.Expr) -> dict | None:
             rhs = _exact_at(theorem, theorem.expand(claim.value), sizes, values)
             if sp.simplify(lhs - rhs) != 0:
                 found = {"sizes": sizes, "indices": values, "law": claim.law.name,
-                         "lhs": str(lhs), "rhs": str(rhs)}
+                         "lhs": str(lhs), "rhs": str(rhs),
+                         "lhs_minus_rhs": str(sp.simplify(lhs - rhs))}
                 enumerated = _enumerate(claim, theorem, sizes, values)
                 if enumerated is not None:
                     found["enumerated"] = enumerated
