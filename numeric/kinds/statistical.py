@@ -63,11 +63,18 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None):
         record.status = NumericStatus.PASSED
     record.examples = checked
     record.instances = checked * SAMPLES
-    record.reason = (f"Monte Carlo, {SAMPLES} samples per size (seeded PCG64, {claim.law.name} "
-                     f"law), sizes {_size_text(theorem)}: the claimed "
+    record.reason = (f"Monte Carlo, {SAMPLES} samples per size (seeded PCG64, {_drawn(claim.law)}"
+                     f"), sizes {_size_text(theorem)}: the claimed "
                      f"{'mean' if isinstance(claim, Expectation) else 'variance'} inside the "
                      "99.9% interval estimate ± 3.29 standard errors of the first "
                      f"{ENTRIES_CHECKED} entries")
+
+
+def _drawn(law) -> str:
+    if law.sampler == "sign":
+        return "±1 entries"
+    drawn = f"Gaussian entries, mean {law.mean}, variance {law.variance}"
+    return drawn + (": the claim covers every law with these moments" if law.name == "any" else "")
 
 
 def _size_choices(theorem) -> list[dict[str, int]]:
