@@ -20,9 +20,10 @@ import sympy as sp
 
 from attnproof.symbolic.kinds.statistical import Expectation, at_sizes
 
-from .._backends import to_numpy
+from .._backends import _numpy_place, to_numpy
 from .._compiler import compile_expression
 from .._record import NumericStatus
+from .._tolerance import bits, error_ulps
 
 SAMPLES = 20_000
 Z_999 = 3.2905  # two-sided 99.9% quantile of the standard normal
@@ -38,7 +39,7 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None):
     compiled = compile_expression(statistic, out, inputs=theorem.inputs,
                                   definitions=theorem.definitions, target=row.target)
     rng = np.random.default_rng(BASE_SEED if seed is None else seed)
-    checked = 0
+    checked, worst = 0, 0.0
     for sizes in _size_choices(theorem):
         samples = _samples(theorem, claim.law, sizes, rng)
         with row.scope(row.devices()[device]):
@@ -53,6 +54,8 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None):
             record.counterexample = {"sizes": sizes, "values": "a sample of the statistic is "
                                      "not finite"}
             break
+        worst = max(worst, _rounding_ulps(theorem, row, dtype, statistic, out, samples, shapes,
+                                          values))
         failure = _compare(theorem, claim, sizes, values, out)
         checked += 1
         if failure is not None:
@@ -62,12 +65,27 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None):
     else:
         record.status = NumericStatus.PASSED
     record.examples = checked
+    record.max_error_ulps, record.max_error_bits = worst, bits(worst)
     record.instances = checked * SAMPLES
     record.reason = (f"Monte Carlo, {SAMPLES} samples per size (seeded PCG64, {_drawn(claim.law)}"
                      f"), sizes {_size_text(theorem)}: the claimed "
                      f"{'mean' if isinstance(claim, Expectation) else 'variance'} inside the "
                      "99.9% interval estimate ± 3.29 standard errors of the first "
                      f"{ENTRIES_CHECKED} entries")
+
+
+def _rounding_ulps(theorem, row, dtype, statistic, out, samples, shapes, values) -> float:
+    """The backend's rounding: the worst distance of its samples of the statistic from NumPy's
+    float64 evaluation on the same (dtype-rounded) inputs, in ulps of the dtype at the
+    statistic's abs-scale. Only a measurement: the verdict is the interval's."""
+    rounded = {name: _numpy_place(np, value, dtype, None).astype(np.float64)
+               for name, value in samples.items()}
+    kwargs = dict(inputs=theorem.inputs, definitions=theorem.definitions, target="numpy")
+    reference = compile_expression(statistic, out, **kwargs)(np, rounded, shapes)
+    scale = compile_expression(statistic, out, abs_scale=True, **kwargs)(np, rounded, shapes)
+    ulps = error_ulps(values, np.reshape(reference, (SAMPLES, -1)),
+                      np.reshape(scale, (SAMPLES, -1)), row.measured_as(dtype))
+    return float(np.max(ulps))
 
 
 def _drawn(law) -> str:

@@ -71,9 +71,12 @@ def test_the_backends_fail_the_wrong_digit_and_pass_the_right_one(backend, dtype
     assert passed.status == "passed" and passed.instances == 2
 
 
-def test_a_lower_format_that_only_rounds_differently_is_not_decisive():
+def test_a_lower_format_that_only_rounds_differently_says_so():
     tight = Theorem(name="t", source=SOURCE, inputs=(), claim=FromCode(
         planted.statistics.notebook_score_scaling, ("7.9578", "0.9947"), data=
         planted.statistics.notebook_score_draws))
     record, _ = search(tight, "numpy", "float16")
-    assert record.status == "not-decisive"
+    assert record.status == "failed" and "an instability of this format" in record.reason
+    assert record.max_error_ulps > 0
+    exact, _ = search(tight, "numpy", "float64")
+    assert exact.status == "passed" and exact.max_error_ulps == 0
