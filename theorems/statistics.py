@@ -15,7 +15,7 @@ not define; they stay in theorems/_pending.py.
 
 import sympy as sp
 
-from attnproof import Dim, FromCode, Moments, Sizes, Source, Tensor, Theorem, Variance
+from attnproof import FromCode, Moments, Source, Tensor, Theorem, Variance
 
 from ._dims import EXAMPLE_48, NOTEBOOK, TUTORIAL, d_k, n_k, n_q
 

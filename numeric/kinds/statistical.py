@@ -42,13 +42,8 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None):
     checked, worst = 0, 0.0
     for sizes in _size_choices(theorem):
         samples = _samples(theorem, claim.law, sizes, rng)
-        with row.scope(row.devices()[device]):
-            arrays = {name: row.place(xp, value, dtype, row.devices()[device])
-                      for name, value in samples.items()}
-            shapes = {**sizes, "batch": SAMPLES}
-            function = (row.compile(lambda a: compiled(xp, a, shapes)) if mode == "jit"
-                        else (lambda a: compiled(xp, a, shapes)))
-            values = to_numpy(function(arrays)).reshape(SAMPLES, -1)
+        shapes = {**sizes, "batch": SAMPLES}
+        values = _on_backend(row, xp, compiled, samples, shapes, dtype, device, mode)
         if not np.all(np.isfinite(values)):
             record.status = NumericStatus.FAILED
             record.counterexample = {"sizes": sizes, "values": "a sample of the statistic is "
@@ -72,6 +67,20 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None):
                      f"{'mean' if isinstance(claim, Expectation) else 'variance'} inside the "
                      "99.9% interval estimate ± 3.29 standard errors of the first "
                      f"{ENTRIES_CHECKED} entries")
+
+
+def _on_backend(row, xp, compiled, samples, shapes, dtype, device, mode) -> np.ndarray:
+    """Every sample of the statistic, computed on the backend in one batched call: (N, entries)
+    in float64."""
+    place = row.devices()[device]
+    with row.scope(place):
+        arrays = {name: row.place(xp, value, dtype, place) for name, value in samples.items()}
+
+        def statistic(a):
+            return compiled(xp, a, shapes)
+
+        function = row.compile(statistic) if mode == "jit" else statistic
+        return to_numpy(function(arrays)).reshape(SAMPLES, -1)
 
 
 def _rounding_ulps(theorem, row, dtype, statistic, out, samples, shapes, values) -> float:

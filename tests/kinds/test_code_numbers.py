@@ -4,8 +4,15 @@ values; the same code runs on the backends and fails a wrong printed digit."""
 import pytest
 
 from attnproof.numeric._search import search
-from attnproof.symbolic import FromCode, Source, Tensor, Theorem, TheoremError, prove
-from attnproof.symbolic import statement_latex
+from attnproof.symbolic import (
+    FromCode,
+    Source,
+    Tensor,
+    Theorem,
+    TheoremError,
+    prove,
+    statement_latex,
+)
 from attnproof.theorems import _dims
 from tests.planted import kinds_statistical as planted
 
