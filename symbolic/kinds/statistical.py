@@ -9,7 +9,9 @@ Symbolic route (moment algebra, all sizes): expectation is linear, so it passes 
 sum; a monomial's expectation factors over independent tensors; within one tensor, for entries
 x_I and x_J, E x_I = μ and E x_I x_J = μ² + σ² δ_IJ (δ_IJ a product of ``KroneckerDelta`` over
 the index positions). A statistic whose monomials hold an entry of one tensor more than twice
-needs higher moments: the route then says so and leaves the claim to the numbers. The result
+needs higher moments: for a finite law (``Rademacher``) the route then enumerates every ±1
+pattern at every size up to the bound ("proved for sizes <= k", PROVED_BOUNDED), otherwise it
+says so and leaves the claim to the numbers. The result
 minus the claimed value goes through the sum normal form (``_normal_form.residual``); zero is
 a proof for all sizes and for every law with the stated mean and variance (Gaussian or not).
 
@@ -277,6 +279,8 @@ def prove_statistic(claim: _Statistic, theorem, bound: int):
     try:
         moment = sp.expand(claim.moment(theorem))
     except UnsupportedMoment as why:
+        if law.finite:
+            return prove_by_enumeration(claim, theorem, bound, str(why))
         return ProofResult(NOT_PROVED, f"moment algebra needs the first two moments only: {why}; "
                            "Monte Carlo evidence only")
     difference = _delta_powers_to_one(moment - theorem.expand(claim.value))
@@ -349,20 +353,64 @@ def _largest_size_checked(claim, theorem, moment, bound: int) -> int:
     return proved
 
 
-def _enumerate(claim: _Statistic, theorem, sizes: dict, values: dict) -> str | None:
-    """For a finite law, the statistic's mean or variance over every ±1 pattern of the entries
-    it uses, exactly: an independent confirmation of the moment algebra's value."""
-    if not claim.law.finite:
-        return None
+def _enumerated_moment(claim: _Statistic, theorem, sizes: dict, values: dict):
+    """For a finite law, (the statistic's mean or variance over every pattern of the entries it
+    uses, exactly; the number of patterns), or None when there are too many entries."""
     statistic = _exact_at(theorem, theorem.expand(claim.statistic), sizes, values)
     random = {t.name for t in theorem.tensors}  # by name: instantiating fixes the bases' shapes
     entries = sorted((x for x in statistic.atoms(sp.Indexed) if str(x.base) in random), key=str)
     if len(entries) > ENUMERATION_LIMIT:
         return None
-    outcomes = [statistic.xreplace(dict(zip(entries, signs, strict=True)))
-                for signs in itertools.product((-1, 1), repeat=len(entries))]
+    spread = sp.sqrt(claim.law.variance)
+    points = (claim.law.mean - spread, claim.law.mean + spread)  # each with probability 1/2
+    outcomes = [statistic.xreplace(dict(zip(entries, pattern, strict=True)))
+                for pattern in itertools.product(points, repeat=len(entries))]
     mean = sp.simplify(sp.Add(*outcomes) / len(outcomes))
     if isinstance(claim, Expectation):
-        return f"mean over all {len(outcomes)} ±1 patterns = {mean}"
-    variance = sp.simplify(sp.Add(*((o - mean) ** 2 for o in outcomes)) / len(outcomes))
-    return f"variance over all {len(outcomes)} ±1 patterns = {variance}"
+        return mean, len(outcomes)
+    return sp.simplify(sp.Add(*((o - mean) ** 2 for o in outcomes)) / len(outcomes)), len(outcomes)
+
+
+def _enumerate(claim: _Statistic, theorem, sizes: dict, values: dict) -> str | None:
+    """The enumerated value as a sentence: an independent confirmation of the moment
+    algebra's."""
+    if not claim.law.finite:
+        return None
+    found = _enumerated_moment(claim, theorem, sizes, values)
+    if found is None:
+        return None
+    what = "mean" if isinstance(claim, Expectation) else "variance"
+    return f"{what} over all {found[1]} ±1 patterns = {found[0]}"
+
+
+def prove_by_enumeration(claim: _Statistic, theorem, bound: int, why: str):
+    """A finite law whose statistic needs higher moments: every pattern of the entries at
+    every size up to ``bound`` (while there are at most ``ENUMERATION_LIMIT`` entries)."""
+    from .._prover import REFUTED, ProofResult
+
+    proved = 0
+    for largest in range(1, bound + 1):
+        for sizes, values in _instances(theorem, largest):
+            found = _enumerated_moment(claim, theorem, sizes, values)
+            if found is None:
+                return _bounded_enumeration(proved, why)
+            rhs = _exact_at(theorem, theorem.expand(claim.value), sizes, values)
+            if sp.simplify(found[0] - rhs) != 0:
+                counterexample = {"sizes": sizes, "indices": values, "law": claim.law.name,
+                                  "lhs": str(found[0]), "rhs": str(rhs),
+                                  "lhs_minus_rhs": str(sp.simplify(found[0] - rhs)),
+                                  "enumerated": f"over all {found[1]} patterns"}
+                return ProofResult(REFUTED, "exact enumeration of every ±1 pattern",
+                                   counterexample=counterexample)
+        proved = largest
+    return _bounded_enumeration(proved, why)
+
+
+def _bounded_enumeration(proved: int, why: str):
+    from .._prover import NOT_PROVED, PROVED_BOUNDED, ProofResult
+
+    if not proved:
+        return ProofResult(NOT_PROVED, f"{why}; too many entries to enumerate: Monte Carlo "
+                           "evidence only")
+    return ProofResult(PROVED_BOUNDED, f"exact enumeration of every ±1 pattern for sizes <= "
+                       f"{proved} (moment algebra: {why})", max_size=proved)

@@ -76,6 +76,16 @@ def test_moments_beyond_the_second_are_not_claimed_proved():
     assert "beyond the second" in result.method
 
 
+def test_a_finite_law_with_higher_moments_is_proved_for_small_sizes_by_enumeration():
+    squares = sp.Sum(q[a] ** 2, (a, 0, d_k.symbol - 1))  # q_a² = 1 under ±1 entries
+    result = prove(_theorem(Variance(squares, 0, law=Rademacher())))
+    assert result.status == "proved-bounded" and result.max_size == 3
+    assert result.method.startswith("exact enumeration of every ±1 pattern for sizes <= 3")
+    wrong = prove(_theorem(Variance(squares, 1, law=Rademacher())))
+    assert wrong.status == "refuted"
+    assert (wrong.counterexample["sizes"], wrong.counterexample["lhs"]) == ({"d_k": 1}, "0")
+
+
 def test_the_statement_renders_with_its_law():
     text = statement_latex(TRUE)
     assert text.startswith(r"\operatorname{Var}\left[")
