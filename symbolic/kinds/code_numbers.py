@@ -79,10 +79,17 @@ class FromCode(ClaimKind):
             raise TheoremError(f"{where}: input {theorem.inputs[0].name} is not used: a demo "
                                "from code takes its inputs from data=")
 
+    def draws(self) -> dict:
+        """The demo's inputs, as its code makes them (float64 arrays)."""
+        return self.data() if self.data is not None else {}
+
     def values(self, xp) -> list:
         """The demo's values on the namespace ``xp``, one per printed text."""
-        data = self.data() if self.data is not None else {}
-        found = list(self.compute(xp, **{k: xp.asarray(v) for k, v in data.items()}))
+        return self.evaluate(xp, {k: xp.asarray(v) for k, v in self.draws().items()})
+
+    def evaluate(self, xp, data: dict) -> list:
+        """The demo's values from inputs already in ``xp``'s arrays."""
+        found = list(self.compute(xp, **data))
         if len(found) != len(self.printed):
             raise TheoremError(f"FromCode: {getattr(self.compute, '__name__', 'compute')} "
                                f"returned {len(found)} values for {len(self.printed)} printed")
