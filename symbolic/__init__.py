@@ -41,6 +41,7 @@ from ._vocabulary import masked_softmax as masked_softmax
 from ._vocabulary import rowmax as rowmax
 from ._vocabulary import rowsum as rowsum
 from ._vocabulary import softmax as softmax
+from .kinds.code_numbers import FromCode as FromCode
 from .kinds.cost import Cost as Cost
 from .kinds.cost import Step as Step
 from .kinds.inequality import CauchySchwarz as CauchySchwarz
@@ -55,6 +56,11 @@ from .kinds.inequality import elu as elu
 from .kinds.linalg import PositiveDefinite as PositiveDefinite
 from .kinds.linalg import PositiveSemidefinite as PositiveSemidefinite
 from .kinds.linalg import RankAtMost as RankAtMost
+from .kinds.statistical import Expectation as Expectation
+from .kinds.statistical import Gaussian as Gaussian
+from .kinds.statistical import Moments as Moments
+from .kinds.statistical import Rademacher as Rademacher
+from .kinds.statistical import Variance as Variance
 
 __all__ = [
     "Catalog",
@@ -109,4 +115,10 @@ __all__ = [
     "elu",
     "Cost",
     "Step",
+    "FromCode",
+    "Expectation",
+    "Gaussian",
+    "Moments",
+    "Rademacher",
+    "Variance",
 ]

@@ -8,7 +8,7 @@ known to be false as written (so it must arrive with expect="refuted" and a corr
 when a theorem states it.
 """
 
-from ._dims import EXAMPLE_48, NOTEBOOK, TUTORIAL
+from ._dims import EXAMPLE_48, TUTORIAL
 
 KINDS = (
     "limit",
@@ -25,10 +25,6 @@ KINDS = (
 )
 
 PENDING = (
-    dict(file=TUTORIAL, section="§2.3 Remark", place="Var(q^a k_a) = d_k",
-         claim="for i.i.d. zero-mean unit-variance q, k, Var(q·k) = d_k; scaling by 1/√d_k "
-         "makes it 1",
-         kind="statistical", verdict="true"),
     dict(file=TUTORIAL, section="§4.2 Theorem (Temperature Limits)", place="(17)",
          claim="lim_{T→0} A_ij = 1 if j = argmax_k S_ik, else 0",
          kind="limit", verdict="false",
@@ -57,10 +53,19 @@ PENDING = (
          verdict="open", note="true for few, nearly orthogonal ±1 patterns; false in general"),
     dict(file=TUTORIAL, section="§9.1", place="capacity M ≈ 0.14N",
          claim="classical capacity 0.14N",
-         kind="statistical", verdict="open"),
+         kind="statistical", verdict="open",
+         note="an asymptotic statement (N → ∞, random ±1 patterns, Hebbian weights) about "
+         "retrieval with a tolerated fraction of flipped bits that the text does not define; "
+         "0.138N is the replica-theory threshold for stable near-pattern states (Amit, "
+         "Gutfreund, Sompolinsky 1985), not a quantity checkable at small N"),
     dict(file=TUTORIAL, section="§9.3 Theorem (Exponential Capacity)", place="(66)",
          claim="modern Hopfield networks store M ≈ exp(d/2) patterns", kind="statistical",
-         verdict="open"),
+         verdict="open",
+         note="'≈' hides the constants and the retrieval criterion: the published theorem "
+         "(Ramsauer et al. 2020) says that with probability 1 − p some √p·c^((d−1)/4) random "
+         "patterns on a sphere are each retrieved in one update, c depending on β and the "
+         "radius; that is a high-probability bound, not M ≈ exp(d/2), and at the d where the "
+         "exponential matters no enumeration or sampling can check it"),
     dict(file=TUTORIAL, section="§10.2 Intuition", place="(69)",
          claim="φ(q)ᵀφ(k) approximates exp(q·k)", kind="statistical", verdict="open",
          note="random-feature approximations hold in expectation"),
@@ -84,10 +89,6 @@ PENDING = (
          verdict="true"),
     dict(file=EXAMPLE_48, section="ML Context", place="line 138",
          claim="MultiHead(X) = Concat(head_1, …, head_h) W_O", kind="reshape", verdict="true"),
-    dict(file=EXAMPLE_48, section="Mathematical characterization; ML Examples",
-         place="lines 9, 91, 114, 120",
-         claim="dividing by √d_k keeps score variance from growing with dimension",
-         kind="statistical", verdict="true"),
     dict(file=EXAMPLE_48, section="Notes, Part 2; Linear Algebra Theory", place="lines 122, 132",
          claim="softmax is a differentiable approximation to argmax", kind="limit",
          verdict="false", note="as (17): ties give the average of the tied maxima"),
@@ -98,11 +99,6 @@ PENDING = (
          claim="attention matrices often have low effective rank", kind="spectral", verdict="open",
          note="'often' and 'effective rank' (no threshold) leave nothing to prove or refute as "
          "written; RankAtMost can state a precise variant once the document fixes one"),
-    dict(file=NOTEBOOK, section="Demos 5, 15, 25 (score scaling)",
-         place="raw.std() vs scaled.std()",
-         claim="for Gaussian Q, K (seed 1) the raw std is about √64 = 8 and the scaled std about 1",
-         kind="statistical", verdict="open",
-         note="the exact ratio 8 is notebook_score_scaling_variance"),
 )
 
 # Numbered equations of the tutorial that are notation or definitions, not claims; the others

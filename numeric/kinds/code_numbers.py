@@ -1,0 +1,97 @@
+"""Numeric route of worked numbers from code: the demo run on the backend, in the record's dtype.
+
+The demo's data (float64, as its code makes them) are rounded to the dtype and placed on the
+backend and device; its code runs on the backend's own array functions; each value is compared
+with its printed text at the printed precision (±half a unit in the last printed place, in
+float64 after the run); a value that misses fails the record. When NumPy's float64 run rounds
+to every printed text, the reason says the miss is this format's rounding only: an instability
+of the format (a theorem declares it with ``unstable_in=``), not a refutation, which float64
+decides.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attnproof.symbolic.kinds.code_numbers import FromCode
+
+from .._backends import backend, to_numpy
+from .._record import NumericStatus
+from .._tolerance import bits, error_ulps
+
+
+class Arrays:
+    """The namespace a demo is written against, over one backend and dtype."""
+
+    def __init__(self, row, module, dtype: str, device):
+        self._row, self._module, self._dtype, self._device = row, module, dtype, device
+
+    def asarray(self, value):
+        return self._row.place(self._module, np.asarray(value, dtype=np.float64), self._dtype,
+                               self._device)
+
+    def constant(self, value):
+        return self.asarray(value)
+
+    def sqrt(self, value):
+        return self._module.sqrt(value)
+
+    def sum(self, value):
+        return self._module.sum(value)
+
+    def mean(self, value):
+        return self._module.mean(value)
+
+
+def run(claim: FromCode, row, dtype: str, device: str, mode: str = "eager") -> list[float]:
+    """The demo's values on ``row`` in ``dtype``, as float64 numbers; in mode ``jit`` the demo
+    is compiled whole (JAX's eager mode compiles each operation on its own, ten times the
+    time)."""
+    module = row.namespace(row.load(), dtype)
+    place = row.devices()[device]
+    arrays = Arrays(row, module, dtype, place)
+    with row.scope(place):
+        data = {k: arrays.asarray(v) for k, v in claim.draws().items()}
+        compute = row.compile(_demo(claim, arrays)) if mode == "jit" else _demo(claim, arrays)
+        return [float(to_numpy(v)) for v in compute(data)]
+
+
+def _demo(claim: FromCode, arrays: Arrays):
+    def demo(data):
+        return tuple(claim.evaluate(arrays, data))
+
+    return demo
+
+
+def rounds_to(value: float, printed: str) -> bool:
+    """|value − printed| ≤ half a unit in the printed last place (value finite)."""
+    decimals = len(printed.split(".")[1]) if "." in printed else 0
+    return bool(np.isfinite(value)) and abs(value - float(printed)) <= 0.5 * 10.0**-decimals
+
+
+def check(theorem, row, dtype, device, mode, profile, record, seed=None):
+    claim = theorem.claim
+    values = run(claim, row, dtype, device, mode)
+    wrong = {label: f"{value:.10g}, printed {text}"
+             for label, value, text in zip(claim.labels, values, claim.printed, strict=True)
+             if not rounds_to(value, text)}
+    record.examples, record.instances = 1, len(values)
+    reference = run(claim, backend("numpy"), "float64", "cpu")
+    ulps = error_ulps(np.array(values), np.array(reference), np.abs(np.array(reference)),
+                      row.measured_as(dtype))
+    record.max_error_ulps = float(np.max(ulps))
+    record.max_error_bits = bits(record.max_error_ulps)
+    shown = ", ".join(f"{label} = {value:.6g}" for label, value in zip(claim.labels, values,
+                                                                       strict=True))
+    record.reason = (f"the demo's code run on {row.name} in {dtype} ({shown}), each value "
+                     "compared with its printed text at the printed precision")
+    if not wrong:
+        record.status = NumericStatus.PASSED
+        return
+    record.counterexample = wrong
+    record.status = NumericStatus.FAILED
+    if (dtype, row.name) != ("float64", "numpy") and all(
+            rounds_to(v, t) for v, t in zip(reference, claim.printed, strict=True)):
+        record.reason += (f"; NumPy float64 rounds to every printed text, so only {dtype}'s "
+                          "rounding moves a value across a printed digit: an instability of "
+                          "this format (declare it with unstable_in=)")

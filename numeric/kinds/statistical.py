@@ -1,0 +1,160 @@
+"""Numeric route of statistical claims: Monte Carlo with a fixed seed and a stated interval.
+
+At a few sizes of every dimension (its smallest, 2 and its largest), ``SAMPLES`` independent
+draws of every random tensor (NumPy's PCG64 with a fixed seed, float64, then rounded to the
+record's dtype and placed on its backend and device) go through the statistic, compiled as any
+statement is (``_compiler``), in one batched call on the backend. The sample mean, or the
+sample variance, of each entry of the statistic is then compared in float64 with the claimed
+value at those sizes: the record fails when the claimed value lies outside the 99.9% interval
+estimate ± 3.29 standard errors (for the variance the standard error is √((m₄ − s⁴)/N), m₄
+the sample fourth central moment). With a fixed seed the verdict is reproducible; a true claim
+falls outside its interval with probability 0.1% per entry checked.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+
+from attnproof.symbolic.kinds.statistical import Expectation, at_sizes
+
+from .._backends import _numpy_place, to_numpy
+from .._compiler import compile_expression
+from .._record import NumericStatus
+from .._tolerance import bits, error_ulps
+
+SAMPLES = 20_000
+Z_999 = 3.2905  # two-sided 99.9% quantile of the standard normal
+BASE_SEED = 20261123
+ENTRIES_CHECKED = 4  # per size: the statistic's first entries (they are exchangeable)
+
+
+def check(theorem, row, dtype, device, mode, profile, record, seed=None):
+    claim = theorem.claim
+    xp = row.namespace(row.load(), dtype)
+    statistic = theorem.expand(claim.statistic)
+    out = theorem.free_indices
+    compiled = compile_expression(statistic, out, inputs=theorem.inputs,
+                                  definitions=theorem.definitions, target=row.target)
+    rng = np.random.default_rng(BASE_SEED if seed is None else seed)
+    checked, worst = 0, 0.0
+    for sizes in _size_choices(theorem):
+        samples = _samples(theorem, claim.law, sizes, rng)
+        shapes = {**sizes, "batch": SAMPLES}
+        values = _on_backend(row, xp, compiled, samples, shapes, dtype, device, mode)
+        if not np.all(np.isfinite(values)):
+            record.status = NumericStatus.FAILED
+            record.counterexample = {"sizes": sizes, "values": "a sample of the statistic is "
+                                     "not finite"}
+            break
+        worst = max(worst, _rounding_ulps(theorem, row, dtype, statistic, out, samples, shapes,
+                                          values))
+        failure = _compare(theorem, claim, sizes, values, out)
+        checked += 1
+        if failure is not None:
+            record.status = NumericStatus.FAILED
+            record.counterexample = failure
+            break
+    else:
+        record.status = NumericStatus.PASSED
+    record.examples = checked
+    record.max_error_ulps, record.max_error_bits = worst, bits(worst)
+    record.instances = checked * SAMPLES
+    record.reason = (f"Monte Carlo, {SAMPLES} samples per size (seeded PCG64, {_drawn(claim.law)}"
+                     f"), sizes {_size_text(theorem)}: the claimed "
+                     f"{'mean' if isinstance(claim, Expectation) else 'variance'} inside the "
+                     "99.9% interval estimate ± 3.29 standard errors of the first "
+                     f"{ENTRIES_CHECKED} entries")
+
+
+def _on_backend(row, xp, compiled, samples, shapes, dtype, device, mode) -> np.ndarray:
+    """Every sample of the statistic, computed on the backend in one batched call: (N, entries)
+    in float64."""
+    place = row.devices()[device]
+    with row.scope(place):
+        arrays = {name: row.place(xp, value, dtype, place) for name, value in samples.items()}
+
+        def statistic(a):
+            return compiled(xp, a, shapes)
+
+        function = row.compile(statistic) if mode == "jit" else statistic
+        return to_numpy(function(arrays)).reshape(SAMPLES, -1)
+
+
+def _rounding_ulps(theorem, row, dtype, statistic, out, samples, shapes, values) -> float:
+    """The backend's rounding: the worst distance of its samples of the statistic from NumPy's
+    float64 evaluation on the same (dtype-rounded) inputs, in ulps of the dtype at the
+    statistic's abs-scale. Only a measurement: the verdict is the interval's."""
+    rounded = {name: _numpy_place(np, value, dtype, None).astype(np.float64)
+               for name, value in samples.items()}
+    kwargs = dict(inputs=theorem.inputs, definitions=theorem.definitions, target="numpy")
+    reference = compile_expression(statistic, out, **kwargs)(np, rounded, shapes)
+    scale = compile_expression(statistic, out, abs_scale=True, **kwargs)(np, rounded, shapes)
+    ulps = error_ulps(values, np.reshape(reference, (SAMPLES, -1)),
+                      np.reshape(scale, (SAMPLES, -1)), row.measured_as(dtype))
+    return float(np.max(ulps))
+
+
+def _drawn(law) -> str:
+    if law.sampler == "sign":
+        return "±1 entries"
+    drawn = f"Gaussian entries, mean {law.mean}, variance {law.variance}"
+    return drawn + (": the claim covers every law with these moments" if law.name == "any" else "")
+
+
+def _size_choices(theorem) -> list[dict[str, int]]:
+    """Every dimension at its smallest size, at 2, and at its largest, together."""
+    choices = []
+    for pick in (lambda s: s.low, lambda s: min(max(2, s.low), s.high), lambda s: s.high):
+        sizes = {d.name: pick(d.sizes) for d in theorem.dims}
+        if sizes not in choices:
+            choices.append(sizes)
+    return choices
+
+
+def _size_text(theorem) -> str:
+    return "; ".join(", ".join(f"{k} = {v}" for k, v in s.items()) for s in _size_choices(theorem))
+
+
+def _samples(theorem, law, sizes, rng) -> dict[str, np.ndarray]:
+    found = {}
+    for tensor in theorem.tensors:
+        shape = (SAMPLES, *(sizes[d.name] for d in tensor.dims))
+        if law.sampler == "sign":
+            draw = rng.choice(np.array([-1.0, 1.0]), size=shape)
+        else:
+            draw = rng.normal(float(law.mean), math.sqrt(float(law.variance)), size=shape)
+        found[tensor.name] = draw
+    return found
+
+
+def _compare(theorem, claim, sizes, values, out) -> dict | None:
+    for position in range(min(ENTRIES_CHECKED, values.shape[1])):
+        indices = _index_values(out, sizes, position)
+        claimed = float(sp.N(at_sizes(theorem.expand(claim.value), sizes, indices)))
+        estimate, error = _estimate(claim, values[:, position])
+        low, high = estimate - Z_999 * error, estimate + Z_999 * error
+        if not low <= claimed <= high:
+            return {"sizes": sizes, "indices": indices, "law": claim.law.name,
+                    "samples": SAMPLES, "estimate": f"{estimate:.6g}",
+                    "interval_99.9%": f"[{low:.6g}, {high:.6g}]", "claimed": f"{claimed:.6g}"}
+    return None
+
+
+def _index_values(out, sizes, position: int) -> dict[str, int]:
+    extents = [sizes.get(str(i.upper + 1), 1) for i in out]
+    values = np.unravel_index(position, extents) if extents else ()
+    return {str(i.label): int(v) for i, v in zip(out, values, strict=True)}
+
+
+def _estimate(claim, x: np.ndarray) -> tuple[float, float]:
+    """The sample mean or variance and its standard error."""
+    n = len(x)
+    centred = x - x.mean()
+    variance = float(np.mean(centred**2))
+    if isinstance(claim, Expectation):
+        return float(x.mean()), math.sqrt(variance / n)
+    fourth = float(np.mean(centred**4))
+    return variance * n / (n - 1), math.sqrt(max(fourth - variance**2, 0.0) / n)
