@@ -29,6 +29,10 @@ from ._theorem import Rounds as Rounds
 from ._theorem import Source as Source
 from ._theorem import Theorem as Theorem
 from ._theorem import TheoremError as TheoremError
+from .kinds.ieee import Between as Between
+from .kinds.ieee import IEEEValue as IEEEValue
+from .kinds.ieee import Near as Near
+from .kinds.ieee import where as where
 from ._vocabulary import LogSumExp as LogSumExp
 from ._vocabulary import ReduceMax as ReduceMax
 from ._vocabulary import Softmax as Softmax
@@ -69,6 +73,10 @@ __all__ = [
     "Source",
     "Theorem",
     "TheoremError",
+    "Between",
+    "IEEEValue",
+    "Near",
+    "where",
     "LogSumExp",
     "ReduceMax",
     "Softmax",
