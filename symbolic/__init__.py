@@ -29,10 +29,6 @@ from ._theorem import Rounds as Rounds
 from ._theorem import Source as Source
 from ._theorem import Theorem as Theorem
 from ._theorem import TheoremError as TheoremError
-from .kinds.ieee import Between as Between
-from .kinds.ieee import IEEEValue as IEEEValue
-from .kinds.ieee import Near as Near
-from .kinds.ieee import where as where
 from ._vocabulary import LogSumExp as LogSumExp
 from ._vocabulary import ReduceMax as ReduceMax
 from ._vocabulary import Softmax as Softmax
@@ -45,6 +41,10 @@ from ._vocabulary import masked_softmax as masked_softmax
 from ._vocabulary import rowmax as rowmax
 from ._vocabulary import rowsum as rowsum
 from ._vocabulary import softmax as softmax
+from .kinds.ieee import Between as Between
+from .kinds.ieee import IEEEValue as IEEEValue
+from .kinds.ieee import Near as Near
+from .kinds.ieee import where as where
 
 __all__ = [
     "Catalog",

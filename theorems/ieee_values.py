@@ -82,7 +82,8 @@ def filled(fill):
 def stable_softmax(X):
     """jax.nn.softmax as it computes: exp(x − max x) / Σ exp(x − max x)."""
     shifted = Defined("E", (i, jj), exp(X[i, jj] - rowmax(X[i, k], k)))
-    weights = Defined("A", (i, jj), shifted[i, jj] / sp.Sum(shifted[i, k], (k, 0, n_keys.symbol - 1)))
+    total = sp.Sum(shifted[i, k], (k, 0, n_keys.symbol - 1))
+    weights = Defined("A", (i, jj), shifted[i, jj] / total)
     return shifted, weights
 
 

@@ -193,9 +193,10 @@ class IEEEValue(ClaimKind):
         return (("value as written", self.value),)
 
     def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
-        point = ", ".join([f"{_name_latex(n)} = {_sizes_latex(s)}" for n, s in self.sizes.items()]
-                          + [f"{_name_latex(n)} = {_value_latex(v, latex)}"
-                             for n, v in self.at.items() if not callable(v)])
+        point = ", ".join([f"{latex(sp.Symbol(n))} = {_sizes_latex(s)}"
+                           for n, s in self.sizes.items()]
+                          + [f"{latex(sp.Symbol(n))} = {_value_latex(v, latex)}"
+                             for n, v in self.at.items()])
         where = rf"\Big|_{{{point}}}" if point else ""
         groups: dict[str, list[str]] = {}
         for fmt, expected in self.claimed.items():
@@ -241,16 +242,13 @@ class IEEEValue(ClaimKind):
         return _prove(theorem, self)
 
 
-def _name_latex(name: str) -> str:
-    head, _, tail = name.partition("_")
-    return f"{head}_{{{tail}}}" if tail else name
-
-
 def _sizes_latex(sizes) -> str:
     return str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]}, \\dots, {sizes[-1]}"
 
 
 def _value_latex(value, latex) -> str:
+    if callable(value):  # a pattern given as a function of the sizes: its name says which
+        return rf"\text{{{value.__name__.replace('_', ' ')}}}"
     if isinstance(value, (list, tuple)):
         return r"\left(" + ", ".join(_value_latex(v, latex) for v in value) + r"\right)"
     return latex(_number(value))
