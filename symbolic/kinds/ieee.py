@@ -29,7 +29,14 @@ import sympy as sp
 from .._domains import Integer, Mask, Positive, Real, Simplex
 from .._kind import ClaimKind
 from .._language import TheoremError
-from .._prover import NOT_PROVED, PROVED, PROVED_BOUNDED, REFUTED, ProofResult
+from .._prover import (
+    EXACT_EVALUATION,
+    NOT_PROVED,
+    PROVED,
+    PROVED_BOUNDED,
+    REFUTED,
+    ProofResult,
+)
 from .._vocabulary import ReduceMax, expand_vocabulary
 from . import _ieee_arithmetic as ieee
 from ._ieee_arithmetic import FORMATS, INF, Enclosure
@@ -704,12 +711,21 @@ def _prove(theorem, claim: IEEEValue) -> ProofResult:
     if undecided:
         return ProofResult(NOT_PROVED, _method(claim, any_free, "IEEE case analysis") +
                            f"; undecided: {'; '.join(undecided[:3])}")
-    largest = max((max(s) for s in claim.sizes.values()), default=0)
-    several = any(len(s) > 1 for s in claim.sizes.values())
     method = _method(claim, any_free, "IEEE case analysis") + f" ({checked} entries)"
-    if several:
+    largest = _common_bound(claim)
+    if largest:
         return ProofResult(PROVED_BOUNDED, method, max_size=largest)
-    return ProofResult(PROVED, method)
+    # fixed sizes: what was shown is an evaluation at them, not a statement about every size
+    return ProofResult(PROVED, f"{EXACT_EVALUATION} at the stated sizes: {method}")
+
+
+def _common_bound(claim: IEEEValue) -> int | None:
+    """k when every dimension takes every size 1, …, k (k > 1): "sizes ≤ k" says just that."""
+    ranges = {tuple(sorted(s)) for s in claim.sizes.values()}
+    if len(ranges) != 1:
+        return None
+    (sizes,) = ranges
+    return sizes[-1] if len(sizes) > 1 and sizes == tuple(range(1, sizes[-1] + 1)) else None
 
 
 def _method(claim: IEEEValue, free: bool, what: str) -> str:

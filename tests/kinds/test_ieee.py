@@ -96,7 +96,10 @@ def test_proved_means_every_input_in_its_range_at_the_stated_sizes():
     result = prove(catalog.softmax_max_shift_prevents_overflow)
     assert result.status == "proved-bounded" and result.max_size == 3
     assert "every input in its range" in result.method
-    assert prove(catalog.normalized_entropy_one_key_is_nan).status == "proved"
+    at_one_size = prove(catalog.normalized_entropy_one_key_is_nan)
+    assert at_one_size.status == "proved" and at_one_size.method.startswith("exact evaluation")
+    one_row = prove(catalog.masking_infinite_fill_fully_masked_row)  # n_q = 1, n_k = 1, 2, 3
+    assert one_row.status == "proved" and one_row.method.startswith("exact evaluation")
 
 
 def test_a_maximum_of_a_negated_value_is_not_taken_for_the_value_itself():
