@@ -79,6 +79,7 @@ normalized_entropy_at_most_one = Theorem(
     source=Source(TUTORIAL, SECTION, "normalized entropy, for n_k ≥ 2"),
     claim=AtLeast(1, H2 / sp.log(n_k2.symbol)),
     inputs=(p2,),
+    corrects="normalized_entropy_in_unit_interval",
     note="For n_k ≥ 2 keys, H/log n_k ≤ 1. With one key the ratio is 0/0 (log 1 = 0, H = 0): "
     "'∈ [0, 1]' as written fails there: it is NaN in every format "
     "(normalized_entropy_in_unit_interval).",
@@ -89,5 +90,6 @@ normalized_entropy_nonnegative = Theorem(
     source=Source(TUTORIAL, SECTION, "normalized entropy, for n_k ≥ 2"),
     claim=AtLeast(H2 / sp.log(n_k2.symbol), 0),
     inputs=(p2,),
+    corrects="normalized_entropy_in_unit_interval",
     note="For n_k ≥ 2 keys, H/log n_k ≥ 0 (0/0 with one key, as above).",
 )

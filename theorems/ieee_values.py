@@ -1,10 +1,11 @@
-"""IEEE values as written (tutorial §3.2, §4.3, §8.1, §10.1; worked example 48's notes).
+"""IEEE values as written (tutorial §3.2, §4.3, §8.1, §10.1; worked example 48; notebook).
 
 What the documents' formulas yield in float64, float32, float16 and bfloat16 when evaluated
 exactly as written, ±∞ and NaN included: the −1e9 fill of the tutorial's code (it overflows to
 −∞ in float16, whose largest number is 65504, but not in bfloat16 or float32), the −∞ fill of
 (57), the online-softmax update (67)–(68) on a block whose scores are all −∞, the normalized
-entropy at one key (0/0), and softmax with and without the row maximum subtracted.
+entropy at one key (0/0), softmax with and without the row maximum subtracted, and the theory
+notebook's padding mask.
 
 The exact-arithmetic versions are elsewhere: masked_softmax in masking.py gives a fully masked
 row zero weights with no case split; these theorems say what code that writes the fill
@@ -33,7 +34,7 @@ from attnproof import (
     where,
 )
 
-from ._dims import EXAMPLE_48, TUTORIAL
+from ._dims import EXAMPLE_48, NOTEBOOK, TUTORIAL
 
 exp = sp.exp
 
@@ -182,7 +183,7 @@ NOTES = "Numerical and Implementation Notes"
 
 softmax_max_shift_prevents_overflow = Theorem(
     name="softmax_max_shift_prevents_overflow",
-    source=Source(EXAMPLE_48, NOTES, "line 134, exp(x_i − max(x)) prevents overflow"),
+    source=Source(EXAMPLE_48, NOTES, "lines 122, 134, exp(x_i − max(x)) prevents overflow"),
     claim=IEEEValue(shifted_softmax, Between(0, 1), sizes={"n_k": (1, 2, 3)}),
     inputs=(x,),
     definitions=(shifted_row,),
@@ -219,6 +220,28 @@ softmax_unshifted_overflows_above_12_in_float16 = Theorem(
     definitions=(unshifted,),
     note="exp(12) ≈ 162755 is above float16's largest number 65504: ∞/∞ = NaN in float16 at a "
     "score of 12, finite in the wider formats.",
+)
+
+# -- the theory notebook's padding mask (Demos 6, 16): scores + [0, 0, −1e9] -------------------
+
+three = Dim("n_k", Sizes(3, 3))
+t, w = three.index("j"), three.index("k")
+scores_6 = Tensor("s", (three,), Real(-10, 10))
+padding = Tensor("pad", (three,), Real(-1e9, 0))
+X_padded = Defined("X", (t,), scores_6[t] + padding[t])  # scores + mask
+E_padded = Defined("E", (t,), exp(X_padded[t] - rowmax(X_padded[w], w)))  # stable_softmax
+padded_weight = E_padded[2] / sp.Sum(E_padded[w], (w, 0, 2))
+
+notebook_padding_mask_weight_is_zero = Theorem(
+    name="notebook_padding_mask_weight_is_zero",
+    source=Source(NOTEBOOK, "Demos 6, 16 (padding mask)", "padded key receives zero weight"),
+    claim=IEEEValue(padded_weight, "zero", sizes={"n_k": 3},
+                    at={"s": [2, 1, 5], "pad": [0, 0, -1e9]}),
+    inputs=(scores_6, padding),
+    definitions=(X_padded, E_padded),
+    note="Exactly 0 in every format, not only within the check's 1e-8: e^(5 − 1e9 − 2) "
+    "underflows (float64, float32, bfloat16), and in float16 the mask itself is −∞. The exact "
+    "value, e^(−1e9)-small, is notebook_padding_mask_weight.",
 )
 
 # -- §10.1: the online-softmax update on a block whose scores are all −∞ -----------------------

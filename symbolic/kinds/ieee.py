@@ -174,6 +174,9 @@ class IEEEValue(ClaimKind):
     sizes: Mapping[str, int | tuple[int, ...]] = field(default_factory=dict)
     at: Mapping[str, object] = field(default_factory=dict)
     formats: tuple[str, ...] = ("float64", "float32", "float16", "bfloat16")
+    # what each at= function gives at each size: part of the statement, so a cached proof is
+    # keyed by the values, not by the function's name
+    patterns: tuple = field(init=False, default=(), repr=False)
 
     kind = "IEEE value"
     relation = r"\mapsto"
@@ -193,6 +196,18 @@ class IEEEValue(ClaimKind):
         sizes = {n: (s,) if isinstance(s, int) else tuple(s) for n, s in dict(self.sizes).items()}
         object.__setattr__(self, "sizes", sizes)
         object.__setattr__(self, "at", dict(self.at))
+        object.__setattr__(self, "patterns", self._patterns())
+
+    def _patterns(self) -> tuple:
+        found = []
+        for sizes in self.size_assignments():
+            for name, given in self.at.items():
+                if callable(given):
+                    try:
+                        found.append((tuple(sizes.items()), name, repr(given(sizes))))
+                    except Exception as error:  # validate() reports it with the theorem's name
+                        found.append((tuple(sizes.items()), name, repr(error)))
+        return tuple(found)
 
     # -- contract --------------------------------------------------------------------------
 
@@ -711,7 +726,7 @@ def _prove(theorem, claim: IEEEValue) -> ProofResult:
     if undecided:
         return ProofResult(NOT_PROVED, _method(claim, any_free, "IEEE case analysis") +
                            f"; undecided: {'; '.join(undecided[:3])}")
-    method = _method(claim, any_free, "IEEE case analysis") + f" ({checked} entries)"
+    method = _method(claim, any_free, "IEEE case analysis") + f" ({checked} evaluations)"
     largest = _common_bound(claim)
     if largest:
         return ProofResult(PROVED_BOUNDED, method, max_size=largest)
