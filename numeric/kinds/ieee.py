@@ -28,6 +28,7 @@ from attnproof.symbolic.kinds._ieee_arithmetic import FORMATS
 
 from .._backends import to_numpy
 from .._record import NumericStatus
+from .._tolerance import bits
 
 
 def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
@@ -43,7 +44,7 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
     batch = max(8, profile.truth.batch // 4)
     rng = np.random.default_rng(0 if seed is None else seed)
     expr = kind.written(theorem, claim)
-    entries = 0
+    entries, worst = 0, 0.0
     place_on = row.devices()[device]
     with row.scope(place_on), np.errstate(all="ignore"):
         for sizes in claim.size_assignments():
@@ -60,6 +61,8 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
             for env, result in zip(envs, results, strict=True):
                 values = to_numpy(result) * np.ones(batch)
                 entries += 1
+                worst = max(worst, _error_ulps(values, expected, fmt))
+                record.max_error_ulps, record.max_error_bits = worst, bits(worst)
                 wrong = ~_accepted(values, expected, fmt)
                 if wrong.any():
                     first = int(np.argmax(wrong))
@@ -68,11 +71,24 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
                     record.instances = entries * batch
                     return
     record.status = NumericStatus.PASSED
+    record.max_error_ulps, record.max_error_bits = worst, bits(worst)
     record.examples = entries
     record.instances = entries * batch
     record.reason = (f"evaluated as written in {dtype} on {row.name}, op by op (eagerly, in "
                      f"every mode: a jit per size would cost more than the check): {entries} "
                      f"entries × {batch} rows, each {expected.describe()}")
+
+
+def _error_ulps(values: np.ndarray, expected, fmt) -> float:
+    """How far the finite values are from a number the claim names, in ulps of the format at
+    that number; 0 for a claim of a class or a range, which a value meets or does not."""
+    if not isinstance(expected, kind.Near):
+        return 0.0
+    centre = float(kind._mpf(expected.value))
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return 0.0
+    return float(np.max(np.abs(finite - centre)) / float(fmt.ulp(centre)))
 
 
 def _accepted(values: np.ndarray, expected, fmt) -> np.ndarray:
