@@ -247,6 +247,10 @@ class IEEEValue(ClaimKind):
             if isinstance(declared.domain, (Mask, Integer)) and name not in self.at:
                 raise TheoremError(f"{where}: IEEE value: {name!r} is a mask or an integer and "
                                    "must be fixed by at= (a where() branches on it)")
+        unsupported = first_unsupported(written(theorem, self))
+        if unsupported is not None:
+            raise TheoremError(f"{where}: IEEE value: no IEEE rule for "
+                               f"{type(unsupported).__name__} ({unsupported})")
         for sizes in self.size_assignments():
             try:
                 fixed_values(theorem, self, sizes)
@@ -453,6 +457,36 @@ def index_env(expr: sp.Expr, sizes: dict):
     ranges = [range(integer_value(i.upper, {}, sizes) + 1) for i in indices]
     for values in itertools.product(*ranges):
         yield {i.label: sp.Integer(v) for i, v in zip(indices, values, strict=True)}
+
+
+_LEAVES = (sp.Symbol, sp.Idx, sp.Indexed)
+_NODES = (sp.Add, sp.Mul, sp.exp, sp.log, sp.Max, sp.Piecewise)
+
+
+def first_unsupported(expr):
+    """The first node of the written formula the evaluators have no IEEE rule for, or None."""
+    if expr.is_Number or expr in (sp.oo, -sp.oo, sp.nan, sp.zoo) or isinstance(expr, _LEAVES):
+        return None
+    if isinstance(expr, (sp.Sum, sp.Product, ReduceMax)):
+        parts = [expr.function]
+    elif isinstance(expr, Where):
+        parts = list(expr.args[1:])
+    elif isinstance(expr, sp.Piecewise):
+        parts = [branch for branch, _ in expr.args]
+    elif isinstance(expr, sp.Pow):
+        exponent = expr.args[1]
+        if not (exponent == sp.Rational(1, 2) or exponent.is_Integer):
+            return expr
+        parts = [expr.args[0]]
+    elif isinstance(expr, _NODES):
+        parts = list(expr.args)
+    else:
+        return expr
+    for part in parts:
+        found = first_unsupported(part)
+        if found is not None:
+            return found
+    return None
 
 
 # -- the symbolic evaluator ------------------------------------------------------------------

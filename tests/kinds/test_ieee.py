@@ -142,6 +142,18 @@ def test_a_bad_declaration_names_the_theorem_and_the_symbol(claim, words):
     assert "badly_declared" in str(error.value) and words in str(error.value)
 
 
+def test_a_formula_without_an_ieee_rule_is_refused_when_declared():
+    with pytest.raises(TheoremError, match="badly_declared.*no IEEE rule for Min"):
+        _declare(value=sp.Min(Tensor("x", (n,))[k], 0), yields="finite", sizes={"n": 1},
+                 at={"M": [1]})
+
+
+def test_a_record_measures_a_claimed_number_in_ulps():
+    record, _ = search(catalog.masking_finite_fill_fully_masked_row, "numpy", "float32")
+    assert record.status == "passed" and 0 <= record.max_error_ulps <= 4
+    assert record.max_error_bits is not None
+
+
 def test_an_unknown_class_or_format_is_refused():
     with pytest.raises(TheoremError, match="unknown class"):
         IEEEValue(sp.S.One, "infinite")
