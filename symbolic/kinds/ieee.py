@@ -288,8 +288,22 @@ class Where(sp.Function):
     nargs = 3
 
     def _latex(self, printer):
-        mask, x, fill = (printer._print(a) for a in self.args)
+        mask, x = (printer._print(a) for a in self.args[:2])
+        fill = _float_latex(self.args[2]) or printer._print(self.args[2])
         return rf"\operatorname{{where}}\left({mask}, {x}, {fill}\right)"
+
+
+def _float_latex(value) -> str | None:
+    """A large float literal as the code writes it, −1e9 as −10^{9} rather than −1000000000.0."""
+    if not isinstance(value, sp.Float) or value == 0:
+        return None
+    exponent = int(mpmath.floor(mpmath.log10(abs(_mpf(value)))))
+    mantissa = float(value) / 10.0 ** exponent
+    if abs(exponent) < 4 or mantissa != round(mantissa):
+        return None
+    sign = "-" if mantissa < 0 else ""
+    head = "" if abs(mantissa) == 1 else rf"{abs(int(mantissa))} \cdot "
+    return rf"{sign}{head}10^{{{exponent}}}"
 
 
 def where(mask: sp.Expr, x: sp.Expr, fill) -> Where:

@@ -19,6 +19,7 @@ from attnproof.symbolic import (
     Tensor,
     Theorem,
     TheoremError,
+    definitions_latex,
     discover,
     prove,
     statement_latex,
@@ -117,6 +118,8 @@ def test_the_statement_renders_each_format_with_its_value():
     assert r"\mathrm{NaN} & \text{in float16}" in text
     assert r"\text{in float64, float32, bfloat16}" in text
     assert r"\text{fully masked}" in text
+    fill = definitions_latex(catalog.masking_finite_fill_fully_masked_row)[0]
+    assert fill == r"X_{i j} = \operatorname{where}\left(M_{i j}, S_{i j}, -10^{9}\right)"
 
 
 # -- declarations ----------------------------------------------------------------------------
