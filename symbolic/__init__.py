@@ -44,6 +44,10 @@ from ._vocabulary import softmax as softmax
 from .kinds.code_numbers import FromCode as FromCode
 from .kinds.cost import Cost as Cost
 from .kinds.cost import Step as Step
+from .kinds.ieee import Between as Between
+from .kinds.ieee import IEEEValue as IEEEValue
+from .kinds.ieee import Near as Near
+from .kinds.ieee import where as where
 from .kinds.inequality import CauchySchwarz as CauchySchwarz
 from .kinds.inequality import EntropyTerms as EntropyTerms
 from .kinds.inequality import ExpPositive as ExpPositive
@@ -92,6 +96,10 @@ __all__ = [
     "Source",
     "Theorem",
     "TheoremError",
+    "Between",
+    "IEEEValue",
+    "Near",
+    "where",
     "LogSumExp",
     "ReduceMax",
     "Softmax",

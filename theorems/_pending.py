@@ -34,10 +34,6 @@ PENDING = (
          claim="lim_{T→∞} A_ij = 1/n_k", kind="limit", verdict="true"),
     dict(file=TUTORIAL, section="§4.3 Definition (Attention Entropy)", place="(20), 'H = 0: delta'",
          claim="a delta distribution has entropy 0 (0·log 0 = 0)", kind="limit", verdict="true"),
-    dict(file=TUTORIAL, section="§4.3", place="normalized entropy H/log(n_k) ∈ [0, 1]",
-         claim="H/log n_k lies in [0, 1] for every n_k", kind="IEEE value", verdict="false",
-         note="0/0 = NaN at n_k = 1; for n_k ≥ 2 it holds (normalized_entropy_at_most_one, "
-         "normalized_entropy_nonnegative)"),
     dict(file=TUTORIAL, section="§5.3 Proposition (Reparameterization Invariance)", place="(31)",
          claim="natural gradient descent gives the same update under reparameterization, "
          "standard gradient descent does not", kind="series", verdict="open",
@@ -69,11 +65,6 @@ PENDING = (
     dict(file=TUTORIAL, section="§10.2 Intuition", place="(69)",
          claim="φ(q)ᵀφ(k) approximates exp(q·k)", kind="statistical", verdict="open",
          note="random-feature approximations hold in expectation"),
-    dict(file=TUTORIAL, section="§3.2 code; §8.1", place="jnp.where(mask, scores, -1e9)",
-         claim="the printed implementation gives masked keys (numerically) zero weight",
-         kind="IEEE value", verdict="true",
-         note="for causal masks, as the comment says; a fully masked row (padding) would get "
-         "uniform weights 1/n_k from the finite −1e9 fill, not 0"),
     dict(file=TUTORIAL, section="§13.3 Gradient Verification; README 'Gradient Verification'",
          place="verify_gradients(Q, K, V)",
          claim="the manual backward pass of §6.5 matches JAX autodiff",
@@ -92,9 +83,6 @@ PENDING = (
     dict(file=EXAMPLE_48, section="Notes, Part 2; Linear Algebra Theory", place="lines 122, 132",
          claim="softmax is a differentiable approximation to argmax", kind="limit",
          verdict="false", note="as (17): ties give the average of the tied maxima"),
-    dict(file=EXAMPLE_48, section="Numerical and Implementation Notes", place="line 134",
-         claim="subtracting the row maximum before exp prevents overflow", kind="IEEE value",
-         verdict="true", note="the identity it relies on is softmax_shift_invariance"),
     dict(file=EXAMPLE_48, section="Connection to Linear Algebra Theory", place="line 132",
          claim="attention matrices often have low effective rank", kind="spectral", verdict="open",
          note="'often' and 'effective rank' (no threshold) leave nothing to prove or refute as "

@@ -3,9 +3,9 @@
 (20)'s bullets are checked for every distribution: H ≥ 0, H ≤ log n_k, the uniform distribution
 reaches log n_k, and log n_k − H is the KL divergence from the uniform distribution. The
 normalized entropy H/log n_k is 0/0 for a single key (n_k = 1), so "∈ [0, 1]" as written is
-false there (listed in docs/coverage.md: deciding it needs IEEE values as a claim kind, since
-no float format can evaluate the ratio); for n_k ≥ 2 it holds and is checked. "H = 0 for a
-delta distribution" needs 0·log 0 = 0, a limit (also listed there).
+false there (normalized_entropy_in_unit_interval in ieee_values.py: NaN in every format); for
+n_k ≥ 2 it holds and is checked. "H = 0 for a delta distribution" needs 0·log 0 = 0, a limit
+(listed in docs/coverage.md).
 """
 
 import sympy as sp
@@ -83,9 +83,10 @@ normalized_entropy_at_most_one = Theorem(
     source=Source(TUTORIAL, SECTION, "normalized entropy, for n_k ≥ 2"),
     claim=AtLeast(1, H2 / sp.log(n_k2.symbol)),
     inputs=(p2,),
+    corrects="normalized_entropy_in_unit_interval",
     note="For n_k ≥ 2 keys, H/log n_k ≤ 1. With one key the ratio is 0/0 (log 1 = 0, H = 0): "
-    "'∈ [0, 1]' as written fails there, a claim about an IEEE value (NaN) that is listed in "
-    "docs/coverage.md until that claim kind exists.",
+    "'∈ [0, 1]' as written fails there: it is NaN in every format "
+    "(normalized_entropy_in_unit_interval).",
 )
 
 normalized_entropy_nonnegative = Theorem(
@@ -93,5 +94,6 @@ normalized_entropy_nonnegative = Theorem(
     source=Source(TUTORIAL, SECTION, "normalized entropy, for n_k ≥ 2"),
     claim=AtLeast(H2 / sp.log(n_k2.symbol), 0),
     inputs=(p2,),
+    corrects="normalized_entropy_in_unit_interval",
     note="For n_k ≥ 2 keys, H/log n_k ≥ 0 (0/0 with one key, as above).",
 )

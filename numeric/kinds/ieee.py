@@ -1,0 +1,264 @@
+"""The numeric route of IEEE values: the formula evaluated as written on a backend, in a dtype.
+
+The same written formula the symbolic route encloses (definitions and vocabulary spelled out,
+nothing rewritten for stability) is evaluated operation by operation with the backend's own
+arithmetic in the record's dtype: each literal is placed into the dtype (−1e9 becomes −∞ in
+float16), sums are added in the order the symbolic route adds them, x/y is one division. Fixed
+inputs are placed as written; free inputs are drawn in float64 (the ends of their range, zeros
+where allowed, then uniform) and placed into the dtype. Every entry of every row must fall in
+the claimed class (NaN, ±∞, exactly 0, finite) or, for a finite claim, within its stated
+bounds; the first row that does not is the counterexample.
+
+Backends are not all IEEE to the last bit, and a failed record says so: JAX and MLX on the CPU
+flush subnormal results to zero (float32 exp(−100) is 0 there, 3.8e−44 in NumPy), so a claim
+that rests on a subnormal can fail on them where the case analysis, which keeps subnormals,
+holds; MLX computes float64 exp in float32, so its float64 records are skipped.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+
+from attnproof.symbolic._vocabulary import ReduceMax
+from attnproof.symbolic.kinds import ieee as kind
+from attnproof.symbolic.kinds._ieee_arithmetic import FORMATS
+
+from .._backends import to_numpy
+from .._record import NumericStatus
+from .._tolerance import bits
+
+
+def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
+    claim = theorem.claim
+    if row.name == "mlx" and dtype == "float64":
+        record.status = NumericStatus.SKIPPED
+        record.reason = ("MLX evaluates exp in float32 for float64 arrays (exp(89) = inf), so it "
+                         "has no float64 IEEE values to compare")
+        return
+    xp = row.namespace(row.load(), dtype)
+    expected = claim.claimed[dtype]
+    fmt = FORMATS[dtype]
+    batch = max(8, profile.truth.batch // 4)
+    rng = np.random.default_rng(0 if seed is None else seed)
+    expr = kind.written(theorem, claim)
+    entries, worst = 0, 0.0
+    place_on = row.devices()[device]
+    with row.scope(place_on), np.errstate(all="ignore"):
+        for sizes in claim.size_assignments():
+            fixed = kind.fixed_values(theorem, claim, sizes)
+            drawn = _draw(theorem, sizes, fixed, batch, rng)
+            arrays = {_name(k): row.place(xp, v, dtype, place_on) for k, v in drawn.items()}
+            envs = list(kind.index_env(expr, sizes))
+
+            def every_entry(arrays, sizes=sizes, fixed=fixed, envs=envs):
+                evaluation = _Evaluation(xp, row, dtype, place_on, sizes, fixed, arrays)
+                return [evaluation.eval(expr, env) for env in envs]
+
+            results = every_entry(arrays)
+            for env, result in zip(envs, results, strict=True):
+                values = to_numpy(result) * np.ones(batch)
+                entries += 1
+                worst = max(worst, _error_ulps(values, expected, fmt))
+                record.max_error_ulps, record.max_error_bits = worst, bits(worst)
+                wrong = ~_accepted(values, expected, fmt)
+                if wrong.any():
+                    first = int(np.argmax(wrong))
+                    _fail(record, sizes, env, fixed, drawn, first, values[first], expected,
+                          dtype)
+                    record.instances = entries * batch
+                    return
+    record.status = NumericStatus.PASSED
+    record.max_error_ulps, record.max_error_bits = worst, bits(worst)
+    record.examples = entries
+    record.instances = entries * batch
+    record.reason = (f"evaluated as written in {dtype} on {row.name}, op by op (eagerly, in "
+                     f"every mode: a jit per size would cost more than the check): {entries} "
+                     f"entries × {batch} rows, each {expected.describe()}")
+
+
+def _error_ulps(values: np.ndarray, expected, fmt) -> float:
+    """How far the finite values are from a number the claim names, in ulps of the format at
+    that number; 0 for a claim of a class or a range, which a value meets or does not."""
+    if not isinstance(expected, kind.Near):
+        return 0.0
+    centre = float(kind._mpf(expected.value))
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return 0.0
+    return float(np.max(np.abs(finite - centre)) / float(fmt.ulp(centre)))
+
+
+def _accepted(values: np.ndarray, expected, fmt) -> np.ndarray:
+    bounds = expected.bounds(fmt)
+    if bounds is None:
+        return np.isnan(values)
+    lo, hi = float(bounds[0]), float(bounds[1])
+    return ~np.isnan(values) & (values >= lo) & (values <= hi)
+
+
+def _fail(record, sizes, env, fixed, drawn, row_number, value, expected, dtype):
+    shown = {kind._entry_name(k): str(v) for k, v in list(fixed.items())[:8]}
+    shown.update({kind._entry_name(k): f"{float(v[row_number]):.6g}"
+                  for k, v in list(drawn.items())[:8] if k not in fixed})
+    record.status = NumericStatus.FAILED
+    record.examples = 1
+    record.counterexample = {"format": dtype, "sizes": dict(sizes),
+                             "indices": kind._indices(env), "values": shown,
+                             "lhs": _class(value), "rhs": expected.describe()}
+    record.reason = (f"evaluated as written in {dtype}: {_class(value)}, where the claim says "
+                     f"{expected.describe()}")
+
+
+def _class(value: float) -> str:
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "+inf" if value > 0 else "-inf"
+    return f"{value:.8g}"
+
+
+def _draw(theorem, sizes, fixed, batch, rng) -> dict:
+    """Float64 values per input key, shape (batch,): fixed ones repeated, free ones drawn with
+    the ends of their range and zero first."""
+    drawn = {}
+    for key, value in fixed.items():
+        drawn[key] = np.full(batch, _float(value))
+    for number, (key, domain) in enumerate(kind.free_entries(theorem, sizes, fixed)):
+        low, high = kind.domain_range(domain)
+        values = rng.uniform(low, high, batch)
+        for row_number, corner in enumerate(kind.CORNERS.values()):
+            values[row_number] = corner(number, low, high)
+        drawn[key] = values
+    return drawn
+
+
+def _name(key) -> str:
+    """An input's key as a string, so the arrays form a dict a jit can trace."""
+    return kind._entry_name(key)
+
+
+def _float(value: sp.Expr) -> float:
+    if value is sp.nan:
+        return math.nan
+    if value in (sp.oo, -sp.oo):
+        return math.inf if value == sp.oo else -math.inf
+    return float(value)
+
+
+class _Evaluation:
+    """The written formula with the backend's arithmetic: the symbolic evaluator's node rules,
+    with arrays instead of enclosures."""
+
+    def __init__(self, xp, row, dtype, device, sizes, fixed, arrays):
+        self.xp, self.row, self.dtype, self.device = xp, row, dtype, device
+        self.sizes, self.fixed, self.arrays = sizes, fixed, arrays
+        self.known: dict = {}  # a subexpression is evaluated once per value of its indices
+
+    def literal(self, value):
+        key = ("literal", _float(value))
+        if key not in self.known:
+            self.known[key] = self.row.place(self.xp, np.full(1, key[1]), self.dtype,
+                                             self.device)
+        return self.known[key]
+
+    def eval(self, expr, env):
+        key = (expr, kind._restricted(env, expr))
+        if key not in self.known:
+            self.known[key] = self.evaluate(expr, env)
+        return self.known[key]
+
+    def evaluate(self, expr, env):
+        if expr.is_Number or expr in (sp.oo, -sp.oo, sp.nan, sp.zoo):
+            return self.literal(sp.nan if expr is sp.zoo else expr)
+        if isinstance(expr, sp.Idx):
+            return self.literal(kind.integer_value(expr, env, self.sizes))
+        if isinstance(expr, sp.Symbol):
+            if expr in env:
+                return self.literal(env[expr])
+            if expr.name in self.sizes:
+                return self.literal(self.sizes[expr.name])
+            return self.arrays[expr.name]
+        if isinstance(expr, sp.Indexed):
+            key = (str(expr.base), tuple(kind.integer_value(i, env, self.sizes)
+                                         for i in expr.indices))
+            return self.arrays[_name(key)]
+        for node, rule in self.RULES:
+            if isinstance(expr, node):
+                return rule(self, expr, env)
+        raise kind.TheoremError(f"IEEE value: no rule for {type(expr).__name__} ({expr})")
+
+    def add(self, expr, env):
+        total = None
+        for group in kind.addition_groups(expr.args):
+            value = self.eval(group[0], env)
+            if len(group) == 2:
+                value = value + self.eval(group[1], env)
+            total = value if total is None else total + value
+        return total
+
+    def multiply(self, expr, env):
+        numerator, denominator = kind.fraction_parts(expr)
+        if numerator[:1] == [sp.S.NegativeOne] and len(numerator) == 2 and not denominator:
+            return -self.eval(numerator[1], env)
+        top = self.product(numerator, env)
+        return top if not denominator else top / self.product(denominator, env)
+
+    def product(self, factors, env):
+        value = None
+        for factor in factors:
+            item = self.eval(factor, env)
+            value = item if value is None else value * item
+        return value if value is not None else self.literal(1)
+
+    def power(self, expr, env):
+        base, exponent = expr.args
+        if exponent == sp.Rational(1, 2):
+            return self.xp.sqrt(self.eval(base, env))
+        if exponent.is_Integer and exponent > 0:
+            return self.product([base] * int(exponent), env)
+        if exponent.is_Integer and exponent < 0:
+            return self.literal(1) / self.product([base] * -int(exponent), env)
+        raise kind.TheoremError(f"IEEE value: no rule for the power {expr}")
+
+    def fold(self, expr, env, operation, empty):
+        (variable, lower, upper), = expr.limits
+        total = None
+        for v in range(kind.integer_value(lower, env, self.sizes),
+                       kind.integer_value(upper, env, self.sizes) + 1):
+            item = self.eval(expr.function, {**env, kind.loop_key(variable): sp.Integer(v)})
+            total = item if total is None else operation(total, item)
+        return total if total is not None else self.literal(empty)
+
+    def maximum(self, expr, env):
+        operands = [self.eval(o, e) for o, e in kind._max_operands(expr, env, self.sizes)]
+        total = operands[0]
+        for item in operands[1:]:  # NaN-propagating, as IEEE 754-2019 maximum
+            total = self.xp.maximum(total, item)
+        return total
+
+    def where(self, expr, env):
+        mask, x, fill = expr.args
+        return self.eval(x if kind.mask_keeps(mask, env, self.sizes, self.fixed) else fill, env)
+
+    def piecewise(self, expr, env):
+        for branch, condition in expr.args:
+            if kind.condition_holds(condition, env, self.sizes, self.fixed):
+                return self.eval(branch, env)
+        return self.literal(sp.nan)
+
+    RULES = (
+        (sp.Add, add),
+        (sp.Mul, multiply),
+        (sp.Pow, power),
+        (sp.exp, lambda self, e, env: self.xp.exp(self.eval(e.args[0], env))),
+        (sp.log, lambda self, e, env: self.xp.log(self.eval(e.args[0], env))),
+        (sp.Sum, lambda self, e, env: self.fold(e, env, lambda a, b: a + b, 0)),
+        (sp.Product, lambda self, e, env: self.fold(e, env, lambda a, b: a * b, 1)),
+        (sp.Max, maximum),
+        (ReduceMax, maximum),
+        (kind.Where, where),
+        (sp.Piecewise, piecewise),
+    )

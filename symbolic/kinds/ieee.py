@@ -1,0 +1,834 @@
+"""IEEE values as written: what a formula yields in a float format, ±∞ and NaN included.
+
+``IEEEValue(value, yields, sizes=..., at=...)`` states that ``value``, evaluated exactly as
+written (no stability rewrite: a literal such as −1e9 is rounded into the format, every
+operation is rounded, ∞ − ∞ = 0·∞ = 0/0 = NaN, exp(−∞) = 0, log 0 = −∞), yields what
+``yields`` says in each format: ``"nan"``, ``"+inf"``, ``"-inf"``, ``"zero"``, ``"finite"``,
+``Between(lo, hi)`` or ``Near(x, ulps)``, one for every format or one per format.
+
+The symbolic route is an exact case analysis: an evaluator over the extended reals with IEEE
+rules (``_ieee_arithmetic``) encloses every value the format can produce, for inputs fixed by
+``at`` or ranging over their whole domain, at the stated sizes. A maximum is split into cases
+by which operand attains it, so that x − max(x) is known to be ≤ 0, and exactly 0 for the
+operand that attains it: the argument that makes max-subtracted softmax safe. "Proved" means
+the enclosure lies inside the claimed set in every stated format, at every stated size,
+assuming correctly rounded operations; refuted means the exact evaluation at one point (the
+stated one, or a corner of the inputs' ranges) lies outside it.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import mpmath
+import sympy as sp
+
+from .._domains import Integer, Mask, Positive, Real, Simplex
+from .._kind import ClaimKind
+from .._language import TheoremError
+from .._prover import (
+    EXACT_EVALUATION,
+    NOT_PROVED,
+    PROVED,
+    PROVED_BOUNDED,
+    REFUTED,
+    ProofResult,
+)
+from .._vocabulary import ReduceMax, expand_vocabulary
+from . import _ieee_arithmetic as ieee
+from ._ieee_arithmetic import FORMATS, INF, Enclosure
+
+SPECIAL = ("nan", "+inf", "-inf", "zero", "finite")
+# Above this many cases (choices of which operand attains each maximum) an entry is undecided.
+CASE_LIMIT = 4096
+
+
+# -- what a claim says the value is ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Between:
+    """A number (not NaN) in [lo, hi]; the bounds may be ±oo."""
+
+    lo: object
+    hi: object
+
+    def bounds(self, fmt) -> tuple[mpmath.mpf, mpmath.mpf]:
+        return _mpf(self.lo), _mpf(self.hi)
+
+    def describe(self) -> str:
+        return f"in [{self.lo}, {self.hi}]"
+
+    def latex(self, latex) -> str:
+        return rf"\in [{latex(sp.sympify(self.lo))}, {latex(sp.sympify(self.hi))}]"
+
+
+@dataclass(frozen=True)
+class Near:
+    """A number within ``ulps`` units in the last place of the format of ``value``: the
+    tolerance a finite value is compared with (libraries' exp and log are not correctly
+    rounded, so a few ulps is the stated allowance)."""
+
+    value: object
+    ulps: int = 4
+
+    def bounds(self, fmt) -> tuple[mpmath.mpf, mpmath.mpf]:
+        centre = _mpf(self.value)
+        slack = self.ulps * fmt.ulp(centre)
+        return centre - slack, centre + slack
+
+    def describe(self) -> str:
+        return f"{self.value} within {self.ulps} ulps"
+
+    def latex(self, latex) -> str:
+        return rf"\approx {latex(sp.sympify(self.value))}"
+
+
+@dataclass(frozen=True)
+class Special:
+    """One IEEE class: nan, +inf, -inf, zero (exactly 0) or finite."""
+
+    name: str
+
+    def bounds(self, fmt) -> tuple[mpmath.mpf, mpmath.mpf] | None:
+        return {"nan": None, "+inf": (INF, INF), "-inf": (-INF, -INF),
+                "zero": (mpmath.mpf(0), mpmath.mpf(0)),
+                "finite": (-fmt.largest, fmt.largest)}[self.name]
+
+    def describe(self) -> str:
+        return self.name
+
+    def latex(self, latex) -> str:
+        return {"nan": r"= \mathrm{NaN}", "+inf": r"= +\infty", "-inf": r"= -\infty",
+                "zero": "= 0", "finite": r"\in \mathbb{R}"}[self.name]
+
+
+def _mpf(value) -> mpmath.mpf:
+    value = sp.sympify(value)
+    if value in (sp.oo, -sp.oo):
+        return INF if value == sp.oo else -INF
+    return mpmath.mpf(sp.Float(value, 60)._mpf_) if not value.is_Rational else _rational(value)
+
+
+def _rational(value: sp.Rational) -> mpmath.mpf:
+    with mpmath.workprec(ieee.PRECISION):
+        return mpmath.mpf(int(value.p)) / int(value.q)
+
+
+def expectation(value):
+    """An expectation from what a theorem writes: a class name, a number (≈, 4 ulps), or a
+    ``Between``/``Near``."""
+    if isinstance(value, (Between, Near, Special)):
+        return value
+    if isinstance(value, str):
+        if value not in SPECIAL:
+            raise TheoremError(f"IEEE value: unknown class {value!r}; one of {SPECIAL}, "
+                               "Between(lo, hi) or Near(x)")
+        return Special(value)
+    if isinstance(value, (int, float, sp.Number)):
+        return Near(value)
+    raise TheoremError(f"IEEE value: cannot read the expectation {value!r}")
+
+
+def satisfies(value: Enclosure, expected, fmt) -> bool:
+    """Every value in the enclosure is one the claim allows."""
+    bounds = expected.bounds(fmt)
+    if bounds is None:
+        return value.is_nan
+    return not value.nan and not value.is_nan and bounds[0] <= value.lo and value.hi <= bounds[1]
+
+
+def violates(value: Enclosure, expected, fmt) -> bool:
+    """No value in the enclosure is one the claim allows."""
+    bounds = expected.bounds(fmt)
+    if bounds is None:
+        return not value.nan
+    return value.is_nan or value.hi < bounds[0] or value.lo > bounds[1]
+
+
+# -- the claim ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class IEEEValue(ClaimKind):
+    """``value`` evaluated as written in each format yields ``yields``.
+
+    Args:
+        value: the formula as written (SymPy, over the theorem's inputs; ``sp.oo`` is ∞,
+            a ``sp.Piecewise`` is a ``where``, ``rowmax`` a maximum, ``softmax`` the plain
+            exp/Σexp of its definition).
+        yields: one expectation for every format in ``formats``, or a mapping format →
+            expectation (then its keys are the formats).
+        sizes: dimension name → a size or a tuple of sizes; every dimension needs one.
+        at: input name → its fixed value (a number, ±oo, nan, nested lists for a tensor, or a
+            function of the sizes dict returning them); inputs not fixed range over their
+            domain. Masks and integers must be fixed (a ``where`` branches on them).
+        formats: the formats a single expectation is claimed in.
+    """
+
+    value: sp.Expr
+    yields: object
+    sizes: Mapping[str, int | tuple[int, ...]] = field(default_factory=dict)
+    at: Mapping[str, object] = field(default_factory=dict)
+    formats: tuple[str, ...] = ("float64", "float32", "float16", "bfloat16")
+    # what each at= function gives at each size: part of the statement, so a cached proof is
+    # keyed by the values, not by the function's name
+    patterns: tuple = field(init=False, default=(), repr=False)
+
+    kind = "IEEE value"
+    relation = r"\mapsto"
+    numeric_route = "attnproof.numeric.kinds.ieee:check"
+
+    def __post_init__(self):
+        if isinstance(self.yields, Mapping):
+            claimed = {f: expectation(e) for f, e in self.yields.items()}
+        else:
+            claimed = dict.fromkeys(self.formats, expectation(self.yields))
+        for name in claimed:
+            if name not in FORMATS:
+                raise TheoremError(f"IEEE value: unknown format {name!r}; one of "
+                                   f"{tuple(FORMATS)}")
+        object.__setattr__(self, "claimed", claimed)
+        object.__setattr__(self, "formats", tuple(claimed))
+        sizes = {n: (s,) if isinstance(s, int) else tuple(s) for n, s in dict(self.sizes).items()}
+        object.__setattr__(self, "sizes", sizes)
+        object.__setattr__(self, "at", dict(self.at))
+        object.__setattr__(self, "patterns", self._patterns())
+
+    def _patterns(self) -> tuple:
+        found = []
+        for sizes in self.size_assignments():
+            for name, given in self.at.items():
+                if callable(given):
+                    try:
+                        found.append((tuple(sizes.items()), name, repr(given(sizes))))
+                    except Exception as error:  # validate() reports it with the theorem's name
+                        found.append((tuple(sizes.items()), name, repr(error)))
+        return tuple(found)
+
+    # -- contract --------------------------------------------------------------------------
+
+    def expressions(self):
+        return (("value as written", self.value),)
+
+    def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
+        point = ", ".join([f"{latex(sp.Symbol(n))} = {_sizes_latex(s)}"
+                           for n, s in self.sizes.items()]
+                          + [f"{latex(sp.Symbol(n))} = {_value_latex(v, latex)}"
+                             for n, v in self.at.items()])
+        where = rf"\Big|_{{{point}}}" if point else ""
+        groups: dict[str, list[str]] = {}
+        for fmt, expected in self.claimed.items():
+            groups.setdefault(expected.latex(latex), []).append(fmt)
+        cases = [(text, rf"\text{{in {', '.join(fmts)}}}") for text, fmts in groups.items()]
+        body = rf"\operatorname{{fl}}\left({latex(self.value)}\right){where}"
+        if len(cases) == 1:
+            return rf"{body} {cases[0][0]} \quad {cases[0][1]}"
+        cases = [f"{text} & {fmts}" for text, fmts in cases]
+        return body + r" \quad \begin{cases} " + r" \\ ".join(cases) + r" \end{cases}"
+
+    def numeric_configurations(self, found):
+        return [c for c in found if c[1] in self.formats]
+
+    def validate(self, theorem, where: str) -> None:
+        dims = {d.name for d in theorem.dims}
+        for name in dims - set(self.sizes):
+            raise TheoremError(f"{where}: IEEE value: dimension {name!r} has no size in sizes=")
+        for name in set(self.sizes) - dims:
+            raise TheoremError(f"{where}: IEEE value: sizes= names {name!r}, not a dimension")
+        inputs = {x.name: x for x in theorem.inputs}
+        for name in self.at:
+            if name not in inputs:
+                raise TheoremError(f"{where}: IEEE value: at= fixes {name!r}, not an input")
+        for name, declared in inputs.items():
+            if isinstance(declared.domain, (Mask, Integer)) and name not in self.at:
+                raise TheoremError(f"{where}: IEEE value: {name!r} is a mask or an integer and "
+                                   "must be fixed by at= (a where() branches on it)")
+        unsupported = first_unsupported(written(theorem, self))
+        if unsupported is not None:
+            raise TheoremError(f"{where}: IEEE value: no IEEE rule for "
+                               f"{type(unsupported).__name__} ({unsupported})")
+        for sizes in self.size_assignments():
+            try:
+                fixed_values(theorem, self, sizes)
+            except (TypeError, ValueError, IndexError, KeyError) as error:
+                raise TheoremError(f"{where}: IEEE value: at sizes {sizes}: {error}") from None
+
+    def size_assignments(self):
+        names = list(self.sizes)
+        for combination in itertools.product(*(self.sizes[n] for n in names)):
+            yield dict(zip(names, combination, strict=True))
+
+    # -- symbolic route --------------------------------------------------------------------
+
+    def prove(self, theorem, bound: int) -> ProofResult:
+        return _prove(theorem, self)
+
+
+def _sizes_latex(sizes) -> str:
+    return str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]}, \\dots, {sizes[-1]}"
+
+
+def _value_latex(value, latex) -> str:
+    if callable(value):  # a pattern given as a function of the sizes: its name says which
+        return rf"\text{{{value.__name__.replace('_', ' ')}}}"
+    if isinstance(value, (list, tuple)):
+        return r"\left(" + ", ".join(_value_latex(v, latex) for v in value) + r"\right)"
+    return latex(_number(value))
+
+
+class Where(sp.Function):
+    """``Where(mask, x, fill)``: ``x`` where the 0/1 ``mask`` is 1, else ``fill``, as
+    ``jnp.where(mask, x, fill)`` selects: no arithmetic, so a fill of −∞ or −1e9 enters the
+    formula as written (an unevaluated node: SymPy never folds it into what surrounds it)."""
+
+    nargs = 3
+
+    def _latex(self, printer):
+        mask, x = (printer._print(a) for a in self.args[:2])
+        fill = _float_latex(self.args[2]) or printer._print(self.args[2])
+        return rf"\operatorname{{where}}\left({mask}, {x}, {fill}\right)"
+
+
+def _float_latex(value) -> str | None:
+    """A large float literal as the code writes it, −1e9 as −10^{9} rather than −1000000000.0."""
+    if not isinstance(value, sp.Float) or value == 0:
+        return None
+    exponent = int(mpmath.floor(mpmath.log10(abs(_mpf(value)))))
+    mantissa = float(value) / 10.0 ** exponent
+    if abs(exponent) < 4 or mantissa != round(mantissa):
+        return None
+    sign = "-" if mantissa < 0 else ""
+    head = "" if abs(mantissa) == 1 else rf"{abs(int(mantissa))} \cdot "
+    return rf"{sign}{head}10^{{{exponent}}}"
+
+
+def where(mask: sp.Expr, x: sp.Expr, fill) -> Where:
+    """jnp.where(mask, x, fill) for a 0/1 mask entry (the documents' masking code)."""
+    return Where(mask, x, sp.sympify(fill))
+
+
+# -- inputs --------------------------------------------------------------------------------
+
+
+def _number(value) -> sp.Expr:
+    """A written number as SymPy: floats keep their exact binary value, ±inf and nan theirs."""
+    if isinstance(value, float):
+        if value != value:
+            return sp.nan
+        if value in (float("inf"), float("-inf")):
+            return sp.oo if value > 0 else -sp.oo
+        return sp.Float(value, 17)
+    value = sp.sympify(value)
+    if not value.is_number:
+        raise TypeError(f"{value} is not a number")
+    return value
+
+
+def fixed_values(theorem, claim: IEEEValue, sizes: dict) -> dict:
+    """The inputs ``at=`` fixes, as SymPy numbers keyed by scalar name or (tensor, entry)."""
+    declared = {x.name: x for x in theorem.inputs}
+    values: dict = {}
+    for name, given in claim.at.items():
+        given = given(sizes) if callable(given) else given
+        shape = tuple(sizes[d.name] for d in getattr(declared[name], "dims", ()))
+        if not shape:
+            values[name] = _number(given)
+            continue
+        for entry in itertools.product(*(range(n) for n in shape)):
+            item = given
+            for position in entry:
+                item = item[position]
+            values[(name, entry)] = _number(item)
+        _check_no_extra(given, shape, name)
+    return values
+
+
+def _check_no_extra(given, shape, name) -> None:
+    if shape and len(given) != shape[0]:
+        raise ValueError(f"{name} has {len(given)} entries along an axis of size {shape[0]}")
+    if len(shape) > 1:
+        for row in given:
+            _check_no_extra(row, shape[1:], name)
+
+
+def free_entries(theorem, sizes: dict, fixed: dict) -> list:
+    """(key, domain) for every scalar and tensor entry ``at=`` leaves free."""
+    found = []
+    for declared in theorem.inputs:
+        dims = getattr(declared, "dims", ())
+        if not dims:
+            if declared.name not in fixed:
+                found.append((declared.name, declared.domain))
+            continue
+        for entry in itertools.product(*(range(sizes[d.name]) for d in dims)):
+            if (declared.name, entry) not in fixed:
+                found.append(((declared.name, entry), declared.domain))
+    return found
+
+
+def domain_range(domain) -> tuple[float, float]:
+    if isinstance(domain, (Real, Positive)):
+        return domain.low, domain.high
+    if isinstance(domain, Simplex):
+        return 0.0, 1.0
+    raise TheoremError(f"IEEE value: no range for a {type(domain).__name__} input")
+
+
+# -- the expression as written ---------------------------------------------------------------
+
+
+def written(theorem, claim: IEEEValue) -> sp.Expr:
+    """The formula with definitions and vocabulary spelled out as the documents define them
+    (softmax as exp/Σexp, lse as log Σ exp): nothing is rewritten for stability."""
+    return expand_vocabulary(theorem.expand_definitions(claim.value))
+
+
+def is_negated_maximum(term: sp.Expr) -> bool:
+    return (isinstance(term, sp.Mul) and len(term.args) == 2 and term.args[0] == -1
+            and isinstance(term.args[1], (sp.Max, ReduceMax)))
+
+
+def addition_groups(terms) -> list[list[sp.Expr]]:
+    """The order a sum is evaluated in, on both routes: x − max(…) first when it is written,
+    then the other terms left to right."""
+    terms = list(terms)
+    maxima = [t for t in terms if is_negated_maximum(t)]
+    others = [t for t in terms if not is_negated_maximum(t)]
+    if maxima and others:
+        return [[others[0], maxima[0]], *([t] for t in others[1:] + maxima[1:])]
+    return [[t] for t in terms]
+
+
+def fraction_parts(term: sp.Mul) -> tuple[list[sp.Expr], list[sp.Expr]]:
+    """Numerator and denominator factors of a product, in order: x/y is one division."""
+    numerator, denominator = [], []
+    for factor in term.args:
+        if (isinstance(factor, sp.Pow) and factor.exp.is_Integer and factor.exp < 0):
+            denominator.append(factor.base ** -factor.exp if factor.exp != -1 else factor.base)
+        else:
+            numerator.append(factor)
+    return numerator, denominator
+
+
+def integer_value(expr: sp.Expr, env: dict, sizes: dict) -> int:
+    """An index bound or index value: exact, from the loop variables and the sizes."""
+    if isinstance(expr, (int, sp.Integer)):
+        return int(expr)
+    label = expr.label if isinstance(expr, sp.Idx) else expr
+    if label in env:
+        return int(env[label])
+    value = _exact(sp.sympify(expr), env, sizes)
+    if not value.is_Integer:
+        raise TheoremError(f"IEEE value: {expr} is not an integer here ({value})")
+    return int(value)
+
+
+def _exact(expr: sp.Expr, env: dict, sizes: dict) -> sp.Expr:
+    """``expr`` with indices, loop variables and sizes replaced by their integers."""
+    dims = {sp.Symbol(n, integer=True, positive=True): v for n, v in sizes.items()}
+    expr = expr.xreplace({i: i.label for i in expr.atoms(sp.Idx)})
+    return expr.xreplace(env).xreplace(dims)
+
+
+def loop_key(variable):
+    """Loop variables are keyed by their label: an index and its label name one value."""
+    return variable.label if isinstance(variable, sp.Idx) else variable
+
+
+def condition_holds(condition, env: dict, sizes: dict, fixed: dict) -> bool:
+    """A where()'s condition, decided exactly from fixed inputs and index values."""
+    if condition in (sp.true, True):
+        return True
+    replaced = condition.replace(
+        lambda e: isinstance(e, sp.Indexed),
+        lambda e: fixed[(str(e.base), tuple(integer_value(i, env, sizes) for i in e.indices))])
+    replaced = replaced.xreplace({s: fixed[s.name] for s in replaced.free_symbols
+                                  if getattr(s, "name", None) in fixed})
+    replaced = _exact(replaced, env, sizes)
+    if replaced not in (sp.true, sp.false):
+        raise TheoremError(f"IEEE value: the condition {condition} is not decided by fixed "
+                           f"inputs and indices ({replaced})")
+    return replaced == sp.true
+
+
+def mask_keeps(mask, env: dict, sizes: dict, fixed: dict) -> bool:
+    """Whether a where()'s 0/1 mask entry is 1, read from the fixed inputs."""
+    if isinstance(mask, sp.Indexed):
+        key = (str(mask.base), tuple(integer_value(i, env, sizes) for i in mask.indices))
+        return fixed[key] == 1
+    return condition_holds(sp.Eq(mask, 1), env, sizes, fixed)
+
+
+def index_env(expr: sp.Expr, sizes: dict):
+    """Every assignment of the free indices of ``expr`` at ``sizes``."""
+    from .._theorem import ordered_free_indices
+
+    indices = ordered_free_indices(expr)
+    ranges = [range(integer_value(i.upper, {}, sizes) + 1) for i in indices]
+    for values in itertools.product(*ranges):
+        yield {i.label: sp.Integer(v) for i, v in zip(indices, values, strict=True)}
+
+
+_LEAVES = (sp.Symbol, sp.Idx, sp.Indexed)
+_NODES = (sp.Add, sp.Mul, sp.exp, sp.log, sp.Max, sp.Piecewise)
+
+
+def first_unsupported(expr):
+    """The first node of the written formula the evaluators have no IEEE rule for, or None."""
+    if expr.is_Number or expr in (sp.oo, -sp.oo, sp.nan, sp.zoo) or isinstance(expr, _LEAVES):
+        return None
+    if isinstance(expr, (sp.Sum, sp.Product, ReduceMax)):
+        parts = [expr.function]
+    elif isinstance(expr, Where):
+        parts = list(expr.args[1:])
+    elif isinstance(expr, sp.Piecewise):
+        parts = [branch for branch, _ in expr.args]
+    elif isinstance(expr, sp.Pow):
+        exponent = expr.args[1]
+        if not (exponent == sp.Rational(1, 2) or exponent.is_Integer):
+            return expr
+        parts = [expr.args[0]]
+    elif isinstance(expr, _NODES):
+        parts = list(expr.args)
+    else:
+        return expr
+    for part in parts:
+        found = first_unsupported(part)
+        if found is not None:
+            return found
+    return None
+
+
+# -- the symbolic evaluator ------------------------------------------------------------------
+
+
+class _NeedChoice(Exception):
+    def __init__(self, key, count):
+        self.key, self.count = key, count
+
+
+class _Infeasible(Exception):
+    pass
+
+
+class _Evaluation:
+    """One case of the case analysis: each maximum met so far is attained by a chosen operand."""
+
+    def __init__(self, fmt, sizes, inputs, fixed, choices):
+        self.fmt, self.sizes, self.inputs, self.fixed = fmt, sizes, inputs, fixed
+        self.choices = choices
+        self.known: dict = {}  # a subexpression is evaluated once per value of its indices
+
+    def round(self, value: Enclosure) -> Enclosure:
+        return ieee.rounded(value, self.fmt)
+
+    def eval(self, expr, env) -> Enclosure:
+        key = (expr, _restricted(env, expr))
+        if key not in self.known:
+            self.known[key] = self.evaluate(expr, env)
+        return self.known[key]
+
+    def evaluate(self, expr, env) -> Enclosure:
+        if expr.is_Number or expr in (sp.oo, -sp.oo, sp.nan, sp.zoo):
+            return self.literal(expr)
+        if isinstance(expr, sp.Idx):
+            return ieee.point(integer_value(expr, env, self.sizes))
+        if isinstance(expr, sp.Symbol):
+            return self.symbol(expr, env)
+        if isinstance(expr, sp.Indexed):
+            key = (str(expr.base), tuple(integer_value(i, env, self.sizes) for i in expr.indices))
+            return self.inputs[key]
+        handler = getattr(self, f"eval_{type(expr).__name__}", None)
+        if handler is None:
+            for kind, name in ((sp.Max, "max"), (ReduceMax, "max"), (sp.exp, "exp"),
+                               (sp.log, "log")):
+                if isinstance(expr, kind):
+                    handler = getattr(self, f"eval_{name}")
+        if handler is None:
+            raise TheoremError(f"IEEE value: no IEEE rule for {type(expr).__name__} ({expr})")
+        return handler(expr, env)
+
+    def literal(self, expr) -> Enclosure:
+        if expr in (sp.nan, sp.zoo):
+            return ieee.NAN
+        value = self.round(ieee.point(_mpf(expr)))
+        return ieee.Enclosure(value.lo, value.hi, source=("literal", str(value.lo)))
+
+    def symbol(self, expr, env) -> Enclosure:
+        if expr in env:
+            return ieee.point(int(env[expr]))
+        if expr.name in self.sizes:
+            return self.round(ieee.point(self.sizes[expr.name]))
+        return self.inputs[expr.name]
+
+    def eval_Add(self, expr, env):
+        total = None
+        for group in addition_groups(expr.args):
+            value = self.eval(group[0], env)
+            if len(group) == 2:
+                value = self.subtract_maximum(value, self.eval(group[1], env))
+            total = value if total is None else self.round(ieee.add(total, value))
+        return total
+
+    def subtract_maximum(self, x: Enclosure, minus_max: Enclosure) -> Enclosure:
+        """x − max(…): exactly x − x when x attains the maximum in this case, ≤ 0 when x is
+        one of its operands (rounding to nearest keeps a nonpositive number nonpositive)."""
+        attained, operands = minus_max.maximum or (None, ())
+        known = x.identity is not None  # minus_max is −max(…): addition_groups pairs only those
+        if known and x.identity == attained:
+            return ieee.difference_with_itself(x)
+        value = self.round(ieee.add(x, minus_max))
+        if known and x.identity in operands and not value.is_nan:
+            value = ieee.Enclosure(min(value.lo, mpmath.mpf(0)), min(value.hi, mpmath.mpf(0)),
+                                   value.nan)
+        return value
+
+    def eval_Mul(self, expr, env):
+        numerator, denominator = fraction_parts(expr)
+        if numerator[:1] == [sp.S.NegativeOne] and len(numerator) == 2 and not denominator:
+            return ieee.negate(self.eval(numerator[1], env))
+        top = self.product(numerator, env)
+        if not denominator:
+            return top
+        return self.round(ieee.divide(top, self.product(denominator, env)))
+
+    def product(self, factors, env):
+        value = None
+        for factor in factors:
+            item = self.eval(factor, env)
+            value = item if value is None else self.round(ieee.multiply(value, item))
+        return value if value is not None else ieee.point(1)
+
+    def eval_Pow(self, expr, env):
+        base, exponent = expr.args
+        if exponent == sp.Rational(1, 2):
+            return self.round(ieee.sqrt(self.eval(base, env)))
+        if exponent.is_Integer and exponent > 0:
+            return self.product([base] * int(exponent), env)
+        if exponent.is_Integer and exponent < 0:
+            return self.round(ieee.divide(ieee.point(1), self.product([base] * -int(exponent),
+                                                                       env)))
+        raise TheoremError(f"IEEE value: no IEEE rule for the power {expr}")
+
+    def eval_exp(self, expr, env):
+        return self.round(ieee.exp(self.eval(expr.args[0], env)))
+
+    def eval_log(self, expr, env):
+        return self.round(ieee.log(self.eval(expr.args[0], env)))
+
+    def eval_Sum(self, expr, env):
+        return self.fold(expr, env, ieee.add)
+
+    def eval_Product(self, expr, env):
+        return self.fold(expr, env, ieee.multiply)
+
+    eval_AllMasked = eval_Product
+
+    def fold(self, expr, env, operation):
+        (variable, lower, upper), = expr.limits
+        values = range(integer_value(lower, env, self.sizes),
+                       integer_value(upper, env, self.sizes) + 1)
+        total = None
+        for v in values:
+            item = self.eval(expr.function, {**env, loop_key(variable): sp.Integer(v)})
+            total = item if total is None else self.round(operation(total, item))
+        empty = ieee.point(0 if operation is ieee.add else 1)
+        return total if total is not None else empty
+
+    def eval_Piecewise(self, expr, env):
+        for branch, condition in expr.args:
+            if condition_holds(condition, env, self.sizes, self.fixed):
+                return self.eval(branch, env)
+        return ieee.NAN
+
+    def eval_Where(self, expr, env):
+        mask, x, fill = expr.args
+        return self.eval(x if mask_keeps(mask, env, self.sizes, self.fixed) else fill, env)
+
+    def eval_max(self, expr, env):
+        operands = [self.eval(o, e) for o, e in _max_operands(expr, env, self.sizes)]
+        if any(o.is_nan for o in operands):
+            return ieee.NAN
+        identities = tuple(o.identity for o in operands)
+        # one maximum, however often it is written (each expansion renames its bound index):
+        # named by its operands when they are all known
+        key = (("max", identities) if None not in identities
+               else (expr, _restricted(env, expr)))
+        if len(operands) == 1:
+            chosen = 0
+        elif key in self.choices:
+            chosen = self.choices[key]
+        else:
+            raise _NeedChoice(key, len(operands))
+        attained = operands[chosen]
+        floor = max(o.lo for o in operands)
+        if floor > attained.hi:
+            raise _Infeasible
+        return ieee.Enclosure(max(attained.lo, floor), attained.hi,
+                              any(o.nan for o in operands), attained.source,
+                              (attained.identity, identities), attained.negated)
+
+
+def _restricted(env: dict, expr) -> tuple:
+    """The loop values ``expr`` depends on: what tells apart two of its evaluations."""
+    free = _free_labels(expr)
+    return frozenset((k, v) for k, v in env.items() if k in free)
+
+
+@functools.lru_cache(maxsize=65536)
+def _free_labels(expr) -> frozenset:
+    return frozenset(getattr(s, "label", s) for s in expr.free_symbols)
+
+
+def _max_operands(expr, env, sizes):
+    if isinstance(expr, ReduceMax):
+        (variable, lower, upper), = expr.limits
+        return [(expr.function, {**env, loop_key(variable): sp.Integer(v)})
+                for v in range(integer_value(lower, env, sizes),
+                               integer_value(upper, env, sizes) + 1)]
+    return [(arg, env) for arg in expr.args]
+
+
+def enclose(expr, env, fmt, sizes, inputs, fixed) -> Enclosure | None:
+    """Every value ``expr`` can take in ``fmt``: the union over the cases of which operand
+    attains each maximum (None: more cases than ``CASE_LIMIT``)."""
+    pending, result, cases = [{}], None, 0
+    while pending:
+        choices = pending.pop()
+        cases += 1
+        if cases > CASE_LIMIT:
+            return None
+        try:
+            value = _Evaluation(fmt, sizes, inputs, fixed, choices).eval(expr, env)
+        except _NeedChoice as need:
+            pending.extend({**choices, need.key: c} for c in range(need.count))
+            continue
+        except _Infeasible:
+            continue
+        result = value if result is None else ieee.union(result, value)
+    return result
+
+
+# -- the proof ---------------------------------------------------------------------------------
+
+
+def input_enclosures(theorem, fmt, sizes, fixed, corner=None) -> dict:
+    """Inputs in ``fmt``: fixed ones rounded from their written value, free ones their whole
+    range (or, with ``corner``, the point that corner picks)."""
+    values = {key: ieee.Enclosure(*_point_bounds(ieee.rounded(_enclosure_of(v), fmt)),
+                                  source=key)
+              for key, v in fixed.items()}
+    for number, (key, domain) in enumerate(free_entries(theorem, sizes, fixed)):
+        low, high = domain_range(domain)
+        if corner is not None:
+            low = high = corner(number, low, high)
+        value = ieee.rounded(ieee.interval(low, high), fmt)
+        values[key] = ieee.Enclosure(value.lo, value.hi, source=key)
+    return values
+
+
+def _enclosure_of(value: sp.Expr) -> Enclosure:
+    return ieee.NAN if value is sp.nan else ieee.point(_mpf(value))
+
+
+def _point_bounds(value: Enclosure):
+    return (value.lo, value.hi, value.nan)
+
+
+CORNERS = {
+    "every input at the low end": lambda n, lo, hi: lo,
+    "every input at the high end": lambda n, lo, hi: hi,
+    "alternating ends": lambda n, lo, hi: lo if n % 2 else hi,
+    "zeros where allowed": lambda n, lo, hi: min(max(0.0, lo), hi),
+}
+
+
+def _prove(theorem, claim: IEEEValue) -> ProofResult:
+    expr = written(theorem, claim)
+    undecided = []
+    checked = 0
+    any_free = False
+    for fmt_name, expected in claim.claimed.items():
+        fmt = FORMATS[fmt_name]
+        for sizes in claim.size_assignments():
+            fixed = fixed_values(theorem, claim, sizes)
+            free = free_entries(theorem, sizes, fixed)
+            any_free = any_free or bool(free)
+            inputs = input_enclosures(theorem, fmt, sizes, fixed)
+            for env in index_env(expr, sizes):
+                value = enclose(expr, env, fmt, sizes, inputs, fixed)
+                checked += 1
+                if value is not None and satisfies(value, expected, fmt):
+                    continue
+                found = _refute(theorem, expr, env, fmt, expected, sizes, fixed, free, value)
+                if found is not None:
+                    return ProofResult(REFUTED, _method(claim, any_free or bool(free),
+                                                        "exact IEEE evaluation"),
+                                       counterexample=found)
+                undecided.append(f"{fmt_name} at {sizes}, {_indices(env)}: "
+                                 f"{value.describe() if value else 'too many cases'}")
+    if undecided:
+        return ProofResult(NOT_PROVED, _method(claim, any_free, "IEEE case analysis") +
+                           f"; undecided: {'; '.join(undecided[:3])}")
+    method = _method(claim, any_free, "IEEE case analysis") + f" ({checked} evaluations)"
+    largest = _common_bound(claim)
+    if largest:
+        return ProofResult(PROVED_BOUNDED, method, max_size=largest)
+    # fixed sizes: what was shown is an evaluation at them, not a statement about every size
+    return ProofResult(PROVED, f"{EXACT_EVALUATION} at the stated sizes: {method}")
+
+
+def _common_bound(claim: IEEEValue) -> int | None:
+    """k when every dimension takes every size 1, …, k (k > 1): "sizes ≤ k" says just that."""
+    ranges = {tuple(sorted(s)) for s in claim.sizes.values()}
+    if len(ranges) != 1:
+        return None
+    (sizes,) = ranges
+    return sizes[-1] if len(sizes) > 1 and sizes == tuple(range(1, sizes[-1] + 1)) else None
+
+
+def _method(claim: IEEEValue, free: bool, what: str) -> str:
+    sizes = ", ".join(f"{n} ∈ {{{', '.join(map(str, s))}}}" for n, s in claim.sizes.items())
+    over = ("every input in its range, split by which operand attains each maximum"
+            if free else "the stated point")
+    return (f"{what} in {', '.join(claim.formats)} at {sizes or 'the stated values'}, over "
+            f"{over} (literals rounded into the format, operations correctly rounded, "
+            "∞ − ∞ = 0·∞ = 0/0 = NaN)")
+
+
+def _indices(env: dict) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in env.items()) or "the value"
+
+
+def _refute(theorem, expr, env, fmt, expected, sizes, fixed, free, value) -> dict | None:
+    """A point at which the exact IEEE evaluation lies outside the claim: the stated point
+    itself, or a corner of the free inputs' ranges."""
+    candidates = [(None, None)] if not free else list(CORNERS.items())
+    for label, corner in candidates:
+        inputs = input_enclosures(theorem, fmt, sizes, fixed, corner)
+        point_value = value if corner is None else enclose(expr, env, fmt, sizes, inputs, fixed)
+        if point_value is not None and violates(point_value, expected, fmt):
+            return counterexample(fmt, sizes, env, inputs, point_value, expected, label)
+    return None
+
+
+def counterexample(fmt, sizes, env, inputs, value, expected, label) -> dict:
+    shown = {_entry_name(k): v.describe() for k, v in list(inputs.items())[:12]}
+    found = {"format": fmt.name, "sizes": dict(sizes), "indices": _indices(env),
+             "values": shown, "lhs": value.describe(), "rhs": expected.describe()}
+    if label:
+        found["inputs"] = label
+    return found
+
+
+def _entry_name(key) -> str:
+    if isinstance(key, tuple):
+        return f"{key[0]}[{', '.join(map(str, key[1]))}]"
+    return str(key)
+
+
+__all__ = ["IEEEValue", "Between", "Near", "Where", "where"]
