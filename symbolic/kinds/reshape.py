@@ -60,7 +60,7 @@ class FlatDim(Dim):
     def split(self, flat: sp.Expr) -> tuple[sp.Expr, ...]:
         """The factor indices of the flat index ``flat``; exactly ``parts`` when ``flat`` is
         written as ``join(parts)`` of indices over the factors."""
-        parts = _parts_of(flat, self)
+        parts = parts_of(flat, self)
         if parts is not None:
             return parts
         sizes = [d.symbol for d in self.factors]
@@ -78,7 +78,7 @@ def flat(*factors: Dim, name: str | None = None, latex: str | None = None) -> Fl
     return FlatDim(name, Sizes(low, high), text, tuple(factors))
 
 
-def _parts_of(flat_index: sp.Expr, dim: FlatDim):
+def parts_of(flat_index: sp.Expr, dim: FlatDim):
     candidates = [i for i in flat_index.atoms(sp.Idx)]
     by_dim = []
     for factor in dim.factors:
