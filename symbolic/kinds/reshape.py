@@ -156,12 +156,32 @@ class View:
         return self.source[tuple(source_indices)]
 
     def definition_latex(self, latex) -> str:
-        """``Concat_{i, hD + c} = O_{h i c}`` at the view's own plain indices."""
-        names = iter("abcdefghpqrsuvw")
-        plain = {d.name: d.index(next(names)) for d in plain_dims(self.dims)}
+        """``Concat_{i, hD + c} = O_{h, i, c}`` at the view's own plain indices (lower-case
+        dimension names where they are single letters), commas between the indices."""
+        plain = _plain_indices(plain_dims(self.dims))
         indices = [dim.join([plain[f.name] for f in dim.factors]) if isinstance(dim, FlatDim)
                    else plain[dim.name] for dim in self.dims]
-        return f"{latex(self[tuple(indices)])} = {latex(self.entry(indices))}"
+        entry = self.entry(indices)
+        return (f"{_entry_latex(latex, self.latex or latex(self.base), indices)} = "
+                f"{_entry_latex(latex, latex(entry.base), entry.indices)}")
+
+
+def _plain_indices(dims) -> dict[str, sp.Idx]:
+    pool = iter("pqrsuvwxyz")
+    taken: set[str] = set()
+    found = {}
+    for d in dims:
+        letter = d.name.lower()
+        if len(letter) != 1 or letter in taken:
+            letter = next(x for x in pool if x not in taken)
+        taken.add(letter)
+        found[d.name] = d.index(letter)
+    return found
+
+
+def _entry_latex(latex, name: str, indices) -> str:
+    joined = r",\, ".join(latex(i) for i in indices)
+    return f"{{{name}}}_{{{joined}}}"
 
 
 def plain_dims(dims) -> list[Dim]:
