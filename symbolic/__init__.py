@@ -29,13 +29,6 @@ from ._theorem import Rounds as Rounds
 from ._theorem import Source as Source
 from ._theorem import Theorem as Theorem
 from ._theorem import TheoremError as TheoremError
-from .kinds.permutation import Bijection as Bijection
-from .kinds.permutation import Permutation as Permutation
-from .kinds.permutation import Permuted as Permuted
-from .kinds.reshape import FlatDim as FlatDim
-from .kinds.reshape import Reshape as Reshape
-from .kinds.reshape import View as View
-from .kinds.reshape import flat as flat
 from ._vocabulary import LogSumExp as LogSumExp
 from ._vocabulary import ReduceMax as ReduceMax
 from ._vocabulary import Softmax as Softmax
@@ -48,6 +41,13 @@ from ._vocabulary import masked_softmax as masked_softmax
 from ._vocabulary import rowmax as rowmax
 from ._vocabulary import rowsum as rowsum
 from ._vocabulary import softmax as softmax
+from .kinds.permutation import Bijection as Bijection
+from .kinds.permutation import Permutation as Permutation
+from .kinds.permutation import Permuted as Permuted
+from .kinds.reshape import FlatDim as FlatDim
+from .kinds.reshape import Reshape as Reshape
+from .kinds.reshape import View as View
+from .kinds.reshape import flat as flat
 
 __all__ = [
     "Catalog",

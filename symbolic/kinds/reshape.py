@@ -317,7 +317,7 @@ class Reshape(ClaimKind):
                                "among its views or inputs")
 
     def prove(self, theorem, bound: int):
-        from .._prover import PROVED, REFUTED, NOT_PROVED, ProofResult, _residual
+        from .._prover import NOT_PROVED, PROVED, REFUTED, ProofResult, _residual
 
         flats = self.flats(theorem)
         difference = atomized_difference(theorem, self, flats)

@@ -7,8 +7,17 @@ import sympy as sp
 
 from attnproof.numeric import check
 from attnproof.numeric.kinds.permutation import draw_permutations, gather
-from attnproof.symbolic import Dim, Permutation, Permuted, Source, Tensor, Theorem, TheoremError
-from attnproof.symbolic import prove, statement_latex
+from attnproof.symbolic import (
+    Dim,
+    Permutation,
+    Permuted,
+    Source,
+    Tensor,
+    Theorem,
+    TheoremError,
+    prove,
+    statement_latex,
+)
 from attnproof.theorems import reshapes_permutations as catalog
 from tests.planted import kinds_permutation as planted
 
@@ -54,7 +63,7 @@ def test_drawn_permutations_include_identity_swap_reversal_and_are_bijections():
     orders = draw_permutations(5, 8, np.random.default_rng(1))
     assert all(sorted(row) == list(range(5)) for row in orders.tolist())
     assert orders[0].tolist() == [0, 1, 2, 3, 4]
-    assert sum(a != b for a, b in zip(orders[1], range(5))) == 2
+    assert sum(a != b for a, b in zip(orders[1], range(5), strict=True)) == 2
     assert orders[2].tolist() == [4, 3, 2, 1, 0]
 
 

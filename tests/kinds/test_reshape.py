@@ -7,8 +7,18 @@ import sympy as sp
 
 from attnproof.numeric import check
 from attnproof.numeric.kinds.reshape import build_view
-from attnproof.symbolic import Dim, Reshape, Source, Tensor, Theorem, TheoremError, View, flat
-from attnproof.symbolic import prove, statement_latex
+from attnproof.symbolic import (
+    Dim,
+    Reshape,
+    Source,
+    Tensor,
+    Theorem,
+    TheoremError,
+    View,
+    flat,
+    prove,
+    statement_latex,
+)
 from attnproof.symbolic.kinds.reshape import split_flat_indices
 from tests.planted import kinds_reshape as planted
 
@@ -62,11 +72,12 @@ def test_a_view_is_built_with_concatenate_in_head_major_order():
     O = Tensor("O", (H, n, D))
     concat = View("Concat", O, (n, flat(H, D)), method="concatenate")
     source = np.arange(2 * 2 * 3 * 2, dtype=float).reshape(2, 2, 3, 2)  # batch 2, H 2, n 3, D 2
-    built = build_view(np, concat, source, {"H": 2, "D": 2, "n": 3, "H_D": 4})
+    sizes = {"H": 2, "D": 2, "n": 3, "H_D": 4}
+    built = build_view(np, concat, source, sizes)
     expected = np.concatenate([source[:, 0], source[:, 1]], axis=-1)
     assert np.array_equal(built, expected)
     reshaped = View("R", O, (n, flat(H, D)))
-    assert np.array_equal(build_view(np, reshaped, source, {"H": 2, "D": 2, "n": 3, "H_D": 4}), expected)
+    assert np.array_equal(build_view(np, reshaped, source, sizes), expected)
 
 
 def test_latex_shows_the_views_definitions():
