@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _evidence as evidence
+from attnproof.symbolic import Integer, Mask, Positive, Real, Simplex
+
 from .._backends import Backend, to_numpy
 from .._record import NumericStatus
 from .._tolerance import (
@@ -48,16 +50,38 @@ def examples_for(dtype: str, row: Backend, profile) -> int:
     return 2
 
 
-def draw_inputs(tensors, shapes: dict, rng: np.random.Generator, batch: int) -> dict:
-    """Standard normal float64 entries for every tensor, with a leading batch axis; every
-    fourth row has its entries tied (all equal), where a layout mistake can hide."""
+def draw_inputs(tensors, shapes: dict, rng: np.random.Generator, batch: int,
+                scalars=()) -> dict:
+    """Entries from each tensor's domain, with a leading batch axis; every fourth row has its
+    entries tied (all equal), where a layout mistake can hide. Scalars get one value per row
+    (Integer ones one value for the batch: the compiled code takes them as Python ints)."""
     arrays = {}
     for tensor in tensors:
-        values = rng.standard_normal((batch, *shapes[tensor.name]))
-        values[::4] = values[::4].reshape(values[::4].shape[0], -1)[:, :1].reshape(
-            (-1,) + (1,) * (values.ndim - 1))
+        values = _entries(tensor.domain, (batch, *shapes[tensor.name]), rng)
+        if not isinstance(tensor.domain, (Mask, Simplex)) and values.ndim > 1:
+            tied = values[::4].reshape(values[::4].shape[0], -1)[:, :1]
+            values[::4] = tied.reshape((-1,) + (1,) * (values.ndim - 1))
         arrays[tensor.name] = values
+    for scalar in scalars:
+        if isinstance(scalar.domain, Integer):
+            arrays[scalar.name] = int(rng.integers(scalar.domain.low, scalar.domain.high + 1))
+        else:
+            arrays[scalar.name] = _entries(scalar.domain, (batch,), rng)
     return arrays
+
+
+def _entries(domain, shape, rng: np.random.Generator) -> np.ndarray:
+    if isinstance(domain, Positive):
+        low, high = np.log(domain.low), np.log(domain.high)
+        return np.exp(rng.uniform(low, high, shape))
+    if isinstance(domain, Simplex):
+        weights = np.exp(rng.standard_normal(shape))
+        return weights / weights.sum(axis=-1, keepdims=True)
+    if isinstance(domain, Mask):
+        return (rng.random(shape) < 0.7).astype(np.float64)
+    if isinstance(domain, Real):
+        return rng.uniform(domain.low, domain.high, shape)
+    return rng.standard_normal(shape)
 
 
 @dataclass
@@ -164,7 +188,8 @@ def run_batches(record, row: Backend, dtype: str, draws, evaluate: Callable,
 
 
 def host(arrays: dict) -> dict:
-    return {name: to_numpy(value) for name, value in arrays.items()}
+    return {name: value if isinstance(value, int) else to_numpy(value)
+            for name, value in arrays.items()}
 
 
 def to_host(array) -> np.ndarray:

@@ -33,7 +33,7 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
 
     def evaluate(sizes):
         shapes = {t.name: tuple(sizes[d.name] for d in t.dims) for t in plan.values}
-        drawn = sides.draw_inputs(plan.values, shapes, rng, sides.BATCH)
+        drawn = sides.draw_inputs(plan.values, shapes, rng, sides.BATCH, theorem.scalars)
         orders = {p.name: draw_permutations(sizes[p.dim.name], sides.BATCH, rng)
                   for p in plan.permutations}
         drawn_orders[tuple(sorted(sizes.items()))] = orders
@@ -157,7 +157,8 @@ class _Evaluator:
 
     def place(self, arrays: dict) -> dict:
         with self.row.scope(self.device):
-            return {k: self.row.place(self.xp, v, self.dtype, self.device)
+            return {k: v if isinstance(v, int) else self.row.place(self.xp, v, self.dtype,
+                                                                     self.device)
                     for k, v in arrays.items()}
 
     def sides(self, arrays: dict, orders: dict, sizes: dict):

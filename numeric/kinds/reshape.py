@@ -31,7 +31,8 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
 
     def evaluate(sizes):
         all_sizes = layout.all_sizes(sizes)
-        drawn = sides.draw_inputs(theorem.tensors, layout.shapes(all_sizes), rng, sides.BATCH)
+        drawn = sides.draw_inputs(theorem.tensors, layout.shapes(all_sizes), rng, sides.BATCH,
+                                   theorem.scalars)
         placed = target.place(drawn)
         rounded = sides.host(placed)  # the float64 reference sees the same rounded inputs
         lhs, rhs = target.sides(placed, all_sizes)
@@ -113,7 +114,8 @@ class _evaluator:
 
     def place(self, arrays: dict) -> dict:
         with self.row.scope(self.device):
-            return {k: self.row.place(self.xp, v, self.dtype, self.device)
+            return {k: v if isinstance(v, int) else self.row.place(self.xp, v, self.dtype,
+                                                                     self.device)
                     for k, v in arrays.items()}
 
     def sides(self, arrays: dict, sizes: dict):

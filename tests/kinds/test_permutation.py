@@ -103,3 +103,17 @@ def test_a_sum_that_uses_its_index_bare_and_permuted_is_not_re_indexed():
     theorem = _declare(Permuted(sp.Sum(S[pi[j], j], (j, 0, n.symbol - 1)),
                                 sp.Sum(S[j, j], (j, 0, n.symbol - 1))), (S, pi))
     assert prove(theorem).status == "refuted"
+
+
+def test_scalars_and_domains_are_drawn_for_the_numeric_route():
+    from attnproof.symbolic import Positive, Scalar, Simplex
+
+    n, d = Dim("n"), Dim("d")
+    i, j = n.indices("i j")
+    S, p, pi = Tensor("S", (n, n)), Tensor("p", (n,), Simplex()), Permutation("pi", n)
+    T = Scalar("T", Positive(0.5, 2.0))
+    total = sp.Sum(p[pi[j]] * sp.exp(S[i, pi[j]] / T.symbol), (j, 0, n.symbol - 1))
+    plain = sp.Sum(p[j] * sp.exp(S[i, j] / T.symbol), (j, 0, n.symbol - 1))
+    theorem = _declare(Permuted(total, plain), (S, p, T, pi))
+    assert prove(theorem).status == "proved"
+    assert check(theorem, "numpy", "float64").status == "passed"
