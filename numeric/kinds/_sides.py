@@ -42,12 +42,15 @@ def size_draws(dims, rng: np.random.Generator, count: int) -> list[dict[str, int
     return draws[:count]
 
 
-def examples_for(dtype: str, row: Backend, profile) -> int:
-    """How many size maps a record draws: four where truth is decided, two elsewhere (each new
-    shape is a compilation under jit)."""
-    if row.reference and dtype == "float64":
-        return max(4, profile.truth.examples)
-    return 2
+def examples_for(dtype: str, row: Backend, profile, mode: str) -> int:
+    """How many size maps a record draws: where truth is decided the profile's number of
+    examples (at least four; under jit, where each new shape is a compilation, a tenth of it
+    and at least three), two (the smallest and the largest sizes) elsewhere."""
+    if not (row.reference and dtype == "float64"):
+        return 2
+    if mode == "jit":
+        return max(3, profile.truth.examples // 10)
+    return max(4, profile.truth.examples)
 
 
 def draw_inputs(tensors, shapes: dict, rng: np.random.Generator, batch: int,

@@ -23,7 +23,7 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
     rng = np.random.default_rng(0 if seed is None else seed)
     plain = {d.name: d for t in theorem.tensors for d in plain_dims(t.dims)}
     draws = sides.size_draws(list(plain.values()), rng,
-                             sides.examples_for(dtype, row, profile))
+                             sides.examples_for(dtype, row, profile, mode))
     layout = _Layout(theorem, claim)
     target = _evaluator(layout, row, dtype, device, mode)
     reference = _evaluator(layout, backend("numpy"), "float64", "cpu", "eager")
