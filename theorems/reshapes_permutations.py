@@ -83,9 +83,11 @@ multi_head_is_concat_of_heads_times_w_o = Theorem(
                   views=(heads_side_by_side, W_O_rows)),
     inputs=(X, W_Q, W_K, W_V, W_O),
     definitions=(Qh, Kh, Vh, Ah, head),
+    unstable_in=("float16",),
     note="MultiHead(X) = Concat(head_1, …, head_h) W_O with head_h = Attention(X W_Q^h, X W_K^h, "
     "X W_V^h): the sum over heads of head_h W_O^h is the concatenated heads times W_O as one "
-    "matrix, for all sizes (d_k = d_v = D per head).",
+    "matrix, for all sizes (d_k = d_v = D per head). In float16 the scores of tokens with "
+    "entries near 100 overflow (about 1e5) before the softmax: a known instability, declared.",
 )
 
 # -- the notebook's split_heads / combine_heads: Demos 4, 14, 24 ----------------------------
@@ -219,7 +221,9 @@ self_attention_is_permutation_equivariant = Theorem(
     claim=Permuted(Y_pi[it, cv], Y[pi_tokens[it], cv]),
     inputs=(Xs, WQ, WK, WV, pi_tokens),
     definitions=(Y, Y_pi),
+    unstable_in=("float16",),
     note="'Attention is permutation-equivariant': reordering the tokens of X reorders the rows "
     "of self-attention's output the same way, for all sizes and permutations; hence the "
-    "positional encodings.",
+    "positional encodings. In float16 the scores of tokens with entries near 100 overflow "
+    "before the softmax: a known instability, declared.",
 )

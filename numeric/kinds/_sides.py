@@ -16,7 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _evidence as evidence
-from attnproof.symbolic import Integer, Mask, Positive, Real, Simplex
+from .. import _strategies as strategies
+from .. import _structured as structured
+from attnproof.symbolic import Integer
 
 from .._backends import Backend, to_numpy
 from .._record import NumericStatus
@@ -53,38 +55,20 @@ def examples_for(dtype: str, row: Backend, profile, mode: str) -> int:
     return max(4, profile.truth.examples)
 
 
-def draw_inputs(tensors, shapes: dict, rng: np.random.Generator, batch: int,
-                scalars=()) -> dict:
-    """Entries from each tensor's domain, with a leading batch axis; every fourth row has its
-    entries tied (all equal), where a layout mistake can hide. Scalars get one value per row
-    (Integer ones one value for the batch: the compiled code takes them as Python ints)."""
+def draw_inputs(theorem, tensors, shapes: dict, rng: np.random.Generator, batch: int) -> dict:
+    """Every tensor in ``tensors`` and every scalar drawn as the compiled search draws them
+    (``_strategies``: the declared range, large and tied rows, structured patterns, kernels),
+    with a leading batch axis; Integer scalars one value for the batch."""
     arrays = {}
     for tensor in tensors:
-        values = _entries(tensor.domain, (batch, *shapes[tensor.name]), rng)
-        if not isinstance(tensor.domain, (Mask, Simplex)) and values.ndim > 1:
-            tied = values[::4].reshape(values[::4].shape[0], -1)[:, :1]
-            values[::4] = tied.reshape((-1,) + (1,) * (values.ndim - 1))
-        arrays[tensor.name] = values
-    for scalar in scalars:
+        arrays[tensor.name] = strategies._tensor_values(
+            tensor.domain, (batch, *shapes[tensor.name]), rng)
+    for scalar in theorem.scalars:
         if isinstance(scalar.domain, Integer):
             arrays[scalar.name] = int(rng.integers(scalar.domain.low, scalar.domain.high + 1))
         else:
-            arrays[scalar.name] = _entries(scalar.domain, (batch,), rng)
-    return arrays
-
-
-def _entries(domain, shape, rng: np.random.Generator) -> np.ndarray:
-    if isinstance(domain, Positive):
-        low, high = np.log(domain.low), np.log(domain.high)
-        return np.exp(rng.uniform(low, high, shape))
-    if isinstance(domain, Simplex):
-        weights = np.exp(rng.standard_normal(shape))
-        return weights / weights.sum(axis=-1, keepdims=True)
-    if isinstance(domain, Mask):
-        return (rng.random(shape) < 0.7).astype(np.float64)
-    if isinstance(domain, Real):
-        return rng.uniform(domain.low, domain.high, shape)
-    return rng.standard_normal(shape)
+            arrays[scalar.name] = strategies._scalar_values(scalar.domain, batch, rng)
+    return structured.into_kernels(theorem, arrays, rng)
 
 
 @dataclass
@@ -105,8 +89,9 @@ def compare(batch: Batch, dtype: str, row: Backend) -> tuple[np.ndarray, np.ndar
     values = [np.asarray(v, np.float64).reshape(count, -1)
               for v in (batch.lhs, batch.rhs, batch.lhs64, batch.rhs64, batch.scale)]
     lhs, rhs, lhs64, rhs64, scale = values
-    decided = np.all(np.isfinite(np.concatenate([lhs, rhs, lhs64, rhs64, scale], axis=1)),
-                     axis=1)
+    # only float64 decides which rows count: a side that overflows in a lower format where
+    # float64 is finite is an instability, measured as an infinite error below
+    decided = np.all(np.isfinite(np.concatenate([lhs64, rhs64, scale], axis=1)), axis=1)
     if row.reference and dtype == "float64":
         error = error_ulps(lhs, rhs, scale, "float64")
         failed = decided & (error.max(axis=1, initial=0.0) > TRUTH_ULPS)
@@ -154,7 +139,7 @@ def settle(record, dtype: str, worst: float, failure: dict | None, saw_false64: 
     if failure is not None:
         record.status = NumericStatus.FAILED
         record.counterexample = failure
-        record.reason = f"{description}; the sides differ (counterexample)"
+        record.reason = description
         return
     if saw_false64:
         record.status = NumericStatus.NOT_DECISIVE
@@ -175,19 +160,34 @@ def run_batches(record, row: Backend, dtype: str, draws, evaluate: Callable,
     ``describe_row(sizes, batch, row_index)`` gives a failing row's counterexample."""
     worst, saw_false64 = 0.0, False
     for sizes in draws:
-        batch = evaluate(sizes)
+        with np.errstate(all="ignore"):  # overflow is measured, not warned about
+            batch = evaluate(sizes)
         decided, failed, batch_worst = compare(batch, dtype, row)
         record.examples += 1
         record.instances += int(decided.sum())
         record.undecided += int((~decided).sum())
         worst = max(worst, batch_worst)
         if failed.any():
-            failure = describe_row(sizes, batch, int(np.flatnonzero(failed)[0]))
+            row_index = int(np.flatnonzero(failed)[0])
+            failure = describe_row(sizes, batch, row_index)
             failure["dtype"] = dtype
-            settle(record, dtype, worst, failure, False, description)
+            settle(record, dtype, worst, failure, False,
+                   f"{description}; {_what_failed(batch, row_index, dtype)}")
             return
         saw_false64 = saw_false64 or false_in_float64(batch)
     settle(record, dtype, worst, None, saw_false64, description)
+
+
+def _what_failed(batch: Batch, row_index: int, dtype: str) -> str:
+    sides_in_format = np.concatenate([np.ravel(batch.lhs[row_index]),
+                                      np.ravel(batch.rhs[row_index])])
+    if not np.all(np.isfinite(sides_in_format)):
+        return f"a side is not finite in {dtype} where float64 is (unstable)"
+    single = Batch(*(np.asarray(v)[row_index:row_index + 1] for v in (
+        batch.lhs64, batch.rhs64, batch.lhs64, batch.rhs64, batch.scale)))
+    if false_in_float64(single):
+        return "the sides differ"
+    return f"the sides differ beyond {dtype}'s rounding, or a side strays from float64"
 
 
 def host(arrays: dict) -> dict:

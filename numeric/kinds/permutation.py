@@ -33,7 +33,7 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
 
     def evaluate(sizes):
         shapes = {t.name: tuple(sizes[d.name] for d in t.dims) for t in plan.values}
-        drawn = sides.draw_inputs(plan.values, shapes, rng, sides.BATCH, theorem.scalars)
+        drawn = sides.draw_inputs(theorem, plan.values, shapes, rng, sides.BATCH)
         orders = {p.name: draw_permutations(sizes[p.dim.name], sides.BATCH, rng)
                   for p in plan.permutations}
         drawn_orders[tuple(sorted(sizes.items()))] = orders

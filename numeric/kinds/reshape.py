@@ -31,8 +31,8 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
 
     def evaluate(sizes):
         all_sizes = layout.all_sizes(sizes)
-        drawn = sides.draw_inputs(theorem.tensors, layout.shapes(all_sizes), rng, sides.BATCH,
-                                   theorem.scalars)
+        drawn = sides.draw_inputs(theorem, theorem.tensors, layout.shapes(all_sizes), rng,
+                                  sides.BATCH)
         placed = target.place(drawn)
         rounded = sides.host(placed)  # the float64 reference sees the same rounded inputs
         lhs, rhs = target.sides(placed, all_sizes)
