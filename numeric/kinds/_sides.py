@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attnproof.symbolic import Integer
+
 from .. import _evidence as evidence
 from .. import _strategies as strategies
 from .. import _structured as structured
-from attnproof.symbolic import Integer
-
 from .._backends import Backend, to_numpy
 from .._record import NumericStatus
 from .._tolerance import (

@@ -22,7 +22,7 @@ from attnproof.theorems import reshapes_permutations as catalog
 from tests.planted import kinds_permutation as planted
 
 FALSE = planted.planted_reordering_keys_alone_leaves_output
-TRUE = planted.planted_sum_over_reordered_keys
+TRUE = planted.planted_reordering_keys_and_values_leaves_output
 
 
 def test_the_false_variant_is_refuted_with_its_permutation():
@@ -74,7 +74,7 @@ def test_gather_reads_entry_pi_of_each_row():
 
 
 def test_latex_writes_the_permutation_inside_the_index():
-    assert r"S_{i \pi_{j}}" in statement_latex(TRUE)
+    assert r"S_{i \pi_{j}}" in statement_latex(TRUE) and r"V_{\pi_{j} a}" in statement_latex(TRUE)
 
 
 def _declare(claim, inputs):
@@ -108,7 +108,7 @@ def test_a_sum_that_uses_its_index_bare_and_permuted_is_not_re_indexed():
 def test_scalars_and_domains_are_drawn_for_the_numeric_route():
     from attnproof.symbolic import Positive, Scalar, Simplex
 
-    n, d = Dim("n"), Dim("d")
+    n = Dim("n")
     i, j = n.indices("i j")
     S, p, pi = Tensor("S", (n, n)), Tensor("p", (n,), Simplex()), Permutation("pi", n)
     T = Scalar("T", Positive(0.5, 2.0))

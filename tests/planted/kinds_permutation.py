@@ -1,5 +1,5 @@
-"""Planted permutation claims: reordering the keys but not the values (false) and a sum over
-permuted keys (true: re-indexing)."""
+"""Planted permutation claims: reordering the keys but not the values (false), and the keys
+and values together (true: re-indexing)."""
 
 import sympy as sp
 
@@ -26,10 +26,10 @@ planted_reordering_keys_alone_leaves_output = Theorem(
     expect="refuted",
 )
 
-planted_sum_over_reordered_keys = Theorem(
-    name="planted_sum_over_reordered_keys",
-    source=Source(PLANTED, "planted", "Σ_j exp(S[i, π(j)]) = Σ_j exp(S[i, j])"),
-    claim=Permuted(sp.Sum(sp.exp(S[i, pi[j]]), (j, 0, n_k.symbol - 1)),
-                   sp.Sum(sp.exp(S[i, j]), (j, 0, n_k.symbol - 1))),
-    inputs=(S, pi),
+planted_reordering_keys_and_values_leaves_output = Theorem(
+    name="planted_reordering_keys_and_values_leaves_output",
+    source=Source(PLANTED, "planted", "keys and values reordered together"),
+    claim=Permuted(sp.Sum(softmax(S[i, pi[j]], j) * V[pi[j], a], (j, 0, n_k.symbol - 1)),
+                   keys(lambda x: x)),
+    inputs=(S, V, pi),
 )
