@@ -60,6 +60,13 @@ from .kinds.inequality import elu as elu
 from .kinds.linalg import PositiveDefinite as PositiveDefinite
 from .kinds.linalg import PositiveSemidefinite as PositiveSemidefinite
 from .kinds.linalg import RankAtMost as RankAtMost
+from .kinds.permutation import Bijection as Bijection
+from .kinds.permutation import Permutation as Permutation
+from .kinds.permutation import Permuted as Permuted
+from .kinds.reshape import FlatDim as FlatDim
+from .kinds.reshape import Reshape as Reshape
+from .kinds.reshape import View as View
+from .kinds.reshape import flat as flat
 from .kinds.statistical import Expectation as Expectation
 from .kinds.statistical import Gaussian as Gaussian
 from .kinds.statistical import Moments as Moments
@@ -100,6 +107,13 @@ __all__ = [
     "IEEEValue",
     "Near",
     "where",
+    "Bijection",
+    "Permutation",
+    "Permuted",
+    "FlatDim",
+    "Reshape",
+    "View",
+    "flat",
     "LogSumExp",
     "ReduceMax",
     "Softmax",

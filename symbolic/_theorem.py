@@ -361,6 +361,7 @@ def _plain_symbols(expr: sp.Expr) -> set[sp.Symbol]:
 
 def _all_dims(theorem: Theorem) -> set[Dim]:
     dims = {dim for tensor in theorem.tensors for dim in tensor.dims}
+    dims |= {factor for dim in dims for factor in getattr(dim, "factors", ())}  # of H·D: H, D
     for definition in theorem.definitions:
         dims |= {Dim(str(i.upper + 1)) for i in definition.indices}
     return dims

@@ -2,8 +2,8 @@
 
 Each head's scores (51) are a bilinear form (5) of the token embeddings with the learned metric
 M^h = W_Q^h (W_K^h)ᵀ/√d_k, the form (58) of §8.2. (54) as "Concat(heads)·W_O" and the
-notebook's split/combine of heads are reshapes, a claim kind not stated yet (listed in
-docs/coverage.md); the notebook's shapes are checked as numbers below.
+notebook's split/combine of heads are reshapes, stated in reshapes_permutations.py; the
+notebook's shapes are checked as numbers below.
 """
 
 import sympy as sp

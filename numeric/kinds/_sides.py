@@ -1,0 +1,199 @@
+"""What the reshape and permutation routes share: sizes to draw, inputs, and the comparison of
+two sides that settles a record.
+
+Both routes evaluate the two sides of an identity on batches of random inputs, each side built
+with the backend's own array operations (reshape, transpose, concatenate, gather), and decide
+with the tolerance model of ``numeric/_tolerance.py``: truth in float64 on a reference backend
+(|lhs − rhs| ≤ TRUTH_ULPS · eps · abs-scale), and in any other format the two sides in that
+format within ``format_truth_ulps``, each side within STABILITY_ULPS of its float64 value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnproof.symbolic import Integer
+
+from .. import _evidence as evidence
+from .. import _strategies as strategies
+from .. import _structured as structured
+from .._backends import Backend, to_numpy
+from .._record import NumericStatus
+from .._tolerance import (
+    STABILITY_ULPS,
+    TRUTH_ULPS,
+    bits,
+    error_ulps,
+    format_truth_ulps,
+)
+
+BATCH = 64
+
+
+def size_draws(dims, rng: np.random.Generator, count: int) -> list[dict[str, int]]:
+    """``count`` size maps over the plain ``dims``: every dimension at its smallest, every one at
+    its largest, then uniform draws over each range."""
+    lows = {d.name: d.sizes.low for d in dims}
+    highs = {d.name: d.sizes.high for d in dims}
+    draws = [lows, highs]
+    while len(draws) < count:
+        draws.append({d.name: int(rng.integers(d.sizes.low, d.sizes.high + 1)) for d in dims})
+    return draws[:count]
+
+
+def examples_for(dtype: str, row: Backend, profile, mode: str) -> int:
+    """How many size maps a record draws: where truth is decided the profile's number of
+    examples (at least four; under jit, where each new shape is a compilation, a tenth of it
+    and at least three), two (the smallest and the largest sizes) elsewhere."""
+    if not (row.reference and dtype == "float64"):
+        return 2
+    if mode == "jit":
+        return max(3, profile.truth.examples // 10)
+    return max(4, profile.truth.examples)
+
+
+def draw_inputs(theorem, tensors, shapes: dict, rng: np.random.Generator, batch: int) -> dict:
+    """Every tensor in ``tensors`` and every scalar drawn as the compiled search draws them
+    (``_strategies``: the declared range, large and tied rows, structured patterns, kernels),
+    with a leading batch axis; Integer scalars one value for the batch."""
+    arrays = {}
+    for tensor in tensors:
+        arrays[tensor.name] = strategies._tensor_values(
+            tensor.domain, (batch, *shapes[tensor.name]), rng)
+    for scalar in theorem.scalars:
+        if isinstance(scalar.domain, Integer):
+            arrays[scalar.name] = int(rng.integers(scalar.domain.low, scalar.domain.high + 1))
+        else:
+            arrays[scalar.name] = strategies._scalar_values(scalar.domain, batch, rng)
+    return structured.into_kernels(theorem, arrays, rng)
+
+
+@dataclass
+class Batch:
+    """One batch's values, as NumPy float64: each side in the dtype checked, and in float64
+    from the same (rounded) inputs, with the abs-scale."""
+
+    lhs: np.ndarray
+    rhs: np.ndarray
+    lhs64: np.ndarray
+    rhs64: np.ndarray
+    scale: np.ndarray
+
+
+def compare(batch: Batch, dtype: str, row: Backend) -> tuple[np.ndarray, np.ndarray, float]:
+    """Per row: decided (finite), failed, and the worst error in ulps of the measured format."""
+    count = batch.lhs.shape[0]
+    values = [np.asarray(v, np.float64).reshape(count, -1)
+              for v in (batch.lhs, batch.rhs, batch.lhs64, batch.rhs64, batch.scale)]
+    lhs, rhs, lhs64, rhs64, scale = values
+    # only float64 decides which rows count: a side that overflows in a lower format where
+    # float64 is finite is an instability, measured as an infinite error below
+    decided = np.all(np.isfinite(np.concatenate([lhs64, rhs64, scale], axis=1)), axis=1)
+    if row.reference and dtype == "float64":
+        error = error_ulps(lhs, rhs, scale, "float64")
+        failed = decided & (error.max(axis=1, initial=0.0) > TRUTH_ULPS)
+        return decided, failed, _worst(error, decided)
+    measured = row.measured_as(dtype)
+    error = error_ulps(lhs, rhs, scale, measured)
+    unstable = np.maximum(error_ulps(lhs, lhs64, scale, measured),
+                          error_ulps(rhs, rhs64, scale, measured))
+    failed = decided & ((error.max(axis=1, initial=0.0) > format_truth_ulps(measured))
+                        | (unstable.max(axis=1, initial=0.0) > STABILITY_ULPS))
+    return decided, failed, _worst(error, decided)
+
+
+def false_in_float64(batch: Batch) -> bool:
+    """Whether the float64 sides of some finite row differ beyond TRUTH_ULPS."""
+    count = batch.lhs64.shape[0]
+    lhs, rhs, scale = (np.asarray(v, np.float64).reshape(count, -1)
+                       for v in (batch.lhs64, batch.rhs64, batch.scale))
+    finite = np.all(np.isfinite(np.concatenate([lhs, rhs, scale], axis=1)), axis=1)
+    error = error_ulps(lhs, rhs, scale, "float64")
+    return bool(np.any(finite & (error.max(axis=1, initial=0.0) > TRUTH_ULPS)))
+
+
+def _worst(error: np.ndarray, decided: np.ndarray) -> float:
+    kept = error[decided]
+    return float(kept.max(initial=0.0)) if kept.size else 0.0
+
+
+def worst_entry(batch: Batch, row_index: int, out_names: list[str]) -> dict:
+    """The entry of one failing row where the sides differ most, as short strings."""
+    lhs = np.asarray(batch.lhs[row_index], np.float64)
+    rhs = np.asarray(batch.rhs[row_index], np.float64)
+    with np.errstate(invalid="ignore"):
+        gap = np.nan_to_num(np.abs(lhs - rhs), nan=np.inf)
+    at = np.unravel_index(int(np.argmax(gap)), gap.shape) if gap.shape else ()
+    return {"indices": {n: int(v) for n, v in zip(out_names, at, strict=True)},
+            "lhs": f"{float(lhs[at]):.6g}", "rhs": f"{float(rhs[at]):.6g}"}
+
+
+def settle(record, dtype: str, worst: float, failure: dict | None, saw_false64: bool,
+           description: str) -> None:
+    """The record's status and reason from what the batches showed."""
+    record.max_error_ulps = worst
+    record.max_error_bits = bits(worst)
+    if failure is not None:
+        record.status = NumericStatus.FAILED
+        record.counterexample = failure
+        record.reason = description
+        return
+    if saw_false64:
+        record.status = NumericStatus.NOT_DECISIVE
+        record.reason = (f"{description}; false in float64 but within {dtype}'s rounding: this "
+                         "format cannot decide the claim")
+        return
+    if evidence.too_few(record.instances):
+        record.status = NumericStatus.TOO_FEW
+        record.reason = f"{description}; {evidence.too_few(record.instances)}"
+        return
+    record.status = NumericStatus.PASSED
+    record.reason = description
+
+
+def run_batches(record, row: Backend, dtype: str, draws, evaluate: Callable,
+                describe_row: Callable, description: str) -> None:
+    """Evaluate every size map's batch with ``evaluate(sizes) -> Batch`` and settle ``record``;
+    ``describe_row(sizes, batch, row_index)`` gives a failing row's counterexample."""
+    worst, saw_false64 = 0.0, False
+    for sizes in draws:
+        with np.errstate(all="ignore"):  # overflow is measured, not warned about
+            batch = evaluate(sizes)
+        decided, failed, batch_worst = compare(batch, dtype, row)
+        record.examples += 1
+        record.instances += int(decided.sum())
+        record.undecided += int((~decided).sum())
+        worst = max(worst, batch_worst)
+        if failed.any():
+            row_index = int(np.flatnonzero(failed)[0])
+            failure = describe_row(sizes, batch, row_index)
+            failure["dtype"] = dtype
+            settle(record, dtype, worst, failure, False,
+                   f"{description}; {_what_failed(batch, row_index, dtype)}")
+            return
+        saw_false64 = saw_false64 or false_in_float64(batch)
+    settle(record, dtype, worst, None, saw_false64, description)
+
+
+def _what_failed(batch: Batch, row_index: int, dtype: str) -> str:
+    sides_in_format = np.concatenate([np.ravel(batch.lhs[row_index]),
+                                      np.ravel(batch.rhs[row_index])])
+    if not np.all(np.isfinite(sides_in_format)):
+        return f"a side is not finite in {dtype} where float64 is (unstable)"
+    single = Batch(*(np.asarray(v)[row_index:row_index + 1] for v in (
+        batch.lhs64, batch.rhs64, batch.lhs64, batch.rhs64, batch.scale)))
+    if false_in_float64(single):
+        return "the sides differ"
+    return f"the sides differ beyond {dtype}'s rounding, or a side strays from float64"
+
+
+def host(arrays: dict) -> dict:
+    return {name: value if isinstance(value, int) else to_numpy(value)
+            for name, value in arrays.items()}
+
+
+def to_host(array) -> np.ndarray:
+    return to_numpy(array)

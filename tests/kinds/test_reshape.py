@@ -1,0 +1,112 @@
+"""The reshape kind: flat dimensions H·D, views, the split of the flat index in proofs, views
+built with each backend's reshape and concatenate, exact counterexamples."""
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from attnproof.numeric import check
+from attnproof.numeric.kinds.reshape import build_view
+from attnproof.symbolic import (
+    Dim,
+    Reshape,
+    Source,
+    Tensor,
+    Theorem,
+    TheoremError,
+    View,
+    flat,
+    prove,
+    statement_latex,
+)
+from attnproof.symbolic.kinds.reshape import split_flat_indices
+from tests.planted import kinds_reshape as planted
+
+FALSE = planted.planted_concat_against_w_o_rows_in_the_other_order
+TRUE = planted.planted_split_and_transpose_holds_its_entries
+
+
+def test_the_false_variant_is_refuted_with_a_readable_counterexample():
+    result = prove(FALSE)
+    assert result.status == "refuted"
+    found = result.counterexample
+    assert found["sizes"]["H"] >= 2 and found["sizes"]["D"] >= 2  # needs two heads, two features
+    assert found["sizes"]["H_D"] == found["sizes"]["H"] * found["sizes"]["D"]
+    assert float(found["lhs_minus_rhs"]) != 0
+    assert all(key.startswith(("O[", "W_O[")) for key in found["values"])
+
+
+def test_the_true_variant_is_proved_for_all_sizes_by_splitting_the_flat_index():
+    result = prove(TRUE)
+    assert result.status == "proved"
+    assert "all sizes, by splitting the flat index" in result.method
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_the_numeric_route_fails_the_false_variant_and_passes_the_true_one(backend):
+    pytest.importorskip(backend if backend == "numpy" else "jax")
+    wrong = check(FALSE, backend, "float64")
+    assert wrong.status == "failed", wrong.reason
+    assert {"sizes", "indices", "lhs", "rhs"} <= set(wrong.counterexample)
+    right = check(TRUE, backend, "float64")
+    assert right.status == "passed", right.reason
+    assert right.instances >= 100
+
+
+def test_a_lower_format_passes_the_true_variant():
+    assert check(TRUE, "numpy", "float16").status == "passed"
+
+
+def test_the_sum_over_a_flat_index_becomes_the_double_sum():
+    H, D = Dim("H"), Dim("D")
+    g = Tensor("g", (flat(H, D),))
+    f = flat(H, D).index("f")
+    split = split_flat_indices(sp.Sum(g[f], (f, 0, H.symbol * D.symbol - 1)), [flat(H, D)])
+    (limit_h, limit_c) = split.limits
+    assert (limit_h[2], limit_c[2]) == (H.symbol - 1, D.symbol - 1)
+    assert split.function == g[limit_h[0] * D.symbol + limit_c[0]]
+
+
+def test_a_view_is_built_with_concatenate_in_head_major_order():
+    H, D, n = Dim("H"), Dim("D"), Dim("n")
+    O = Tensor("O", (H, n, D))
+    concat = View("Concat", O, (n, flat(H, D)), method="concatenate")
+    source = np.arange(2 * 2 * 3 * 2, dtype=float).reshape(2, 2, 3, 2)  # batch 2, H 2, n 3, D 2
+    sizes = {"H": 2, "D": 2, "n": 3, "H_D": 4}
+    built = build_view(np, concat, source, sizes)
+    expected = np.concatenate([source[:, 0], source[:, 1]], axis=-1)
+    assert np.array_equal(built, expected)
+    reshaped = View("R", O, (n, flat(H, D)))
+    assert np.array_equal(build_view(np, reshaped, source, sizes), expected)
+
+
+def test_latex_shows_the_views_definitions():
+    text = statement_latex(FALSE)
+    assert r"\text{where }" in text and "{Concat}_{" in text and r",\, " in text
+
+
+def test_a_view_over_other_dimensions_is_refused_naming_it():
+    H, D, n = Dim("H"), Dim("D"), Dim("n")
+    with pytest.raises(TheoremError, match="view Bad"):
+        View("Bad", Tensor("O", (H, n)), (n, flat(H, D)))
+
+
+def test_an_undeclared_view_is_refused_naming_theorem_and_symbol():
+    H, D, n = Dim("H"), Dim("D"), Dim("n")
+    O = Tensor("O", (H, n, D))
+    concat = View("Concat", O, (n, flat(H, D)))
+    i, f = n.index("i"), flat(H, D).index("f")
+    with pytest.raises(TheoremError, match=r"theorem 'bad_reshape'.*Concat"):
+        Theorem(name="bad_reshape", source=Source("x", "y"),
+                claim=Reshape(concat[i, f], concat[i, f]), inputs=(O,))
+
+
+def test_a_view_of_an_undeclared_tensor_is_refused_naming_theorem_and_tensor():
+    H, D, n = Dim("H"), Dim("D"), Dim("n")
+    O = Tensor("O", (H, n, D))
+    concat = View("Concat", O, (n, flat(H, D)))
+    i, f = n.index("i"), flat(H, D).index("f")
+    with pytest.raises(TheoremError, match=r"theorem 'bad_reshape'.*tensor O"):
+        Theorem(name="bad_reshape", source=Source("x", "y"),
+                claim=Reshape(concat[i, f], concat[i, f], views=(concat,)),
+                inputs=(Tensor("P", (H, n, D)),))
