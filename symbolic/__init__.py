@@ -14,6 +14,8 @@ from ._domains import Real as Real
 from ._domains import Simplex as Simplex
 from ._domains import Sizes as Sizes
 from ._kind import ClaimKind as ClaimKind
+from .kinds.limit import Limit as Limit
+from .kinds.series import Series as Series
 from ._language import Defined as Defined
 from ._language import Dim as Dim
 from ._language import Scalar as Scalar
@@ -54,6 +56,8 @@ __all__ = [
     "Simplex",
     "Sizes",
     "ClaimKind",
+    "Limit",
+    "Series",
     "Defined",
     "Dim",
     "Scalar",
