@@ -29,23 +29,10 @@ PENDING = (
          claim="for i.i.d. zero-mean unit-variance q, k, Var(q·k) = d_k; scaling by 1/√d_k "
          "makes it 1",
          kind="statistical", verdict="true"),
-    dict(file=TUTORIAL, section="§4.2 Theorem (Temperature Limits)", place="(17)",
-         claim="lim_{T→0} A_ij = 1 if j = argmax_k S_ik, else 0",
-         kind="limit", verdict="false",
-         note="with a tied maximum the limit is 1/(number of tied maxima) on each of them; "
-         "correct with a unique maximum"),
-    dict(file=TUTORIAL, section="§4.2 Theorem (Temperature Limits)", place="(18)",
-         claim="lim_{T→∞} A_ij = 1/n_k", kind="limit", verdict="true"),
-    dict(file=TUTORIAL, section="§4.3 Definition (Attention Entropy)", place="(20), 'H = 0: delta'",
-         claim="a delta distribution has entropy 0 (0·log 0 = 0)", kind="limit", verdict="true"),
     dict(file=TUTORIAL, section="§4.3", place="normalized entropy H/log(n_k) ∈ [0, 1]",
          claim="H/log n_k lies in [0, 1] for every n_k", kind="IEEE value", verdict="false",
          note="0/0 = NaN at n_k = 1; for n_k ≥ 2 it holds (normalized_entropy_at_most_one, "
          "normalized_entropy_nonnegative)"),
-    dict(file=TUTORIAL, section="§5.3 Proposition (Reparameterization Invariance)", place="(31)",
-         claim="natural gradient descent gives the same update under reparameterization, "
-         "standard gradient descent does not", kind="series", verdict="open",
-         note="true to first order in η; state as a series claim"),
     dict(file=TUTORIAL, section="§7.1 Definition (Multi-Head Attention)", place="(54)",
          claim="Y = O^{hic} W_O^{hcd} equals Concat(head_1, …, head_H) W_O", kind="reshape",
          verdict="true"),
@@ -105,9 +92,6 @@ PENDING = (
          place="lines 9, 91, 114, 120",
          claim="dividing by √d_k keeps score variance from growing with dimension",
          kind="statistical", verdict="true"),
-    dict(file=EXAMPLE_48, section="Notes, Part 2; Linear Algebra Theory", place="lines 122, 132",
-         claim="softmax is a differentiable approximation to argmax", kind="limit",
-         verdict="false", note="as (17): ties give the average of the tied maxima"),
     dict(file=EXAMPLE_48, section="Why This Matters for ML", place="line 128",
          claim="attention costs O(n²d) for sequence length n", kind="cost", verdict="true"),
     dict(file=EXAMPLE_48, section="Numerical and Implementation Notes", place="line 134",

@@ -64,7 +64,7 @@ def updates_in_weight(step):
 
 natural_gradient_reparameterization_invariant = Theorem(
     name="natural_gradient_reparameterization_invariant",
-    source=Source(TUTORIAL, SECTION, "(30)–(31)"),
+    source=Source(TUTORIAL, SECTION, "(31)"),
     claim=Series(*updates_in_weight(natural_gradient_step), eta.symbol, order=1),
     inputs=(theta, y, eta),
     note="Attention over two keys parameterized by the score difference θ or by the weight "
