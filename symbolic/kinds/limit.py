@@ -141,7 +141,7 @@ def _prove_scalar_limit(theorem, claim: Limit) -> ProofResult:
         return ProofResult(PROVED, method)
     if difference.is_number and difference != 0:
         return ProofResult(REFUTED, method, counterexample={
-            "limit": str(found), "claimed": str(value)})
+            "limit": str(found), "claimed": str(value), "lhs_minus_rhs": str(difference)})
     return ProofResult(NOT_PROVED, f"{method}: the difference {difference} was not decided")
 
 
@@ -262,6 +262,7 @@ def _compare(instances: _Instances, claim: Limit, sizes, index_values, entries):
         "values": {str(k): str(v) for k, v in _exact_row(entries).items()},
         "limit": str(sp.simplify(found.xreplace(at_row))),
         "claimed": str(sp.simplify(claimed.xreplace(at_row))),
+        "lhs_minus_rhs": str(sp.simplify(difference.xreplace(at_row))),
     }
 
 

@@ -101,9 +101,9 @@ def _prove_series(theorem, claim: Series, bound: int) -> ProofResult:
             continue
         counterexample = find_counterexample(theorem, coefficient)
         if counterexample is not None:
-            value = counterexample.pop("lhs_minus_rhs")
+            # lhs_minus_rhs: the value there of this coefficient of lhs − rhs
             counterexample = {"order": power, "coefficient": str(sp.simplify(coefficient)),
-                              **counterexample, "coefficient_value": value}
+                              **counterexample}
             return ProofResult(REFUTED, f"{method}: the coefficient of {claim.variable}^{power} "
                                "is nonzero at an exact instance", counterexample=counterexample)
         open_coefficients.append((power, coefficient))
