@@ -26,7 +26,7 @@ def row_function(theorem, claim, expr, out) -> Callable[[np.ndarray, dict], np.n
     """``f(scores, sizes)``: ``expr`` for every row of ``scores`` (batch, *leading, n), shaped
     (batch, *sizes of ``out``)."""
     expr = theorem.expand_definitions(expr)
-    leading, row_index = claim.row.indices[:-1], claim.row.indices[-1]
+    leading = claim.row.indices[:-1]
     if tuple(out[:len(leading)]) != tuple(leading) or len(out) > len(leading) + 1:
         raise NotImplementedError(f"the free indices {out} are not the row's {claim.row.indices}")
     loops_row = len(out) == len(leading) + 1
@@ -41,7 +41,6 @@ def row_function(theorem, claim, expr, out) -> Callable[[np.ndarray, dict], np.n
         result = np.broadcast_to(values.of(expr, {}), len(rows))
         return result.reshape(scores.shape[:-1])
 
-    del row_index
     return function
 
 

@@ -2,16 +2,19 @@
 
 The documents take limits of attention weights and their entropy as the temperature goes to 0
 or to ∞ (tutorial (17)–(20)). SymPy's ``limit`` (Gruntz's algorithm) decides such limits for
-symbolic entries once it knows their order, so the symbolic route enumerates the orders that
-matter: for one row of scores ``S[i, j]`` of a given size, which entries are maxima. Every real
-row has exactly one such pattern, so a limit shown for every pattern and every size n <= k is
-shown for every real row of those sizes ("proved for sizes <= k"). A claim with
-``unique_maximum=True`` assumes a unique maximum (every other entry a positive gap below it),
-and only those patterns are enumerated. A limit with no tensor at all (0·log 0 = 0) is decided
-once, for every value of its scalars.
+symbolic entries once it knows the sign of every exponent, so the symbolic route enumerates the
+orders of one row of scores ``S[i, j]``: which entries are maxima, which tie at the next level,
+and so on (every weak order). An entry of level r is m − (d1 + … + dr) with the maximum m real
+and every gap d > 0, so every real row is one of these patterns, and a limit shown for every
+pattern and every row size n <= k is shown for every real row of those sizes ("proved for sizes
+<= k"). Softmax's logits are shifted by m first: softmax(β x) = softmax(β (x − m)) for any
+constant m (the tutorial's (19)). The statement may involve only that one row (``validate``
+checks it), so the other axes are taken at size 1. With ``unique_maximum=True`` the row is
+assumed to have a unique maximum and only those orders are enumerated. A limit with no tensor
+at all (0·log 0 = 0) is decided once, for every value of its scalars.
 
-The exact refutation evaluates the limit at the pattern where it differs from the claim, with
-the maximum at 0 and gaps of 1, and reports that row.
+The exact refutation takes the first order at which the limit differs from the claim and
+reports that row with maximum 0 and gaps 1: for (17), the row (0, 0).
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ import sympy as sp
 
 from .._kind import ClaimKind
 from .._language import TheoremError, as_expression
-from .._vocabulary import Softmax
 from .._prover import NOT_PROVED, PROVED, PROVED_BOUNDED, REFUTED, ProofResult, instantiate
+from .._vocabulary import Softmax
 
 # the points a limit may be taken at: from above at a finite point, or at +∞
 _INFINITY = (sp.oo,)
@@ -133,10 +136,13 @@ def _direction(claim: Limit) -> str:
 
 def _prove_scalar_limit(theorem, claim: Limit) -> ProofResult:
     expr = theorem.expand(theorem.expand_definitions(claim.expr))
-    found = sp.limit(expr, claim.variable, claim.point, _direction(claim))
+    method = "SymPy limit (Gruntz), every value of the other scalars under their domains"
+    try:
+        found = sp.limit(expr, claim.variable, claim.point, _direction(claim))
+    except NotImplementedError as error:
+        return ProofResult(NOT_PROVED, f"{method}: not decided ({error})")
     value = theorem.expand(theorem.expand_definitions(claim.value))
     difference = sp.simplify(found - value)
-    method = "SymPy limit (Gruntz), every value of the other scalars under their domains"
     if difference == 0:
         return ProofResult(PROVED, method)
     if difference.is_number and difference != 0:
@@ -225,7 +231,7 @@ def _prove_by_patterns(theorem, claim: Limit, bound: int) -> ProofResult:
     method = (f"SymPy limit (Gruntz) at every row size <= {bound} and every order of the row's "
               f"entries ({claim.assumption}), entries symbolic (maximum m real, each lower "
               "level a positive gap below the previous; softmax's logits shifted by m, its shift "
-              "invariance (19))")
+              "invariance (19)); one row, the other axes at size 1")
     leading = [0] * (len(claim.row.indices) - 1)
     instances = _Instances(theorem)
     for size in range(1, bound + 1):
@@ -235,8 +241,10 @@ def _prove_by_patterns(theorem, claim: Limit, bound: int) -> ProofResult:
             for index_values in _index_values(theorem, claim, sizes):
                 verdict = _compare(instances, claim, sizes, index_values, entries)
                 if verdict is None:
-                    return ProofResult(NOT_PROVED, f"{method}: undecided at size {size}, "
-                                       f"ranks {list(ranks)}", max_size=size - 1 or None)
+                    undecided = f"{method}: undecided at size {size}, ranks {list(ranks)}"
+                    if size > 1:  # every smaller size was decided
+                        return ProofResult(PROVED_BOUNDED, undecided, max_size=size - 1)
+                    return ProofResult(NOT_PROVED, undecided)
                 if verdict is not True:
                     return ProofResult(REFUTED, method, counterexample=verdict)
     return ProofResult(PROVED_BOUNDED, method, max_size=bound)
@@ -245,8 +253,11 @@ def _prove_by_patterns(theorem, claim: Limit, bound: int) -> ProofResult:
 def _compare(instances: _Instances, claim: Limit, sizes, index_values, entries):
     """True when the limit equals the claimed value for this pattern, None when undecided,
     else the counterexample at the exact row with maximum 0 and gaps 1."""
-    found = sp.limit(instances.side(claim.expr, sizes, index_values, entries), claim.variable,
-                     claim.point, _direction(claim))
+    try:
+        found = sp.limit(instances.side(claim.expr, sizes, index_values, entries),
+                         claim.variable, claim.point, _direction(claim))
+    except NotImplementedError:  # Gruntz could not order some exponent: undecided
+        return None
     claimed = sp.piecewise_fold(instances.side(claim.value, sizes, index_values, entries))
     difference = sp.simplify(found - claimed)
     if difference == 0:

@@ -75,7 +75,8 @@ def test_numeric_route_bounds_the_remainder(theorem, passes, backend):
 
 
 def test_only_float64_and_float32_are_checked():
-    dtypes = {c[1] for c in available_configurations(natural.natural_gradient_reparameterization_invariant)}
+    theorem = natural.natural_gradient_reparameterization_invariant
+    dtypes = {c[1] for c in available_configurations(theorem)}
     assert dtypes <= {"float64", "float32"}
     assert "float64" in dtypes
 
