@@ -78,7 +78,7 @@ class Limit(ClaimKind):
 
     @property
     def assumption(self) -> str:
-        return "a unique maximum" if self.unique_maximum else "any real row (ties included)"
+        return "a unique maximum" if self.unique_maximum else "any real row, ties included"
 
     def to_latex(self, latex) -> str:
         side = "" if self.at_infinity else "^{+}"
@@ -228,10 +228,9 @@ class _Instances:
 
 
 def _prove_by_patterns(theorem, claim: Limit, bound: int) -> ProofResult:
-    method = (f"SymPy limit (Gruntz) at every row size <= {bound} and every order of the row's "
-              f"entries ({claim.assumption}), entries symbolic (maximum m real, each lower "
-              "level a positive gap below the previous; softmax's logits shifted by m, its shift "
-              "invariance (19)); one row, the other axes at size 1")
+    method = (f"SymPy limit (Gruntz) for every row size <= {bound} and every order of the "
+              f"row's entries ({claim.assumption}), entries symbolic, softmax shifted by the row "
+              "maximum (19)")
     leading = [0] * (len(claim.row.indices) - 1)
     instances = _Instances(theorem)
     for size in range(1, bound + 1):
