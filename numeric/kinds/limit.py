@@ -1,15 +1,18 @@
 """Numeric route of ``Limit``: convergence along a sequence of the limit variable, at a rate.
 
-For a limit over a row of scores, rows are drawn on a grid of half-integers in [−3, 3] (so ties
-are frequent and every gap between distinct entries is at least 1/2), each at every point of
-the sequence T = 2^0, 2^-1, …, 2^-11 (limit at 0) or T = 2^0, …, 2^15 (limit at ∞; float16
-reaches 65504). The expression is evaluated on the backend in the dtype; the claimed limit is
-evaluated exactly from the row (float64 NumPy). At every point the error must stay within the
-rate the kind states, plus rounding:
+For a limit over a row of scores, rows are drawn on a grid of 13 values evenly spaced over the
+tensor's declared range (so ties are frequent and distinct entries differ by at least a grid
+step), in three shapes: the row's smallest size, its largest and one between. Each row is
+evaluated at every point of the sequence T = 2^0, 2^-1, …, 2^-11 (limit at 0; a format whose
+largest value S/T would pass stops earlier) or T = 2^0, …, 2^15 (limit at ∞; float16 reaches
+65504). The expression is evaluated on the backend in the dtype; the claimed limit exactly from
+the row, in float64. At every point the error must stay within the rate the kind states, plus
+rounding:
 
 - at 0: |f(T) − L| ≤ n (r/T + 2 + 2 log n) e^{−g/T}, with n the row size, r the row's range and
-  g the gap between its maximum and the next value (0 when every entry is a maximum). Softmax
-  weights and their entropy converge so (the weights of lower entries are at most e^{−g/T});
+  g the gap between its maximum and the next value (no bound but rounding when every entry is a
+  maximum). Softmax weights and their entropy converge so (the weights of lower entries are at
+  most e^{−g/T}, each adds at most (r/T + log n) e^{−g/T} to the entropy);
 - at ∞: |f(T) − L| ≤ 2 r/T once r/T ≤ 1 (|softmax − 1/n| ≤ e^{r/T} − 1, log n − H ≤ r/T).
 
 A limit in scalars only uses the rate its claim states (``rate=``), along x = 2^-k or 2^k.
@@ -33,7 +36,7 @@ from ._row_values import row_function
 TOWARD_ZERO = tuple(range(0, 12))
 TOWARD_INFINITY = tuple(range(0, 16))
 ROWS_PER_SHAPE = 48
-GRID = 2  # entries are multiples of 1/GRID
+GRID_STEPS = 12  # rows take 13 values evenly spaced over the tensor's range
 
 
 def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
@@ -43,6 +46,7 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
     if claim.row is None:
         checked = _check_scalar(theorem, row, dtype, device, mode, rng, points)
     else:
+        points = _reachable(points, claim, _largest_score(theorem, claim), dtype)
         checked = _check_rows(theorem, row, dtype, device, mode, rng, points)
     failed, counterexample, instances, worst = checked
     record.examples = 3 if claim.row is not None else 1
@@ -51,7 +55,9 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
         # at T = 2^-11 every stated rate is below rounding: the error left is rounding alone
         record.max_error_ulps = worst / epsilon(row, dtype)
     direction = "2^-" if not claim.at_infinity else "2^"
-    sequence = f"{claim.variable} = {direction}{points[0]} … {direction}{points[-1]}"
+    sequence = f"{claim.variable} = 2^0, {direction}1 … {direction}{points[-1]}"
+    if len(points) < len(_points(claim)):
+        sequence += f" (S/T beyond that overflows {dtype})"
     if failed:
         record.status = NumericStatus.FAILED
         record.counterexample = counterexample
@@ -110,14 +116,35 @@ def _shapes(theorem, claim, rng) -> list[dict]:
 
 
 def _draw_scores(theorem, claim, sizes, rng) -> np.ndarray:
+    """Rows on a grid of GRID_STEPS + 1 values spanning the tensor's declared range, so ties
+    are frequent and distinct entries differ by at least one grid step."""
     tensor = next(t for t in theorem.tensors if t.name == str(claim.row.base))
+    low, high = _score_range(theorem, claim)
     shape = (ROWS_PER_SHAPE, *(sizes[d.name] for d in tensor.dims))
-    scores = rng.integers(-3 * GRID, 3 * GRID + 1, size=shape) / GRID
+    step = (high - low) / GRID_STEPS
+    scores = low + step * rng.integers(0, GRID_STEPS + 1, size=shape)
     if claim.unique_maximum:  # raise the first maximum of each row by half a grid step
         flat = scores.reshape(-1, shape[-1])
-        flat[np.arange(len(flat)), flat.argmax(axis=1)] += 1 / (2 * GRID)
+        flat[np.arange(len(flat)), flat.argmax(axis=1)] += step / 2
         scores = flat.reshape(shape)
     return scores
+
+
+def _score_range(theorem, claim) -> tuple[float, float]:
+    tensor = next(t for t in theorem.tensors if t.name == str(claim.row.base))
+    return getattr(tensor.domain, "low", -3.0), getattr(tensor.domain, "high", 3.0)
+
+
+def _largest_score(theorem, claim) -> float:
+    low, high = _score_range(theorem, claim)
+    return max(abs(low), abs(high)) + (high - low) / GRID_STEPS
+
+
+def _reachable(points: np.ndarray, claim, magnitude: float, dtype: str) -> np.ndarray:
+    """The points whose temperature keeps S/T within a quarter of the dtype's largest finite
+    value: a smaller T overflows the format itself, which says nothing about the limit."""
+    largest = float(np.finfo(np.float32 if dtype == "bfloat16" else dtype).max)
+    return points[_sequence(claim, points) >= 4 * magnitude / largest]
 
 
 def _row_bound(claim, scores: np.ndarray, temperature: np.ndarray) -> np.ndarray:
@@ -137,8 +164,8 @@ def _row_bound(claim, scores: np.ndarray, temperature: np.ndarray) -> np.ndarray
 
 def _check_rows(theorem, row, dtype, device, mode, rng, points):
     claim = theorem.claim
-    temperatures = _sequence(claim, points)
     eps = epsilon(row, dtype)
+    temperatures = _sequence(claim, points)
     failed, counterexample, instances, worst = 0, None, 0, 0.0
     out = theorem.free_indices
     for sizes in _shapes(theorem, claim, rng):

@@ -108,3 +108,29 @@ def test_bad_declarations_name_the_theorem_and_the_symbol(claim, message):
         Theorem(name="bad_limit", source=SOURCE, claim=claim, inputs=inputs)
     assert "bad_limit" in str(raised.value)
     assert message in str(raised.value)
+
+
+def test_a_format_stops_the_sequence_where_s_over_t_would_overflow():
+    import numpy as np
+
+    from attnproof.numeric.kinds.limit import TOWARD_ZERO, _reachable
+
+    points = np.array(TOWARD_ZERO)
+    claim = limits.hard_attention_limit.claim
+    assert len(_reachable(points, claim, 3.5, "float16")) == len(points)
+    kept = _reachable(points, claim, 100.0, "float16")
+    assert 0 < len(kept) < len(points)
+    assert 100.0 / 2.0 ** -float(kept[-1]) <= np.finfo(np.float16).max / 4
+
+
+def test_the_claimed_value_counts_tied_maxima_from_the_row():
+    import numpy as np
+
+    from attnproof.numeric.kinds._row_values import row_function
+
+    theorem = limits.hard_attention_limit_with_ties
+    claim = theorem.claim
+    scores = np.array([[[1.0, 1.0, 0.0], [2.0, -1.0, 0.5]]])
+    value = row_function(theorem, claim, claim.value, theorem.free_indices)(
+        scores, {"n_q": 2, "n_k": 3})
+    assert value.tolist() == [[[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]]]
