@@ -1,11 +1,13 @@
 """Series claims: ``Series(lhs, rhs, eta, order=k)`` claims lhs = rhs + O(η^{k+1}) as η → 0.
 
-"Equal to first order in η" is such a claim (order 1). The symbolic route expands lhs − rhs in
-η at 0: the claim holds exactly when its Taylor coefficients of η^0 … η^k vanish, for every value
-of the other inputs. Each coefficient is a closed form (SymPy differentiates lhs − rhs and sets
-η = 0), so the zero test is the identity prover's: the sum normal form for all sizes, else
-entry-wise cancellation for sizes <= k. A coefficient that is not zero is refuted by the exact
-search of small sizes and rationals, which names the order and the values where it is nonzero.
+"Equal to first order in η" is such a claim (order 1). The symbolic route: the Taylor
+coefficients of η^0 … η^k of lhs − rhs (SymPy differentiates and sets η = 0) are tested with the
+identity prover's zero test (sum normal form); a coefficient that is not zero is refuted by the
+exact search of small sizes and rationals, which names the order and the values where it is
+nonzero. When every coefficient vanishes, SymPy's series of lhs − rhs at η = 0 must confirm it:
+derivatives at 0 miss fractional powers (η^(3/2) has a vanishing first derivative but is not
+O(η²)), the series does not. Proved then means "a series to order k", for every value of the
+other inputs; where the series needs concrete sizes, for every size <= k entry by entry.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ from .._prover import (
     PROVED_BOUNDED,
     REFUTED,
     ProofResult,
-    _bounded_proof,
+    _index_assignments,
     _residual,
+    _size_assignments,
     claim_difference,
     find_counterexample,
+    instantiate,
 )
 
 
@@ -92,28 +96,56 @@ def _is_zero(theorem, coefficient: sp.Expr) -> bool:
     return _residual(theorem, coefficient) == 0 or sp.simplify(coefficient) == 0
 
 
+def _series_vanishes(difference: sp.Expr, eta: sp.Symbol, order: int) -> bool | None:
+    """Whether SymPy's series of ``difference`` in η at 0 is O(η^(order+1)); None when SymPy
+    cannot expand it. The series, unlike derivatives at 0, sees fractional powers (η^(3/2) is
+    not O(η²) though its first derivative vanishes at 0)."""
+    try:
+        expansion = sp.series(difference, eta, 0, order + 1).removeO()
+    except (NotImplementedError, ValueError, TypeError):
+        return None
+    return sp.simplify(expansion) == 0
+
+
 def _prove_series(theorem, claim: Series, bound: int) -> ProofResult:
-    method = (f"a series to order {claim.order} in {claim.variable}: the Taylor coefficients "
-              f"of {claim.variable}^0 … {claim.variable}^{claim.order} of lhs − rhs at 0")
+    method = (f"a series to order {claim.order} in {claim.variable}: SymPy's series of lhs − rhs "
+              f"at 0 has no term below {claim.variable}^{claim.order + 1}")
     open_coefficients = []
     for power, coefficient in enumerate(coefficients(theorem, claim)):
         if _is_zero(theorem, coefficient):
             continue
         counterexample = find_counterexample(theorem, coefficient)
         if counterexample is not None:
-            # lhs_minus_rhs: the value there of this coefficient of lhs − rhs
+            # lhs_minus_rhs: the value there of this Taylor coefficient of lhs − rhs
             counterexample = {"order": power, "coefficient": str(sp.simplify(coefficient)),
                               **counterexample}
             return ProofResult(REFUTED, f"{method}: the coefficient of {claim.variable}^{power} "
                                "is nonzero at an exact instance", counterexample=counterexample)
-        open_coefficients.append((power, coefficient))
-    if not open_coefficients:
-        return ProofResult(PROVED, f"{method} vanish in sum normal form (all sizes, every value "
-                           "of the other inputs)")
-    largest = min(_bounded_proof(theorem, c, bound) for _, c in open_coefficients)
+        open_coefficients.append(power)
+    difference = claim_difference(theorem, claim)
+    if not open_coefficients and _series_vanishes(difference, claim.variable, claim.order):
+        return ProofResult(PROVED, f"{method} (all sizes, every value of the other inputs; its "
+                           "Taylor coefficients vanish in sum normal form)")
+    largest = _bounded_series(theorem, claim, difference, bound)
     if largest:
-        return ProofResult(PROVED_BOUNDED, f"{method} vanish entry-wise for sizes <= {largest}",
+        return ProofResult(PROVED_BOUNDED, f"{method}, entry by entry for sizes <= {largest}",
                            max_size=largest)
-    powers = ", ".join(str(p) for p, _ in open_coefficients)
-    return ProofResult(NOT_PROVED, f"{method}: the coefficient(s) of {claim.variable}^{{{powers}}} "
-                       "left a residual")
+    return ProofResult(NOT_PROVED, f"{method}: not shown (coefficient(s) of "
+                       f"{claim.variable}^{open_coefficients or '?'} left a residual, or SymPy "
+                       "could not expand the series)")
+
+
+def _bounded_series(theorem, claim: Series, difference: sp.Expr, bound: int) -> int:
+    """The largest k such that the series vanishes to the order entry by entry for every size
+    <= k (0 when the claim has no dimension: nothing is bounded then)."""
+    if not theorem.dims:
+        return 0
+    proved = 0
+    for largest in range(1, bound + 1):
+        for sizes in _size_assignments(theorem, largest):
+            for values in _index_assignments(difference, sizes):
+                concrete = instantiate(theorem, difference, sizes, values)
+                if not _series_vanishes(concrete, claim.variable, claim.order):
+                    return proved
+        proved = largest
+    return proved

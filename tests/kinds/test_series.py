@@ -98,3 +98,11 @@ def test_bad_declarations_name_the_theorem_and_the_symbol(variable, order, messa
                 claim=Series(x.symbol + eta.symbol, x.symbol, variable, order=order))
     assert "bad_series" in str(raised.value)
     assert message in str(raised.value)
+
+
+def test_a_fractional_power_is_not_proved_from_vanishing_derivatives():
+    x, eta = Scalar("x", Real()), Scalar("eta", Positive())
+    theorem = Theorem(name="three_halves", source=SOURCE, inputs=(x, eta),
+                      claim=Series(x.symbol * eta.symbol ** sp.Rational(3, 2), 0, eta.symbol))
+    assert [sp.simplify(c) for c in coefficients(theorem, theorem.claim)] == [0, 0]
+    assert prove(theorem).status not in ("proved", "proved-bounded")
