@@ -28,6 +28,7 @@ import sympy as sp
 
 from attnproof.numeric._evidence import MINIMUM_DECIDED
 from attnproof.numeric._record import NumericStatus
+from attnproof.numeric._tolerance import bits
 
 from ._evaluate import epsilon, evaluate
 from ._row_values import row_function
@@ -51,9 +52,10 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
     failed, counterexample, instances, worst = checked
     record.examples = 3 if claim.row is not None else 1
     record.instances = instances
-    if claim.row is not None and not claim.at_infinity:
-        # at T = 2^-11 every stated rate is below rounding: the error left is rounding alone
-        record.max_error_ulps = worst / epsilon(row, dtype)
+    # the error at the sequence's last point: rounding alone at T = 2^-11 (every rate at 0 is
+    # below rounding there), rounding plus what the rate still allows elsewhere
+    record.max_error_ulps = worst / epsilon(row, dtype)
+    record.max_error_bits = bits(record.max_error_ulps)
     direction = "2^-" if not claim.at_infinity else "2^"
     sequence = f"{claim.variable} = 2^0, {direction}1 … {direction}{points[-1]}"
     if len(points) < len(_points(claim)):

@@ -17,6 +17,7 @@ import numpy as np
 
 from attnproof.numeric._evidence import MINIMUM_DECIDED
 from attnproof.numeric._record import NumericStatus
+from attnproof.numeric._tolerance import bits
 from attnproof.symbolic import Positive, Simplex
 
 from ._evaluate import epsilon, evaluate
@@ -51,7 +52,10 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
     record.examples = 1
     record.instances = INSTANCES
     finite = ratio[:, -1][np.isfinite(ratio[:, -1])]
-    # lhs − rhs is the series' remainder, not a rounding error: no error in ulps is reported
+    # |lhs − rhs| at the smallest η: the series' remainder plus rounding, in ulps of the dtype
+    record.max_error_ulps = float(np.max(np.abs(lhs - rhs).reshape(per_step)[:, -1],
+                                         initial=0.0)) / eps
+    record.max_error_bits = bits(record.max_error_ulps)
     sequence = f"{claim.variable} = 2^-1 … 2^-{exponents[-1]}"
     rate = (f"|lhs − rhs| / {claim.variable}^{power} within {GROWTH:g}× its largest value at "
             f"{claim.variable} = 2^-1 … 2^-{EARLY}, plus 32 ε (|lhs| + |rhs| + 1) / "
