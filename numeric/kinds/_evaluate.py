@@ -3,6 +3,8 @@ theorem on a backend, in a dtype, on a batch of inputs."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from attnproof.numeric._backends import to_numpy
@@ -34,3 +36,12 @@ def evaluate(theorem, expr, out, row, dtype: str, device: str, mode: str, arrays
         run = row.compile(function) if mode == "jit" else function
         with np.errstate(all="ignore"):  # overflow shows up as inf/nan and is judged there
             return to_numpy(run(placed))
+
+
+def draw_uniform(domain, shape, rng) -> np.ndarray:
+    """Values from a domain: log-uniform for ``Positive``, uniform on [low, high] otherwise."""
+    from attnproof.symbolic import Positive
+
+    if isinstance(domain, Positive):
+        return np.exp(rng.uniform(math.log(domain.low), math.log(domain.high), size=shape))
+    return rng.uniform(getattr(domain, "low", -1.0), getattr(domain, "high", 1.0), size=shape)

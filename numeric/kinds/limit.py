@@ -30,7 +30,7 @@ from attnproof.numeric._evidence import MINIMUM_DECIDED
 from attnproof.numeric._record import NumericStatus
 from attnproof.numeric._tolerance import bits
 
-from ._evaluate import epsilon, evaluate
+from ._evaluate import draw_uniform, epsilon, evaluate
 from ._row_values import row_function
 
 # the sequence: exponents k of 2^-k (limit at 0) or 2^k (limit at ∞)
@@ -222,9 +222,7 @@ def _other_scalars(theorem, claim, batch: int, rng) -> dict:
     for scalar in theorem.scalars:
         if scalar.symbol == claim.variable:
             continue
-        domain = scalar.domain
-        drawn[scalar.name] = rng.uniform(getattr(domain, "low", -1.0),
-                                         getattr(domain, "high", 1.0), size=batch)
+        drawn[scalar.name] = draw_uniform(scalar.domain, (batch,), rng)
     return drawn
 
 

@@ -18,9 +18,9 @@ import numpy as np
 from attnproof.numeric._evidence import MINIMUM_DECIDED
 from attnproof.numeric._record import NumericStatus
 from attnproof.numeric._tolerance import bits
-from attnproof.symbolic import Positive, Simplex
+from attnproof.symbolic import Simplex
 
-from ._evaluate import epsilon, evaluate
+from ._evaluate import draw_uniform, epsilon, evaluate
 
 INSTANCES = 128
 EARLY = 3  # the ratio's reference: its largest value over η = 2^-1 … 2^-EARLY
@@ -107,11 +107,9 @@ def _draw(theorem, claim, sizes: dict, rng) -> dict:
 
 
 def _uniform(domain, shape, rng) -> np.ndarray:
-    if isinstance(domain, Positive):
-        return np.exp(rng.uniform(math.log(domain.low), math.log(domain.high), size=shape))
     if isinstance(domain, Simplex):
         return rng.uniform(0.05, 1.0, size=shape)
-    return rng.uniform(getattr(domain, "low", -1.0), getattr(domain, "high", 1.0), size=shape)
+    return draw_uniform(domain, shape, rng)
 
 
 def _describe(theorem, claim, arrays, instance, step, lhs, rhs, ratio, allowed) -> dict:
