@@ -57,6 +57,7 @@ from .kinds.inequality import Greater as Greater
 from .kinds.inequality import GreaterOrEqual as GreaterOrEqual
 from .kinds.inequality import Squares as Squares
 from .kinds.inequality import elu as elu
+from .kinds.limit import Limit as Limit
 from .kinds.linalg import PositiveDefinite as PositiveDefinite
 from .kinds.linalg import PositiveSemidefinite as PositiveSemidefinite
 from .kinds.linalg import RankAtMost as RankAtMost
@@ -67,6 +68,7 @@ from .kinds.reshape import FlatDim as FlatDim
 from .kinds.reshape import Reshape as Reshape
 from .kinds.reshape import View as View
 from .kinds.reshape import flat as flat
+from .kinds.series import Series as Series
 from .kinds.statistical import Expectation as Expectation
 from .kinds.statistical import Gaussian as Gaussian
 from .kinds.statistical import Moments as Moments
@@ -88,6 +90,8 @@ __all__ = [
     "PositiveDefinite",
     "PositiveSemidefinite",
     "RankAtMost",
+    "Limit",
+    "Series",
     "Defined",
     "Dim",
     "Scalar",

@@ -25,19 +25,6 @@ KINDS = (
 )
 
 PENDING = (
-    dict(file=TUTORIAL, section="§4.2 Theorem (Temperature Limits)", place="(17)",
-         claim="lim_{T→0} A_ij = 1 if j = argmax_k S_ik, else 0",
-         kind="limit", verdict="false",
-         note="with a tied maximum the limit is 1/(number of tied maxima) on each of them; "
-         "correct with a unique maximum"),
-    dict(file=TUTORIAL, section="§4.2 Theorem (Temperature Limits)", place="(18)",
-         claim="lim_{T→∞} A_ij = 1/n_k", kind="limit", verdict="true"),
-    dict(file=TUTORIAL, section="§4.3 Definition (Attention Entropy)", place="(20), 'H = 0: delta'",
-         claim="a delta distribution has entropy 0 (0·log 0 = 0)", kind="limit", verdict="true"),
-    dict(file=TUTORIAL, section="§5.3 Proposition (Reparameterization Invariance)", place="(31)",
-         claim="natural gradient descent gives the same update under reparameterization, "
-         "standard gradient descent does not", kind="series", verdict="open",
-         note="true to first order in η; state as a series claim"),
     dict(file=TUTORIAL, section="§8.3 Relative Position Attention", place="(59)",
          claim="S^ij = Q^ia (K^ja + R^{(i−j)a})/√d_k depends on positions only through i − j",
          kind="reshape", verdict="true", note="needs an index written i − j"),
@@ -68,9 +55,6 @@ PENDING = (
          kind="implementation", verdict="true",
          note="the closed forms are proved (attention_backward_*); the printed code needs an "
          "implementation claim with lemmas"),
-    dict(file=EXAMPLE_48, section="Notes, Part 2; Linear Algebra Theory", place="lines 122, 132",
-         claim="softmax is a differentiable approximation to argmax", kind="limit",
-         verdict="false", note="as (17): ties give the average of the tied maxima"),
     dict(file=EXAMPLE_48, section="Connection to Linear Algebra Theory", place="line 132",
          claim="attention matrices often have low effective rank", kind="spectral", verdict="open",
          note="'often' and 'effective rank' (no threshold) leave nothing to prove or refute as "
