@@ -35,16 +35,19 @@ def rendering(theorem) -> dict:
 
 def assumptions(theorem) -> list[dict]:
     """One entry per input and dimension: its LaTeX symbol and, in words, where it lives."""
-    entries = [_input_assumption(x) for x in theorem.inputs]
+    own_draws = getattr(theorem.claim, "numeric_draws", None)  # a claim kind's own draws
+    entries = [_input_assumption(x, own_draws) for x in theorem.inputs]
     entries += [_dimension_assumption(d) for d in theorem.dims]
     return entries
 
 
-def _input_assumption(value) -> dict:
+def _input_assumption(value, own_draws: str | None) -> dict:
     symbol = getattr(value, "latex", None) or symbolic.latex(sp.Symbol(value.name))
     domain = value.domain.describe()
     edges = edge_draws(value.domain) if isinstance(value, symbolic.Tensor) else None
-    if edges:  # numeric checks leave the declared range on purpose; the reader must know
+    if own_draws:
+        domain += f"; numeric checks draw {own_draws}"
+    elif edges:  # numeric checks leave the declared range on purpose; the reader must know
         domain += f"; numeric checks also draw {edges}"
     return {"name": value.name, "latex": symbol, "domain": domain}
 

@@ -36,11 +36,16 @@ class ClaimKind:
         relation: the LaTeX relation between the statement's two sides.
         numeric_route: ``"module:function"`` of the numeric route, or None when the kind has
             none (then ``numeric_configurations`` must return no configuration).
+        numeric_draws: the numeric route's draws in words, when they are its own.
     """
 
     kind: str = "claim"
     relation: str = "="
     numeric_route: str | None = None
+    # What the numeric route draws, in words, when it does not draw as the compiled search
+    # does (structured draws, range ends, scaled rows): the report's assumptions print this
+    # instead, so that they say what was sampled. None: the compiled search's draws.
+    numeric_draws: str | None = None
 
     def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         """Every expression of the statement, labelled for error messages ("left-hand side",

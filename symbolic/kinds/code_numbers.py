@@ -42,6 +42,7 @@ class FromCode(ClaimKind):
     code: str = field(init=False, default="")
 
     kind = "worked numbers from code"
+    numeric_draws = ("nothing at random: the demo's own data, as its code makes it")
     relation = r"\approx"
     numeric_route = "attnproof.numeric.kinds.code_numbers:check"
 

@@ -93,6 +93,8 @@ class Cost(ClaimKind):
     implementation: Callable | None = None
 
     kind = "cost"
+    numeric_draws = ('no values: the instrumented implementation is run at a ladder of sizes, and '
+                     'its entries and multiply-adds counted')
     numeric_route = "attnproof.numeric.kinds.cost:check"
 
     def __post_init__(self):

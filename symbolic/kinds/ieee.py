@@ -179,6 +179,8 @@ class IEEEValue(ClaimKind):
     patterns: tuple = field(init=False, default=(), repr=False)
 
     kind = "IEEE value"
+    numeric_draws = ('the inputs fixed by the claim as written; any other input at the ends of its'
+                     ' range, zero where allowed, then uniformly, at the stated sizes')
     relation = r"\mapsto"
     numeric_route = "attnproof.numeric.kinds.ieee:check"
 

@@ -61,6 +61,9 @@ class Limit(ClaimKind):
     rate: sp.Expr | None = None
 
     kind = "limit"
+    numeric_draws = ("rows on a grid of 13 values evenly spaced over each tensor's declared range "
+                     "(ties frequent), at the row's smallest, largest and a middle size, each "
+                     "along the limit variable's sequence")
     relation = "="
     numeric_route = "attnproof.numeric.kinds.limit:check"
 

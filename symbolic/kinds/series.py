@@ -50,6 +50,8 @@ class Series(ClaimKind):
     order: int = 1
 
     kind = "series"
+    numeric_draws = ("128 instances uniform over each input's declared range (log-uniform for a "
+                     'positive scalar), each along η = 2^-1, 2^-2, …')
     relation = "="
     numeric_route = "attnproof.numeric.kinds.series:check"
 

@@ -94,6 +94,8 @@ class _Statistic(ClaimKind):
     law: Law = field(default_factory=Moments)
 
     kind = "statistical"
+    numeric_draws = ('independent samples of every random tensor from the declared law (fixed '
+                     "seed), at each dimension's smallest size, 2 and its largest")
     relation = "="
     numeric_route = "attnproof.numeric.kinds.statistical:check"
     operator = ""
