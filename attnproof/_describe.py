@@ -21,7 +21,8 @@ def declaration(theorem) -> dict:
     """The ``describe`` fields that need no rendering (the runner renders in its workers)."""
     return {"name": theorem.name, "source": str(theorem.source), "expect": theorem.expect,
             "corrects": theorem.corrects, "note": theorem.note,
-            "unstable_in": list(theorem.unstable_in), "origin": theorem.origin}
+            "unstable_in": list(theorem.unstable_in), "denied": theorem.denied,
+            "origin": theorem.origin}
 
 
 def rendering(theorem) -> dict:

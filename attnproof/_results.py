@@ -64,6 +64,8 @@ class TheoremResult:
     status: TheoremStatus
     ok: bool
     corrects: str | None = None
+    # the document says the statement is false: its refutation confirms the document
+    denied: bool = False
     note: str = ""
     statement_latex: str = ""
     definitions_latex: list[str] = field(default_factory=list)

@@ -54,6 +54,8 @@ def status_phrase(t: TheoremResult) -> str:
         return "holds; unstable in " + ", ".join(unstable_formats(t.numeric))
     if t.status == "inconsistent":
         return "INCONSISTENT: routes disagree"
+    if t.status == "refuted" and t.denied:
+        return "refuted, as the document says"
     if t.status == "failed":
         return "FAILED: expected to hold" if t.expect == "holds" else "FAILED: not refuted"
     return {"unchecked": "not checked", "refuted": "refuted", "error": "ERROR"}.get(
@@ -200,6 +202,9 @@ def errata(report: Report) -> list[tuple[TheoremResult, list[TheoremResult]]]:
 
 
 def _found_false(t: TheoremResult) -> bool:
+    """A claim of the documents found false (a statement they deny is not their claim)."""
+    if t.denied:
+        return False
     if t.status == "refuted":
         return True
     return t.status == "failed" and t.expect == "holds" and bool(counterexamples(t))

@@ -168,6 +168,9 @@ class Theorem:
             written is known to fail its stability check; the report still says "holds;
             unstable in float16", but the run passes when the instability is the declared one
             (as a refutation is when ``expect="refuted"``). The note says why.
+        denied: the document says this statement is false (e.g. "standard gradient descent
+            does not have this property"); it is stated as the document denies it, with
+            ``expect="refuted"``, so its refutation confirms the document and is no erratum.
         note: one or two sentences a reader needs, such as what was corrected.
     """
 
@@ -183,6 +186,7 @@ class Theorem:
     at: Callable | None = None
     given: tuple[Claim, ...] = ()
     unstable_in: tuple[str, ...] = ()
+    denied: bool = False
     note: str = ""
     origin: str = field(default="<unknown>", compare=False)
 
@@ -276,6 +280,9 @@ def _validate(theorem: Theorem) -> None:
         raise TheoremError(f"{where}: name must be snake_case (letters, digits, _)")
     if theorem.expect not in EXPECTATIONS:
         raise TheoremError(f"{where}: expect must be one of {EXPECTATIONS}, got {theorem.expect!r}")
+    if theorem.denied and (theorem.expect != "refuted" or theorem.corrects):
+        raise TheoremError(f"{where}: a statement the document denies (denied=True) is expected "
+                           "to be refuted and corrects nothing")
     if not all(isinstance(d, str) and d != "float64" for d in theorem.unstable_in):
         raise TheoremError(f"{where}: unstable_in names lower formats such as 'float16', "
                            f"got {theorem.unstable_in!r}")

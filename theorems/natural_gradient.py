@@ -79,6 +79,7 @@ gradient_descent_reparameterization_invariant = Theorem(
     claim=Series(*updates_in_weight(gradient_step), eta.symbol, order=1),
     inputs=(theta, y, eta),
     expect="refuted",
+    denied=True,
     note="The property the Proposition denies to standard gradient descent, stated so that its "
     "refutation confirms the Proposition: in θ the weight moves by −η σ'(θ)² ∂L/∂π, in π by "
     "−η ∂L/∂π, already different at first order.",

@@ -13,7 +13,7 @@ from attnproof.symbolic._prover import ProofStatus
 
 from .samples import sample_report
 
-THEOREM_KEYS = {"name", "source", "expect", "status", "ok", "corrects", "note",
+THEOREM_KEYS = {"name", "source", "expect", "status", "ok", "corrects", "denied", "note",
                 "statement_latex", "definitions_latex", "origin", "assumptions", "symbolic",
                 "numeric"}
 SYMBOLIC_KEYS = {"status", "method", "max_size", "seconds", "counterexample", "residual"}

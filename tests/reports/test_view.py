@@ -65,3 +65,10 @@ def test_assumptions_say_tensors_are_also_drawn_beyond_their_range(catalog):
     found = {a["name"]: a["domain"] for a in assumptions(catalog.by_name()["softmax_jacobian"])}
     assert found["S"].startswith("real in [-3, 3]; numeric checks also draw instances scaled")
     assert "±100" in found["S"]
+
+
+def test_a_statement_the_document_denies_is_refuted_as_it_says_and_is_no_erratum():
+    report = sample_report()
+    report.theorems[1].denied = True
+    assert view.status_phrase(report.theorems[1]) == "refuted, as the document says"
+    assert view.errata(report) == []

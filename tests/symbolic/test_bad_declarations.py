@@ -153,3 +153,14 @@ def test_a_file_run_statement_by_statement_keeps_its_docstring_and_future_import
     catalog = discover([tmp_path])
     assert catalog.errors == ()
     assert catalog.by_name()["twice_doc"].source.file == "Claims about doubling."
+
+
+def test_a_denied_statement_must_be_expected_refuted():
+    from attnproof.symbolic import Dim, Equals, Source, Tensor, Theorem, TheoremError
+
+    n = Dim("n")
+    j = n.index("j")
+    x = Tensor("x", (n,))
+    with pytest.raises(TheoremError, match="denied"):
+        Theorem(name="denied_but_holds", source=Source("notes", "§1"),
+                claim=Equals(x[j], x[j]), inputs=(x,), denied=True)
