@@ -41,8 +41,12 @@ TEMPERATURE_INPUTS = ("T", "beta")
 def status_phrase(t: TheoremResult) -> str:
     """The status with its method, e.g. "proved for sizes ≤ 3", as a reader wants it."""
     if t.status == "proved":
-        exact = t.symbolic and t.symbolic.method.startswith(EXACT_EVALUATION)
-        return "proved by exact evaluation" if exact else "proved for all sizes"
+        method = t.symbolic.method if t.symbolic else ""
+        if method.startswith(EXACT_EVALUATION):
+            return "proved by exact evaluation"
+        # a claim kind's method may prove at stated sizes or for every value: it says which
+        sized = "all sizes" in method or method.startswith(("sum normal form", "from "))
+        return "proved for all sizes" if sized or not method else "proved"
     if t.status == "proved-bounded":
         bound = t.symbolic.max_size if t.symbolic and t.symbolic.max_size else "a bound"
         return f"proved for sizes ≤ {bound}"
