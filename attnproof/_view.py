@@ -21,8 +21,8 @@ from .numeric._record import NumericRecord
 STATUS_MEANINGS = {
     "inconsistent": "two routes disagree (proof vs float64, or float64 vs the 50-digit "
                     "evaluation): a bug in the checker, the compiler or the implementation",
-    "proved": "shown by a symbolic route (its method says which): true for every size",
-    "proved-bounded": "every entry cancels exactly for each size up to a bound",
+    "proved": "shown by a symbolic route: true for every size, unless its method names the sizes",
+    "proved-bounded": "shown by a symbolic route for each size up to a bound",
     "checked": "no symbolic proof; numeric evidence only",
     "unchecked": "neither proved nor checked",
     "unstable": "holds, but fails its stability check in a lower precision",
