@@ -38,14 +38,18 @@ operatorname mathrm mathbf mathit mathcal mathbb mathsf mathtt hat bar tilde vec
 overline underline widehat widetilde sqrt substack
 """)
 _TWO_ARGUMENTS = _words("frac dfrac tfrac binom")
-_TEXT_ARGUMENT = frozenset({"text"})
+_TEXT_ARGUMENT = frozenset({"text", "texttt"})
+# \big( … \Bigg|: a size, then a delimiter
+_SIZES = _words("big Big bigg Bigg bigl bigr Bigl Bigr")
+# control symbols allowed inside a text argument (an underscore in a function's name)
+_TEXT_SYMBOLS = frozenset({r"\_"})
 _ENVIRONMENTS = _words("matrix pmatrix bmatrix vmatrix Bmatrix smallmatrix cases")
-_CONTROL_SYMBOLS = frozenset(",;:! {}|")
+_CONTROL_SYMBOLS = frozenset(",;:! {}|#")
 _DELIMITERS = frozenset("()[]|./") | {r"\{", r"\}", r"\|", r"\langle", r"\rangle",
                                       r"\lfloor", r"\rfloor", r"\lceil", r"\rceil", r"\vert",
                                       r"\Vert"}
 _CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                        " +-=()[],.;:!?/*|")
+                        " +-=()[],.;:!?/*|<>")
 _TEXT_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
                              " +-=(),.;:!?/")
 _TOKEN = re.compile(r"\\[A-Za-z]+|\\.|.", re.DOTALL)
@@ -173,6 +177,8 @@ class _Parser:
             self.text_argument()
         elif name == "left":
             self.delimited()
+        elif name in _SIZES:
+            self.delimiter()
         elif name == "begin":
             self.environment()
         else:
@@ -193,7 +199,7 @@ class _Parser:
     def text_argument(self) -> None:
         if self.take() != "{":
             raise _Unsafe("text needs a group")
-        while self.peek() in _TEXT_CHARACTERS:
+        while self.peek() in _TEXT_CHARACTERS or self.peek() in _TEXT_SYMBOLS:
             self.take()
         if self.take() != "}":
             raise _Unsafe("text holds only letters, digits and punctuation")

@@ -195,7 +195,7 @@ def test_hostile_formulas_are_text_and_sympy_formulas_are_math():
     for latex in (r"\input{/etc/passwd}", "^^5cinput{x}", r"\write18{ls}", r"x^2^3",
                   r"\catcode`\^^5c=12", r"\frac{a}", r"\left( x", "a & b", "x % c", "$x$",
                   r"\begin{matrix} a \\ [x] \end{matrix}", r"\text{\input{x}}", "{" * 100,
-                  "α"):
+                  "α", r"\texttt{\input{x}}", r"\texttt{a_b}", r"\Big\input", r"\big{x}"):
         assert not is_safe(latex), latex
         assert doc.math_or_code(latex) == doc.Code(latex)
     for latex in (r"\frac{\partial A_{i j}}{\partial S_{m n}} = \left(\delta_{j n} - A_{i n}"
@@ -203,7 +203,10 @@ def test_hostile_formulas_are_text_and_sympy_formulas_are_math():
                   r"\sum_{\substack{0 \leq i \leq n - 1\\0 \leq b \leq d - 1}} G_{i b}",
                   r"\left[\begin{matrix}1 & 0\\0 & 1\end{matrix}\right] \approx "
                   r"\begin{pmatrix} 1.0 & 0 \\ 0 & 1.0 \end{pmatrix}",
-                  r"\log{\left(\sum_{j} e^{S_{i j}} \middle|\, M_{i j}\right)}", "x'^{2}"):
+                  r"\log{\left(\sum_{j} e^{S_{i j}} \middle|\, M_{i j}\right)}", "x'^{2}",
+                  r"\#\text{entries} = n^{2} \in \Theta\left(n^{2}\right)",
+                  r"\operatorname{fl}\left(A_{0}\right)\Big|_{n_{k} = 2} > 0",
+                  r"\left(\text{from code: }\texttt{notebook\_score\_scaling}\right)"):
         assert is_safe(latex), latex
 
 
