@@ -37,6 +37,7 @@ class ClaimKind:
         numeric_route: ``"module:function"`` of the numeric route, or None when the kind has
             none (then ``numeric_configurations`` must return no configuration).
         numeric_draws: the numeric route's draws in words, when they are its own.
+        measures_rounding: whether its numeric records report an error in ulps.
     """
 
     kind: str = "claim"
@@ -46,6 +47,9 @@ class ClaimKind:
     # does (structured draws, range ends, scaled rows): the report's assumptions print this
     # instead, so that they say what was sampled. None: the compiled search's draws.
     numeric_draws: str | None = None
+    # False for a kind whose numeric route compares exact counts, not rounded values: its
+    # records carry no error in ulps, and nothing requires one.
+    measures_rounding: bool = True
 
     def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         """Every expression of the statement, labelled for error messages ("left-hand side",

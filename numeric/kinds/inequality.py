@@ -5,11 +5,12 @@ truth on a reference backend (lhs may fall below rhs by at most ``TRUTH_ULPS`` o
 abs-scale), each side's stability in lower formats, a shrunk witness on failure, and the mpmath
 ground truth. Both claims run that search on the same sides, so a false inequality fails it.
 
-``lhs > rhs`` needs more: where float64 decides truth, a second Hypothesis search counts the
-instances where lhs − rhs exceeds the rounding bound (``TRUTH_ULPS`` ulps of the abs-scale) and
-those within it, which float64 cannot tell from equality (ELU(x) + 1 at x = −40 rounds to 0).
-Those are counted as undecided, never as passed; "passed" needs ``MINIMUM_DECIDED`` instances
-decided strictly. Equality itself is refuted exactly by the symbolic route.
+``lhs > rhs`` needs more: in every configuration, a second Hypothesis search evaluates the sides
+in float64 on the record's backend and counts the instances where lhs − rhs exceeds the rounding
+bound (``TRUTH_ULPS`` ulps of the abs-scale) and those within it, which float64 cannot tell from
+equality (ELU(x) + 1 at x = −40 rounds to 0). Those are counted as undecided, never as passed;
+"passed" needs ``MINIMUM_DECIDED`` instances decided strictly. An instance with lhs = rhs and an
+abs-scale of 0 had no rounding at all (x² at x = 0): that is equality, and fails the record.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from attnproof.symbolic import AtLeast
 
 from .. import _evidence as evidence
 from .. import _strategies as strategies
-from .._plan import evaluate_reference, is_reference, runner_for
+from .._plan import evaluate_reference, runner_for
 from .._record import NumericRecord, NumericStatus
 from .._search import effort_for, run_search
 from .._tolerance import REFERENCE_DTYPE, TRUTH_ULPS, finfo
@@ -38,10 +39,8 @@ def check(theorem, row, dtype: str, device: str, mode: str, profile, record: Num
     run_search(as_at_least, runner, dtype, profile, record, seed=seed)
     if not getattr(theorem.claim, "strict", False) or record.status != NumericStatus.PASSED:
         return
-    if not is_reference(row, dtype):
-        record.reason = _joined(record.reason, "lhs ≥ rhs checked in this format; strictness is "
-                                "decided in float64 on a reference backend")
-        return
+    # strictness is decided in float64 on this backend, whatever the record's format: a
+    # format's own rounding cannot show that lhs − rhs stays above 0
     _check_strictness(as_at_least, runner, dtype, profile, record, seed)
 
 
@@ -58,6 +57,9 @@ class _Strictness:
     strict: int = 0
     near_equal: int = 0
     first_near: dict | None = None
+    # a row where lhs = rhs exactly with an abs-scale of 0: no rounding happened, so this is
+    # equality itself, which refutes a strict claim
+    first_equal: dict | None = None
 
 
 def _check_strictness(theorem, runner, dtype: str, profile, record: NumericRecord,
@@ -74,6 +76,13 @@ def _check_strictness(theorem, runner, dtype: str, profile, record: NumericRecor
         _count(evaluated, effort.batch, counts)
 
     one_example()
+    if counts.first_equal is not None:
+        record.status = NumericStatus.FAILED
+        record.counterexample = {"values": counts.first_equal, "lhs_minus_rhs": "0",
+                                 "why": "lhs = rhs exactly in float64 (abs-scale 0: every term "
+                                        "exact), so lhs > rhs fails"}
+        record.reason = _joined(record.reason, "strictness refuted by exact equality")
+        return
     record.reason = _joined(record.reason, _strictness_reason(counts))
     if evidence.too_few(counts.strict):
         record.status = NumericStatus.TOO_FEW
@@ -95,13 +104,21 @@ def _count(evaluated, batch: int, counts: _Strictness) -> None:
         gap = np.asarray(reference["lhs"], np.float64) - np.asarray(reference["rhs"], np.float64)
     above = np.broadcast_to(gap > bound, np.broadcast_shapes(gap.shape, bound.shape))
     strict_rows = above.reshape(batch, -1).all(axis=1) & rows
+    exact_zero = np.broadcast_to((gap <= 0) & (finite_scale == 0),
+                                 np.broadcast_shapes(gap.shape, bound.shape))
+    equal_rows = exact_zero.reshape(batch, -1).any(axis=1) & rows
+    if counts.first_equal is None and equal_rows.any():
+        counts.first_equal = _row_inputs(evaluated, int(np.flatnonzero(equal_rows)[0]))
     near_rows = rows & ~strict_rows
     counts.strict += int(strict_rows.sum())
     counts.near_equal += int(near_rows.sum())
     if counts.first_near is None and near_rows.any():
-        row = int(np.flatnonzero(near_rows)[0])
-        counts.first_near = {k: np.asarray(v)[row].tolist()
-                             for k, v in evaluated.inputs.items() if isinstance(v, np.ndarray)}
+        counts.first_near = _row_inputs(evaluated, int(np.flatnonzero(near_rows)[0]))
+
+
+def _row_inputs(evaluated, row: int) -> dict:
+    return {k: np.asarray(v)[row].tolist()
+            for k, v in evaluated.inputs.items() if isinstance(v, np.ndarray)}
 
 
 def _strictness_reason(counts: _Strictness) -> str:

@@ -96,6 +96,7 @@ class Cost(ClaimKind):
     numeric_draws = ('no values: the instrumented implementation is run at a ladder of sizes, and '
                      'its entries and multiply-adds counted')
     numeric_route = "attnproof.numeric.kinds.cost:check"
+    measures_rounding = False  # counts are compared exactly
 
     def __post_init__(self):
         object.__setattr__(self, "formula", as_expression(self.formula, "Cost: the formula"))

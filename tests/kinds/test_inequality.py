@@ -86,6 +86,14 @@ def test_the_numeric_route_passes_true_variants(name, backend_name, dtype):
     assert record.status == "passed", record.reason
 
 
+@pytest.mark.parametrize(("backend_name", "dtype"), [*_configurations(), ("numpy", "float16")])
+def test_exact_equality_fails_a_strict_claim_in_every_format(backend_name, dtype):
+    """x² > 0 fails only at x = 0, where x² = 0 with no rounding at all (abs-scale 0)."""
+    record = check(PLANTED["planted_square_positive"], backend_name, dtype, profile="quick")
+    assert record.status == "failed", record.reason
+    assert record.counterexample["lhs_minus_rhs"] == "0"
+
+
 def test_strictness_is_counted_in_float64():
     record = check(PLANTED["planted_square_plus_one_positive"], "numpy", "float64",
                    profile="quick")
