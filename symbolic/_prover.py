@@ -295,16 +295,29 @@ def _bounded_proof(theorem: Theorem, difference: sp.Expr, bound: int) -> int:
 
 # -- refutation ---------------------------------------------------------------------------------
 
+
+def small_sizes(theorem: Theorem, largest: int) -> dict[str, int]:
+    """Every dimension at ``largest``, or at its own upper bound where that is smaller."""
+    return {d.name: min(largest, d.sizes.high) for d in theorem.dims}
+
+
+def structured_draws(theorem: Theorem, sizes: dict[str, int], seed: int,
+                     tries: int = 12) -> list[dict]:
+    """``tries`` exact draws at ``sizes`` in the structured patterns of ``_special_values``
+    (zeros, ties, one-hot and repeated rows, range ends), seeded so that a refutation
+    reproduces. Shared by every exact refutation route."""
+    rng = random.Random(seed)
+    return [special_values.draw_values(theorem, sizes, rng, attempt) for attempt in range(tries)]
+
+
 def find_counterexample(theorem: Theorem, difference: sp.Expr, tries: int = 12,
                        relation=Equals) -> dict | None:
     """Small sizes and small rationals at which the claim provably fails (50 digits): lhs − rhs
     nonzero for an identity, negative for an inequality. Values follow the structured patterns
     of ``_special_values`` (zeros, ties, one-hot and repeated rows, range ends)."""
     for largest in (1, 2, 3):
-        sizes = {d.name: min(largest, d.sizes.high) for d in theorem.dims}
-        rng = random.Random(largest)
-        draws = [special_values.draw_values(theorem, sizes, rng, attempt)
-                 for attempt in range(tries)]
+        sizes = small_sizes(theorem, largest)
+        draws = structured_draws(theorem, sizes, largest, tries)
         for index_values in _index_assignments(difference, sizes):
             concrete = instantiate(theorem, difference, sizes, index_values)
             for values in draws:

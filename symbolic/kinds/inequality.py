@@ -21,12 +21,10 @@ one-hot rows, range ends); a ``Greater`` claim is refuted where lhs = rhs exactl
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 
 import sympy as sp
 
-from .. import _special_values as special_values
 from .._kind import ClaimKind
 from .._language import TheoremError, as_expression, rename_bound_indices
 from .._normal_form import _is_positive
@@ -41,6 +39,8 @@ from .._prover import (
     _residual,
     _used,
     instantiate,
+    small_sizes,
+    structured_draws,
 )
 from .._theorem import (
     _check_names_valid,
@@ -524,10 +524,8 @@ def find_violation(theorem, difference: sp.Expr, strict: bool, tries: int = 12) 
     or, for a strict claim, lhs = rhs, shown exactly: a value below −1e-30 at 50 digits, or an
     equality that SymPy confirms symbolically at those rationals."""
     for largest in (1, 2, 3):
-        sizes = {d.name: min(largest, d.sizes.high) for d in theorem.dims}
-        rng = random.Random(largest)
-        draws = [special_values.draw_values(theorem, sizes, rng, attempt)
-                 for attempt in range(tries)]
+        sizes = small_sizes(theorem, largest)
+        draws = structured_draws(theorem, sizes, largest, tries)
         for index_values in _index_assignments(difference, sizes):
             concrete = instantiate(theorem, difference, sizes, index_values)
             for values in draws:

@@ -27,7 +27,6 @@ rank. Imports SymPy only.
 from __future__ import annotations
 
 import itertools
-import random
 from dataclasses import dataclass
 
 import sympy as sp
@@ -43,6 +42,8 @@ from .._prover import (
     ProofResult,
     _residual,
     instantiate,
+    small_sizes,
+    structured_draws,
 )
 from .._theorem import free_indices
 
@@ -378,10 +379,8 @@ def _search(theorem, claim: _MatrixClaim, expanded, witness) -> dict | None:
     """Small sizes, structured rational inputs, the matrix evaluated exactly; the first
     instance ``witness(matrix, sizes)`` describes as a counterexample."""
     for largest in range(1, SEARCH_SIZES + 1):
-        sizes = {d.name: min(largest, d.sizes.high) for d in theorem.dims}
-        rng = random.Random(largest)
-        draws = [special_values.draw_values(theorem, sizes, rng, attempt)
-                 for attempt in range(SEARCH_TRIES)]
+        sizes = small_sizes(theorem, largest)
+        draws = structured_draws(theorem, sizes, largest, SEARCH_TRIES)
         for batch in _batch_assignments(claim, sizes):
             symbolic = _concrete_matrix(theorem, claim, expanded, sizes, batch)
             for values in draws:

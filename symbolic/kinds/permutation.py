@@ -17,7 +17,6 @@ swaps, reversals among them) with structured rationals.
 from __future__ import annotations
 
 import itertools
-import random
 from dataclasses import dataclass
 
 import sympy as sp
@@ -172,15 +171,20 @@ def reindexed_difference(theorem, claim: Permuted, permutations) -> sp.Expr:
 def exact_counterexample(theorem, claim: Permuted, permutations, tries: int = 12):
     """Sizes 1, 2, 3, every permutation of them, structured rationals: lhs − rhs provably
     nonzero (50 digits) gives the counterexample, with the permutation in it."""
-    from .. import _special_values as special_values
-    from .._prover import _describe, _evaluate, _index_assignments, _used, instantiate
+    from .._prover import (
+        _describe,
+        _evaluate,
+        _index_assignments,
+        _used,
+        instantiate,
+        small_sizes,
+        structured_draws,
+    )
 
     difference = rename_bound_indices(theorem.expand(claim.lhs) - theorem.expand(claim.rhs))
     for largest in (1, 2, 3):
-        sizes = {d.name: min(largest, d.sizes.high) for d in theorem.dims}
-        rng = random.Random(largest)
-        draws = [special_values.draw_values(theorem, sizes, rng, attempt)
-                 for attempt in range(tries)]
+        sizes = small_sizes(theorem, largest)
+        draws = structured_draws(theorem, sizes, largest, tries)
         choices = [list(itertools.permutations(range(sizes[p.dim.name]))) for p in permutations]
         for chosen in itertools.product(*choices):
             for index_values in _index_assignments(difference, sizes):

@@ -17,7 +17,6 @@ the identity for all sizes. The numeric route computes each view with the backen
 from __future__ import annotations
 
 import itertools
-import random
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -344,17 +343,21 @@ def atomized_difference(theorem, claim: Reshape, flats) -> sp.Expr:
 def exact_counterexample(theorem, difference: sp.Expr, flats, tries: int = 12) -> dict | None:
     """Small sizes (every plain dimension 1, 2, 3) and structured rationals at which lhs − rhs
     is provably nonzero (50 digits)."""
-    from .. import _special_values as special_values
-    from .._prover import _describe, _evaluate, _index_assignments, _used, instantiate
+    from .._prover import (
+        _describe,
+        _evaluate,
+        _index_assignments,
+        _used,
+        instantiate,
+        structured_draws,
+    )
 
     plain = {d.name: d for t in theorem.tensors for d in plain_dims(t.dims)}
     for largest in (1, 2, 3):
         sizes = {name: min(largest, d.sizes.high) for name, d in plain.items()}
         for dim in flats:
             sizes[dim.name] = int(sp.Mul(*(sizes[f.name] for f in dim.factors)))
-        rng = random.Random(largest)
-        draws = [special_values.draw_values(theorem, sizes, rng, attempt)
-                 for attempt in range(tries)]
+        draws = structured_draws(theorem, sizes, largest, tries)
         for index_values, values in itertools.product(
                 list(_index_assignments(difference, sizes)), draws):
             concrete = instantiate(theorem, difference, sizes, index_values)
