@@ -7,7 +7,7 @@ it is measured up to n = 16,384 (1 GiB) only, since n = 65,536 would need 16 GiB
 the tiled one (theorems/costs.py, the algorithm the cost claims count) up to n = 65,536.
 The exponents are least-squares slopes of log(peak) against log(n) over each column's sizes.
 
-Run: python benchmarks/bench_memory.py (about a minute on 2 cores).
+Run: python benchmarks/bench_memory.py (about four minutes on 2 cores).
 """
 
 import math
