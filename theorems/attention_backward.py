@@ -121,3 +121,64 @@ attention_backward_dk = Theorem(
     inputs=(Q, K, V, G),
     definitions=forward,
 )
+
+
+# -- the printed manual backward pass (§6.5's code, run by §13.3's verify_gradients) -------------
+
+
+def printed_attention_backward(xp, Q, K, V, G, **_):
+    """§6.5's ``attention_backward`` as printed (``jnp`` → ``xp``, ``...`` for the batch), after
+    the forward pass that gives it A = softmax(QKᵀ/√d_k): returns dL_dQ, dL_dK, dL_dV."""
+    d_k = Q.shape[-1]
+    scale = 1.0 / xp.sqrt(xp.asarray(d_k, Q.dtype))
+    scores = scale * xp.einsum("...ia,...ja->...ij", Q, K)
+    weights = xp.exp(scores - xp.max(scores, axis=-1, keepdims=True))
+    A = weights / xp.sum(weights, axis=-1, keepdims=True)
+    # Step 1: dL/dV = A^T @ dL/dO
+    dL_dV = xp.einsum("...ij,...ib->...jb", A, G)
+    # Step 2: dL/dA = dL/dO @ V^T
+    dL_dA = xp.einsum("...ib,...jb->...ij", G, V)
+    # Step 3: dL/dS = A * (dL/dA - rowsum(A * dL/dA))
+    sum_term = xp.sum(A * dL_dA, axis=-1, keepdims=True)
+    dL_dS = A * (dL_dA - sum_term)
+    # Step 4: dL/dQ = scale * dL/dS @ K
+    dL_dQ = scale * xp.einsum("...ij,...ja->...ia", dL_dS, K)
+    # Step 5: dL/dK = scale * dL/dS^T @ Q
+    dL_dK = scale * xp.einsum("...ij,...ia->...ja", dL_dS, Q)
+    return dL_dQ, dL_dK, dL_dV
+
+
+def _printed(output: int):
+    def gradient(xp, **arrays):
+        return printed_attention_backward(xp, **arrays)[output]
+
+    gradient.__qualname__ = f"printed_attention_backward[{output}]"
+    return gradient
+
+
+PRINTED = "§6.5 code attention_backward; §13.3 Gradient Verification (verify_gradients)"
+PRINTED_NOTE = ("The printed code is run, so it is checked, never proved; the closed form it is "
+                "compared with is proved to be the derivative (the lemma), so agreement means the "
+                "code computes the autodiff gradient, as verify_gradients says.")
+
+printed_backward_dq_matches_autodiff = Theorem(
+    name="printed_backward_dq_matches_autodiff",
+    source=Source(TUTORIAL, PRINTED, "step 4, (46)"),
+    claim=attention_backward_dq.claim,
+    inputs=(Q, K, V, G),
+    definitions=forward,
+    lemmas=(attention_backward_dq.claim,),
+    implementation=_printed(0),
+    note=PRINTED_NOTE,
+)
+
+printed_backward_dv_matches_autodiff = Theorem(
+    name="printed_backward_dv_matches_autodiff",
+    source=Source(TUTORIAL, PRINTED, "step 1, (38)"),
+    claim=attention_backward_dv.claim,
+    inputs=(Q, K, V, G),
+    definitions=forward,
+    lemmas=(attention_backward_dv.claim,),
+    implementation=_printed(2),
+    note=PRINTED_NOTE,
+)
