@@ -310,20 +310,30 @@ def structured_draws(theorem: Theorem, sizes: dict[str, int], seed: int,
     return [special_values.draw_values(theorem, sizes, rng, attempt) for attempt in range(tries)]
 
 
+def small_instances(theorem: Theorem, difference: sp.Expr, tries: int = 12,
+                    sizes_at=small_sizes):
+    """The instances an exact refutation route tries, smallest first: for each largest size 1,
+    2, 3 (``sizes_at(theorem, largest)`` gives every dimension's size), every value of the free
+    indices and every structured draw. Yields ``(sizes, index_values, concrete, values)``,
+    ``concrete`` being ``difference`` with its sums written out at those sizes and indices."""
+    for largest in (1, 2, 3):
+        sizes = sizes_at(theorem, largest)
+        draws = structured_draws(theorem, sizes, largest, tries)
+        for index_values in _index_assignments(difference, sizes):
+            concrete = instantiate(theorem, difference, sizes, index_values)
+            for values in draws:
+                yield sizes, index_values, concrete, values
+
+
 def find_counterexample(theorem: Theorem, difference: sp.Expr, tries: int = 12,
                        relation=Equals) -> dict | None:
     """Small sizes and small rationals at which the claim provably fails (50 digits): lhs − rhs
     nonzero for an identity, negative for an inequality. Values follow the structured patterns
     of ``_special_values`` (zeros, ties, one-hot and repeated rows, range ends)."""
-    for largest in (1, 2, 3):
-        sizes = small_sizes(theorem, largest)
-        draws = structured_draws(theorem, sizes, largest, tries)
-        for index_values in _index_assignments(difference, sizes):
-            concrete = instantiate(theorem, difference, sizes, index_values)
-            for values in draws:
-                value = _evaluate(concrete, values)
-                if value is not None and _violates(value, relation):
-                    return _describe(sizes, index_values, _used(concrete, values), value)
+    for sizes, index_values, concrete, values in small_instances(theorem, difference, tries):
+        value = _evaluate(concrete, values)
+        if value is not None and _violates(value, relation):
+            return _describe(sizes, index_values, _used(concrete, values), value)
     return None
 
 
@@ -333,10 +343,15 @@ def _violates(value, relation) -> bool:
     return abs(value) > 1e-30
 
 
-def _evaluate(concrete: sp.Expr, values: dict):
+def substituted(concrete: sp.Expr, values: dict) -> sp.Expr:
+    """``concrete`` with the drawn entries and scalars of ``values`` put in, exactly."""
     by_entry = {x: values.get((str(x.base), x.indices)) for x in concrete.atoms(sp.Indexed)}
     concrete = concrete.xreplace({k: v for k, v in by_entry.items() if v is not None})
-    concrete = concrete.xreplace({k: v for k, v in values.items() if isinstance(k, sp.Symbol)})
+    return concrete.xreplace({k: v for k, v in values.items() if isinstance(k, sp.Symbol)})
+
+
+def _evaluate(concrete: sp.Expr, values: dict):
+    concrete = substituted(concrete, values)
     if concrete.free_symbols:
         return None
     try:

@@ -35,12 +35,10 @@ from .._prover import (
     ProofResult,
     _describe,
     _evaluate,
-    _index_assignments,
     _residual,
     _used,
-    instantiate,
-    small_sizes,
-    structured_draws,
+    small_instances,
+    substituted,
 )
 from .._theorem import (
     _check_names_valid,
@@ -523,18 +521,13 @@ def find_violation(theorem, difference: sp.Expr, strict: bool, tries: int = 12) 
     """Small sizes and small rationals (zeros, ties, one-hot rows, range ends) where lhs < rhs,
     or, for a strict claim, lhs = rhs, shown exactly: a value below −1e-30 at 50 digits, or an
     equality that SymPy confirms symbolically at those rationals."""
-    for largest in (1, 2, 3):
-        sizes = small_sizes(theorem, largest)
-        draws = structured_draws(theorem, sizes, largest, tries)
-        for index_values in _index_assignments(difference, sizes):
-            concrete = instantiate(theorem, difference, sizes, index_values)
-            for values in draws:
-                found = _violation_at(concrete, values, strict)
-                if found is not None:
-                    described = _describe(sizes, index_values, _used(concrete, values), found)
-                    if strict and found == 0:
-                        described["equality"] = "lhs = rhs exactly"
-                    return described
+    for sizes, index_values, concrete, values in small_instances(theorem, difference, tries):
+        found = _violation_at(concrete, values, strict)
+        if found is not None:
+            described = _describe(sizes, index_values, _used(concrete, values), found)
+            if strict and found == 0:
+                described["equality"] = "lhs = rhs exactly"
+            return described
     return None
 
 
@@ -550,11 +543,8 @@ def _violation_at(concrete: sp.Expr, values: dict, strict: bool):
 
 
 def _exactly_zero(concrete: sp.Expr, values: dict) -> bool:
-    by_entry = {x: values.get((str(x.base), x.indices)) for x in concrete.atoms(sp.Indexed)}
-    exact = concrete.xreplace({k: v for k, v in by_entry.items() if v is not None})
-    exact = exact.xreplace({k: v for k, v in values.items() if isinstance(k, sp.Symbol)})
     try:
-        return bool(sp.simplify(exact) == 0)
+        return bool(sp.simplify(substituted(concrete, values)) == 0)
     except (TypeError, ValueError):
         return False
 

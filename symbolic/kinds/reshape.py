@@ -16,7 +16,6 @@ the identity for all sizes. The numeric route computes each view with the backen
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -343,25 +342,20 @@ def atomized_difference(theorem, claim: Reshape, flats) -> sp.Expr:
 def exact_counterexample(theorem, difference: sp.Expr, flats, tries: int = 12) -> dict | None:
     """Small sizes (every plain dimension 1, 2, 3) and structured rationals at which lhs − rhs
     is provably nonzero (50 digits)."""
-    from .._prover import (
-        _describe,
-        _evaluate,
-        _index_assignments,
-        _used,
-        instantiate,
-        structured_draws,
-    )
+    from .._prover import _describe, _evaluate, _used, small_instances
 
     plain = {d.name: d for t in theorem.tensors for d in plain_dims(t.dims)}
-    for largest in (1, 2, 3):
+
+    def sizes_at(theorem, largest: int) -> dict[str, int]:
+        """Every plain dimension at ``largest`` (or its bound); a flat one at their product."""
         sizes = {name: min(largest, d.sizes.high) for name, d in plain.items()}
         for dim in flats:
             sizes[dim.name] = int(sp.Mul(*(sizes[f.name] for f in dim.factors)))
-        draws = structured_draws(theorem, sizes, largest, tries)
-        for index_values, values in itertools.product(
-                list(_index_assignments(difference, sizes)), draws):
-            concrete = instantiate(theorem, difference, sizes, index_values)
-            value = _evaluate(concrete, values)
-            if value is not None and abs(value) > 1e-30:
-                return _describe(sizes, index_values, _used(concrete, values), value)
+        return sizes
+
+    for sizes, index_values, concrete, values in small_instances(theorem, difference, tries,
+                                                                 sizes_at):
+        value = _evaluate(concrete, values)
+        if value is not None and abs(value) > 1e-30:
+            return _describe(sizes, index_values, _used(concrete, values), value)
     return None
