@@ -24,8 +24,14 @@ def evaluate(theorem, expr, out, row, dtype: str, device: str, mode: str, arrays
     arrays with a leading batch axis), placed in ``dtype``; the result as float64 NumPy."""
     compiled = compile_expression(expr, out, inputs=theorem.inputs,
                                   definitions=theorem.definitions, target=row.target)
-    module = row.load()
-    xp = row.namespace(module, dtype)
+    xp = row.namespace(row.load(), dtype)
+    return run_compiled(row, xp, compiled, arrays, sizes, dtype, device, mode)
+
+
+def run_compiled(row, xp, compiled, arrays: dict, sizes: dict, dtype: str, device: str,
+                 mode: str) -> np.ndarray:
+    """A compiled statement run on ``row``'s device: ``arrays`` (float64 NumPy) placed in
+    ``dtype``, jitted in jit mode; the result as float64 NumPy."""
     place = row.devices()[device]
     with row.scope(place):
         placed = {k: row.place(xp, v, dtype, place) for k, v in arrays.items()}

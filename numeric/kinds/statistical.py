@@ -20,10 +20,11 @@ import sympy as sp
 
 from attnproof.symbolic.kinds.statistical import Expectation, at_sizes
 
-from .._backends import _numpy_place, to_numpy
+from .._backends import _numpy_place
 from .._compiler import compile_expression
 from .._record import NumericStatus
 from .._tolerance import bits, error_ulps
+from ._evaluate import run_compiled
 
 SAMPLES = 20_000
 Z_999 = 3.2905  # two-sided 99.9% quantile of the standard normal
@@ -43,7 +44,9 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None):
     for sizes in _size_choices(theorem):
         samples = _samples(theorem, claim.law, sizes, rng)
         shapes = {**sizes, "batch": SAMPLES}
-        values = _on_backend(row, xp, compiled, samples, shapes, dtype, device, mode)
+        # every sample of the statistic, in one batched call on the backend: (N, entries)
+        values = run_compiled(row, xp, compiled, samples, shapes, dtype, device,
+                              mode).reshape(SAMPLES, -1)
         if not np.all(np.isfinite(values)):
             record.status = NumericStatus.FAILED
             record.counterexample = {"sizes": sizes, "values": "a sample of the statistic is "
@@ -67,20 +70,6 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None):
                      f"{'mean' if isinstance(claim, Expectation) else 'variance'} inside the "
                      "99.9% interval estimate ± 3.29 standard errors of the first "
                      f"{ENTRIES_CHECKED} entries")
-
-
-def _on_backend(row, xp, compiled, samples, shapes, dtype, device, mode) -> np.ndarray:
-    """Every sample of the statistic, computed on the backend in one batched call: (N, entries)
-    in float64."""
-    place = row.devices()[device]
-    with row.scope(place):
-        arrays = {name: row.place(xp, value, dtype, place) for name, value in samples.items()}
-
-        def statistic(a):
-            return compiled(xp, a, shapes)
-
-        function = row.compile(statistic) if mode == "jit" else statistic
-        return to_numpy(function(arrays)).reshape(SAMPLES, -1)
 
 
 def _rounding_ulps(theorem, row, dtype, statistic, out, samples, shapes, values) -> float:
