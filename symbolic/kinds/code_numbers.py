@@ -7,13 +7,15 @@ states that: ``compute(xp, **data)`` is the demo written once against a tiny arr
 ``xp.mean``, ``xp.sum``, ``xp.constant``); ``printed`` holds the texts the document prints
 ("8", "0.401"): their number of decimals is part of the claim, as for ``Rounds``.
 
-Symbolic route (exact evaluation): the same code runs on exact numbers, every float of ``data``
+Symbolic route (exact evaluation; never "proved", since it runs the demo's own code, and code
+is checked, never proved): the same code runs on exact numbers, every float of ``data``
 taken as the exact binary fraction it is (``fractions.Fraction``), square roots kept exact by
 SymPy, and each value is compared at 50 digits with its printed decimal (±half a unit in the
 last printed place), by the built-in worked-numbers check. ``data`` may draw from a seeded
-generator (NumPy's, as the notebook does): the draws are the demo's inputs, and what is proved
-is the arithmetic after them. Exact refutation: a value that does not round to its printed
-digits, with the value and the printed text.
+generator (NumPy's, as the notebook does): the draws are the demo's inputs, and what is
+evaluated exactly is the arithmetic after them. Agreement leaves the claim "checked", with the
+exact evaluation in its method beside the backends' records. Exact refutation: a value that
+does not round to its printed digits, with the value and the printed text.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ import sympy as sp
 
 from .._kind import ClaimKind
 from .._language import TheoremError
+
+# what the verdict says beside an exact evaluation that agrees: the route ran the demo's code
+CODE_IS_CHECKED = "the claim runs its demo's code: checked, never proved"
 
 
 @dataclass(frozen=True)
@@ -97,7 +102,13 @@ class FromCode(ClaimKind):
         return found
 
     def prove(self, theorem, bound: int):
-        from .._prover import EXACT_EVALUATION, ProofResult, _check_worked_numbers
+        from .._prover import (
+            EXACT_EVALUATION,
+            NOT_PROVED,
+            PROVED,
+            ProofResult,
+            _check_worked_numbers,
+        )
         from .._theorem import Rounds
 
         exact = [sp.sympify(_to_sympy(v)) for v in self.values(Exact())]
@@ -115,6 +126,8 @@ class FromCode(ClaimKind):
         method = (f"{EXACT_EVALUATION} of the code in rational arithmetic{drawn}: "
                   + result.method.split(": ", 1)[1].replace("entries", "values")
                   .replace("every entry rounds to the", "every value rounds to its"))
+        if result.status == PROVED:  # the demo's code ran: agreement is checked, not proved
+            return ProofResult(NOT_PROVED, f"{method}; {CODE_IS_CHECKED}")
         return ProofResult(result.status, method, counterexample=counterexample)
 
 
