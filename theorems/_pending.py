@@ -25,9 +25,6 @@ KINDS = (
 )
 
 PENDING = (
-    dict(file=TUTORIAL, section="§8.3 Relative Position Attention", place="(59)",
-         claim="S^ij = Q^ia (K^ja + R^{(i−j)a})/√d_k depends on positions only through i − j",
-         kind="reshape", verdict="true", note="needs an index written i − j"),
     dict(file=TUTORIAL, section="§9.1 Classical Hopfield Networks", place="after (61)",
          claim="fixed points (local minima) correspond to stored patterns", kind="statistical",
          verdict="open", note="true for few, nearly orthogonal ±1 patterns; false in general"),
@@ -38,14 +35,6 @@ PENDING = (
          "retrieval with a tolerated fraction of flipped bits that the text does not define; "
          "0.138N is the replica-theory threshold for stable near-pattern states (Amit, "
          "Gutfreund, Sompolinsky 1985), not a quantity checkable at small N"),
-    dict(file=TUTORIAL, section="§9.3 Theorem (Exponential Capacity)", place="(66)",
-         claim="modern Hopfield networks store M ≈ exp(d/2) patterns", kind="statistical",
-         verdict="open",
-         note="'≈' hides the constants and the retrieval criterion: the published theorem "
-         "(Ramsauer et al. 2020) says that with probability 1 − p some √p·c^((d−1)/4) random "
-         "patterns on a sphere are each retrieved in one update, c depending on β and the "
-         "radius; that is a high-probability bound, not M ≈ exp(d/2), and at the d where the "
-         "exponential matters no enumeration or sampling can check it"),
     dict(file=TUTORIAL, section="§10.2 Intuition", place="(69)",
          claim="φ(q)ᵀφ(k) approximates exp(q·k)", kind="statistical", verdict="open",
          note="random-feature approximations hold in expectation"),
@@ -78,6 +67,9 @@ NOT_CLAIMS = {
     52: "definition: per-head softmax",
     53: "definition: per-head value aggregation",
     56: "definition: head diversity",
+    59: "definition: relative-position scores; the text asserts no property of them (the "
+        "term Q·R^(i−j) is relative by construction, and S^ij still depends on i and j "
+        "through Q^i and K^j)",
     71: "data: the matrices of worked example 1",
     74: "notation: the product whose result (75)–(77) worked_example_output checks",
 }

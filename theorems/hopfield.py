@@ -9,7 +9,21 @@ points (65).
 
 import sympy as sp
 
-from attnproof import Defined, Dim, Equals, Positive, Scalar, Sizes, Source, Tensor, Theorem, lse
+from attnproof import (
+    AtLeast,
+    Defined,
+    Dim,
+    Equals,
+    Positive,
+    Real,
+    Scalar,
+    Sizes,
+    Source,
+    Tensor,
+    Theorem,
+    lse,
+    rowmax,
+)
 from attnproof import softmax as softmax_
 
 from ._dims import TUTORIAL, d_k, d_v
@@ -128,4 +142,85 @@ hopfield_fixed_point_scaled_energy = Theorem(
     corrects="hopfield_fixed_point",
     note="Lemma: ∇E = ξ − Kᵀ softmax(βKξ) for every ξ, so ∇E vanishes at every fixed point ξ*. "
     "Numerically, ∇E is evaluated at fixed points reached by iterating the update.",
+)
+
+# -- §9.3 Theorem (Exponential Capacity), (66): the separation behind exponential storage -------
+#
+# Pattern i is retrieved from the other N − 1 stored patterns by its score s_i = x_i·ξ against
+# theirs, s_j = x_j·ξ. Its separation Δ = s_i − max_{j≠i} s_j (Ramsauer et al. 2020, "separation
+# of patterns") is the margin by which it beats every other score.
+
+others = Dim("N_other", Sizes(1, 8))  # the N − 1 stored patterns other than i
+j = others.index("j")
+score_i = Scalar("s_i", Real(-3, 3), latex="s_i")
+scores_other = Tensor("s", (others,))
+# β up to 10: the bound's exp(β(max_j s_j − s_i)) stays within float32's range for scores drawn
+# in [−3, 3]
+beta_capacity = Scalar("beta", Positive(1e-2, 1e1), latex=r"\beta")
+B_cap = beta_capacity.symbol
+
+separation = score_i.symbol - rowmax(scores_other[j], j)  # Δ, negative when i does not win
+
+
+def boltzmann(score, top):
+    """exp(β·(score − top)): every weight's exponent is shifted by the largest score, which
+    leaves the softmax unchanged (a common factor of numerator and denominator) and keeps each
+    exponential at most 1, as the stable spelling of softmax does."""
+    return sp.exp(B_cap * (score - top))
+
+
+top_score = sp.Max(score_i.symbol, rowmax(scores_other[j], j))
+boltzmann_other = sp.Sum(boltzmann(scores_other[j], top_score), (j, 0, others.symbol - 1))
+weight_of_others = boltzmann_other / (boltzmann(score_i.symbol, top_score) + boltzmann_other)
+
+# Stated with AtLeast, checked: no fact of the inequality kind bounds exp(β(s_j − s_i)) by
+# exp(−βΔ) (exp is increasing), and the partition function in the denominator is not a
+# coefficient its nonnegative combinations can carry.
+hopfield_other_patterns_weight_exponentially_small = Theorem(
+    name="hopfield_other_patterns_weight_exponentially_small",
+    source=Source(TUTORIAL, "§9.3 Theorem (Exponential Capacity)", "(63), (66)"),
+    claim=AtLeast(others.symbol * sp.exp(-B_cap * separation), weight_of_others),
+    inputs=(score_i, scores_other, beta_capacity),
+    note="(66) as printed, M ≈ exp(d/2), is not checkable: '≈' hides the constants and the "
+    "retrieval criterion, and the published theorem (Ramsauer et al. 2020: with probability "
+    "1 − p some √p·c^((d−1)/4) random patterns on a sphere are each retrieved in one update, "
+    "c depending on β and the radius) is a high-probability bound at dimensions no "
+    "enumeration or sampling reaches. "
+    "What the text gives as its reason, 'the exponential separation provided by softmax', is "
+    "stated instead: with Δ = s_i − max_{j≠i} s_j the margin by which pattern i beats each "
+    "of the N − 1 others, their softmax weight together is at most (N − 1)·exp(−βΔ), so "
+    "the number of patterns enters linearly against an exponentially small factor. It holds "
+    "for every score (for Δ ≤ 0 the bound exceeds 1).",
+)
+
+# One update from ξ = x_i: the scores are x_i·x_i for pattern i and X_j·x_i for the others.
+pattern_i = Tensor("x_i", (d_k,), Real(-1, 1))
+patterns_other = Tensor("X", (others, d_k), Real(-1, 1))
+score_own = sp.Sum(pattern_i[c] ** 2, (c, 0, d_k.symbol - 1))
+score_other = sp.Sum(patterns_other[j, c] * pattern_i[c], (c, 0, d_k.symbol - 1))
+top_own = sp.Max(score_own, rowmax(score_other, j))
+boltzmann_own = boltzmann(score_own, top_own)
+boltzmann_rest = sp.Sum(boltzmann(score_other, top_own), (j, 0, others.symbol - 1))
+retrieved = (boltzmann_own * pattern_i[a]
+             + sp.Sum(boltzmann(score_other, top_own) * patterns_other[j, a],
+                      (j, 0, others.symbol - 1))
+             ) / (boltzmann_own + boltzmann_rest)  # (63) with V = K = the stored patterns
+retrieval_error = sp.sqrt(sp.Sum((retrieved - pattern_i[a]) ** 2, (a, 0, d_k.symbol - 1)))
+largest_norm = sp.Max(sp.sqrt(score_own),
+                      rowmax(sp.sqrt(sp.Sum(patterns_other[j, c] ** 2, (c, 0, d_k.symbol - 1))),
+                             j))
+separation_own = score_own - rowmax(score_other, j)
+
+hopfield_one_step_retrieval_error = Theorem(
+    name="hopfield_one_step_retrieval_error",
+    source=Source(TUTORIAL, "§9.3 Theorem (Exponential Capacity)", "(63), (66)"),
+    claim=AtLeast(2 * others.symbol * sp.exp(-B_cap * separation_own) * largest_norm,
+                  retrieval_error),
+    inputs=(pattern_i, patterns_other, beta_capacity),
+    note="The retrieval half of hopfield_other_patterns_weight_exponentially_small: one update "
+    "(63) from ξ = x_i moves at most 2(N − 1)·exp(−βΔ)·max_μ ‖x_μ‖ from x_i, Δ = x_i·x_i − "
+    "max_{j≠i} x_j·x_i (Ramsauer et al. 2020, the fixed-point lemma's bound): the update minus "
+    "x_i is Σ_{j≠i} p_j (x_j − x_i), of norm at most (1 − p_i)·2 max ‖x_μ‖. A pattern "
+    "separated by Δ is retrieved to within an error exponentially small in βΔ and only linear "
+    "in N.",
 )

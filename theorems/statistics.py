@@ -8,9 +8,10 @@ law; it is stated here under the tutorial's assumption. The notebook's demo draw
 with NumPy's seed 1 and prints the standard deviations of the raw and scaled scores: about
 √64 = 8 and about 1, computed from its own code.
 
-Not stated: the Hopfield capacities of §9.1 (M ≈ 0.14N) and §9.3 (66) (M ≈ exp(d/2)) are
-asymptotic statements about retrieval with a tolerated error rate as N → ∞, which the text does
-not define; they stay in theorems/_pending.py.
+Not stated: the classical Hopfield capacity of §9.1 (M ≈ 0.14N) is an asymptotic statement
+about retrieval with a tolerated error rate as N → ∞, which the text does not define; it stays in
+theorems/_pending.py. §9.3's (66) (M ≈ exp(d/2)) is stated in theorems/hopfield.py in its most
+defensible precise form, the separation bound the text gives as its reason.
 """
 
 import sympy as sp

@@ -6,8 +6,9 @@ They never enter the catalog or its reports.
 
 import sympy as sp
 
-from attnproof.symbolic import Defined, Equals, Source, Theorem, softmax
+from attnproof.symbolic import AtLeast, Defined, Equals, Source, Theorem, softmax
 from attnproof.theorems import attention_backward as bw
+from attnproof.theorems import hopfield as hf
 from attnproof.theorems import masking as mk
 from attnproof.theorems import online_softmax as online
 from attnproof.theorems import softmax_jacobian as sj
@@ -70,5 +71,22 @@ planted_masked_jacobian_with_unmasked_weights = Theorem(
     ),
     inputs=(mk.S, mk.M, mk.T),
     definitions=(mk.A, A_unmasked),
+    expect="refuted",
+)
+
+# §9.3's separation bound, hopfield_other_patterns_weight_exponentially_small, with a slip each
+planted_separation_bound_without_pattern_count = Theorem(
+    name="planted_separation_bound_without_pattern_count",
+    source=Source(PLANTED, "planted", "(66) separation bound without the factor N - 1"),
+    claim=AtLeast(sp.exp(-hf.B_cap * hf.separation), hf.weight_of_others),
+    inputs=(hf.score_i, hf.scores_other, hf.beta_capacity),
+    expect="refuted",
+)
+
+planted_separation_bound_with_doubled_rate = Theorem(
+    name="planted_separation_bound_with_doubled_rate",
+    source=Source(PLANTED, "planted", "(66) separation bound decaying as exp(-2 beta Delta)"),
+    claim=AtLeast(hf.others.symbol * sp.exp(-2 * hf.B_cap * hf.separation), hf.weight_of_others),
+    inputs=(hf.score_i, hf.scores_other, hf.beta_capacity),
     expect="refuted",
 )
