@@ -121,7 +121,9 @@ class Runner:
             placed = {k: (self.row.place(xp, v, dtype, self.device)
                           if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
             statics = tuple(sorted((k, v) for k, v in placed.items() if not hasattr(v, "shape")))
-            key = (tuple(sorted(sizes.items())), statics, with_scale, dtype)
+            # the compiled program is the same with or without the float64 scale (NumPy's,
+            # computed beside it), so one compilation serves both
+            key = (tuple(sorted(sizes.items())), statics, dtype)
             if key not in self._compiled:
                 self._compiled[key] = self._build(xp, sizes, dict(statics))
             traced = {k: v for k, v in placed.items() if hasattr(v, "shape")}

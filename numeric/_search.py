@@ -13,6 +13,7 @@ from hypothesis import seed as hypothesis_seed
 
 from attnproof.symbolic import Rounds, Theorem
 
+from . import _compile_log as compile_log
 from . import _evidence as evidence
 from . import _strategies as strategies
 from ._backends import Backend, backend, device_kind, unavailable_reason
@@ -71,8 +72,9 @@ def search(theorem: Theorem, backend_name: str = "numpy", dtype: str = "float64"
     if record.reason is None:
         try:
             if route is not None:  # a claim kind brings its own numeric route
-                route(theorem, row, dtype, device, mode, strategies.profile(profile), record,
-                      seed=seed)
+                with compile_log.attributed(theorem.name, row.name, dtype, mode, {}):
+                    route(theorem, row, dtype, device, mode, strategies.profile(profile),
+                          record, seed=seed)
             else:
                 ratios = run_search(theorem, runner_for(theorem, row, device, mode), dtype,
                                     strategies.profile(profile), record, seed=seed)
