@@ -53,8 +53,8 @@ PENDING = (
          "written; RankAtMost can state a precise variant once the document fixes one"),
 )
 
-# Numbered equations of the tutorial that are notation or definitions, not claims; the others
-# are cited by a theorem's source or by an entry of PENDING (tests/symbolic/test_catalog.py).
+# Numbered equations of the tutorial that are notation or definitions, not claims; every other
+# one is cited by a theorem's source (tests/symbolic/test_catalog.py).
 NOT_CLAIMS = {
     1: "notation: the pairing of a covector and a vector",
     14: "notation: (13) in matrix form (attention_in_one_equation proves (13))",
