@@ -200,9 +200,10 @@ score_own = sp.Sum(pattern_i[c] ** 2, (c, 0, d_k.symbol - 1))
 score_other = sp.Sum(patterns_other[j, c] * pattern_i[c], (c, 0, d_k.symbol - 1))
 top_own = sp.Max(score_own, rowmax(score_other, j))
 boltzmann_own = boltzmann(score_own, top_own)
-boltzmann_rest = sp.Sum(boltzmann(score_other, top_own), (j, 0, others.symbol - 1))
+boltzmann_each_other = boltzmann(score_other, top_own)  # one term per other pattern j
+boltzmann_rest = sp.Sum(boltzmann_each_other, (j, 0, others.symbol - 1))
 retrieved = (boltzmann_own * pattern_i[a]
-             + sp.Sum(boltzmann(score_other, top_own) * patterns_other[j, a],
+             + sp.Sum(boltzmann_each_other * patterns_other[j, a],
                       (j, 0, others.symbol - 1))
              ) / (boltzmann_own + boltzmann_rest)  # (63) with V = K = the stored patterns
 retrieval_error = sp.sqrt(sp.Sum((retrieved - pattern_i[a]) ** 2, (a, 0, d_k.symbol - 1)))
