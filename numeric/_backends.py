@@ -45,6 +45,7 @@ class Backend:
         lambda device: contextlib.nullcontext())
     namespace: Callable = lambda module, dtype: module
     compile: Callable = lambda function: function
+    stores_executables: bool = False  # compiled programs can be kept across runs
     jacobian: Callable | None = None
     notes: str = ""
 
@@ -252,6 +253,7 @@ BACKENDS: tuple[Backend, ...] = (
         place=_jax_place,
         scope=_jax_scope,
         compile=_jax_compile,
+        stores_executables=True,
         jacobian=_jax_jacobian,
     ),
     Backend(

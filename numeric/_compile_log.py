@@ -51,6 +51,12 @@ def attributed(theorem: str, backend: str, dtype: str, mode: str, sizes: dict):
         _context.update(saved)
 
 
+def record(stage: str, seconds: float) -> None:
+    """An entry of attnproof's own, such as loading a stored executable (``_executables``)."""
+    if _listening:
+        _write({**_context, "stage": stage, "seconds": seconds})
+
+
 def _on_duration(event: str, duration: float, **_) -> None:
     if event in STAGES:
         _write({**_context, "stage": STAGES[event], "seconds": duration})

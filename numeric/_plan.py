@@ -13,6 +13,7 @@ from attnproof.symbolic import Theorem
 from attnproof.symbolic._theorem import ordered_free_indices
 
 from . import _compile_log as compile_log
+from . import _executables as executables
 from . import _strategies as strategies
 from ._backends import Backend, backend, to_numpy
 from ._compiler import compile_expression, index_key
@@ -121,13 +122,13 @@ class Runner:
             placed = {k: (self.row.place(xp, v, dtype, self.device)
                           if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
             statics = tuple(sorted((k, v) for k, v in placed.items() if not hasattr(v, "shape")))
+            traced = {k: v for k, v in placed.items() if hasattr(v, "shape")}
             # the compiled program is the same with or without the float64 scale (NumPy's,
             # computed beside it), so one compilation serves both
             key = (tuple(sorted(sizes.items())), statics, dtype)
-            if key not in self._compiled:
-                self._compiled[key] = self._build(xp, sizes, dict(statics))
-            traced = {k: v for k, v in placed.items() if hasattr(v, "shape")}
             with np.errstate(all="ignore"), self._attributed(dtype, sizes):
+                if key not in self._compiled:
+                    self._compiled[key] = self._build(xp, sizes, dict(statics), traced)
                 # overflow shows up as inf/nan and is judged there
                 values = {k: to_numpy(v) for k, v in self._compiled[key](traced).items()}
         if with_scale:
@@ -148,13 +149,31 @@ class Runner:
         return {"scale": scale, "exponent_scale": functools.reduce(np.maximum, exponents),
                 "largest": scale.reshape(scale.shape[0], -1).max(axis=1, initial=0.0)}
 
-    def _build(self, xp, sizes: dict, statics: dict):
+    def _build(self, xp, sizes: dict, statics: dict, traced: dict):
         def all_sides(traced):
             return self._sides(xp, {**traced, **statics}, sizes)
 
-        if self.mode == "jit":
-            return self.row.compile(all_sides)
-        return all_sides
+        if self.mode != "jit":
+            return all_sides
+        program = self.row.compile(all_sides)
+        if not self.row.stores_executables or self._program is None:
+            return program
+        call = executables.call_key(sizes, statics, traced, self.device)
+        return executables.load_or_compile(self.plan.theorem.name, self._program, call,
+                                           program, traced)
+
+    @functools.cached_property
+    def _program(self) -> str | None:
+        """What this runner's programs are made of, as a digest; None when user code is part of
+        them (an ``implementation=``): no text pins that down."""
+        plan = self.plan
+        if plan.theorem.implementation is not None:
+            return None
+        parts = [f"{name}:{compiled.source}" for name, compiled in sorted(plan.sides.items())]
+        if plan.primal is not None and self.row.autodiff:
+            parts += [f"primal:{plan.primal.source}", f"wrt:{wrt_name(plan)}"]
+        parts.append(f"out:{[str(i) for i in plan.out]}")
+        return executables.program_digest(parts)
 
     def _sides(self, xp, arrays: dict, sizes: dict) -> dict:
         plan = self.plan

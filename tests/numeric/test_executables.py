@@ -1,0 +1,176 @@
+"""Compiled JAX programs kept across runs: a loaded program computes bit for bit what a fresh
+compilation does and is not traced again; a damaged entry is compiled again, never trusted; a
+changed theorem replaces its own programs and nobody else's; user code (``implementation=``)
+is never stored; with caching off nothing is written."""
+
+import itertools
+
+import numpy as np
+import pytest
+import sample_theorems as samples
+
+from attnproof.numeric import _compile_cache, _executables
+from attnproof.numeric._backends import backend
+from attnproof.numeric._plan import Runner, plan_for
+
+jax = pytest.importorskip("jax")
+monitoring = pytest.importorskip("jax.monitoring")
+
+SIZES = {"n_q": 2, "n_k": 3, "d_k": 2, "d_v": 2}
+# Each test its own batch size, so its programs are new to JAX's persistent cache too (when a
+# test before it turned that on): a program JAX reads back from its own cache is not stored.
+BATCHES = itertools.count(8)
+TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    directory = tmp_path / "cache"
+    monkeypatch.setenv(_compile_cache.DIRECTORY_VARIABLE, str(directory))
+    monkeypatch.setenv(_compile_cache.NO_CACHE_VARIABLE, "")
+    monkeypatch.setitem(SIZES, "batch", next(BATCHES))
+    return directory
+
+
+_TRACES: list[float] = []
+
+
+def _on_duration(event, duration, **_):
+    if event == TRACE_EVENT:
+        _TRACES.append(duration)
+
+
+@pytest.fixture
+def traces():
+    """Each time JAX traces a function while the test runs (one listener for the session:
+    JAX offers no public way to remove one)."""
+    if _on_duration not in _REGISTERED:
+        monitoring.register_event_duration_secs_listener(_on_duration)
+        _REGISTERED.append(_on_duration)
+    _TRACES.clear()
+    return _TRACES
+
+
+_REGISTERED: list = []
+
+
+def arrays_for(theorem, seed=0):
+    rng = np.random.default_rng(seed)
+    shapes = {"S": ("n_q", "n_k"), "Q": ("n_q", "d_k"), "K": ("n_k", "d_k"),
+              "V": ("n_k", "d_v"), "G": ("n_q", "d_v")}
+    arrays = {}
+    for item in theorem.inputs:
+        shape = (SIZES["batch"], *(SIZES[d] for d in shapes.get(item.name, ())))
+        arrays[item.name] = rng.uniform(0.5, 2.0, shape)
+    return arrays
+
+
+def fresh_runner(theorem):
+    """A runner of its own (``runner_for`` would share compiled programs across tests)."""
+    jax_row = backend("jax")
+    return Runner(plan_for(theorem, jax_row.target), jax_row, "cpu", "jit")
+
+
+def evaluate(theorem, dtype="float32"):
+    return fresh_runner(theorem).evaluate(arrays_for(theorem), SIZES, dtype, with_scale=False)
+
+
+def stored_files(cache_dir, theorem):
+    return sorted((cache_dir / _executables.FOLDER / theorem.name).rglob("*.bin"))
+
+
+@pytest.mark.parametrize("theorem", [samples.softmax_jacobian, samples.attention_dq],
+                         ids=lambda t: t.name)
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16"])
+def test_a_loaded_program_computes_bit_for_bit_what_a_compiled_one_does(cache_dir, traces,
+                                                                         theorem, dtype):
+    compiled = evaluate(theorem, dtype)
+    assert traces, "the first run compiles"
+    assert len(stored_files(cache_dir, theorem)) == 1
+    traced_before = len(traces)
+    loaded = evaluate(theorem, dtype)
+    assert len(traces) == traced_before, "a stored program is loaded, not traced again"
+    assert compiled.keys() == loaded.keys()
+    for name in compiled:
+        assert compiled[name].dtype == loaded[name].dtype
+        np.testing.assert_array_equal(compiled[name], loaded[name])
+
+
+def test_each_shape_and_dtype_is_its_own_entry(cache_dir):
+    theorem = samples.softmax_jacobian
+    evaluate(theorem, "float32")
+    evaluate(theorem, "float64")
+    assert len(stored_files(cache_dir, theorem)) == 2
+
+
+@pytest.mark.parametrize("damage", ["garbage", "flipped byte", "empty"])
+def test_a_damaged_entry_is_compiled_again_never_trusted(cache_dir, traces, damage):
+    theorem = samples.softmax_jacobian
+    expected = evaluate(theorem)
+    (entry,) = stored_files(cache_dir, theorem)
+    data = entry.read_bytes()
+    if damage == "garbage":
+        entry.write_bytes(b"not an executable")
+    elif damage == "flipped byte":
+        entry.write_bytes(data[:-1] + bytes([data[-1] ^ 0xFF]))
+    else:
+        entry.write_bytes(b"")
+    damaged = entry.read_bytes()
+    traced_before = len(traces)
+    again = evaluate(theorem)
+    assert len(traces) > traced_before, "the damaged entry was not used"
+    for name in expected:
+        np.testing.assert_array_equal(expected[name], again[name])
+    assert not entry.exists() or entry.read_bytes() != damaged
+
+
+def test_an_entry_that_loads_but_does_not_run_is_replaced_by_a_compilation(cache_dir):
+    theorem = samples.softmax_jacobian
+    expected = evaluate(theorem)
+    (entry,) = stored_files(cache_dir, theorem)
+    # a genuine executable of another program (other inputs) under this program's key
+    evaluate(samples.attention_dq)
+    (foreign,) = stored_files(cache_dir, samples.attention_dq)
+    entry.write_bytes(foreign.read_bytes())
+    again = evaluate(theorem)
+    for name in expected:
+        np.testing.assert_array_equal(expected[name], again[name])
+    assert not entry.exists() or entry.read_bytes() != foreign.read_bytes()
+
+
+def test_a_changed_theorem_replaces_its_own_programs_only(cache_dir):
+    evaluate(samples.softmax_jacobian)
+    evaluate(samples.rows_sum_to_one)
+    (old,) = stored_files(cache_dir, samples.softmax_jacobian)
+    (other,) = stored_files(cache_dir, samples.rows_sum_to_one)
+    # the same name, another statement: a user edited the theorem
+    edited = samples._softmax_theorem("softmax_jacobian",
+                                      samples.softmax_jacobian_missing_beta.claim)
+    evaluate(edited)
+    (new,) = stored_files(cache_dir, samples.softmax_jacobian)
+    assert new.parent != old.parent and not old.exists()
+    assert other.exists()
+
+
+def test_user_code_is_never_stored(cache_dir):
+    theorem = samples.flash
+    runner = fresh_runner(theorem)
+    arrays = {**arrays_for(theorem), "B": 2}
+    runner.evaluate(arrays, SIZES, "float32", with_scale=False)
+    assert not (cache_dir / _executables.FOLDER).exists()
+
+
+def test_nothing_is_stored_with_caching_off(cache_dir, monkeypatch):
+    monkeypatch.setenv(_compile_cache.NO_CACHE_VARIABLE, "1")
+    evaluate(samples.softmax_jacobian)
+    assert not cache_dir.exists()
+
+
+def test_the_key_follows_sizes_dtypes_and_the_device():
+    device = jax.devices("cpu")[0]
+    x = jax.numpy.zeros((8, 2, 3), jax.numpy.float32)
+    base = _executables.call_key({"n": 3}, {}, {"x": x}, device)
+    assert base == _executables.call_key({"n": 3}, {}, {"x": x}, device)
+    assert base != _executables.call_key({"n": 4}, {}, {"x": x}, device)
+    assert base != _executables.call_key({"n": 3}, {"B": 2}, {"x": x}, device)
+    assert base != _executables.call_key({"n": 3}, {}, {"x": x.astype("float16")}, device)
