@@ -61,17 +61,24 @@ def draw(report: Report, out_dir: Path) -> Figures:
 
 def _save(figure, directory: Path, stem: str) -> str:
     directory.mkdir(parents=True, exist_ok=True)
+    # the tight box once for both formats: "tight" draws the whole figure again per save just
+    # to measure it, and the heat map's thousands of labels made that most of the drawing time
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    box = figure.get_tightbbox(FigureCanvasAgg(figure).get_renderer())
+    box = box.padded(matplotlib.rcParams["savefig.pad_inches"])
     for extension in ("png", "pdf"):
-        _save_atomic(figure, directory / f"{stem}.{extension}", extension)
+        _save_atomic(figure, directory / f"{stem}.{extension}", extension, box)
     return f"{FIGURE_DIR}/{stem}"
 
 
-def _save_atomic(figure, path: Path, extension: str) -> None:
+def _save_atomic(figure, path: Path, extension: str, box) -> None:
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(handle)
     try:
         os.chmod(temporary, readable_mode())
-        figure.savefig(temporary, format=extension, dpi=150, bbox_inches="tight")
+        figure.savefig(temporary, format=extension, dpi=150, bbox_inches=box)
         os.replace(temporary, path)
     except BaseException:
         os.unlink(temporary)
