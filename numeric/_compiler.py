@@ -89,11 +89,18 @@ def compile_expression(
 def _compile_cached(expr, out, inputs, definitions, abs_scale, target, magnitudes) -> Compiled:
     emitter = _Compilation(inputs, definitions, abs_scale or magnitudes, TARGETS[target],
                            magnitudes)
-    source = emitter.function_source(stabilize_exponentials(expr), out)
+    source = emitter.function_source(_stabilized(expr), out)
     _refuse_missing(source, TARGETS[target])
     namespace: dict = {}
     exec(compile(source, f"<attnproof compiled {_short(expr)}>", "exec"), namespace)
     return Compiled(source, namespace["compiled"], out, abs_scale, target)
+
+
+@functools.lru_cache(maxsize=1024)
+def _stabilized(expr: sp.Expr) -> sp.Expr:
+    """The shifted form, computed once per expression: it does not depend on the target, and
+    a theorem is compiled for every backend (the SymPy work took longer than emitting code)."""
+    return stabilize_exponentials(expr)
 
 
 def _refuse_missing(source: str, target: Target) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -227,8 +228,7 @@ class Theorem:
 
     def expand(self, expr: sp.Expr) -> sp.Expr:
         """``expr`` with definitions and vocabulary expanded and derivatives carried out."""
-        expr = self.expand_definitions(expr)
-        return carry_out_derivatives(expand_vocabulary(expr))
+        return _expanded(self, sp.sympify(expr))
 
     def expand_definitions(self, expr: sp.Expr) -> sp.Expr:
         by_base = {d.base: d for d in self.definitions}
@@ -237,6 +237,14 @@ class Theorem:
             if not found:
                 return expr
             expr = expr.xreplace({x: by_base[x.base].at(x.indices) for x in found})
+
+
+@functools.lru_cache(maxsize=1024)
+def _expanded(theorem: Theorem, expr: sp.Expr) -> sp.Expr:
+    """Once per theorem and expression: the prover, the compiler for each backend and the
+    exact reference all ask for the same expansions, and derivatives cost seconds."""
+    expr = theorem.expand_definitions(expr)
+    return carry_out_derivatives(expand_vocabulary(expr))
 
 
 def free_indices(expr: sp.Expr) -> set[sp.Idx]:
