@@ -102,31 +102,34 @@ _UNFLATTENED = sp.Function("unflattened")  # the identity, evaluated as a term o
 
 def _exact_function(theorem, expr, out, sizes: dict):
     """Every entry of ``expr`` at ``sizes`` as one mpmath function of the input arrays. Sums stay
-    sums (lambdify loops over them), far cheaper than SymPy unrolling them with ``doit``."""
+    sums (lambdify loops over them), far cheaper than SymPy unrolling them with ``doit``; the
+    free indices stay symbols too, arguments of one function called once per entry (rewriting
+    and printing the expression once per entry took most of the reference's time)."""
     dims = {sp.Symbol(name, integer=True, positive=True): n for name, n in sizes.items()}
     ranges = [range(sizes[str(i.upper + 1)]) if isinstance(i, sp.Idx) else range(1) for i in out]
-    free = free_indices(expr)
-    entries = []
-    for values in itertools.product(*ranges):
-        by_label = {str(i.label): v for i, v in zip(out, values, strict=True)}
-        entry = expr.xreplace({i: by_label[str(i.label)] for i in free}).xreplace(dims)
-        # maxima and products (a masked softmax's "row fully masked" factor) over known ranges;
-        # a product stays one term: flattened into Σ + 1 − m, 50 digits would lose a small Σ
-        entry = entry.replace(lambda x: isinstance(x, ReduceMax), lambda x: x.doit())
-        entries.append(entry.replace(lambda x: isinstance(x, sp.Product),
-                                     lambda x: _UNFLATTENED(x.doit())))
-    bases = sorted({a.base for e in entries for a in e.atoms(sp.Indexed)}, key=str)
-    labels = {b.label for b in bases}
-    symbols = sorted({s for e in entries for s in e.free_symbols
-                      if isinstance(s, sp.Symbol) and not isinstance(s, sp.Idx)} - labels, key=str)
-    function = sp.lambdify(bases + symbols, entries,
+    labels = [str(i.label) for i in out]
+    at = {str(i.label): sp.Symbol(f"_at_{i.label}", integer=True) for i in free_indices(expr)}
+    entry = expr.xreplace({i: at[str(i.label)] for i in free_indices(expr)}).xreplace(dims)
+    # maxima and products (a masked softmax's "row fully masked" factor) over known ranges;
+    # a product stays one term: flattened into Σ + 1 − m, 50 digits would lose a small Σ
+    entry = entry.replace(lambda x: isinstance(x, ReduceMax), lambda x: x.doit())
+    entry = entry.replace(lambda x: isinstance(x, sp.Product),
+                          lambda x: _UNFLATTENED(x.doit()))
+    bases = sorted({a.base for a in entry.atoms(sp.Indexed)}, key=str)
+    positions = [at[label] for label in labels if label in at]
+    symbols = sorted({s for s in entry.free_symbols
+                      if isinstance(s, sp.Symbol) and not isinstance(s, sp.Idx)}
+                     - {b.label for b in bases} - set(positions), key=str)
+    function = sp.lambdify(bases + symbols + positions, entry,
                            modules=[{_UNFLATTENED.__name__: lambda value: value}, "mpmath"])
 
     def evaluate(instance: dict) -> np.ndarray:
         with mpmath.workdps(DIGITS):
             arguments = [_mp_array(instance[str(b.label)]) for b in bases]
             arguments += [_scalar(instance, s) for s in symbols]
-            values = function(*arguments)
+            values = [function(*arguments, *(v for label, v in zip(labels, where, strict=True)
+                                             if label in at))
+                      for where in itertools.product(*ranges)]
         return np.array([_real(v) for v in values], dtype=np.float64)
 
     return evaluate
