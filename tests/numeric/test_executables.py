@@ -174,3 +174,55 @@ def test_the_key_follows_sizes_dtypes_and_the_device():
     assert base != _executables.call_key({"n": 4}, {}, {"x": x}, device)
     assert base != _executables.call_key({"n": 3}, {"B": 2}, {"x": x}, device)
     assert base != _executables.call_key({"n": 3}, {}, {"x": x.astype("float16")}, device)
+
+
+CHILD = """
+import json, sys
+import numpy as np
+sys.path.insert(0, {tests!r})
+import sample_theorems as samples
+from attnproof.numeric._backends import backend
+from attnproof.numeric._plan import Runner, plan_for
+
+theorem = samples.softmax_jacobian
+row = backend("jax")
+runner = Runner(plan_for(theorem, row.target), row, "cpu", "jit")
+rng = np.random.default_rng(0)
+arrays = {{"S": rng.uniform(-3, 3, (5, 2, 3)), "T": rng.uniform(0.5, 2, (5,))}}
+values = runner.evaluate(arrays, {{"batch": 5, "n_q": 2, "n_k": 3}}, "float32", False)
+print(json.dumps({{k: v.tolist() for k, v in values.items()}}))
+"""
+
+
+@pytest.mark.slow
+def test_a_program_jax_read_from_its_own_cache_is_not_stored_and_results_stay_right(tmp_path):
+    """Three processes, as three runs: the first compiles and stores; with the store emptied,
+    the second compiles from JAX's persistent cache (such an executable serializes without its
+    machine code) and must not store it; the third still computes the first's values."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    cache = tmp_path / "cache"
+    env = {**os.environ, _compile_cache.DIRECTORY_VARIABLE: str(cache),
+           _compile_cache.NO_CACHE_VARIABLE: ""}
+    script = CHILD.format(tests=str(Path(__file__).parent))
+
+    def run() -> dict:
+        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    store = cache / _executables.FOLDER
+    first = run()
+    assert list(store.rglob("*.bin")), "a fresh compilation is stored"
+    assert list((cache / "jax").iterdir()), "and JAX's persistent cache has it too"
+    for entry in store.rglob("*.bin"):
+        entry.unlink()
+    second = run()
+    assert not list(store.rglob("*.bin")), "a program read from JAX's cache is not stored"
+    third = run()
+    assert first == second == third
