@@ -20,14 +20,12 @@ import dataclasses
 import functools
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import sympy as sp
 
-from .numeric._compile_cache import cache_directory
+from .numeric._compile_cache import cache_directory, write_atomically
 from .symbolic import ProofResult
 
 # statuses worth keeping: the others (timeout, error) depend on the machine or on a bug
@@ -117,7 +115,7 @@ class ProofCache:
                 if stale.stem != key:
                     stale.unlink()
             entry = {"key": key, "digest": _digest(value), "value": value}
-            _write_atomically(self._path(name, key), json.dumps(entry))
+            write_atomically(self._path(name, key), json.dumps(entry))
 
     def _path(self, name: str, key: str) -> Path:
         safe = "".join(c if c.isalnum() or c in "_-." else "_" for c in name)
@@ -126,18 +124,6 @@ class ProofCache:
 
 def _digest(value) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
 
 
 def cached_proof(theorem, time_limit: float, prove: Callable[[], ProofResult]) -> ProofResult:
@@ -180,7 +166,7 @@ def remember_timings(seconds: dict[str, float]) -> None:
     merged = {**_read_timings(path), **seconds}
     with contextlib.suppress(OSError):
         directory.mkdir(parents=True, exist_ok=True)
-        _write_atomically(path, json.dumps(merged, sort_keys=True))
+        write_atomically(path, json.dumps(merged, sort_keys=True))
 
 
 def _read_timings(path: Path) -> dict[str, float]:

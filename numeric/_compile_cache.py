@@ -9,7 +9,9 @@ With caching turned off (``--no-cache``, ``$ATTNPROOF_NO_CACHE=1``) the cache is
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 from pathlib import Path
 
 NO_CACHE_VARIABLE = "ATTNPROOF_NO_CACHE"
@@ -43,3 +45,16 @@ def configure(jax) -> None:
     jax.config.update("jax_compilation_cache_dir", str(directory / "jax"))
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+def write_atomically(path: Path, data: bytes | str) -> None:
+    """Write a cache entry so that a reader sees the old file or the new one, never a part."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data.encode() if isinstance(data, str) else data)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise

@@ -31,12 +31,11 @@ import os
 import pickle
 import platform
 import shutil
-import tempfile
 import time
 from pathlib import Path
 
 from . import _compile_log as compile_log
-from ._compile_cache import cache_directory
+from ._compile_cache import cache_directory, write_atomically
 
 FOLDER = "executables"
 _MAGIC = b"attnproof-executable-1\n"
@@ -153,25 +152,13 @@ def _store(path: Path, compiled) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         _remove_other_programs(path.parent)
         digest = hashlib.sha256(payload).hexdigest().encode()
-        _write_atomically(path, _MAGIC + digest + b"\n" + payload)
+        write_atomically(path, _MAGIC + digest + b"\n" + payload)
 
 
 def _remove_other_programs(program_folder: Path) -> None:
     for sibling in program_folder.parent.iterdir():
         if sibling != program_folder and sibling.is_dir():
             shutil.rmtree(sibling, ignore_errors=True)
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
 
 
 @functools.cache
