@@ -4,6 +4,7 @@ settled from what was seen (a failure goes to the witness)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -123,6 +124,7 @@ class _Seen:
     invisible: float = 0.0
     failure: tuple | None = None  # (structure, outcome) of the refuting example
     small: tuple | None = None  # (structure, outcome) of the first example small enough
+    last: strategies.Structure | None = None  # the structure of the last example drawn
 
 
 def run_search(theorem, runner: Runner, dtype: str, chosen, record: NumericRecord,
@@ -130,6 +132,7 @@ def run_search(theorem, runner: Runner, dtype: str, chosen, record: NumericRecor
     """Search for a failing batch and settle ``record`` from what was seen."""
     effort = effort_for(runner, dtype, chosen)
     seen, ratios = _drive(theorem, runner, dtype, chosen, effort, record, seed)
+    _top_up(runner, dtype, effort, record, seen, ratios)
     record.max_error_ulps = seen.worst
     record.max_error_bits = bits(seen.worst)
     if is_reference(runner.row, dtype):  # elsewhere it would measure NumPy, not this record
@@ -154,6 +157,7 @@ def _drive(theorem, runner: Runner, dtype: str, chosen, effort, record: NumericR
               suppress_health_check=list(HealthCheck))
     @given(strategies.from_theorem(theorem, chosen))
     def one_example(structure):
+        seen.last = structure
         outcome = decide(runner, structure, effort.batch, dtype)
         _note(seen, ratios, record, structure, outcome)
         target(min(outcome.worst, 1e300), label="worst error (ulps)")
@@ -170,6 +174,23 @@ def _drive(theorem, runner: Runner, dtype: str, chosen, effort, record: NumericR
     with contextlib.suppress(_Refuted):
         one_example()
     return seen, ratios
+
+
+def _top_up(runner: Runner, dtype: str, effort, record: NumericRecord, seen: _Seen,
+            ratios: Ratios) -> None:
+    """One more batch when the record counts fewer instances than it drew: rows a format
+    cannot represent, or that no float64 value decides, are not instances, and a record should
+    not hold fewer than its batches' worth because of them. The batch has the last example's
+    sizes (the same programs: nothing new to compile) and a seed of its own, so a failure in it
+    replays."""
+    drawn = record.examples * effort.batch
+    if seen.failure is not None or seen.last is None or record.instances >= drawn:
+        return
+    structure = dataclasses.replace(seen.last, seed=(seen.last.seed + 1) % 2**32)
+    outcome = decide(runner, structure, effort.batch, dtype)
+    _note(seen, ratios, record, structure, outcome)
+    if outcome.failing_row is not None:
+        seen.failure = (structure, outcome)
 
 
 def _note(seen: _Seen, ratios: Ratios, record: NumericRecord, structure,

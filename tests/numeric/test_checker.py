@@ -199,6 +199,30 @@ def test_rows_a_format_cannot_hold_are_not_checked_in_it():
     assert not representable(np.zeros(1), np.array([1e5]), "float16")[0]
 
 
+def test_a_record_that_keeps_fewer_rows_than_it_drew_draws_one_more_batch_of_the_same_shape():
+    """float16 cannot hold the exponentials of rows scaled to ±100: the record's one batch
+    keeps fewer than 512 instances, so a second batch of the same sizes is drawn, compiled
+    once on JAX; float32 keeps every row and draws nothing more."""
+    pytest.importorskip("jax")
+    from jax import monitoring
+    from sample_theorems import softmax_jacobian
+
+    from attnproof.numeric._search import search
+
+    compiles, listening = [], [True]  # JAX has no public way to remove a listener
+    monitoring.register_event_duration_secs_listener(
+        lambda event, duration, **_: compiles.append(event) if listening[0]
+        and event == "/jax/core/compile/backend_compile_duration" else None)
+    asked = profile().half_formats
+    record, _ = search(softmax_jacobian, "jax", "float16", seed=3)
+    listening[0] = False
+    assert record.examples == asked.examples + 1
+    assert asked.batch < record.instances, "one batch holds at most 512: the second one counts"
+    assert len(compiles) == 1, "the second batch reuses the first one's program"
+    full, _ = search(softmax_jacobian, "numpy", "float32", seed=3)
+    assert (full.examples, full.instances) == (2, 1024)
+
+
 def test_replay_command_reproduces_the_failure(capsys):
     catalog = discover([SAMPLE_FILE])
     theorem = catalog.by_name()["kl_symmetric"]
