@@ -16,7 +16,9 @@ both, and prints the five ratios of issue 15 with the figures behind them:
               (``-m "not slow"``, as the README names it) in seconds       (goal <= 60 s)
 
 It also checks that no theorem's verdict changed and that no numeric record has fewer
-instances than in the baseline, and says so (exit 1 if either fails).
+instances than in the baseline, and says so (exit 1 if either fails). A record that failed in
+both runs is not compared: the search stops at its counterexample, and counts only the batches
+before it.
 
 Run (a full run takes tens of minutes on 2 cores; choose a subset with --only):
     python benchmarks/bench_harness.py
@@ -239,6 +241,8 @@ def _fewer_instances(name: str, old: dict, new: dict) -> list[str]:
     lost = []
     for record in old.get("numeric", []):
         found = now.get(key(record))
+        if found and record["status"] == found["status"] == "failed":
+            continue  # both found a counterexample: a search stops there, whatever it counted
         count = found["instances"] if found else 0
         if count < record["instances"]:
             lost.append(f"{name} {'/'.join(key(record))}: {record['instances']} -> {count}")
@@ -322,13 +326,27 @@ def report_tests(cold: Timed, full: Timed, fast: Timed) -> bool:
     return ratio <= 2 and fast.wall <= 60 and full.code == 0 and fast.code == 0
 
 
+# Verdicts that changed since the baseline on purpose, by later work; each is printed with its
+# reason, and any other change fails the comparison.
+INTENDED_CHANGES = {
+    "free_energy_variational_principle: checked -> proved":
+        "the inequality claim kind proves it for all sizes",
+    "online_softmax_blockwise: proved -> checked":
+        "it runs user code (implementation=): code is checked, never proved",
+}
+
+
 def report_sameness(baseline: Timed, current: Timed) -> bool:
     changed, fewer, new = verdict_changes(baseline.results, current.results)
+    intended = [c for c in changed if c in INTENDED_CHANGES]
+    changed = [c for c in changed if c not in INTENDED_CHANGES]
     print(f"  verdicts changed: {len(changed)}" + "".join(f"\n    {c}" for c in changed))
+    print(f"  verdicts changed on purpose since the baseline: {len(intended)}"
+          + "".join(f"\n    {c} ({INTENDED_CHANGES[c]})" for c in intended))
     print(f"  records with fewer instances than the baseline: {len(fewer)}"
           + "".join(f"\n    {f}" for f in fewer[:20]))
     if new:
-        print(f"  theorems new since the baseline (not compared): {', '.join(new)}")
+        print(f"  theorems new since the baseline (not compared): {len(new)}")
     return not changed and not fewer
 
 
