@@ -87,7 +87,7 @@ class _FirstCallChecked:
             return self.program(arrays)
         try:
             values = self.program(arrays)
-            jax_block_until_ready(values)
+            _block_until_ready(values)
         except Exception:  # whatever the runtime objects to, the entry is not used
             with contextlib.suppress(OSError):
                 self.path.unlink()
@@ -97,7 +97,7 @@ class _FirstCallChecked:
         return values
 
 
-def jax_block_until_ready(values) -> None:
+def _block_until_ready(values) -> None:
     import jax
 
     jax.block_until_ready(values)
