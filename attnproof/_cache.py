@@ -25,7 +25,7 @@ from pathlib import Path
 
 import sympy as sp
 
-from .numeric._compile_cache import cache_directory, write_atomically
+from .numeric._compile_cache import cache_directory, folder_name, write_atomically
 from .symbolic import ProofResult
 
 # statuses worth keeping: the others (timeout, error) depend on the machine or on a bug
@@ -118,8 +118,7 @@ class ProofCache:
             write_atomically(self._path(name, key), json.dumps(entry))
 
     def _path(self, name: str, key: str) -> Path:
-        safe = "".join(c if c.isalnum() or c in "_-." else "_" for c in name)
-        return self.root / safe / f"{key}.json"
+        return self.root / folder_name(name) / f"{key}.json"
 
 
 def _digest(value) -> str:

@@ -47,6 +47,11 @@ def configure(jax) -> None:
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 
 
+def folder_name(name: str) -> str:
+    """A theorem's name as a folder of its own in a cache (a user's name may hold anything)."""
+    return "".join(c if c.isalnum() or c in "_-." else "_" for c in name)
+
+
 def write_atomically(path: Path, data: bytes | str) -> None:
     """Write a cache entry so that a reader sees the old file or the new one, never a part."""
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")

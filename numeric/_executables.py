@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 from . import _compile_log as compile_log
-from ._compile_cache import cache_directory, write_atomically
+from ._compile_cache import cache_directory, folder_name, write_atomically
 
 FOLDER = "executables"
 _MAGIC = b"attnproof-executable-1\n"
@@ -60,7 +60,7 @@ def load_or_compile(theorem: str, program: str, call: str, jitted, arrays: dict)
     directory = cache_directory()
     if directory is None:
         return jitted
-    path = directory / FOLDER / _safe(theorem) / program / f"{call}.bin"
+    path = directory / FOLDER / folder_name(theorem) / program / f"{call}.bin"
     start = time.perf_counter()
     loaded = _load(path)
     if loaded is not None:
@@ -196,10 +196,6 @@ def _cpu_flags() -> str:
             if line.startswith(("flags", "Features")):
                 return line
     return platform.processor()
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "_-." else "_" for c in name)
 
 
 def _sha(text: str) -> str:
