@@ -161,24 +161,22 @@ PRINTED_NOTE = ("The printed code is run, so it is checked, never proved; the cl
                 "compared with is proved to be the derivative (the lemma), so agreement means the "
                 "code computes the autodiff gradient, as verify_gradients says.")
 
-printed_backward_dq_matches_autodiff = Theorem(
-    name="printed_backward_dq_matches_autodiff",
-    source=Source(TUTORIAL, PRINTED, "step 4, (46)"),
-    claim=attention_backward_dq.claim,
-    inputs=(Q, K, V, G),
-    definitions=forward,
-    lemmas=(attention_backward_dq.claim,),
-    implementation=_printed(0),
-    note=PRINTED_NOTE,
-)
 
-printed_backward_dv_matches_autodiff = Theorem(
-    name="printed_backward_dv_matches_autodiff",
-    source=Source(TUTORIAL, PRINTED, "step 1, (38)"),
-    claim=attention_backward_dv.claim,
-    inputs=(Q, K, V, G),
-    definitions=forward,
-    lemmas=(attention_backward_dv.claim,),
-    implementation=_printed(2),
-    note=PRINTED_NOTE,
-)
+def _printed_matches_autodiff(name: str, equation: str, proved: Theorem, output: int) -> Theorem:
+    """The printed code's ``output`` against the closed form ``proved`` states (its lemma)."""
+    return Theorem(
+        name=name,
+        source=Source(TUTORIAL, PRINTED, equation),
+        claim=proved.claim,
+        inputs=(Q, K, V, G),
+        definitions=forward,
+        lemmas=(proved.claim,),
+        implementation=_printed(output),
+        note=PRINTED_NOTE,
+    )
+
+
+printed_backward_dq_matches_autodiff = _printed_matches_autodiff(
+    "printed_backward_dq_matches_autodiff", "step 4, (46)", attention_backward_dq, 0)
+printed_backward_dv_matches_autodiff = _printed_matches_autodiff(
+    "printed_backward_dv_matches_autodiff", "step 1, (38)", attention_backward_dv, 2)
