@@ -112,4 +112,8 @@ def _detail(result: TheoremResult) -> str:
     tally = Counter(r.status for r in result.numeric)
     if tally:
         parts.append("numeric " + ", ".join(f"{n} {status}" for status, n in sorted(tally.items())))
+        undecided = sum(r.undecided or 0 for r in result.numeric)
+        if undecided:
+            drawn = undecided + sum(r.instances or 0 for r in result.numeric)
+            parts[-1] += f" ({undecided:,} of {drawn:,} draws undecided)"
     return "; ".join(parts)

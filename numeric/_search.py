@@ -20,10 +20,10 @@ from . import _strategies as strategies
 from ._backends import Backend, backend, device_kind, unavailable_reason
 from ._decide import Outcome, decide, is_stability
 from ._ground_truth import ground_truth_error
-from ._plan import Runner, is_reference, runner_for
+from ._plan import ImplementationError, Runner, is_reference, runner_for
 from ._record import NumericRecord, NumericStatus
 from ._tolerance import TRUTH_ULPS, bits, finfo, format_truth_ulps
-from ._witness import refute
+from ._witness import refute, refute_shape
 from .kinds import numeric_route
 
 # Sizes up to this are evaluated exactly (mpmath loops over every sum) from a searched batch.
@@ -124,6 +124,8 @@ class _Seen:
     invisible: float = 0.0
     failure: tuple | None = None  # (structure, outcome) of the refuting example
     small: tuple | None = None  # (structure, outcome) of the first example small enough
+    # (structure, ImplementationError) of the last example whose code returned another shape
+    wrong_shape: tuple | None = None
     last: strategies.Structure | None = None  # the structure of the last example drawn
 
 
@@ -132,6 +134,11 @@ def run_search(theorem, runner: Runner, dtype: str, chosen, record: NumericRecor
     """Search for a failing batch and settle ``record`` from what was seen."""
     effort = effort_for(runner, dtype, chosen)
     seen, ratios = _drive(theorem, runner, dtype, chosen, effort, record, seed)
+    record.max_error_ulps = seen.worst
+    record.max_error_bits = bits(seen.worst)
+    if seen.failure is None and seen.wrong_shape is not None:
+        _settle_wrong_shape(runner, dtype, effort.batch, record, seen)
+        return ratios
     _top_up(runner, dtype, effort, record, seen, ratios)
     record.max_error_ulps = seen.worst
     record.max_error_bits = bits(seen.worst)
@@ -158,7 +165,15 @@ def _drive(theorem, runner: Runner, dtype: str, chosen, effort, record: NumericR
     @given(strategies.from_theorem(theorem, chosen))
     def one_example(structure):
         seen.last = structure
-        outcome = decide(runner, structure, effort.batch, dtype)
+        try:
+            outcome = decide(runner, structure, effort.batch, dtype)
+        except ImplementationError as error:
+            if error.got is None:  # no array at all: a declaration error, whatever the size
+                raise
+            seen.wrong_shape = (structure, error)
+            if record.examples:  # it returned the stated shape before: shrink this failure
+                raise _Refuted("implementation shape") from error
+            return
         _note(seen, ratios, record, structure, outcome)
         target(min(outcome.worst, 1e300), label="worst error (ulps)")
         if not is_reference(runner.row, dtype):
@@ -222,6 +237,16 @@ def _any(theorem) -> strategies.Structure:
     return strategies.Structure((), integers, 0)
 
 
+def _settle_wrong_shape(runner: Runner, dtype: str, batch: int, record: NumericRecord,
+                        seen: _Seen) -> None:
+    """Code that returned the stated shape at some sizes and another at these is refuted here,
+    with both shapes; one that never returned it has a declaration error, not a counterexample."""
+    structure, error = seen.wrong_shape
+    if not record.examples:
+        raise ImplementationError(f"{error} (at every size drawn)", error.expected, error.got)
+    refute_shape(record, runner, structure, error, dtype, batch)
+
+
 def _settle_stray_reference(record: NumericRecord) -> None:
     record.status = NumericStatus.INCONSISTENT
     record.reason = (f"float64 strays {record.ground_truth_ulps:.3g} ulps from the 50-digit "
@@ -254,8 +279,8 @@ def _settle_without_failure(runner: Runner, dtype: str, record: NumericRecord,
 def _undecided_note(record: NumericRecord) -> str | None:
     if not record.undecided:
         return None
-    return (f"{record.undecided} instance(s) undecided: a float64 value or its error scale was "
-            "not finite")
+    return (f"{record.undecided} instance(s) undecided: the statement's own float64 value or its "
+            "error scale was not finite there")
 
 
 def _passing_notes(runner: Runner, dtype: str) -> str | None:
