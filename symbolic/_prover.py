@@ -22,7 +22,14 @@ from dataclasses import asdict, dataclass, field
 import sympy as sp
 
 from . import _special_values as special_values
-from ._domains import Mask, Simplex
+from ._domains import (
+    Mask,
+    Simplex,
+    domain_note,
+    search_steps,
+    size_assignments,
+    size_steps,
+)
 from ._kind import ClaimKind
 from ._language import rename_bound_indices
 from ._normal_form import residual
@@ -84,6 +91,8 @@ def prove(theorem: Theorem, time_limit: float = 60.0, bound: int = 3) -> ProofRe
         result = ProofResult(TIMEOUT, f"no result within the {time_limit:g} s limit")
     except Exception as error:  # a prover bug must not lose the other theorems' results
         result = ProofResult(ERROR, f"{type(error).__name__}: {error}")
+    if result.status in (PROVED, PROVED_BOUNDED, REFUTED):
+        result.method += domain_note(theorem)
     result.seconds = round(time.perf_counter() - start, 4)
     return result
 
@@ -266,11 +275,7 @@ def instantiate(theorem: Theorem, expr: sp.Expr, sizes: dict[str, int],
     return expr.doit()
 
 
-def _size_assignments(theorem: Theorem, largest: int):
-    names = [d.name for d in theorem.dims]
-    for sizes in itertools.product(range(1, largest + 1), repeat=len(names)):
-        if max(sizes) == largest:
-            yield dict(zip(names, sizes, strict=True))
+_size_assignments = size_assignments  # the name the claim kinds import
 
 
 def _index_assignments(expr: sp.Expr, sizes: dict[str, int]):
@@ -283,8 +288,8 @@ def _index_assignments(expr: sp.Expr, sizes: dict[str, int]):
 def _bounded_proof(theorem: Theorem, difference: sp.Expr, bound: int) -> int:
     """The largest k such that the identity holds entry by entry for every size <= k."""
     proved = 0
-    for largest in range(1, bound + 1):
-        for sizes in _size_assignments(theorem, largest):
+    for largest in size_steps(theorem, bound):
+        for sizes in size_assignments(theorem, largest):
             for values in _index_assignments(difference, sizes):
                 concrete = instantiate(theorem, difference, sizes, values)
                 if _residual(theorem, concrete) != 0:
@@ -297,8 +302,9 @@ def _bounded_proof(theorem: Theorem, difference: sp.Expr, bound: int) -> int:
 
 
 def small_sizes(theorem: Theorem, largest: int) -> dict[str, int]:
-    """Every dimension at ``largest``, or at its own upper bound where that is smaller."""
-    return {d.name: min(largest, d.sizes.high) for d in theorem.dims}
+    """Every dimension at ``largest``, moved into its declared domain (its minimum where that is
+    larger, its maximum where that is smaller)."""
+    return {d.name: max(d.sizes.low, min(largest, d.sizes.high)) for d in theorem.dims}
 
 
 def structured_draws(theorem: Theorem, sizes: dict[str, int], seed: int,
@@ -312,11 +318,12 @@ def structured_draws(theorem: Theorem, sizes: dict[str, int], seed: int,
 
 def small_instances(theorem: Theorem, difference: sp.Expr, tries: int = 12,
                     sizes_at=small_sizes):
-    """The instances an exact refutation route tries, smallest first: for each largest size 1,
-    2, 3 (``sizes_at(theorem, largest)`` gives every dimension's size), every value of the free
-    indices and every structured draw. Yields ``(sizes, index_values, concrete, values)``,
-    ``concrete`` being ``difference`` with its sums written out at those sizes and indices."""
-    for largest in (1, 2, 3):
+    """The instances an exact refutation route tries, smallest first: for each of three largest
+    sizes from the domains' smallest (1, 2, 3 by default; ``sizes_at(theorem, largest)`` gives
+    every dimension's size), every value of the free indices and every structured draw. Yields
+    ``(sizes, index_values, concrete, values)``, ``concrete`` being ``difference`` with its sums
+    written out at those sizes and indices."""
+    for largest in search_steps(theorem, 3):
         sizes = sizes_at(theorem, largest)
         draws = structured_draws(theorem, sizes, largest, tries)
         for index_values in _index_assignments(difference, sizes):

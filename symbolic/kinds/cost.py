@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from .._domains import Integer
 from .._kind import ClaimKind
 from .._language import Dim, Scalar, TheoremError, as_expression
 from .._prover import NOT_PROVED, PROVED, REFUTED, ProofResult
@@ -166,14 +167,14 @@ class Cost(ClaimKind):
 
     def prove(self, theorem, bound: int) -> ProofResult:
         if self.order == "exact":
-            return self._prove_exact()
+            return self._prove_exact(theorem)
         return self._prove_order()
 
-    def _prove_exact(self) -> ProofResult:
+    def _prove_exact(self, theorem) -> ProofResult:
         difference = sp.simplify(self.count() - self.formula)
         if difference == 0:
             return ProofResult(PROVED, EXACT_METHOD)
-        counterexample = self._smallest_difference()
+        counterexample = self._smallest_difference(theorem)
         if counterexample is not None:
             return ProofResult(REFUTED, f"exact count from the declared steps at sizes <= "
                                f"{REFUTATION_LARGEST}", counterexample=counterexample,
@@ -185,9 +186,13 @@ class Cost(ClaimKind):
         symbols = self.count().free_symbols | self.formula.free_symbols
         return sorted(symbols, key=lambda s: s.name)
 
-    def _smallest_difference(self) -> dict | None:
+    def _smallest_difference(self, theorem) -> dict | None:
+        """The smallest sizes, each from its declared minimum, at which count and formula
+        differ."""
         sizes = self._sizes()
-        assignments = itertools.product(range(1, REFUTATION_LARGEST + 1), repeat=len(sizes))
+        lows = _declared_minimums(theorem)
+        assignments = itertools.product(*(
+            range(lows.get(s.name, 1), lows.get(s.name, 1) + REFUTATION_LARGEST) for s in sizes))
         for values in sorted(assignments, key=lambda v: (sum(v), v)):
             at = dict(zip(sizes, values, strict=True))
             counted, claimed = self.count().subs(at), self.formula.subs(at)
@@ -257,3 +262,10 @@ def eventually(expr: sp.Expr, symbol: sp.Symbol) -> sp.Expr:
 
 def _sizes_text(at: dict) -> str:
     return ", ".join(f"{s}={v}" for s, v in sorted(at.items(), key=lambda kv: kv[0].name))
+
+
+def _declared_minimums(theorem) -> dict[str, int]:
+    """Each dimension's and integer scalar's smallest declared value, by name."""
+    lows = {d.name: d.sizes.low for d in theorem.dims}
+    lows.update({s.name: s.domain.low for s in theorem.scalars if isinstance(s.domain, Integer)})
+    return lows

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
+from .._domains import search_steps, size_steps
 from .._kind import ClaimKind
 from .._language import TheoremError, as_expression
 from .._normal_form import residual
@@ -303,12 +304,10 @@ def prove_statistic(claim: _Statistic, theorem, bound: int):
 def _instances(theorem, largest: int):
     """Size assignments with every size <= largest and one of them equal to it, each with every
     value of the free indices."""
-    from .._prover import _index_assignments, _size_assignments
+    from .._prover import _index_assignments, size_assignments
 
     probe = sp.Add(*(expr for _, expr in theorem.claim.expressions()))
-    for sizes in _size_assignments(theorem, largest):
-        if any(sizes[d.name] > d.sizes.high or sizes[d.name] < 1 for d in theorem.dims):
-            continue
+    for sizes in size_assignments(theorem, largest):
         for values in _index_assignments(probe, sizes):
             yield sizes, values
 
@@ -328,7 +327,7 @@ def _exact_at(theorem, expr, sizes, values) -> sp.Expr:
 
 
 def _counterexample(claim: _Statistic, theorem, moment: sp.Expr) -> dict | None:
-    for largest in (1, 2, 3):
+    for largest in search_steps(theorem, 3):
         for sizes, values in _instances(theorem, largest):
             lhs = _exact_at(theorem, moment, sizes, values)
             rhs = _exact_at(theorem, theorem.expand(claim.value), sizes, values)
@@ -345,7 +344,7 @@ def _counterexample(claim: _Statistic, theorem, moment: sp.Expr) -> dict | None:
 
 def _largest_size_checked(claim, theorem, moment, bound: int) -> int:
     proved = 0
-    for largest in range(1, bound + 1):
+    for largest in size_steps(theorem, bound):
         for sizes, values in _instances(theorem, largest):
             lhs = _exact_at(theorem, moment, sizes, values)
             if sp.simplify(lhs - _exact_at(theorem, theorem.expand(claim.value), sizes,
@@ -391,7 +390,7 @@ def prove_by_enumeration(claim: _Statistic, theorem, bound: int, why: str):
     from .._prover import REFUTED, ProofResult
 
     proved = 0
-    for largest in range(1, bound + 1):
+    for largest in size_steps(theorem, bound):
         for sizes, values in _instances(theorem, largest):
             found = _enumerated_moment(claim, theorem, sizes, values)
             if found is None:
