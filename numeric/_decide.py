@@ -43,6 +43,9 @@ class Outcome:
     # the failure is code that is NaN or ±∞ in float64 where the statement is finite: a
     # counterexample in any format, not an instability of the format
     refutes: bool = False
+    # rows whose exact values (or exponents' rounding) lie outside this format's range: not
+    # evaluated in it, since no formula can hold them there
+    out_of_range: int = 0
     evaluated: Evaluated | None = None  # the batch as evaluated (moved by ``Theorem.at``)
 
     @property
@@ -70,13 +73,14 @@ def decide(runner: Runner, structure, batch: int, dtype: str, arrays=None) -> Ou
     evaluated.valid = valid
     scale = np.where(np.isfinite(scale), scale, 1.0)  # only where the row is left out anyway
     truth = truth_errors(runner.plan, reference, scale, REFERENCE_DTYPE)
-    low = None
+    low, out_of_range = None, 0
     if is_reference(runner.row, dtype):
         errors, limits = truth, dict.fromkeys(truth, TRUTH_ULPS)
     else:
         measure = runner.row.measured_as(dtype)
-        valid = _and(valid, representable(reference["exponent_scale"], reference["largest"],
-                                          measure))
+        held = representable(reference["exponent_scale"], reference["largest"], measure)
+        out_of_range = int((valid & ~held).sum())
+        valid = valid & held
         evaluated.valid = valid
         low = runner.evaluate(evaluated.inputs, evaluated.sizes, dtype, with_scale=False)
         errors, limits = _format_errors(runner.plan, low, reference, scale, dtype, measure)
@@ -89,6 +93,7 @@ def decide(runner: Runner, structure, batch: int, dtype: str, arrays=None) -> Ou
                                    TRUTH_ULPS)
     outcome.instances = int(valid.sum())
     outcome.undecided = undecided
+    outcome.out_of_range = out_of_range
     outcome.evaluated = evaluated
     return outcome
 

@@ -126,6 +126,7 @@ class _Seen:
     small: tuple | None = None  # (structure, outcome) of the first example small enough
     # (structure, ImplementationError) of the last example whose code returned another shape
     wrong_shape: tuple | None = None
+    out_of_range: int = 0  # rows whose exact values this format cannot hold
     last: strategies.Structure | None = None  # the structure of the last example drawn
 
 
@@ -147,7 +148,7 @@ def run_search(theorem, runner: Runner, dtype: str, chosen, record: NumericRecor
     if record.ground_truth_ulps is not None and record.ground_truth_ulps > TRUTH_ULPS:
         _settle_stray_reference(record)
     elif seen.failure is None:
-        _settle_without_failure(runner, dtype, record, seen.invisible)
+        _settle_without_failure(runner, dtype, record, seen.invisible, seen.out_of_range)
     else:
         refute(record, runner, *seen.failure, dtype, effort.batch, chosen)
     return ratios
@@ -213,6 +214,7 @@ def _note(seen: _Seen, ratios: Ratios, record: NumericRecord, structure,
     record.examples += 1
     record.instances += outcome.instances
     record.undecided += outcome.undecided
+    seen.out_of_range += outcome.out_of_range
     if max(structure.size_map.values(), default=0) <= GROUND_TRUTH_MAX_SIZE:
         seen.small = seen.small or (structure, outcome)
     seen.worst = max(seen.worst, outcome.worst)
@@ -254,7 +256,7 @@ def _settle_stray_reference(record: NumericRecord) -> None:
 
 
 def _settle_without_failure(runner: Runner, dtype: str, record: NumericRecord,
-                            invisible: float) -> None:
+                            invisible: float, out_of_range: int = 0) -> None:
     if record.instances == 0 and not record.undecided:
         record.status = NumericStatus.NOT_DECISIVE
         record.reason = f"no drawn instance can be evaluated in {dtype} (range or rounding)"
@@ -273,7 +275,15 @@ def _settle_without_failure(runner: Runner, dtype: str, record: NumericRecord,
         return
     record.status = NumericStatus.PASSED
     record.reason = "; ".join(filter(None, [_passing_notes(runner, dtype),
-                                            _undecided_note(record)])) or None
+                                            _undecided_note(record),
+                                            _out_of_range_note(out_of_range, dtype)])) or None
+
+
+def _out_of_range_note(rows: int, dtype: str) -> str | None:
+    if not rows:
+        return None
+    return (f"{rows} drawn row(s) not evaluated in {dtype}: their exact values or exponents lie "
+            "outside its range (an overflow there is the format's, not the claim's)")
 
 
 def _undecided_note(record: NumericRecord) -> str | None:
