@@ -1,6 +1,8 @@
-"""An ``implementation=`` that returns the wrong shape, or nothing, is reported as its own
-fault, with the shape expected and the shape it returned: a counterexample at the sizes where it
-does, when it returns the stated shape at others; a declaration error when it never does."""
+"""The verdicts a user meets first, planted on every backend and format: an ``implementation=``
+that returns the wrong shape is refuted at the sizes where it does (with both shapes) when it
+returns the stated shape at others, and a declaration error when it never does; code that is NaN
+where the statement is finite is refuted, its guarded twin checked; a claim declared over sizes
+≥ 2 is never refuted below them."""
 
 import dataclasses
 
@@ -8,13 +10,13 @@ import pytest
 import sympy as sp
 from sample_theorems import flash, flash_attention
 
-from attnproof import Dim, Equals, Mask, Source, Tensor, Theorem, masked_softmax
+from attnproof import AtLeast, Dim, Equals, Mask, Sizes, Source, Tensor, Theorem, masked_softmax
 from attnproof.numeric import check
 
 
-def _checked(implementation):
+def _checked(implementation, backend="numpy", dtype="float64"):
     theorem = dataclasses.replace(flash, implementation=implementation)
-    return check(theorem, "numpy", "float64", "cpu", "eager", profile="quick")
+    return check(theorem, backend, dtype, "cpu", profile="quick")
 
 
 @pytest.mark.parametrize(("implementation", "got"), [
@@ -44,9 +46,13 @@ def _padded_to_query_blocks(xp, Q, K, V, B):
     return out
 
 
-def test_code_whose_shape_is_wrong_at_some_sizes_is_refuted_there_with_both_shapes():
-    record = _checked(_padded_to_query_blocks)
-    assert record.status == "failed" and record.refutes
+@pytest.mark.parametrize(("backend", "dtype"), [
+    (b, d) for b in ("numpy", "jax", "mlx") for d in ("float64", "float32", "float16", "bfloat16")])
+def test_code_whose_shape_is_wrong_at_some_sizes_is_refuted_there_with_both_shapes(backend, dtype):
+    record = _checked(_padded_to_query_blocks, backend, dtype)
+    if record.status == "skipped":
+        pytest.skip(record.reason)
+    assert record.status == "failed" and record.refutes, record.reason
     example = record.counterexample
     n_q, block = example["sizes"]["n_q"], example["integers"]["B"]
     assert n_q % block != 0  # exactly where the buffer is sized by the block
@@ -119,3 +125,16 @@ def test_the_guarded_twin_is_checked_in_every_format(backend, dtype):
         pytest.skip(record.reason)
     assert record.status == "passed", record.reason
     assert record.undecided == 0 and not record.refutes
+
+
+@pytest.mark.parametrize(("backend", "dtype"), BACKEND_DTYPES)
+def test_a_claim_true_from_two_keys_on_declared_so_passes_every_numeric_record(backend, dtype):
+    keys = Dim("n_k", Sizes(2, 8))
+    theorem = Theorem(name="half_at_least_inverse_size", source=Source("tests", "planted"),
+                      claim=AtLeast(sp.Rational(1, 2), 1 / keys.symbol),
+                      inputs=(Tensor("S", (keys,)),))
+    record = check(theorem, backend, dtype, "cpu", profile="quick")
+    if record.status == "skipped":
+        pytest.skip(record.reason)
+    assert record.status in ("passed", "too-few"), record.reason
+    assert record.status == "passed" or dtype != "float64"
