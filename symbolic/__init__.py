@@ -68,6 +68,12 @@ from .kinds.reshape import FlatDim as FlatDim
 from .kinds.reshape import Reshape as Reshape
 from .kinds.reshape import View as View
 from .kinds.reshape import flat as flat
+from .kinds.error_bound import ErrorBound as ErrorBound
+from .kinds.error_bound import FirstOrderErrorBound as FirstOrderErrorBound
+from .kinds.error_bound import c_exp as c_exp
+from .kinds.error_bound import gamma as gamma
+from .kinds.error_bound import spread as spread
+from .kinds.error_bound import u as unit_roundoff
 from .kinds.series import Series as Series
 from .kinds.statistical import Expectation as Expectation
 from .kinds.statistical import Gaussian as Gaussian
@@ -92,6 +98,12 @@ __all__ = [
     "RankAtMost",
     "Limit",
     "Series",
+    "ErrorBound",
+    "FirstOrderErrorBound",
+    "c_exp",
+    "gamma",
+    "spread",
+    "unit_roundoff",
     "Defined",
     "Dim",
     "Scalar",

@@ -50,6 +50,9 @@ class ClaimKind:
     # False for a kind whose numeric route compares exact counts, not rounded values: its
     # records carry no error in ulps, and nothing requires one.
     measures_rounding: bool = True
+    # False for a kind whose symbolic route derives an upper bound and so can prove but never
+    # refute (error bounds): only its numeric route shows a claim false.
+    refutes_exactly: bool = True
 
     def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         """Every expression of the statement, labelled for error messages ("left-hand side",

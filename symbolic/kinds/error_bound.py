@@ -1,0 +1,319 @@
+"""Floating-point error bounds: "the computed value of this expression, evaluated as written,
+is within B of its exact value", proved for every size from a declared rounding model.
+
+The rounding model (the standard one, Higham, *Accuracy and Stability of Numerical Algorithms*,
+§2.2): every basic operation of the format is exact up to one factor (1 + δ), |δ| ≤ u, with u
+the format's unit roundoff (``u`` below); exp is exact up to ``c_exp`` such factors (its
+accuracy in units of u, declared per backend and format in ``numeric/kinds/error_bound.py`` and
+checked there); inputs are numbers of the format; nothing overflows or underflows. A product of
+k factors (1 + δ_i)^(±1) is 1 + θ_k with |θ_k| ≤ γ_k = k·u / (1 − k·u) (Higham's Lemma 3.1), so a
+bound is a *count* of rounding errors, an expression in the sizes.
+
+The symbolic route walks the expression as written and counts, for every size at once:
+
+* an input entry, a maximum of inputs (``rowmax``) and a positive integer are exact;
+* x − max_l x_l of inputs is one subtraction: its computed value is (x − m)(1 + δ), off by at
+  most u·(max − min) = u·``spread``, an error that exp turns into a factor e^(±u·spread);
+* exp(a) costs ``c_exp`` errors (and carries a's absolute error as that factor);
+* a sum of n positive terms, added left to right, costs n − 1 errors on top of its terms'
+  (each term's θ and e^(±·) bound the weighted mean of the terms' errors too);
+* a product or quotient of m positive factors costs m − 1 errors on top of its factors'.
+
+What it derives is |ŷ/y − 1| ≤ (1 + γ_k)·e^X − 1 for a count k and an exponent X; the claim
+``ErrorBound(computed, count=K, exponent=X')`` is proved when K − k ≥ 0 and X' − X ≥ 0 for every
+size from the declared minimum and every c_exp ≥ 1 (both polynomials with nonnegative
+coefficients once every variable is written as its minimum plus a nonnegative one), which
+holds wherever K·u < 1. ``FirstOrderErrorBound(computed, B)`` claims the first-order form
+|ŷ/y − 1| ≤ B + O(u²) (the form published results take): proved when B − (k·u + X) ≥ 0 the same
+way; its O(u²) remainder is not bounded, and the method says so.
+
+A derived bound larger than the claimed one does not refute the claim (the derivation is an
+upper bound); only the numeric route refutes, with an observed error above B.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from .._kind import ClaimKind
+from .._language import TheoremError, as_expression
+from .._prover import NOT_PROVED, PROVED, ProofResult
+from .._vocabulary import ReduceMax
+
+u = sp.Symbol("u", positive=True)  # the unit roundoff of the format evaluated in
+c_exp = sp.Symbol("c_exp", integer=True, positive=True)  # exp's accuracy, in units of u
+
+
+def gamma(count: sp.Expr) -> sp.Expr:
+    """γ_k = k·u / (1 − k·u): the bound on |θ_k| for k rounding errors (k·u < 1)."""
+    return count * u / (1 - count * u)
+
+
+def spread(function: sp.Expr, over: sp.Idx) -> sp.Expr:
+    """max − min over ``over``: how far apart the entries of a row lie."""
+    return (ReduceMax(function, (over, over.lower, over.upper))
+            + ReduceMax(-function, (over, over.lower, over.upper)))
+
+
+@dataclass(frozen=True)
+class Relative:
+    """|ŷ/y − 1| ≤ (1 + γ_count)·e^exponent − 1; ``positive``: y > 0 is known (an exp, a
+    positive input, sums, products and quotients of such), which the sum rule needs."""
+
+    count: sp.Expr
+    exponent: sp.Expr = sp.S.Zero
+    positive: bool = False
+
+
+@dataclass(frozen=True)
+class Absolute:
+    """|ŷ − y| ≤ bound."""
+
+    bound: sp.Expr
+
+
+EXACT = Relative(sp.S.Zero)
+EXACT_POSITIVE = Relative(sp.S.Zero, positive=True)
+
+
+class UnsupportedOperation(TheoremError):
+    """The expression has an operation the error analysis has no rule for."""
+
+
+def derive(expr: sp.Expr, dims: dict[str, sp.Symbol]) -> Relative | Absolute:
+    """The error of ``expr`` evaluated as written, under the rounding model (module docstring)."""
+    if isinstance(expr, sp.Indexed) or isinstance(expr, ReduceMax) and _of_inputs(expr):
+        return EXACT_POSITIVE if expr.is_positive else EXACT
+    if expr.is_Integer and expr > 0:
+        return EXACT_POSITIVE
+    if expr.is_number and expr.is_positive:
+        return Relative(sp.S.One, positive=True)  # a constant rounded once into the format
+    if isinstance(expr, sp.exp):
+        return _exp(expr.args[0], dims)
+    if isinstance(expr, sp.Sum):
+        return _sum(expr, dims)
+    if isinstance(expr, sp.Mul):
+        return _product(expr, dims)
+    if isinstance(expr, sp.Pow) and expr.exp == -1:
+        return _relative(expr.base, dims, expr)
+    if isinstance(expr, sp.Add):
+        return _shift(expr)
+    raise UnsupportedOperation(
+        f"no rounding rule for {type(expr).__name__} in {expr}: the error analysis knows inputs, "
+        "rowmax of inputs, x − rowmax(x), exp, sums of positive terms, products and quotients")
+
+
+def _of_inputs(maximum: ReduceMax) -> bool:
+    return all(isinstance(a, sp.Indexed) or a.is_number
+               for a in sp.Add.make_args(sp.expand(maximum.function)))
+
+
+def _exp(argument: sp.Expr, dims) -> Relative:
+    error = derive(argument, dims)
+    if isinstance(error, Relative) and error.count != 0:
+        raise UnsupportedOperation(f"exp of a rounded value with relative error: {argument}")
+    extra = error.bound if isinstance(error, Absolute) else sp.S.Zero
+    return Relative(c_exp, extra, positive=True)
+
+
+def _shift(expr: sp.Add) -> Absolute:
+    """x − max_l x_l of inputs: one subtraction of exact operands, |x − m| ≤ spread."""
+    terms = sp.Add.make_args(expr)
+    maxima = [t for t in terms if isinstance(-t, ReduceMax)]
+    others = [t for t in terms if not isinstance(-t, ReduceMax)]
+    if len(maxima) != 1 or len(others) != 1 or not isinstance(others[0], sp.Indexed):
+        raise UnsupportedOperation(f"a sum other than x − rowmax(x) of inputs: {expr}")
+    maximum = -maxima[0]
+    (index, _, _), = maximum.limits
+    return Absolute(u * spread(maximum.function, index))
+
+
+def _sum(expr: sp.Sum, dims) -> Relative:
+    (index, low, high), = expr.limits
+    term = _relative(expr.function, dims, expr)
+    return Relative(term.count + (high - low + 1) - 1, term.exponent, positive=True)
+
+
+def _product(expr: sp.Mul, dims) -> Relative:
+    factors = [_relative(f, dims, expr) for f in expr.args]
+    return Relative(sum((f.count for f in factors), sp.S.Zero) + len(factors) - 1,
+                    sum((f.exponent for f in factors), sp.S.Zero), positive=True)
+
+
+def _relative(expr: sp.Expr, dims, whole: sp.Expr) -> Relative:
+    """``expr``'s error, which must be relative to a positive value: a sum of terms of either
+    sign can cancel, and then no relative bound holds."""
+    error = derive(expr, dims)
+    if not isinstance(error, Relative) or not error.positive:
+        raise UnsupportedOperation(f"{expr} in {whole} can be negative or cancel: the relative "
+                                   "rules apply to positive quantities only")
+    return error
+
+
+# -- proving K ≥ k: a polynomial with nonnegative coefficients -------------------------------
+
+
+def nonnegative(expr: sp.Expr, floors: dict[sp.Symbol, int]) -> bool:
+    """Whether ``expr`` ≥ 0 for every value of its symbols at or above their floors: each symbol
+    s becomes floor + t with t ≥ 0 and every coefficient of the expanded polynomial in the t's
+    must be ≥ 0 (sufficient, not necessary: it may miss a proof, never fake one)."""
+    if expr.atoms(ReduceMax):  # a maximum outside a spread: no sign is known
+        return False
+    shifted = {s: floors.get(s, 0) + sp.Dummy(f"t_{s}", nonnegative=True)
+               for s in expr.free_symbols}
+    expanded = sp.expand(expr.xreplace(shifted))
+    variables = [v for v in shifted.values() if isinstance(v, sp.Add)]
+    dummies = sorted({d for v in variables for d in v.free_symbols if isinstance(d, sp.Dummy)},
+                     key=str)
+    if not expanded.free_symbols <= set(dummies):
+        return False
+    poly = sp.Poly(expanded, *dummies) if dummies else None
+    coefficients = poly.coeffs() if poly is not None else [expanded]
+    return all(c.is_number and c >= 0 for c in coefficients)
+
+
+@dataclass(frozen=True)
+class _BoundClaim(ClaimKind):
+    computed: sp.Expr
+
+    kind = "error bound"
+    refutes_exactly = False  # a derived bound larger than the claim's refutes nothing
+    numeric_route = "attnproof.numeric.kinds.error_bound:check"
+    numeric_draws = ("sizes up to the declared maximum, scores Gaussian, spread out, tied and "
+                     "driven toward the bound (hypothesis.target on observed/B); inputs rounded "
+                     "into the format; the exact value in a wider format")
+
+    def _derived(self, theorem) -> Relative:
+        dims = {d.name: d.symbol for d in theorem.dims}
+        error = derive(theorem.expand_definitions(self.computed), dims)
+        if not isinstance(error, Relative) or not error.positive:
+            raise UnsupportedOperation("the computed value must be positive (a relative bound)")
+        return error
+
+    def _floors(self, theorem, expr) -> dict:
+        floors = {d.symbol: d.sizes.low for d in theorem.dims}
+        floors[c_exp] = 1
+        floors[u] = 0
+        return {s: floors.get(s, 0) for s in expr.free_symbols}
+
+    def validate(self, theorem, where: str) -> None:
+        try:
+            self._derived(theorem)
+        except TheoremError as error:
+            raise TheoremError(f"{where}: {error}") from None
+
+
+def _spreads_as_symbols(*exprs: sp.Expr) -> list[sp.Expr]:
+    """The expressions with each spread, max f + max(−f) over a row, as one nonnegative symbol
+    (the same for every expression), whatever the bound index is called; a maximum left over
+    outside a spread stays, and then no comparison is proved."""
+    canonical = [_canonical_maxima(sp.expand(e)) for e in exprs]
+    maxima = set().union(*(e.atoms(ReduceMax) for e in canonical))
+    replacements = {}
+    for maximum in sorted(maxima, key=str):
+        negated = ReduceMax(-maximum.function, *maximum.limits)
+        if negated in maxima and negated not in replacements and maximum not in replacements:
+            spread_symbol = sp.Symbol(f"R_{len(replacements)}", nonnegative=True)
+            replacements[negated] = spread_symbol - maximum
+    return [sp.expand(e.xreplace(replacements)) for e in canonical]
+
+
+def readable(expr: sp.Expr) -> str:
+    """An expression of the analysis as a reader writes it: spreads by name."""
+    expr = _canonical_maxima(sp.expand(expr))
+    for maximum in sorted(expr.atoms(ReduceMax), key=str):
+        if maximum.function.could_extract_minus_sign():
+            continue
+        negated = ReduceMax(-maximum.function, *maximum.limits)
+        name = sp.Symbol(f"spread({sp.sstr(maximum.function).replace('_l', 'l')})")
+        expr = sp.expand(expr.xreplace({negated: name - maximum}))
+    return sp.sstr(sp.factor_terms(expr))
+
+
+def _canonical_maxima(expr: sp.Expr) -> sp.Expr:
+    """Every maximum's bound index renamed to one fixed name."""
+    mapping = {}
+    for node in expr.atoms(ReduceMax):
+        (variable, low, high), = node.limits
+        fixed = sp.Symbol("_l", integer=True)
+        mapping[node] = ReduceMax(node.function.xreplace({variable: fixed}), (fixed, low, high))
+    return expr.xreplace(mapping)
+
+
+@dataclass(frozen=True)
+class ErrorBound(_BoundClaim):
+    """``computed``, evaluated as written in a format with unit roundoff u, has relative error
+    at most (1 + γ_count)·e^exponent − 1 in every entry (rigorous, every size with count·u < 1).
+    ``count`` and ``exponent`` may use the sizes, ``c_exp``, ``u`` and ``spread(...)``."""
+
+    count: sp.Expr = sp.S.Zero
+    exponent: sp.Expr = sp.S.Zero
+
+    relation = r"\leq"
+
+    def __post_init__(self):
+        for name in ("computed", "count", "exponent"):
+            object.__setattr__(self, name, as_expression(getattr(self, name),
+                                                         f"ErrorBound: {name}"))
+
+    def expressions(self):
+        return (("computed value", self.computed),)
+
+    @property
+    def bound(self) -> sp.Expr:
+        return (1 + gamma(self.count)) * sp.exp(self.exponent) - 1
+
+    def to_latex(self, latex) -> str:
+        return (rf"\left|\frac{{\mathrm{{fl}}({latex(self.computed)})}}{{{latex(self.computed)}}}"
+                rf" - 1\right| \leq \left(1 + \gamma_{{{latex(self.count)}}}\right)"
+                rf"e^{{{latex(self.exponent)}}} - 1")
+
+    def prove(self, theorem, bound: int) -> ProofResult:
+        derived = self._derived(theorem)
+        count_gap, exponent_gap = _spreads_as_symbols(self.count - derived.count,
+                                                      self.exponent - derived.exponent)
+        floors = self._floors(theorem, count_gap + exponent_gap)
+        shown = (f"derived (1 + γ_({readable(derived.count)}))·e^({readable(derived.exponent)})"
+                 " − 1")
+        if nonnegative(count_gap, floors) and nonnegative(exponent_gap, floors):
+            return ProofResult(PROVED, f"running error analysis (all sizes with count·u < 1): "
+                               f"{shown}; the claimed count and exponent are at least as large")
+        return ProofResult(NOT_PROVED, f"running error analysis: {shown}, not shown to be at most "
+                           "the claimed bound; numeric evidence only")
+
+
+@dataclass(frozen=True)
+class FirstOrderErrorBound(_BoundClaim):
+    """``computed``, evaluated as written, has relative error at most ``bound`` + O(u²) in every
+    entry: the first-order form of published bounds; its O(u²) remainder is not bounded."""
+
+    bound: sp.Expr = sp.S.Zero
+
+    relation = r"\leq"
+
+    def __post_init__(self):
+        for name in ("computed", "bound"):
+            object.__setattr__(self, name, as_expression(getattr(self, name),
+                                                         f"FirstOrderErrorBound: {name}"))
+
+    def expressions(self):
+        return (("computed value", self.computed),)
+
+    def to_latex(self, latex) -> str:
+        return (rf"\left|\frac{{\mathrm{{fl}}({latex(self.computed)})}}{{{latex(self.computed)}}}"
+                rf" - 1\right| \leq {latex(self.bound)} + O(u^2)")
+
+    def prove(self, theorem, bound: int) -> ProofResult:
+        derived = self._derived(theorem)
+        first_order = derived.count * u + derived.exponent
+        gap, = _spreads_as_symbols(sp.expand((self.bound - first_order) / u))
+        floors = self._floors(theorem, gap)
+        shown = f"derived first-order bound {readable(first_order)}"
+        if nonnegative(gap, floors):
+            return ProofResult(PROVED, f"running error analysis, first order (all sizes): "
+                               f"{shown} is at most the claimed one; O(u²) not bounded")
+        return ProofResult(NOT_PROVED, f"running error analysis, first order: {shown}, not shown "
+                           "to be at most the claimed bound; numeric evidence only")
+

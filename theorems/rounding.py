@@ -1,0 +1,77 @@
+"""Floating-point error bounds for softmax, evaluated as written (tutorial (19); worked example
+48, "Numerical stability"), proved for every length from the rounding model of
+``symbolic/kinds/error_bound.py`` and measured on every backend and format.
+
+The two sides of (19) are equal in exact arithmetic and differ in floating point: without the
+shift every entry has relative error at most γ_{n + 2·c_exp} (but exp overflows for large
+scores); with it, (1 + γ_{n + 2·c_exp})·e^(2u·spread) − 1, the spread max − min of the row
+entering through the rounding of S − max. Blanchard, D. J. Higham and N. J. Higham, "Accurately
+computing the log-sum-exp and softmax functions" (IMA J. Numer. Anal. 41(4), 2021), state the
+first-order forms: (n + 3)u (their Theorem 3.3) and [n + 2 + 2(x_max − x_min)]u (Theorem 4.3,
+normwise); with exp correctly rounded (c_exp = 1) the first-order theorems below are theirs.
+"""
+
+import sympy as sp
+
+from attnproof import (
+    Dim,
+    ErrorBound,
+    FirstOrderErrorBound,
+    Sizes,
+    Source,
+    Tensor,
+    Theorem,
+    c_exp,
+    rowmax,
+    rowsum,
+    spread,
+)
+from attnproof import unit_roundoff as u
+
+from ._dims import TUTORIAL
+
+# (19) is where the tutorial shifts softmax by the row maximum; these theorems say what the shift
+# changes once softmax is evaluated in floating point
+SECTION_19 = "§4.2 proof of Theorem (Temperature Limits), (19) in floating point"
+FIRST_ORDER = ("§4.2 (19) in floating point, first order as Blanchard, Higham and Higham (IMA J. "
+               "Numer. Anal. 41(4), 2021) state it")
+
+rows = Dim("n_q", Sizes(1, 2))
+length = Dim("n_k", Sizes(1, 512))  # long rows: the bound grows with n, the error with it
+i = rows.index("i")
+j, k, m = length.indices("j k m")
+S = Tensor("S", (rows, length))
+n = length.symbol
+
+unshifted = sp.exp(S[i, j]) / rowsum(sp.exp(S[i, k]), k)
+shifted = (sp.exp(S[i, j] - rowmax(S[i, m], m))
+           / rowsum(sp.exp(S[i, k] - rowmax(S[i, m], m)), k))
+
+softmax_unshifted_error_bound = Theorem(
+    name="softmax_unshifted_error_bound",
+    source=Source(TUTORIAL, SECTION_19, "(19), left"),
+    claim=ErrorBound(unshifted, count=n + 2 * c_exp),
+    inputs=(S,),
+)
+
+softmax_shifted_error_bound = Theorem(
+    name="softmax_shifted_error_bound",
+    source=Source(TUTORIAL, SECTION_19, "(19), right"),
+    claim=ErrorBound(shifted, count=n + 2 * c_exp, exponent=2 * u * spread(S[i, j], j)),
+    inputs=(S,),
+)
+
+softmax_unshifted_first_order = Theorem(
+    name="softmax_unshifted_first_order",
+    source=Source(TUTORIAL, f"{FIRST_ORDER}: Theorem 3.3, (n + 3)u at c_exp = 1", "(19), left"),
+    claim=FirstOrderErrorBound(unshifted, bound=(n + 1 + 2 * c_exp) * u),
+    inputs=(S,),
+)
+
+softmax_shifted_first_order = Theorem(
+    name="softmax_shifted_first_order",
+    source=Source(TUTORIAL, f"{FIRST_ORDER}: Theorem 4.3, [n + 2 + 2(x_max − x_min)]u at "
+                  "c_exp = 1", "(19), right"),
+    claim=FirstOrderErrorBound(shifted, bound=(n + 2 * c_exp + 2 * spread(S[i, j], j)) * u),
+    inputs=(S,),
+)
