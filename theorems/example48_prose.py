@@ -1,0 +1,159 @@
+"""Worked example 48's prose claims beyond its numbers: what is linear, what a row or column of
+softmax sums to, what the feedforward sublayer as written computes, what low rank says about
+concentration, and what a matrix product costs.
+
+Two of them are false as written:
+
+- "Attention is a sequence of linear maps" (line 147): the softmax between QKᵀ and AV is not
+  linear, so the output is not linear in the queries (scaling Q by c rescales the scores, which
+  moves the weights); it is linear in the values, stated beside it.
+- "Ill-conditioned attention matrices (dominated by few large singular values) concentrate
+  weights on few keys" (line 153): uniform attention has rank one (a single non-zero singular
+  value) and spreads every row evenly, the least concentrated rows there are (entropy log n_k,
+  entropy_of_uniform_is_log_n). The implication as written needs a claim kind joining a
+  spectral property to concentration; it is pending in theorems/_pending.py with this
+  counterexample.
+"""
+
+import sympy as sp
+
+from attnproof import Defined, Dim, Equals, RankAtMost, Scalar, Sizes, Source, Tensor, Theorem
+from attnproof import Real, softmax
+from attnproof.symbolic.kinds.cost import Cost, Step
+
+from ._dims import EXAMPLE_48, d_k, d_v, n_k, n_q
+
+i, i2 = n_q.indices("i i2")
+j = n_k.index("j")
+a = d_k.index("a")
+b = d_v.index("b")
+
+
+def total(expr, *indices):
+    """Σ over every value of each index."""
+    return sp.Sum(expr, *((x, 0, x.upper) for x in indices))
+
+
+Q = Tensor("Q", (n_q, d_k))
+K = Tensor("K", (n_k, d_k))
+V = Tensor("V", (n_k, d_v))
+W = Tensor("W", (n_k, d_v))  # a second value matrix
+c = Scalar("c", Real(-4, 4))
+
+
+def attention(queries, values):
+    """softmax(QKᵀ/√d_k)V at query row i, column b, for queries ``queries(i, a)`` and values
+    ``values(j, b)`` given as entry-wise expressions."""
+    scores = total(queries(i, a) * K[j, a], a) / sp.sqrt(d_k.symbol)
+    return total(softmax(scores, j) * values(j, b), j)
+
+
+LINEAR_MAPS = "Connection to Broader Examples, Chapter 4 (Linear maps)"
+
+example48_attention_linear_in_queries = Theorem(
+    name="example48_attention_linear_in_queries",
+    source=Source(EXAMPLE_48, LINEAR_MAPS,
+                  "'Attention is a sequence of linear maps' (line 147), in the queries"),
+    claim=Equals(attention(lambda r, s: c.symbol * Q[r, s], lambda r, s: V[r, s]),
+                 c.symbol * attention(lambda r, s: Q[r, s], lambda r, s: V[r, s])),
+    inputs=(Q, K, V, c),
+    expect="refuted",
+    note="A linear map of Q would take cQ to c times the output. The softmax between QKᵀ and "
+    "AV breaks it: with Q = 0 the output is the mean of the values at every c, not c times it.",
+)
+
+example48_attention_linear_in_values = Theorem(
+    name="example48_attention_linear_in_values",
+    source=Source(EXAMPLE_48, LINEAR_MAPS, "line 147, corrected: linear in the values"),
+    claim=Equals(attention(lambda r, s: Q[r, s], lambda r, s: c.symbol * V[r, s] + W[r, s]),
+                 c.symbol * attention(lambda r, s: Q[r, s], lambda r, s: V[r, s])
+                 + attention(lambda r, s: Q[r, s], lambda r, s: W[r, s])),
+    inputs=(Q, K, V, W, c),
+    corrects="example48_attention_linear_in_queries",
+    note="For fixed queries and keys the weights are fixed, so V ↦ AV is linear; the scores "
+    "QKᵀ are linear in Q and in K separately (bilinear_form_linear_in_*_argument), and the "
+    "softmax between them is the step that is not.",
+)
+
+# -- the feedforward sublayer as written: FFN(x) = W₂(W₁x) --------------------------------
+
+d_model = Dim("d", Sizes(1, 6))
+d_ff = Dim("d_ff", Sizes(1, 6))
+p, p2 = d_model.indices("p p2")
+f = d_ff.index("f")
+x = Tensor("x", (d_model,))
+W1 = Tensor("W_1", (d_ff, d_model))
+W2 = Tensor("W_2", (d_model, d_ff))
+hidden = Defined("h", (f,), total(W1[f, p2] * x[p2], p2))  # W₁x
+W21 = Defined("M", (p, p2), total(W2[p, f] * W1[f, p2], f))  # W₂W₁
+
+example48_ffn_as_written_is_one_linear_map = Theorem(
+    name="example48_ffn_as_written_is_one_linear_map",
+    source=Source(EXAMPLE_48, "ML Context: From Attention to Transformers",
+                  "'FFN(x) = W₂(W₁x) for additional expressiveness' (line 138)"),
+    claim=Equals(total(W2[p, f] * hidden[f], f), total(W21[p, p2] * x[p2], p2)),
+    inputs=(x, W1, W2),
+    definitions=(hidden, W21),
+    note="As written (no activation between W₁ and W₂) the sublayer is the single matrix W₂W₁, "
+    "a linear map like the projections before it: it adds no function a linear layer lacks. "
+    "The expressiveness claim holds for the usual W₂σ(W₁x); as written it is false, and stating "
+    "'no matrix M gives FFN(x) = Mx' needs existence (pending, theorems/_pending.py).",
+)
+
+# -- uniform attention: rank one, yet spread evenly ----------------------------------------
+
+uniform = Defined("U", (i, j), 1 / n_k.symbol)
+
+example48_uniform_attention_has_rank_one = Theorem(
+    name="example48_uniform_attention_has_rank_one",
+    source=Source(EXAMPLE_48, "Connection to Broader Examples, Chapter 14 (Conditioning)",
+                  "line 153, counterexample: uniform attention"),
+    claim=RankAtMost(uniform[i, j], i, j, 1),
+    inputs=(Q,),
+    definitions=(uniform,),
+    note="The weights of queries orthogonal to every key (Q = 0) are 1/n_k everywhere: a matrix "
+    "of rank one, one non-zero singular value, infinitely ill-conditioned for n_q, n_k ≥ 2, "
+    "whose rows are the least concentrated distributions there are (entropy log n_k, "
+    "entropy_of_uniform_is_log_n). So line 153's 'ill-conditioned ⇒ weights on few keys' is "
+    "false as written (pending with this counterexample).",
+)
+
+# -- the softmax axis: axis=0 normalises over queries, not keys ------------------------------
+
+scores = Defined("S", (i, j), total(Q[i, a] * K[j, a], a) / sp.sqrt(d_k.symbol))
+column_softmax = Defined("A_0", (i, j), softmax(scores[i, j], i))  # softmax(scores, axis=0)
+
+example48_column_softmax_sums_over_queries = Theorem(
+    name="example48_column_softmax_sums_over_queries",
+    source=Source(EXAMPLE_48, "Solution steps, 7 (Softmax axis)",
+                  "'axis=0 would be incorrect' (line 90)"),
+    claim=Equals(total(column_softmax[i2, j], i2), 1),
+    inputs=(Q, K),
+    definitions=(scores, column_softmax),
+    note="softmax(scores, axis=0) makes each column (one key, over the queries) a distribution, "
+    "so each key's weights sum to one across queries and a query's row is not a distribution "
+    "over keys: with one key and two queries the row sums are two weights below one.",
+)
+
+# -- "Matmul ~ O(n³)" ------------------------------------------------------------------------
+
+n = Dim("n", Sizes(1, 10))
+left = Tensor("L", (n, n))
+right = Tensor("R", (n, n))
+
+
+def matmul(xp, L, R, **_):
+    """The n × n product NumPy computes for L @ R."""
+    return L @ R
+
+
+example48_matmul_cost_cubic = Theorem(
+    name="example48_matmul_cost_cubic",
+    source=Source(EXAMPLE_48, "Numerical and Implementation Notes, Complexity & memory",
+                  "'Matmul ~ O(n³)' (line 81)"),
+    claim=Cost(n.symbol**3, (Step("LR", (n, n), over=(n,)),), counted="multiply-adds",
+               order="Theta", growing=(n,), implementation=matmul),
+    inputs=(left, right),
+    note="n² entries, each a sum of n products: n³ multiply-adds. The line's 'O(n²) for "
+    "triangular solves' needs sums whose limits depend on an index (pending).",
+)
