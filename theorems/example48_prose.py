@@ -7,6 +7,10 @@ Two of them are false as written:
 - "Attention is a sequence of linear maps" (line 147): the softmax between QKᵀ and AV is not
   linear, so the output is not linear in the queries (scaling Q by c rescales the scores, which
   moves the weights); it is linear in the values, stated beside it.
+- "Without 1/√d_k, scores grow with dimension, pushing softmax into saturation (near-zero
+  gradients)" (line 120): with a tied maximum the weights stay split as the scores grow and the
+  softmax Jacobian keeps entries of 1/4 (two tied keys); for a unique maximum the gradients do
+  vanish, stated beside it.
 - "Ill-conditioned attention matrices (dominated by few large singular values) concentrate
   weights on few keys" (line 153): uniform attention has rank one (a single non-zero singular
   value) and spreads every row evenly, the least concentrated rows there are (entropy log n_k,
@@ -17,8 +21,23 @@ Two of them are false as written:
 
 import sympy as sp
 
-from attnproof import Defined, Dim, Equals, RankAtMost, Scalar, Sizes, Source, Tensor, Theorem
-from attnproof import Real, softmax
+from attnproof import (
+    Defined,
+    Dim,
+    Equals,
+    ExpPositive,
+    Greater,
+    Limit,
+    Positive,
+    RankAtMost,
+    Real,
+    Scalar,
+    Sizes,
+    Source,
+    Tensor,
+    Theorem,
+    softmax,
+)
 from attnproof.symbolic.kinds.cost import Cost, Step
 
 from ._dims import EXAMPLE_48, d_k, d_v, n_k, n_q
@@ -156,4 +175,49 @@ example48_matmul_cost_cubic = Theorem(
     inputs=(left, right),
     note="n² entries, each a sum of n products: n³ multiply-adds. The line's 'O(n²) for "
     "triangular solves' needs sums whose limits depend on an index (pending).",
+)
+
+# -- saturation: the softmax Jacobian as the scores grow -------------------------------------
+# Growing scores are S/T with T → 0. The Jacobian of softmax in its input is A_j(δ_jn − A_n);
+# its off-diagonal entries −A_j A_n are at most A_j(1 − A_j) in size (A_n ≤ 1 − A_j), so all of
+# it tends to 0 exactly when its diagonal A_j(1 − A_j) does: the diagonal is stated.
+
+S = Tensor("S", (n_q, n_k))
+T = Scalar("T", Positive(1e-3, 1e3))
+A_T = softmax(S[i, j], j, 1 / T.symbol)
+jacobian_diagonal = A_T * (1 - A_T)
+PART_1 = "Notes, Part 1: Query-Key Scoring"
+
+example48_growing_scores_saturate_softmax = Theorem(
+    name="example48_growing_scores_saturate_softmax",
+    source=Source(EXAMPLE_48, PART_1,
+                  "'pushing softmax into saturation (near-zero gradients)' (line 120)"),
+    claim=Limit(jacobian_diagonal, T.symbol, 0, 0, row=S[i, j]),
+    inputs=(S, T),
+    expect="refuted",
+    note="Scores growing without bound (S/T, T → 0) for every row: with the tied row (0, 0) both "
+    "weights stay 1/2 and ∂A_j/∂S_j = 1/4 at every scale, so the gradient does not vanish.",
+)
+
+example48_growing_scores_saturate_softmax_unique_maximum = Theorem(
+    name="example48_growing_scores_saturate_softmax_unique_maximum",
+    source=Source(EXAMPLE_48, PART_1, "line 120, for a row with a unique maximum"),
+    claim=Limit(jacobian_diagonal, T.symbol, 0, 0, row=S[i, j], unique_maximum=True),
+    inputs=(S, T),
+    corrects="example48_growing_scores_saturate_softmax",
+    note="With a unique maximum the weights tend to one-hot (softmax_approximates_argmax_unique_"
+    "maximum), so every A_j(1 − A_j), and with it every Jacobian entry, tends to 0.",
+)
+
+# -- "every position can attend to every other position" (line 13) -------------------------
+
+example48_every_key_gets_positive_weight = Theorem(
+    name="example48_every_key_gets_positive_weight",
+    source=Source(EXAMPLE_48, "Background, Why attention matters",
+                  "'Every position can attend to every other position' (line 13)"),
+    claim=Greater(softmax(S[i, j], j), 0, by=(ExpPositive(S[i, j]),)),
+    inputs=(S,),
+    note="Each weight is exp(S_ij)/Σ_k exp(S_ik) > 0 however far apart the positions: no key is "
+    "cut off, only weighted (in floating point exp underflows to 0 for a score gap beyond about "
+    "745 in float64, 104 in float32).",
 )
