@@ -82,6 +82,18 @@ PENDING = (
          note="the eigenvalues of XᵀX + λI are those of XᵀX shifted by λ > 0, and "
          "(σ_max + λ)/(σ_min + λ) < σ_max/σ_min unless they are equal; 'rescale features' on "
          "line 79 names no scaling, so only the ridge half has a verdict"),
+    dict(file=EXAMPLE_48, section="Numerical and Shape Notes, Stability eps; Numerical and "
+         "Implementation Notes, Stability", place="lines 69, 78",
+         claim="a small diagonal εI (jitter) makes a PSD matrix fit for SPD solves",
+         kind="spectral",
+         construct="a positive-definiteness route for BᵀB + εI (the prover does not recognise "
+         "it) and a float32 check that can see ε next to ‖A‖",
+         verdict="true",
+         note="xᵀ(BᵀB + εI)x = ‖Bx‖² + ε‖x‖² > 0 for x ≠ 0 and every ε > 0. Stated as "
+         "PositiveDefinite over ε in [1e-6, 1] it is not proved (no counterexample at sizes ≤ 3) "
+         "and float32 finds a least eigenvalue of 2.9e-6 for A = [[8.03, 8.03], [8.03, 8.03]] "
+         "and ε = 1e-6, under the check's tolerance 9.8e-4: the jitter must be large against "
+         "eps·‖A‖ to be seen, which the line does not say"),
     dict(file=EXAMPLE_48, section="Numerical and Implementation Notes", place="line 78",
          claim="prefer QR/SVD for ill-conditioned least squares", kind="spectral",
          construct="condition number (ratio of the extreme singular values of a matrix)",
