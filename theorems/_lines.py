@@ -365,6 +365,8 @@ EXAMPLE_48_LINES = (
     not_a_claim((138, 138), "residual connections stabilise training of deep stacks; layer "
                 "normalisation improves conditioning: training behaviour, with no matrix whose "
                 "conditioning is meant named", quote="improve conditioning"),
+    pending((138, 138), "layer normalization controls activation magnitudes",
+            quote="control activation magnitudes"),
     theorem((138, 138), "FFN(x) = W₂(W₁x): as written one linear map",
             "example48_ffn_as_written_is_one_linear_map", quote="W_2 (W_1 x)"),
     pending((138, 138), "the feedforward sublayer FFN(x) = W₂(W₁x) adds expressiveness",
@@ -382,10 +384,14 @@ EXAMPLE_48_LINES = (
     theorem((149, 149), "each output row is a weighted combination in the span of the values "
             "(as line 132)", "worked_example_48_output_above_smallest_value",
             "worked_example_48_output_below_largest_value", quote="weighted projection"),
-    not_a_claim((150, 152), "techniques named without a statement to check: low-rank "
-                "approximation 'enables' sparse variants, hard assignments 'would solve' an "
-                "unspecified weighted least-squares problem, 'pseudo-inverse-like updates'",
-                quote="adaptive span"),
+    not_a_claim((150, 150), "a technique named without a statement to check: low-rank "
+                "approximation 'enables' sparse variants", quote="Chapter 10"),
+    theorem((151, 151), "attention weights are soft assignments; hard assignments would solve a "
+            "weighted least-squares problem (none is named; made precise, the soft weights "
+            "already solve one: o_i minimises Σ_j A_ij‖o − v_j‖²)",
+            "example48_output_solves_weighted_least_squares", quote="weighted least-squares"),
+    not_a_claim((152, 152), "'pseudo-inverse-like updates' of adaptive span: no update rule "
+                "given", quote="adaptive span"),
     theorem((153, 153), "ill-conditioned attention matrices concentrate weights (false: uniform "
             "attention has rank one and the most even rows)",
             "example48_uniform_attention_has_rank_one", "entropy_of_uniform_is_log_n",

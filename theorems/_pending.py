@@ -94,6 +94,15 @@ PENDING = (
          "and float32 finds a least eigenvalue of 2.9e-6 for A = [[8.03, 8.03], [8.03, 8.03]] "
          "and ε = 1e-6, under the check's tolerance 9.8e-4: the jitter must be large against "
          "eps·‖A‖ to be seen, which the line does not say"),
+    dict(file=EXAMPLE_48, section="ML Context: From Attention to Transformers", place="line 138",
+         claim="layer normalization controls activation magnitudes", kind="IEEE value",
+         construct="a domain that depends on the dtype (ε above float16's smallest normal), or "
+         "the float16 NaN stated as an IEEE value beside the identity",
+         verdict="true",
+         note="y = (x − mean)/√(var + ε) has mean square var/(var + ε) < 1 for every x (proved "
+         "by the sum normal form when stated over ε in [1e-6, 1]); float16 evaluates a constant "
+         "x = [0, 0] at ε = 1e-6 to NaN, so the theorem would read 'unstable' there, for a "
+         "reason of the dtype, not of the claim"),
     dict(file=EXAMPLE_48, section="Numerical and Implementation Notes", place="line 78",
          claim="prefer QR/SVD for ill-conditioned least squares", kind="spectral",
          construct="condition number (ratio of the extreme singular values of a matrix)",

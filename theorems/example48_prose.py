@@ -177,6 +177,25 @@ example48_matmul_cost_cubic = Theorem(
     "triangular solves' needs sums whose limits depend on an index (pending).",
 )
 
+# -- the output as a weighted least-squares solution (line 151) ------------------------------
+
+weights = Defined("A", (i, j), softmax(total(Q[i, a] * K[j, a], a) / sp.sqrt(d_k.symbol), j))
+output = Defined("O", (i, b), total(weights[i, j] * V[j, b], j))
+
+example48_output_solves_weighted_least_squares = Theorem(
+    name="example48_output_solves_weighted_least_squares",
+    source=Source(EXAMPLE_48, "Connection to Broader Examples, Chapter 12 (Least-squares)",
+                  "line 151, 'a weighted least-squares problem', made precise"),
+    claim=Equals(total(weights[i, j] * (output[i, b] - V[j, b]), j), 0),
+    inputs=(Q, K, V),
+    definitions=(weights, output),
+    note="Line 151 names no problem; the precise one nearest it: o_i minimises the convex "
+    "Σ_j A_ij ‖o − v_j‖², whose gradient 2Σ_j A_ij (o − v_j) vanishes at o = o_i because the "
+    "weights sum to one. So the soft weights already solve a weighted least-squares problem; "
+    "a hard (one-hot) assignment makes its solution the one chosen value.",
+)
+
+
 # -- saturation: the softmax Jacobian as the scores grow -------------------------------------
 # Growing scores are S/T with T → 0. The Jacobian of softmax in its input is A_j(δ_jn − A_n);
 # its off-diagonal entries −A_j A_n are at most A_j(1 − A_j) in size (A_n ≤ 1 − A_j), so all of
