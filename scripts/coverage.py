@@ -68,7 +68,7 @@ def companion_lines() -> list[str]:
             names = ", ".join(f"`{name}`" for name in row.get("theorems", ()))
             other = "" if names else reason(row)
             lines.append(f"| {line_range(*row['lines'])} | {cell(row['claim'])} | {names} | "
-                         f"{other} |")
+                         f"{cell(other)} |")
     return lines
 
 
