@@ -1,8 +1,10 @@
 """Worked example 48's prose claims beyond its numbers: what is linear, what a row or column of
 softmax sums to, what the feedforward sublayer as written computes, what low rank says about
-concentration, and what a matrix product costs.
+concentration, what growing scores do to the gradients, that every key gets weight, what
+least-squares problem the output solves, and what a matrix product costs. docs/coverage.md maps
+every line of the example to these theorems or says why a line has none.
 
-Two of them are false as written:
+Three of them are false as written:
 
 - "Attention is a sequence of linear maps" (line 147): the softmax between QKᵀ and AV is not
   linear, so the output is not linear in the queries (scaling Q by c rescales the scores, which
@@ -16,7 +18,8 @@ Two of them are false as written:
   value) and spreads every row evenly, the least concentrated rows there are (entropy log n_k,
   entropy_of_uniform_is_log_n). The implication as written needs a claim kind joining a
   spectral property to concentration; it is pending in theorems/_pending.py with this
-  counterexample.
+  counterexample, as is "FFN(x) = W₂(W₁x) adds expressiveness" (line 138), which needs
+  existence: W₂W₁ is the single matrix it equals.
 """
 
 import sympy as sp
