@@ -100,7 +100,8 @@ def main() -> None:
         lines.append(f"| ({row.number}) | {names} | {cell(other)} |")
     lines += companion_lines()
     lines += ["", "## Pending: claims that need a claim kind not stated yet", "",
-              "| document | section | place | claim | kind | construct needed | as written | note |",
+              "| document | section | place | claim | kind | construct needed | as written "
+              "| note |",
               "|---|---|---|---|---|---|---|---|"]
     for p in PENDING:
         lines.append(f"| {DOCUMENT_TITLES[p['file']]} | {cell(p['section'])} | {cell(p['place'])} "

@@ -4,7 +4,7 @@
 |---|---|---|
 | scaled attention, rows sum to one | 1, 11, 21 | notebook_attention_rows_sum_to_one |
 | causal mask, future mass 0 | 2, 12, 22 | notebook_causal_mask_future_mass |
-| sharp vs diffuse entropy | 3, 13, 23 | notebook_diffuse_attention_has_higher_entropy; entropy_at_most_log_n (theorems/entropy.py) |
+| sharp vs diffuse entropy | 3, 13, 23 | notebook_diffuse_attention_has_higher_entropy |
 | multi-head shapes | 4, 14, 24 | notebook_multi_head_shapes (theorems/multi_head.py) |
 | score scaling | 5, 15, 25 | notebook_score_scaling_variance |
 | padding mask | 6, 16 | notebook_padding_mask_weight |
