@@ -218,7 +218,9 @@ example48_growing_scores_saturate_softmax = Theorem(
     inputs=(S, T),
     expect="refuted",
     note="Scores growing without bound (S/T, T → 0) for every row: with the tied row (0, 0) both "
-    "weights stay 1/2 and ∂A_j/∂S_j = 1/4 at every scale, so the gradient does not vanish.",
+    "weights stay 1/2 and ∂A_j/∂S_j = 1/4 at every scale, so the gradient does not vanish. "
+    "Random scores (line 120 has dimension-driven growth of random dot products in mind) tie "
+    "with probability zero, so almost every row does saturate: that is the twin below.",
 )
 
 example48_growing_scores_saturate_softmax_unique_maximum = Theorem(
