@@ -38,9 +38,12 @@ FIRST_ORDER = ("§4.2 (19) in floating point, first order as Blanchard, Higham a
 
 rows = Dim("n_q", Sizes(1, 2))
 length = Dim("n_k", Sizes(1, 512))  # long rows: the bound grows with n, the error with it
+values = Dim("d_v", Sizes(1, 2))
 i = rows.index("i")
 j, k, m = length.indices("j k m")
+e = values.index("e")
 S = Tensor("S", (rows, length))
+V = Tensor("V", (length, values))
 n = length.symbol
 
 unshifted = sp.exp(S[i, j]) / rowsum(sp.exp(S[i, k]), k)
@@ -74,4 +77,29 @@ softmax_shifted_first_order = Theorem(
                   "c_exp = 1", "(19), right"),
     claim=FirstOrderErrorBound(shifted, bound=(n + 2 * c_exp + 2 * spread(S[i, j], j)) * u),
     inputs=(S,),
+)
+
+
+# The attention output over signed values can cancel, so its error is bounded against its
+# abs-scale Σ_j A_ij |V_je|: normalized weights times V (the tutorial's (13)), or the weighted sum
+# divided once at the end, as the flash algorithm does; both count 2n + 2·c_exp errors.
+weights = shifted
+attention_output_error_bound = Theorem(
+    name="attention_output_error_bound",
+    source=Source(TUTORIAL, "§3.2 Theorem (Scaled Dot-Product Attention), in floating point",
+                  "(13)"),
+    claim=ErrorBound(rowsum(weights * V[j, e], j), count=2 * n + 2 * c_exp,
+                     exponent=2 * u * spread(S[i, j], j), relative_to="abs-scale"),
+    inputs=(S, V),
+)
+
+attention_output_divided_last_error_bound = Theorem(
+    name="attention_output_divided_last_error_bound",
+    source=Source(TUTORIAL, "§10.1.2 Theorem (Flash Attention Algorithm), in floating point",
+                  "steps 1–3"),
+    claim=ErrorBound(rowsum(sp.exp(S[i, j] - rowmax(S[i, m], m)) * V[j, e], j)
+                     / rowsum(sp.exp(S[i, k] - rowmax(S[i, m], m)), k),
+                     count=2 * n + 2 * c_exp, exponent=2 * u * spread(S[i, j], j),
+                     relative_to="abs-scale"),
+    inputs=(S, V),
 )

@@ -219,7 +219,13 @@ class _Evaluation:
         exact = self._as_written(claim.computed, sizes, arrays, low=False, wider=wider,
                                  watch=watch)
         with np.errstate(all="ignore"):
-            relative = np.abs(computed.astype(wider) - exact) / exact
+            if claim.relative_to == "abs-scale":
+                scale = self._as_written(claim.computed, sizes, arrays, low=False, wider=wider,
+                                         magnitude=True)
+            else:
+                scale = np.abs(exact)
+            relative = np.abs(computed.astype(wider) - exact) / scale
+            relative = np.where(scale == 0, np.where(computed == 0, 0.0, np.inf), relative)
             # the wider evaluation's own rounding, by the same analysis at its unit roundoff
             slack = _bound_values(claim, sizes, arrays, float(np.finfo(wider).eps) / 2, 2,
                                   self.theorem)
@@ -231,16 +237,16 @@ class _Evaluation:
                       int(watch.outside.sum()))
 
     def _as_written(self, expr, sizes, arrays, low: bool, wider=np.float64,
-                    watch=None) -> np.ndarray:
+                    watch=None, magnitude: bool = False) -> np.ndarray:
         if low:
             xp = self.xp
             with self.row.scope(self.device):
                 placed = {k: self.row.place(xp, v, self.dtype, self.device)
                           for k, v in arrays.items()}
-                value = _Interpreter(xp, placed, sizes, self.out).eval(expr, {})
+                value = _Interpreter(xp, placed, sizes, self.out).eval(expr)
                 return to_numpy(value).astype(np.float64)
         placed = {k: v.astype(wider) for k, v in arrays.items()}
-        return _Interpreter(np, placed, sizes, self.out, watch).eval(expr, {})
+        return _Interpreter(np, placed, sizes, self.out, watch, magnitude).eval(expr)
 
 
 def kind_free_indices(expr):
@@ -250,89 +256,125 @@ def kind_free_indices(expr):
 
 
 class _Interpreter:
-    """Evaluates the error analysis's expressions as written: every value is an array whose
-    axes are (batch, *free indices of the claim); bound indices are looped over."""
+    """Evaluates the error analysis's expressions as written. Every value is an array with axes
+    (batch, *axes): the claim's free indices, then the bound index of each sum or maximum being
+    evaluated, size 1 where the value does not depend on it. A sum's terms are computed at once
+    along its axis and then added one by one, left to right, in the format (a loop of n − 1
+    additions: the backend's own reduction may add pairwise); a maximum is exact in any order."""
 
-    def __init__(self, xp, arrays: dict, sizes: dict, out: list, watch=None):
-        self.xp, self.arrays, self.sizes, self.out = xp, arrays, sizes, out
+    def __init__(self, xp, arrays: dict, sizes: dict, out: list, watch=None,
+                 magnitude: bool = False):
+        self.xp, self.arrays, self.sizes = xp, arrays, sizes
+        self.axes = list(out)
         self.watch = watch  # called with every intermediate value (the exact evaluation's)
-        # a row maximum inside a sum's term is the same value at every term: computed once
-        self._maxima: dict = {}
+        # the abs-scale: every input outside exp and max by its absolute value
+        self.magnitude = magnitude
+        # a row maximum or a denominator inside a sum's term does not depend on the term's
+        # index: computed once, per layout of axes
+        self._memo: dict = {}
 
-    def eval(self, expr, env: dict):
-        if isinstance(expr, ReduceMax):
-            key = (expr, tuple(sorted((str(k), v) for k, v in env.items()
-                                      if k in expr.free_symbols)))
-            if key not in self._maxima:
-                self._maxima[key] = self._eval(expr, env)
-            return self._maxima[key]
-        value = self._eval(expr, env)
+    def eval(self, expr):
+        key = (expr, self.magnitude, tuple(self.axes))
+        if key in self._memo:
+            return self._padded(self._memo[key])
+        value = self._padded(self._eval(expr))
         if self.watch is not None:
             self.watch(value)
+        if isinstance(expr, (ReduceMax, sp.Sum)):
+            self._memo[key] = value
         return value
 
-    def _eval(self, expr, env: dict):
+    def _padded(self, value):
+        """``value`` with trailing axes of size 1 for the bound indices opened since."""
+        if not hasattr(value, "shape"):
+            return value
+        missing = 1 + len(self.axes) - len(value.shape)
+        return self.xp.reshape(value, (*value.shape, *(1,) * missing)) if missing > 0 else value
+
+    def _eval(self, expr):
         xp = self.xp
         if isinstance(expr, sp.Indexed):
-            return self._entry(expr, env)
+            entry = self._entry(expr)
+            return xp.abs(entry) if self.magnitude else entry
         if expr.is_number:
-            return float(expr)
+            return abs(float(expr)) if self.magnitude else float(expr)
         if isinstance(expr, sp.exp):
-            return xp.exp(self.eval(expr.args[0], env))
+            return xp.exp(self._plain(lambda: self.eval(expr.args[0])))
         if isinstance(expr, ReduceMax):
-            (index, low, high), = expr.limits
-            values = [self.eval(expr.function, {**env, index: k})
-                      for k in range(int(low), int(self._size(high)) + 1)]
-            return _fold(xp.maximum, values)
+            return self._plain(lambda: self._over(expr, lambda terms: xp.max(terms, axis=-1)))
         if isinstance(expr, sp.Sum):
-            (index, low, high), = expr.limits
-            total = None
-            for k in range(int(low), int(self._size(high)) + 1):  # left to right
-                term = self.eval(expr.function, {**env, index: k})
-                total = term if total is None else total + term
-            return total
+            return self._over(expr, self._left_to_right)
         if isinstance(expr, sp.Pow) and expr.exp == -1:
-            return 1.0 / self.eval(expr.base, env)
+            return 1.0 / self.eval(expr.base)
         if isinstance(expr, sp.Mul):
-            return self._product(expr, env)
+            return self._product(expr)
         if isinstance(expr, sp.Add):
-            return _fold(lambda a, b: a + b, [self.eval(a, env) for a in expr.args])
+            return _fold(lambda a, b: a + b, [self.eval(a) for a in expr.args])
         raise NotImplementedError(f"cannot evaluate {type(expr).__name__} as written")
 
-    def _product(self, expr, env):
+    def _over(self, expr, reduce):
+        """Every term of a sum or maximum at once, along a new last axis, then reduced."""
+        (index, _, _), = expr.limits
+        self.axes.append(index)
+        try:
+            terms = self.eval(expr.function)
+        finally:
+            self.axes.pop()
+        return reduce(terms)
+
+    def _left_to_right(self, terms):
+        if getattr(self.xp, "__name__", "") == "jax.numpy":  # one dispatch, same order
+            return _jax_left_to_right(terms)
+        total = terms[..., 0]
+        for k in range(1, terms.shape[-1]):
+            total = total + terms[..., k]
+        return total
+
+    def _plain(self, compute):
+        """``compute()`` without the abs-scale's absolute values (inside exp and max)."""
+        magnitude, self.magnitude = self.magnitude, False
+        try:
+            return compute()
+        finally:
+            self.magnitude = magnitude
+
+    def _product(self, expr):
         numerator = [a for a in expr.args if not (isinstance(a, sp.Pow) and a.exp == -1)]
         denominator = [a.base for a in expr.args if isinstance(a, sp.Pow) and a.exp == -1]
-        value = _fold(lambda a, b: a * b, [self.eval(a, env) for a in numerator])
+        value = _fold(lambda a, b: a * b, [self.eval(a) for a in numerator])
         for d in denominator:  # x / y is one division, as written
-            value = value / self.eval(d, env)
+            value = value / self.eval(d)
         return value
 
-    def _size(self, high):
-        return sp.sympify(high).xreplace({sp.Symbol(k, integer=True, positive=True): v
-                                          for k, v in self.sizes.items()})
-
-    def _entry(self, expr: sp.Indexed, env: dict):
-        """The tensor's entries at fixed bound indices, with axes (batch, *free indices)."""
+    def _entry(self, expr: sp.Indexed):
+        """The tensor's entries with axes (batch, *self.axes), size 1 where it has none."""
+        indices = list(expr.indices)
+        if any(index not in self.axes for index in indices):
+            raise NotImplementedError(f"cannot evaluate {expr}: index arithmetic or constants")
         array = self.arrays[str(expr.base.label)]
-        take, axes = [slice(None)], []
-        for index in expr.indices:
-            if index in env:
-                take.append(int(env[index]))
-            else:
-                take.append(slice(None))
-                axes.append(index)
-        value = array[tuple(take)]
-        order = [axes.index(i) + 1 for i in self.out if i in axes]
-        value = self.xp.transpose(value, (0, *order)) if order != sorted(order) else value
+        present = [axis for axis in self.axes if axis in indices]
+        value = self.xp.transpose(array, (0, *(1 + indices.index(a) for a in present)))
         shape = [value.shape[0]]
         at = 1
-        for index in self.out:
-            if index in axes:
+        for axis in self.axes:
+            if axis in indices:
                 shape.append(value.shape[at])
                 at += 1
             else:
                 shape.append(1)
         return self.xp.reshape(value, tuple(shape))
+
+
+def _jax_left_to_right(terms):
+    """JAX's sequential scan: the same additions in the same order as the loop, compiled once
+    per shape instead of dispatched one by one."""
+    import jax
+
+    def add(total, term):
+        return total + term, None
+
+    rest = jax.numpy.moveaxis(terms[..., 1:], -1, 0)
+    return jax.lax.scan(add, terms[..., 0], rest)[0]
 
 
 def _fold(function, values):

@@ -42,6 +42,7 @@ from .._language import TheoremError, as_expression
 from .._prover import NOT_PROVED, PROVED, ProofResult
 from .._vocabulary import ReduceMax
 
+RELATIVE_TO = ("value", "abs-scale")
 u = sp.Symbol("u", positive=True)  # the unit roundoff of the format evaluated in
 c_exp = sp.Symbol("c_exp", integer=True, positive=True)  # exp's accuracy, in units of u
 
@@ -74,6 +75,16 @@ class Absolute:
     bound: sp.Expr
 
 
+@dataclass(frozen=True)
+class Scaled:
+    """|ŷ − y| ≤ ((1 + γ_count)·e^exponent − 1)·A, A the abs-scale: the same expression with
+    every signed input outside exp taken by its absolute value (Σ_j |t_j| for a sum), which a
+    sum whose terms can cancel is measured against."""
+
+    count: sp.Expr
+    exponent: sp.Expr = sp.S.Zero
+
+
 EXACT = Relative(sp.S.Zero)
 EXACT_POSITIVE = Relative(sp.S.Zero, positive=True)
 
@@ -82,7 +93,7 @@ class UnsupportedOperation(TheoremError):
     """The expression has an operation the error analysis has no rule for."""
 
 
-def derive(expr: sp.Expr, dims: dict[str, sp.Symbol]) -> Relative | Absolute:
+def derive(expr: sp.Expr, dims: dict[str, sp.Symbol]) -> Relative | Absolute | Scaled:
     """The error of ``expr`` evaluated as written, under the rounding model (module docstring)."""
     if isinstance(expr, sp.Indexed) or isinstance(expr, ReduceMax) and _of_inputs(expr):
         return EXACT_POSITIVE if expr.is_positive else EXACT
@@ -97,7 +108,7 @@ def derive(expr: sp.Expr, dims: dict[str, sp.Symbol]) -> Relative | Absolute:
     if isinstance(expr, sp.Mul):
         return _product(expr, dims)
     if isinstance(expr, sp.Pow) and expr.exp == -1:
-        return _relative(expr.base, dims, expr)
+        return _relative(expr.base, dims, expr)  # a divisor must not cancel
     if isinstance(expr, sp.Add):
         return _shift(expr)
     raise UnsupportedOperation(
@@ -130,16 +141,38 @@ def _shift(expr: sp.Add) -> Absolute:
     return Absolute(u * spread(maximum.function, index))
 
 
-def _sum(expr: sp.Sum, dims) -> Relative:
+def _sum(expr: sp.Sum, dims) -> Relative | Scaled:
+    """n terms added left to right: n − 1 errors. Positive terms keep a relative bound; terms
+    of either sign can cancel, and their sum is bounded against its abs-scale Σ|t_j|."""
     (index, low, high), = expr.limits
-    term = _relative(expr.function, dims, expr)
-    return Relative(term.count + (high - low + 1) - 1, term.exponent, positive=True)
+    term = derive(expr.function, dims)
+    if isinstance(term, Absolute):
+        raise UnsupportedOperation(f"a sum of terms with an absolute error: {expr}")
+    count = term.count + (high - low + 1) - 1
+    if isinstance(term, Relative) and term.positive:
+        return Relative(count, term.exponent, positive=True)
+    return Scaled(count, term.exponent)
 
 
-def _product(expr: sp.Mul, dims) -> Relative:
-    factors = [_relative(f, dims, expr) for f in expr.args]
-    return Relative(sum((f.count for f in factors), sp.S.Zero) + len(factors) - 1,
-                    sum((f.exponent for f in factors), sp.S.Zero), positive=True)
+def _product(expr: sp.Mul, dims) -> Relative | Scaled:
+    """m factors multiplied and divided as written: m − 1 errors. A product of relative errors
+    is relative whatever the signs; one factor bounded against its abs-scale makes the product
+    so bounded (the other factors' magnitudes scale it)."""
+    factors = [derive(f, dims) for f in expr.args]
+    if any(isinstance(f, Absolute) for f in factors):
+        raise UnsupportedOperation(f"a product of a value with an absolute error: {expr}")
+    count = sum((f.count for f in factors), sp.S.Zero) + len(factors) - 1
+    exponent = sum((f.exponent for f in factors), sp.S.Zero)
+    scaled = [f for f in factors if isinstance(f, Scaled)]
+    if len(scaled) > 1:
+        raise UnsupportedOperation(f"a product of two sums that can cancel: {expr}")
+    if scaled:
+        divided = [f for f in expr.args if isinstance(f, sp.Pow) and f.exp == -1
+                   and isinstance(derive(f.base, dims), Scaled)]
+        if divided:
+            raise UnsupportedOperation(f"a division by a sum that can cancel: {expr}")
+        return Scaled(count, exponent)
+    return Relative(count, exponent, positive=all(f.positive for f in factors))
 
 
 def _relative(expr: sp.Expr, dims, whole: sp.Expr) -> Relative:
@@ -185,11 +218,15 @@ class _BoundClaim(ClaimKind):
                      "driven toward the bound (hypothesis.target on observed/B); inputs rounded "
                      "into the format; the exact value in a wider format")
 
-    def _derived(self, theorem) -> Relative:
+    def _derived(self, theorem) -> Relative | Scaled:
         dims = {d.name: d.symbol for d in theorem.dims}
         error = derive(theorem.expand_definitions(self.computed), dims)
-        if not isinstance(error, Relative) or not error.positive:
-            raise UnsupportedOperation("the computed value must be positive (a relative bound)")
+        if isinstance(error, Absolute):
+            raise UnsupportedOperation("the computed value has only an absolute error bound")
+        if self.relative_to == "value" and isinstance(error, Scaled):
+            raise UnsupportedOperation(
+                "the computed value is a sum whose terms can cancel, so no bound relative to it "
+                "holds: state it relative to its abs-scale (relative_to=\"abs-scale\")")
         return error
 
     def _floors(self, theorem, expr) -> dict:
@@ -250,6 +287,9 @@ class ErrorBound(_BoundClaim):
 
     count: sp.Expr = sp.S.Zero
     exponent: sp.Expr = sp.S.Zero
+    # "value": |ŷ/y − 1| ≤ B; "abs-scale": |ŷ − y| ≤ B·A, A the abs-scale (``Scaled``), for a
+    # value whose terms can cancel (an attention output over signed values)
+    relative_to: str = "value"
 
     relation = r"\leq"
 
@@ -257,6 +297,9 @@ class ErrorBound(_BoundClaim):
         for name in ("computed", "count", "exponent"):
             object.__setattr__(self, name, as_expression(getattr(self, name),
                                                          f"ErrorBound: {name}"))
+        if self.relative_to not in RELATIVE_TO:
+            raise TheoremError(f"ErrorBound: relative_to must be one of {RELATIVE_TO}, got "
+                               f"{self.relative_to!r}")
 
     def expressions(self):
         return (("computed value", self.computed),)
@@ -266,9 +309,13 @@ class ErrorBound(_BoundClaim):
         return (1 + gamma(self.count)) * sp.exp(self.exponent) - 1
 
     def to_latex(self, latex) -> str:
-        return (rf"\left|\frac{{\mathrm{{fl}}({latex(self.computed)})}}{{{latex(self.computed)}}}"
-                rf" - 1\right| \leq \left(1 + \gamma_{{{latex(self.count)}}}\right)"
-                rf"e^{{{latex(self.exponent)}}} - 1")
+        bound = (rf"\left(1 + \gamma_{{{latex(self.count)}}}\right)"
+                 rf"e^{{{latex(self.exponent)}}} - 1")
+        y = latex(self.computed)
+        if self.relative_to == "abs-scale":
+            return (rf"\left|\mathrm{{fl}}({y}) - {y}\right| \leq \left({bound}\right)"
+                    rf"\,\mathrm{{abs}}({y})")
+        return rf"\left|\frac{{\mathrm{{fl}}({y})}}{{{y}}} - 1\right| \leq {bound}"
 
     def prove(self, theorem, bound: int) -> ProofResult:
         derived = self._derived(theorem)
@@ -292,6 +339,7 @@ class FirstOrderErrorBound(_BoundClaim):
     bound: sp.Expr = sp.S.Zero
 
     relation = r"\leq"
+    relative_to = "value"
 
     def __post_init__(self):
         for name in ("computed", "bound"):

@@ -25,7 +25,7 @@ from attnproof.symbolic import (
     rowsum,
     spread,
 )
-from attnproof.symbolic.kinds.error_bound import derive, nonnegative, u
+from attnproof.symbolic.kinds.error_bound import Scaled, derive, nonnegative, u
 from attnproof.theorems import rounding
 
 PLANTED = discover([Path(__file__).resolve().parents[1] / "planted"]).by_name()
@@ -73,13 +73,35 @@ def test_a_first_order_claim_says_its_remainder_is_not_bounded():
     assert "O(u²) not bounded" in result.method
 
 
+def test_a_bound_relative_to_a_value_that_can_cancel_is_a_declaration_error():
+    n = Dim("n")
+    (j,) = n.indices("j")
+    x = Tensor("x", (n,))
+    with pytest.raises(TheoremError, match="can cancel.*abs-scale"):
+        Theorem(name="signed_sum", source=HERE,
+                claim=ErrorBound(rowsum(x[j], j), count=n.symbol), inputs=(x,))
+    summed = Theorem(name="signed_sum", source=HERE, inputs=(x,),
+                     claim=ErrorBound(rowsum(x[j], j), count=n.symbol - 1,
+                                      relative_to="abs-scale"))
+    assert prove(summed).status == "proved"  # recursive summation: γ_{n−1} of Σ|x_j|
+
+
 def test_an_expression_the_analysis_has_no_rule_for_is_a_declaration_error():
     n = Dim("n")
     (j,) = n.indices("j")
     x = Tensor("x", (n,))
-    with pytest.raises(TheoremError, match="no rounding rule|can be negative"):
-        Theorem(name="signed_sum", source=HERE,
-                claim=ErrorBound(rowsum(x[j], j), count=n.symbol), inputs=(x,))
+    with pytest.raises(TheoremError, match="no rounding rule"):
+        Theorem(name="logged", source=HERE,
+                claim=ErrorBound(sp.log(rowsum(sp.exp(x[j]), j)), count=n.symbol),
+                inputs=(x,))
+
+
+@pytest.mark.parametrize("name", ["attention_output_error_bound",
+                                  "attention_output_divided_last_error_bound"])
+def test_the_attention_output_is_bounded_against_its_abs_scale(name):
+    result = prove(getattr(rounding, name))
+    assert result.status == "proved", result.method
+    assert "2*(c_exp + n_k)" in result.method
 
 
 @pytest.mark.parametrize("backend", ["numpy", "jax", "mlx"])
@@ -125,6 +147,5 @@ def test_a_positive_input_may_be_summed_and_a_real_one_may_not():
     (j,) = n.indices("j")
     weights = Tensor("w", (n,), Positive(1e-2, 1e2))
     assert derive(rowsum(weights[j], j), {}).positive
-    with pytest.raises(TheoremError):
-        derive(rowsum(Tensor("x", (n,))[j], j), {})
+    assert isinstance(derive(rowsum(Tensor("x", (n,))[j], j), {}), Scaled)
     assert FirstOrderErrorBound(rowsum(weights[j], j), bound=n.symbol * u).kind == "error bound"
