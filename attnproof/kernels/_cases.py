@@ -27,6 +27,15 @@ FILLS = ("gaussian", "low_rank", "spikes")
 # offsets added to every score of a row: far beyond exp's range, and just past the overflow of
 # the computing format ("overflow" = log(max of that format) + 2)
 OFFSETS = ("1e4", "-1e4", "overflow", "-overflow")
+# finite stand-ins for -inf that kernels fill masked scores with: "below:S" puts every score of
+# a row below S, where a kernel filling with S gives its masked keys the weight
+SENTINELS = (-1e4, -5e4, -1e30)
+# "range:f" offsets a row by sign(f) * top**|f|: log-uniform up to ``top``, the largest offset
+# the input and computing formats can hold (f = ±1: the format's end, its lowest included)
+RANGE_MARGIN = 8.0
+# garbage written into K and V entries no query keeps (padding, masked-out keys): it must not
+# reach any output or gradient. "huge" is the input format's largest finite value.
+GARBAGE = ("nan", "inf", "-inf", "huge")
 SPIKE = 40.0  # "a few very large activations": |entry| 40 against Gaussian entries
 FULLY_MASKED_ROW_FRACTION = 0.25
 
@@ -48,6 +57,7 @@ class Case:
     offset: str | None = None
     scale: float | None = None  # None: the kernel's default, 1/sqrt(d_k)
     mask_dtype: str | None = None  # an additive mask in another dtype than the scores
+    garbage: str | None = None  # what fills the K/V entries no query keeps
     seed: int = 0
 
     def to_json(self) -> str:
@@ -86,12 +96,38 @@ def instance(case: Case, dtype: str, compute: str, alignment: str = "upper_left"
     g = rng.standard_normal((b, h, case.n_q, case.d_v))
     q, k = _filled(case.fill, q, k, rng)
     if case.offset is not None:
-        q, k = _offset(q, k, _offset_value(case.offset, compute), case.used_scale, rng)
+        q, k = _offset(q, k, _row_offsets(case, q, k, dtype, compute, rng), case.used_scale)
     keep = keep_mask(case, rng, alignment)
     # a fully masked row passes no upstream gradient, so its convention stays out of dK, dV
     g = np.where(fully_masked_rows(keep)[..., None], 0.0, g)
     q, k, v, g = (rounded(a, dtype) for a in (q, k, v, g))
-    return Inputs(q, k, v, keep, g, float(rounded(np.asarray(case.used_scale), dtype)))
+    x = Inputs(q, k, v, keep, g, float(rounded(np.asarray(case.used_scale), dtype)))
+    return _with_garbage(x, case.garbage, dtype, rng) if case.garbage else x
+
+
+def unused_keys(keep: np.ndarray, group: int) -> np.ndarray:
+    """(b, h_kv, n_k): the keys no query of any head sharing that K/V head keeps."""
+    b, h, _, n_k = keep.shape
+    return ~np.any(keep.reshape(b, h // group, group * keep.shape[2], n_k), axis=2)
+
+
+def _with_garbage(x: Inputs, garbage: str, dtype: str, rng) -> Inputs:
+    """``x`` whose kernel receives ``garbage`` in some features of every unused key's K and V
+    (the truth keeps the Gaussian values: no output depends on them)."""
+    import ml_dtypes
+
+    from ._frameworks import numpy_dtype
+
+    value = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf,
+             "huge": float(ml_dtypes.finfo(numpy_dtype(dtype)).max)}[garbage]
+    unused = unused_keys(x.keep, x.group)[..., None]
+
+    def spoiled(array):
+        features = rng.random(array.shape) < 0.5
+        features[..., 0] = True
+        return np.where(unused & features, value, array)
+
+    return dataclasses.replace(x, given={"k": spoiled(x.k), "v": spoiled(x.v)})
 
 
 def fully_masked_rows(keep: np.ndarray) -> np.ndarray:
@@ -137,25 +173,56 @@ def _filled(fill: str, q, k, rng):
     return q, k
 
 
-def _offset_value(name: str, compute: str) -> float:
+def _largest(dtype: str) -> float:
+    import ml_dtypes
+
     from ._frameworks import numpy_dtype
 
-    if name.endswith("overflow"):
-        import ml_dtypes
-
-        top = float(ml_dtypes.finfo(numpy_dtype(compute)).max)
-        return math.copysign(math.log(top) + 2, -1.0 if name.startswith("-") else 1.0)
-    return float(name)
+    return float(ml_dtypes.finfo(numpy_dtype(dtype)).max)
 
 
-def _offset(q, k, offset: float, scale: float, rng):
-    """Add ``offset`` times a weight in [1/2, 1] to every score of each query row, through the
-    last feature: q_last = ±sqrt(|c| w / scale), k_last = sqrt(|c| / scale), so the product
-    needs no entry larger than sqrt(|c| / scale)."""
-    w = rng.uniform(0.5, 1.0, size=q.shape[:-1])
+def largest_offset(dtype: str, compute: str, scale: float) -> float:
+    """The largest row offset both formats hold with room to spare: the scores and the
+    unscaled products q·k fit the computing format, q's and k's entries the input's."""
+    entry = min(_largest(dtype), math.sqrt(_largest(compute)))
+    room = min(_largest(compute) * min(1.0, scale), entry * entry * scale)
+    return room / RANGE_MARGIN
+
+
+def _row_offsets(case: Case, q, k, dtype: str, compute: str, rng) -> np.ndarray:
+    """Per query row, the constant added to its scores."""
+    top = largest_offset(dtype, compute, case.used_scale)
+    name = case.offset
+    if name.startswith("below:"):
+        return _below(float(name.split(":")[1]), q, k, case.used_scale, top, rng)
+    if name.startswith("range:"):
+        fraction = float(name.split(":")[1])
+        value = math.copysign(top ** abs(fraction), fraction)
+    elif name.endswith("overflow"):
+        value = math.copysign(math.log(_largest(compute)) + 2, -1.0 if name[0] == "-" else 1.0)
+    else:
+        value = float(name)
+    return value * rng.uniform(0.5, 1.0, size=q.shape[:-1])
+
+
+def _below(sentinel: float, q, k, scale: float, top: float, rng) -> np.ndarray:
+    """Offsets that put every score of each row below ``sentinel`` (by 1/64 to 1/2 of it), or
+    at the end of the range where the formats cannot go below it."""
+    group = q.shape[1] // k.shape[1]
+    rest = scale * np.einsum("bhqd,bhkd->bhqk", q[..., :-1], np.repeat(k[..., :-1], group, 1))
+    highest = np.max(rest, axis=-1)
+    offsets = sentinel * (1 + rng.uniform(1 / 64, 1 / 2, size=q.shape[:-1])) - np.abs(highest)
+    return np.maximum(offsets, -top)
+
+
+def _offset(q, k, offsets: np.ndarray, scale: float):
+    """Add ``offsets`` (one per query row) to every score of its row, through the last feature:
+    k_last = sqrt(C / scale) and q_last = c / sqrt(C scale), C the largest |c|, so no entry
+    is larger than sqrt(C / scale)."""
+    largest = max(float(np.max(np.abs(offsets))), np.finfo(np.float64).tiny)
     q, k = q.copy(), k.copy()
-    q[..., -1] = math.copysign(1.0, offset) * np.sqrt(abs(offset) * w / scale)
-    k[..., -1] = math.sqrt(abs(offset) / scale)
+    q[..., -1] = offsets / math.sqrt(largest * scale)
+    k[..., -1] = math.sqrt(largest / scale)
     return q, k
 
 
@@ -175,10 +242,22 @@ def head_dims():
     return st.one_of(st.integers(1, 8), st.sampled_from(HEAD_DIMS))
 
 
+def offsets():
+    """The named offsets, whole rows below each sentinel, and log-uniform offsets across the
+    formats' range (its ends included). Rows below a sentinel come most often: far along the
+    range a format's rounding blurs the scores' differences, and only non-finite values are
+    told apart from rounding there."""
+    below = [f"below:{s:g}" for s in SENTINELS]
+    fractions = st.one_of(st.sampled_from((-1.0, 1.0)),
+                          st.floats(-1, 1).map(lambda f: round(f, 3)))
+    return st.one_of(st.sampled_from(below), st.sampled_from(OFFSETS + tuple(below)),
+                     fractions.map(lambda f: f"range:{f:g}"))
+
+
 @st.composite
 def cases(draw, *, n_q=None, n_k=None, d_k=None, d_v=None, batch=None, heads=None,
           group=None, mask=None, causal_flag=None, fill=None, offset=None, scale=None,
-          mask_dtype=None, same_lengths=False, same_dims=True):
+          mask_dtype=None, garbage=None, same_lengths=False, same_dims=True):
     """A :class:`Case`; each argument, when given, is the strategy of that field."""
     def pick(strategy, default):
         return draw(default if strategy is None else strategy)
@@ -189,12 +268,14 @@ def cases(draw, *, n_q=None, n_k=None, d_k=None, d_v=None, batch=None, heads=Non
     d_v_ = d_k_ if same_dims else pick(d_v, head_dims())
     kv = pick(heads, st.integers(1, 2))  # key/value heads; query heads are group times more
     h = kv * pick(group, st.just(1))
+    mask_ = pick(mask, st.just("none"))
     return Case(
         n_q=n_q_, n_k=n_k_, d_k=d_k_, d_v=d_v_, batch=pick(batch, st.integers(1, 2)),
-        heads=h, kv_heads=kv, mask=pick(mask, st.just("none")),
-        causal_flag=pick(causal_flag, st.just(False)),
+        heads=h, kv_heads=kv, mask=mask_,
+        # a kernel that takes only a causal flag is asked for causal masks through it
+        causal_flag=pick(causal_flag, st.just(False)) and mask_ == "causal",
         fill=pick(fill, st.sampled_from(FILLS)), offset=pick(offset, st.none()),
         scale=pick(scale, st.one_of(st.none(), st.sampled_from([0.5, 1.0, 2.0]))),
-        mask_dtype=pick(mask_dtype, st.none()),
+        mask_dtype=pick(mask_dtype, st.none()), garbage=pick(garbage, st.none()),
         seed=draw(st.integers(0, 2**32 - 1)),
     )

@@ -15,6 +15,8 @@ FRAMEWORKS = ("numpy", "jax", "mlx", "torch")
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 MASKS = ("none", "bool", "additive")
 FULLY_MASKED = ("zeros", "mean_v", "nan")
+FULLY_MASKED_LSE = ("-inf", "+inf", "nan")
+MASKED_INPUTS = ("any", "finite")
 ALIGNMENTS = ("upper_left", "lower_right")
 ARGUMENTS = ("q", "k", "v", "out")
 # the canonical axes: batch, heads, sequence (queries for q and out, keys for k and v), feature
@@ -48,12 +50,18 @@ class Kernel:
             1/sqrt(d_k), so the check never asks for another).
         fully_masked: what the kernel claims a row with every key masked returns: "zeros",
             "mean_v" (uniform weights over all keys) or "nan"; None: not declared.
+        fully_masked_lse: what the lse of such a row is: "-inf" (the log of an empty sum),
+            "+inf" (flash-attention's) or "nan"; None: not declared (a finite lse always fails).
         causal_alignment: "upper_left" (query i keeps keys j <= i) or "lower_right" (keeps
             j <= i + n_k - n_q) when n_q != n_k; None: not declared.
+        masked_inputs: what K/V entries no query keeps may hold without reaching any output
+            or gradient: "any" value (NaN and ±inf included: padding left uninitialised) or
+            "finite" values only (the kernel documents that its inputs are finite).
         gradients: "autodiff" (the framework differentiates ``fn``), a callable
             ``vjp(q, k, v, g, **keywords) -> (dq, dk, dv)``, or None (forward only).
         returns_lse: ``fn`` returns ``(out, lse)`` with lse of layout ``lse_layout``.
-        gqa: k and v may have fewer heads than q (a divisor of them).
+        gqa: k and v may have fewer heads than q (any divisor of them; one head included).
+        mqa: k and v may have one head shared by every query head (implied by ``gqa``).
         equal_head_dims: the kernel requires d_v = d_k (the d_v ≠ d_k property is then n/a).
         dtypes: the input dtypes it accepts.
         compute_dtype: the precision it computes in: one dtype for all inputs, a mapping per
@@ -73,11 +81,14 @@ class Kernel:
     causal_value: Any = True
     scale_argument: str | None = "scale"
     fully_masked: str | None = None
+    fully_masked_lse: str | None = None
     causal_alignment: str | None = None
+    masked_inputs: str = "any"
     gradients: str | Callable | None = None
     returns_lse: bool = False
     lse_layout: str = "bhs"
     gqa: bool = False
+    mqa: bool = False
     equal_head_dims: bool = False
     dtypes: tuple[str, ...] = ("float32",)
     compute_dtype: str | Mapping[str, str] | None = None
@@ -90,8 +101,11 @@ class Kernel:
         self._choose("mask", self.mask, MASKS)
         if self.fully_masked is not None:
             self._choose("fully_masked", self.fully_masked, FULLY_MASKED)
+        if self.fully_masked_lse is not None:
+            self._choose("fully_masked_lse", self.fully_masked_lse, FULLY_MASKED_LSE)
         if self.causal_alignment is not None:
             self._choose("causal_alignment", self.causal_alignment, ALIGNMENTS)
+        self._choose("masked_inputs", self.masked_inputs, MASKED_INPUTS)
         for dtype in self.dtypes:
             self._choose("dtypes", dtype, DTYPES)
         for dtype in self._compute_dtypes():
@@ -126,6 +140,10 @@ class Kernel:
     @property
     def has_gradients(self) -> bool:
         return self.gradients is not None
+
+    @property
+    def shares_one_kv_head(self) -> bool:
+        return self.gqa or self.mqa
 
     @property
     def takes_mask(self) -> bool:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from ._cases import BLOCK_EDGES, OFFSETS, cases, small_lengths
+from ._cases import BLOCK_EDGES, GARBAGE, cases, lengths, offsets, small_lengths
 from ._declaration import Kernel
 
 GRADIENTS = ("dq", "dk", "dv")
@@ -21,15 +21,16 @@ class Property:
     cases: Callable[[Kernel], st.SearchStrategy]
     outputs: Callable[[Kernel], tuple[str, ...]]
     unsupported: Callable[[Kernel], str | None] = lambda kernel: None
-    kind: str = "values"  # values | fully_masked | alignment | split_kv
+    kind: str = "values"  # values | fully_masked | alignment | split_kv | heads
 
 
 def _everything(kernel: Kernel) -> tuple[str, ...]:
-    return ("out", *(GRADIENTS if kernel.has_gradients else ()))
+    return (*_forward(kernel), *(GRADIENTS if kernel.has_gradients else ()))
 
 
 def _forward(kernel: Kernel) -> tuple[str, ...]:
-    return ("out",)
+    """The output, and the log-sum-exp wherever the kernel returns one."""
+    return ("out", "lse") if kernel.returns_lse else ("out",)
 
 
 def _needs_gradients(kernel: Kernel) -> str | None:
@@ -46,6 +47,19 @@ def _needs_mask_or_causal(kernel: Kernel) -> str | None:
 
 def _causal(kernel: Kernel) -> dict:
     return {"mask": st.just("causal"), "causal_flag": st.just(kernel.takes_causal)}
+
+
+def _any_mask(kernel: Kernel, kinds=("random", "first_block", "padding", "causal")):
+    """No mask, or one of ``kinds`` the kernel can be asked for (a causal one by its flag when
+    it takes no mask)."""
+    usable = [k for k in kinds if kernel.takes_mask or (k == "causal" and kernel.takes_causal)]
+    return st.sampled_from(("none", *usable))
+
+
+def _garbage(kernel: Kernel):
+    """What fills the unused K/V entries: only the largest finite value when the kernel
+    declares its inputs finite."""
+    return st.sampled_from(GARBAGE if kernel.masked_inputs == "any" else ("huge",))
 
 
 def _gradient(name: str, title: str) -> Property:
@@ -82,8 +96,15 @@ PROPERTIES = (
     Property("fully_masked_rows", "fully masked rows",
              lambda k: cases(mask=st.just("fully_masked")), _everything, _needs_mask,
              kind="fully_masked"),
-    Property("row_offset", "constant added to a row's scores (±1e4, exp overflow)",
-             lambda k: cases(offset=st.sampled_from(OFFSETS)), _everything),
+    Property("row_offset", "constant added to a row's scores (across the format's range, "
+             "whole rows below −1e4, −5e4, −1e30)",
+             lambda k: cases(offset=offsets(), mask=_any_mask(k),
+                             causal_flag=st.just(not k.takes_mask), same_lengths=True),
+             _everything),
+    Property("masked_garbage", "NaN, ±inf, huge values in K/V entries no query keeps",
+             lambda k: cases(n_k=lengths(), mask=st.sampled_from(("padding", "first_block")),
+                             garbage=_garbage(k), batch=st.integers(1, 3)),
+             _everything, _needs_mask),
     Property("block_lengths", "lengths around block multiples (127, 128, 129, 1025, ...)",
              lambda k: cases(n_q=st.one_of(small_lengths(4), st.sampled_from(BLOCK_EDGES)),
                              n_k=st.one_of(small_lengths(8), st.sampled_from(BLOCK_EDGES)),
@@ -98,9 +119,13 @@ PROPERTIES = (
     Property("causal_nq_ne_nk", "causal mask with n_q ≠ n_k (alignment)",
              lambda k: cases(**_causal(k)).filter(lambda c: c.n_q != c.n_k), _everything,
              lambda k: None if k.takes_causal else "takes no causal flag", kind="alignment"),
-    Property("gqa", "grouped-query and multi-query heads",
-             lambda k: cases(group=st.integers(2, 4)), _everything,
-             lambda k: None if k.gqa else "grouped-query heads not declared"),
+    Property("gqa", "grouped-query heads (2 or more K/V heads)",
+             lambda k: cases(heads=st.integers(2, 3), group=st.integers(2, 4)), _everything,
+             lambda k: None if k.gqa else "grouped-query heads not declared", kind="heads"),
+    Property("mqa", "multi-query heads (one K/V head)",
+             lambda k: cases(heads=st.just(1), group=st.integers(2, 6)), _everything,
+             lambda k: None if k.shares_one_kv_head else "multi-query heads not declared",
+             kind="heads"),
     Property("split_kv", "split-KV merge by log-sum-exp",
              lambda k: cases(n_k=st.integers(2, 16)), lambda k: ("out", "lse"),
              lambda k: None if k.returns_lse else "returns no log-sum-exp", kind="split_kv"),
@@ -109,3 +134,21 @@ PROPERTIES = (
 
 def by_name() -> dict[str, Property]:
     return {p.name: p for p in PROPERTIES}
+
+
+class UnknownProperty(ValueError):
+    """A property name that is not one of :data:`PROPERTIES`, with the closest names."""
+
+
+def property_named(name: str) -> Property:
+    """The property called ``name``; an :class:`UnknownProperty` listing the choices and the
+    closest match otherwise."""
+    import difflib
+
+    known = by_name()
+    if name in known:
+        return known[name]
+    closest = difflib.get_close_matches(name, list(known), n=1, cutoff=0.5)
+    hint = f" (did you mean {closest[0]!r}?)" if closest else ""
+    raise UnknownProperty(f"unknown property {name!r}{hint}; the properties are "
+                          f"{', '.join(known)}")

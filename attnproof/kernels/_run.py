@@ -30,14 +30,17 @@ _TINY = np.finfo(np.float64).tiny
 CONVENTION_WORDS = {"zeros": "returns zeros", "mean_v": "returns the mean of V",
                     "nan": "returns NaN", "other": "returns neither zeros, NaN nor the mean of V",
                     "upper_left": "aligned upper-left (query i keeps keys j ≤ i)",
-                    "lower_right": "aligned lower-right (query i keeps j ≤ i + n_k − n_q)"}
+                    "lower_right": "aligned lower-right (query i keeps j ≤ i + n_k − n_q)",
+                    "-inf": "lse −∞", "+inf": "lse +∞", "finite": "a finite lse"}
+LSE_WORDS = {"-inf": "returns −∞", "+inf": "returns +∞", "nan": "returns NaN",
+             "finite": "returns finite values (or a mix)"}
 
 
 @dataclass
 class CaseResult:
     """``ratio`` is the worst error over the reference's (floor included): conforms <= LIMIT."""
 
-    status: str  # pass | fail | undecided | raised | layout
+    status: str  # pass | fail | undecided | raised | layout | declaration
     ratio: float | None = None
     output: str | None = None
     message: str = ""
@@ -46,7 +49,7 @@ class CaseResult:
 
     @property
     def failed(self) -> bool:
-        return self.status in ("fail", "raised", "layout")
+        return self.status in ("fail", "raised", "layout", "declaration")
 
 
 class LayoutMismatch(Exception):
@@ -74,6 +77,10 @@ def run_case(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
     except LayoutMismatch as mismatch:
         return CaseResult("layout", message=str(mismatch))
     except Exception as error:  # the kernel's own failure is a finding, reported in full
+        if prop.kind == "heads":
+            mismatch = _heads_declared_wrongly(kernel, fw, case, dtype, device)
+            if mismatch is not None:
+                return CaseResult("declaration", message=f"{mismatch}\n{_raised(error)}")
         return CaseResult("raised", message=_raised(error))
     conventions = {}
     if prop.kind == "alignment":
@@ -91,8 +98,8 @@ def run_case(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
 def call(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, device: str,
          outputs) -> dict[str, np.ndarray]:
     """The kernel's outputs as canonical float64 arrays (out, lse, dq, dk, dv as asked)."""
-    put = {a: fw.put(to_layout(arr, _letters(kernel, a)), dtype, device)
-           for a, arr in (("q", x.q), ("k", x.k), ("v", x.v))}
+    put = {a: fw.put(to_layout(x.passed(a), _letters(kernel, a)), dtype, device)
+           for a in "qkv"}
     keywords = _keywords(kernel, fw, x, case, dtype, device)
     forward = fw.bind(kernel.fn, keywords)
 
@@ -201,7 +208,37 @@ def merged_halves(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: s
 
 
 def _keys(x: Inputs, part: slice) -> Inputs:
-    return dataclasses.replace(x, k=x.k[:, :, part], v=x.v[:, :, part], keep=x.keep[..., part])
+    given = {a: array[:, :, part] for a, array in (x.given or {}).items()}
+    return dataclasses.replace(x, k=x.k[:, :, part], v=x.v[:, :, part], keep=x.keep[..., part],
+                               given=given or None)
+
+
+# -- heads ---------------------------------------------------------------------------------------
+
+
+def _heads_declared_wrongly(kernel: Kernel, fw: Framework, case: Case, dtype: str,
+                            device: str) -> str | None:
+    """Why a kernel that raised with shared K/V heads is declared wrongly, when it runs with
+    another sharing: its head sharing is a declaration to fix, not a bug to report."""
+    shared = f"{case.kv_heads} K/V head{'s' if case.kv_heads > 1 else ''} for {case.heads} " \
+             "query heads"
+    if case.kv_heads > 1 and _runs(kernel, fw, dataclasses.replace(case, kv_heads=1), dtype,
+                                   device):
+        return (f"declaration: raised with {shared} but runs with one K/V head: the kernel "
+                "shares a single K/V head only (declare mqa=True, gqa=False)")
+    if _runs(kernel, fw, dataclasses.replace(case, kv_heads=case.heads), dtype, device):
+        return (f"declaration: raised with {shared} but runs with as many K/V heads as query "
+                "heads: the kernel shares no K/V head (declare gqa=False, mqa=False)")
+    return None
+
+
+def _runs(kernel: Kernel, fw: Framework, case: Case, dtype: str, device: str) -> bool:
+    x = instance(case, dtype, kernel.compute_for(dtype))
+    try:
+        call(kernel, fw, x, case, dtype, device, ("out",))
+    except Exception:  # noqa: BLE001 -- any failure means this sharing does not run
+        return False
+    return True
 
 
 # -- judging -------------------------------------------------------------------------------------
@@ -211,6 +248,8 @@ def _judge(kernel, x: Inputs, got, dtype, compute, outputs, conventions) -> Case
     masked_rows = fully_masked_rows(x.keep)
     if masked_rows.any():
         mismatch = _fully_masked(kernel, x, got["out"], masked_rows, dtype, compute, conventions)
+        if mismatch is None and "lse" in got:
+            mismatch = _fully_masked_lse(kernel, got["lse"], masked_rows, conventions)
         if mismatch is not None:
             return mismatch
         if conventions.get("fully_masked") == "nan":
@@ -302,6 +341,31 @@ def _fully_masked(kernel, x: Inputs, out, rows, dtype, compute, conventions) -> 
                            "kernel": _short(out[tuple(index)])},
                           conventions)
     return None
+
+
+def _fully_masked_lse(kernel, lse, rows, conventions) -> CaseResult | None:
+    """A row with no kept key has no mass: its log-sum-exp is -inf, or by a declared
+    convention +inf (flash-attention's, so that exp(s - lse) is 0) or NaN; never finite."""
+    observed = classify_fully_masked_lse(lse[rows])
+    conventions["fully_masked_lse"] = observed
+    declared = kernel.fully_masked_lse
+    if observed != "finite" and declared in (None, observed):
+        return None
+    wanted = "-inf, +inf or NaN" if declared is None else LSE_WORDS[declared]
+    index = [int(i) for i in np.argwhere(rows)[0]]
+    return CaseResult("fail", float("inf"), "lse",
+                      f"lse of a fully masked row: expected {wanted}, the kernel "
+                      f"{LSE_WORDS[observed]}",
+                      {"at": {"output": "lse", "row (b, h, i)": index},
+                       "kernel": _short(lse[tuple(index)]), "truth": [float("-inf")]},
+                      conventions)
+
+
+def classify_fully_masked_lse(values: np.ndarray) -> str:
+    for name, test in (("-inf", np.isneginf), ("+inf", np.isposinf), ("nan", np.isnan)):
+        if np.all(test(values)):
+            return name
+    return "finite"
 
 
 def classify_fully_masked(x: Inputs, out, rows, epsilon: float) -> str:

@@ -28,10 +28,17 @@ class Inputs:
     keep: np.ndarray
     g: np.ndarray
     scale: float
+    # what the kernel receives instead, where it differs from the truth's arrays (garbage in
+    # entries no output depends on), by argument name
+    given: dict | None = None
 
     @property
     def group(self) -> int:
         return self.q.shape[1] // self.k.shape[1]
+
+    def passed(self, argument: str) -> np.ndarray:
+        """The array the kernel receives as ``argument`` (q, k or v)."""
+        return (self.given or {}).get(argument, getattr(self, argument))
 
 
 OUTPUTS = ("out", "dq", "dk", "dv")

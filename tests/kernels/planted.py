@@ -1,5 +1,5 @@
-"""Planted attention kernels in NumPy: ``correct`` and twelve variants, each correct on Gaussian
-inputs at a fixed shape and wrong in exactly one property of the kernel check.
+"""Planted attention kernels in NumPy: ``correct`` and seventeen variants, each correct on
+Gaussian inputs at a fixed shape and wrong in exactly one property of the kernel check.
 
 The table ``PLANTED`` names, for each, the property that must catch it and the fewest keys a
 counterexample needs (more than 16 only for the block-boundary bug, which needs 129).
@@ -14,6 +14,7 @@ import numpy as np
 from attnproof.kernels import Kernel
 
 BLOCK = 128  # the key block of the tiled variants
+SENTINEL = -1e4  # the finite stand-in for -inf of the sentinel-filling variant
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,6 +33,11 @@ class Bugs:
     padding_trimmed: bool = False
     gqa_modulo: bool = False
     lse_unscaled: bool = False
+    sentinel_fill: bool = False
+    garbage_leak: bool = False
+    lse_ignores_mask: bool = False
+    lse_fully_masked_zero: bool = False
+    mqa_dkv_first_head: bool = False
 
 
 def _repeat_heads(q, k, bugs: Bugs):
@@ -57,11 +63,23 @@ def _keep(q, k, mask, causal, bugs: Bugs):
     return keep
 
 
+def _unused_zeroed(k, v, keep):
+    """K and V with the keys no query keeps set to 0: whatever they hold (uninitialised
+    padding) then cannot reach the output through a zero weight (0 * NaN is NaN)."""
+    group = keep.shape[1] // k.shape[1]
+    b, h, n_q, n_k = keep.shape
+    used = np.any(keep.reshape(b, h // group, group * n_q, n_k), axis=2)[..., None]
+    return np.where(used, k, 0).astype(k.dtype), np.where(used, v, 0).astype(v.dtype)
+
+
 def _weights(q, k, keep, scale, bugs: Bugs):
     """Softmax weights and log-sum-exp, in float32."""
-    s = scale * np.einsum("bhqd,bhkd->bhqk", q, k)
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = scale * np.einsum("bhqd,bhkd->bhqk", q, k)
     if bugs.masked_block_nan:  # a running max over blocks of 4 keys, started at -inf
         return _online(s, keep, bugs)
+    if bugs.sentinel_fill:
+        return _sentinel_filled(s, keep)
     top = np.max(np.where(keep, s, -np.inf), axis=-1, keepdims=True)
     if bugs.no_max_shift:
         top = np.zeros_like(top)
@@ -74,7 +92,23 @@ def _weights(q, k, keep, scale, bugs: Bugs):
         lse = (np.log(z) + top)[..., 0]
     if bugs.lse_unscaled:
         lse = lse / scale
+    if bugs.lse_ignores_mask:  # the normaliser's log taken before the mask was applied
+        lse = np.log(np.sum(np.exp(s - np.max(s, -1, keepdims=True)), -1)) + np.max(s, -1)
+    if bugs.lse_fully_masked_zero:  # an empty sum clamped to 1 before its log
+        lse = np.where(np.any(keep, axis=-1), lse, 0.0)
     return a.astype(np.float32), lse
+
+
+def _sentinel_filled(s, keep):
+    """Masked scores replaced by SENTINEL and the softmax taken over every key; rows with no
+    kept key are zeroed afterwards."""
+    filled = np.where(keep, s, np.float32(SENTINEL))
+    top = np.max(filled, axis=-1, keepdims=True)
+    e = np.exp(filled - top)
+    z = np.sum(e, axis=-1, keepdims=True)
+    rows = np.any(keep, axis=-1)
+    a = np.where(rows[..., None], e / z, 0)
+    return a.astype(np.float32), np.where(rows, np.log(z[..., 0]) + top[..., 0], -np.inf)
 
 
 def _online(s, keep, bugs: Bugs, block: int = 4):
@@ -97,7 +131,10 @@ def attention(q, k, v, mask=None, causal=False, scale=None, *, bugs: Bugs = Bugs
     q, k, v = (np.asarray(a, dtype=np.float32) for a in (q, k, v))
     scale = _scale(q, v, scale, bugs)
     k, v = _repeat_heads(q, k, bugs), _repeat_heads(q, v, bugs)
-    a, lse = _weights(q, k, _keep(q, k, mask, causal, bugs), scale, bugs)
+    keep = _keep(q, k, mask, causal, bugs)
+    if not bugs.garbage_leak:
+        k, v = _unused_zeroed(k, v, keep)
+    a, lse = _weights(q, k, keep, scale, bugs)
     return np.einsum("bhqk,bhkd->bhqd", a, v).astype(dtype), lse.astype(dtype)
 
 
@@ -114,6 +151,8 @@ def attention_vjp(q, k, v, g, mask=None, causal=False, scale=None, *, bugs: Bugs
     scale = _scale(q, v, scale, bugs)
     k_, v_ = _repeat_heads(q, k, bugs), _repeat_heads(q, v, bugs)
     keep = _keep(q, k_, mask, causal, bugs)
+    if not bugs.garbage_leak:
+        k_, v_ = _unused_zeroed(k_, v_, keep)
     a, _ = _weights(q, k_, keep, scale, bugs)
     da = np.einsum("bhqd,bhkd->bhqk", g, v_)
     ds = a * (da - np.sum(a * da, axis=-1, keepdims=True))
@@ -122,7 +161,10 @@ def attention_vjp(q, k, v, g, mask=None, causal=False, scale=None, *, bugs: Bugs
     a_v = _weights(q, k_, np.ones_like(keep), scale, bugs)[0] if bugs.dv_ignores_mask else a
     dv = np.einsum("bhqk,bhqd->bhkd", a_v, g)
     b, h = dk.shape[:2]
-    dk, dv = (x.reshape(b, h // group, group, *x.shape[2:]).sum(2) for x in (dk, dv))
+    if bugs.mqa_dkv_first_head and k.shape[1] == 1:  # the one K/V head's gradient: head 0's
+        dk, dv = dk[:, :1], dv[:, :1]
+    else:
+        dk, dv = (x.reshape(b, h // group, group, *x.shape[2:]).sum(2) for x in (dk, dv))
     return tuple(x.astype(dtype) for x in (dq, dk, dv))
 
 
@@ -137,7 +179,8 @@ def kernel(name: str, **bugs) -> Kernel:
 
     return Kernel(name=name, fn=forward, framework="numpy", layout="bhsd", mask="bool",
                   causal_argument="causal", scale_argument="scale", fully_masked="zeros",
-                  causal_alignment="lower_right", gradients=vjp, returns_lse=True, gqa=True,
+                  fully_masked_lse="-inf", causal_alignment="lower_right", gradients=vjp,
+                  returns_lse=True, gqa=True,
                   dtypes=("float32",), compute_dtype="float32")
 
 
@@ -157,6 +200,11 @@ PLANTED = {
     "padding_trimmed": ("padding", 16),
     "gqa_modulo": ("gqa", 16),
     "lse_unscaled": ("split_kv", 16),
+    "sentinel_fill": ("row_offset", 16),
+    "garbage_leak": ("masked_garbage", 16),
+    "lse_ignores_mask": ("mask", 16),
+    "lse_fully_masked_zero": ("fully_masked_rows", 16),
+    "mqa_dkv_first_head": ("mqa", 16),
 }
 
 for _name in PLANTED:

@@ -109,7 +109,7 @@ def test_an_undeclared_convention_is_a_finding_not_a_failure():
     kernel = _variant(fn=_mean_of_v_when_fully_masked, fully_masked=None, gradients=None)
     cell = check_kernel(kernel, properties=["fully_masked_rows"], examples=10).cells[0]
     assert cell.status == "conforms"
-    assert cell.conventions == {"fully_masked": "mean_v"}
+    assert cell.conventions == {"fully_masked": "mean_v", "fully_masked_lse": "-inf"}
 
 
 def test_a_declared_convention_the_kernel_breaks_fails():

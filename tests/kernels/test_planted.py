@@ -54,4 +54,5 @@ def test_the_correct_kernel_conforms_in_every_property():
     assert {c.status for c in result.cells} == {"conforms"}
     assert all(c.decided >= 3 and c.ratio <= 2 for c in result.cells)
     conventions = {k: v for c in result.cells for k, v in c.conventions.items()}
-    assert conventions == {"fully_masked": "zeros", "causal_alignment": "lower_right"}
+    assert conventions == {"fully_masked": "zeros", "fully_masked_lse": "-inf",
+                           "causal_alignment": "lower_right"}
