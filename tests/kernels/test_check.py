@@ -182,3 +182,95 @@ def test_the_command_replays_a_case(capsys):
 def test_the_command_refuses_what_is_not_a_kernel(capsys):
     assert main(["kernels", "--kernel", "tests.kernels.planted:BLOCK"]) == 2
     assert "not an attnproof Kernel" in capsys.readouterr().err
+
+
+def test_an_unknown_property_names_the_closest_one(capsys):
+    with pytest.raises(ValueError, match=r"unknown property 'masks' \(did you mean 'mask'\?\)"):
+        check_kernel(planted.correct, properties=["masks"])
+    assert main(["kernels", "--kernel", "tests.kernels.planted:correct", "--property",
+                 "row_ofset"]) == 2
+    error = capsys.readouterr().err
+    assert "did you mean 'row_offset'" in error and "masked_garbage" in error
+
+
+def test_a_kernel_no_module_holds_replays_by_a_python_snippet():
+    kernel = _variant(fn=_raises_on_one_key, gradients=None)  # held by no module attribute
+    cell = check_kernel(kernel, properties=["forward"], examples=10).cells[0]
+    assert cell.replay.startswith("from attnproof.kernels import Case, replay\n")
+    assert "replay(kernel, 'forward', 'float32', Case.from_json(" in cell.replay
+
+
+def test_a_failing_cell_shows_its_counterexample_s_ratio():
+    cell = check_kernel(planted.lse_ignores_mask, properties=["mask"], examples=10).cells[0]
+    assert cell.status == "fails"
+    assert cell.ratio == cell.counterexample["ratio"] > 2
+    again = replay(planted.lse_ignores_mask, "mask", "float32",
+                   Case.from_json(cell.counterexample["case"]))
+    assert again.ratio == cell.ratio
+
+
+# -- the cases ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sentinel", ["-10000", "-50000"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_a_row_below_a_sentinel_has_every_score_below_it(sentinel, dtype):
+    from attnproof.kernels._cases import instance
+
+    for seed in range(5):
+        case = Case(n_q=6, n_k=9, d_k=8, d_v=8, heads=2, kv_heads=2, fill="spikes",
+                    offset=f"below:{sentinel}", seed=seed)
+        x = instance(case, dtype, "float32")
+        scores = x.scale * np.einsum("bhqd,bhkd->bhqk", x.q, x.k)
+        assert np.all(scores < float(sentinel)), (seed, scores.max())
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16"])
+def test_range_offsets_reach_the_formats_end_and_stay_representable(dtype):
+    from attnproof.kernels._cases import instance, largest_offset
+
+    case = Case(n_q=3, n_k=4, offset="range:-1", scale=0.5)
+    x = instance(case, dtype, "float32")
+    scores = x.scale * np.einsum("bhqd,bhkd->bhqk", x.q, x.k)
+    top = largest_offset(dtype, "float32", 0.5)
+    assert np.all(np.isfinite(scores)) and np.all(scores <= -top / 2 * 0.99)
+    assert np.all(np.isfinite(rounded(x.q, dtype))) and np.all(np.isfinite(rounded(x.k, dtype)))
+
+
+@pytest.mark.parametrize("garbage", ["nan", "inf", "-inf", "huge"])
+def test_garbage_goes_only_where_no_query_looks_and_the_truth_does_not_see_it(garbage):
+    from attnproof.kernels._cases import instance, unused_keys
+
+    case = Case(n_q=3, n_k=7, batch=3, heads=4, kv_heads=2, mask="padding", garbage=garbage,
+                seed=5)
+    x, clean = instance(case, "float32", "float32"), instance(dataclasses.replace(
+        case, garbage=None), "float32", "float32")
+    unused = unused_keys(x.keep, x.group)
+    assert unused.any()
+    for argument in "kv":
+        spoiled = x.passed(argument) != getattr(clean, argument)
+        assert np.any(spoiled) and not np.any(spoiled & ~unused[..., None])
+        assert np.array_equal(getattr(x, argument), getattr(clean, argument))
+
+
+# -- head sharing --------------------------------------------------------------------------------
+
+
+def _one_kv_head_only(q, k, v, **keywords):
+    """Broadcasts a single K/V head to every query head (so it cannot take 2 of 4)."""
+    shape = (q.shape[0], q.shape[1], *k.shape[2:])
+    k, v = np.broadcast_to(k, shape), np.broadcast_to(v, (*shape[:3], v.shape[-1]))
+    return planted.attention(q, k, v, **keywords)
+
+
+def test_a_kernel_declared_gqa_that_shares_one_head_only_is_a_declaration_error():
+    kernel = _variant(fn=_one_kv_head_only, gradients=None)  # declares gqa=True
+    result = check_kernel(kernel, properties=["gqa", "mqa"], examples=10)
+    gqa, mqa = result.cell("gqa", "float32"), result.cell("mqa", "float32")
+    assert gqa.status == "declaration", gqa
+    assert "declare mqa=True, gqa=False" in gqa.counterexample["message"]
+    assert "could not be broadcast" in gqa.counterexample["message"]
+    assert mqa.status == "conforms"
+    declared = check_kernel(_variant(fn=_one_kv_head_only, gradients=None, gqa=False, mqa=True),
+                            properties=["gqa", "mqa"], examples=10)
+    assert [c.status for c in declared.cells] == ["n/a", "conforms"]
