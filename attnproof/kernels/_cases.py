@@ -23,6 +23,11 @@ from ._truth import Inputs
 BLOCK_EDGES = (63, 64, 65, 127, 128, 129, 255, 256, 257, 1023, 1024, 1025)
 HEAD_DIMS = (1, 2, 3, 4, 5, 8, 16, 32, 64, 128, 256)
 MASKS = ("none", "random", "first_block", "causal", "padding", "fully_masked")
+# masks drawn tile by tile (which tiles of a row are active, then which entries), whose active
+# tiles are not contiguous: local plus strided tiles, a set of its own for each query row, and
+# random block-sparse; at 1 to 4 tiles of the sizes kernels tile by
+TILE_PATTERNS = ("local_strided", "per_row_tiles", "block_sparse")
+TILES = (16, 32, 64, 128)
 FILLS = ("gaussian", "low_rank", "spikes")
 # offsets added to every score of a row: far beyond exp's range, and just past the overflow of
 # the computing format ("overflow" = log(max of that format) + 2)
@@ -58,6 +63,7 @@ class Case:
     scale: float | None = None  # None: the kernel's default, 1/sqrt(d_k)
     mask_dtype: str | None = None  # an additive mask in another dtype than the scores
     garbage: str | None = None  # what fills the K/V entries no query keeps
+    tile: int = 16  # the tile of the tile patterns
     seed: int = 0
 
     def to_json(self) -> str:
@@ -154,10 +160,32 @@ def keep_mask(case: Case, rng: np.random.Generator, alignment: str) -> np.ndarra
         lengths = rng.integers(1, case.n_k + 1, size=case.batch)
         lengths[0] = rng.integers(1, case.n_k) if case.n_k > 1 else 1  # one really padded
         keep &= np.arange(case.n_k) < lengths[:, None, None, None]
+    elif case.mask in TILE_PATTERNS:
+        keep = _tile_keep(case.mask, case.tile, shape, rng)
     if case.mask == "fully_masked":
         rows = rng.random(shape[:-1]) < FULLY_MASKED_ROW_FRACTION
         rows[..., 0] = True
         keep &= ~rows[..., None]
+    return keep
+
+
+def _tile_keep(pattern: str, tile: int, shape, rng) -> np.ndarray:
+    """Which tiles of each query row are active, by ``pattern``; inside the active tiles every
+    entry, or (half the time) most of them."""
+    n_q, n_k = shape[-2:]
+    tiles_q, tiles_k = -(-n_q // tile), -(-n_k // tile)
+    if pattern == "local_strided":  # the tile on the diagonal, the one before, every stride-th
+        i, j = np.arange(tiles_q)[:, None], np.arange(tiles_k)[None, :]
+        blocks = ((j <= i) & (j >= i - 1)) | (j % rng.integers(2, 4) == 0)
+        rows = np.broadcast_to(np.repeat(blocks, tile, axis=0)[:n_q], (*shape[:-1], tiles_k))
+    elif pattern == "per_row_tiles":
+        rows = rng.random((*shape[:-1], tiles_k)) < 0.5
+    else:
+        blocks = rng.random((*shape[:-2], tiles_q, tiles_k)) < rng.uniform(0.3, 0.7)
+        rows = np.repeat(blocks, tile, axis=-2)[..., :n_q, :]
+    keep = np.repeat(rows, tile, axis=-1)[..., :n_k]
+    if rng.random() < 0.5:
+        keep = keep & (rng.random(shape) < 0.8)
     return keep
 
 
@@ -252,6 +280,22 @@ def offsets():
                           st.floats(-1, 1).map(lambda f: round(f, 3)))
     return st.one_of(st.sampled_from(below), st.sampled_from(OFFSETS + tuple(below)),
                      fractions.map(lambda f: f"range:{f:g}"))
+
+
+@st.composite
+def tiled_cases(draw, patterns=TILE_PATTERNS):
+    """A case whose mask follows a tile pattern, at 1 to 4 tiles of queries and of keys (the
+    last one sometimes ragged)."""
+    tile = draw(st.sampled_from(TILES))
+
+    def length(most_tiles: int):
+        return draw(st.integers(1, most_tiles)) * tile - draw(st.sampled_from((0, tile // 2,
+                                                                               tile - 1)))
+
+    n_q, n_k = length(4), length(4)
+    case = draw(cases(n_q=st.just(n_q), n_k=st.just(n_k), d_k=st.integers(1, 8),
+                      heads=st.just(1), batch=st.just(1), mask=st.sampled_from(patterns)))
+    return dataclasses.replace(case, tile=tile)
 
 
 @st.composite

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from ._cases import BLOCK_EDGES, GARBAGE, cases, lengths, offsets, small_lengths
+from ._cases import BLOCK_EDGES, GARBAGE, cases, lengths, offsets, small_lengths, tiled_cases
 from ._declaration import Kernel
 
 GRADIENTS = ("dq", "dk", "dv")
@@ -87,6 +87,8 @@ PROPERTIES = (
              lambda k: cases(mask=st.sampled_from(("random", "first_block")),
                              mask_dtype=_other_mask_dtypes(k)), _everything,
              _needs_mask),
+    Property("tile_masks", "masks by tile pattern, active tiles not contiguous (1–4 tiles of "
+             "16–128)", lambda k: tiled_cases(), _everything, _needs_mask),
     Property("causal", "causal mask (n_q = n_k)",
              lambda k: cases(same_lengths=True, **_causal(k)), _everything,
              _needs_mask_or_causal),

@@ -1,4 +1,4 @@
-"""Planted attention kernels in NumPy: ``correct`` and seventeen variants, each correct on
+"""Planted attention kernels in NumPy: ``correct`` and eighteen variants, each correct on
 Gaussian inputs at a fixed shape and wrong in exactly one property of the kernel check.
 
 The table ``PLANTED`` names, for each, the property that must catch it and the fewest keys a
@@ -14,6 +14,7 @@ import numpy as np
 from attnproof.kernels import Kernel
 
 BLOCK = 128  # the key block of the tiled variants
+TILE = 16  # the tile of the backward variant that visits query tiles by count
 SENTINEL = -1e4  # the finite stand-in for -inf of the sentinel-filling variant
 
 
@@ -38,6 +39,7 @@ class Bugs:
     lse_ignores_mask: bool = False
     lse_fully_masked_zero: bool = False
     mqa_dkv_first_head: bool = False
+    tiles_by_count: bool = False
 
 
 def _repeat_heads(q, k, bugs: Bugs):
@@ -157,6 +159,9 @@ def attention_vjp(q, k, v, g, mask=None, causal=False, scale=None, *, bugs: Bugs
     da = np.einsum("bhqd,bhkd->bhqk", g, v_)
     ds = a * (da - np.sum(a * da, axis=-1, keepdims=True))
     dq = (1 if bugs.dq_missing_scale else scale) * np.einsum("bhqk,bhkd->bhqd", ds, k_)
+    if bugs.tiles_by_count:  # dK, dV only see the query tiles their key tile visits
+        visited = _visited_by_count(keep)
+        a, ds = a * visited, ds * visited
     dk = scale * np.einsum("bhqk,bhqd->bhkd", a * da if bugs.dk_no_rowsum else ds, q)
     a_v = _weights(q, k_, np.ones_like(keep), scale, bugs)[0] if bugs.dv_ignores_mask else a
     dv = np.einsum("bhqk,bhqd->bhkd", a_v, g)
@@ -166,6 +171,21 @@ def attention_vjp(q, k, v, g, mask=None, causal=False, scale=None, *, bugs: Bugs
     else:
         dk, dv = (x.reshape(b, h // group, group, *x.shape[2:]).sum(2) for x in (dk, dv))
     return tuple(x.astype(dtype) for x in (dq, dk, dv))
+
+
+def _visited_by_count(keep):
+    """For each key tile, the query tiles a loop visits that starts at the first active one
+    and runs for as many tiles as are active: all of them only when they are contiguous."""
+    n_q, n_k = keep.shape[-2:]
+    tiles_q, tiles_k = -(-n_q // TILE), -(-n_k // TILE)
+    padded = np.zeros((*keep.shape[:-2], tiles_q * TILE, tiles_k * TILE), dtype=bool)
+    padded[..., :n_q, :n_k] = keep
+    active = padded.reshape(*keep.shape[:-2], tiles_q, TILE, tiles_k, TILE).any(axis=(-3, -1))
+    first = np.argmax(active, axis=-2)[..., None, :]
+    count = np.sum(active, axis=-2, keepdims=True)
+    tile = np.arange(tiles_q)[:, None]
+    visited = (tile >= first) & (tile < first + count)
+    return np.repeat(np.repeat(visited, TILE, axis=-2), TILE, axis=-1)[..., :n_q, :n_k]
 
 
 def kernel(name: str, **bugs) -> Kernel:
@@ -205,6 +225,7 @@ PLANTED = {
     "lse_ignores_mask": ("mask", 16),
     "lse_fully_masked_zero": ("fully_masked_rows", 16),
     "mqa_dkv_first_head": ("mqa", 16),
+    "tiles_by_count": ("tile_masks", 4 * 128),  # three query tiles, one of them skipped
 }
 
 for _name in PLANTED:
