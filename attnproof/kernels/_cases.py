@@ -41,6 +41,9 @@ RANGE_MARGIN = 8.0
 # garbage written into K and V entries no query keeps (padding, masked-out keys): it must not
 # reach any output or gradient. "huge" is the input format's largest finite value.
 GARBAGE = ("nan", "inf", "-inf", "huge")
+# finite biases added to the scores: ALiBi's linear distance penalty (per-head slopes),
+# Gaussian ones (relative-position-like, sd 4), and large ones of either sign (10^2 to 10^4)
+BIASES = ("alibi", "gaussian", "large")
 SPIKE = 40.0  # "a few very large activations": |entry| 40 against Gaussian entries
 FULLY_MASKED_ROW_FRACTION = 0.25
 
@@ -64,6 +67,8 @@ class Case:
     mask_dtype: str | None = None  # an additive mask in another dtype than the scores
     garbage: str | None = None  # what fills the K/V entries no query keeps
     tile: int = 16  # the tile of the tile patterns
+    bias: str | None = None  # a finite bias added to the scores
+    mask_kind: str | None = None  # which of the kernel's mask kinds (None: its first)
     seed: int = 0
 
     def to_json(self) -> str:
@@ -108,7 +113,20 @@ def instance(case: Case, dtype: str, compute: str, alignment: str = "upper_left"
     g = np.where(fully_masked_rows(keep)[..., None], 0.0, g)
     q, k, v, g = (rounded(a, dtype) for a in (q, k, v, g))
     x = Inputs(q, k, v, keep, g, float(rounded(np.asarray(case.used_scale), dtype)))
+    if case.bias is not None:  # as drawn: the kernel's dtype and scale rule are applied later
+        x = dataclasses.replace(x, given={"bias": _bias(case.bias, keep.shape, rng)})
     return _with_garbage(x, case.garbage, dtype, rng) if case.garbage else x
+
+
+def _bias(kind: str, shape, rng) -> np.ndarray:
+    b, h, n_q, n_k = shape
+    if kind == "alibi":  # -m_h |i - j|, queries aligned to the last keys, m_h = 2^(-8(h+1)/H)
+        slopes = 2.0 ** (-8.0 * np.arange(1, h + 1) / h)
+        distance = np.abs(np.arange(n_k)[None, :] - np.arange(n_q)[:, None] - (n_k - n_q))
+        return np.broadcast_to(-slopes[:, None, None] * distance, shape).copy()
+    if kind == "gaussian":
+        return 4.0 * rng.standard_normal(shape)
+    return rng.choice([-1.0, 1.0], size=shape) * 10.0 ** rng.uniform(2, 4, size=shape)
 
 
 def unused_keys(keep: np.ndarray, group: int) -> np.ndarray:
@@ -133,7 +151,8 @@ def _with_garbage(x: Inputs, garbage: str, dtype: str, rng) -> Inputs:
         features[..., 0] = True
         return np.where(unused & features, value, array)
 
-    return dataclasses.replace(x, given={"k": spoiled(x.k), "v": spoiled(x.v)})
+    return dataclasses.replace(x, given={**(x.given or {}), "k": spoiled(x.k),
+                                         "v": spoiled(x.v)})
 
 
 def fully_masked_rows(keep: np.ndarray) -> np.ndarray:
@@ -301,7 +320,8 @@ def tiled_cases(draw, patterns=TILE_PATTERNS):
 @st.composite
 def cases(draw, *, n_q=None, n_k=None, d_k=None, d_v=None, batch=None, heads=None,
           group=None, mask=None, causal_flag=None, fill=None, offset=None, scale=None,
-          mask_dtype=None, garbage=None, same_lengths=False, same_dims=True):
+          mask_dtype=None, garbage=None, bias=None, mask_kind=None, same_lengths=False,
+          same_dims=True):
     """A :class:`Case`; each argument, when given, is the strategy of that field."""
     def pick(strategy, default):
         return draw(default if strategy is None else strategy)
@@ -321,5 +341,6 @@ def cases(draw, *, n_q=None, n_k=None, d_k=None, d_v=None, batch=None, heads=Non
         fill=pick(fill, st.sampled_from(FILLS)), offset=pick(offset, st.none()),
         scale=pick(scale, st.one_of(st.none(), st.sampled_from([0.5, 1.0, 2.0]))),
         mask_dtype=pick(mask_dtype, st.none()), garbage=pick(garbage, st.none()),
+        bias=pick(bias, st.none()), mask_kind=pick(mask_kind, st.none()),
         seed=draw(st.integers(0, 2**32 - 1)),
     )

@@ -13,7 +13,7 @@ from typing import Any
 
 FRAMEWORKS = ("numpy", "jax", "mlx", "torch")
 DTYPES = ("float64", "float32", "float16", "bfloat16")
-MASKS = ("none", "bool", "additive")
+MASKS = ("none", "bool", "additive", "bias")
 FULLY_MASKED = ("zeros", "mean_v", "nan")
 FULLY_MASKED_LSE = ("-inf", "+inf", "nan")
 MASKED_INPUTS = ("any", "finite")
@@ -42,9 +42,15 @@ class Kernel:
         layout: axis order of q, k, v and the output, e.g. "bhsd" (batch, heads, sequence,
             feature) or "bshd"; ``q``/``k``/``t`` may stand for ``s``. A mapping gives one
             layout per argument (keys q, k, v, out); missing keys take "bhsd".
-        mask: "none", "bool" (True keeps a key) or "additive" (0 keeps, -inf drops), passed as
-            the keyword ``mask_argument`` with shape (batch, heads, n_q, n_k).
-        mask_dtype: dtype of an additive mask (default: the inputs' dtype).
+        mask: "none", "bool" (True keeps a key), "additive" (0 keeps, -inf drops) or "bias"
+            (any finite value added to the score, -inf drops), passed as the keyword
+            ``mask_argument`` with shape (batch, heads, n_q, n_k); a tuple of kinds for a
+            kernel that tells them apart by dtype (e.g. ``("bool", "bias")``).
+        mask_dtype: dtype of an additive or bias mask (default: the inputs' dtype).
+        bias_argument: the keyword of a finite bias (batch, heads, n_q, n_k) taken apart from
+            the mask (None: no such keyword).
+        bias_scaled: the kernel multiplies the bias by its scale too, softmax(scale (QKᵀ + B)),
+            instead of softmax(scale QKᵀ + B).
         causal_argument, causal_value: the keyword (and value) that asks for causal masking.
         scale_argument: the keyword of the score scale (None: the kernel always uses
             1/sqrt(d_k), so the check never asks for another).
@@ -74,9 +80,11 @@ class Kernel:
     fn: Callable
     framework: str
     layout: str | Mapping[str, str] = "bhsd"
-    mask: str = "none"
+    mask: str | tuple[str, ...] = "none"
     mask_argument: str = "mask"
     mask_dtype: str | None = None
+    bias_argument: str | None = None
+    bias_scaled: bool = False
     causal_argument: str | None = None
     causal_value: Any = True
     scale_argument: str | None = "scale"
@@ -98,7 +106,12 @@ class Kernel:
     def __post_init__(self):
         self._require(callable(self.fn), "fn", "is not callable")
         self._choose("framework", self.framework, FRAMEWORKS)
-        self._choose("mask", self.mask, MASKS)
+        for kind in self.mask_kinds:
+            self._choose("mask", kind, MASKS)
+        self._require(len(self.mask_kinds) == 1 or "none" not in self.mask_kinds, "mask",
+                      "'none' cannot be one of several kinds")
+        self._require(self.bias_argument is None or self.takes_mask, "bias_argument",
+                      "a bias needs a mask kind to mask with (mask='bool', ...)")
         if self.fully_masked is not None:
             self._choose("fully_masked", self.fully_masked, FULLY_MASKED)
         if self.fully_masked_lse is not None:
@@ -146,8 +159,17 @@ class Kernel:
         return self.gqa or self.mqa
 
     @property
+    def mask_kinds(self) -> tuple[str, ...]:
+        """The mask kinds the kernel takes, the first one its default."""
+        return (self.mask,) if isinstance(self.mask, str) else tuple(self.mask)
+
+    @property
     def takes_mask(self) -> bool:
-        return self.mask != "none"
+        return self.mask_kinds != ("none",)
+
+    @property
+    def takes_bias(self) -> bool:
+        return "bias" in self.mask_kinds or self.bias_argument is not None
 
     @property
     def takes_causal(self) -> bool:

@@ -8,7 +8,16 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from ._cases import BLOCK_EDGES, GARBAGE, cases, lengths, offsets, small_lengths, tiled_cases
+from ._cases import (
+    BIASES,
+    BLOCK_EDGES,
+    GARBAGE,
+    cases,
+    lengths,
+    offsets,
+    small_lengths,
+    tiled_cases,
+)
 from ._declaration import Kernel
 
 GRADIENTS = ("dq", "dk", "dv")
@@ -72,10 +81,21 @@ def _masked_lengths(kernel: Kernel):
 
 
 def _other_mask_dtypes(kernel: Kernel):
-    """An additive mask sometimes comes in float32 or float64 whatever the scores' dtype."""
-    if kernel.mask != "additive" or kernel.mask_dtype is not None:
+    """A float mask sometimes comes in float32 or float64 whatever the scores' dtype."""
+    floats = {"additive", "bias"} & set(kernel.mask_kinds)
+    if not floats or kernel.mask_dtype is not None:
         return st.none()
     return st.sampled_from((None, "float32", "float64"))
+
+
+def _mask_kinds(kernel: Kernel):
+    """Each mask kind the kernel takes (it tells them apart by their dtype)."""
+    return st.sampled_from(kernel.mask_kinds)
+
+
+def _bias_kind(kernel: Kernel):
+    """The bias goes in the mask when the kernel takes a bias mask, else by its own keyword."""
+    return st.just("bias" if "bias" in kernel.mask_kinds else kernel.mask_kinds[0])
 
 
 PROPERTIES = (
@@ -85,8 +105,13 @@ PROPERTIES = (
     _gradient("dv", "backward dV"),
     Property("mask", "boolean/additive mask",
              lambda k: cases(mask=st.sampled_from(("random", "first_block")),
-                             mask_dtype=_other_mask_dtypes(k)), _everything,
-             _needs_mask),
+                             mask_dtype=_other_mask_dtypes(k), mask_kind=_mask_kinds(k)),
+             _everything, _needs_mask),
+    Property("bias", "finite additive bias (ALiBi, Gaussian, ±10²–10⁴), with masks",
+             lambda k: cases(bias=st.sampled_from(BIASES), mask=_any_mask(k, ("random",
+                                                                           "padding")),
+                             mask_kind=_bias_kind(k), mask_dtype=_other_mask_dtypes(k)),
+             _everything, lambda k: None if k.takes_bias else "takes no bias"),
     Property("tile_masks", "masks by tile pattern, active tiles not contiguous (1–4 tiles of "
              "16–128)", lambda k: tiled_cases(), _everything, _needs_mask),
     Property("causal", "causal mask (n_q = n_k)",

@@ -11,7 +11,7 @@ import numpy as np
 
 from ._cases import Case, causal_keep, fully_masked_rows, instance
 from ._declaration import Kernel, from_layout, layout_shape, normalized_layout, to_layout
-from ._frameworks import Framework, numpy_dtype
+from ._frameworks import Framework, numpy_dtype, rounded
 from ._truth import Inputs, condition, reference, truth, truth_lse
 
 # A kernel conforms when its worst absolute error is at most LIMIT times the plain reference's
@@ -69,7 +69,7 @@ def run_case(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
     alignment = kernel.causal_alignment or "upper_left"
     if prop.kind == "alignment":
         alignment = "lower_right"  # zeroes the upstream gradient of rows either alignment masks
-    x = instance(case, dtype, compute, alignment)
+    x = _with_bias(kernel, instance(case, dtype, compute, alignment), case, dtype)
     try:
         got = call(kernel, fw, x, case, dtype, device, outputs)
         if prop.kind == "split_kv":
@@ -140,18 +140,46 @@ def _keywords(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
     keywords = dict(kernel.keywords)
     if kernel.scale_argument is not None and case.scale is not None:
         keywords[kernel.scale_argument] = x.scale
+    kind = _mask_kind(kernel, case)
+    bias = (x.given or {}).get("bias")
     if case.causal_flag:
         keywords[kernel.causal_argument] = kernel.causal_value
-    elif case.mask != "none":
-        keywords[kernel.mask_argument] = _mask(kernel, fw, x.keep, case.mask_dtype or dtype,
-                                               device)
+    elif case.mask != "none" or (bias is not None and kind == "bias"):
+        in_mask = bias if kind == "bias" else None
+        keywords[kernel.mask_argument] = _mask(kernel, fw, x.keep, kind, in_mask,
+                                               _mask_dtype(kernel, case, dtype), device)
+    if bias is not None and kind != "bias":
+        keywords[kernel.bias_argument] = fw.put(bias, dtype, device)
     return keywords
 
 
-def _mask(kernel: Kernel, fw: Framework, keep: np.ndarray, dtype: str, device: str):
-    if kernel.mask == "bool":
+def _mask_kind(kernel: Kernel, case: Case) -> str:
+    return case.mask_kind or kernel.mask_kinds[0]
+
+
+def _mask_dtype(kernel: Kernel, case: Case, dtype: str) -> str:
+    return kernel.mask_dtype or case.mask_dtype or dtype
+
+
+def _mask(kernel: Kernel, fw: Framework, keep: np.ndarray, kind: str, bias, dtype: str,
+          device: str):
+    """The mask of ``kind``: the keep-mask itself, or -inf where it drops a key and the bias
+    (or 0) where it keeps one."""
+    if kind == "bool":
         return fw.put(keep, "bool", device)
-    return fw.put(np.where(keep, 0.0, -np.inf), kernel.mask_dtype or dtype, device)
+    return fw.put(np.where(keep, 0.0 if bias is None else bias, -np.inf), dtype, device)
+
+
+def _with_bias(kernel: Kernel, x: Inputs, case: Case, dtype: str) -> Inputs:
+    """``x`` with its drawn bias rounded to the format the kernel receives it in, and the term
+    the scores get from it by the kernel's scale rule."""
+    drawn = (x.given or {}).get("bias")
+    if drawn is None:
+        return x
+    kind = _mask_kind(kernel, case)
+    passed = rounded(drawn, _mask_dtype(kernel, case, dtype) if kind == "bias" else dtype)
+    added = passed * x.scale if kernel.bias_scaled else passed
+    return dataclasses.replace(x, given={**x.given, "bias": passed}, bias=added)
 
 
 def _read(fw: Framework, array, kernel: Kernel, argument: str, canonical) -> np.ndarray:
@@ -208,9 +236,12 @@ def merged_halves(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: s
 
 
 def _keys(x: Inputs, part: slice) -> Inputs:
-    given = {a: array[:, :, part] for a, array in (x.given or {}).items()}
+    """``x`` with the keys in ``part`` only (axis 2 of K and V, the last of masks and biases)."""
+    given = {a: array[..., part] if a == "bias" else array[:, :, part]
+             for a, array in (x.given or {}).items()}
     return dataclasses.replace(x, k=x.k[:, :, part], v=x.v[:, :, part], keep=x.keep[..., part],
-                               given=given or None)
+                               given=given or None,
+                               bias=None if x.bias is None else x.bias[..., part])
 
 
 # -- heads ---------------------------------------------------------------------------------------

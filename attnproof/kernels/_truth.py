@@ -4,7 +4,9 @@ plain reference computed at a kernel's declared precision.
 The truth is the compiled code of ``theorems/masking.py``: the masked forward pass O and the
 closed forms (46), (47), (38) of the backward pass. Those statements
 fix the scale at 1/sqrt(d_k); another scale s is the same statement at Q' = Q s sqrt(d_k).
-Grouped-query heads repeat K and V over the query heads of their group.
+Grouped-query heads repeat K and V over the query heads of their group. A finite bias B added
+to the scores is the same statement with n_q more features: query i's are the i-th unit vector,
+key j's are column j of B (each scaled by sqrt(d'), d' = d_k + n_q).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ class Inputs:
     # what the kernel receives instead, where it differs from the truth's arrays (garbage in
     # entries no output depends on), by argument name
     given: dict | None = None
+    # the finite term added to each score (b, h, n_q, n_k) after the kernel's scale rule
+    bias: np.ndarray | None = None
 
     @property
     def group(self) -> int:
@@ -69,19 +73,35 @@ def truth(x: Inputs, outputs=OUTPUTS) -> dict[str, tuple[np.ndarray, np.ndarray]
     sum taken over absolute values of its terms (see :func:`magnitudes`)."""
     b, h, n_q, d_k = x.q.shape
     k, v = (np.repeat(a, x.group, axis=1) for a in (x.k, x.v))
-    stretch = x.scale * np.sqrt(d_k)  # the statements' scale is 1/sqrt(d_k)
-    arrays = {"Q": _flat(x.q * stretch), "K": _flat(k), "V": _flat(v), "G": _flat(x.g),
+    q, k, d = _with_bias_features(x, k)
+    stretch = x.scale * np.sqrt(d)  # the statements' scale is 1/sqrt(d)
+    arrays = {"Q": _flat(q * stretch), "K": _flat(k), "V": _flat(v), "G": _flat(x.g),
               "M": _flat(x.keep.astype(np.float64))}
-    sizes = {"batch": b * h, "n_q": n_q, "n_k": k.shape[2], "d_k": d_k, "d_v": v.shape[3]}
+    sizes = {"batch": b * h, "n_q": n_q, "n_k": k.shape[2], "d_k": d, "d_v": v.shape[3]}
     sizes_of_terms = magnitudes(x)
     result = {}
     for name in outputs:
         value = np.asarray(_statements()[name](np, arrays, sizes))
         value = value.reshape(b, h, *value.shape[1:]) * (stretch if name == "dq" else 1.0)
+        if name in ("dq", "dk"):
+            value = value[..., :d_k]  # the bias's features are not inputs
         if name in ("dk", "dv"):
             value = _sum_groups(value, x.group)
         result[name] = (value, sizes_of_terms[name])
     return result
+
+
+def _with_bias_features(x: Inputs, k: np.ndarray):
+    """Q, K (K repeated over each group) and their feature count d, with the bias as n_q more
+    features: s (q_i, e_i / s)·(k_j, B_:j) = s q_i·k_j + B_ij for the scale s."""
+    d_k = x.q.shape[-1]
+    if x.bias is None:
+        return x.q, k, d_k
+    n_q = x.q.shape[2]
+    d = d_k + n_q
+    unit = np.broadcast_to(np.eye(n_q) / x.scale, (*x.q.shape[:2], n_q, n_q))
+    return (np.concatenate([x.q, unit], axis=-1),
+            np.concatenate([k, np.swapaxes(x.bias, -1, -2)], axis=-1), d)
 
 
 def magnitudes(x: Inputs) -> dict[str, np.ndarray]:
@@ -89,7 +109,7 @@ def magnitudes(x: Inputs) -> dict[str, np.ndarray]:
     the size a rounding error is measured against when the value itself cancels (dQ of a
     saturated softmax is 0 while its terms are not)."""
     k, v = (np.repeat(a, x.group, axis=1) for a in (x.k, x.v))
-    a = _weights(x.q, k, x.keep, x.scale)
+    a = _weights(x, k)
     da = np.einsum("bhqd,bhkd->bhqk", np.abs(x.g), np.abs(v))
     ds = a * (da + np.sum(a * da, axis=-1, keepdims=True))
     return {"out": np.einsum("bhqk,bhkd->bhqd", a, np.abs(v)),
@@ -104,6 +124,8 @@ def condition(x: Inputs) -> dict[str, np.ndarray]:
     (the softmax's condition). Query rows for out, dq and lse; key rows for dk and dv."""
     k = np.repeat(x.k, x.group, axis=1)
     sizes = abs(x.scale) * np.einsum("bhqd,bhkd->bhqk", np.abs(x.q), np.abs(k))
+    if x.bias is not None:
+        sizes = sizes + np.abs(x.bias)
     sizes = np.where(x.keep, sizes, 0.0)
     per_query = 1.0 + np.max(sizes, axis=-1, initial=0.0)
     per_key = 1.0 + np.max(_max_groups(np.max(sizes, axis=-2, initial=0.0), x.group), axis=2)
@@ -115,9 +137,10 @@ def _max_groups(array: np.ndarray, group: int) -> np.ndarray:
     return array.reshape(b, h // group, group, *array.shape[2:])
 
 
-def _weights(q, k, keep, scale) -> np.ndarray:
+def _weights(x: Inputs, k) -> np.ndarray:
     """Masked softmax weights in float64; a fully masked row gets zeros."""
-    s = np.where(keep, _scores(q, k, scale), -np.inf)
+    keep = x.keep
+    s = np.where(keep, _scores(x, k), -np.inf)
     top = np.max(s, axis=-1, keepdims=True)
     e = np.where(keep, np.exp(s - np.where(np.isfinite(top), top, 0.0)), 0.0)
     total = np.sum(e, axis=-1, keepdims=True)
@@ -127,7 +150,7 @@ def _weights(q, k, keep, scale) -> np.ndarray:
 def truth_lse(x: Inputs) -> tuple[np.ndarray, np.ndarray]:
     """log Σ_kept exp(s) per query row (-inf for a fully masked row), and its scale: the
     largest |kept score| of the row, plus 1."""
-    scores = np.where(x.keep, _scores(x.q, np.repeat(x.k, x.group, axis=1), x.scale), -np.inf)
+    scores = np.where(x.keep, _scores(x, np.repeat(x.k, x.group, axis=1)), -np.inf)
     top = np.max(scores, axis=-1, keepdims=True)
     safe = np.where(np.isfinite(top), top, 0.0)
     with np.errstate(divide="ignore"):
@@ -144,8 +167,10 @@ def _sum_groups(array: np.ndarray, group: int) -> np.ndarray:
     return array.reshape(b, h // group, group, *array.shape[2:]).sum(axis=2)
 
 
-def _scores(q, k, scale):
-    return scale * np.einsum("bhqd,bhkd->bhqk", q, k)
+def _scores(x: Inputs, k):
+    """The scores in float64, bias included (k repeated over each group)."""
+    scores = x.scale * np.einsum("bhqd,bhkd->bhqk", x.q, k)
+    return scores if x.bias is None else scores + x.bias
 
 
 # -- the plain reference at a declared precision -------------------------------------------------
@@ -165,6 +190,8 @@ def reference(x: Inputs, compute: str, output: str, outputs=OUTPUTS) -> dict[str
                                  x.g))
     scale = r(np.asarray(x.scale))
     s = r(scale * r(np.einsum("bhqd,bhkd->bhqk", q, k)))
+    if x.bias is not None:
+        s = r(s + r(x.bias))
     top = np.max(np.where(x.keep, s, -np.inf), axis=-1, keepdims=True)
     shifted = np.where(x.keep, r(s - np.where(np.isfinite(top), top, 0)), 0)  # masked: unused
     e = np.where(x.keep, r(np.exp(shifted)), 0).astype(work)

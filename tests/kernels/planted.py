@@ -1,4 +1,4 @@
-"""Planted attention kernels in NumPy: ``correct`` and eighteen variants, each correct on
+"""Planted attention kernels in NumPy: ``correct`` and nineteen variants, each correct on
 Gaussian inputs at a fixed shape and wrong in exactly one property of the kernel check.
 
 The table ``PLANTED`` names, for each, the property that must catch it and the fewest keys a
@@ -40,6 +40,7 @@ class Bugs:
     lse_fully_masked_zero: bool = False
     mqa_dkv_first_head: bool = False
     tiles_by_count: bool = False
+    bias_scaled_too: bool = False
 
 
 def _repeat_heads(q, k, bugs: Bugs):
@@ -74,10 +75,27 @@ def _unused_zeroed(k, v, keep):
     return np.where(used, k, 0).astype(k.dtype), np.where(used, v, 0).astype(v.dtype)
 
 
-def _weights(q, k, keep, scale, bugs: Bugs):
-    """Softmax weights and log-sum-exp, in float32."""
+def _split_mask(mask):
+    """A boolean mask as it is; a float one as (its finite entries, its finite values)."""
+    if mask is None or mask.dtype == bool:
+        return mask, None
+    keep = np.isfinite(mask)
+    return keep, np.where(keep, mask, 0).astype(np.float32)
+
+
+def _scores(q, k, scale, bias, bugs: Bugs):
     with np.errstate(over="ignore", invalid="ignore"):
-        s = scale * np.einsum("bhqd,bhkd->bhqk", q, k)
+        s = np.einsum("bhqd,bhkd->bhqk", q, k)
+        if bias is None:
+            return scale * s
+        if bugs.bias_scaled_too:  # the bias added before the scale instead of after it
+            return scale * (s + bias)
+        return scale * s + bias
+
+
+def _weights(q, k, keep, scale, bugs: Bugs, bias=None):
+    """Softmax weights and log-sum-exp, in float32."""
+    s = _scores(q, k, scale, bias, bugs)
     if bugs.masked_block_nan:  # a running max over blocks of 4 keys, started at -inf
         return _online(s, keep, bugs)
     if bugs.sentinel_fill:
@@ -133,10 +151,11 @@ def attention(q, k, v, mask=None, causal=False, scale=None, *, bugs: Bugs = Bugs
     q, k, v = (np.asarray(a, dtype=np.float32) for a in (q, k, v))
     scale = _scale(q, v, scale, bugs)
     k, v = _repeat_heads(q, k, bugs), _repeat_heads(q, v, bugs)
+    mask, bias = _split_mask(mask)
     keep = _keep(q, k, mask, causal, bugs)
     if not bugs.garbage_leak:
         k, v = _unused_zeroed(k, v, keep)
-    a, lse = _weights(q, k, keep, scale, bugs)
+    a, lse = _weights(q, k, keep, scale, bugs, bias)
     return np.einsum("bhqk,bhkd->bhqd", a, v).astype(dtype), lse.astype(dtype)
 
 
@@ -152,10 +171,11 @@ def attention_vjp(q, k, v, g, mask=None, causal=False, scale=None, *, bugs: Bugs
     q, k, v, g = (np.asarray(x, dtype=np.float32) for x in (q, k, v, g))
     scale = _scale(q, v, scale, bugs)
     k_, v_ = _repeat_heads(q, k, bugs), _repeat_heads(q, v, bugs)
+    mask, bias = _split_mask(mask)
     keep = _keep(q, k_, mask, causal, bugs)
     if not bugs.garbage_leak:
         k_, v_ = _unused_zeroed(k_, v_, keep)
-    a, _ = _weights(q, k_, keep, scale, bugs)
+    a, _ = _weights(q, k_, keep, scale, bugs, bias)
     da = np.einsum("bhqd,bhkd->bhqk", g, v_)
     ds = a * (da - np.sum(a * da, axis=-1, keepdims=True))
     dq = (1 if bugs.dq_missing_scale else scale) * np.einsum("bhqk,bhkd->bhqd", ds, k_)
@@ -163,7 +183,8 @@ def attention_vjp(q, k, v, g, mask=None, causal=False, scale=None, *, bugs: Bugs
         visited = _visited_by_count(keep)
         a, ds = a * visited, ds * visited
     dk = scale * np.einsum("bhqk,bhqd->bhkd", a * da if bugs.dk_no_rowsum else ds, q)
-    a_v = _weights(q, k_, np.ones_like(keep), scale, bugs)[0] if bugs.dv_ignores_mask else a
+    a_v = _weights(q, k_, np.ones_like(keep), scale, bugs, bias)[0] if bugs.dv_ignores_mask \
+        else a
     dv = np.einsum("bhqk,bhqd->bhkd", a_v, g)
     b, h = dk.shape[:2]
     if bugs.mqa_dkv_first_head and k.shape[1] == 1:  # the one K/V head's gradient: head 0's
@@ -197,7 +218,7 @@ def kernel(name: str, **bugs) -> Kernel:
     def vjp(q, k, v, g, **keywords):
         return attention_vjp(q, k, v, g, bugs=flaws, **keywords)
 
-    return Kernel(name=name, fn=forward, framework="numpy", layout="bhsd", mask="bool",
+    return Kernel(name=name, fn=forward, framework="numpy", layout="bhsd", mask=("bool", "bias"),
                   causal_argument="causal", scale_argument="scale", fully_masked="zeros",
                   fully_masked_lse="-inf", causal_alignment="lower_right", gradients=vjp,
                   returns_lse=True, gqa=True,
@@ -226,6 +247,7 @@ PLANTED = {
     "lse_fully_masked_zero": ("fully_masked_rows", 16),
     "mqa_dkv_first_head": ("mqa", 16),
     "tiles_by_count": ("tile_masks", 4 * 128),  # three query tiles, one of them skipped
+    "bias_scaled_too": ("bias", 16),
 }
 
 for _name in PLANTED:

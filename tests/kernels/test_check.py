@@ -55,6 +55,20 @@ def test_the_plain_float64_reference_agrees_with_the_compiled_statements():
     assert np.all(exact["out"][0][0, 0, 0] == 0)
 
 
+def test_a_bias_enters_the_statements_as_features_and_agrees_with_the_plain_reference():
+    rng = np.random.default_rng(2)
+    b, h, kv, n_q, n_k, d_k, d_v = 2, 4, 2, 5, 7, 3, 6
+    x = Inputs(rng.standard_normal((b, h, n_q, d_k)), rng.standard_normal((b, kv, n_k, d_k)),
+               rng.standard_normal((b, kv, n_k, d_v)), rng.random((b, h, n_q, n_k)) < 0.7,
+               rng.standard_normal((b, h, n_q, d_v)), 0.7,
+               bias=5 * rng.standard_normal((b, h, n_q, n_k)))
+    exact, plain = truth(x), reference(x, "float64", "float64")
+    for name, (value, _) in exact.items():
+        np.testing.assert_allclose(plain[name], value, rtol=1e-10, atol=1e-12, err_msg=name)
+    unbiased = truth(dataclasses.replace(x, bias=None))["out"][0]
+    assert np.max(np.abs(unbiased - exact["out"][0])) > 0.1  # the bias matters
+
+
 # -- the verdict rule ----------------------------------------------------------------------------
 
 
