@@ -44,6 +44,9 @@ GARBAGE = ("nan", "inf", "-inf", "huge")
 # finite biases added to the scores: ALiBi's linear distance penalty (per-head slopes),
 # Gaussian ones (relative-position-like, sd 4), and large ones of either sign (10^2 to 10^4)
 BIASES = ("alibi", "gaussian", "large")
+# gaps between the two halves' log-sum-exps in a split-KV merge: "gap:c" adds c (times a
+# weight in [1/2, 1] per row) to the scores of the second half's keys only
+GAPS = ("gap:30", "gap:-30", "gap:1e4", "gap:-1e4", "gap:overflow", "gap:-overflow")
 SPIKE = 40.0  # "a few very large activations": |entry| 40 against Gaussian entries
 FULLY_MASKED_ROW_FRACTION = 0.25
 
@@ -107,7 +110,8 @@ def instance(case: Case, dtype: str, compute: str, alignment: str = "upper_left"
     g = rng.standard_normal((b, h, case.n_q, case.d_v))
     q, k = _filled(case.fill, q, k, rng)
     if case.offset is not None:
-        q, k = _offset(q, k, _row_offsets(case, q, k, dtype, compute, rng), case.used_scale)
+        q, k = _offset(q, k, _row_offsets(case, q, k, dtype, compute, rng), case.used_scale,
+                       _offset_keys(case))
     keep = keep_mask(case, rng, alignment)
     # a fully masked row passes no upstream gradient, so its convention stays out of dK, dV
     g = np.where(fully_masked_rows(keep)[..., None], 0.0, g)
@@ -155,6 +159,19 @@ def _with_garbage(x: Inputs, garbage: str, dtype: str, rng) -> Inputs:
                                          "v": spoiled(x.v)})
 
 
+def split_point(case: Case) -> int:
+    """Where a split-KV check cuts the keys: the first half is keys [0, split)."""
+    return 1 + int(np.random.default_rng(case.seed).integers(case.n_k - 1))
+
+
+def _offset_keys(case: Case) -> np.ndarray:
+    """Which keys a row's offset reaches: all, or the second half's for a gap."""
+    keys = np.ones(case.n_k)
+    if case.offset.startswith("gap:"):
+        keys[: split_point(case)] = 0.0
+    return keys
+
+
 def fully_masked_rows(keep: np.ndarray) -> np.ndarray:
     return ~np.any(keep, axis=-1)
 
@@ -181,6 +198,11 @@ def keep_mask(case: Case, rng: np.random.Generator, alignment: str) -> np.ndarra
         keep &= np.arange(case.n_k) < lengths[:, None, None, None]
     elif case.mask in TILE_PATTERNS:
         keep = _tile_keep(case.mask, case.tile, shape, rng)
+    elif case.mask == "half_masked":  # rows that keep no key of one half of a split-KV check
+        keep = rng.random(shape) < 0.8
+        rows, first = rng.random(shape[:-1]) < 0.5, rng.random(shape[:-1]) < 0.5
+        before = np.arange(case.n_k) < split_point(case)
+        keep &= ~(rows[..., None] & (first[..., None] == before))
     if case.mask == "fully_masked":
         rows = rng.random(shape[:-1]) < FULLY_MASKED_ROW_FRACTION
         rows[..., 0] = True
@@ -239,7 +261,7 @@ def largest_offset(dtype: str, compute: str, scale: float) -> float:
 def _row_offsets(case: Case, q, k, dtype: str, compute: str, rng) -> np.ndarray:
     """Per query row, the constant added to its scores."""
     top = largest_offset(dtype, compute, case.used_scale)
-    name = case.offset
+    name = case.offset.removeprefix("gap:")
     if name.startswith("below:"):
         return _below(float(name.split(":")[1]), q, k, case.used_scale, top, rng)
     if name.startswith("range:"):
@@ -262,14 +284,14 @@ def _below(sentinel: float, q, k, scale: float, top: float, rng) -> np.ndarray:
     return np.maximum(offsets, -top)
 
 
-def _offset(q, k, offsets: np.ndarray, scale: float):
-    """Add ``offsets`` (one per query row) to every score of its row, through the last feature:
-    k_last = sqrt(C / scale) and q_last = c / sqrt(C scale), C the largest |c|, so no entry
-    is larger than sqrt(C / scale)."""
+def _offset(q, k, offsets: np.ndarray, scale: float, keys: np.ndarray):
+    """Add ``offsets`` (one per query row) to the scores of its row's ``keys`` (1 or 0 per
+    key), through the last feature: k_last = sqrt(C / scale) (or 0) and
+    q_last = c / sqrt(C scale), C the largest |c|, so no entry is larger than sqrt(C / scale)."""
     largest = max(float(np.max(np.abs(offsets))), np.finfo(np.float64).tiny)
     q, k = q.copy(), k.copy()
     q[..., -1] = offsets / math.sqrt(largest * scale)
-    k[..., -1] = math.sqrt(largest / scale)
+    k[..., -1] = keys * math.sqrt(largest / scale)
     return q, k
 
 

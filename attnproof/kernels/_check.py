@@ -106,13 +106,15 @@ def check_kernel(kernel: Kernel, *, properties: Iterable[str] | None = None,
 
 def declared(kernel: Kernel) -> dict:
     return {"layout": kernel.layout if isinstance(kernel.layout, str) else dict(kernel.layout),
-            "mask": kernel.mask if isinstance(kernel.mask, str) else list(kernel.mask), "causal_argument": kernel.causal_argument,
+            "mask": kernel.mask if isinstance(kernel.mask, str) else list(kernel.mask),
+            "causal_argument": kernel.causal_argument,
             "scale_argument": kernel.scale_argument, "fully_masked": kernel.fully_masked,
             "causal_alignment": kernel.causal_alignment,
             "gradients": kernel.gradients if kernel.gradients in (None, "autodiff") else "vjp",
             "fully_masked_lse": kernel.fully_masked_lse, "masked_inputs": kernel.masked_inputs,
             "bias_argument": kernel.bias_argument, "bias_scaled": kernel.bias_scaled,
-            "returns_lse": kernel.returns_lse, "gqa": kernel.gqa, "mqa": kernel.mqa,
+            "returns_lse": kernel.returns_lse, "merge": kernel.merge is not None,
+            "gqa": kernel.gqa, "mqa": kernel.mqa,
             "dtypes": list(kernel.dtypes),
             "compute": {d: kernel.compute_for(d) for d in kernel.dtypes},
             "devices": list(kernel.devices)}

@@ -66,6 +66,8 @@ class Kernel:
         gradients: "autodiff" (the framework differentiates ``fn``), a callable
             ``vjp(q, k, v, g, **keywords) -> (dq, dk, dv)``, or None (forward only).
         returns_lse: ``fn`` returns ``(out, lse)`` with lse of layout ``lse_layout``.
+        merge: the kernel's own split-KV merge ``merge(o1, lse1, o2, lse2) -> (o, lse)``, in
+            its framework and layouts (out's and ``lse_layout``); needs ``returns_lse``.
         gqa: k and v may have fewer heads than q (any divisor of them; one head included).
         mqa: k and v may have one head shared by every query head (implied by ``gqa``).
         equal_head_dims: the kernel requires d_v = d_k (the d_v ≠ d_k property is then n/a).
@@ -95,6 +97,7 @@ class Kernel:
     gradients: str | Callable | None = None
     returns_lse: bool = False
     lse_layout: str = "bhs"
+    merge: Callable | None = None
     gqa: bool = False
     mqa: bool = False
     equal_head_dims: bool = False
@@ -130,6 +133,8 @@ class Kernel:
         self._require(ok, "gradients", "must be 'autodiff', a callable or None")
         self._require(not (self.gradients == "autodiff" and self.framework == "numpy"),
                       "gradients", "NumPy has no autodiff: pass a vjp callable")
+        self._require(self.merge is None or (callable(self.merge) and self.returns_lse),
+                      "merge", "must be a callable, of a kernel that returns its lse")
         for argument in ARGUMENTS:
             normalized_layout(self.layout_of(argument), self.name, f"layout[{argument}]")
         normalized_layout(self.lse_layout + "d", self.name, "lse_layout")

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from ._cases import (
     BIASES,
     BLOCK_EDGES,
+    GAPS,
     GARBAGE,
     cases,
     lengths,
@@ -30,7 +31,7 @@ class Property:
     cases: Callable[[Kernel], st.SearchStrategy]
     outputs: Callable[[Kernel], tuple[str, ...]]
     unsupported: Callable[[Kernel], str | None] = lambda kernel: None
-    kind: str = "values"  # values | fully_masked | alignment | split_kv | heads
+    kind: str = "values"  # values | fully_masked | alignment | split_kv | merge | heads
 
 
 def _everything(kernel: Kernel) -> tuple[str, ...]:
@@ -69,6 +70,14 @@ def _garbage(kernel: Kernel):
     """What fills the unused K/V entries: only the largest finite value when the kernel
     declares its inputs finite."""
     return st.sampled_from(GARBAGE if kernel.masked_inputs == "any" else ("huge",))
+
+
+def _merge_masks(kernel: Kernel):
+    """Rows that keep no key of one half (its lse is -inf) most often, and other masks."""
+    if not kernel.takes_mask:
+        return st.just("none")
+    return st.sampled_from(("half_masked", "half_masked", "none", "random", "padding",
+                            "fully_masked"))
 
 
 def _gradient(name: str, title: str) -> Property:
@@ -156,6 +165,12 @@ PROPERTIES = (
     Property("split_kv", "split-KV merge by log-sum-exp",
              lambda k: cases(n_k=st.integers(2, 16)), lambda k: ("out", "lse"),
              lambda k: None if k.returns_lse else "returns no log-sum-exp", kind="split_kv"),
+    Property("merge", "the kernel's own split-KV merge: masks, a fully masked half, lse gaps",
+             lambda k: cases(n_k=st.one_of(st.integers(2, 16), st.sampled_from(BLOCK_EDGES)),
+                             mask=_merge_masks(k), offset=st.one_of(st.none(),
+                                                                    st.sampled_from(GAPS))),
+             lambda k: ("out", "lse"),
+             lambda k: None if k.merge is not None else "declares no merge", kind="merge"),
 )
 
 

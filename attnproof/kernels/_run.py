@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._cases import Case, causal_keep, fully_masked_rows, instance
+from ._cases import Case, causal_keep, fully_masked_rows, instance, split_point
 from ._declaration import Kernel, from_layout, layout_shape, normalized_layout, to_layout
 from ._frameworks import Framework, numpy_dtype, rounded
 from ._truth import Inputs, condition, reference, truth, truth_lse
@@ -74,6 +74,8 @@ def run_case(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
         got = call(kernel, fw, x, case, dtype, device, outputs)
         if prop.kind == "split_kv":
             got = merged_halves(kernel, fw, x, case, dtype, device)
+        if prop.kind == "merge":
+            got = merged_by_kernel(kernel, fw, x, case, dtype, device)
     except LayoutMismatch as mismatch:
         return CaseResult("layout", message=str(mismatch))
     except Exception as error:  # the kernel's own failure is a finding, reported in full
@@ -226,13 +228,36 @@ def _short_path(path: str) -> str:
 def merged_halves(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
                   device: str) -> dict[str, np.ndarray]:
     """Out and lse of the keys split in two, each half run alone, merged by log-sum-exp."""
-    split = 1 + np.random.default_rng(case.seed).integers(case.n_k - 1)
-    halves = [call(kernel, fw, _keys(x, part), case, dtype, device, ("out",))
-              for part in (slice(0, split), slice(split, None))]
-    (o1, l1), (o2, l2) = ((h["out"], h["lse"][..., None]) for h in halves)
+    (o1, l1), (o2, l2) = ((h["out"], h["lse"][..., None])
+                          for h in _halves(kernel, fw, x, case, dtype, device))
     top = np.maximum(l1, l2)
     w1, w2 = np.exp(l1 - top), np.exp(l2 - top)
     return {"out": (w1 * o1 + w2 * o2) / (w1 + w2), "lse": (top + np.log(w1 + w2))[..., 0]}
+
+
+def _halves(kernel, fw, x: Inputs, case: Case, dtype: str, device: str) -> list[dict]:
+    split = split_point(case)
+    return [call(kernel, fw, _keys(x, part), case, dtype, device, ("out",))
+            for part in (slice(0, split), slice(split, None))]
+
+
+def merged_by_kernel(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
+                     device: str) -> dict[str, np.ndarray]:
+    """Out and lse of the keys split in two, each half run alone, merged by the kernel's own
+    ``merge(o1, lse1, o2, lse2)``, which gets the halves as the kernel returned them."""
+    arguments = []
+    for half in _halves(kernel, fw, x, case, dtype, device):
+        arguments.append(fw.put(to_layout(half["out"], _letters(kernel, "out")), dtype, device))
+        arguments.append(fw.put(_lse_to_layout(kernel, half["lse"]), dtype, device))
+    out, lse = kernel.merge(*arguments)
+    b, h, n_q, _ = x.q.shape
+    return {"out": _read(fw, out, kernel, "out", (b, h, n_q, x.v.shape[3])),
+            "lse": _read(fw, lse, kernel, "lse", (b, h, n_q, 1))[..., 0]}
+
+
+def _lse_to_layout(kernel: Kernel, lse: np.ndarray) -> np.ndarray:
+    letters = _letters(kernel, "lse")
+    return np.squeeze(to_layout(lse[..., None], letters), axis=letters.index("d"))
 
 
 def _keys(x: Inputs, part: slice) -> Inputs:

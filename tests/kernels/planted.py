@@ -1,4 +1,4 @@
-"""Planted attention kernels in NumPy: ``correct`` and nineteen variants, each correct on
+"""Planted attention kernels in NumPy: ``correct`` and twenty variants, each correct on
 Gaussian inputs at a fixed shape and wrong in exactly one property of the kernel check.
 
 The table ``PLANTED`` names, for each, the property that must catch it and the fewest keys a
@@ -41,6 +41,7 @@ class Bugs:
     mqa_dkv_first_head: bool = False
     tiles_by_count: bool = False
     bias_scaled_too: bool = False
+    merge_no_max_shift: bool = False
 
 
 def _repeat_heads(q, k, bugs: Bugs):
@@ -209,6 +210,22 @@ def _visited_by_count(keep):
     return np.repeat(np.repeat(visited, TILE, axis=-2), TILE, axis=-1)[..., :n_q, :n_k]
 
 
+def merge(o1, lse1, o2, lse2, *, bugs: Bugs = Bugs()):
+    """Two halves' (out, lse) merged into the whole's, in float32: each weighted by
+    exp(lse - the larger lse), a row both halves leave empty kept at zeros and -inf."""
+    dtype = o1.dtype
+    o1, o2, l1, l2 = (np.asarray(a, dtype=np.float32) for a in (o1, o2, lse1, lse2))
+    top = np.maximum(l1, l2)
+    empty = np.isneginf(top)
+    shift = np.zeros_like(top) if bugs.merge_no_max_shift else np.where(empty, 0, top)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        w1, w2 = np.exp(l1 - shift), np.exp(l2 - shift)
+        total = w1 + w2
+        out = (w1[..., None] * o1 + w2[..., None] * o2) / np.where(empty, 1, total)[..., None]
+        lse = np.log(total) + shift
+    return out.astype(dtype), lse.astype(dtype)
+
+
 def kernel(name: str, **bugs) -> Kernel:
     flaws = Bugs(**bugs)
 
@@ -218,10 +235,13 @@ def kernel(name: str, **bugs) -> Kernel:
     def vjp(q, k, v, g, **keywords):
         return attention_vjp(q, k, v, g, bugs=flaws, **keywords)
 
+    def merged(o1, lse1, o2, lse2):
+        return merge(o1, lse1, o2, lse2, bugs=flaws)
+
     return Kernel(name=name, fn=forward, framework="numpy", layout="bhsd", mask=("bool", "bias"),
                   causal_argument="causal", scale_argument="scale", fully_masked="zeros",
                   fully_masked_lse="-inf", causal_alignment="lower_right", gradients=vjp,
-                  returns_lse=True, gqa=True,
+                  returns_lse=True, merge=merged, gqa=True,
                   dtypes=("float32",), compute_dtype="float32")
 
 
@@ -248,6 +268,7 @@ PLANTED = {
     "mqa_dkv_first_head": ("mqa", 16),
     "tiles_by_count": ("tile_masks", 4 * 128),  # three query tiles, one of them skipped
     "bias_scaled_too": ("bias", 16),
+    "merge_no_max_shift": ("merge", 16),
 }
 
 for _name in PLANTED:
