@@ -44,6 +44,10 @@ GARBAGE = ("nan", "inf", "-inf", "huge")
 # finite biases added to the scores: ALiBi's linear distance penalty (per-head slopes),
 # Gaussian ones (relative-position-like, sd 4), and large ones of either sign (10^2 to 10^4)
 BIASES = ("alibi", "gaussian", "large")
+# how q, k and v sit in memory when not fresh packed arrays: a slice of the feature axis of a
+# fused QKV projection, or stored with the sequence axis outermost (sbhd) and seen through a
+# transposed view
+MEMORY = ("fused_qkv", "sequence_first")
 # gaps between the two halves' log-sum-exps in a split-KV merge: "gap:c" adds c (times a
 # weight in [1/2, 1] per row) to the scores of the second half's keys only
 GAPS = ("gap:30", "gap:-30", "gap:1e4", "gap:-1e4", "gap:overflow", "gap:-overflow")
@@ -72,6 +76,7 @@ class Case:
     tile: int = 16  # the tile of the tile patterns
     bias: str | None = None  # a finite bias added to the scores
     mask_kind: str | None = None  # which of the kernel's mask kinds (None: its first)
+    memory: str | None = None  # q, k, v as views of other memory (None: packed arrays)
     seed: int = 0
 
     def to_json(self) -> str:
@@ -342,8 +347,8 @@ def tiled_cases(draw, patterns=TILE_PATTERNS):
 @st.composite
 def cases(draw, *, n_q=None, n_k=None, d_k=None, d_v=None, batch=None, heads=None,
           group=None, mask=None, causal_flag=None, fill=None, offset=None, scale=None,
-          mask_dtype=None, garbage=None, bias=None, mask_kind=None, same_lengths=False,
-          same_dims=True):
+          mask_dtype=None, garbage=None, bias=None, mask_kind=None, memory=None,
+          same_lengths=False, same_dims=True):
     """A :class:`Case`; each argument, when given, is the strategy of that field."""
     def pick(strategy, default):
         return draw(default if strategy is None else strategy)
@@ -364,5 +369,6 @@ def cases(draw, *, n_q=None, n_k=None, d_k=None, d_v=None, batch=None, heads=Non
         scale=pick(scale, st.one_of(st.none(), st.sampled_from([0.5, 1.0, 2.0]))),
         mask_dtype=pick(mask_dtype, st.none()), garbage=pick(garbage, st.none()),
         bias=pick(bias, st.none()), mask_kind=pick(mask_kind, st.none()),
+        memory=pick(memory, st.none()),
         seed=draw(st.integers(0, 2**32 - 1)),
     )

@@ -13,6 +13,7 @@ from ._cases import (
     BLOCK_EDGES,
     GAPS,
     GARBAGE,
+    MEMORY,
     cases,
     lengths,
     offsets,
@@ -78,6 +79,14 @@ def _merge_masks(kernel: Kernel):
         return st.just("none")
     return st.sampled_from(("half_masked", "half_masked", "none", "random", "padding",
                             "fully_masked"))
+
+
+def _has_strides(kernel: Kernel) -> str | None:
+    from ._frameworks import framework
+
+    if framework(kernel.framework).permute is None:
+        return f"{kernel.framework} arrays have no strides to vary"
+    return None
 
 
 def _gradient(name: str, title: str) -> Property:
@@ -155,6 +164,11 @@ PROPERTIES = (
     Property("causal_nq_ne_nk", "causal mask with n_q ≠ n_k (alignment)",
              lambda k: cases(**_causal(k)).filter(lambda c: c.n_q != c.n_k), _everything,
              lambda k: None if k.takes_causal else "takes no causal flag", kind="alignment"),
+    Property("memory_layout", "q, k, v as strided views: slices of a fused QKV, sbhd "
+             "transposed; batch ≥ 2, head dims to 256",
+             lambda k: cases(memory=st.sampled_from(MEMORY), batch=st.integers(2, 3),
+                             d_k=st.one_of(st.integers(1, 8), st.sampled_from((64, 128, 256)))),
+             _everything, _has_strides),
     Property("gqa", "grouped-query heads (2 or more K/V heads)",
              lambda k: cases(heads=st.integers(2, 3), group=st.integers(2, 4)), _everything,
              lambda k: None if k.gqa else "grouped-query heads not declared", kind="heads"),

@@ -100,7 +100,8 @@ def run_case(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
 def call(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, device: str,
          outputs) -> dict[str, np.ndarray]:
     """The kernel's outputs as canonical float64 arrays (out, lse, dq, dk, dv as asked)."""
-    put = {a: fw.put(to_layout(x.passed(a), _letters(kernel, a)), dtype, device)
+    put = {a: _placed(fw, to_layout(x.passed(a), _letters(kernel, a)), dtype, device,
+                      case.memory, "qkv".index(a), _letters(kernel, a))
            for a in "qkv"}
     keywords = _keywords(kernel, fw, x, case, dtype, device)
     forward = fw.bind(kernel.fn, keywords)
@@ -121,6 +122,22 @@ def call(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, devic
         for name, arg, like in zip(("dq", "dk", "dv"), "qkv", (x.q, x.k, x.v), strict=True):
             got[name] = _read(fw, grads[("dq", "dk", "dv").index(name)], kernel, arg, like.shape)
     return got
+
+
+def _placed(fw: Framework, array: np.ndarray, dtype: str, device: str, memory: str | None,
+            slot: int, letters: str):
+    """``array`` (in the kernel's layout) as the kernel receives it: a packed array, or a view
+    of other memory as ``memory`` says (slot 0, 1, 2 for q, k, v)."""
+    if memory is None:
+        return fw.put(array, dtype, device)
+    if memory == "fused_qkv":  # the slot-th third of a projection's features
+        n = array.shape[-1]
+        fused = np.random.default_rng(slot).standard_normal((*array.shape[:-1], 3 * n))
+        fused[..., slot * n:(slot + 1) * n] = array
+        return fw.put(fused, dtype, device)[..., slot * n:(slot + 1) * n]
+    stored = [letters.index("s"), *(i for i, c in enumerate(letters) if c != "s")]
+    packed = fw.put(np.ascontiguousarray(np.transpose(array, stored)), dtype, device)
+    return fw.permute(packed, [stored.index(i) for i in range(len(letters))])
 
 
 def _first_of_pair(result):

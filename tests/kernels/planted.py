@@ -1,4 +1,4 @@
-"""Planted attention kernels in NumPy: ``correct`` and twenty variants, each correct on
+"""Planted attention kernels in NumPy: ``correct`` and twenty-one variants, each correct on
 Gaussian inputs at a fixed shape and wrong in exactly one property of the kernel check.
 
 The table ``PLANTED`` names, for each, the property that must catch it and the fewest keys a
@@ -42,6 +42,7 @@ class Bugs:
     tiles_by_count: bool = False
     bias_scaled_too: bool = False
     merge_no_max_shift: bool = False
+    packed_batch_stride: bool = False
 
 
 def _repeat_heads(q, k, bugs: Bugs):
@@ -146,9 +147,27 @@ def _online(s, keep, bugs: Bugs, block: int = 4):
         return a.astype(np.float32), (np.log(total) + running)[..., 0]
 
 
+def _packed_batch(array):
+    """``array`` as read by a loop that steps from one batch element to the next by the
+    packed size of one (heads x sequence x features), whatever its real stride."""
+    step = int(np.prod(array.shape[1:])) * array.itemsize
+    if array.shape[0] == 1 or array.strides[0] == step:
+        return array
+    base = array if array.base is None else array.base
+    start = array.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    reach = start + (array.shape[0] - 1) * step + array.itemsize + sum(
+        (n - 1) * s for n, s in zip(array.shape[1:], array.strides[1:], strict=True))
+    if reach > base.nbytes:
+        raise IndexError("the packed batch stride reads past the end of the buffer")
+    return np.lib.stride_tricks.as_strided(array, array.shape, (step, *array.strides[1:]),
+                                           writeable=False)
+
+
 def attention(q, k, v, mask=None, causal=False, scale=None, *, bugs: Bugs = Bugs()):
     """Attention in layout bhsd, float32 inside; returns (out, lse) in the inputs' dtype."""
     dtype = q.dtype
+    if bugs.packed_batch_stride:
+        q, k, v = (_packed_batch(a) for a in (q, k, v))
     q, k, v = (np.asarray(a, dtype=np.float32) for a in (q, k, v))
     scale = _scale(q, v, scale, bugs)
     k, v = _repeat_heads(q, k, bugs), _repeat_heads(q, v, bugs)
@@ -269,6 +288,7 @@ PLANTED = {
     "tiles_by_count": ("tile_masks", 4 * 128),  # three query tiles, one of them skipped
     "bias_scaled_too": ("bias", 16),
     "merge_no_max_shift": ("merge", 16),
+    "packed_batch_stride": ("memory_layout", 16),
 }
 
 for _name in PLANTED:
