@@ -46,7 +46,8 @@ class Kernel:
             (any finite value added to the score, -inf drops), passed as the keyword
             ``mask_argument`` with shape (batch, heads, n_q, n_k); a tuple of kinds for a
             kernel that tells them apart by dtype (e.g. ``("bool", "bias")``).
-        mask_dtype: dtype of an additive or bias mask (default: the inputs' dtype).
+        mask_dtype: dtype of an additive or bias mask; "inputs": the inputs' dtype only; None:
+            the inputs' dtype, float32 or float64.
         bias_argument: the keyword of a finite bias (batch, heads, n_q, n_k) taken apart from
             the mask (None: no such keyword).
         bias_scaled: the kernel multiplies the bias by its scale too, softmax(scale (QKᵀ + B)),
@@ -128,7 +129,7 @@ class Kernel:
             self._choose("compute_dtype", dtype, DTYPES)
         self._require(len(self.dtypes) > 0, "dtypes", "names no dtype")
         if self.mask_dtype is not None:
-            self._choose("mask_dtype", self.mask_dtype, (*DTYPES, "bool"))
+            self._choose("mask_dtype", self.mask_dtype, (*DTYPES, "bool", "inputs"))
         ok = self.gradients in (None, "autodiff") or callable(self.gradients)
         self._require(ok, "gradients", "must be 'autodiff', a callable or None")
         self._require(not (self.gradients == "autodiff" and self.framework == "numpy"),

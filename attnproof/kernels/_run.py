@@ -177,6 +177,8 @@ def _mask_kind(kernel: Kernel, case: Case) -> str:
 
 
 def _mask_dtype(kernel: Kernel, case: Case, dtype: str) -> str:
+    if kernel.mask_dtype == "inputs":
+        return dtype
     return kernel.mask_dtype or case.mask_dtype or dtype
 
 
