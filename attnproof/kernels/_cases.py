@@ -48,6 +48,9 @@ BIASES = ("alibi", "gaussian", "large")
 # fused QKV projection, or stored with the sequence axis outermost (sbhd) and seen through a
 # transposed view
 MEMORY = ("fused_qkv", "sequence_first")
+# soft-capping values c of c·tanh(s/c): from one that bends every score to ones that bend
+# only large scores (Gemma 2 uses 50 on attention scores)
+SOFTCAPS = (1.0, 5.0, 30.0, 50.0)
 # gaps between the two halves' log-sum-exps in a split-KV merge: "gap:c" adds c (times a
 # weight in [1/2, 1] per row) to the scores of the second half's keys only
 GAPS = ("gap:30", "gap:-30", "gap:1e4", "gap:-1e4", "gap:overflow", "gap:-overflow")
@@ -77,6 +80,7 @@ class Case:
     bias: str | None = None  # a finite bias added to the scores
     mask_kind: str | None = None  # which of the kernel's mask kinds (None: its first)
     memory: str | None = None  # q, k, v as views of other memory (None: packed arrays)
+    softcap: float | None = None  # the soft-capping value c passed to the kernel
     seed: int = 0
 
     def to_json(self) -> str:
@@ -348,7 +352,7 @@ def tiled_cases(draw, patterns=TILE_PATTERNS):
 def cases(draw, *, n_q=None, n_k=None, d_k=None, d_v=None, batch=None, heads=None,
           group=None, mask=None, causal_flag=None, fill=None, offset=None, scale=None,
           mask_dtype=None, garbage=None, bias=None, mask_kind=None, memory=None,
-          same_lengths=False, same_dims=True):
+          softcap=None, same_lengths=False, same_dims=True):
     """A :class:`Case`; each argument, when given, is the strategy of that field."""
     def pick(strategy, default):
         return draw(default if strategy is None else strategy)
@@ -369,6 +373,6 @@ def cases(draw, *, n_q=None, n_k=None, d_k=None, d_v=None, batch=None, heads=Non
         scale=pick(scale, st.one_of(st.none(), st.sampled_from([0.5, 1.0, 2.0]))),
         mask_dtype=pick(mask_dtype, st.none()), garbage=pick(garbage, st.none()),
         bias=pick(bias, st.none()), mask_kind=pick(mask_kind, st.none()),
-        memory=pick(memory, st.none()),
+        memory=pick(memory, st.none()), softcap=pick(softcap, st.none()),
         seed=draw(st.integers(0, 2**32 - 1)),
     )

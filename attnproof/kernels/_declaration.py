@@ -55,6 +55,12 @@ class Kernel:
         causal_argument, causal_value: the keyword (and value) that asks for causal masking.
         scale_argument: the keyword of the score scale (None: the kernel always uses
             1/sqrt(d_k), so the check never asks for another).
+        score_mod: what the kernel does to each score (scaled, bias added) before its
+            softmax, as mathematics: ``score_mod(score, batch, head, i, j)`` called with SymPy
+            symbols returns a SymPy expression (e.g. ``lambda s, b, h, i, j: s - (i - j) ** 2
+            / 8``); the kernel applies its own implementation in every call.
+        softcap_argument: the keyword of a soft-capping value c (scores become c·tanh(s/c));
+            None: the kernel takes none.
         fully_masked: what the kernel claims a row with every key masked returns: "zeros",
             "mean_v" (uniform weights over all keys) or "nan"; None: not declared.
         fully_masked_lse: what the lse of such a row is: "-inf" (the log of an empty sum),
@@ -88,6 +94,8 @@ class Kernel:
     mask_dtype: str | None = None
     bias_argument: str | None = None
     bias_scaled: bool = False
+    score_mod: Callable | None = None
+    softcap_argument: str | None = None
     causal_argument: str | None = None
     causal_value: Any = True
     scale_argument: str | None = "scale"
@@ -136,6 +144,14 @@ class Kernel:
                       "gradients", "NumPy has no autodiff: pass a vjp callable")
         self._require(self.merge is None or (callable(self.merge) and self.returns_lse),
                       "merge", "must be a callable, of a kernel that returns its lse")
+        if self.score_mod is not None:
+            self._require(callable(self.score_mod), "score_mod", "is not callable")
+            try:
+                self.modification()
+            except Exception as error:  # noqa: BLE001 -- any failure is the declaration's
+                raise KernelError(self.name, "score_mod",
+                                  f"must take SymPy symbols (score, batch, head, i, j) and "
+                                  f"return a SymPy expression of them: {error}") from error
         for argument in ARGUMENTS:
             normalized_layout(self.layout_of(argument), self.name, f"layout[{argument}]")
         normalized_layout(self.lse_layout + "d", self.name, "lse_layout")
@@ -163,6 +179,16 @@ class Kernel:
     @property
     def shares_one_kv_head(self) -> bool:
         return self.gqa or self.mqa
+
+    def modification(self, softcap: float | None = None):
+        """The ScoreMod of a case: the declared score_mod, else soft-capping at ``softcap``,
+        else None."""
+        from ._score_mod import from_callable
+        from ._score_mod import softcap as capped
+
+        if self.score_mod is not None:
+            return from_callable(self.score_mod)
+        return None if softcap is None else capped(softcap)
 
     @property
     def mask_kinds(self) -> tuple[str, ...]:

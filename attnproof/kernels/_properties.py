@@ -14,6 +14,7 @@ from ._cases import (
     GAPS,
     GARBAGE,
     MEMORY,
+    SOFTCAPS,
     cases,
     lengths,
     offsets,
@@ -86,6 +87,16 @@ def _has_strides(kernel: Kernel) -> str | None:
 
     if framework(kernel.framework).permute is None:
         return f"{kernel.framework} arrays have no strides to vary"
+    return None
+
+
+def _halves_run_alone(kernel: Kernel) -> str | None:
+    """Why the keys cannot be split in two and each half run alone, if they cannot."""
+    if not kernel.returns_lse:
+        return "returns no log-sum-exp"
+    modification = kernel.modification()
+    if modification is not None and modification.reads_positions:
+        return "its score_mod reads positions, which a half of the keys sees shifted"
     return None
 
 
@@ -178,13 +189,25 @@ PROPERTIES = (
              kind="heads"),
     Property("split_kv", "split-KV merge by log-sum-exp",
              lambda k: cases(n_k=st.integers(2, 16)), lambda k: ("out", "lse"),
-             lambda k: None if k.returns_lse else "returns no log-sum-exp", kind="split_kv"),
+             _halves_run_alone, kind="split_kv"),
     Property("merge", "the kernel's own split-KV merge: masks, a fully masked half, lse gaps",
              lambda k: cases(n_k=st.one_of(st.integers(2, 16), st.sampled_from(BLOCK_EDGES)),
                              mask=_merge_masks(k), offset=st.one_of(st.none(),
                                                                     st.sampled_from(GAPS))),
              lambda k: ("out", "lse"),
-             lambda k: None if k.merge is not None else "declares no merge", kind="merge"),
+             lambda k: "declares no merge" if k.merge is None else _halves_run_alone(k),
+             kind="merge"),
+    Property("softcap", "soft-capping c·tanh(s/c), c from 1 to 50, with masks and offsets",
+             lambda k: cases(softcap=st.sampled_from(SOFTCAPS), mask=_any_mask(k),
+                             causal_flag=st.just(not k.takes_mask), same_lengths=True,
+                             offset=st.one_of(st.none(), st.sampled_from(("1e4", "-1e4")))),
+             _everything,
+             lambda k: None if k.softcap_argument is not None else "takes no soft-capping"),
+    Property("score_mod", "the declared score_mod at several batches, heads and positions",
+             lambda k: cases(batch=st.integers(1, 3), heads=st.integers(1, 3), mask=_any_mask(k),
+                             causal_flag=st.just(not k.takes_mask), same_lengths=True),
+             _everything,
+             lambda k: None if k.score_mod is not None else "declares no score_mod"),
 )
 
 

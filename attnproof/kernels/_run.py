@@ -70,6 +70,7 @@ def run_case(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
     if prop.kind == "alignment":
         alignment = "lower_right"  # zeroes the upstream gradient of rows either alignment masks
     x = _with_bias(kernel, instance(case, dtype, compute, alignment), case, dtype)
+    x = dataclasses.replace(x, score_mod=kernel.modification(case.softcap))
     try:
         got = call(kernel, fw, x, case, dtype, device, outputs)
         if prop.kind == "split_kv":
@@ -169,6 +170,8 @@ def _keywords(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
                                                _mask_dtype(kernel, case, dtype), device)
     if bias is not None and kind != "bias":
         keywords[kernel.bias_argument] = fw.put(bias, dtype, device)
+    if case.softcap is not None:
+        keywords[kernel.softcap_argument] = case.softcap
     return keywords
 
 

@@ -35,6 +35,8 @@ class Inputs:
     given: dict | None = None
     # the finite term added to each score (b, h, n_q, n_k) after the kernel's scale rule
     bias: np.ndarray | None = None
+    # a modification of each score (bias included) before the softmax (a ScoreMod)
+    score_mod: object | None = None
 
     @property
     def group(self) -> int:
@@ -71,6 +73,8 @@ def _statements():
 def truth(x: Inputs, outputs=OUTPUTS) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per output, (value, magnitude) in float64, canonical layout: the magnitude is the same
     sum taken over absolute values of its terms (see :func:`magnitudes`)."""
+    if x.score_mod is not None:
+        return _truth_modified(x, outputs)
     b, h, n_q, d_k = x.q.shape
     k, v = (np.repeat(a, x.group, axis=1) for a in (x.k, x.v))
     q, k, d = _with_bias_features(x, k)
@@ -89,6 +93,54 @@ def truth(x: Inputs, outputs=OUTPUTS) -> dict[str, tuple[np.ndarray, np.ndarray]
             value = _sum_groups(value, x.group)
         result[name] = (value, sizes_of_terms[name])
     return result
+
+
+@functools.cache
+def _softmax_statements():
+    """The masked softmax A, the output O and dS = ∂L/∂S of the masking statements, with the
+    scores S an input: where a score modification sits between the scores and the softmax."""
+    from attnproof import Defined, masked_softmax
+    from attnproof.numeric import compile_expression
+    from attnproof.theorems import attention_backward as bw
+    from attnproof.theorems import masking as mk
+
+    i, j, n, b = mk.i, mk.j, mk.n, mk.b
+    a = Defined("A", (i, j), masked_softmax(mk.S[i, j], mk.M[i, j], j))
+    o = Defined("O", (i, b), bw.total(a[i, j] * bw.V[j, b], j))
+    ds = Defined("dS", (i, j), a[i, j] * (bw.dA[i, j] - bw.total(a[i, n] * bw.dA[i, n], n)))
+    return {
+        "weights": compile_expression(a[i, j], (i, j), inputs=(mk.S, mk.M), definitions=(a,)),
+        "out": compile_expression(o[i, b], (i, b), inputs=(mk.S, bw.V, mk.M),
+                                  definitions=(a, o)),
+        "ds": compile_expression(ds[i, j], (i, j), inputs=(mk.S, bw.V, bw.G, mk.M),
+                                 definitions=(a, bw.dA, ds)),
+    }
+
+
+def _truth_modified(x: Inputs, outputs) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The truth under a score modification f: O and dS at the modified scores f(S) from the
+    statements, and dQ, dK by the chain rule through f' (the derivative of the declared f)."""
+    b, h, n_q, _ = x.q.shape
+    k, v = (np.repeat(a, x.group, axis=1) for a in (x.k, x.v))
+    modified, slope = x.score_mod.on(_raw_scores(x, k))
+    arrays = {"S": _flat(modified), "V": _flat(v), "G": _flat(x.g),
+              "M": _flat(x.keep.astype(np.float64))}
+    sizes = {"batch": b * h, "n_q": n_q, "n_k": k.shape[2], "d_v": v.shape[3]}
+    compiled = _softmax_statements()
+
+    def run(name):
+        value = np.asarray(compiled[name](np, arrays, sizes))
+        return value.reshape(b, h, *value.shape[1:])
+
+    ds = run("ds") * slope if set(outputs) & {"dq", "dk"} else None
+    values = {
+        "out": lambda: run("out"),
+        "dq": lambda: x.scale * np.einsum("bhqk,bhkd->bhqd", ds, k),
+        "dk": lambda: _sum_groups(x.scale * np.einsum("bhqk,bhqd->bhkd", ds, x.q), x.group),
+        "dv": lambda: _sum_groups(np.einsum("bhqk,bhqd->bhkd", run("weights"), x.g), x.group),
+    }
+    sizes_of_terms = magnitudes(x)
+    return {name: (values[name](), sizes_of_terms[name]) for name in outputs}
 
 
 def _with_bias_features(x: Inputs, k: np.ndarray):
@@ -112,6 +164,8 @@ def magnitudes(x: Inputs) -> dict[str, np.ndarray]:
     a = _weights(x, k)
     da = np.einsum("bhqd,bhkd->bhqk", np.abs(x.g), np.abs(v))
     ds = a * (da + np.sum(a * da, axis=-1, keepdims=True))
+    if x.score_mod is not None:
+        ds = ds * x.score_mod.slope_sensitivity(_raw_scores(x, k))
     return {"out": np.einsum("bhqk,bhkd->bhqd", a, np.abs(v)),
             "dq": x.scale * np.einsum("bhqk,bhkd->bhqd", ds, np.abs(k)),
             "dk": _sum_groups(x.scale * np.einsum("bhqk,bhqd->bhkd", ds, np.abs(x.q)), x.group),
@@ -126,6 +180,9 @@ def condition(x: Inputs) -> dict[str, np.ndarray]:
     sizes = abs(x.scale) * np.einsum("bhqd,bhkd->bhqk", np.abs(x.q), np.abs(k))
     if x.bias is not None:
         sizes = sizes + np.abs(x.bias)
+    if x.score_mod is not None:  # a score's rounding passes through f', then f's own
+        modified, slope = x.score_mod.on(_raw_scores(x, k))
+        sizes = sizes * np.abs(slope) + np.abs(modified)
     sizes = np.where(x.keep, sizes, 0.0)
     per_query = 1.0 + np.max(sizes, axis=-1, initial=0.0)
     per_key = 1.0 + np.max(_max_groups(np.max(sizes, axis=-2, initial=0.0), x.group), axis=2)
@@ -167,10 +224,16 @@ def _sum_groups(array: np.ndarray, group: int) -> np.ndarray:
     return array.reshape(b, h // group, group, *array.shape[2:]).sum(axis=2)
 
 
-def _scores(x: Inputs, k):
+def _raw_scores(x: Inputs, k):
     """The scores in float64, bias included (k repeated over each group)."""
     scores = x.scale * np.einsum("bhqd,bhkd->bhqk", x.q, k)
     return scores if x.bias is None else scores + x.bias
+
+
+def _scores(x: Inputs, k):
+    """The scores the softmax sees: modified when the kernel modifies them."""
+    scores = _raw_scores(x, k)
+    return scores if x.score_mod is None else x.score_mod.on(scores)[0]
 
 
 # -- the plain reference at a declared precision -------------------------------------------------
@@ -192,6 +255,10 @@ def reference(x: Inputs, compute: str, output: str, outputs=OUTPUTS) -> dict[str
     s = r(scale * r(np.einsum("bhqd,bhkd->bhqk", q, k)))
     if x.bias is not None:
         s = r(s + r(x.bias))
+    slope = None
+    if x.score_mod is not None:
+        modified, slope = x.score_mod.on(s)
+        s, slope = r(modified), r(slope)
     top = np.max(np.where(x.keep, s, -np.inf), axis=-1, keepdims=True)
     shifted = np.where(x.keep, r(s - np.where(np.isfinite(top), top, 0)), 0)  # masked: unused
     e = np.where(x.keep, r(np.exp(shifted)), 0).astype(work)
@@ -204,6 +271,8 @@ def reference(x: Inputs, compute: str, output: str, outputs=OUTPUTS) -> dict[str
     if set(outputs) & {"dq", "dk", "dv"}:
         da = r(np.einsum("bhqd,bhkd->bhqk", g, v))
         ds = r(a * r(da - r(np.sum(r(a * da), axis=-1, keepdims=True))))
+        if slope is not None:
+            ds = r(ds * slope)
         values["dq"] = r(scale * r(np.einsum("bhqk,bhkd->bhqd", ds, k)))
         values["dk"] = _sum_groups(r(scale * r(np.einsum("bhqk,bhqd->bhkd", ds, q))), x.group)
         values["dv"] = _sum_groups(r(np.einsum("bhqk,bhqd->bhkd", a, g)), x.group)

@@ -1,4 +1,4 @@
-"""Planted attention kernels in NumPy: ``correct`` and twenty-one variants, each correct on
+"""Planted attention kernels in NumPy: ``correct`` and twenty-two variants, each correct on
 Gaussian inputs at a fixed shape and wrong in exactly one property of the kernel check.
 
 The table ``PLANTED`` names, for each, the property that must catch it and the fewest keys a
@@ -43,6 +43,7 @@ class Bugs:
     bias_scaled_too: bool = False
     merge_no_max_shift: bool = False
     packed_batch_stride: bool = False
+    softcap_no_slope: bool = False
 
 
 def _repeat_heads(q, k, bugs: Bugs):
@@ -85,19 +86,21 @@ def _split_mask(mask):
     return keep, np.where(keep, mask, 0).astype(np.float32)
 
 
-def _scores(q, k, scale, bias, bugs: Bugs):
+def _scores(q, k, scale, bias, bugs: Bugs, softcap=None):
     with np.errstate(over="ignore", invalid="ignore"):
         s = np.einsum("bhqd,bhkd->bhqk", q, k)
         if bias is None:
-            return scale * s
-        if bugs.bias_scaled_too:  # the bias added before the scale instead of after it
-            return scale * (s + bias)
-        return scale * s + bias
+            s = scale * s
+        elif bugs.bias_scaled_too:  # the bias added before the scale instead of after it
+            s = scale * (s + bias)
+        else:
+            s = scale * s + bias
+    return s if softcap is None else (softcap * np.tanh(s / softcap)).astype(np.float32)
 
 
-def _weights(q, k, keep, scale, bugs: Bugs, bias=None):
+def _weights(q, k, keep, scale, bugs: Bugs, bias=None, softcap=None):
     """Softmax weights and log-sum-exp, in float32."""
-    s = _scores(q, k, scale, bias, bugs)
+    s = _scores(q, k, scale, bias, bugs, softcap)
     if bugs.masked_block_nan:  # a running max over blocks of 4 keys, started at -inf
         return _online(s, keep, bugs)
     if bugs.sentinel_fill:
@@ -163,7 +166,8 @@ def _packed_batch(array):
                                            writeable=False)
 
 
-def attention(q, k, v, mask=None, causal=False, scale=None, *, bugs: Bugs = Bugs()):
+def attention(q, k, v, mask=None, causal=False, scale=None, softcap=None, *,
+              bugs: Bugs = Bugs()):
     """Attention in layout bhsd, float32 inside; returns (out, lse) in the inputs' dtype."""
     dtype = q.dtype
     if bugs.packed_batch_stride:
@@ -175,7 +179,7 @@ def attention(q, k, v, mask=None, causal=False, scale=None, *, bugs: Bugs = Bugs
     keep = _keep(q, k, mask, causal, bugs)
     if not bugs.garbage_leak:
         k, v = _unused_zeroed(k, v, keep)
-    a, lse = _weights(q, k, keep, scale, bugs, bias)
+    a, lse = _weights(q, k, keep, scale, bugs, bias, softcap)
     return np.einsum("bhqk,bhkd->bhqd", a, v).astype(dtype), lse.astype(dtype)
 
 
@@ -185,7 +189,8 @@ def _scale(q, v, scale, bugs: Bugs):
     return np.float32((v if bugs.scale_by_dv else q).shape[-1] ** -0.5)
 
 
-def attention_vjp(q, k, v, g, mask=None, causal=False, scale=None, *, bugs: Bugs = Bugs()):
+def attention_vjp(q, k, v, g, mask=None, causal=False, scale=None, softcap=None, *,
+                  bugs: Bugs = Bugs()):
     """(dq, dk, dv) of sum(g * out)."""
     dtype, group = q.dtype, q.shape[1] // k.shape[1]
     q, k, v, g = (np.asarray(x, dtype=np.float32) for x in (q, k, v, g))
@@ -195,16 +200,19 @@ def attention_vjp(q, k, v, g, mask=None, causal=False, scale=None, *, bugs: Bugs
     keep = _keep(q, k_, mask, causal, bugs)
     if not bugs.garbage_leak:
         k_, v_ = _unused_zeroed(k_, v_, keep)
-    a, _ = _weights(q, k_, keep, scale, bugs, bias)
+    a, _ = _weights(q, k_, keep, scale, bugs, bias, softcap)
     da = np.einsum("bhqd,bhkd->bhqk", g, v_)
     ds = a * (da - np.sum(a * da, axis=-1, keepdims=True))
+    if softcap is not None and not bugs.softcap_no_slope:  # through c·tanh(s/c): 1 - tanh²
+        capped = _scores(q, k_, scale, bias, bugs, softcap) / softcap
+        ds = ds * (1 - capped * capped)
     dq = (1 if bugs.dq_missing_scale else scale) * np.einsum("bhqk,bhkd->bhqd", ds, k_)
     if bugs.tiles_by_count:  # dK, dV only see the query tiles their key tile visits
         visited = _visited_by_count(keep)
         a, ds = a * visited, ds * visited
     dk = scale * np.einsum("bhqk,bhqd->bhkd", a * da if bugs.dk_no_rowsum else ds, q)
-    a_v = _weights(q, k_, np.ones_like(keep), scale, bugs, bias)[0] if bugs.dv_ignores_mask \
-        else a
+    a_v = _weights(q, k_, np.ones_like(keep), scale, bugs, bias, softcap)[0] \
+        if bugs.dv_ignores_mask else a
     dv = np.einsum("bhqk,bhqd->bhkd", a_v, g)
     b, h = dk.shape[:2]
     if bugs.mqa_dkv_first_head and k.shape[1] == 1:  # the one K/V head's gradient: head 0's
@@ -258,9 +266,9 @@ def kernel(name: str, **bugs) -> Kernel:
         return merge(o1, lse1, o2, lse2, bugs=flaws)
 
     return Kernel(name=name, fn=forward, framework="numpy", layout="bhsd", mask=("bool", "bias"),
-                  causal_argument="causal", scale_argument="scale", fully_masked="zeros",
-                  fully_masked_lse="-inf", causal_alignment="lower_right", gradients=vjp,
-                  returns_lse=True, merge=merged, gqa=True,
+                  causal_argument="causal", scale_argument="scale", softcap_argument="softcap",
+                  fully_masked="zeros", fully_masked_lse="-inf", causal_alignment="lower_right",
+                  gradients=vjp, returns_lse=True, merge=merged, gqa=True,
                   dtypes=("float32",), compute_dtype="float32")
 
 
@@ -289,6 +297,7 @@ PLANTED = {
     "bias_scaled_too": ("bias", 16),
     "merge_no_max_shift": ("merge", 16),
     "packed_batch_stride": ("memory_layout", 16),
+    "softcap_no_slope": ("softcap", 16),
 }
 
 for _name in PLANTED:

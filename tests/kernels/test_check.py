@@ -288,3 +288,52 @@ def test_a_kernel_declared_gqa_that_shares_one_head_only_is_a_declaration_error(
     declared = check_kernel(_variant(fn=_one_kv_head_only, gradients=None, gqa=False, mqa=True),
                             properties=["gqa", "mqa"], examples=10)
     assert [c.status for c in declared.cells] == ["n/a", "conforms"]
+
+
+# -- score modifications -------------------------------------------------------------------------
+
+
+def test_the_truth_through_an_identity_score_mod_is_the_statements_truth():
+    from attnproof.kernels._score_mod import from_callable
+
+    rng = np.random.default_rng(3)
+    b, h, kv, n_q, n_k, d_k, d_v = 2, 4, 2, 5, 7, 3, 6
+    x = Inputs(rng.standard_normal((b, h, n_q, d_k)), rng.standard_normal((b, kv, n_k, d_k)),
+               rng.standard_normal((b, kv, n_k, d_v)), rng.random((b, h, n_q, n_k)) < 0.7,
+               rng.standard_normal((b, h, n_q, d_v)), 0.7)
+    through = truth(dataclasses.replace(x, score_mod=from_callable(_identity)))
+    for name, (value, _) in truth(x).items():
+        np.testing.assert_allclose(through[name][0], value, rtol=1e-12, atol=1e-12,
+                                   err_msg=name)
+
+
+def _identity(score, batch, head, i, j):
+    return score
+
+
+def _distance_penalty(score, batch, head, i, j):
+    return score - (head + 1) * (i - j) ** 2 / 8
+
+
+def _penalised(q, k, v, mask=None, scale=None, **keywords):
+    """Scores minus (head + 1)(i - j)²/8, through a bias (its own score_mod)."""
+    h, n_q, n_k = q.shape[1], q.shape[2], k.shape[2]
+    i, j = np.arange(n_q)[:, None], np.arange(n_k)[None, :]
+    penalty = -(np.arange(h)[:, None, None] + 1) * (i - j) ** 2 / 8
+    bias = np.broadcast_to(penalty, (q.shape[0], h, n_q, n_k)).astype(np.float32)
+    float_mask = np.where(np.ones(bias.shape, bool) if mask is None else mask, bias, -np.inf)
+    return planted.attention(q, k, v, mask=float_mask.astype(np.float32), scale=scale)
+
+
+def test_a_kernel_with_its_declared_score_mod_conforms_and_another_mod_fails():
+    kernel = _variant(fn=_penalised, score_mod=_distance_penalty, gradients=None,
+                      causal_argument=None, merge=None, softcap_argument=None, mask="bool")
+    result = check_kernel(kernel, properties=["score_mod", "forward", "split_kv"], examples=10)
+    assert [c.status for c in result.cells] == ["conforms", "conforms", "n/a"], result.cells
+    wrong = dataclasses.replace(kernel, score_mod=_identity)
+    assert check_kernel(wrong, properties=["score_mod"], examples=10).cells[0].status == "fails"
+
+
+def test_a_score_mod_that_is_not_sympy_is_a_declaration_error():
+    with pytest.raises(KernelError, match="score_mod: must take SymPy symbols"):
+        _variant(score_mod=lambda score, batch, head, i, j: np.tanh(score))
