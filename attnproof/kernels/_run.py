@@ -300,14 +300,24 @@ def _heads_declared_wrongly(kernel: Kernel, fw: Framework, case: Case, dtype: st
     another sharing: its head sharing is a declaration to fix, not a bug to report."""
     shared = f"{case.kv_heads} K/V head{'s' if case.kv_heads > 1 else ''} for {case.heads} " \
              "query heads"
-    if case.kv_heads > 1 and _runs(kernel, fw, dataclasses.replace(case, kv_heads=1), dtype,
-                                   device):
+    if case.kv_heads > 1 and _only_runs(kernel, fw, case, 1, dtype, device):
         return (f"declaration: raised with {shared} but runs with one K/V head: the kernel "
                 "shares a single K/V head only (declare mqa=True, gqa=False)")
-    if _runs(kernel, fw, dataclasses.replace(case, kv_heads=case.heads), dtype, device):
+    if _only_runs(kernel, fw, case, case.heads, dtype, device):
         return (f"declaration: raised with {shared} but runs with as many K/V heads as query "
                 "heads: the kernel shares no K/V head (declare gqa=False, mqa=False)")
     return None
+
+
+def _only_runs(kernel: Kernel, fw: Framework, case: Case, kv_heads: int, dtype: str,
+               device: str) -> bool:
+    """Whether the kernel runs ``case`` with ``kv_heads`` K/V heads where it raises with the
+    case's own, both at the case's sizes and at plain ones (4 of each, no mask): a kernel that
+    raises at some shapes for other reasons is not read as sharing heads otherwise."""
+    plain = dataclasses.replace(case, n_q=4, n_k=4, d_k=4, d_v=4, mask="none",
+                                causal_flag=False)
+    return all(_runs(kernel, fw, dataclasses.replace(c, kv_heads=kv_heads), dtype, device)
+               for c in (case, plain)) and not _runs(kernel, fw, plain, dtype, device)
 
 
 def _runs(kernel: Kernel, fw: Framework, case: Case, dtype: str, device: str) -> bool:
