@@ -101,13 +101,17 @@ def _halves_run_alone(kernel: Kernel) -> str | None:
 
 
 def block_edge_lengths():
-    """(n_q, n_k): one of them at a block edge (to 1025) and the other small, or both at
-    edges up to 257. A case costs n_q n_k; a bug at one axis's edge needs only that axis
-    there, and one at the corner of both shows at the smaller edges too."""
-    edges, smaller_edges = st.sampled_from(BLOCK_EDGES), st.sampled_from(
-        [n for n in BLOCK_EDGES if n <= 257])
-    return st.one_of(st.tuples(small_lengths(4), st.one_of(small_lengths(8), edges)),
-                     st.tuples(edges, small_lengths(8)), st.tuples(smaller_edges, smaller_edges))
+    """(n_q, n_k), each small or at a block edge, but not both past 257: a case costs
+    n_q n_k, and a bug at one axis's edge needs only that axis there (many rows against 1,023
+    keys still come: an accumulation error 4 rows may miss shows there, measured on MLX at
+    63 x 1023)."""
+    shorter = [n for n in BLOCK_EDGES if n <= 257]
+
+    def with_queries(n_k: int):
+        edges = BLOCK_EDGES if n_k <= 257 else shorter
+        return st.tuples(st.one_of(small_lengths(4), st.sampled_from(edges)), st.just(n_k))
+
+    return st.one_of(small_lengths(8), st.sampled_from(BLOCK_EDGES)).flatmap(with_queries)
 
 
 def _gradient(name: str, title: str) -> Property:
