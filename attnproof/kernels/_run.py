@@ -9,9 +9,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._cases import Case, causal_keep, fully_masked_rows, instance, split_point
-from ._declaration import Kernel, from_layout, layout_shape, normalized_layout, to_layout
-from ._frameworks import Framework, numpy_dtype, rounded
+from ._call import LayoutMismatch, call, with_bias
+from ._cases import Case, causal_keep, fully_masked_rows, instance
+from ._declaration import Kernel
+from ._frameworks import Framework, numpy_dtype
+from ._heads import heads_declared_wrongly
+from ._split import merged_by_kernel, merged_halves
 from ._truth import Inputs, condition, reference, truth, truth_lse
 
 # A kernel conforms when its worst absolute error is at most LIMIT times the plain reference's
@@ -52,10 +55,6 @@ class CaseResult:
         return self.status in ("fail", "raised", "layout", "declaration")
 
 
-class LayoutMismatch(Exception):
-    pass
-
-
 def eps(dtype: str) -> float:
     import ml_dtypes
 
@@ -69,7 +68,7 @@ def run_case(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
     alignment = kernel.causal_alignment or "upper_left"
     if prop.kind == "alignment":
         alignment = "lower_right"  # zeroes the upstream gradient of rows either alignment masks
-    x = _with_bias(kernel, instance(case, dtype, compute, alignment), case, dtype)
+    x = with_bias(kernel, instance(case, dtype, compute, alignment), case, dtype)
     x = dataclasses.replace(x, score_mod=kernel.modification(case.softcap))
     try:
         got = call(kernel, fw, x, case, dtype, device, outputs)
@@ -81,7 +80,7 @@ def run_case(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
         return CaseResult("layout", message=str(mismatch))
     except Exception as error:  # the kernel's own failure is a finding, reported in full
         if prop.kind == "heads":
-            mismatch = _heads_declared_wrongly(kernel, fw, case, dtype, device)
+            mismatch = heads_declared_wrongly(kernel, fw, case, dtype, device)
             if mismatch is not None:
                 return CaseResult("declaration", message=f"{mismatch}\n{_raised(error)}")
         return CaseResult("raised", message=_raised(error))
@@ -93,140 +92,6 @@ def run_case(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
     judged = _judge(kernel, x, got, dtype, compute, outputs, conventions)
     judged.conventions = conventions
     return judged
-
-
-# -- calling the kernel --------------------------------------------------------------------------
-
-
-def call(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, device: str,
-         outputs) -> dict[str, np.ndarray]:
-    """The kernel's outputs as canonical float64 arrays (out, lse, dq, dk, dv as asked)."""
-    put = {a: _placed(fw, to_layout(x.passed(a), _letters(kernel, a)), dtype, device,
-                      case.memory, "qkv".index(a), _letters(kernel, a))
-           for a in "qkv"}
-    keywords = _keywords(kernel, fw, x, case, dtype, device)
-    forward = fw.bind(kernel.fn, keywords)
-
-    result = forward(put["q"], put["k"], put["v"])
-    out, lse = result if kernel.returns_lse else (result, None)
-    b, h, n_q, _ = x.q.shape
-    got = {"out": _read(fw, out, kernel, "out", (b, h, n_q, x.v.shape[3]))}
-    if lse is not None:
-        got["lse"] = _read(fw, lse, kernel, "lse", (b, h, n_q, 1))[..., 0]
-    if set(outputs) & {"dq", "dk", "dv"}:
-        g = fw.put(to_layout(x.g, _letters(kernel, "out")), dtype, device)
-        if kernel.gradients == "autodiff":
-            first = _first_of_pair if kernel.returns_lse else _itself
-            grads = fw.gradients(kernel.fn, keywords, first)(put["q"], put["k"], put["v"], g)
-        else:
-            grads = kernel.gradients(put["q"], put["k"], put["v"], g, **keywords)
-        for name, arg, like in zip(("dq", "dk", "dv"), "qkv", (x.q, x.k, x.v), strict=True):
-            got[name] = _read(fw, grads[("dq", "dk", "dv").index(name)], kernel, arg, like.shape)
-    return got
-
-
-def _placed(fw: Framework, array: np.ndarray, dtype: str, device: str, memory: str | None,
-            slot: int, letters: str):
-    """``array`` (in the kernel's layout) as the kernel receives it: a packed array, or a view
-    of other memory as ``memory`` says (slot 0, 1, 2 for q, k, v)."""
-    if memory is None:
-        return fw.put(array, dtype, device)
-    if memory == "fused_qkv":  # the slot-th third of a projection's features
-        n = array.shape[-1]
-        fused = np.random.default_rng(slot).standard_normal((*array.shape[:-1], 3 * n))
-        fused[..., slot * n:(slot + 1) * n] = array
-        return fw.put(fused, dtype, device)[..., slot * n:(slot + 1) * n]
-    stored = [letters.index("s"), *(i for i, c in enumerate(letters) if c != "s")]
-    packed = fw.put(np.ascontiguousarray(np.transpose(array, stored)), dtype, device)
-    return fw.permute(packed, [stored.index(i) for i in range(len(letters))])
-
-
-def _first_of_pair(result):
-    return result[0]
-
-
-def _itself(result):
-    return result
-
-
-def _letters(kernel: Kernel, argument: str) -> str:
-    if argument == "lse":
-        return normalized_layout(kernel.lse_layout + "d")
-    return normalized_layout(kernel.layout_of(argument))
-
-
-def _keywords(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
-              device: str) -> dict:
-    keywords = dict(kernel.keywords)
-    if kernel.scale_argument is not None and case.scale is not None:
-        keywords[kernel.scale_argument] = x.scale
-    kind = _mask_kind(kernel, case)
-    bias = (x.given or {}).get("bias")
-    if case.causal_flag:
-        keywords[kernel.causal_argument] = kernel.causal_value
-    elif case.mask != "none" or (bias is not None and kind == "bias"):
-        in_mask = bias if kind == "bias" else None
-        keywords[kernel.mask_argument] = _mask(kernel, fw, x.keep, kind, in_mask,
-                                               _mask_dtype(kernel, case, dtype), device)
-    if bias is not None and kind != "bias":
-        keywords[kernel.bias_argument] = fw.put(bias, dtype, device)
-    if case.softcap is not None:
-        keywords[kernel.softcap_argument] = case.softcap
-    return keywords
-
-
-def _mask_kind(kernel: Kernel, case: Case) -> str:
-    return case.mask_kind or kernel.mask_kinds[0]
-
-
-def _mask_dtype(kernel: Kernel, case: Case, dtype: str) -> str:
-    if kernel.mask_dtype == "inputs":
-        return dtype
-    return kernel.mask_dtype or case.mask_dtype or dtype
-
-
-def _mask(kernel: Kernel, fw: Framework, keep: np.ndarray, kind: str, bias, dtype: str,
-          device: str):
-    """The mask of ``kind``: the keep-mask itself, or -inf where it drops a key and the bias
-    (or 0) where it keeps one."""
-    if kind == "bool":
-        return fw.put(keep, "bool", device)
-    return fw.put(np.where(keep, 0.0 if bias is None else bias, -np.inf), dtype, device)
-
-
-def _with_bias(kernel: Kernel, x: Inputs, case: Case, dtype: str) -> Inputs:
-    """``x`` with its drawn bias rounded to the format the kernel receives it in, and the term
-    the scores get from it by the kernel's scale rule."""
-    drawn = (x.given or {}).get("bias")
-    if drawn is None:
-        return x
-    kind = _mask_kind(kernel, case)
-    passed = rounded(drawn, _mask_dtype(kernel, case, dtype) if kind == "bias" else dtype)
-    added = passed * x.scale if kernel.bias_scaled else passed
-    return dataclasses.replace(x, given={**x.given, "bias": passed}, bias=added)
-
-
-def _read(fw: Framework, array, kernel: Kernel, argument: str, canonical) -> np.ndarray:
-    value = fw.get(array)
-    letters = _letters(kernel, argument)
-    if argument == "lse" and value.ndim == len(letters) - 1:
-        value = value[..., None]
-    expected = layout_shape(tuple(canonical), letters)
-    if value.shape != expected:
-        raise LayoutMismatch(_layout_message(argument, kernel, letters, expected, value.shape,
-                                             canonical))
-    return from_layout(value, letters, tuple(canonical))
-
-
-def _layout_message(argument, kernel, letters, expected, actual, canonical) -> str:
-    import itertools
-
-    readings = ["".join(p) for p in itertools.permutations(letters)
-                if layout_shape(tuple(canonical), "".join(p)) == tuple(actual)]
-    declared = kernel.lse_layout if argument == "lse" else kernel.layout_of(argument)
-    guess = f", which reads as layout {' or '.join(map(repr, readings))}" if readings else ""
-    return (f"{argument}: expected layout {declared!r}, shape {tuple(expected)}; got shape "
-            f"{tuple(actual)}{guess}")
 
 
 def _raised(error: BaseException) -> str:
@@ -245,88 +110,6 @@ def _short_path(path: str) -> str:
         return path.split("site-packages" + os.sep, 1)[1]
     relative = os.path.relpath(path)
     return path if relative.startswith("..") else relative
-
-
-def merged_halves(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
-                  device: str) -> dict[str, np.ndarray]:
-    """Out and lse of the keys split in two, each half run alone, merged by log-sum-exp."""
-    (o1, l1), (o2, l2) = ((h["out"], h["lse"][..., None])
-                          for h in _halves(kernel, fw, x, case, dtype, device))
-    top = np.maximum(l1, l2)
-    w1, w2 = np.exp(l1 - top), np.exp(l2 - top)
-    return {"out": (w1 * o1 + w2 * o2) / (w1 + w2), "lse": (top + np.log(w1 + w2))[..., 0]}
-
-
-def _halves(kernel, fw, x: Inputs, case: Case, dtype: str, device: str) -> list[dict]:
-    split = split_point(case)
-    return [call(kernel, fw, _keys(x, part), case, dtype, device, ("out",))
-            for part in (slice(0, split), slice(split, None))]
-
-
-def merged_by_kernel(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
-                     device: str) -> dict[str, np.ndarray]:
-    """Out and lse of the keys split in two, each half run alone, merged by the kernel's own
-    ``merge(o1, lse1, o2, lse2)``, which gets the halves as the kernel returned them."""
-    arguments = []
-    for half in _halves(kernel, fw, x, case, dtype, device):
-        arguments.append(fw.put(to_layout(half["out"], _letters(kernel, "out")), dtype, device))
-        arguments.append(fw.put(_lse_to_layout(kernel, half["lse"]), dtype, device))
-    out, lse = kernel.merge(*arguments)
-    b, h, n_q, _ = x.q.shape
-    return {"out": _read(fw, out, kernel, "out", (b, h, n_q, x.v.shape[3])),
-            "lse": _read(fw, lse, kernel, "lse", (b, h, n_q, 1))[..., 0]}
-
-
-def _lse_to_layout(kernel: Kernel, lse: np.ndarray) -> np.ndarray:
-    letters = _letters(kernel, "lse")
-    return np.squeeze(to_layout(lse[..., None], letters), axis=letters.index("d"))
-
-
-def _keys(x: Inputs, part: slice) -> Inputs:
-    """``x`` with the keys in ``part`` only (axis 2 of K and V, the last of masks and biases)."""
-    given = {a: array[..., part] if a == "bias" else array[:, :, part]
-             for a, array in (x.given or {}).items()}
-    return dataclasses.replace(x, k=x.k[:, :, part], v=x.v[:, :, part], keep=x.keep[..., part],
-                               given=given or None,
-                               bias=None if x.bias is None else x.bias[..., part])
-
-
-# -- heads ---------------------------------------------------------------------------------------
-
-
-def _heads_declared_wrongly(kernel: Kernel, fw: Framework, case: Case, dtype: str,
-                            device: str) -> str | None:
-    """Why a kernel that raised with shared K/V heads is declared wrongly, when it runs with
-    another sharing: its head sharing is a declaration to fix, not a bug to report."""
-    shared = f"{case.kv_heads} K/V head{'s' if case.kv_heads > 1 else ''} for {case.heads} " \
-             "query heads"
-    if case.kv_heads > 1 and _only_runs(kernel, fw, case, 1, dtype, device):
-        return (f"declaration: raised with {shared} but runs with one K/V head: the kernel "
-                "shares a single K/V head only (declare mqa=True, gqa=False)")
-    if _only_runs(kernel, fw, case, case.heads, dtype, device):
-        return (f"declaration: raised with {shared} but runs with as many K/V heads as query "
-                "heads: the kernel shares no K/V head (declare gqa=False, mqa=False)")
-    return None
-
-
-def _only_runs(kernel: Kernel, fw: Framework, case: Case, kv_heads: int, dtype: str,
-               device: str) -> bool:
-    """Whether the kernel runs ``case`` with ``kv_heads`` K/V heads where it raises with the
-    case's own, both at the case's sizes and at plain ones (4 of each, no mask): a kernel that
-    raises at some shapes for other reasons is not read as sharing heads otherwise."""
-    plain = dataclasses.replace(case, n_q=4, n_k=4, d_k=4, d_v=4, mask="none",
-                                causal_flag=False)
-    return all(_runs(kernel, fw, dataclasses.replace(c, kv_heads=kv_heads), dtype, device)
-               for c in (case, plain)) and not _runs(kernel, fw, plain, dtype, device)
-
-
-def _runs(kernel: Kernel, fw: Framework, case: Case, dtype: str, device: str) -> bool:
-    x = instance(case, dtype, kernel.compute_for(dtype))
-    try:
-        call(kernel, fw, x, case, dtype, device, ("out",))
-    except Exception:  # noqa: BLE001 -- any failure means this sharing does not run
-        return False
-    return True
 
 
 # -- judging -------------------------------------------------------------------------------------
