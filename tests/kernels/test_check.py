@@ -337,3 +337,26 @@ def test_a_kernel_with_its_declared_score_mod_conforms_and_another_mod_fails():
 def test_a_score_mod_that_is_not_sympy_is_a_declaration_error():
     with pytest.raises(KernelError, match="score_mod: must take SymPy symbols"):
         _variant(score_mod=lambda score, batch, head, i, j: np.tanh(score))
+
+
+# -- biases and mask kinds -----------------------------------------------------------------------
+
+
+def test_a_kernel_taking_boolean_and_float_masks_gets_both():
+    seen = []
+    result = check_kernel(planted.correct, properties=["mask", "bias"], examples=15,
+                          on_case=lambda case, dtype: seen.append((case.mask_kind, case.bias)))
+    assert result.ok, result.failures()
+    assert {"bool", "bias"} <= {kind for kind, _ in seen}
+    assert {"alibi", "gaussian", "large"} <= {bias for _, bias in seen}
+
+
+def test_a_kernel_that_scales_its_bias_conforms_when_it_declares_so():
+    declared = dataclasses.replace(planted.bias_scaled_too, bias_scaled=True)
+    assert check_kernel(declared, properties=["bias"], examples=15).cells[0].status == \
+        "conforms"
+
+
+def test_a_merge_needs_a_kernel_that_returns_its_lse():
+    with pytest.raises(KernelError, match="merge: must be a callable, of a kernel that returns"):
+        _variant(returns_lse=False)
