@@ -1,7 +1,8 @@
 """Cases aimed at how attention kernels break, and the instances they seed.
 
-Hypothesis draws the structure of a case (sizes, mask pattern, fill, score offset, scale, seed);
-a NumPy PRNG seeded from it fills the arrays, so a case replays from its JSON. Sizes shrink
+Hypothesis draws the structure of a case (sizes, mask or tile pattern, fill, score offset,
+scale, bias, garbage in unused K/V, memory layout, soft-capping, seed); a NumPy PRNG seeded
+from it fills the arrays, so a case replays from its JSON. Sizes shrink
 towards the small end: a shrunk counterexample needs more than 16 keys only when the bug does
 (a block boundary at 128 needs 129).
 """
