@@ -211,10 +211,11 @@ def _spec_of(kernel: Kernel) -> str | None:
 
 
 def _attribute_holding(module, kernel: Kernel) -> str | None:
-    if module.__name__ == "__main__" or getattr(module, "__file__", None) is None:
+    attributes = vars(module)  # not getattr: a module's own __getattr__ may load things
+    if attributes.get("__name__") == "__main__" or attributes.get("__file__") is None:
         return None  # a script or an interactive session: nothing to import it from
-    names = [n for n, value in vars(module).items() if value is kernel]
-    return f"{module.__name__}:{min(names)}" if names else None
+    names = [n for n, value in attributes.items() if value is kernel]
+    return f"{attributes['__name__']}:{min(names)}" if names else None
 
 
 def replay_command(spec: str | None, prop: str, dtype: str, device: str, case: Case) -> str:
