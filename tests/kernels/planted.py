@@ -1,4 +1,4 @@
-"""Planted attention kernels in NumPy: ``correct`` and twenty-two variants, each correct on
+"""Planted attention kernels in NumPy: ``correct`` and twenty-three variants, each correct on
 Gaussian inputs at a fixed shape and wrong in exactly one property of the kernel check.
 
 The table ``PLANTED`` names, for each, the property that must catch it and the fewest keys a
@@ -44,6 +44,7 @@ class Bugs:
     merge_no_max_shift: bool = False
     packed_batch_stride: bool = False
     softcap_no_slope: bool = False
+    softcap_after_mask: bool = False
 
 
 def _repeat_heads(q, k, bugs: Bugs):
@@ -104,7 +105,9 @@ def _weights(q, k, keep, scale, bugs: Bugs, bias=None, softcap=None):
     if bugs.masked_block_nan:  # a running max over blocks of 4 keys, started at -inf
         return _online(s, keep, bugs)
     if bugs.sentinel_fill:
-        return _sentinel_filled(s, keep)
+        return _filled_softmax(s, keep, SENTINEL)
+    if bugs.softcap_after_mask and softcap is not None:  # c·tanh(-inf / c) = -c: a finite fill
+        return _filled_softmax(s, keep, -softcap)
     top = np.max(np.where(keep, s, -np.inf), axis=-1, keepdims=True)
     if bugs.no_max_shift:
         top = np.zeros_like(top)
@@ -124,10 +127,10 @@ def _weights(q, k, keep, scale, bugs: Bugs, bias=None, softcap=None):
     return a.astype(np.float32), lse
 
 
-def _sentinel_filled(s, keep):
-    """Masked scores replaced by SENTINEL and the softmax taken over every key; rows with no
+def _filled_softmax(s, keep, fill: float):
+    """Masked scores replaced by ``fill`` and the softmax taken over every key; rows with no
     kept key are zeroed afterwards."""
-    filled = np.where(keep, s, np.float32(SENTINEL))
+    filled = np.where(keep, s, np.float32(fill))
     top = np.max(filled, axis=-1, keepdims=True)
     e = np.exp(filled - top)
     z = np.sum(e, axis=-1, keepdims=True)
@@ -298,6 +301,7 @@ PLANTED = {
     "merge_no_max_shift": ("merge", 16),
     "packed_batch_stride": ("memory_layout", 16),
     "softcap_no_slope": ("softcap", 16),
+    "softcap_after_mask": ("softcap", 16),
 }
 
 for _name in PLANTED:
