@@ -17,6 +17,7 @@ from attnproof import (
     Dim,
     ErrorBound,
     FirstOrderErrorBound,
+    Positive,
     Sizes,
     Source,
     Tensor,
@@ -102,4 +103,27 @@ attention_output_divided_last_error_bound = Theorem(
                      count=2 * n + 2 * c_exp, exponent=2 * u * spread(S[i, j], j),
                      relative_to="abs-scale"),
     inputs=(S, V),
+)
+
+
+# The online-softmax merge (67)–(68) of two halves of a row, each summarized by its maximum
+# m_h, its sum of exponentials l_h and its normalized output o_h: the merged output, divided
+# once at the end. Its error is bounded against its abs-scale, with |m1 − m2| entering as the
+# spread does for one row.
+halves = Dim("n_q", Sizes(1, 8))
+h = halves.index("h")
+m1, m2 = Tensor("m1", (halves,)), Tensor("m2", (halves,))
+l1, l2 = Tensor("l1", (halves,), Positive(1e-2, 1e3)), Tensor("l2", (halves,), Positive(1e-2, 1e3))
+o1, o2 = Tensor("o1", (halves, values)), Tensor("o2", (halves, values))
+merged_max = sp.Max(m1[h], m2[h])
+carried1, carried2 = sp.exp(m1[h] - merged_max) * l1[h], sp.exp(m2[h] - merged_max) * l2[h]
+
+online_softmax_merge_error_bound = Theorem(
+    name="online_softmax_merge_error_bound",
+    source=Source(TUTORIAL, "§10.1.1 Proposition (Online Softmax), in floating point",
+                  "(67)–(68)"),
+    claim=ErrorBound((carried1 * o1[h, e] + carried2 * o2[h, e]) / (carried1 + carried2),
+                     count=2 * c_exp + 6, exponent=2 * u * sp.Abs(m1[h] - m2[h]),
+                     relative_to="abs-scale"),
+    inputs=(m1, m2, l1, l2, o1, o2),
 )

@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 
 from attnproof.numeric import _evidence as evidence
 from attnproof.numeric._record import NumericStatus
+from attnproof.symbolic import Positive
 from attnproof.symbolic._vocabulary import ReduceMax
 from attnproof.symbolic.kinds import error_bound as kind
 
@@ -145,6 +146,9 @@ def _draw(theorem, sizes, pattern, scale, rng, numpy_dtype) -> dict:
             values = np.broadcast_to(values[..., :1], shape).copy()
         elif pattern == "one large":
             values[..., 0] += 8 * scale
+        if isinstance(tensor.domain, Positive):  # a sum of exponentials: log-uniform
+            low, high = np.log(tensor.domain.low), np.log(tensor.domain.high)
+            values = np.exp(rng.uniform(low, high, shape))
         # inputs are numbers of the format: the model assumes no error in them
         arrays[tensor.name] = values.astype(numpy_dtype).astype(np.float64)
     return arrays
@@ -228,9 +232,10 @@ class _Evaluation:
             relative = np.where(scale == 0, np.where(computed == 0, 0.0, np.inf), relative)
             # the wider evaluation's own rounding, by the same analysis at its unit roundoff
             slack = _bound_values(claim, sizes, arrays, float(np.finfo(wider).eps) / 2, 2,
-                                  self.theorem)
+                                  self.theorem, self.out)
         observed = relative.reshape(relative.shape[0], -1).max(axis=1)
-        bound = _bound_values(claim, sizes, arrays, model.u, model.c_exp, self.theorem)
+        bound = _bound_values(claim, sizes, arrays, model.u, model.c_exp, self.theorem,
+                              self.out)
         # outside the model (an intermediate overflows or underflows the format): no bound
         bound = np.where(watch.outside, np.nan, bound + slack)
         return Ratios(np.asarray(observed, np.float64), np.asarray(bound, np.float64),
@@ -265,7 +270,8 @@ class _Interpreter:
     def __init__(self, xp, arrays: dict, sizes: dict, out: list, watch=None,
                  magnitude: bool = False):
         self.xp, self.arrays, self.sizes = xp, arrays, sizes
-        self.axes = list(out)
+        # indices by name: substituting sizes rebuilds an index with numeric bounds
+        self.axes = [_name(i) for i in out]
         self.watch = watch  # called with every intermediate value (the exact evaluation's)
         # the abs-scale: every input outside exp and max by its absolute value
         self.magnitude = magnitude
@@ -300,6 +306,8 @@ class _Interpreter:
             return abs(float(expr)) if self.magnitude else float(expr)
         if isinstance(expr, sp.exp):
             return xp.exp(self._plain(lambda: self.eval(expr.args[0])))
+        if isinstance(expr, sp.Max):  # exact in any order
+            return self._plain(lambda: _fold(xp.maximum, [self.eval(a) for a in expr.args]))
         if isinstance(expr, ReduceMax):
             return self._plain(lambda: self._over(expr, lambda terms: xp.max(terms, axis=-1)))
         if isinstance(expr, sp.Sum):
@@ -315,7 +323,7 @@ class _Interpreter:
     def _over(self, expr, reduce):
         """Every term of a sum or maximum at once, along a new last axis, then reduced."""
         (index, _, _), = expr.limits
-        self.axes.append(index)
+        self.axes.append(_name(index))
         try:
             terms = self.eval(expr.function)
         finally:
@@ -348,7 +356,7 @@ class _Interpreter:
 
     def _entry(self, expr: sp.Indexed):
         """The tensor's entries with axes (batch, *self.axes), size 1 where it has none."""
-        indices = list(expr.indices)
+        indices = [_name(i) if isinstance(i, (sp.Idx, sp.Symbol)) else i for i in expr.indices]
         if any(index not in self.axes for index in indices):
             raise NotImplementedError(f"cannot evaluate {expr}: index arithmetic or constants")
         array = self.arrays[str(expr.base.label)]
@@ -363,6 +371,10 @@ class _Interpreter:
             else:
                 shape.append(1)
         return self.xp.reshape(value, tuple(shape))
+
+
+def _name(index) -> str:
+    return str(index.label) if isinstance(index, sp.Idx) else str(index)
 
 
 def _jax_left_to_right(terms):
@@ -384,7 +396,8 @@ def _fold(function, values):
     return result
 
 
-def _bound_values(claim, sizes, arrays, unit: float, c_exp: int, theorem) -> np.ndarray:
+def _bound_values(claim, sizes, arrays, unit: float, c_exp: int, theorem,
+                  out: list) -> np.ndarray:
     """B at every instance: the claim's bound with the sizes, the spreads (from the inputs,
     exactly), u and c_exp put in; NaN where count·u ≥ 1 (no rigorous bound there)."""
     symbols = {sp.Symbol(k, integer=True, positive=True): v for k, v in sizes.items()}
@@ -399,7 +412,7 @@ def _bound_values(claim, sizes, arrays, unit: float, c_exp: int, theorem) -> np.
     k = float(count.xreplace(symbols))
     if k * unit >= 1:
         return np.full(batch, np.nan)
-    x = _per_instance(exponent.xreplace(symbols), arrays)
+    x = _per_instance(exponent.xreplace(symbols), arrays, sizes, out)
     gamma = k * unit / (1 - k * unit)
     if isinstance(claim, kind.ErrorBound):
         # (1 + γ)·e^X − 1 without the cancellation of 1 − 1: γ + (1 + γ)(e^X − 1)
@@ -407,29 +420,30 @@ def _bound_values(claim, sizes, arrays, unit: float, c_exp: int, theorem) -> np.
     # first order: the claimed B plus the derived bound's remainder beyond its first-order
     # part, (1 + γ_k)e^X − 1 − (k·u + X) = (k·u)²/(1 − k·u) + (e^X − 1 − X) + γ_k(e^X − 1)
     remainder = (k * unit) ** 2 / (1 - k * unit) + (np.expm1(x) - x) + gamma * np.expm1(x)
-    return _per_instance(claim.bound.xreplace(symbols), arrays) + remainder
+    return _per_instance(claim.bound.xreplace(symbols), arrays, sizes, out) + remainder
 
 
-def _per_instance(expr: sp.Expr, arrays: dict) -> np.ndarray:
-    """An expression of spreads (max over a row of ±an input) as one value per instance: the
-    largest over the rows of each instance, since the bound must hold at every row."""
+def _per_instance(expr: sp.Expr, arrays: dict, sizes: dict, out: list) -> np.ndarray:
+    """A bound's data terms (spreads, |m1 − m2|, ...) evaluated from the inputs in float64 at
+    every entry, and the bound's largest value over the entries of each instance: it must hold
+    at every one of them."""
     batch = next(iter(arrays.values())).shape[0]
-    if not expr.atoms(ReduceMax):
+    data = _data_terms(expr)
+    if not data:
         return np.full(batch, float(expr))
-    replacements = {}
-    for node in expr.atoms(ReduceMax):
-        (index, _, _), = node.limits
-        function = node.function
-        base = next(iter(function.atoms(sp.Indexed)))
-        values = arrays[str(base.base.label)]
-        sign = -1.0 if (-function).is_Indexed else 1.0
-        position = list(base.indices).index(index) + 1
-        row_max = np.max(sign * values, axis=position)
-        replacements[node] = row_max.reshape(batch, -1)
-    names = {node: sp.Dummy("spread_part") for node in replacements}
+    interpreter = _Interpreter(np, arrays, sizes, out)
+    names = {node: sp.Dummy("data") for node in data}
     function = sp.lambdify(list(names.values()), expr.xreplace(names), "numpy")
-    per_row = function(*(replacements[node] for node in names))
-    return np.asarray(per_row, np.float64).reshape(batch, -1).max(axis=1)
+    values = function(*(interpreter.eval(node) for node in names))
+    values = np.broadcast_to(values, (batch, *(sizes[str(i.upper + 1)] for i in out)))
+    return np.asarray(values, np.float64).reshape(batch, -1).max(axis=1)
+
+
+def _data_terms(expr: sp.Expr) -> list:
+    """The largest subexpressions that read inputs: maxima over a row, and entries."""
+    if isinstance(expr, (ReduceMax, sp.Indexed)):
+        return [expr]
+    return list(dict.fromkeys(t for arg in expr.args for t in _data_terms(arg)))
 
 
 # -- settling -----------------------------------------------------------------------------------

@@ -97,6 +97,8 @@ def derive(expr: sp.Expr, dims: dict[str, sp.Symbol]) -> Relative | Absolute | S
     """The error of ``expr`` evaluated as written, under the rounding model (module docstring)."""
     if isinstance(expr, sp.Indexed) or isinstance(expr, ReduceMax) and _of_inputs(expr):
         return EXACT_POSITIVE if expr.is_positive else EXACT
+    if isinstance(expr, sp.Max) and all(isinstance(a, sp.Indexed) for a in expr.args):
+        return EXACT_POSITIVE if expr.is_positive else EXACT  # a maximum is exact
     if expr.is_Integer and expr > 0:
         return EXACT_POSITIVE
     if expr.is_number and expr.is_positive:
@@ -110,7 +112,7 @@ def derive(expr: sp.Expr, dims: dict[str, sp.Symbol]) -> Relative | Absolute | S
     if isinstance(expr, sp.Pow) and expr.exp == -1:
         return _relative(expr.base, dims, expr)  # a divisor must not cancel
     if isinstance(expr, sp.Add):
-        return _shift(expr)
+        return _shift(expr) if _is_shift(expr) else _terms(expr, dims)
     raise UnsupportedOperation(
         f"no rounding rule for {type(expr).__name__} in {expr}: the error analysis knows inputs, "
         "rowmax of inputs, x − rowmax(x), exp, sums of positive terms, products and quotients")
@@ -129,16 +131,39 @@ def _exp(argument: sp.Expr, dims) -> Relative:
     return Relative(c_exp, extra, positive=True)
 
 
-def _shift(expr: sp.Add) -> Absolute:
-    """x − max_l x_l of inputs: one subtraction of exact operands, |x − m| ≤ spread."""
+def _is_shift(expr: sp.Add) -> bool:
+    """x − max(...) of inputs: a score minus a running or row maximum."""
     terms = sp.Add.make_args(expr)
-    maxima = [t for t in terms if isinstance(-t, ReduceMax)]
-    others = [t for t in terms if not isinstance(-t, ReduceMax)]
-    if len(maxima) != 1 or len(others) != 1 or not isinstance(others[0], sp.Indexed):
-        raise UnsupportedOperation(f"a sum other than x − rowmax(x) of inputs: {expr}")
-    maximum = -maxima[0]
-    (index, _, _), = maximum.limits
-    return Absolute(u * spread(maximum.function, index))
+    return len(terms) == 2 and any(isinstance(-t, (ReduceMax, sp.Max)) for t in terms)
+
+
+def _shift(expr: sp.Add) -> Absolute:
+    """x − max of inputs: one subtraction of exact operands, off by u·|x − max|, which is at
+    most u·spread for a row maximum and u·|a − b| for x = a and max(a, b)."""
+    terms = sp.Add.make_args(expr)
+    maximum = next(-t for t in terms if isinstance(-t, (ReduceMax, sp.Max)))
+    x = next(t for t in terms if t != -maximum)
+    if not isinstance(x, sp.Indexed):
+        raise UnsupportedOperation(f"a shift of a computed value: {expr}")
+    if isinstance(maximum, ReduceMax):
+        (index, _, _), = maximum.limits
+        return Absolute(u * spread(maximum.function, index))
+    others = [a for a in maximum.args if a != x]
+    if len(maximum.args) != 2 or len(others) != 1:
+        raise UnsupportedOperation(f"x − max(...) with x not one of two arguments: {expr}")
+    return Absolute(u * sp.Abs(x - others[0]))
+
+
+def _terms(expr: sp.Add, dims) -> Relative | Scaled:
+    """A sum written out term by term, added left to right: one error per addition."""
+    errors = [derive(t, dims) for t in expr.args]
+    if any(isinstance(e, Absolute) for e in errors):
+        raise UnsupportedOperation(f"a sum of a value with an absolute error: {expr}")
+    count = sp.Max(*(e.count for e in errors)) + len(errors) - 1
+    exponent = sp.Max(*(e.exponent for e in errors))
+    if all(isinstance(e, Relative) and e.positive for e in errors):
+        return Relative(count, exponent, positive=True)
+    return Scaled(count, exponent)
 
 
 def _sum(expr: sp.Sum, dims) -> Relative | Scaled:
@@ -254,6 +279,10 @@ def _spreads_as_symbols(*exprs: sp.Expr) -> list[sp.Expr]:
         if negated in maxima and negated not in replacements and maximum not in replacements:
             spread_symbol = sp.Symbol(f"R_{len(replacements)}", nonnegative=True)
             replacements[negated] = spread_symbol - maximum
+    # a distance |a − b| between inputs is a nonnegative number too
+    distances = set().union(*(e.atoms(sp.Abs) for e in canonical))
+    replacements.update({d: sp.Symbol(f"D_{n}", nonnegative=True)
+                         for n, d in enumerate(sorted(distances, key=str))})
     return [sp.expand(e.xreplace(replacements)) for e in canonical]
 
 

@@ -96,6 +96,18 @@ def test_an_expression_the_analysis_has_no_rule_for_is_a_declaration_error():
                 inputs=(x,))
 
 
+def test_the_online_merge_is_bounded_with_the_gap_between_the_two_maxima():
+    result = prove(rounding.online_softmax_merge_error_bound)
+    assert result.status == "proved", result.method
+    assert "Abs(m1[h] - m2[h])" in result.method and "c_exp + 3" in result.method
+
+
+def test_the_online_merge_bound_holds_where_one_half_dominates():
+    record = check(rounding.online_softmax_merge_error_bound, "numpy", "float32", "cpu",
+                   profile="quick")
+    assert record.status == "passed", record.reason
+
+
 @pytest.mark.parametrize("name", ["attention_output_error_bound",
                                   "attention_output_divided_last_error_bound"])
 def test_the_attention_output_is_bounded_against_its_abs_scale(name):
