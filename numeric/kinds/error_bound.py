@@ -323,9 +323,13 @@ class _Interpreter:
     def _over(self, expr, reduce):
         """Every term of a sum or maximum at once, along a new last axis, then reduced."""
         (index, _, _), = expr.limits
+        function = expr.function
+        if _name(index) in self.axes:  # a bound index named as a free one (spread(S[i, j], j))
+            fresh = sp.Symbol(f"{_name(index)}_{len(self.axes)}", integer=True)
+            function, index = function.xreplace({index: fresh}), fresh
         self.axes.append(_name(index))
         try:
-            terms = self.eval(expr.function)
+            terms = self.eval(function)
         finally:
             self.axes.pop()
         return reduce(terms)

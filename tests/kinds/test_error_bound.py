@@ -102,6 +102,13 @@ def test_the_online_merge_is_bounded_with_the_gap_between_the_two_maxima():
     assert "Abs(m1[h] - m2[h])" in result.method and "c_exp + 3" in result.method
 
 
+@pytest.mark.parametrize("name", ["softmax_shifted_error_bound", "softmax_shifted_first_order"])
+def test_a_spread_over_the_free_index_of_the_entry_is_read_per_row(name):
+    # spread(S[i, j], j) binds j, the entry's own free index: the row's max − min
+    record = check(getattr(rounding, name), "numpy", "float32", "cpu", profile="quick")
+    assert record.status == "passed", record.reason
+
+
 def test_the_online_merge_bound_holds_where_one_half_dominates():
     record = check(rounding.online_softmax_merge_error_bound, "numpy", "float32", "cpu",
                    profile="quick")
