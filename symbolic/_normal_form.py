@@ -11,6 +11,9 @@ syntactically equal atoms:
   only when ``e`` provably lies in the range of ``k``;
 * ``exp`` of a sum becomes a product of exps; ``log`` of a product of positive factors becomes
   a sum of logs, ``log(exp(x))`` becomes ``x``;
+* ``cos`` and ``sin`` of a sum (or of an integer multiple) are written out by angle addition,
+  and every ``sin(x)**2`` becomes ``1 - cos(x)**2``, so a polynomial in the cosines and sines
+  of the same angles has one spelling;
 * bound indices are renamed canonically; sums over adjacent ranges are split at common points;
 * assumptions such as "p sums to 1" replace the matching sum by 1, and the entries of a 0/1
   mask obey what 0/1 entries do (``_MaskFacts``).
@@ -61,7 +64,10 @@ def residual(expr: sp.Expr, simplex_bases: Iterable[sp.IndexedBase] = (),
     atoms = _Atoms(frozenset(simplex_bases), masks)
     flat = atoms.atomize(expr)
     facts = _MaskFacts(masks, atoms)
-    reduced = sp.cancel(sp.together(facts.apply(sp.expand(flat))))
+    reduced = sp.cancel(sp.together(facts.apply(on_unit_circle(sp.expand(flat)))))
+    if reduced.has(sp.sin):  # cancelling can multiply sines together again
+        numerator, denominator = sp.fraction(reduced)
+        reduced = on_unit_circle(sp.expand(numerator)) / denominator
     if masks:  # cancelling can multiply mask entries together again
         numerator, denominator = sp.fraction(reduced)
         reduced = facts.apply(sp.expand(numerator), denominator) / denominator
@@ -146,6 +152,30 @@ def _same_row(entry: sp.Indexed, pattern: sp.Indexed, variable) -> sp.Expr | Non
     return entry.indices[position[0]]
 
 
+# A concrete range longer than this stays a sum (still exact, just not written out).
+_LARGEST_WRITTEN_OUT = 16
+
+
+def written_out(expr: sp.Expr) -> sp.Expr:
+    """``expr`` with every summation over a concrete range (integer bounds, as a dimension of
+    one declared size leaves) replaced by its terms, innermost first."""
+    if not isinstance(expr, sp.Basic) or not expr.args or isinstance(expr, (sp.Indexed, sp.Idx)):
+        return expr
+    args = [written_out(arg) for arg in expr.args]
+    if not isinstance(expr, sp.Sum):
+        return expr.func(*args)
+    function, kept = args[0], []
+    for variable, lower, upper in expr.limits:  # innermost first
+        bounds_of_kept = [b for _, lo, hi in kept for b in (lo, hi)]
+        concrete = lower.is_Integer and upper.is_Integer and upper - lower < _LARGEST_WRITTEN_OUT
+        if not concrete or any(b.has(variable) for b in bounds_of_kept):
+            kept.append((variable, lower, upper))
+            continue
+        values = range(int(lower), int(upper) + 1)
+        function = sp.Add(*(function.xreplace({variable: v}) for v in values))
+    return sp.Sum(function, *kept) if kept else function
+
+
 # -- the normal form ------------------------------------------------------------------------
 
 
@@ -160,6 +190,8 @@ def normalize(expr: sp.Expr, ranges: Mapping[sp.Symbol, Range]) -> sp.Expr:
         return _split_exp(args[0])
     if isinstance(expr, sp.log):
         return _split_log(args[0])
+    if isinstance(expr, (sp.cos, sp.sin)):
+        return _split_angle(expr.func, args[0])
     return expr.func(*args)
 
 
@@ -182,7 +214,7 @@ def _sum_over(function, variable, lower, upper, ranges) -> sp.Expr:
     if count.is_zero:
         return sp.S.Zero
     total = []
-    for term in sp.Add.make_args(sp.expand(function)):
+    for term in sp.Add.make_args(on_unit_circle(sp.expand(function))):
         total.append(_sum_term(term, variable, lower, upper, count, ranges))
     return sp.Add(*total)
 
@@ -295,6 +327,46 @@ def _split_log(argument: sp.Expr) -> sp.Expr:
     if isinstance(argument, sp.Pow) and _is_positive(argument.base) and argument.exp.is_real:
         return argument.exp * _split_log(argument.base)
     return sp.log(argument)
+
+
+# cos(k x) for an integer k is written out by angle addition up to this |k|; beyond, it stays
+# an atom of its own (the rewrite may then miss a proof, never fake one)
+_LARGEST_MULTIPLE = 8
+
+
+def _split_angle(function, argument: sp.Expr) -> sp.Expr:
+    """cos or sin of ``argument`` by angle addition, down to angles that are single terms
+    with no integer multiple: cos(a + b) = cos a cos b − sin a sin b,
+    sin(a + b) = sin a cos b + cos a sin b."""
+    terms = sp.Add.make_args(sp.expand(argument))
+    if len(terms) == 1:
+        coefficient, angle = terms[0].as_coeff_Mul()
+        if not (coefficient.is_Integer and 1 < abs(coefficient) <= _LARGEST_MULTIPLE):
+            return function(argument)
+        first, rest = sp.sign(coefficient) * angle, (coefficient - sp.sign(coefficient)) * angle
+    else:
+        first, rest = terms[0], sp.Add(*terms[1:])
+    cos_a, sin_a = _split_angle(sp.cos, first), _split_angle(sp.sin, first)
+    cos_b, sin_b = _split_angle(sp.cos, rest), _split_angle(sp.sin, rest)
+    if function is sp.cos:
+        return sp.expand(cos_a * cos_b - sin_a * sin_b)
+    return sp.expand(sin_a * cos_b + cos_a * sin_b)
+
+
+def on_unit_circle(expr: sp.Expr) -> sp.Expr:
+    """An expanded polynomial with every sin(x)**k (k ≥ 2) written as
+    sin(x)**(k mod 2) · (1 − cos(x)**2)**(k div 2), expanded: sines of degree at most one."""
+    def is_square_of_sine(e):
+        return (isinstance(e, sp.Pow) and isinstance(e.base, sp.sin) and e.exp.is_Integer
+                and e.exp >= 2)
+
+    def reduced(e):
+        k = int(e.exp)
+        return e.base ** (k % 2) * (1 - sp.cos(e.base.args[0]) ** 2) ** (k // 2)
+
+    if not expr.has(sp.sin):
+        return expr
+    return sp.expand(expr.replace(is_square_of_sine, reduced))
 
 
 def _is_positive(expr: sp.Expr) -> bool:
