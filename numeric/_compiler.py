@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from attnproof.symbolic import Defined, LogSumExp, Scalar, Softmax, Tensor
+from attnproof.symbolic import Defined, LogSumExp, Rotation, Scalar, Softmax, Tensor
 from attnproof.symbolic import ReduceMax as RowMax
 
 from ._emit import Emitter, Node, Pair, Target, Term, identifier, index_key
@@ -119,6 +119,7 @@ def _short(expr) -> str:
 # ``value_<name>``, ``scale_<name>`` and, where it raises e to a power, ``exponents_<name>``.
 NODE_KINDS: tuple[tuple[type, str], ...] = (
     (sp.Indexed, "indexed"),
+    (sp.Idx, "index"),
     (sp.Symbol, "symbol"),
     (sp.KroneckerDelta, "delta"),
     (sp.Add, "add"),
@@ -126,6 +127,9 @@ NODE_KINDS: tuple[tuple[type, str], ...] = (
     (sp.Pow, "pow"),
     (sp.exp, "exp"),
     (sp.log, "log"),
+    (sp.cos, "cos"),
+    (sp.sin, "sin"),
+    (Rotation, "rotation"),
     (sp.Abs, "abs"),
     (sp.Max, "max"),
     (sp.Min, "min"),

@@ -79,6 +79,27 @@ class ScaleRules:
         return self.combine(
             [self._abs_of(node.value), self.combine([a.scale, self._abs_of(a.value)], "/")], "+")
 
+    def scale_index(self, expr, node: Node) -> Term:
+        return node.value  # an exact count, 0, 1, …: its own magnitude
+
+    def scale_cos(self, expr: sp.cos, node: Node) -> Term:
+        return self._turn_scale(expr, node)
+
+    def scale_sin(self, expr: sp.sin, node: Node) -> Term:
+        return self._turn_scale(expr, node)
+
+    def _turn_scale(self, expr, node: Node) -> Term:
+        """|cos x| + S(x), likewise for sin: its own rounding, and a slope of at most 1."""
+        return self.combine([self._abs_of(node.value), self.visit(expr.args[0]).scale], "+")
+
+    def scale_rotation(self, expr, node: Node) -> Term:
+        """|cos| |δ| + |sin| |row − column|, each factor's scale as for a product."""
+        angle, row, column = expr.args
+        parts = node.parts
+        cos, sin = self.visit(sp.cos(angle)).scale, self.visit(sp.sin(angle)).scale
+        return self.combine([self.combine([cos, self._abs_of(parts["identity"])], "*"),
+                             self.combine([sin, self._abs_of(parts["turn"])], "*")], "+")
+
     def scale_abs(self, expr: sp.Abs, node: Node) -> Term:
         return self.visit(expr.args[0]).scale
 

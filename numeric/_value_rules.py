@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from attnproof.symbolic import Defined, LogSumExp, Softmax
+from attnproof.symbolic import Defined, LogSumExp, Rotation, Softmax
 
 from ._emit import Node, Term, factors_of, identifier, index_key
 from ._stable import KeptMax, ReduceMax
@@ -23,6 +23,12 @@ class ValueRules:
         self._use_symbol(expr)
         batched = expr.name in self.scalars and not self._is_integer(expr.name)
         return Node(Term(identifier(expr.name), (), batched))
+
+    def value_index(self, expr: sp.Idx) -> Node:
+        """An index used as a number (a position m in the angle m·θ): 0, 1, … along its axis."""
+        self._note_index(expr)
+        key = index_key(expr)
+        return Node(self.emit(f"xp.arange({self._size_code(key)}, dtype=dtype)", (key,), False))
 
     def value_indexed(self, expr: sp.Indexed) -> Node:
         name = str(expr.base.label)
@@ -130,6 +136,25 @@ class ValueRules:
                 expr = definition.body.xreplace(renaming)
         # log of a masked weight is -inf where masked: no fused log-softmax for it
         return expr if isinstance(expr, Softmax) and expr.mask == 1 else None
+
+    def value_cos(self, expr: sp.cos) -> Node:
+        a = self.visit(expr.args[0]).value
+        return Node(self.emit(f"xp.cos({a.code})", a.axes, a.batched))
+
+    def value_sin(self, expr: sp.sin) -> Node:
+        a = self.visit(expr.args[0]).value
+        return Node(self.emit(f"xp.sin({a.code})", a.axes, a.batched))
+
+    def value_rotation(self, expr: Rotation) -> Node:
+        """cos(angle) δ(row, column) + (row − column) sin(angle), the node's own expansion:
+        [[cos, −sin], [sin, cos]] over a pair's two coordinates."""
+        angle, row, column = expr.args
+        identity = self.visit(sp.KroneckerDelta(row, column)).value
+        turn = self.visit(row - column).value
+        cos, sin = self.visit(sp.cos(angle)).value, self.visit(sp.sin(angle)).value
+        parts = {"identity": identity, "turn": turn, "cos": cos, "sin": sin}
+        return Node(self.combine([self.combine([cos, identity], "*"),
+                                  self.combine([sin, turn], "*")], "+"), parts)
 
     def value_abs(self, expr: sp.Abs) -> Node:
         return Node(self._abs_of(self.visit(expr.args[0]).value))

@@ -31,6 +31,7 @@ from ._theorem import Theorem as Theorem
 from ._theorem import TheoremError as TheoremError
 from ._vocabulary import LogSumExp as LogSumExp
 from ._vocabulary import ReduceMax as ReduceMax
+from ._vocabulary import Rotation as Rotation
 from ._vocabulary import Softmax as Softmax
 from ._vocabulary import entropy as entropy
 from ._vocabulary import expectation as expectation
@@ -38,6 +39,8 @@ from ._vocabulary import fully_masked as fully_masked
 from ._vocabulary import kl as kl
 from ._vocabulary import lse as lse
 from ._vocabulary import masked_softmax as masked_softmax
+from ._vocabulary import rotate_half as rotate_half
+from ._vocabulary import rotation as rotation
 from ._vocabulary import rowmax as rowmax
 from ._vocabulary import rowsum as rowsum
 from ._vocabulary import softmax as softmax
@@ -132,6 +135,7 @@ __all__ = [
     "flat",
     "LogSumExp",
     "ReduceMax",
+    "Rotation",
     "Softmax",
     "entropy",
     "expectation",
@@ -139,6 +143,8 @@ __all__ = [
     "kl",
     "lse",
     "masked_softmax",
+    "rotate_half",
+    "rotation",
     "rowmax",
     "rowsum",
     "softmax",

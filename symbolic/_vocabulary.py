@@ -1,4 +1,5 @@
-"""Vocabulary of attention: softmax with inverse temperature, log-sum-exp, entropy, KL, rowsum.
+"""Vocabulary of attention: softmax with inverse temperature, log-sum-exp, entropy, KL, rowsum,
+and the plane rotations of rotary positions.
 
 ``Softmax`` and ``LogSumExp`` are SymPy nodes: they print as the tutorial writes them, expand to
 exp/log/Sum for the provers (``expand_vocabulary``), and the numeric compiler gives them their
@@ -11,6 +12,8 @@ import sympy as sp
 from sympy.concrete.expr_with_intlimits import ExprWithIntLimits
 from sympy.concrete.expr_with_limits import ExprWithLimits
 from sympy.printing.precedence import PRECEDENCE
+
+from ._language import TheoremError
 
 
 class Softmax(sp.Function):
@@ -127,6 +130,57 @@ class ReduceMax(ExprWithIntLimits):
         return rf"\max_{{{printer._print(index)}}} {printer.parenthesize(self.function, 60)}"
 
 
+class Rotation(sp.Function):
+    """``Rotation(angle, row, column)``: entry (row, column) of the plane rotation by ``angle``,
+    [[cos, −sin], [sin, cos]], its indices running over a dimension of size 2.
+
+    At concrete entries it is that entry; otherwise it expands to
+    cos(angle) δ(row, column) + (row − column) sin(angle), which is the same matrix for indices
+    in {0, 1} and the spelling the numeric compiler evaluates.
+    """
+
+    nargs = 3
+    is_real = True
+
+    @classmethod
+    def eval(cls, angle, row, column):
+        if not (row.is_Integer and column.is_Integer):
+            return None
+        if {int(row), int(column)} - {0, 1}:
+            raise TheoremError(f"rotation entry ({row}, {column}): a plane rotation has entries "
+                               "(0|1, 0|1) only; declare its axes with Sizes(2, 2)")
+        if row == column:
+            return sp.cos(angle)
+        return (row - column) * sp.sin(angle)
+
+    @property
+    def angle(self) -> sp.Expr:
+        return self.args[0]
+
+    def expand_node(self) -> sp.Expr:
+        angle, row, column = self.args
+        return sp.cos(angle) * sp.KroneckerDelta(row, column) + (row - column) * sp.sin(angle)
+
+    def _latex(self, printer):
+        row, column = (printer._print(a) for a in self.args[1:])
+        return rf"R\left({printer._print(self.angle)}\right)_{{{row} {column}}}"
+
+
+def rotation(angle: sp.Expr, row: sp.Idx, column: sp.Idx) -> Rotation:
+    """Entry (``row``, ``column``) of the 2×2 rotation by ``angle``; both indices run over a
+    dimension declared with ``Sizes(2, 2)`` (the two coordinates of one rotary pair)."""
+    return Rotation(sp.sympify(angle), row, column)
+
+
+def rotate_half(x: sp.Expr, over: sp.Idx) -> sp.Expr:
+    """rotate_half of rotary embeddings on one pair: (x₀, x₁) ↦ (−x₁, x₀), for ``x`` written at
+    the pair index ``over``: the rotation by π/2 applied to the pair."""
+    # the coordinate it reads from, c_r for a pair index c (no prime: code is generated from it)
+    bound = sp.Idx(sp.Dummy(f"{over.label}_r", integer=True), (over.lower, over.upper))
+    return sp.Sum(Rotation(sp.pi / 2, over, bound) * x.xreplace({over: bound}),
+                  (bound, over.lower, over.upper))
+
+
 def softmax(logits: sp.Expr, over: sp.Idx, beta: sp.Expr = sp.S.One) -> Softmax:
     """Softmax over index ``over`` at inverse temperature ``beta`` (the tutorial's (11), (16))."""
     return Softmax(logits, over, sp.sympify(beta), over.lower, over.upper)
@@ -179,6 +233,6 @@ def expand_vocabulary(expr: sp.Expr) -> sp.Expr:
     if not isinstance(expr, sp.Basic) or not expr.args:
         return expr
     rebuilt = expr.func(*(expand_vocabulary(arg) for arg in expr.args))
-    if isinstance(rebuilt, (Softmax, LogSumExp)):
+    if isinstance(rebuilt, (Softmax, LogSumExp, Rotation)):
         return rebuilt.expand_node()
     return rebuilt

@@ -261,3 +261,28 @@ def test_every_node_kind_has_a_value_rule_and_an_error_scale_rule():
     assert [k for k in kinds if not hasattr(rules, f"scale_{k}")] == []
     exponents = {n[len("exponents_"):] for n in dir(rules) if n.startswith("exponents_")}
     assert exponents - {"of"} <= set(kinds)
+
+
+@pytest.mark.parametrize("name", ["numpy", "jax", "mlx"])
+def test_rotary_rotation_matches_numpy_on_every_backend(name):
+    """R(j·t)_{ca} x_{ja}: cos and sin, an index used as a number, the rotation node."""
+    from attnproof.numeric._backends import backend, to_numpy, unavailable_reason
+    from attnproof.symbolic import Real, Scalar, Sizes, rotation
+
+    row = backend(name)
+    if unavailable_reason(row):
+        pytest.skip(unavailable_reason(row))
+    two = Dim("two", Sizes(2, 2))
+    c, b = two.indices("c b")
+    x, t = Tensor("x", (nk, two)), Scalar("t", Real(-3, 3))
+    expr = sp.Sum(rotation(j * t.symbol, c, b) * x[j, b], (b, 0, two.symbol - 1))
+    compiled = compile_expression(expr, (j, c), inputs=(x, t), target=row.target)
+    values = {"x": RNG.normal(size=(4, 5, 2)), "t": RNG.uniform(-3, 3, size=4)}
+    angle = np.arange(5)[None, :] * values["t"][:, None]
+    cos, sin = np.cos(angle), np.sin(angle)
+    turned = np.stack([cos * values["x"][..., 0] - sin * values["x"][..., 1],
+                       sin * values["x"][..., 0] + cos * values["x"][..., 1]], axis=-1)
+    xp = row.load()
+    arrays = {k: row.place(xp, v, "float32", None) for k, v in values.items()}
+    got = to_numpy(compiled(xp, arrays, {"batch": 4, "n_k": 5, "two": 2}))
+    np.testing.assert_allclose(got, turned, rtol=1e-5, atol=1e-5)
