@@ -1,0 +1,75 @@
+"""Rotary positions (RoPE): the identities that make a rotated query-key score relative.
+
+The README lists "Positional Encodings: RoPE, ALiBi, relative encodings" among its topics and
+cites Su et al. (2021), RoFormer, as reference 4, but none of the four documents writes these
+identities down: they are the cited paper's, stated here from outside the documents' text.
+
+Each query and key is split into P rotary pairs; pair p at position m is turned by the angle
+m·θ_p (R_m below). A pair's two coordinates are a dimension of the single size 2.
+"""
+
+import sympy as sp
+
+from attnproof import (
+    Defined,
+    Dim,
+    Equals,
+    Real,
+    Sizes,
+    Source,
+    Tensor,
+    Theorem,
+    rotate_half,
+    rotation,
+)
+
+from ._dims import README
+
+positions = Dim("N", Sizes(1, 8))
+pairs = Dim("P", Sizes(1, 4))
+plane = Dim("two", Sizes(2, 2))  # the two coordinates of one rotary pair
+m, n = positions.indices("m n")
+p = pairs.index("p")
+a, b, c = plane.indices("a b c")
+
+Q = Tensor("Q", (positions, pairs, plane))
+K = Tensor("K", (positions, pairs, plane))
+theta = Tensor("theta", (pairs,), Real(-3, 3))  # θ_p, one frequency per pair
+
+ROPE = Source(README, "Theory Deep Dives, 'Positional Encodings: RoPE'; reference 4 (Su et al. "
+              "2021)", "outside the documents: the identity is the cited paper's")
+
+
+def total(expr, *indices):
+    """Σ over every value of each index."""
+    return sp.Sum(expr, *((x, 0, x.upper) for x in indices))
+
+
+# (R_m q)_p: pair p of the query at position m, turned by m·θ_p
+Q_rotated = Defined("Qr", (m, p, c), total(rotation(m * theta[p], c, a) * Q[m, p, a], a),
+                    latex=r"(R_m q)")
+K_rotated = Defined("Kr", (n, p, c), total(rotation(n * theta[p], c, b) * K[n, p, b], b),
+                    latex=r"(R_n k)")
+
+rope_score_depends_on_relative_position = Theorem(
+    name="rope_score_depends_on_relative_position",
+    source=ROPE,
+    claim=Equals(total(Q_rotated[m, p, c] * K_rotated[n, p, c], p, c),
+                 total(Q[m, p, a] * rotation((n - m) * theta[p], a, b) * K[n, p, b], p, a, b)),
+    inputs=(Q, K, theta),
+    definitions=(Q_rotated, K_rotated),
+    note="(R_m q)ᵀ(R_n k) = qᵀ R_{n−m} k: the rotated score sees the positions only through "
+    "n − m. Proved by angle addition in the sum normal form.",
+)
+
+rope_rotate_half_form = Theorem(
+    name="rope_rotate_half_form",
+    source=ROPE,
+    claim=Equals(Q[m, p, c] * sp.cos(m * theta[p]) + rotate_half(Q[m, p, c], c)
+                 * sp.sin(m * theta[p]),
+                 Q_rotated[m, p, c]),
+    inputs=(Q, theta),
+    definitions=(Q_rotated,),
+    note="q ⊙ cos(mθ) + rotate_half(q) ⊙ sin(mθ) = R_m q, the elementwise spelling of the "
+    "rotation that implementations use (rotate_half maps a pair (x₀, x₁) to (−x₁, x₀)).",
+)
