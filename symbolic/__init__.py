@@ -29,6 +29,7 @@ from ._theorem import Rounds as Rounds
 from ._theorem import Source as Source
 from ._theorem import Theorem as Theorem
 from ._theorem import TheoremError as TheoremError
+from ._vocabulary import Indicator as Indicator
 from ._vocabulary import LogSumExp as LogSumExp
 from ._vocabulary import ReduceMax as ReduceMax
 from ._vocabulary import Rotation as Rotation
@@ -36,6 +37,7 @@ from ._vocabulary import Softmax as Softmax
 from ._vocabulary import entropy as entropy
 from ._vocabulary import expectation as expectation
 from ._vocabulary import fully_masked as fully_masked
+from ._vocabulary import indicator as indicator
 from ._vocabulary import kl as kl
 from ._vocabulary import lse as lse
 from ._vocabulary import masked_softmax as masked_softmax
@@ -133,6 +135,7 @@ __all__ = [
     "Reshape",
     "View",
     "flat",
+    "Indicator",
     "LogSumExp",
     "ReduceMax",
     "Rotation",
@@ -140,6 +143,7 @@ __all__ = [
     "entropy",
     "expectation",
     "fully_masked",
+    "indicator",
     "kl",
     "lse",
     "masked_softmax",

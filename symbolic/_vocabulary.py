@@ -166,6 +166,53 @@ class Rotation(sp.Function):
         return rf"R\left({printer._print(self.angle)}\right)_{{{row} {column}}}"
 
 
+class Indicator(sp.Function):
+    """``Indicator(condition)``: 1 where the condition on indices holds, else 0 (Iverson's
+    bracket [j ≤ i]). A node of its own rather than SymPy's Piecewise, whose folding under
+    nested sums moves a bound index's condition out of its sum."""
+
+    nargs = 1
+    is_integer = True
+    is_nonnegative = True
+
+    @classmethod
+    def eval(cls, condition):
+        if condition == sp.true:
+            return sp.S.One
+        if condition == sp.false:
+            return sp.S.Zero
+        return None
+
+    @property
+    def condition(self):
+        return self.args[0]
+
+    def _latex(self, printer):
+        return rf"\left[{printer._print(self.condition)}\right]"
+
+
+def indicator(condition) -> Indicator:
+    """1 where ``condition`` (a comparison of indices, sizes and integer scalars: ``j <= i``,
+    ``sp.Eq(sp.Mod(j, k), 0)``, combined with ``&``, ``|``, ``~``) holds, else 0: causal,
+    local, strided and block masks as expressions of indices."""
+    return Indicator(condition)
+
+
+def indicators_for_piecewise(expr: sp.Basic) -> sp.Basic:
+    """``expr`` with every Piecewise written as a sum of indicators times its pieces:
+    Piecewise((f, c), (g, True)) = [c] f + [¬c] g (the pieces are finite reals)."""
+    if not isinstance(expr, sp.Basic) or not expr.has(sp.Piecewise):
+        return expr
+    if isinstance(expr, sp.Piecewise):
+        total, earlier = sp.S.Zero, sp.false
+        for value, condition in expr.args:
+            applies = sp.And(condition, sp.Not(earlier))
+            total += Indicator(applies) * indicators_for_piecewise(value)
+            earlier = sp.Or(earlier, condition)
+        return total
+    return expr.func(*(indicators_for_piecewise(arg) for arg in expr.args))
+
+
 def rotation(angle: sp.Expr, row: sp.Idx, column: sp.Idx) -> Rotation:
     """Entry (``row``, ``column``) of the 2×2 rotation by ``angle``; both indices run over a
     dimension declared with ``Sizes(2, 2)`` (the two coordinates of one rotary pair)."""
@@ -191,12 +238,15 @@ def masked_softmax(logits: sp.Expr, mask: sp.Expr, over: sp.Idx,
     """Softmax over ``over`` keeping only the entries where ``mask`` (0 or 1, written at the same
     index, e.g. ``M[i, j]``) is 1: the tutorial's S + (1 − M)(−∞) of (57), with zero weights
     for a fully masked row."""
+    # a Piecewise mask becomes indicators now: a sum built around the node would fold a
+    # Piecewise out of it, leaving an unmasked softmax behind
+    mask = indicators_for_piecewise(sp.sympify(mask))
     return Softmax(logits, over, sp.sympify(beta), over.lower, over.upper, mask)
 
 
 def fully_masked(mask: sp.Expr, over: sp.Idx) -> AllMasked:
     """Π over ``over`` of (1 − ``mask``): 1 when a 0/1 mask keeps no entry of the row, else 0."""
-    return AllMasked(1 - mask, (over, over.lower, over.upper))
+    return AllMasked(1 - indicators_for_piecewise(sp.sympify(mask)), (over, over.lower, over.upper))
 
 
 def lse(function: sp.Expr, over: sp.Idx) -> LogSumExp:
