@@ -21,8 +21,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import sympy as sp
+from sympy.core.relational import Relational
 
-from attnproof.symbolic import Defined, LogSumExp, Rotation, Scalar, Softmax, Tensor
+from attnproof.symbolic import Defined, Indicator, LogSumExp, Rotation, Scalar, Softmax, Tensor
 from attnproof.symbolic import ReduceMax as RowMax
 
 from ._emit import Emitter, Node, Pair, Target, Term, identifier, index_key
@@ -130,6 +131,14 @@ NODE_KINDS: tuple[tuple[type, str], ...] = (
     (sp.cos, "cos"),
     (sp.sin, "sin"),
     (Rotation, "rotation"),
+    (sp.Mod, "mod"),
+    (sp.floor, "floor"),
+    (Indicator, "indicator"),
+    (sp.Piecewise, "piecewise"),
+    (Relational, "compare"),
+    (sp.And, "all"),
+    (sp.Or, "any"),
+    (sp.Not, "negate"),
     (sp.Abs, "abs"),
     (sp.Max, "max"),
     (sp.Min, "min"),

@@ -15,7 +15,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from attnproof.symbolic import Integer, ReduceMax, Tensor
+from attnproof.symbolic import Indicator, Integer, ReduceMax, Tensor
 from attnproof.symbolic._theorem import free_indices
 
 from . import _strategies as strategies
@@ -121,7 +121,9 @@ def _exact_function(theorem, expr, out, sizes: dict):
                       if isinstance(s, sp.Symbol) and not isinstance(s, sp.Idx)}
                      - {b.label for b in bases} - set(positions), key=str)
     function = sp.lambdify(bases + symbols + positions, entry,
-                           modules=[{_UNFLATTENED.__name__: lambda value: value}, "mpmath"])
+                           modules=[{_UNFLATTENED.__name__: lambda value: value,
+                                     Indicator.__name__: lambda holds: 1 if holds else 0},
+                                    "mpmath"])
 
     def evaluate(instance: dict) -> np.ndarray:
         with mpmath.workdps(DIGITS):

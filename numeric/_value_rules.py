@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sympy as sp
 
-from attnproof.symbolic import Defined, LogSumExp, Rotation, Softmax
+from attnproof.symbolic import Defined, Indicator, LogSumExp, Rotation, Softmax
 
-from ._emit import Node, Term, factors_of, identifier, index_key
+from ._emit import Node, Term, factors_of, identifier, index_key, union
 from ._stable import KeptMax, ReduceMax
 
 
@@ -20,6 +20,8 @@ class ValueRules:
         return Node(self.typed(expr))
 
     def value_symbol(self, expr: sp.Symbol) -> Node:
+        if expr in self.sizes:  # a bound index, renamed, used as a number
+            return Node(self._positions(expr))
         self._use_symbol(expr)
         batched = expr.name in self.scalars and not self._is_integer(expr.name)
         return Node(Term(identifier(expr.name), (), batched))
@@ -27,8 +29,10 @@ class ValueRules:
     def value_index(self, expr: sp.Idx) -> Node:
         """An index used as a number (a position m in the angle m·θ): 0, 1, … along its axis."""
         self._note_index(expr)
-        key = index_key(expr)
-        return Node(self.emit(f"xp.arange({self._size_code(key)}, dtype=dtype)", (key,), False))
+        return Node(self._positions(index_key(expr)))
+
+    def _positions(self, key) -> Term:
+        return self.emit(f"xp.arange({self._size_code(key)}, dtype=dtype)", (key,), False)
 
     def value_indexed(self, expr: sp.Indexed) -> Node:
         name = str(expr.base.label)
@@ -156,6 +160,76 @@ class ValueRules:
         return Node(self.combine([self.combine([cos, identity], "*"),
                                   self.combine([sin, turn], "*")], "+"), parts)
 
+    # -- conditions on indices ---------------------------------------------------------------
+
+    def value_mod(self, expr: sp.Mod) -> Node:
+        return Node(self.combine([self.visit(arg).value for arg in expr.args], "%"))
+
+    def value_floor(self, expr: sp.floor) -> Node:
+        """⌊a / b⌋ (a block number) as one division, correctly rounded, so that integers stay
+        exact in every format; a / b as a · (1 / b) rounds twice (6 · fl(1/3) < 2 in float16)."""
+        numerator, denominator = sp.fraction(expr.args[0])
+        ratio = self.combine([self.visit(numerator).value, self.visit(denominator).value], "/")
+        return Node(self.emit(f"xp.floor({ratio.code})", ratio.axes, ratio.batched))
+
+    def value_indicator(self, expr: Indicator) -> Node:
+        """1 where the condition holds, else 0; the condition may only test exact quantities
+        (``_refuse_inexact``)."""
+        self._refuse_inexact(expr.condition, expr)
+        condition = self.visit(expr.condition).value
+        return Node(self._select(condition, self.typed(1), self.typed(0)))
+
+    def value_piecewise(self, expr: sp.Piecewise) -> Node:
+        """The first piece whose condition holds, as nested ``xp.where``; conditions may only
+        test exact quantities (indices, sizes, integer scalars, 0/1 masks), which rounding
+        cannot flip."""
+        *pieces, (otherwise, last) = expr.args
+        if last != sp.true:
+            raise NotImplementedError(f"a Piecewise without a final (value, True): {expr}")
+        result = self.visit(otherwise).value
+        for value, condition in reversed(pieces):
+            self._refuse_inexact(condition, expr)
+            result = self._select(self.visit(condition).value, self.visit(value).value, result)
+        return Node(result)
+
+    def _select(self, condition: Term, chosen: Term, otherwise: Term) -> Term:
+        axes = union([condition.axes, chosen.axes, otherwise.axes])
+        batched = condition.batched or chosen.batched or otherwise.batched
+        parts = ", ".join(self.align(t, axes) for t in (condition, chosen, otherwise))
+        return self.emit(f"xp.where({parts})", axes, batched)
+
+    def _refuse_inexact(self, condition, where) -> None:
+        for symbol in condition.free_symbols:
+            scalar = self.scalars.get(getattr(symbol, "name", ""))
+            if scalar is not None and not self._is_integer(scalar.name):
+                raise NotImplementedError(
+                    f"condition {condition} in {where} tests the real scalar {symbol}: "
+                    "rounding could flip it; conditions test indices, sizes, integer scalars "
+                    "and 0/1 masks")
+        for entry in condition.atoms(sp.Indexed):
+            if not self._is_mask(entry):
+                raise NotImplementedError(
+                    f"condition {condition} in {where} tests {entry}, which is not a 0/1 mask "
+                    "entry: rounding could flip it")
+
+    _COMPARISONS = {"<=": "<=", "<": "<", ">=": ">=", ">": ">", "==": "==", "!=": "!="}
+
+    def value_compare(self, expr) -> Node:
+        op = self._COMPARISONS.get(expr.rel_op)
+        if op is None:
+            raise NotImplementedError(f"the compiler does not support the relation {expr}")
+        return Node(self.combine([self.visit(expr.lhs).value, self.visit(expr.rhs).value], op))
+
+    def value_all(self, expr: sp.And) -> Node:
+        return Node(self.combine([self.visit(arg).value for arg in expr.args], "&"))
+
+    def value_any(self, expr: sp.Or) -> Node:
+        return Node(self.combine([self.visit(arg).value for arg in expr.args], "|"))
+
+    def value_negate(self, expr: sp.Not) -> Node:
+        a = self.visit(expr.args[0]).value
+        return Node(self.emit(f"xp.logical_not({a.code})", a.axes, a.batched))
+
     def value_abs(self, expr: sp.Abs) -> Node:
         return Node(self._abs_of(self.visit(expr.args[0]).value))
 
@@ -174,8 +248,8 @@ class ValueRules:
         values = [self.visit(f).value for f in factors]
         masks = [m for limit in expr.limits if (m := self._range_mask(limit)) is not None]
         summed = [index_key(v) for v, _, _ in expr.limits]
-        value = self._contract(self._mask_guard(factors, values) + masks, summed, coefficient,
-                               expr)
+        value = self._contract(self._range_guard(self._mask_guard(factors, values), masks),
+                               summed, coefficient, expr)
         return Node(value, {"coefficient": coefficient, "factors": factors, "masks": masks,
                             "summed": summed})
 
@@ -236,6 +310,8 @@ class ValueRules:
         x = self.combine([value, self.emit(f"{m.code} * {self.typed(0).code}", m.axes,
                                            m.batched)], "+")  # + 0 * mask: broadcast
         kept = self.emit(f"{self.align(m, x.axes)} > 0", x.axes, m.batched)
+        if x.batched and not m.batched:  # a mask written with indices alone: give it x's batch
+            kept = self.emit(f"{kept.code}[None]", x.axes, True)
         floor = self._reduce(x, keys, "min")
         masked = self.emit(f"xp.where({kept.code}, {x.code}, {self.align(floor, x.axes)})",
                            x.axes, x.batched)
