@@ -82,7 +82,10 @@ def _finite_error(reference, truth, scale) -> float:
 
 
 def _small_sizes(theorem) -> tuple[tuple[str, int], ...]:
-    return tuple((d.name, min(d.sizes.high, max(d.sizes.low, SIZE))) for d in theorem.dims)
+    dims = theorem.dims
+    sizes = strategies.flat_sizes_from_factors(
+        dims, tuple(min(d.sizes.high, max(d.sizes.low, SIZE)) for d in dims))
+    return tuple((d.name, n) for d, n in zip(dims, sizes, strict=True))
 
 
 @functools.lru_cache(maxsize=128)

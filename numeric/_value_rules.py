@@ -42,19 +42,74 @@ class ValueRules:
             raise NotImplementedError(f"{name} is neither an input tensor nor a definition")
         self._use_input(name)
         dims = self.tensors[name].dims
+        if any(not (i.is_Integer or isinstance(i, (sp.Idx, sp.Symbol))) for i in expr.indices):
+            return Node(self._gathered(expr, dims))
         slots, keys = [":"], []
         for position, index in enumerate(expr.indices):
             if index.is_Integer:
                 slots.append(str(int(index)))
                 continue
-            if not isinstance(index, (sp.Idx, sp.Symbol)):
-                raise NotImplementedError(f"index arithmetic {index} in {expr} is not supported")
             self._note_index(index, sp.Symbol(dims[position].name, integer=True, positive=True))
             slots.append(":")
             keys.append(index_key(index))
         array = identifier(name)
         code = array if all(s == ":" for s in slots) else f"{array}[{', '.join(slots)}]"
         return Node(self._diagonal(Term(code, tuple(keys), True)))
+
+    def _gathered(self, expr: sp.Indexed, dims) -> Term:
+        """An entry at index arithmetic (X[t, h·D + c], x[j + 1]): integer positions computed
+        from the indices' ranges and gathered in one indexing, every position an integer
+        array broadcast over all the indices the entry uses."""
+        for position, index in enumerate(expr.indices):
+            if isinstance(index, (sp.Idx, sp.Symbol)):
+                self._note_index(index, dims[position].symbol)
+        used = union([sorted(i.atoms(sp.Idx), key=str) if not isinstance(i, sp.Symbol) else [i]
+                      for i in expr.indices])
+        axes = tuple(index_key(i) for i in used)
+        for index in used:
+            self._note_index(index)
+        positions = {index: self._axis_positions(index_key(index), axes) for index in used}
+        slots = [":"]
+        for index, dim in zip(expr.indices, dims, strict=True):
+            self._check_in_range(index, dim, expr)
+            slots.append(self._position_code(index, positions))
+        return self.emit(f"{identifier(str(expr.base.label))}[{', '.join(slots)}]", axes, True)
+
+    def _position_code(self, index: sp.Expr, positions: dict) -> str:
+        """Source for the integer array of one index's values: each index by its positions,
+        each size by its name."""
+        placeholders = {i: sp.Dummy() for i in positions if index.has(i)}
+        expr = index.xreplace(placeholders)
+        names = {s: sp.Symbol(identifier(s.name)) for s in expr.free_symbols
+                 if s not in placeholders.values()}
+        for symbol in names:
+            self._use_symbol(symbol)
+        names.update({d: sp.Symbol(positions[i]) for i, d in placeholders.items()})
+        return str(expr.xreplace(names))
+
+    def _axis_positions(self, key, axes) -> str:
+        """0, 1, …, n − 1 as integers along ``key``'s place among ``axes``."""
+        shape = ", ".join(":" if a == key else "None" for a in axes)
+        return self.emit(f"xp.arange({self._size_code(key)})[{shape}]", (key,), False).code
+
+    def _check_in_range(self, index, dim, expr) -> None:
+        """The index arithmetic of ``expr`` stays within ``dim`` for every size: affine in
+        the indices, each coefficient of known sign."""
+        if index.is_Integer or isinstance(index, (sp.Idx, sp.Symbol)):
+            return
+        low = high = index
+        for i in index.atoms(sp.Idx):
+            coefficient = index.coeff(i)
+            if coefficient.has(sp.Idx) or not (coefficient.is_nonnegative
+                                              or coefficient.is_nonpositive):
+                raise NotImplementedError(f"index {index} in {expr} is not affine in {i} with "
+                                          "a coefficient of known sign")
+            small, large = (i.lower, i.upper) if coefficient.is_nonnegative else (i.upper, i.lower)
+            low, high = low.xreplace({i: small}), high.xreplace({i: large})
+        inside = sp.simplify(low).is_nonnegative and sp.simplify(dim.symbol - 1 - high).is_nonnegative
+        if not inside:
+            raise NotImplementedError(f"index {index} in {expr} may leave axis {dim.name} "
+                                      f"(0 … {dim.symbol - 1}): it ranges over {low} … {high}")
 
     def _defined_value(self, expr: sp.Indexed, definition: Defined) -> Node:
         for index in definition.indices:

@@ -330,8 +330,14 @@ def _bounded_proof(theorem: Theorem, difference: sp.Expr, bound: int) -> int:
 
 def small_sizes(theorem: Theorem, largest: int) -> dict[str, int]:
     """Every dimension at ``largest``, moved into its declared domain (its minimum where that is
-    larger, its maximum where that is smaller)."""
-    return {d.name: max(d.sizes.low, min(largest, d.sizes.high)) for d in theorem.dims}
+    larger, its maximum where that is smaller); a flat dimension H·D whose factors are sized, at
+    their product."""
+    sizes = {d.name: max(d.sizes.low, min(largest, d.sizes.high)) for d in theorem.dims}
+    for dim in theorem.dims:
+        factors = [f.name for f in getattr(dim, "factors", ())]
+        if factors and all(f in sizes for f in factors):
+            sizes[dim.name] = int(sp.Mul(*(sizes[f] for f in factors)))
+    return sizes
 
 
 def structured_draws(theorem: Theorem, sizes: dict[str, int], seed: int,
