@@ -48,6 +48,7 @@ from ._vocabulary import rowsum as rowsum
 from ._vocabulary import softmax as softmax
 from .kinds.code_numbers import FromCode as FromCode
 from .kinds.cost import Cost as Cost
+from .kinds.existence import Exists as Exists
 from .kinds.cost import Step as Step
 from .kinds.ieee import Between as Between
 from .kinds.ieee import IEEEValue as IEEEValue
@@ -162,6 +163,7 @@ __all__ = [
     "Squares",
     "elu",
     "Cost",
+    "Exists",
     "Step",
     "FromCode",
     "Expectation",

@@ -221,7 +221,8 @@ class Theorem:
         """Every dimension: of the tensors, declared (``dimensions``, or a Dim among the
         inputs), then any other an index of the statement runs over, at the default sizes."""
         seen: dict[str, Dim] = {}
-        for dim in (*(d for t in self.tensors for d in t.dims), *self.dimensions):
+        tensors = (*self.tensors, *_unknowns(self))
+        for dim in (*(d for t in tensors for d in t.dims), *self.dimensions):
             seen.setdefault(dim.name, dim)
         others = sorted(_statement_indices(self) - set(self.free_indices), key=str)
         for index in (*self.free_indices, *others):
@@ -363,6 +364,7 @@ def _check_names_unique(theorem: Theorem, where: str) -> None:
 
 def _check_symbols_covered(theorem: Theorem, expr: sp.Expr, where: str) -> None:
     known_bases = {t.name for t in theorem.tensors} | {d.name for d in theorem.definitions}
+    known_bases |= {t.name for t in _unknowns(theorem)}
     for indexed in expr.atoms(sp.Indexed):
         if str(indexed.base) not in known_bases:
             raise TheoremError(
@@ -392,6 +394,10 @@ def _plain_symbols(expr: sp.Expr) -> set[sp.Symbol]:
     }
 
 
+def _unknowns(theorem: Theorem) -> tuple[Tensor, ...]:
+    return theorem.claim.unknowns() if isinstance(theorem.claim, ClaimKind) else ()
+
+
 def _all_dims(theorem: Theorem) -> set[Dim]:
     dims = {dim for tensor in theorem.tensors for dim in tensor.dims} | set(theorem.dims)
     dims |= {factor for dim in dims for factor in getattr(dim, "factors", ())}  # of H·D: H, D
@@ -401,7 +407,7 @@ def _all_dims(theorem: Theorem) -> set[Dim]:
 
 
 def _check_shapes(theorem: Theorem, expr: sp.Expr, where: str) -> None:
-    axes = {t.name: t.dims for t in theorem.tensors}
+    axes = {t.name: t.dims for t in (*theorem.tensors, *_unknowns(theorem))}
     for definition in theorem.definitions:
         axes[definition.name] = tuple(Dim(str(i.upper + 1)) for i in definition.indices)
     for indexed in expr.atoms(sp.Indexed):
