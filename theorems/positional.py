@@ -6,6 +6,11 @@ identities down: they are the cited paper's, stated here from outside the docume
 
 Each query and key is split into P rotary pairs; pair p at position m is turned by the angle
 m·θ_p (R_m below). A pair's two coordinates are a dimension of the single size 2.
+
+The sinusoidal encoding PE(x)_p = (sin x ω_p, cos x ω_p) has the property it was chosen for
+(Vaswani et al. 2017, likewise outside the documents): for every offset k some matrix M, the
+same at every position, maps PE(pos) to PE(pos + k); M is the rotation by −k ω_p on each pair.
+Doubling the position is no such map, and no M exists for it.
 """
 
 import sympy as sp
@@ -14,7 +19,9 @@ from attnproof import (
     Defined,
     Dim,
     Equals,
+    Exists,
     Real,
+    Scalar,
     Sizes,
     Source,
     Tensor,
@@ -72,4 +79,30 @@ rope_rotate_half_form = Theorem(
     definitions=(Q_rotated,),
     note="q ⊙ cos(mθ) + rotate_half(q) ⊙ sin(mθ) = R_m q, the elementwise spelling of the "
     "rotation that implementations use (rotate_half maps a pair (x₀, x₁) to (−x₁, x₀)).",
+)
+
+
+# -- sinusoidal positions: PE(pos + k) is a linear function of PE(pos) --------------------------
+
+pos, shift = Scalar("pos", Real(-8, 8)), Scalar("k", Real(-8, 8))
+omega = Tensor("omega", (pairs,), Real(-1, 1))  # ω_p, one frequency per pair
+M = Tensor("M", (pairs, plane, plane))
+
+
+def sinusoidal(x, at_pair, coordinate):
+    """PE(x) at pair p: sin(x ω_p) for coordinate 0, cos(x ω_p) = sin(x ω_p + π/2) for 1."""
+    return sp.sin(x * omega[at_pair] + coordinate * sp.pi / 2)
+
+
+sinusoidal_shift_is_linear = Theorem(
+    name="sinusoidal_shift_is_linear",
+    source=Source(README, "Theory Deep Dives, 'Positional Encodings'",
+                  "outside the documents: the property is Vaswani et al.'s (2017)"),
+    claim=Exists(M, Equals(sinusoidal(pos.symbol + shift.symbol, p, c),
+                           total(M[p, c, b] * sinusoidal(pos.symbol, p, b), b)),
+                 for_all=(pos,),
+                 witness=Defined("M", (p, c, b), rotation(-shift.symbol * omega[p], c, b))),
+    inputs=(pos, shift, omega, plane),
+    note="PE(pos + k) = M PE(pos) with M, the rotation by −k ω_p on each pair, the same at "
+    "every position: attention can attend by relative offset through a linear map.",
 )
