@@ -106,8 +106,8 @@ class ValueRules:
                                           "a coefficient of known sign")
             small, large = (i.lower, i.upper) if coefficient.is_nonnegative else (i.upper, i.lower)
             low, high = low.xreplace({i: small}), high.xreplace({i: large})
-        inside = sp.simplify(low).is_nonnegative and sp.simplify(dim.symbol - 1 - high).is_nonnegative
-        if not inside:
+        above_end = sp.simplify(dim.symbol - 1 - high)
+        if not (sp.simplify(low).is_nonnegative and above_end.is_nonnegative):
             raise NotImplementedError(f"index {index} in {expr} may leave axis {dim.name} "
                                       f"(0 … {dim.symbol - 1}): it ranges over {low} … {high}")
 

@@ -48,8 +48,8 @@ from ._vocabulary import rowsum as rowsum
 from ._vocabulary import softmax as softmax
 from .kinds.code_numbers import FromCode as FromCode
 from .kinds.cost import Cost as Cost
-from .kinds.existence import Exists as Exists
 from .kinds.cost import Step as Step
+from .kinds.existence import Exists as Exists
 from .kinds.ieee import Between as Between
 from .kinds.ieee import IEEEValue as IEEEValue
 from .kinds.ieee import Near as Near

@@ -1,10 +1,11 @@
 """The claimed value of a limit over a row of scores, evaluated exactly from each drawn row.
 
-A limit's value may say which entries are maxima (an indicator or ``Piecewise`` of ``Eq(S[i,
-j], rowmax(S[i, k], k))``, a product over earlier keys for the first of them), which the array compiler does not spell; writing it out symbolically
-per size is slow. This evaluates it directly in float64 NumPy over every row at once: the
-value is a function of the entries of one row (``Limit.validate`` checks that), and equality of
-scores drawn on a grid of half-integers is exact.
+A limit's value may say which entries are maxima (an indicator or ``Piecewise`` of
+``Eq(S[i, j], rowmax(S[i, k], k))``, a product over earlier keys for the first of them), which
+the array compiler does not spell; writing it out symbolically per size is slow. This
+evaluates it directly in float64 NumPy over every row at once: the value is a function of the
+entries of one row (``Limit.validate`` checks that), and equality of scores drawn on a grid of
+half-integers is exact.
 """
 
 from __future__ import annotations

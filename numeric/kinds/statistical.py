@@ -1,9 +1,10 @@
 """Numeric route of statistical claims: Monte Carlo with a fixed seed and a stated interval.
 
 At a few sizes of every dimension (its smallest, 2 and its largest), the fixed inputs drawn
-once from their domains, ``SAMPLES`` independent draws of every random tensor (NumPy's PCG64 with a fixed seed, float64, then rounded to the
-record's dtype and placed on its backend and device) go through the statistic, compiled as any
-statement is (``_compiler``), in one batched call on the backend. The sample mean, or the
+once from their domains, ``SAMPLES`` independent draws of every random tensor (NumPy's PCG64
+with a fixed seed, float64, then rounded to the record's dtype and placed on its backend and
+device) go through the statistic, compiled as any statement is (``_compiler``), in one batched
+call on the backend. The sample mean, or the
 sample variance, of each entry of the statistic is then compared in float64 with the claimed
 value at those sizes: the record fails when the claimed value lies outside the 99.9% interval
 estimate ± 3.29 standard errors (for the variance the standard error is √((m₄ − s⁴)/N), m₄

@@ -7,12 +7,12 @@ Symbolic route. With a witness (``witness=Defined("A", indices, body)``, a body 
 ``for_all`` inputs) the claim is the identity lhs = rhs with A defined by it, proved as any
 identity is (sum normal form, all sizes): proved when the witness is, refuted when the exact
 search refutes it (the statement names its witness: "there is an A, namely this one").
-Without one, or when the witness leaves a residual, a linear solve at small sizes: A's entries become unknowns, the
-``for_all`` inputs several exact draws, the other inputs one, and lhs − rhs = 0 a linear system
-in the unknowns evaluated to 50 digits. A system with no solution (its least-squares residual
-above 10⁻²⁵) refutes the claim: no A exists at those sizes and values. A system that is
-solvable at every size tried shows A exists there, which proves nothing for all values: the
-report says a witness was found and the claim stays unproved until one is stated.
+Without one, or when the witness leaves a residual, a linear solve at small sizes: A's entries
+become unknowns, the ``for_all`` inputs several exact draws, the other inputs one, and
+lhs − rhs = 0 a linear system in the unknowns evaluated to 50 digits. A system with no solution
+(its least-squares residual above 10⁻²⁵) refutes the claim: no A exists at those sizes and
+values. A system solvable at every size tried shows A exists there, which proves nothing for
+all values: the report says one was found, and the claim stays unproved until it is stated.
 
 Numeric route: with a witness, the identity it makes is checked as any identity (the compiled
 search, every backend and dtype); without one there is nothing to evaluate.

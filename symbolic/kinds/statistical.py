@@ -328,9 +328,11 @@ def _merged(terms: list[tuple[tuple, sp.Expr]]) -> tuple[tuple, sp.Expr]:
     limits, body = terms[0]
     for other_limits, other in terms[1:]:
         if len(other_limits) != len(limits) or any(
-                (lo, hi) != (lo2, hi2) for (_, lo, hi), (_, lo2, hi2) in zip(limits, other_limits)):
+                (lo, hi) != (lo2, hi2)
+                for (_, lo, hi), (_, lo2, hi2) in zip(limits, other_limits, strict=True)):
             raise UnsupportedMoment("random sums over different ranges in one exponent")
-        body += other.xreplace({v2: v for (v, _, _), (v2, _, _) in zip(limits, other_limits)})
+        renames = zip(limits, other_limits, strict=True)
+        body += other.xreplace({v2: v for (v, _, _), (v2, _, _) in renames})
     return limits, body
 
 
