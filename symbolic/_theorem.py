@@ -37,6 +37,9 @@ DOCUMENT_TITLES = {
     "001_9db7190c12608696.txt": "Attention as Bilinear Form",
     "002_ef3c412201bbbc34.txt": "Worked example 48",
     "003_7f210888dbe15d95.txt": "Theory notebook",
+    # a claim none of the four documents writes down (RoPE's identities): its source names
+    # where the claim is from, and the coverage of the documents leaves it out
+    "outside": "Outside the documents",
 }
 
 

@@ -2,7 +2,7 @@
 
 The README lists "Positional Encodings: RoPE, ALiBi, relative encodings" among its topics and
 cites Su et al. (2021), RoFormer, as reference 4, but none of the four documents writes these
-identities down: they are the cited paper's, stated here from outside the documents' text.
+identities down: they are the cited paper's, and their source says "Outside the documents".
 
 Each query and key is split into P rotary pairs; pair p at position m is turned by the angle
 m·θ_p (R_m below). A pair's two coordinates are a dimension of the single size 2.
@@ -30,7 +30,7 @@ from attnproof import (
     rotation,
 )
 
-from ._dims import README
+from ._dims import OUTSIDE
 
 positions = Dim("N", Sizes(1, 8))
 pairs = Dim("P", Sizes(1, 4))
@@ -43,8 +43,8 @@ Q = Tensor("Q", (positions, pairs, plane))
 K = Tensor("K", (positions, pairs, plane))
 theta = Tensor("theta", (pairs,), Real(-3, 3))  # θ_p, one frequency per pair
 
-ROPE = Source(README, "Theory Deep Dives, 'Positional Encodings: RoPE'; reference 4 (Su et al. "
-              "2021)", "outside the documents: the identity is the cited paper's")
+ROPE = Source(OUTSIDE, "RoPE, Su et al. (2021), RoFormer (the README's reference 4 and "
+              "'Positional Encodings' topic; none of the documents states it)")
 
 
 def total(expr, *indices):
@@ -96,8 +96,8 @@ def sinusoidal(x, at_pair, coordinate):
 
 sinusoidal_shift_is_linear = Theorem(
     name="sinusoidal_shift_is_linear",
-    source=Source(README, "Theory Deep Dives, 'Positional Encodings'",
-                  "outside the documents: the property is Vaswani et al.'s (2017)"),
+    source=Source(OUTSIDE, "sinusoidal positions, Vaswani et al. (2017), 'Attention Is All You "
+                  "Need' §3.5 (none of the documents states it)"),
     claim=Exists(M, Equals(sinusoidal(pos.symbol + shift.symbol, p, c),
                            total(M[p, c, b] * sinusoidal(pos.symbol, p, b), b)),
                  for_all=(pos,),
