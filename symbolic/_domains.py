@@ -65,8 +65,11 @@ def search_steps(theorem, count: int) -> range:
 
 def domain_note(theorem) -> str:
     """What a method says of the domain when a dimension's declared minimum is above 1, e.g.
-    "; sizes n_k ≥ 2 (declared)": the claim is asserted, searched and refuted only there."""
-    floors = [f"{d.name} ≥ {d.sizes.low}" for d in theorem.dims if d.sizes.low > 1]
+    "; sizes n_k ≥ 2 (declared)", or it has one size ("two = 2", which the provers substitute):
+    the claim is asserted, searched and refuted only there."""
+    floors = [f"{d.name} = {d.sizes.low}" if d.sizes.low == d.sizes.high
+              else f"{d.name} ≥ {d.sizes.low}" for d in theorem.dims
+              if d.sizes.low > 1 or d.sizes.low == d.sizes.high]
     return f"; sizes {', '.join(floors)} (declared)" if floors else ""
 
 

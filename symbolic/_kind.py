@@ -72,5 +72,10 @@ class ClaimKind:
         """The (backend, dtype, device, mode) configurations this kind is checked on."""
         return found if self.numeric_route else []
 
+    def unknowns(self) -> tuple:
+        """Tensors the claim itself quantifies (the A of "there exists A"): not inputs, so no
+        strategy draws them, but known to the statement's checks like declared tensors."""
+        return ()
+
     def validate(self, theorem, where: str) -> None:
         """Kind-specific checks of a declaration; raise ``TheoremError`` naming ``where``."""

@@ -146,7 +146,9 @@ class IndexCountError(TheoremError, IndexError):
 def as_expression(value, what: str) -> sp.Basic:
     """``value`` as a SymPy object; a string is never parsed (parsing can run code)."""
     if isinstance(value, sp.Basic):
-        return value
+        from ._vocabulary import indicators_for_piecewise
+
+        return indicators_for_piecewise(value)
     if value is None:
         raise TheoremError(f"{what} is None; write it with SymPy objects")
     if isinstance(value, str):

@@ -32,7 +32,7 @@ from ._domains import (
 )
 from ._kind import ClaimKind
 from ._language import rename_bound_indices
-from ._normal_form import residual
+from ._normal_form import residual, written_out
 from ._theorem import AtLeast, Equals, Rounds, Theorem, free_indices
 
 
@@ -258,8 +258,35 @@ def _mask_bases(theorem: Theorem):
 
 
 def _residual(theorem: Theorem, difference: sp.Expr) -> sp.Expr:
-    """The zero test, told which tensors are distributions and which are 0/1 masks."""
-    return residual(difference, _simplex_bases(theorem), _mask_bases(theorem))
+    """The zero test, told which tensors are distributions and which are 0/1 masks.
+
+    A dimension declared with one size (``Sizes(2, 2)``: the two coordinates of a rotary
+    pair) has that size for every route: it is substituted, its sums are written out, and a
+    free index over it is tested at each of its values."""
+    fixed = _fixed_sizes(theorem)
+    simplex = [b.xreplace(fixed) for b in _simplex_bases(theorem)]
+    difference = written_out(difference.xreplace(fixed)) if fixed else difference
+    for instance in _at_each_concrete_index(difference):
+        left = residual(instance, simplex, _mask_bases(theorem))
+        if left != 0:
+            return left
+    return sp.S.Zero
+
+
+def _fixed_sizes(theorem: Theorem) -> dict[sp.Symbol, sp.Integer]:
+    return {d.symbol: sp.Integer(d.sizes.low) for d in theorem.dims
+            if d.sizes.low == d.sizes.high}
+
+
+def _at_each_concrete_index(expr: sp.Expr):
+    """``expr`` at every value of its free indices whose range is concrete; ``expr`` itself
+    when there are none."""
+    concrete = sorted((i for i in free_indices(expr)
+                       if i.lower is not None and i.lower.is_Integer and i.upper.is_Integer),
+                      key=str)
+    ranges = [range(int(i.lower), int(i.upper) + 1) for i in concrete]
+    for values in itertools.product(*ranges):
+        yield expr.xreplace(dict(zip(concrete, map(sp.Integer, values), strict=True)))
 
 
 # -- concrete instances -------------------------------------------------------------------------
@@ -303,8 +330,14 @@ def _bounded_proof(theorem: Theorem, difference: sp.Expr, bound: int) -> int:
 
 def small_sizes(theorem: Theorem, largest: int) -> dict[str, int]:
     """Every dimension at ``largest``, moved into its declared domain (its minimum where that is
-    larger, its maximum where that is smaller)."""
-    return {d.name: max(d.sizes.low, min(largest, d.sizes.high)) for d in theorem.dims}
+    larger, its maximum where that is smaller); a flat dimension H·D whose factors are sized, at
+    their product."""
+    sizes = {d.name: max(d.sizes.low, min(largest, d.sizes.high)) for d in theorem.dims}
+    for dim in theorem.dims:
+        factors = [f.name for f in getattr(dim, "factors", ())]
+        if factors and all(f in sizes for f in factors):
+            sizes[dim.name] = int(sp.Mul(*(sizes[f] for f in factors)))
+    return sizes
 
 
 def structured_draws(theorem: Theorem, sizes: dict[str, int], seed: int,

@@ -322,8 +322,10 @@ EXAMPLE_48_LINES = (
                quote="Cross-attention"),
     theorem((130, 130), "masked positions get no weight", "masking_zero_weight",
             "masking_attention_backward_dv", quote="Masked attention"),
-    pending((130, 130), "a causal mask (scores −∞ for j > i) keeps future tokens from "
-            "influencing past predictions", quote="prevent future tokens from influencing"),
+    theorem((130, 130), "a causal mask (scores −∞ for j > i) keeps future tokens from "
+            "influencing past predictions", "causal_attention_output_is_a_running_sum",
+            "causal_mask_gives_future_positions_zero_weight",
+            quote="prevent future tokens from influencing"),
     pending((130, 130), "sparse attention (local windows, strided or block patterns) reduces "
             "O(n²) to O(n log n) or O(n)", quote="Sparse attention"),
     definition((132, 132), "the pipeline QKᵀ, softmax, AV as a composition of functions",
@@ -372,8 +374,9 @@ EXAMPLE_48_LINES = (
             "example48_ffn_as_written_is_one_linear_map", quote="W_2 (W_1 x)"),
     pending((138, 138), "the feedforward sublayer FFN(x) = W₂(W₁x) adds expressiveness",
             quote="for additional expressiveness"),
-    pending((138, 138), "a causal mask (scores −∞ for j > i) keeps future tokens from "
-            "influencing past predictions", quote="mask future positions"),
+    theorem((138, 138), "a causal mask (scores −∞ for j > i) keeps future tokens from "
+            "influencing past predictions", "causal_attention_output_is_a_running_sum",
+            "causal_mask_gives_future_positions_zero_weight", quote="mask future positions"),
     not_a_claim((140, 144), "history and applications", quote="History"),
     not_a_claim((146, 146), "heading"),
     theorem((147, 147), "attention is a sequence of linear maps (false: not linear in the "

@@ -38,11 +38,6 @@ PENDING = (
          "retrieval with a tolerated fraction of flipped bits that the text does not define; "
          "0.138N is the replica-theory threshold for stable near-pattern states (Amit, "
          "Gutfreund, Sompolinsky 1985), not a quantity checkable at small N"),
-    dict(file=TUTORIAL, section="§10.2 Intuition", place="(69)",
-         claim="φ(q)ᵀφ(k) approximates exp(q·k)", kind="statistical", verdict="open",
-         construct="an expectation over some random inputs (the features ω) with others (q, k) "
-         "fixed",
-         note="random-feature approximations hold in expectation"),
     dict(file=TUTORIAL, section="§13.3 Gradient Verification; README 'Gradient Verification'",
          place="verify_gradients(Q, K, V)",
          claim="the manual backward pass of §6.5 matches JAX autodiff (dL_dK)",
@@ -117,15 +112,6 @@ PENDING = (
          note="true for a triangular solve or a triangular matrix-vector product "
          "(n(n+1)/2 multiply-adds); a product of two n × n triangular matrices takes about "
          "n³/6, so 'products' holds only for one vector"),
-    dict(file=EXAMPLE_48, section="Connection to ML Applications; ML Context",
-         place="lines 130, 138",
-         claim="a causal mask (scores −∞ for j > i) keeps future tokens from influencing past "
-         "predictions", kind="index condition",
-         construct="a comparison of indices (j > i) inside an expression (Piecewise)",
-         verdict="true",
-         note="for any 0/1 mask the masked weights are 0 (masking_zero_weight), so "
-         "∂o_i/∂v_j = A_ij = 0 there (masking_attention_backward_dv); the causal mask is that "
-         "mask written as j ≤ i, which needs the comparison"),
     dict(file=EXAMPLE_48, section="Connection to ML Applications; Connection to Broader "
          "Examples, Chapter 15 (Sparse)", place="lines 130, 154",
          claim="sparse attention (local windows, strided or block patterns) reduces O(n²) to "
