@@ -61,3 +61,24 @@ def test_no_step_past_every_maximum_so_a_bounded_proof_never_rests_on_no_sizes()
     theorem = Theorem(name="small", source=HERE, claim=AtLeast(n.symbol, 1),
                       inputs=(Tensor("X", (n,)),))
     assert list(size_steps(theorem, 3)) == [1, 2]
+
+
+def test_exact_draws_stay_inside_a_declared_value_range():
+    from attnproof import Positive, Real, Scalar
+
+    x = Scalar("x", Real(-1, 1))
+    n = Dim("n")
+    (j,) = n.indices("j")
+    v = Tensor("v", (n,), Real(-0.5, 0.5))
+    w = Tensor("w", (n,), Positive(1e-3, 1))
+    true_in_range = Theorem(name="within_ranges", source=HERE,
+                            claim=AtLeast(3, x.symbol + 2 * v[j] + w[j]),
+                            inputs=(x, v, w))
+    assert prove(true_in_range).status != "refuted"  # 2 and 3/2 lie outside the ranges
+    false_in_range = Theorem(name="outside", source=HERE,
+                             claim=AtLeast(sp.Rational(1, 4), v[j]), inputs=(v,),
+                             expect="refuted")
+    result = prove(false_in_range)
+    assert result.status == "refuted"  # at v = 1/2, the range's end
+    assert all(abs(sp.Rational(value)) <= sp.Rational(1, 2)
+               for value in result.counterexample["values"].values())
