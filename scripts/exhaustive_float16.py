@@ -43,7 +43,7 @@ def check(theorem, scores: np.ndarray, step: int) -> tuple[int, int, float]:
         pairs = np.stack([np.full_like(scores, x1), scores], axis=1)[:, None, :]
         ratios = evaluation.ratios(theorem.claim, model, sizes, {"S": pairs})
         inside = np.isfinite(ratios.bound)
-        ratio = ratios.observed[inside] / ratios.bound[inside]
+        ratio = ratios.ratio[inside]
         decided += int(inside.sum())
         violations += int((~(ratio <= 1.0)).sum())  # NaN counts as a violation
         worst = max(worst, float(ratio.max(initial=0.0)))

@@ -107,9 +107,8 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
         arrays = _draw(theorem, sizes, pattern, scale, rng, evaluation.dtype_numpy)
         ratio = evaluation.ratios(claim, model, sizes, arrays)
         seen.note(ratio, sizes, arrays)
-        with np.errstate(all="ignore"):
-            target(float(np.nanmax(ratio.observed / ratio.bound, initial=0.0)),
-                   label="observed error / bound")
+        target(float(np.nanmax(np.where(np.isfinite(ratio.ratio), ratio.ratio, 0.0),
+                               initial=0.0)), label="observed error / bound")
 
     one_example()
     _settle(record, claim, model, seen, dtype)
@@ -159,9 +158,13 @@ def _draw(theorem, sizes, pattern, scale, rng, numpy_dtype) -> dict:
 
 @dataclass
 class Ratios:
-    observed: np.ndarray  # per instance: the largest relative error over its entries
-    bound: np.ndarray  # per instance: B there (NaN where the model gives none)
+    """Per instance, at its entry with the largest observed/B: the observed error, B there
+    (NaN where the model gives none) and their ratio."""
+
+    observed: np.ndarray
+    bound: np.ndarray
     outside: int = 0  # instances whose exact intermediates leave the format's normal range
+    ratio: np.ndarray | None = None
 
 
 class _RangeWatch:
@@ -233,13 +236,20 @@ class _Evaluation:
             # the wider evaluation's own rounding, by the same analysis at its unit roundoff
             slack = _bound_values(claim, sizes, arrays, float(np.finfo(wider).eps) / 2, 2,
                                   self.theorem, self.out)
-        observed = relative.reshape(relative.shape[0], -1).max(axis=1)
-        bound = _bound_values(claim, sizes, arrays, model.u, model.c_exp, self.theorem,
-                              self.out)
+            bound = _bound_values(claim, sizes, arrays, model.u, model.c_exp, self.theorem,
+                                  self.out) + slack
+            # entry by entry: the bound at one row never excuses the error at another
+            per_entry = np.asarray(relative / bound, np.float64)
+        batch = per_entry.shape[0]
+        per_entry = np.where(np.isnan(per_entry), np.inf, per_entry).reshape(batch, -1)
+        worst = per_entry.argmax(axis=1)
+        pick = np.arange(batch)
+        observed = np.asarray(relative, np.float64).reshape(batch, -1)[pick, worst]
+        bound = np.broadcast_to(bound, relative.shape).reshape(batch, -1)[pick, worst]
         # outside the model (an intermediate overflows or underflows the format): no bound
-        bound = np.where(watch.outside, np.nan, bound + slack)
-        return Ratios(np.asarray(observed, np.float64), np.asarray(bound, np.float64),
-                      int(watch.outside.sum()))
+        bound = np.where(watch.outside, np.nan, bound)
+        ratio = np.where(watch.outside | np.isnan(bound), np.nan, per_entry[pick, worst])
+        return Ratios(observed, np.asarray(bound, np.float64), int(watch.outside.sum()), ratio)
 
     def _as_written(self, expr, sizes, arrays, low: bool, wider=np.float64,
                     watch=None, magnitude: bool = False) -> np.ndarray:
@@ -415,8 +425,8 @@ def _bound_values(claim, sizes, arrays, unit: float, c_exp: int, theorem,
         count, exponent = derived.count, derived.exponent
     k = float(count.xreplace(symbols))
     if k * unit >= 1:
-        return np.full(batch, np.nan)
-    x = _per_instance(exponent.xreplace(symbols), arrays, sizes, out)
+        return np.full(batch, np.nan).reshape((batch,) + (1,) * len(out))
+    x = _per_entry(exponent.xreplace(symbols), arrays, sizes, out)
     gamma = k * unit / (1 - k * unit)
     if isinstance(claim, kind.ErrorBound):
         # (1 + γ)·e^X − 1 without the cancellation of 1 − 1: γ + (1 + γ)(e^X − 1)
@@ -424,23 +434,21 @@ def _bound_values(claim, sizes, arrays, unit: float, c_exp: int, theorem,
     # first order: the claimed B plus the derived bound's remainder beyond its first-order
     # part, (1 + γ_k)e^X − 1 − (k·u + X) = (k·u)²/(1 − k·u) + (e^X − 1 − X) + γ_k(e^X − 1)
     remainder = (k * unit) ** 2 / (1 - k * unit) + (np.expm1(x) - x) + gamma * np.expm1(x)
-    return _per_instance(claim.bound.xreplace(symbols), arrays, sizes, out) + remainder
+    return _per_entry(claim.bound.xreplace(symbols), arrays, sizes, out) + remainder
 
 
-def _per_instance(expr: sp.Expr, arrays: dict, sizes: dict, out: list) -> np.ndarray:
-    """A bound's data terms (spreads, |m1 − m2|, ...) evaluated from the inputs in float64 at
-    every entry, and the bound's largest value over the entries of each instance: it must hold
-    at every one of them."""
+def _per_entry(expr: sp.Expr, arrays: dict, sizes: dict, out: list) -> np.ndarray:
+    """A bound at every entry, axes (batch, *out): its data terms (spreads, |m1 − m2|, ...)
+    evaluated from the inputs in float64."""
     batch = next(iter(arrays.values())).shape[0]
     data = _data_terms(expr)
     if not data:
-        return np.full(batch, float(expr))
+        return np.full((batch,) + (1,) * len(out), float(expr))
     interpreter = _Interpreter(np, arrays, sizes, out)
     names = {node: sp.Dummy("data") for node in data}
     function = sp.lambdify(list(names.values()), expr.xreplace(names), "numpy")
     values = function(*(interpreter.eval(node) for node in names))
-    values = np.broadcast_to(values, (batch, *(sizes[str(i.upper + 1)] for i in out)))
-    return np.asarray(values, np.float64).reshape(batch, -1).max(axis=1)
+    return np.asarray(values, np.float64)
 
 
 def _data_terms(expr: sp.Expr) -> list:
@@ -467,9 +475,7 @@ class _Seen:
         self.no_bound += int((~bounded).sum())
         self.outside += ratios.outside
         self.instances += int(bounded.sum())
-        with np.errstate(all="ignore"):
-            ratio = np.where(bounded, ratios.observed / ratios.bound, 0.0)
-        ratio = np.where(np.isnan(ratio), np.inf, ratio)  # a NaN result is no bounded error
+        ratio = np.where(bounded, ratios.ratio, 0.0)  # a NaN result is already infinite
         if ratio.size and float(ratio.max()) > self.worst_ratio:
             self.worst_ratio = float(ratio.max())
         self.worst_error = max(self.worst_error, float(np.nanmax(
