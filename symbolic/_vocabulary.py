@@ -13,7 +13,7 @@ from sympy.concrete.expr_with_intlimits import ExprWithIntLimits
 from sympy.concrete.expr_with_limits import ExprWithLimits
 from sympy.printing.precedence import PRECEDENCE
 
-from ._language import TheoremError
+from ._errors import TheoremError
 
 
 class Softmax(sp.Function):
