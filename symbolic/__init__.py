@@ -49,6 +49,15 @@ from ._vocabulary import softmax as softmax
 from .kinds.code_numbers import FromCode as FromCode
 from .kinds.cost import Cost as Cost
 from .kinds.cost import Step as Step
+from .kinds.error_bound import AbsoluteErrorBound as AbsoluteErrorBound
+from .kinds.error_bound import ErrorBound as ErrorBound
+from .kinds.error_bound import FirstOrderErrorBound as FirstOrderErrorBound
+from .kinds.error_bound import c_exp as c_exp
+from .kinds.error_bound import c_log as c_log
+from .kinds.error_bound import gamma as gamma
+from .kinds.error_bound import log_error as log_error
+from .kinds.error_bound import spread as spread
+from .kinds.error_bound import u as unit_roundoff
 from .kinds.existence import Exists as Exists
 from .kinds.ieee import Between as Between
 from .kinds.ieee import IEEEValue as IEEEValue
@@ -74,12 +83,6 @@ from .kinds.reshape import FlatDim as FlatDim
 from .kinds.reshape import Reshape as Reshape
 from .kinds.reshape import View as View
 from .kinds.reshape import flat as flat
-from .kinds.error_bound import ErrorBound as ErrorBound
-from .kinds.error_bound import FirstOrderErrorBound as FirstOrderErrorBound
-from .kinds.error_bound import c_exp as c_exp
-from .kinds.error_bound import gamma as gamma
-from .kinds.error_bound import spread as spread
-from .kinds.error_bound import u as unit_roundoff
 from .kinds.series import Series as Series
 from .kinds.statistical import Expectation as Expectation
 from .kinds.statistical import Gaussian as Gaussian
@@ -106,8 +109,11 @@ __all__ = [
     "Series",
     "ErrorBound",
     "FirstOrderErrorBound",
+    "AbsoluteErrorBound",
     "c_exp",
+    "c_log",
     "gamma",
+    "log_error",
     "spread",
     "unit_roundoff",
     "Defined",

@@ -14,6 +14,7 @@ normwise); with exp correctly rounded (c_exp = 1) the first-order theorems below
 import sympy as sp
 
 from attnproof import (
+    AbsoluteErrorBound,
     Dim,
     ErrorBound,
     FirstOrderErrorBound,
@@ -23,6 +24,8 @@ from attnproof import (
     Tensor,
     Theorem,
     c_exp,
+    c_log,
+    log_error,
     rowmax,
     rowsum,
     spread,
@@ -126,4 +129,43 @@ online_softmax_merge_error_bound = Theorem(
                      count=2 * c_exp + 6, exponent=2 * u * sp.Abs(m1[h] - m2[h]),
                      relative_to="abs-scale"),
     inputs=(m1, m2, l1, l2, o1, o2),
+)
+
+
+# Log-sum-exp, unshifted and shifted by the row maximum (the lse of (62)–(64), the smooth
+# maximum of §4.2): a value that passes through log has an absolute bound. Written out: the
+# sum is off by n − 1 + c_exp roundings (and, shifted, e^(±u·spread)); log moves that by at most
+# λ_k + X, then rounds once relative to its result; the shifted form adds the maximum back once.
+lse_unshifted = sp.log(rowsum(sp.exp(S[i, k]), k))
+lse_shifted = rowmax(S[i, m], m) + sp.log(rowsum(sp.exp(S[i, k] - rowmax(S[i, m], m)), k))
+sum_errors = n - 1 + c_exp
+
+lse_unshifted_error_bound = Theorem(
+    name="lse_unshifted_error_bound",
+    source=Source(TUTORIAL, "§9.2 Theorem (Hopfield Update = Attention), lse in floating point",
+                  "(62)"),
+    claim=AbsoluteErrorBound(lse_unshifted, bound=log_error(sum_errors) * (1 + c_log * u)
+                             + c_log * u * sp.Abs(lse_unshifted)),
+    inputs=(S,),
+)
+
+lse_shifted_error_bound = Theorem(
+    name="lse_shifted_error_bound",
+    source=Source(TUTORIAL, "§9.2 Theorem (Hopfield Update = Attention), lse in floating point",
+                  "(62)"),
+    claim=AbsoluteErrorBound(
+        lse_shifted,
+        bound=((log_error(sum_errors) + u * spread(S[i, j], j)) * (1 + c_log * u)
+               + c_log * u * sp.Abs(lse_shifted - rowmax(S[i, m], m))) * (1 + u)
+        + u * sp.Abs(lse_shifted)),
+    inputs=(S,),
+)
+
+lse_unshifted_first_order = Theorem(
+    name="lse_unshifted_first_order",
+    source=Source(TUTORIAL, f"{FIRST_ORDER}: log-sum-exp, u|y| + (n + 1)u at c_exp = c_log = 1",
+                  "(62)"),
+    claim=FirstOrderErrorBound(lse_unshifted, bound=c_log * u * sp.Abs(lse_unshifted)
+                               + (n + c_exp) * u, relative_to="absolute"),
+    inputs=(S,),
 )

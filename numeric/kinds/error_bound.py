@@ -46,30 +46,33 @@ class Rounding:
     u: float
     c_exp: int
     source: str
+    c_log: int = 2  # log's accuracy relative to its result, in units of u
 
 
 _U = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
 # float16 and bfloat16 are computed in float32 and rounded back on every backend here: one
 # operation is then off by at most u + u_float32 (two roundings), not u
 _VIA_FLOAT32 = {d: _U[d] + _U["float32"] for d in ("float16", "bfloat16")}
-_MEASURED = ("measured: the largest |fl(exp x) − exp x| / (u·exp x) over 10^6 arguments of the "
-             "format's range is {:.2f}; declared with room above it")
+_MEASURED = ("measured over 10^6 arguments of the format's range: the largest error relative "
+             "to the result is {:.2f}u for exp and {:.2f}u for log; declared with room above it")
 
 ROUNDING_MODEL = {
-    ("numpy", "float64"): Rounding(_U["float64"], 2, "IEEE 754 operations; glibc's exp, within "
-                                   "1 ulp (≤ 2u) by its manual; " + _MEASURED.format(1.12)),
-    ("jax", "float64"): Rounding(_U["float64"], 2, "IEEE 754 operations; XLA's exp; "
-                                 + _MEASURED.format(1.71)),
+    ("numpy", "float64"): Rounding(_U["float64"], 2, "IEEE 754 operations; glibc's exp and log, "
+                                   "within 1 ulp (≤ 2u) by its manual; " + _MEASURED.format(
+                                       1.12, 0.96), c_log=2),
+    ("jax", "float64"): Rounding(_U["float64"], 2, "IEEE 754 operations; XLA's exp and log; "
+                                 + _MEASURED.format(1.71, 0.96), c_log=2),
     ("numpy", "float32"): Rounding(_U["float32"], 4, "IEEE 754 operations; NumPy's vectorized "
-                                   "float32 exp; " + _MEASURED.format(3.41)),
-    ("jax", "float32"): Rounding(_U["float32"], 2, "IEEE 754 operations; XLA's exp; "
-                                 + _MEASURED.format(1.30)),
+                                   "float32 exp and log; " + _MEASURED.format(3.41, 2.56),
+                                   c_log=4),
+    ("jax", "float32"): Rounding(_U["float32"], 2, "IEEE 754 operations; XLA's exp and log; "
+                                 + _MEASURED.format(1.30, 1.75), c_log=3),
     ("mlx", "float32"): Rounding(_U["float32"], 72, "IEEE 754 operations; MLX's exp, whose "
-                                 "error grows with |x| (8.7u on [−10, 10], 64u near ±80); "
-                                 + _MEASURED.format(64.35)),
+                                 "error grows with |x| (8.7u on [−10, 10], 64u near ±80), and "
+                                 "log; " + _MEASURED.format(64.35, 1.06), c_log=2),
     **{(b, d): Rounding(_VIA_FLOAT32[d], 2, "computed in float32 and rounded to the format: an "
-                        "operation is off by at most u + 2^-24, exp by u plus float32's error; "
-                        + _MEASURED.format(0.98))
+                        "operation is off by at most u + 2^-24, exp and log by u plus float32's "
+                        "error; " + _MEASURED.format(0.98, 1.00), c_log=2)
        for b in ("numpy", "jax", "mlx") for d in ("float16", "bfloat16")},
 }
 MODEL_SAMPLES = 4096
@@ -86,14 +89,16 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
         return
     claim = theorem.claim
     evaluation = _Evaluation(theorem, row, dtype, device)
-    model_error = evaluation.exp_accuracy(seed)
-    if model_error > model.c_exp:
-        record.status = NumericStatus.FAILED
-        record.reason = (f"the rounding model is wrong here: {row.name}'s exp in {dtype} is off by "
-                         f"{model_error:.2f}u, declared at most {model.c_exp}u ({model.source})")
-        record.counterexample = {"exp error in units of u": round(model_error, 3),
-                                 "declared c_exp": model.c_exp}
-        return
+    for function, declared in (("exp", model.c_exp), ("log", model.c_log)):
+        model_error = evaluation.accuracy(function, seed)
+        if model_error > declared:
+            record.status = NumericStatus.FAILED
+            record.reason = (f"the rounding model is wrong here: {row.name}'s {function} in "
+                             f"{dtype} is off by {model_error:.2f}u, declared at most "
+                             f"{declared}u ({model.source})")
+            record.counterexample = {f"{function} error in units of u": round(model_error, 3),
+                                     f"declared c_{function}": declared}
+            return
     seen = _Seen()
     rng_seed = 0 if seed is None else seed
 
@@ -198,21 +203,25 @@ class _Evaluation:
         self.dtype_numpy = _numpy_dtype(dtype)
         self.out = sorted(kind_free_indices(theorem.claim.computed), key=str)
 
-    def exp_accuracy(self, seed) -> float:
-        """The backend's largest exp error in units of the declared u, on arguments spread over
-        [−80, 10] (float16: [−15, 10]), against the wider format."""
+    def accuracy(self, function: str, seed) -> float:
+        """The backend's largest error of exp or log relative to the result, in units of the
+        declared u, against the wider format: exp on [−80, 10] (float16: [−15, 10]), log on
+        e^[−20, 20] (the sums of exponentials lse takes), log's zero at 1 left out."""
         model = ROUNDING_MODEL[(self.row.name, self.dtype)]
         rng = np.random.default_rng(0 if seed is None else seed)
         low = -15.0 if self.dtype == "float16" else -80.0
-        x = rng.uniform(low, 10.0, MODEL_SAMPLES).astype(self.dtype_numpy).astype(np.float64)
+        x = (rng.uniform(low, 10.0, MODEL_SAMPLES) if function == "exp"
+             else np.exp(rng.uniform(-9.0 if self.dtype == "float16" else -20.0, 11.0,
+                                     MODEL_SAMPLES)))
+        x = x.astype(self.dtype_numpy).astype(np.float64)
         with self.row.scope(self.device):
             placed = self.row.place(self.xp, x, self.dtype, self.device)
-            computed = to_numpy(self.xp.exp(placed)).astype(np.float64)
+            computed = to_numpy(getattr(self.xp, function)(placed)).astype(np.float64)
         wider = WIDER.get(self.dtype, np.float64)
-        exact = np.exp(x.astype(wider))
+        exact = getattr(np, function)(x.astype(wider))
         tiny = float(np.finfo(np.float32 if self.dtype == "bfloat16" else self.dtype_numpy).tiny)
-        usable = (exact > 4 * tiny) & np.isfinite(computed)
-        error = np.abs(computed[usable].astype(wider) - exact[usable]) / exact[usable]
+        usable = (np.abs(exact) > 4 * tiny) & np.isfinite(computed) & (x > 0)
+        error = np.abs(computed[usable].astype(wider) - exact[usable]) / np.abs(exact[usable])
         return float(np.max(error, initial=0.0)) / model.u
 
     def ratios(self, claim, model: Rounding, sizes: dict, arrays: dict) -> Ratios:
@@ -229,6 +238,8 @@ class _Evaluation:
             if claim.relative_to == "abs-scale":
                 scale = self._as_written(claim.computed, sizes, arrays, low=False, wider=wider,
                                          magnitude=True)
+            elif claim.relative_to == "absolute":
+                scale = np.ones_like(exact)
             else:
                 scale = np.abs(exact)
             relative = np.abs(computed.astype(wider) - exact) / scale
@@ -237,7 +248,7 @@ class _Evaluation:
             slack = _bound_values(claim, sizes, arrays, float(np.finfo(wider).eps) / 2, 2,
                                   self.theorem, self.out)
             bound = _bound_values(claim, sizes, arrays, model.u, model.c_exp, self.theorem,
-                                  self.out) + slack
+                                  self.out, model.c_log) + slack
             # entry by entry: the bound at one row never excuses the error at another
             per_entry = np.asarray(relative / bound, np.float64)
         batch = per_entry.shape[0]
@@ -316,6 +327,10 @@ class _Interpreter:
             return abs(float(expr)) if self.magnitude else float(expr)
         if isinstance(expr, sp.exp):
             return xp.exp(self._plain(lambda: self.eval(expr.args[0])))
+        if isinstance(expr, sp.log):
+            return xp.log(self._plain(lambda: self.eval(expr.args[0])))
+        if isinstance(expr, sp.Abs):
+            return xp.abs(self.eval(expr.args[0]))
         if isinstance(expr, sp.Max):  # exact in any order
             return self._plain(lambda: _fold(xp.maximum, [self.eval(a) for a in expr.args]))
         if isinstance(expr, ReduceMax):
@@ -411,13 +426,16 @@ def _fold(function, values):
 
 
 def _bound_values(claim, sizes, arrays, unit: float, c_exp: int, theorem,
-                  out: list) -> np.ndarray:
+                  out: list, c_log: int = 2) -> np.ndarray:
     """B at every instance: the claim's bound with the sizes, the spreads (from the inputs,
     exactly), u and c_exp put in; NaN where count·u ≥ 1 (no rigorous bound there)."""
     symbols = {sp.Symbol(k, integer=True, positive=True): v for k, v in sizes.items()}
     symbols[kind.u] = unit
     symbols[kind.c_exp] = c_exp
+    symbols[kind.c_log] = c_log
     batch = next(iter(arrays.values())).shape[0]
+    if claim.relative_to == "absolute":
+        return _absolute_bound_values(claim, symbols, arrays, sizes, out, theorem)
     if isinstance(claim, kind.ErrorBound):
         count, exponent = claim.count, claim.exponent
     else:
@@ -437,6 +455,27 @@ def _bound_values(claim, sizes, arrays, unit: float, c_exp: int, theorem,
     return _per_entry(claim.bound.xreplace(symbols), arrays, sizes, out) + remainder
 
 
+def _absolute_bound_values(claim, symbols, arrays, sizes, out, theorem) -> np.ndarray:
+    """An absolute bound at every entry: the claimed one, or, for a first-order claim, the
+    claimed one plus the derived bound's part beyond first order; NaN where a λ_k is undefined
+    (2·k·u ≥ 1)."""
+    if isinstance(claim, kind.AbsoluteErrorBound):
+        bound = claim.bound
+    else:
+        derived = claim._derived(theorem).bound
+        bound = claim.bound + derived - kind.first_order_part(derived)
+    bound = bound.xreplace(symbols)
+    batch = next(iter(arrays.values())).shape[0]
+    unit = float(symbols[kind.u])
+    values = {}
+    for log_error in bound.atoms(kind.LogError):
+        k = float(log_error.args[0])
+        if 2 * k * unit >= 1:
+            return np.full((batch,) + (1,) * len(out), np.nan)
+        values[log_error] = float(np.log1p(k * unit / (1 - 2 * k * unit)))  # −log(1 − γ_k)
+    return _per_entry(bound.xreplace(values), arrays, sizes, out)
+
+
 def _per_entry(expr: sp.Expr, arrays: dict, sizes: dict, out: list) -> np.ndarray:
     """A bound at every entry, axes (batch, *out): its data terms (spreads, |m1 − m2|, ...)
     evaluated from the inputs in float64."""
@@ -452,8 +491,8 @@ def _per_entry(expr: sp.Expr, arrays: dict, sizes: dict, out: list) -> np.ndarra
 
 
 def _data_terms(expr: sp.Expr) -> list:
-    """The largest subexpressions that read inputs: maxima over a row, and entries."""
-    if isinstance(expr, (ReduceMax, sp.Indexed)):
+    """The largest subexpressions that read inputs: maxima over a row, entries and |y|."""
+    if isinstance(expr, (ReduceMax, sp.Indexed, sp.Abs)):
         return [expr]
     return list(dict.fromkeys(t for arg in expr.args for t in _data_terms(arg)))
 
@@ -499,7 +538,8 @@ def _settle(record, claim, model: Rounding, seen: _Seen, dtype: str) -> None:
     record.max_error_bits = bits(record.max_error_ulps)
     tightness = f"largest observed/B {seen.worst_ratio:.3g}"
     loose = " (never within 10× of the bound)" if 0 < seen.worst_ratio < 0.1 else ""
-    model_text = f"u = {model.u:.3g}, c_exp = {model.c_exp} ({model.source})"
+    model_text = (f"u = {model.u:.3g}, c_exp = {model.c_exp}, c_log = {model.c_log} "
+                  f"({model.source})")
     if seen.violation is not None:
         record.status = NumericStatus.FAILED
         record.refutes = True  # a bound violated in any format is false under the model

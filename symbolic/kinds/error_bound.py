@@ -42,9 +42,28 @@ from .._language import TheoremError, as_expression
 from .._prover import NOT_PROVED, PROVED, ProofResult
 from .._vocabulary import ReduceMax
 
-RELATIVE_TO = ("value", "abs-scale")
+RELATIVE_TO = ("value", "abs-scale", "absolute")
 u = sp.Symbol("u", positive=True)  # the unit roundoff of the format evaluated in
 c_exp = sp.Symbol("c_exp", integer=True, positive=True)  # exp's accuracy, in units of u
+c_log = sp.Symbol("c_log", integer=True, positive=True)  # log's accuracy, relative to its value
+
+
+class LogError(sp.Function):
+    """λ_k = −log(1 − γ_k): how far log moves a value whose relative error is at most γ_k
+    (|log(1 + θ)| ≤ −log(1 − |θ|)); it increases with k."""
+
+    nargs = 1
+
+    def _eval_rewrite_as_log(self, count, **kwargs):
+        return -sp.log(1 - gamma(count))
+
+    def _latex(self, printer):
+        return rf"\lambda_{{{printer._print(self.args[0])}}}"
+
+
+def log_error(count: sp.Expr) -> LogError:
+    """λ_k = −log(1 − γ_k), the absolute error log makes of a value off by k roundings."""
+    return LogError(sp.sympify(count))
 
 
 def gamma(count: sp.Expr) -> sp.Expr:
@@ -105,6 +124,8 @@ def derive(expr: sp.Expr, dims: dict[str, sp.Symbol]) -> Relative | Absolute | S
         return Relative(sp.S.One, positive=True)  # a constant rounded once into the format
     if isinstance(expr, sp.exp):
         return _exp(expr.args[0], dims)
+    if isinstance(expr, sp.log):
+        return _log(expr, dims)
     if isinstance(expr, sp.Sum):
         return _sum(expr, dims)
     if isinstance(expr, sp.Mul):
@@ -129,6 +150,25 @@ def _exp(argument: sp.Expr, dims) -> Relative:
         raise UnsupportedOperation(f"exp of a rounded value with relative error: {argument}")
     extra = error.bound if isinstance(error, Absolute) else sp.S.Zero
     return Relative(c_exp, extra, positive=True)
+
+
+def _log(expr: sp.log, dims) -> Absolute:
+    """log of a positive value off by (1 + θ_k)e^(±X): off by at most λ_k + X before log's own
+    rounding, c_log·u relative to the result: (λ_k + X)(1 + c_log·u) + c_log·u·|log a|."""
+    argument = _relative(expr.args[0], dims, expr)
+    moved = LogError(argument.count) + argument.exponent
+    return Absolute(moved * (1 + c_log * u) + c_log * u * sp.Abs(expr))
+
+
+def _with_absolute(expr: sp.Add, errors: list) -> Absolute:
+    """a + b with a an exact input (a row maximum) and b off by an absolute error, added once:
+    (e_a + e_b)(1 + u) + u·|a + b|."""
+    if len(errors) != 2 or any(isinstance(e, Scaled) or isinstance(e, Relative) and e.count != 0
+                               for e in errors):
+        raise UnsupportedOperation(f"a sum with an absolute error other than exact + one value: "
+                                   f"{expr}")
+    moved = sum((e.bound for e in errors if isinstance(e, Absolute)), sp.S.Zero)
+    return Absolute(moved * (1 + u) + u * sp.Abs(expr))
 
 
 def _is_shift(expr: sp.Add) -> bool:
@@ -158,7 +198,7 @@ def _terms(expr: sp.Add, dims) -> Relative | Scaled:
     """A sum written out term by term, added left to right: one error per addition."""
     errors = [derive(t, dims) for t in expr.args]
     if any(isinstance(e, Absolute) for e in errors):
-        raise UnsupportedOperation(f"a sum of a value with an absolute error: {expr}")
+        return _with_absolute(expr, errors)
     count = sp.Max(*(e.count for e in errors)) + len(errors) - 1
     exponent = sp.Max(*(e.exponent for e in errors))
     if all(isinstance(e, Relative) and e.positive for e in errors):
@@ -243,11 +283,15 @@ class _BoundClaim(ClaimKind):
                      "driven toward the bound (hypothesis.target on observed/B); inputs rounded "
                      "into the format; the exact value in a wider format")
 
-    def _derived(self, theorem) -> Relative | Scaled:
+    def _derived(self, theorem) -> Relative | Scaled | Absolute:
         dims = {d.name: d.symbol for d in theorem.dims}
         error = derive(theorem.expand_definitions(self.computed), dims)
-        if isinstance(error, Absolute):
-            raise UnsupportedOperation("the computed value has only an absolute error bound")
+        if (self.relative_to == "absolute") != isinstance(error, Absolute):
+            raise UnsupportedOperation(
+                "the computed value has an absolute error bound (it passes through log): state "
+                "it with relative_to=\"absolute\"" if isinstance(error, Absolute) else
+                "an absolute bound is stated for values that pass through log; this one has a "
+                "relative bound")
         if self.relative_to == "value" and isinstance(error, Scaled):
             raise UnsupportedOperation(
                 "the computed value is a sum whose terms can cancel, so no bound relative to it "
@@ -257,6 +301,7 @@ class _BoundClaim(ClaimKind):
     def _floors(self, theorem, expr) -> dict:
         floors = {d.symbol: d.sizes.low for d in theorem.dims}
         floors[c_exp] = 1
+        floors[c_log] = 1
         floors[u] = 0
         return {s: floors.get(s, 0) for s in expr.free_symbols}
 
@@ -366,25 +411,38 @@ class FirstOrderErrorBound(_BoundClaim):
     entry: the first-order form of published bounds; its O(u²) remainder is not bounded."""
 
     bound: sp.Expr = sp.S.Zero
+    # "value": |ŷ/y − 1| ≤ B + O(u²); "absolute": |ŷ − y| ≤ B + O(u²) (through log)
+    relative_to: str = "value"
 
     relation = r"\leq"
-    relative_to = "value"
 
     def __post_init__(self):
         for name in ("computed", "bound"):
             object.__setattr__(self, name, as_expression(getattr(self, name),
                                                          f"FirstOrderErrorBound: {name}"))
+        if self.relative_to not in ("value", "absolute"):
+            raise TheoremError("FirstOrderErrorBound: relative_to must be 'value' or "
+                               f"'absolute', got {self.relative_to!r}")
 
     def expressions(self):
         return (("computed value", self.computed),)
 
     def to_latex(self, latex) -> str:
-        return (rf"\left|\frac{{\mathrm{{fl}}({latex(self.computed)})}}{{{latex(self.computed)}}}"
+        y = latex(self.computed)
+        if self.relative_to == "absolute":
+            return rf"\left|\mathrm{{fl}}({y}) - {y}\right| \leq {latex(self.bound)} + O(u^2)"
+        return (rf"\left|\frac{{\mathrm{{fl}}({y})}}{{{y}}}"
                 rf" - 1\right| \leq {latex(self.bound)} + O(u^2)")
 
-    def prove(self, theorem, bound: int) -> ProofResult:
+    def first_order(self, theorem) -> sp.Expr:
+        """The derived bound's first-order part in u."""
         derived = self._derived(theorem)
-        first_order = derived.count * u + derived.exponent
+        if isinstance(derived, Absolute):
+            return first_order_part(derived.bound)
+        return derived.count * u + derived.exponent
+
+    def prove(self, theorem, bound: int) -> ProofResult:
+        first_order = self.first_order(theorem)
         gap, = _spreads_as_symbols(sp.expand((self.bound - first_order) / u))
         floors = self._floors(theorem, gap)
         shown = f"derived first-order bound {readable(first_order)}"
@@ -394,3 +452,69 @@ class FirstOrderErrorBound(_BoundClaim):
         return ProofResult(NOT_PROVED, f"running error analysis, first order: {shown}, not shown "
                            "to be at most the claimed bound; numeric evidence only")
 
+
+def first_order_part(bound: sp.Expr) -> sp.Expr:
+    """An absolute bound's terms of first order in u: λ_k is k·u to first order."""
+    linear = sp.expand(bound.replace(LogError, lambda count: count * u))
+    return sp.Add(*(t for t in sp.Add.make_args(linear) if sp.degree(t, u) <= 1))
+
+
+def absolute_bound_holds(claimed: sp.Expr, derived: sp.Expr, floors: dict) -> bool:
+    """claimed ≥ derived for every value: data terms (|y|, spreads) become nonnegative symbols,
+    λ's become one nonnegative symbol, or two with the larger count's the smaller's plus a
+    nonnegative one (λ increases with k), and the difference must then have nonnegative
+    coefficients."""
+    gap, = _spreads_as_symbols(claimed - derived)
+    logs = sorted(gap.atoms(LogError), key=str)
+    if len(logs) > 2:
+        return False
+    if len(logs) == 2:
+        first, second = logs
+        counts = (first.args[0] - second.args[0], second.args[0] - first.args[0])
+        if nonnegative(counts[0], floors):
+            big, small = first, second
+        elif nonnegative(counts[1], floors):
+            big, small = second, first
+        else:
+            return False
+        lam, more = sp.Symbol("L", nonnegative=True), sp.Symbol("L_more", nonnegative=True)
+        gap = gap.xreplace({small: lam, big: lam + more})
+    elif logs:
+        gap = gap.xreplace({logs[0]: sp.Symbol("L", nonnegative=True)})
+    return nonnegative(sp.expand(gap), floors)
+
+
+@dataclass(frozen=True)
+class AbsoluteErrorBound(_BoundClaim):
+    """``computed``, evaluated as written, is within ``bound`` of its exact value in every entry
+    (rigorous): the form of a value that passes through log, such as log-sum-exp. ``bound`` may
+    use the sizes, ``u``, ``c_exp``, ``c_log``, ``log_error(k)``, ``spread(...)`` and |y|
+    (``sp.Abs(computed)``)."""
+
+    bound: sp.Expr = sp.S.Zero
+
+    relation = r"\leq"
+    relative_to = "absolute"
+
+    def __post_init__(self):
+        for name in ("computed", "bound"):
+            object.__setattr__(self, name, as_expression(getattr(self, name),
+                                                         f"AbsoluteErrorBound: {name}"))
+
+    def expressions(self):
+        return (("computed value", self.computed),)
+
+    def to_latex(self, latex) -> str:
+        y = latex(self.computed)
+        return rf"\left|\mathrm{{fl}}({y}) - {y}\right| \leq {latex(self.bound)}"
+
+    def prove(self, theorem, bound: int) -> ProofResult:
+        derived = self._derived(theorem)
+        floors = self._floors(theorem, self.bound - derived.bound)
+        floors.update({c_exp: 1, c_log: 1})
+        shown = f"derived |ŷ − y| ≤ {readable(derived.bound)}"
+        if absolute_bound_holds(self.bound, derived.bound, floors):
+            return ProofResult(PROVED, f"running error analysis (all sizes with 2·count·u < 1): "
+                               f"{shown}; the claimed bound is at least as large")
+        return ProofResult(NOT_PROVED, f"running error analysis: {shown}, not shown to be at most "
+                           "the claimed bound; numeric evidence only")

@@ -11,6 +11,7 @@ import sympy as sp
 from attnproof.numeric import check
 from attnproof.numeric.kinds import error_bound as numeric_route
 from attnproof.symbolic import (
+    AbsoluteErrorBound,
     Dim,
     ErrorBound,
     FirstOrderErrorBound,
@@ -20,7 +21,9 @@ from attnproof.symbolic import (
     Theorem,
     TheoremError,
     c_exp,
+    c_log,
     discover,
+    log_error,
     prove,
     rowsum,
     spread,
@@ -91,9 +94,8 @@ def test_an_expression_the_analysis_has_no_rule_for_is_a_declaration_error():
     (j,) = n.indices("j")
     x = Tensor("x", (n,))
     with pytest.raises(TheoremError, match="no rounding rule"):
-        Theorem(name="logged", source=HERE,
-                claim=ErrorBound(sp.log(rowsum(sp.exp(x[j]), j)), count=n.symbol),
-                inputs=(x,))
+        Theorem(name="capped", source=HERE,
+                claim=ErrorBound(sp.tanh(x[j]), count=n.symbol), inputs=(x,))
 
 
 def test_the_online_merge_is_bounded_with_the_gap_between_the_two_maxima():
@@ -168,3 +170,41 @@ def test_a_positive_input_may_be_summed_and_a_real_one_may_not():
     assert derive(rowsum(weights[j], j), {}).positive
     assert isinstance(derive(rowsum(Tensor("x", (n,))[j], j), {}), Scaled)
     assert FirstOrderErrorBound(rowsum(weights[j], j), bound=n.symbol * u).kind == "error bound"
+
+
+@pytest.mark.parametrize("name", ["lse_unshifted_error_bound", "lse_shifted_error_bound",
+                                  "lse_unshifted_first_order"])
+def test_log_sum_exp_has_a_proved_absolute_bound(name):
+    result = prove(getattr(rounding, name))
+    assert result.status == "proved", result.method
+
+
+def test_an_absolute_bound_with_a_smaller_log_count_is_not_proved():
+    too_small = dataclasses.replace(
+        rounding.lse_unshifted_error_bound, name="too_small",
+        claim=AbsoluteErrorBound(rounding.lse_unshifted,
+                                 bound=log_error(rounding.n - 2 + c_exp) * (1 + c_log * u)
+                                 + c_log * u * sp.Abs(rounding.lse_unshifted)))
+    assert prove(too_small).status == "not-proved"
+
+
+def test_a_value_through_log_needs_an_absolute_bound():
+    with pytest.raises(TheoremError, match="absolute"):
+        Theorem(name="lse_relative", source=HERE, inputs=(rounding.S,),
+                claim=ErrorBound(rounding.lse_unshifted, count=rounding.n))
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax", "mlx"])
+def test_log_sum_exp_stays_within_its_bound_on_every_backend(backend):
+    record = check(rounding.lse_shifted_error_bound, backend, "float32", "cpu", profile="quick")
+    assert record.status == "passed", record.reason
+
+
+def test_a_log_less_accurate_than_declared_fails_the_model(monkeypatch):
+    key = ("numpy", "float32")
+    declared = numeric_route.ROUNDING_MODEL[key]
+    monkeypatch.setitem(numeric_route.ROUNDING_MODEL, key,
+                        dataclasses.replace(declared, c_log=1))  # NumPy's float32 log: ~2.6u
+    record = check(rounding.lse_unshifted_error_bound, "numpy", "float32", "cpu",
+                   profile="quick")
+    assert record.status == "failed" and "log in float32" in record.reason
