@@ -33,9 +33,11 @@ upper bound); only the numeric route refutes, with an observed error above B.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import sympy as sp
+from sympy.printing.str import StrPrinter
 
 from .._kind import ClaimKind
 from .._language import TheoremError, as_expression
@@ -332,15 +334,37 @@ def _spreads_as_symbols(*exprs: sp.Expr) -> list[sp.Expr]:
 
 
 def readable(expr: sp.Expr) -> str:
-    """An expression of the analysis as a reader writes it: spreads by name."""
-    expr = _canonical_maxima(sp.expand(expr))
+    """An expression of the analysis as a reader writes it: spreads and λ's by name, maxima,
+    sums and absolute values in their usual signs, nothing expanded inside them."""
+    expr = _canonical_maxima(expr)
     for maximum in sorted(expr.atoms(ReduceMax), key=str):
         if maximum.function.could_extract_minus_sign():
             continue
         negated = ReduceMax(-maximum.function, *maximum.limits)
-        name = sp.Symbol(f"spread({sp.sstr(maximum.function).replace('_l', 'l')})")
-        expr = sp.expand(expr.xreplace({negated: name - maximum}))
-    return sp.sstr(sp.factor_terms(expr))
+        if expr.has(negated):
+            name = sp.Symbol(f"spread({_Readable().doprint(maximum.function)})")
+            expr = expr.xreplace({negated: name - maximum})
+    # the canonical bound index of a maximum reads as l
+    return re.sub(r"\b_l\b", "l", _Readable().doprint(sp.factor_terms(expr)))
+
+
+class _Readable(StrPrinter):
+    """Prints λ_k, max_l f, Σ_k f and |y| as a reader writes them."""
+
+    def _print_LogError(self, expr):
+        return f"λ_({self._print(expr.args[0])})"
+
+    def _print_ReduceMax(self, expr):
+        (index, _, _), = expr.limits
+        name = self._print(index)
+        return f"max_{'l' if name == '_l' else name} {self.parenthesize(expr.function, 60)}"
+
+    def _print_Sum(self, expr):
+        (index, _, _), = expr.limits
+        return f"Σ_{self._print(index)} {self.parenthesize(expr.function, 60)}"
+
+    def _print_Abs(self, expr):
+        return f"|{self._print(expr.args[0])}|"
 
 
 def _canonical_maxima(expr: sp.Expr) -> sp.Expr:

@@ -101,7 +101,7 @@ def test_an_expression_the_analysis_has_no_rule_for_is_a_declaration_error():
 def test_the_online_merge_is_bounded_with_the_gap_between_the_two_maxima():
     result = prove(rounding.online_softmax_merge_error_bound)
     assert result.status == "proved", result.method
-    assert "Abs(m1[h] - m2[h])" in result.method and "c_exp + 3" in result.method
+    assert "|m1[h] - m2[h]|" in result.method and "c_exp + 3" in result.method
 
 
 @pytest.mark.parametrize("name", ["softmax_shifted_error_bound", "softmax_shifted_first_order"])
