@@ -120,13 +120,6 @@ PENDING = (
          verdict="open",
          note="a window of w keys per query scores n·w pairs, O(n) for fixed w; which pattern "
          "gives O(n log n) the text does not say"),
-    dict(file=NOTEBOOK, section="Demos 10, 20 (FlashAttention invariant)", place="line 197",
-         claim="FlashAttention changes memory movement", kind="cost",
-         construct="IO cost: reads and writes of slow memory with a fast memory of size M",
-         verdict="open",
-         note="'not the attention formula' is stated (online_softmax_blockwise: the block-wise "
-         "result equals softmax(S)V) and the memory held is (flash_attention_memory_linear); "
-         "the traffic between memories needs the IO model"),
 )
 
 # Numbered equations of the tutorial that are notation or definitions, not claims; every other
