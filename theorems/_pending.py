@@ -9,7 +9,7 @@ when a theorem states it. ``construct`` names what the language lacks to state i
 what keeps it here (rather than a check that needs a closer look).
 """
 
-from ._dims import EXAMPLE_48, NOTEBOOK, TUTORIAL
+from ._dims import EXAMPLE_48, TUTORIAL
 
 KINDS = (
     "limit",
