@@ -19,9 +19,10 @@ from attnproof import symbolic
 from . import __version__
 from . import _arguments as arguments
 from . import _document as doc
+from . import _sandbox as sandbox
 from . import _terminal as terminal
 from . import _view as view
-from ._describe import describe
+from ._describe import declaration, describe
 from ._exits import (
     EXIT_INTERRUPTED,
     EXIT_NOT_OK,
@@ -33,7 +34,7 @@ from ._exits import (
 from ._progress import Progress
 from ._reports import JSON_NAME, Written, write_reports
 from ._results import Report, result_from_records, write_json
-from ._runner import PROFILES, RunInterrupted, numeric_api, run
+from ._runner import PROFILE_TIMEOUTS, PROFILES, RunInterrupted, numeric_api, run
 from ._schema import ResultsError, load_results
 from .numeric import replay as replay_command
 from .numeric._compile_cache import disable as disable_caches
@@ -150,16 +151,32 @@ def _directories(args) -> list[Path]:
     return catalog + list(args.theorems)
 
 
-def _discover(args) -> symbolic.Catalog:
-    """The theorems the arguments name; a usage error when they name none at all."""
+def _discover(args, render: bool = False) -> symbolic.Catalog:
+    """The theorems the arguments name; a usage error when they name none at all.
+
+    A user's files are loaded in a worker process (``_sandbox``), with ``--timeout`` seconds
+    each, so that nothing they do at import ends this process; ``render`` also renders their
+    statements there. ``--in-process`` (for debugging) loads them here: a file that exits,
+    hangs or crashes at import then ends or stalls the run, as it would any Python program.
+    """
     directories = _directories(args)
     if not directories:
         raise UsageError("nothing to check: --no-catalog without --theorems DIR")
-    catalog = symbolic.discover(directories)
+    if getattr(args, "in_process", False):
+        catalog = symbolic.discover(directories)
+    else:
+        catalog = sandbox.discover(directories, timeout=_load_timeout(args), render=render)
     if not catalog.theorems and not catalog.errors:
         raise UsageError("nothing to check: no theorem declared in "
                          + ", ".join(str(d) for d in directories))
     return catalog
+
+
+def _load_timeout(args) -> float:
+    """Seconds a theorem file may take to load: ``--timeout``, else the profile's limit."""
+    timeout = getattr(args, "timeout", None)
+    return timeout if timeout is not None else PROFILE_TIMEOUTS[getattr(args, "profile",
+                                                                         "default")]
 
 
 def _check_names(names, catalog: symbolic.Catalog) -> None:
@@ -182,15 +199,19 @@ def _unknown_theorem(name: str, known: list[str]) -> str:
 
 def prove_command(args) -> int:
     _check_numeric_filters(args)
-    catalog = _discover(args)
-    _check_names(args.theorem, catalog)
-    out, out_if_interrupted = _destinations(args)
+    # where the reports go is fixed before any theorem file runs (with --in-process one could
+    # change the working directory)
+    out, out_if_interrupted = (path.absolute() for path in _destinations(args))
     if args.json is not None and args.json.is_dir():
         raise UsageError(f"--json {args.json} is a directory; name the results file")
+    if args.json is not None:
+        args.json = args.json.absolute()
     for directory in {out, out_if_interrupted, *([args.json.parent] if args.json else [])}:
         problem = arguments.unwritable(directory)
         if problem:
             raise UsageError(problem)
+    catalog = _discover(args)
+    _check_names(args.theorem, catalog)
     if not args.symbolic_only and numeric_api() is None:
         print("attnproof: numeric checks unavailable (numeric.check not found); "
               "symbolic proofs only", file=sys.stderr)
@@ -321,8 +342,8 @@ def _print_summary(report: Report, written: Written, out: Path, args) -> None:
 
 def _print_written(written: Written, out: Path | None = None, args=None) -> None:
     print("wrote " + ", ".join(str(p) for p in written.paths))
-    if args is not None and args.out is None and out == PARTIAL:
-        print(f"note: this run is not a complete run of the whole catalog, so it wrote {out}/; "
+    if args is not None and args.out is None and out == PARTIAL.absolute():
+        print(f"note: this run is not a complete run of the whole catalog, so it wrote {PARTIAL}/; "
               f"the catalog report in {REPORTS}/ is unchanged (--out DIR writes elsewhere)")
     for note in written.notes:
         print(f"note: {note}")
@@ -398,7 +419,7 @@ def show_command(args) -> int:
         fixes = view.corrections(report).get(args.name, [])
         print(terminal.section(doc.theorem_section(results[args.name], fixes)))
         return EXIT_OK
-    catalog = _discover(args)
+    catalog = _discover(args, render=True)
     declared = catalog.by_name().get(args.name)
     if declared is None:
         known = [t.name for t in catalog.theorems] + list(results)
@@ -408,6 +429,10 @@ def show_command(args) -> int:
 
 
 def _show_declaration(theorem, json_path: Path) -> None:
-    result = result_from_records(describe(theorem), None, [])  # nothing checked yet
+    if isinstance(theorem, sandbox.DeclaredTheorem):  # loaded and rendered in a worker
+        fields = {**declaration(theorem), **(theorem.rendered or {})}
+    else:
+        fields = describe(theorem)
+    result = result_from_records(fields, None, [])  # nothing checked yet
     print(terminal.section(doc.theorem_section(result, [])))
     print(f"\nnot checked yet (no result in {terminal.escape(json_path)})")

@@ -30,6 +30,7 @@ from attnproof import symbolic
 
 from ._cache import cached_proof, remember_timings, slowest_first
 from ._describe import declaration, rendering
+from ._sandbox import load_contained
 from ._results import (
     ErrorEntry,
     Report,
@@ -412,11 +413,16 @@ def worker_main(connection, options: Options) -> None:
 
 
 def _load_one(origin: str, name: str):
-    """The theorem ``name`` from its file."""
-    found = symbolic.discover([origin]).by_name()
+    """The theorem ``name`` from its file, loaded as discovery loaded it: contained, so that an
+    exit or a change of directory in the file cannot end or move this worker."""
+    found = symbolic.discover([origin], load_files=_load_contained).by_name()
     if name not in found:
         raise LookupError(f"{origin} no longer declares theorem {name!r}")
     return found[name]
+
+
+def _load_contained(paths):
+    return [load_contained(path) for path in paths]
 
 
 @dataclass
