@@ -9,7 +9,6 @@ or of other directories writes ``reports/partial/`` unless ``--out`` says otherw
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -28,21 +27,20 @@ from ._exits import (
     EXIT_NOT_OK,
     EXIT_OK,
     EXIT_OUTPUT,
-    EXIT_TERMINATED,
     EXIT_USAGE,
 )
 from ._progress import Progress
-from ._reports import JSON_NAME, Written, write_reports
+from ._reports import JSON_NAME, PDF_NAME, Written, write_reports
 from ._results import Report, result_from_records, write_json
 from ._runner import PROFILE_TIMEOUTS, PROFILES, RunInterrupted, numeric_api, run
 from ._schema import ResultsError, load_results
+from ._signals import EXIT_BY_SIGNAL, Stops, described
 from .numeric import replay as replay_command
 from .numeric._compile_cache import disable as disable_caches
 
 REPORTS = Path("reports")
 PARTIAL = REPORTS / "partial"
 DEFAULT_JSON = REPORTS / JSON_NAME
-EXIT_BY_SIGNAL = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: EXIT_TERMINATED}
 
 
 class UsageError(Exception):
@@ -218,6 +216,7 @@ def prove_command(args) -> int:
     if args.no_cache:
         disable_caches()
     progress = Progress()
+    stopped = None
     try:
         report = run(
             _directories(args), theorem_filter=args.theorem, backends=args.backend,
@@ -228,18 +227,45 @@ def prove_command(args) -> int:
             isolate=not args.in_process, catalog=catalog,
         )
     except RunInterrupted as interrupted:
+        report, stopped = interrupted.report, interrupted.signal
+    except BaseException:
         progress.close()
-        written = _write(interrupted.report, args, out_if_interrupted)
-        how = "terminated" if interrupted.signal == signal.SIGTERM else "interrupted"
-        print(f"attnproof: {how}; the {len(interrupted.report.theorems)} theorems finished are "
-              "kept as a partial report", file=sys.stderr)
-        _print_written(written, out_if_interrupted, args)
-        return EXIT_BY_SIGNAL.get(interrupted.signal, EXIT_INTERRUPTED)
-    finally:
+        raise
+    with Stops() as stops:  # from here a signal can no longer lose a finished theorem
         progress.close()
-    written = _write(report, args, out)
-    _print_summary(report, written, out, args)
+        return _save(report, args, out_if_interrupted if stopped else out, stopped, stops)
+
+
+def _save(report: Report, args, out: Path, stopped: int | None, stops: Stops) -> int:
+    """Write the results, then the reports; say what was kept if a signal stopped either the
+    run (``stopped``) or the writing (``stops``)."""
+    written = _write(report, args, out, stops)
+    if stopped is not None:
+        print(f"attnproof: {described(stopped)}; the {len(report.theorems)} theorems finished "
+              "are kept as a partial report", file=sys.stderr)
+        _print_written(written, out, args)
+    else:
+        _print_summary(report, written, out, args)
+    if stops.received:
+        print(f"attnproof: {_kept(written, out, stops.first)}", file=sys.stderr)
+    signal_number = stopped or stops.first
+    if signal_number is not None:
+        return EXIT_BY_SIGNAL.get(signal_number, EXIT_INTERRUPTED)
     return _exit_code(report, written, args)
+
+
+def _kept(written: Written, out: Path, signal_number: int) -> str:
+    """One line: what a signal that came while the results were saved left behind."""
+    how = described(signal_number)
+    if written.results is None:
+        return (f"{how} before the results were written; the previous report set in {out} is "
+                f"unchanged, and this run's results were saved to {written.paths[0]}")
+    if written.not_rendered:
+        pdf = " --pdf" if PDF_NAME in written.not_rendered else ""
+        return (f"{how} while rendering the reports; {written.results} holds the complete "
+                f"results; not rendered: {', '.join(written.not_rendered)} (`attnproof report "
+                f"--json {written.results}{pdf}` renders them)")
+    return f"{how} after the reports were written; the report set in {out} is complete"
 
 
 def _replay(args) -> int:
@@ -288,19 +314,29 @@ def _destinations(args) -> tuple[Path, Path]:
     return (REPORTS if whole else PARTIAL), PARTIAL
 
 
-def _write(report: Report, args, out: Path) -> Written:
+def _write(report: Report, args, out: Path, stops: Stops) -> Written:
     """Write the report set; if the file system refuses after all (a full disk, permissions
-    changed during the run), the results are saved in a fresh temporary directory instead."""
+    changed during the run), or a signal came before the results were written, the results
+    are saved in a fresh temporary directory instead."""
     try:
-        return write_reports(report, out, args.json, pdf=args.pdf)
+        written = write_reports(report, out, args.json, pdf=args.pdf, stops=stops)
     except OSError as error:
-        rescue = Path(tempfile.mkdtemp(prefix="attnproof-results-")) / JSON_NAME
-        write_json(report, rescue)
+        rescue = _rescue(report)
         written = Written([rescue])
         written.failures.append(f"could not write the reports to {out} ({error}); the results "
                                 f"were saved to {rescue} (`attnproof report --json {rescue} "
                                 "--out DIR` renders them)")
         return written
+    if written.stopped_by is not None and written.results is None:
+        written.paths.append(_rescue(report))
+    return written
+
+
+def _rescue(report: Report) -> Path:
+    """The results, saved in a fresh temporary directory."""
+    rescue = Path(tempfile.mkdtemp(prefix="attnproof-results-")) / JSON_NAME
+    write_json(report, rescue)
+    return rescue
 
 
 def _exit_code(report: Report, written: Written, args) -> int:
@@ -364,6 +400,11 @@ def report_command(args) -> int:
         raise UsageError(problem)
     written = write_reports(report, out, results=False, pdf=args.pdf)
     _print_written(written)
+    if written.stopped_by is not None:
+        unrendered = ", ".join(written.not_rendered) or "nothing"
+        _complain(f"{described(written.stopped_by)} while rendering the reports; not rendered: "
+                  f"{unrendered}; the results in {args.json} are unchanged")
+        return EXIT_BY_SIGNAL[written.stopped_by]
     return EXIT_OUTPUT if written.failures else EXIT_OK
 
 

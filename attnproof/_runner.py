@@ -30,7 +30,6 @@ from attnproof import symbolic
 
 from ._cache import cached_proof, remember_timings, slowest_first
 from ._describe import declaration, rendering
-from ._sandbox import load_contained
 from ._results import (
     ErrorEntry,
     Report,
@@ -41,6 +40,8 @@ from ._results import (
     now_iso,
     result_from_records,
 )
+from ._sandbox import load_contained
+from ._signals import signal_of, sigterm_as_interrupt
 from .numeric._record import NumericRecord, NumericStatus
 from .symbolic._prover import ProofStatus
 
@@ -94,28 +95,6 @@ class RunInterrupted(KeyboardInterrupt):
         super().__init__("run interrupted")
         self.report = report
         self.signal = signal_number
-
-
-class Terminated(KeyboardInterrupt):
-    """Raised in the main thread when SIGTERM arrives, so it unwinds like Ctrl-C."""
-
-
-@contextlib.contextmanager
-def sigterm_as_interrupt():
-    """Within this block SIGTERM raises ``Terminated`` (main thread only; elsewhere a no-op)."""
-    try:
-        previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    except ValueError:  # not the main thread: signals cannot be handled here
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _raise_terminated(signum, frame):
-    raise Terminated("terminated")
 
 
 def run(
@@ -176,8 +155,7 @@ def run(
             else:
                 _run_in_process(selected, options, run_state)
     except KeyboardInterrupt as stop:
-        number = signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT
-        raise RunInterrupted(run_state.report(interrupted=True), number) from None
+        raise RunInterrupted(run_state.report(interrupted=True), signal_of(stop)) from None
     return run_state.report(interrupted=False)
 
 

@@ -28,6 +28,8 @@ from pathlib import Path
 from attnproof.symbolic import _catalog
 from attnproof.symbolic._catalog import Catalog, LoadError
 
+from ._signals import sigterm_as_interrupt
+
 # Spawning a worker that imports SymPy takes seconds on a busy machine; this much is allowed
 # before it says it has begun a file, on top of the file's own time.
 STARTUP_ALLOWANCE = 120.0
@@ -81,8 +83,9 @@ def _load_in_workers(paths: list[Path], timeout: float, render: bool) -> dict:
     context = multiprocessing.get_context("spawn")
     remaining = deque(paths)
     loaded: dict[Path, tuple[list, list[LoadError]]] = {}
-    while remaining:
-        _run_one_worker(context, remaining, loaded, timeout, render)
+    with sigterm_as_interrupt():  # SIGTERM, like Ctrl-C, ends the worker before the command
+        while remaining:
+            _run_one_worker(context, remaining, loaded, timeout, render)
     return loaded
 
 
