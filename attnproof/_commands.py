@@ -29,7 +29,7 @@ from ._exits import (
     EXIT_OUTPUT,
     EXIT_USAGE,
 )
-from ._progress import Progress
+from ._progress import Progress, first_error
 from ._reports import JSON_NAME, PDF_NAME, Written, write_reports
 from ._results import Report, result_from_records, write_json
 from ._runner import PROFILE_TIMEOUTS, PROFILES, RunInterrupted, numeric_api, run
@@ -363,17 +363,29 @@ def _numeric_filter_matched_nothing(report: Report, args) -> bool:
 def _print_summary(report: Report, written: Written, out: Path, args) -> None:
     counts = [f"{n} {s}" for s, n in view.status_counts(report)]
     as_expected = sum(t.ok for t in report.theorems)
+    errors = _error_lines(report)
     print(f"\n{len(report.theorems)} theorems: {', '.join(counts) or 'none'}; "
-          f"{as_expected} as expected; {len(report.errors)} errors")
+          f"{as_expected} as expected; {len(errors)} error{'' if len(errors) == 1 else 's'}")
     for t in view.inconsistent(report):
         print(f"  INCONSISTENT: {terminal.escape(t.name)}: two routes disagree (a bug in the "
               "checker, the compiler or the implementation)")
-    for error in report.errors:
-        first = error.message.splitlines()[0] if error.message else error.path
-        print(f"  error: {terminal.escape(first)}")
+    for line in errors:
+        print(f"  error: {terminal.escape(line)}")
     if report.partial:
         print(f"partial report: {terminal.escape(report.partial_reason)}")
     _print_written(written, out, args)
+
+
+def _error_lines(report: Report) -> list[str]:
+    """One line per error, each with its reason: every file or worker error, then every
+    theorem in error that none of those already explains (a check that raised)."""
+    lines = [error.message.splitlines()[0] if error.message else error.path
+             for error in report.errors]
+    explained = {error.theorem for error in report.errors if error.theorem}
+    for theorem in report.theorems:
+        if theorem.status == "error" and theorem.name not in explained:
+            lines.append(f"{theorem.name}: {first_error(theorem) or 'in error'}")
+    return lines
 
 
 def _print_written(written: Written, out: Path | None = None, args=None) -> None:
