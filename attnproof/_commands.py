@@ -41,6 +41,9 @@ from .numeric._compile_cache import disable as disable_caches
 REPORTS = Path("reports")
 PARTIAL = REPORTS / "partial"
 DEFAULT_JSON = REPORTS / JSON_NAME
+# Seconds a file of --theorems may take to load for `list` and `show` (which check nothing, so
+# have no profile); loading a file takes well under a second.
+LOAD_TIMEOUT = 60.0
 
 
 class UsageError(Exception):
@@ -69,11 +72,13 @@ def _parser(doc: str = "") -> argparse.ArgumentParser:
     prove.set_defaults(command=prove_command)
     listing = commands.add_parser("list", help="list theorems and their last known status")
     _add_theorem_source(listing)
+    _add_load_timeout(listing)
     _add_json_input(listing)
     listing.set_defaults(command=list_command)
     show = commands.add_parser("show", help="a theorem's statement, proof, evidence and replay")
     show.add_argument("name", metavar="NAME")  # checked against the theorems found
     _add_theorem_source(show)
+    _add_load_timeout(show)
     _add_json_input(show)
     show.set_defaults(command=show_command)
     report = commands.add_parser("report", help="re-render the reports from results JSON")
@@ -105,6 +110,12 @@ def _add_theorem_source(parser: argparse.ArgumentParser) -> None:
                         help="extra directory (or .py file) of theorems; repeatable")
     parser.add_argument("--no-catalog", action="store_true",
                         help="leave out the built-in theorems/ catalog")
+
+
+def _add_load_timeout(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--timeout", metavar="S", type=arguments.positive_seconds,
+                        default=LOAD_TIMEOUT, help="seconds each file of --theorems may take to "
+                        "load before its worker is killed (default: %(default)s)")
 
 
 def _add_json_input(parser: argparse.ArgumentParser) -> None:
@@ -171,10 +182,9 @@ def _discover(args, render: bool = False) -> symbolic.Catalog:
 
 
 def _load_timeout(args) -> float:
-    """Seconds a theorem file may take to load: ``--timeout``, else the profile's limit."""
-    timeout = getattr(args, "timeout", None)
-    return timeout if timeout is not None else PROFILE_TIMEOUTS[getattr(args, "profile",
-                                                                         "default")]
+    """Seconds a theorem file may take to load: ``--timeout``, else (``prove``) the profile's
+    limit for a theorem."""
+    return args.timeout if args.timeout is not None else PROFILE_TIMEOUTS[args.profile]
 
 
 def _check_names(names, catalog: symbolic.Catalog) -> None:

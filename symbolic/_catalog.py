@@ -118,10 +118,11 @@ def load_file(path: Path, *, contained: bool = False,
               before_statement=None) -> tuple[list[Theorem], list[LoadError]]:
     """The theorems of one file and its errors.
 
-    ``contained`` (only where a user's file is loaded in a process of its own): a statement
-    that raises ``SystemExit``, ``KeyboardInterrupt`` or any other ``BaseException``, or that
-    changes the working directory, is an error of that statement. ``before_statement(line)``
-    is called before each top-level statement runs, so a watcher knows where a file stopped.
+    A statement that calls ``sys.exit`` or changes the working directory is an error of that
+    statement (the directory is restored). ``contained`` (only where a user's file is loaded in
+    a process of its own): ``KeyboardInterrupt`` and any other ``BaseException`` are too.
+    ``before_statement(line)`` is called before each top-level statement runs, so a watcher
+    knows where a file stopped.
     """
     try:
         module, errors = _import_theorem_file(path, contained, before_statement)
@@ -171,9 +172,10 @@ def _run_statements(path: Path, module, contained: bool = False,
                     before_statement=None) -> list[LoadError]:
     """Execute the file one top-level statement at a time; report each one that fails."""
     # In this process a Ctrl-C is the user's and must stop the run; where the file is contained
-    # (its own process, which ignores the signals) only the file itself can raise one.
-    caught = BaseException if contained else Exception
-    directory = os.getcwd() if contained else None
+    # (its own process, which ignores the signals) only the file itself can raise one. An exit
+    # or a change of directory is the file's wherever it loads.
+    caught = BaseException if contained else (Exception, SystemExit)
+    directory = os.getcwd()
     source = path.read_text(encoding="utf-8")
     tree = ast.parse(source, filename=str(path))  # a SyntaxError loses the file: reported
     namespace = vars(module)
@@ -190,7 +192,7 @@ def _run_statements(path: Path, module, contained: bool = False,
         except caught as error:  # reported with its line; the next statements still run
             errors.append(_statement_error(path, statement, error, failed_names))
             failed_names.update(dict.fromkeys(_bound_names(statement), statement.lineno))
-        if directory is not None and (moved := _directory_changed(directory)):
+        if moved := _directory_changed(directory):
             errors.append(LoadError(str(path), f"{path}:{statement.lineno}: changed the working "
                                     f"directory at import (to {moved}); a theorem file must not "
                                     "(restored)"))

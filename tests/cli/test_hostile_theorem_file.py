@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -103,3 +104,31 @@ def test_a_syntax_error_names_its_line_and_says_what_is_wrong(tmp_path, capsys):
                  "--json", str(tmp_path / "none.json")]) == 1
     said = capsys.readouterr().err
     assert f"{tmp_path / 'broken.py'}:2: SyntaxError: invalid syntax" in said
+
+
+def test_in_process_an_exit_or_a_change_of_directory_at_import_is_still_the_files_error(
+        tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(_runner, "numeric_api", lambda: FakeNumeric([]))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "theorems").mkdir()
+    files.write(tmp_path / "theorems", "a_good.py", files.TRUE, name="good")
+    for name in ("exits_3.py", "changes_directory.py"):
+        (tmp_path / "theorems" / name).write_text(ENDS_THE_PROCESS[name][0])
+    argv = ["prove", "--no-catalog", "--theorems", "theorems", "--in-process", "--symbolic-only"]
+    assert main(argv) == 1
+    printed = capsys.readouterr().out
+    assert "error: theorems/exits_3.py:2: SystemExit: 3" in printed
+    assert "error: theorems/changes_directory.py:2: changed the working directory" in printed
+    assert Path.cwd() == tmp_path and (tmp_path / "reports/partial/results.json").exists()
+
+
+@pytest.mark.slow
+def test_list_gives_a_file_that_hangs_at_import_its_timeout(tmp_path, capsys):
+    (tmp_path / "loops.py").write_text(ENDS_THE_PROCESS["loops.py"][0])
+    files.write(tmp_path, "a_good.py", files.TRUE, name="good")
+    argv = ["list", "--no-catalog", "--theorems", str(tmp_path), "--timeout", "2",
+            "--json", str(tmp_path / "none.json")]
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert "good" in captured.out
+    assert f"{tmp_path / 'loops.py'}:2: still loading after the 2 s limit" in captured.err
