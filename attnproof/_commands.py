@@ -420,7 +420,8 @@ def report_command(args) -> int:
     problem = arguments.unwritable(out)
     if problem:
         raise UsageError(problem)
-    written = write_reports(report, out, results=False, pdf=args.pdf)
+    with Stops() as stops:
+        written = write_reports(report, out, results=False, pdf=args.pdf, stops=stops)
     _print_written(written)
     if written.stopped_by is not None:
         unrendered = ", ".join(written.not_rendered) or "nothing"

@@ -20,6 +20,7 @@ import contextlib
 import fcntl
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -58,13 +59,16 @@ def write_reports(report: Report, out_dir, json_path=None, *, results: bool = Tr
     """Write the report set into ``out_dir``; ``results=False`` leaves the JSON alone.
 
     A PDF that cannot be built is a failure (in ``Written.failures``), and no earlier PDF is
-    left beside the new reports. ``stops`` records the signals that arrive meanwhile (one is
-    made here when the caller has none).
+    left beside the new reports. ``stops`` records the signals that arrive meanwhile; a caller
+    without one has them delivered again once the writing is done, to its own handlers.
     """
     if stops is None:
         with Stops() as own:
-            return write_reports(report, out_dir, json_path, results=results, pdf=pdf,
-                                 stops=own)
+            written = write_reports(report, out_dir, json_path, results=results, pdf=pdf,
+                                    stops=own)
+        if own.first is not None:
+            signal.raise_signal(own.first)
+        return written
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = Written()

@@ -187,3 +187,17 @@ def test_staging_folders_left_by_a_killed_run_are_removed(tmp_path):
     assert not list(tmp_path.glob(".attnproof-staging-*"))
     assert [n for n in written.notes if "killed" in n] == [
         f"removed {tmp_path / '.attnproof-staging-abc123'}, left by an earlier run that was killed"]
+
+
+def test_a_signal_while_writing_for_a_caller_without_stops_reaches_it_afterwards(tmp_path,
+                                                                                 monkeypatch):
+    def markdown_then_ctrl_c(report, figures):
+        signal.raise_signal(signal.SIGINT)  # arrives while the reports render
+        return "# never installed\n"
+
+    monkeypatch.setattr(_reports._markdown, "render", markdown_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):  # as pytest's own handler raises it
+        write_reports(sample_report(), tmp_path)
+    assert names_in(tmp_path) == ["results.json"]
+    assert [t.name for t in load_results(tmp_path / "results.json").theorems] == [
+        t.name for t in sample_report().theorems]
