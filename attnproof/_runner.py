@@ -40,7 +40,7 @@ from ._results import (
     now_iso,
     result_from_records,
 )
-from ._sandbox import load_contained
+from ._sandbox import how_it_ended, load_contained
 from ._signals import signal_of, sigterm_as_interrupt
 from .numeric._record import NumericRecord, NumericStatus
 from .symbolic._prover import ProofStatus
@@ -521,11 +521,7 @@ def _receive(worker: _Worker) -> tuple[bool, bool]:
 
 
 def _death(process) -> str:
-    process.join(timeout=5)
-    code = process.exitcode
-    if code is not None and code < 0:
-        return f"worker died from signal {signal.Signals(-code).name}"
-    return f"worker exited with code {code}"
+    return f"worker {how_it_ended(process)}"
 
 
 def _stop(worker: _Worker, politely: bool = False) -> None:

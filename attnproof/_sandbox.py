@@ -97,7 +97,7 @@ def _run_one_worker(context, remaining: deque, loaded: dict, timeout: float,
                                                          render), daemon=True)
     process.start()
     theirs.close()  # so the worker's exit shows as end-of-file on our side
-    line = None
+    line, begun = None, False
     deadline = time.monotonic() + STARTUP_ALLOWANCE + timeout
     try:
         while remaining:
@@ -108,10 +108,11 @@ def _run_one_worker(context, remaining: deque, loaded: dict, timeout: float,
             try:
                 kind, data = ours.recv()
             except (EOFError, OSError):
-                _blame(remaining, loaded, line, _death(process))
+                _blame(remaining, loaded, line, _death(process) if begun else
+                       f"not loaded: the loading worker {how_it_ended(process)} before it began")
                 return
             if kind == "file":
-                line = None
+                line, begun = None, True
                 deadline = time.monotonic() + timeout
             elif kind == "line":
                 line = data
@@ -132,13 +133,20 @@ def _blame(remaining: deque, loaded: dict, line: int | None, reason: str) -> Non
 
 
 def _death(process) -> str:
+    """Why the worker ended while it ran a file's code: that code ended it."""
+    ended = how_it_ended(process)
+    exited = process.exitcode is not None and process.exitcode >= 0
+    return (f"the file's code ended its loading process at import ({ended})"
+            + ("; a theorem file must not exit" if exited else ""))
+
+
+def how_it_ended(process) -> str:
+    """How a worker process ended, once it has (waiting a moment for it)."""
     process.join(timeout=5)
     code = process.exitcode
     if code is not None and code < 0:
-        return (f"the file's code ended its loading process with signal "
-                f"{signal.Signals(-code).name} at import")
-    return (f"the file's code ended its loading process at import (exit code {code}); a "
-            "theorem file must not exit")
+        return f"died from signal {signal.Signals(-code).name}"
+    return f"exited with code {code}"
 
 
 # -- the worker's side ---------------------------------------------------------------------------

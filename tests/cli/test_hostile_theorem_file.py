@@ -63,12 +63,13 @@ ENDS_THE_PROCESS = {
     "exits_0.py": ("import sys\nsys.exit(0)\n", ":2: SystemExit: 0"),
     "exits_3.py": ("import sys\nsys.exit(3)\n", ":2: SystemExit: 3"),
     "os_exit.py": ("import os\nos._exit(0)\n", ":2: the file's code ended its loading process "
-                                               "at import (exit code 0)"),
+                                               "at import (exited with code 0)"),
     "loops.py": ("x = 1\nwhile True:\n    pass\n", ":2: still loading after the 20 s limit"),
     "base_exception.py": ("raise BaseException('boom')\n", ":1: BaseException: boom"),
     "keyboard_interrupt.py": ("raise KeyboardInterrupt\n", ":1: KeyboardInterrupt"),
     "segfault.py": ("import ctypes\nctypes.string_at(0)\n", ":2: the file's code ended its "
-                                                            "loading process with signal SIGSEGV"),
+                                                            "loading process at import (died "
+                                                            "from signal SIGSEGV)"),
     "changes_directory.py": ("import os\nos.chdir('/')\n", ":2: changed the working directory "
                                                            "at import (to /)"),
 }
