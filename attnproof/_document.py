@@ -233,7 +233,8 @@ def _summary(report: Report) -> Section:
     sentence = text_line(
         Strong(f"{totals.theorems} theorems"),
         f", {totals.as_expected} as expected; {len(report.errors)} errors. "
-        f"{totals.instances:,} numeric instances; proofs "
+        f"{totals.instances:,} numeric instances ({totals.undecided:,} more drawn where the "
+        "statement's value is undefined: undecided); proofs "
         f"{view.format_seconds(totals.proof_seconds)}, numeric checks "
         f"{view.format_seconds(totals.numeric_seconds)}.")
     env = view.environment_rows(report)
@@ -312,6 +313,8 @@ def _numeric_cell(records: list[NumericRecord]) -> Line:
     if not ran:
         return text_line("—")
     text = f"{view.numeric_tally(ran)}, {sum(r.instances or 0 for r in ran):,} instances"
+    undecided = view.undecided_total(ran)
+    text += f" ({undecided:,} undecided)" if undecided else ""
     bits = [b for b in (view.number(r.max_error_bits) for r in ran) if b is not None]
     if bits:
         text += f", worst {max(bits):.1f} bits"
@@ -434,6 +437,7 @@ def _assumption(entry: dict) -> Line:
 
 EVIDENCE_COLUMNS = (Column("backend"), Column("dtype"), Column("device"), Column("mode"),
                     Column("result"), Column("instances", numeric=True),
+                    Column("undecided", numeric=True),
                     Column("worst ULPs", numeric=True), Column("worst bits", numeric=True),
                     Column("time", numeric=True))
 
@@ -458,6 +462,7 @@ def _evidence(t: TheoremResult) -> list[Block]:
 def _evidence_row(r: NumericRecord) -> tuple[Line, ...]:
     result = Text(r.status) if r.status == "passed" else Alert(r.status)
     cells = [r.backend, r.dtype, r.device, r.mode, result, f"{r.instances or 0:,}",
+             f"{r.undecided or 0:,}",
              view.format_ulps(r.max_error_ulps), view.format_bits(r.max_error_bits),
              view.format_seconds(r.seconds)]
     return tuple(text_line(c) for c in cells)

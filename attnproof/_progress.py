@@ -113,6 +113,10 @@ def _detail(result: TheoremResult) -> str:
     tally = Counter(r.status for r in result.numeric)
     if tally:
         parts.append("numeric " + ", ".join(f"{n} {status}" for status, n in sorted(tally.items())))
+        undecided = sum(r.undecided or 0 for r in result.numeric)
+        if undecided:
+            drawn = undecided + sum(r.instances or 0 for r in result.numeric)
+            parts[-1] += f" ({undecided:,} of {drawn:,} draws undecided)"
     reason = first_error(result)
     if reason and not (result.symbolic and result.symbolic.status == "error"):
         parts.append(escape(reason))  # a symbolic error's reason is its method, shown already

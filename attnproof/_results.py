@@ -22,10 +22,10 @@ from ._verdict import TheoremStatus
 from .numeric._record import NumericRecord, NumericStatus
 from .symbolic._prover import ProofStatus
 
-SCHEMA = 3
+SCHEMA = 4
 # Schema 1 lacked assumptions, partial_reason and run; schema 2 lacked a numeric record's
-# ground_truth_ulps. Missing fields default when read.
-READABLE_SCHEMAS = (1, 2, 3)
+# ground_truth_ulps; schema 3 its refutes. Missing fields default when read.
+READABLE_SCHEMAS = (1, 2, 3, 4)
 
 
 
@@ -150,8 +150,9 @@ def verdict(expect: str, symbolic, numeric,
 
 
 def is_stability_failure(record: NumericRecord) -> bool:
-    """A failure that does not decide truth: low precision, or a non-reference float64."""
-    return record.status == NumericStatus.FAILED and not record.decides_truth
+    """A failure that does not decide truth: low precision, or a non-reference float64, where
+    no code was NaN or ±∞ where the statement is finite."""
+    return record.status == NumericStatus.FAILED and not record.counterexample_stands
 
 
 # -- environment ---------------------------------------------------------------------------------

@@ -6,8 +6,9 @@ The rules, in order (the first that applies decides):
    evaluation of the same statement; or a symbolic proof (for all sizes, or for sizes up to a
    bound that covers the counterexample) beside a float64 counterexample. Always a bug in the
    checker, the compiler or the implementation: it heads the report and fails the run.
-2. **refuted** / **failed**: a counterexample (exact, or in float64) stands even when another
-   record erred (its evaluation produced NaN or ±∞, say); the crash still fails the run.
+2. **refuted** / **failed**: a counterexample (exact, in float64, or code that is NaN or ±∞
+   where the statement is finite, in any format) stands even when another record erred; the
+   crash still fails the run.
 3. **error**: the proof attempt or a numeric record could not be completed.
 4. For a claim expected to hold and not refuted: **unstable** when a record that does not
    decide truth (a lower precision, MLX float64) failed: the claim holds, but not in that
@@ -56,8 +57,7 @@ def compose(expect: str | None, symbolic, numeric: list) -> TheoremStatus:
     if _inconsistent(symbolic, numeric):
         return INCONSISTENT
     exact_counterexample = proof == ProofStatus.REFUTED
-    numeric_counterexample = any(r.decides_truth and r.status == NumericStatus.FAILED
-                                 for r in numeric)
+    numeric_counterexample = any(r.counterexample_stands for r in numeric)
     counterexample = exact_counterexample or numeric_counterexample
     if not counterexample and (proof == ProofStatus.ERROR
                                or any(r.status == NumericStatus.ERROR for r in numeric)):
@@ -98,7 +98,7 @@ def unstable_formats(numeric: list) -> list[str]:
     in the order first seen."""
     found: list[str] = []
     for r in numeric:
-        if r.status == NumericStatus.FAILED and not r.decides_truth:
+        if r.status == NumericStatus.FAILED and not r.counterexample_stands:
             name = r.dtype if r.dtype != "float64" else f"{r.backend} {r.dtype}"
             if name not in found:
                 found.append(name)
@@ -109,7 +109,7 @@ def _inconsistent(symbolic, numeric: list) -> bool:
     if any(r.status == NumericStatus.INCONSISTENT for r in numeric):
         return True
     proof = getattr(symbolic, "status", None)
-    failures = [r for r in numeric if r.decides_truth and r.status == NumericStatus.FAILED]
+    failures = [r for r in numeric if r.counterexample_stands]
     if proof == ProofStatus.PROVED:
         return bool(failures)
     if proof == ProofStatus.PROVED_BOUNDED:

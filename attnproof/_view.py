@@ -16,6 +16,7 @@ from attnproof.symbolic._theorem import DOCUMENT_TITLES
 
 from ._results import STATUSES, Report, TheoremResult
 from ._verdict import unstable_formats
+from .numeric._evidence import UNDECIDED_SHARE_NOTED, undecided_share
 from .numeric._record import NumericRecord
 
 STATUS_MEANINGS = {
@@ -39,7 +40,30 @@ TEMPERATURE_INPUTS = ("T", "beta")
 
 
 def status_phrase(t: TheoremResult) -> str:
-    """The status with its method, e.g. "proved for sizes ≤ 3", as a reader wants it."""
+    """The status with its method, e.g. "proved for sizes ≤ 3", as a reader wants it, and the
+    share of undecided draws where it is large enough to weigh on the evidence."""
+    undecided = undecided_phrase(t.numeric)
+    return _status_words(t) + (f"; {undecided}" if undecided else "")
+
+
+def undecided_phrase(records: list[NumericRecord]) -> str | None:
+    """E.g. "23% of draws undecided in numpy float64": records whose undecided rows (the
+    statement itself not finite there) pass ``UNDECIDED_SHARE_NOTED`` of what they drew."""
+    noted = [(undecided_share(r.undecided or 0, r.instances or 0), r) for r in records]
+    noted = [(share, r) for share, r in noted if share > UNDECIDED_SHARE_NOTED]
+    if not noted:
+        return None
+    share, _ = max(noted, key=lambda pair: pair[0])
+    places = ", ".join(f"{r.backend} {r.dtype}" for _, r in noted[:3])
+    more = f" and {len(noted) - 3} more" if len(noted) > 3 else ""
+    return f"up to {share:.0%} of draws undecided ({places}{more})"
+
+
+def undecided_total(records) -> int:
+    return sum(r.undecided or 0 for r in records)
+
+
+def _status_words(t: TheoremResult) -> str:
     if t.status == "proved":
         method = t.symbolic.method if t.symbolic else ""
         if method.startswith(EXACT_EVALUATION):
@@ -76,6 +100,7 @@ class Totals:
     theorems: int
     as_expected: int
     instances: int
+    undecided: int
     proof_seconds: float
     numeric_seconds: float
 
@@ -86,6 +111,7 @@ def totals(report: Report) -> Totals:
         theorems=len(ts),
         as_expected=sum(t.ok for t in ts),
         instances=sum(r.instances or 0 for t in ts for r in t.numeric),
+        undecided=sum(undecided_total(t.numeric) for t in ts),
         proof_seconds=sum(t.symbolic.seconds for t in ts if t.symbolic),
         numeric_seconds=sum(r.seconds or 0.0 for t in ts for r in t.numeric),
     )
@@ -220,7 +246,7 @@ def counterexamples(t: TheoremResult) -> list[tuple[str, object, str | None]]:
     if t.symbolic is not None and t.symbolic.counterexample:
         found.append(("exact, symbolic", t.symbolic.counterexample, None))
     for r in evidence(t):
-        if r.status == "failed" and r.decides_truth and r.counterexample:
+        if r.counterexample_stands and r.counterexample:
             found.append((configuration(r), r.counterexample, r.replay))
     return found
 

@@ -21,8 +21,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import sympy as sp
+from sympy.core.relational import Relational
 
-from attnproof.symbolic import Defined, LogSumExp, Scalar, Softmax, Tensor
+from attnproof.symbolic import Defined, Indicator, LogSumExp, Rotation, Scalar, Softmax, Tensor
 from attnproof.symbolic import ReduceMax as RowMax
 
 from ._emit import Emitter, Node, Pair, Target, Term, identifier, index_key
@@ -119,6 +120,7 @@ def _short(expr) -> str:
 # ``value_<name>``, ``scale_<name>`` and, where it raises e to a power, ``exponents_<name>``.
 NODE_KINDS: tuple[tuple[type, str], ...] = (
     (sp.Indexed, "indexed"),
+    (sp.Idx, "index"),
     (sp.Symbol, "symbol"),
     (sp.KroneckerDelta, "delta"),
     (sp.Add, "add"),
@@ -126,6 +128,17 @@ NODE_KINDS: tuple[tuple[type, str], ...] = (
     (sp.Pow, "pow"),
     (sp.exp, "exp"),
     (sp.log, "log"),
+    (sp.cos, "cos"),
+    (sp.sin, "sin"),
+    (Rotation, "rotation"),
+    (sp.Mod, "mod"),
+    (sp.floor, "floor"),
+    (Indicator, "indicator"),
+    (sp.Piecewise, "piecewise"),
+    (Relational, "compare"),
+    (sp.And, "all"),
+    (sp.Or, "any"),
+    (sp.Not, "negate"),
     (sp.Abs, "abs"),
     (sp.Max, "max"),
     (sp.Min, "min"),

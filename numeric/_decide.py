@@ -39,7 +39,13 @@ class Outcome:
     invisible: float = 0.0  # float64 truth error a format could not see (not decisive)
     format_ratio: float = 0.0  # largest format-truth error over its limit, for targeting
     instances: int = 0
-    undecided: int = 0  # rows left out: a float64 side or its error scale is not finite
+    undecided: int = 0  # rows left out: the statement's float64 value or its scale is not finite
+    # the failure is code that is NaN or ±∞ in float64 where the statement is finite: a
+    # counterexample in any format, not an instability of the format
+    refutes: bool = False
+    # rows whose exact values (or exponents' rounding) lie outside this format's range: not
+    # evaluated in it, since no formula can hold them there
+    out_of_range: int = 0
     evaluated: Evaluated | None = None  # the batch as evaluated (moved by ``Theorem.at``)
 
     @property
@@ -59,33 +65,57 @@ def decide(runner: Runner, structure, batch: int, dtype: str, arrays=None) -> Ou
     """Evaluate one batch for ``structure`` in ``dtype`` (and float64) and decide it."""
     evaluated = evaluate_reference(runner.reference_for(dtype), structure, batch, arrays)
     reference, valid = evaluated.reference, evaluated.valid
-    # non-finite float64 values and error scales decide nothing: those rows are undecided
-    scale = evidence.usable_scale(reference)
-    decidable = evidence.finite_rows(reference, batch) & evidence.scale_rows(scale)
+    # the statement's own float64 values decide which rows count (``_evidence``): where they
+    # are not finite the row is undecided; a code side's NaN never excuses itself
+    decidable, scale = evidence.decidable(reference, batch)
     undecided = int((~decidable if valid is None else valid & ~decidable).sum())
     valid = _and(valid, decidable)
     evaluated.valid = valid
     scale = np.where(np.isfinite(scale), scale, 1.0)  # only where the row is left out anyway
     truth = truth_errors(runner.plan, reference, scale, REFERENCE_DTYPE)
-    low = None
+    low, out_of_range = None, 0
     if is_reference(runner.row, dtype):
         errors, limits = truth, dict.fromkeys(truth, TRUTH_ULPS)
     else:
         measure = runner.row.measured_as(dtype)
-        valid = _and(valid, representable(reference["exponent_scale"], reference["largest"],
-                                          measure))
+        held = representable(reference["exponent_scale"], reference["largest"], measure)
+        out_of_range = int((valid & ~held).sum())
+        valid = valid & held
         evaluated.valid = valid
         low = runner.evaluate(evaluated.inputs, evaluated.sizes, dtype, with_scale=False)
         errors, limits = _format_errors(runner.plan, low, reference, scale, dtype, measure)
+    faults = {name: rows & valid for name, rows in code_faults(reference, low, batch).items()}
     errors = {k: _only_valid(v, valid) for k, v in errors.items()}
-    outcome = verdict(errors, limits, low, is_reference(runner.row, dtype))
+    outcome = verdict(errors, limits, low, is_reference(runner.row, dtype),
+                      _fault_comparisons(faults, low, dtype))
     if low is not None and outcome.failing_row is None:
         outcome.invisible = _worst({k: _only_valid(v, valid) for k, v in truth.items()},
                                    TRUTH_ULPS)
     outcome.instances = int(valid.sum())
     outcome.undecided = undecided
+    outcome.out_of_range = out_of_range
     outcome.evaluated = evaluated
     return outcome
+
+
+def code_faults(reference: dict, low: dict | None, batch: int) -> dict:
+    """Per code side, the rows where it is NaN or ±∞ in float64 (and, for a lower format, in
+    that format too): wherever the statement is finite there, the code is wrong in exact
+    arithmetic, not merely rounded: a counterexample in any format. A side that is finite in
+    float64 and overflows only in a lower format is an instability, judged as one."""
+    faults = {}
+    for name, value in evidence.code_sides(reference).items():
+        rows = evidence.non_finite_rows({name: value}, batch)
+        if low is not None and name in low:
+            rows &= evidence.non_finite_rows({name: low[name]}, batch)
+        faults[name] = rows
+    return faults
+
+
+def _fault_comparisons(faults: dict, low: dict | None, dtype: str) -> dict:
+    """The comparison each code side's faults fail, named as the errors are."""
+    suffix = "" if low is None else f" in {dtype}"
+    return {f"{name} vs rhs{suffix}": rows for name, rows in faults.items()}
 
 
 def truth_errors(plan: Plan, values: dict, scale, dtype: str) -> dict:
@@ -148,13 +178,20 @@ def is_stability(comparison: str) -> bool:
     return " vs " not in comparison
 
 
-def verdict(errors: dict, limits: dict, low: dict | None, deciding_truth: bool) -> Outcome:
-    """The first comparison beyond its limit (and its first row) fails the batch."""
+def verdict(errors: dict, limits: dict, low: dict | None, deciding_truth: bool,
+            faults: dict | None = None) -> Outcome:
+    """The first comparison beyond its limit (and its first row) fails the batch; a code side
+    that is not finite where the statement is (``faults``: comparison -> rows) fails it first."""
     per_row = {k: v.reshape(v.shape[0], -1).max(axis=1, initial=0.0) for k, v in errors.items()}
     reported = [k for k in per_row if deciding_truth or is_stability(k)]
     worst = max((float(per_row[k].max(initial=0.0)) for k in reported), default=0.0)
     ratio = max((float(per_row[k].max(initial=0.0)) / limits[k] for k in per_row
                  if not deciding_truth and not is_stability(k)), default=0.0)
+    for name, rows in (faults or {}).items():
+        bad = np.flatnonzero(rows)
+        if bad.size and name in per_row:
+            return Outcome(float(per_row[name][bad[0]]), int(bad[0]), name, low, errors,
+                           limits, format_ratio=ratio, refutes=True)
     for name, rows in per_row.items():
         bad = np.flatnonzero(rows > limits[name])
         if bad.size:  # the error that refuted the claim is the record's worst, in any format

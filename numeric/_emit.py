@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from attnproof.symbolic import Integer, Mask, Scalar, Tensor
+from attnproof.symbolic import Indicator, Integer, Mask, Scalar, Tensor
 
 _LETTERS = "abcdefghijklmnopqrstuvwxy"
 BATCH_LETTER = "z"
@@ -232,7 +232,26 @@ class Emitter:
         code = f"xp.where({self.align(keep, product.axes)} > 0, {product.code}, {zero})"
         return [self.emit(code, product.axes, product.batched)]
 
+    def _range_guard(self, values: list[Term], masks: list[Term]) -> list[Term]:
+        """Factors of a summand with the sum's range masks: multiplied into the contraction,
+        except a mask that depends on other indices (Σ_{j ≤ i}), which selects instead, so
+        that a term outside the range that overflowed (exp past the row's kept maximum)
+        contributes an exact 0, not 0 · ∞."""
+        selecting = [m for m in masks if len(m.axes) > 1]
+        if not selecting:
+            return values + masks
+        product = self.combine(values, "*")
+        keep = self.combine(selecting, "*")
+        axes = union([product.axes, keep.axes])
+        zero = self.typed(0).code
+        code = (f"xp.where({self.align(keep, axes)} > 0, {self.align(product, axes)}, {zero})")
+        guarded = self.emit(code, axes, product.batched or keep.batched)
+        return [guarded] + [m for m in masks if len(m.axes) <= 1]
+
     def _is_mask(self, expr) -> bool:
+        """A 0/1 mask entry, or an indicator written as an expression of indices ([j ≤ i])."""
+        if isinstance(expr, Indicator):
+            return True
         tensor = self.tensors.get(str(expr.base.label)) if isinstance(expr, sp.Indexed) else None
         return tensor is not None and isinstance(tensor.domain, Mask)
 
@@ -249,11 +268,21 @@ class Emitter:
             return None
         if sp.simplify(lower) == 0 and sp.simplify(upper - (size - 1)) == 0:
             return None
-        if any(bound.atoms(sp.Indexed, sp.Idx) for bound in (lower, upper)):
-            raise NotImplementedError(f"sum limits depending on an index: {limit}")
+        if any(bound.atoms(sp.Indexed, sp.Idx) or bound.free_symbols & set(self.sizes)
+               for bound in (lower, upper)):
+            return self._index_range_mask(key, lower, upper)
         arange = f"xp.arange({self._size_code(key)})"
         condition = f"({arange} >= {self._int_code(lower)}) & ({arange} <= {self._int_code(upper)})"
         return self.emit(f"xp.asarray({condition}, dtype=dtype)", (key,), False)
+
+    def _index_range_mask(self, key, lower, upper) -> Term:
+        """Σ_{j = lower}^{upper} with limits depending on other indices (Σ_{j ≤ i}): a 0/1
+        mask over j and those indices, built from the limits' own values."""
+        positions = self.emit(f"xp.arange({self._size_code(key)}, dtype=dtype)", (key,), False)
+        low, high = self.visit(sp.sympify(lower)).value, self.visit(sp.sympify(upper)).value
+        inside = self.combine([self.combine([positions, low], ">="),
+                               self.combine([positions, high], "<=")], "&")
+        return self.emit(f"xp.asarray({inside.code}, dtype=dtype)", inside.axes, inside.batched)
 
     def _contract(self, operands, summed, coefficient, expr) -> Term:
         """One einsum over ``operands``, summing the axes in ``summed``."""

@@ -1,8 +1,10 @@
 """What a batch of float64 values can decide, and how much evidence a record needs.
 
-* **Non-finite values decide nothing.** A comparison where either side is NaN or ±∞ in float64
-  never counts as passed (inf against inf is not "0 ulps apart"). Such a row is counted as
-  *undecided* and left out; the search goes on with the rows whose values are finite.
+* **The truth decides what is undefined.** A row is *undecided* (left out, and counted) only
+  where the statement's own value is NaN or ±∞ in float64: its sides that run no code but the
+  statement's (``TRUTH_SIDES``). Where those are finite and a side computed by code (an
+  ``implementation=``, a backend's autodiff: ``CODE_SIDES``) is NaN or ±∞, the code is wrong
+  there: the row fails, it is never set aside. Inf against inf is not "0 ulps apart" either.
 * **An error scale is a finite positive number, or nothing.** Where the abs-scale is NaN or ±∞
   (log 0 = −∞ under a mask, 0·∞), the entry is measured against the larger magnitude of the
   values compared instead; where that is not finite either, the row is undecided. The scale
@@ -16,8 +18,13 @@ from __future__ import annotations
 import numpy as np
 
 MINIMUM_DECIDED = 100
+# A record whose undecided rows pass this share of everything it drew says so in its verdict.
+UNDECIDED_SHARE_NOTED = 0.10
 # keys of an evaluated reference that are error bounds, not values of a side
 BOUNDS = ("scale", "exponent_scale", "largest")
+# sides that evaluate the statement itself, and sides that run code to be judged against them
+TRUTH_SIDES = ("rhs", "lhs", "sympy")
+CODE_SIDES = ("implementation", "autodiff")
 
 
 def sides(values: dict) -> dict:
@@ -25,8 +32,18 @@ def sides(values: dict) -> dict:
     return {k: v for k, v in values.items() if k not in BOUNDS}
 
 
+def truth_sides(values: dict) -> dict:
+    """The sides that evaluate the statement itself (no user code, no autodiff)."""
+    return {k: v for k, v in values.items() if k in TRUTH_SIDES}
+
+
+def code_sides(values: dict) -> dict:
+    """The sides computed by code that the statement judges."""
+    return {k: v for k, v in values.items() if k in CODE_SIDES}
+
+
 def finite_rows(values: dict, batch: int) -> np.ndarray:
-    """Rows of a batch where every side is finite in every entry."""
+    """Rows of a batch where every side of ``values`` is finite in every entry."""
     finite = np.ones(batch, dtype=bool)
     for value in sides(values).values():
         array = np.asarray(value, np.float64).reshape(batch, -1)
@@ -34,19 +51,33 @@ def finite_rows(values: dict, batch: int) -> np.ndarray:
     return finite
 
 
+def non_finite_rows(values: dict, batch: int) -> np.ndarray:
+    """Rows of a batch where some side of ``values`` is NaN or ±∞ in some entry."""
+    return ~finite_rows(values, batch)
+
+
 def usable_scale(values: dict) -> np.ndarray:
     """The abs-scale, with every non-finite entry replaced by the larger magnitude of the
-    sides compared there (NaN where that is not finite either: the row is then undecided)."""
+    statement's own sides there (NaN where that is not finite either: the row is then
+    undecided). Code sides never set a scale: a NaN from code must fail, not excuse itself."""
     scale = np.asarray(values["scale"], np.float64)
     bad = ~np.isfinite(scale)
     if not bad.any():
         return scale
     with np.errstate(invalid="ignore"):
         magnitude = np.zeros_like(scale)
-        for value in sides(values).values():
+        for value in truth_sides(values).values():
             magnitude = np.maximum(magnitude, np.abs(np.broadcast_to(
                 np.asarray(value, np.float64), scale.shape)))
     return np.where(bad, magnitude, scale)  # a NaN or ±∞ magnitude stays non-finite
+
+
+def decidable(reference: dict, batch: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows the statement's own float64 values decide, and the usable abs-scale: every
+    truth side finite and a finite error scale. Code sides play no part here."""
+    scale = usable_scale(reference)
+    rows = finite_rows(truth_sides(reference), batch) & scale_rows(scale)
+    return rows, scale
 
 
 def scale_rows(scale: np.ndarray) -> np.ndarray:
@@ -72,3 +103,9 @@ def autodiff_scale(scale: np.ndarray) -> np.ndarray:
     rows = scale.reshape(scale.shape[0], -1).max(axis=1, initial=0.0)
     largest = rows.reshape((-1,) + (1,) * (scale.ndim - 1))
     return np.where(scale > 0, scale, largest)
+
+
+def undecided_share(undecided: int, instances: int) -> float:
+    """The share of a record's drawn rows that no float64 value decided."""
+    drawn = undecided + instances
+    return undecided / drawn if drawn else 0.0

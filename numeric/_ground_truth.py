@@ -15,7 +15,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from attnproof.symbolic import Integer, ReduceMax, Tensor
+from attnproof.symbolic import Indicator, Integer, ReduceMax, Tensor
 from attnproof.symbolic._theorem import free_indices
 
 from . import _strategies as strategies
@@ -82,7 +82,10 @@ def _finite_error(reference, truth, scale) -> float:
 
 
 def _small_sizes(theorem) -> tuple[tuple[str, int], ...]:
-    return tuple((d.name, min(d.sizes.high, max(d.sizes.low, SIZE))) for d in theorem.dims)
+    dims = theorem.dims
+    sizes = strategies.flat_sizes_from_factors(
+        dims, tuple(min(d.sizes.high, max(d.sizes.low, SIZE)) for d in dims))
+    return tuple((d.name, n) for d, n in zip(dims, sizes, strict=True))
 
 
 @functools.lru_cache(maxsize=128)
@@ -121,7 +124,9 @@ def _exact_function(theorem, expr, out, sizes: dict):
                       if isinstance(s, sp.Symbol) and not isinstance(s, sp.Idx)}
                      - {b.label for b in bases} - set(positions), key=str)
     function = sp.lambdify(bases + symbols + positions, entry,
-                           modules=[{_UNFLATTENED.__name__: lambda value: value}, "mpmath"])
+                           modules=[{_UNFLATTENED.__name__: lambda value: value,
+                                     Indicator.__name__: lambda holds: 1 if holds else 0},
+                                    "mpmath"])
 
     def evaluate(instance: dict) -> np.ndarray:
         with mpmath.workdps(DIGITS):

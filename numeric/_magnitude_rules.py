@@ -19,6 +19,14 @@ class MagnitudeRules:
     def exponents_exp(self, expr: sp.exp, node: Node, scale: Term) -> list[Pair]:
         return [self.visit(expr.args[0])]
 
+    def exponents_cos(self, expr: sp.cos, node: Node, scale: Term) -> list[Pair]:
+        # an angle that rounding moves by a radian leaves its cosine unknown, as an exponent
+        # moved by 1 leaves its exponential unknown to a factor e
+        return [self.visit(expr.args[0])]
+
+    def exponents_sin(self, expr: sp.sin, node: Node, scale: Term) -> list[Pair]:
+        return [self.visit(expr.args[0])]
+
     def exponents_log(self, expr: sp.log, node: Node, scale: Term) -> list[Pair]:
         return self._shifted_logits(node) if node.parts else []  # a fused log-softmax
 

@@ -197,7 +197,12 @@ class Runner:
 
 
 class ImplementationError(RuntimeError):
-    """A theorem's ``implementation=`` returned something other than the claim's shape."""
+    """A theorem's ``implementation=`` returned something other than the claim's shape;
+    ``expected`` and ``got`` are both shapes (``got`` None when it returned no array)."""
+
+    def __init__(self, message: str, expected: tuple = (), got: tuple | None = None):
+        super().__init__(message)
+        self.expected, self.got = expected, got
 
 
 def checked_implementation(plan: Plan, xp, arrays: dict, rhs):
@@ -213,8 +218,8 @@ def checked_implementation(plan: Plan, xp, arrays: dict, rhs):
         raise ImplementationError(
             f"theorem {theorem.name!r}: implementation "
             f"{getattr(theorem.implementation, '__name__', '')} returned {got}; "
-            f"expected an array of shape {expected} ({axes})"
-        )
+            f"expected an array of shape {expected} ({axes})",
+            expected, tuple(int(n) for n in shape) if shape is not None else None)
     return value
 
 

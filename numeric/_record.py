@@ -39,8 +39,12 @@ class NumericRecord:
     comparison that failed it; in ulps of the dtype (of float32 for MLX float64).
     ``ground_truth_ulps``: the worst float64 error against a 50-digit mpmath evaluation on small
     instances, on records that decide truth (None elsewhere, or if the claim has no exact form).
-    ``undecided``: instances left out because a float64 side or its error scale was not finite
-    (``_evidence``).
+    ``undecided``: rows left out because the statement's own float64 value or its error scale
+    was not finite (``_evidence``: the truth decides what is undefined).
+    ``refutes``: the record failed because code (an ``implementation=``, autodiff) was NaN or
+    ±∞ in float64, and in this format, where the statement is finite: a counterexample that no
+    format's rounding explains, so it refutes the claim even on a record that does not decide
+    truth by comparison (a lower format, MLX float64).
     """
 
     backend: str
@@ -58,6 +62,7 @@ class NumericRecord:
     reason: str | None = None
     ground_truth_ulps: float | None = None
     undecided: int = 0
+    refutes: bool = False
 
     def __post_init__(self):
         self.status = NumericStatus(self.status)
@@ -65,6 +70,12 @@ class NumericRecord:
     @property
     def decides_truth(self) -> bool:
         return self.dtype == TRUTH_DTYPE and self.backend in REFERENCE_BACKENDS
+
+    @property
+    def counterexample_stands(self) -> bool:
+        """A failure that refutes the claim: one decided in float64 on a reference backend, or
+        code that is not finite where the statement is (``refutes``), on any record."""
+        return self.status == NumericStatus.FAILED and (self.decides_truth or self.refutes)
 
     def to_json(self) -> dict:
         """The record as JSON values (NumPy numbers and arrays become Python ones)."""

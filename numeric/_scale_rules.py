@@ -79,6 +79,48 @@ class ScaleRules:
         return self.combine(
             [self._abs_of(node.value), self.combine([a.scale, self._abs_of(a.value)], "/")], "+")
 
+    def scale_index(self, expr, node: Node) -> Term:
+        return node.value  # an exact count, 0, 1, …: its own magnitude
+
+    def scale_cos(self, expr: sp.cos, node: Node) -> Term:
+        return self._turn_scale(expr, node)
+
+    def scale_sin(self, expr: sp.sin, node: Node) -> Term:
+        return self._turn_scale(expr, node)
+
+    def _turn_scale(self, expr, node: Node) -> Term:
+        """|cos x| + S(x), likewise for sin: its own rounding, and a slope of at most 1."""
+        return self.combine([self._abs_of(node.value), self.visit(expr.args[0]).scale], "+")
+
+    def scale_rotation(self, expr, node: Node) -> Term:
+        """|cos| |δ| + |sin| |row − column|, each factor's scale as for a product."""
+        angle, row, column = expr.args
+        parts = node.parts
+        cos, sin = self.visit(sp.cos(angle)).scale, self.visit(sp.sin(angle)).scale
+        return self.combine([self.combine([cos, self._abs_of(parts["identity"])], "*"),
+                             self.combine([sin, self._abs_of(parts["turn"])], "*")], "+")
+
+    def scale_mod(self, expr, node: Node) -> Term:
+        return self._abs_of(node.value)  # of exact integers: exact
+
+    scale_floor = scale_mod  # a block number i // B of exact integers
+
+    def scale_piecewise(self, expr: sp.Piecewise, node: Node) -> Term:
+        """The chosen piece's scale: the conditions are exact (``value_piecewise``)."""
+        *pieces, (otherwise, _) = expr.args
+        result = self.visit(otherwise).scale
+        for value, condition in reversed(pieces):
+            result = self._select(self.visit(condition).value, self.visit(value).scale, result)
+        return result
+
+    def scale_indicator(self, expr, node: Node) -> Term:
+        return node.value  # exactly 0 or 1
+
+    def scale_compare(self, expr, node: Node) -> Term:
+        return node.value  # a condition has no rounding error: it only selects
+
+    scale_all = scale_any = scale_negate = scale_compare
+
     def scale_abs(self, expr: sp.Abs, node: Node) -> Term:
         return self.visit(expr.args[0]).scale
 
@@ -93,7 +135,8 @@ class ScaleRules:
     def scale_sum(self, expr: sp.Sum, node: Node) -> Term:
         parts = node.parts
         scales = [self.visit(f).scale for f in parts["factors"]]
-        return self._contract(self._mask_guard(parts["factors"], scales) + parts["masks"],
+        return self._contract(self._range_guard(self._mask_guard(parts["factors"], scales),
+                                                parts["masks"]),
                               parts["summed"], abs(parts["coefficient"]), expr)
 
     def scale_product(self, expr: sp.Product, node: Node) -> Term:

@@ -20,10 +20,10 @@ from . import _strategies as strategies
 from ._backends import Backend, backend, device_kind, unavailable_reason
 from ._decide import Outcome, decide, is_stability
 from ._ground_truth import ground_truth_error
-from ._plan import Runner, is_reference, runner_for
+from ._plan import ImplementationError, Runner, is_reference, runner_for
 from ._record import NumericRecord, NumericStatus
 from ._tolerance import TRUTH_ULPS, bits, finfo, format_truth_ulps
-from ._witness import refute
+from ._witness import refute, refute_shape
 from .kinds import numeric_route
 
 # Sizes up to this are evaluated exactly (mpmath loops over every sum) from a searched batch.
@@ -124,6 +124,9 @@ class _Seen:
     invisible: float = 0.0
     failure: tuple | None = None  # (structure, outcome) of the refuting example
     small: tuple | None = None  # (structure, outcome) of the first example small enough
+    # (structure, ImplementationError) of the last example whose code returned another shape
+    wrong_shape: tuple | None = None
+    out_of_range: int = 0  # rows whose exact values this format cannot hold
     last: strategies.Structure | None = None  # the structure of the last example drawn
 
 
@@ -132,6 +135,11 @@ def run_search(theorem, runner: Runner, dtype: str, chosen, record: NumericRecor
     """Search for a failing batch and settle ``record`` from what was seen."""
     effort = effort_for(runner, dtype, chosen)
     seen, ratios = _drive(theorem, runner, dtype, chosen, effort, record, seed)
+    record.max_error_ulps = seen.worst
+    record.max_error_bits = bits(seen.worst)
+    if seen.failure is None and seen.wrong_shape is not None:
+        _settle_wrong_shape(runner, dtype, effort.batch, record, seen)
+        return ratios
     _top_up(runner, dtype, effort, record, seen, ratios)
     record.max_error_ulps = seen.worst
     record.max_error_bits = bits(seen.worst)
@@ -140,7 +148,7 @@ def run_search(theorem, runner: Runner, dtype: str, chosen, record: NumericRecor
     if record.ground_truth_ulps is not None and record.ground_truth_ulps > TRUTH_ULPS:
         _settle_stray_reference(record)
     elif seen.failure is None:
-        _settle_without_failure(runner, dtype, record, seen.invisible)
+        _settle_without_failure(runner, dtype, record, seen.invisible, seen.out_of_range)
     else:
         refute(record, runner, *seen.failure, dtype, effort.batch, chosen)
     return ratios
@@ -158,7 +166,15 @@ def _drive(theorem, runner: Runner, dtype: str, chosen, effort, record: NumericR
     @given(strategies.from_theorem(theorem, chosen))
     def one_example(structure):
         seen.last = structure
-        outcome = decide(runner, structure, effort.batch, dtype)
+        try:
+            outcome = decide(runner, structure, effort.batch, dtype)
+        except ImplementationError as error:
+            if error.got is None:  # no array at all: a declaration error, whatever the size
+                raise
+            seen.wrong_shape = (structure, error)
+            if record.examples:  # it returned the stated shape before: shrink this failure
+                raise _Refuted("implementation shape") from error
+            return
         _note(seen, ratios, record, structure, outcome)
         target(min(outcome.worst, 1e300), label="worst error (ulps)")
         if not is_reference(runner.row, dtype):
@@ -198,6 +214,7 @@ def _note(seen: _Seen, ratios: Ratios, record: NumericRecord, structure,
     record.examples += 1
     record.instances += outcome.instances
     record.undecided += outcome.undecided
+    seen.out_of_range += outcome.out_of_range
     if max(structure.size_map.values(), default=0) <= GROUND_TRUTH_MAX_SIZE:
         seen.small = seen.small or (structure, outcome)
     seen.worst = max(seen.worst, outcome.worst)
@@ -222,6 +239,16 @@ def _any(theorem) -> strategies.Structure:
     return strategies.Structure((), integers, 0)
 
 
+def _settle_wrong_shape(runner: Runner, dtype: str, batch: int, record: NumericRecord,
+                        seen: _Seen) -> None:
+    """Code that returned the stated shape at some sizes and another at these is refuted here,
+    with both shapes; one that never returned it has a declaration error, not a counterexample."""
+    structure, error = seen.wrong_shape
+    if not record.examples:
+        raise ImplementationError(f"{error} (at every size drawn)", error.expected, error.got)
+    refute_shape(record, runner, structure, error, dtype, batch)
+
+
 def _settle_stray_reference(record: NumericRecord) -> None:
     record.status = NumericStatus.INCONSISTENT
     record.reason = (f"float64 strays {record.ground_truth_ulps:.3g} ulps from the 50-digit "
@@ -229,7 +256,7 @@ def _settle_stray_reference(record: NumericRecord) -> None:
 
 
 def _settle_without_failure(runner: Runner, dtype: str, record: NumericRecord,
-                            invisible: float) -> None:
+                            invisible: float, out_of_range: int = 0) -> None:
     if record.instances == 0 and not record.undecided:
         record.status = NumericStatus.NOT_DECISIVE
         record.reason = f"no drawn instance can be evaluated in {dtype} (range or rounding)"
@@ -248,14 +275,22 @@ def _settle_without_failure(runner: Runner, dtype: str, record: NumericRecord,
         return
     record.status = NumericStatus.PASSED
     record.reason = "; ".join(filter(None, [_passing_notes(runner, dtype),
-                                            _undecided_note(record)])) or None
+                                            _undecided_note(record),
+                                            _out_of_range_note(out_of_range, dtype)])) or None
+
+
+def _out_of_range_note(rows: int, dtype: str) -> str | None:
+    if not rows:
+        return None
+    return (f"{rows} drawn row(s) not evaluated in {dtype}: their exact values or exponents lie "
+            "outside its range (an overflow there is the format's, not the claim's)")
 
 
 def _undecided_note(record: NumericRecord) -> str | None:
     if not record.undecided:
         return None
-    return (f"{record.undecided} instance(s) undecided: a float64 value or its error scale was "
-            "not finite")
+    return (f"{record.undecided} instance(s) undecided: the statement's own float64 value or its "
+            "error scale was not finite there")
 
 
 def _passing_notes(runner: Runner, dtype: str) -> str | None:

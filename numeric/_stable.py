@@ -14,7 +14,7 @@ import itertools
 import sympy as sp
 from sympy.concrete.expr_with_limits import ExprWithLimits
 
-from attnproof.symbolic._vocabulary import AllMasked
+from attnproof.symbolic._vocabulary import AllMasked, Indicator
 
 _fresh = itertools.count()
 
@@ -52,15 +52,29 @@ def stabilize_exponentials(expr: sp.Expr) -> sp.Expr:
     return expr
 
 
-def _fully_masked_rows(expr: sp.Expr) -> list[tuple[sp.Indexed, sp.Expr]]:
+def _fully_masked_rows(expr: sp.Expr) -> list[tuple[sp.Expr, sp.Expr]]:
     """(m[..., k], k) for each fully-masked indicator Π_k (1 − m[..., k]) of a masked softmax:
-    the mask entry written beside its exponentials, and the index its row runs over."""
+    the mask entry written beside its exponentials, and the index its row runs over; and
+    ([lo ≤ k ≤ hi], k) for each sum over part of a row whose limits depend on other indices
+    (Σ_{k ≤ i}): the shift is then the largest exponent in that part, so no kept exponential
+    underflows against a larger one outside it."""
     found = []
     for node in expr.atoms(AllMasked):
         entry, (bound, _, _) = 1 - node.function, node.limits[0]
-        if isinstance(entry, sp.Indexed) and (entry, bound) not in found:
+        if isinstance(entry, (sp.Indexed, Indicator)) and (entry, bound) not in found:
             found.append((entry, bound))
+    for node in expr.atoms(sp.Sum):
+        for bound, lower, upper in node.limits:
+            if (lower.atoms(sp.Idx) or upper.atoms(sp.Idx)) and len(node.limits) == 1:
+                found.append((Indicator(sp.And(bound >= lower, bound <= upper)), bound))
     return found
+
+
+def _row_indices(entry: sp.Expr, bound) -> set:
+    """The indices a row's mask entry depends on besides the one the row runs over."""
+    if isinstance(entry, sp.Indexed):
+        return {_key(i) for i in entry.indices if i != bound}
+    return {_key(i) for i in entry.atoms(sp.Idx) if _key(i) != _key(bound)}
 
 
 def _drop_zero_sums(expr: sp.Expr) -> sp.Expr:
@@ -113,7 +127,7 @@ def _peak(renamed, reduced_indices, kept, masked_rows):
     if len(reduced_indices) == 1:
         unreduced = {_key(index) for index in kept}
         for entry, bound in masked_rows:
-            if {_key(i) for i in entry.indices if i != bound} <= unreduced:
+            if _row_indices(entry, bound) <= unreduced:
                 mask = entry.xreplace({bound: reduced_indices[0]})
                 return KeptMax(renamed, mask, *reduced_indices)
     return ReduceMax(renamed, *reduced_indices)

@@ -149,7 +149,7 @@ def from_theorem(theorem, chosen: Profile) -> st.SearchStrategy[Structure]:
 
     return st.builds(
         lambda drawn, seed: Structure(
-            tuple(zip(names, drawn[0], strict=True)),
+            tuple(zip(names, flat_sizes_from_factors(dims, drawn[0]), strict=True)),
             tuple(zip(int_names, drawn[1], strict=True)), seed),
         sizes.flatmap(with_integers), st.integers(0, 2**32 - 1),
     )
@@ -164,7 +164,8 @@ def corner_structures(theorem) -> list[Structure]:
     if not scalars:
         return []
     dims = theorem.dims
-    sizes = tuple((d.name, d.sizes.high) for d in dims)
+    highest = flat_sizes_from_factors(dims, tuple(d.sizes.high for d in dims))
+    sizes = tuple((d.name, n) for d, n in zip(dims, highest, strict=True))
     longest = max((d.sizes.high for d in dims), default=1)
     corners = []
     for pick in (_largest_non_divisor, lambda domain, n: domain.high):
@@ -190,9 +191,25 @@ def _size_variants(dims) -> list[tuple[int, ...]]:
     variants = []
     for sizes in (_sized(dims, 2), _sized(dims, 5), tuple(d.sizes.high for d in dims),
                   tuple(d.sizes.low for d in dims)):
+        sizes = flat_sizes_from_factors(dims, sizes)
         if sizes not in variants:
             variants.append(sizes)
     return variants
+
+
+def flat_sizes_from_factors(dims, sizes: tuple[int, ...]) -> tuple[int, ...]:
+    """``sizes`` with every flat dimension (H·D) whose factors are among ``dims`` set to the
+    product of theirs: a tensor over H·D read at h·D + c needs exactly that many entries."""
+    by_name = {d.name: n for d, n in zip(dims, sizes, strict=True)}
+    result = []
+    for dim, size in zip(dims, sizes, strict=True):
+        factors = [f.name for f in getattr(dim, "factors", ())]
+        if factors and all(f in by_name for f in factors):
+            size = 1
+            for f in factors:
+                size *= by_name[f]
+        result.append(size)
+    return tuple(result)
 
 
 def _sized(dims, start: int) -> tuple[int, ...]:

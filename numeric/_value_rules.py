@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sympy as sp
 
-from attnproof.symbolic import Defined, LogSumExp, Softmax
+from attnproof.symbolic import Defined, Indicator, LogSumExp, Rotation, Softmax
 
-from ._emit import Node, Term, factors_of, identifier, index_key
+from ._emit import Node, Term, factors_of, identifier, index_key, union
 from ._stable import KeptMax, ReduceMax
 
 
@@ -20,9 +20,19 @@ class ValueRules:
         return Node(self.typed(expr))
 
     def value_symbol(self, expr: sp.Symbol) -> Node:
+        if expr in self.sizes:  # a bound index, renamed, used as a number
+            return Node(self._positions(expr))
         self._use_symbol(expr)
         batched = expr.name in self.scalars and not self._is_integer(expr.name)
         return Node(Term(identifier(expr.name), (), batched))
+
+    def value_index(self, expr: sp.Idx) -> Node:
+        """An index used as a number (a position m in the angle m·θ): 0, 1, … along its axis."""
+        self._note_index(expr)
+        return Node(self._positions(index_key(expr)))
+
+    def _positions(self, key) -> Term:
+        return self.emit(f"xp.arange({self._size_code(key)}, dtype=dtype)", (key,), False)
 
     def value_indexed(self, expr: sp.Indexed) -> Node:
         name = str(expr.base.label)
@@ -32,19 +42,74 @@ class ValueRules:
             raise NotImplementedError(f"{name} is neither an input tensor nor a definition")
         self._use_input(name)
         dims = self.tensors[name].dims
+        if any(not (i.is_Integer or isinstance(i, (sp.Idx, sp.Symbol))) for i in expr.indices):
+            return Node(self._gathered(expr, dims))
         slots, keys = [":"], []
         for position, index in enumerate(expr.indices):
             if index.is_Integer:
                 slots.append(str(int(index)))
                 continue
-            if not isinstance(index, (sp.Idx, sp.Symbol)):
-                raise NotImplementedError(f"index arithmetic {index} in {expr} is not supported")
             self._note_index(index, sp.Symbol(dims[position].name, integer=True, positive=True))
             slots.append(":")
             keys.append(index_key(index))
         array = identifier(name)
         code = array if all(s == ":" for s in slots) else f"{array}[{', '.join(slots)}]"
         return Node(self._diagonal(Term(code, tuple(keys), True)))
+
+    def _gathered(self, expr: sp.Indexed, dims) -> Term:
+        """An entry at index arithmetic (X[t, h·D + c], x[j + 1]): integer positions computed
+        from the indices' ranges and gathered in one indexing, every position an integer
+        array broadcast over all the indices the entry uses."""
+        for position, index in enumerate(expr.indices):
+            if isinstance(index, (sp.Idx, sp.Symbol)):
+                self._note_index(index, dims[position].symbol)
+        used = union([sorted(i.atoms(sp.Idx), key=str) if not isinstance(i, sp.Symbol) else [i]
+                      for i in expr.indices])
+        axes = tuple(index_key(i) for i in used)
+        for index in used:
+            self._note_index(index)
+        positions = {index: self._axis_positions(index_key(index), axes) for index in used}
+        slots = [":"]
+        for index, dim in zip(expr.indices, dims, strict=True):
+            self._check_in_range(index, dim, expr)
+            slots.append(self._position_code(index, positions))
+        return self.emit(f"{identifier(str(expr.base.label))}[{', '.join(slots)}]", axes, True)
+
+    def _position_code(self, index: sp.Expr, positions: dict) -> str:
+        """Source for the integer array of one index's values: each index by its positions,
+        each size by its name."""
+        placeholders = {i: sp.Dummy() for i in positions if index.has(i)}
+        expr = index.xreplace(placeholders)
+        names = {s: sp.Symbol(identifier(s.name)) for s in expr.free_symbols
+                 if s not in placeholders.values()}
+        for symbol in names:
+            self._use_symbol(symbol)
+        names.update({d: sp.Symbol(positions[i]) for i, d in placeholders.items()})
+        return str(expr.xreplace(names))
+
+    def _axis_positions(self, key, axes) -> str:
+        """0, 1, …, n − 1 as integers along ``key``'s place among ``axes``."""
+        shape = ", ".join(":" if a == key else "None" for a in axes)
+        return self.emit(f"xp.arange({self._size_code(key)})[{shape}]", (key,), False).code
+
+    def _check_in_range(self, index, dim, expr) -> None:
+        """The index arithmetic of ``expr`` stays within ``dim`` for every size: affine in
+        the indices, each coefficient of known sign."""
+        if index.is_Integer or isinstance(index, (sp.Idx, sp.Symbol)):
+            return
+        low = high = index
+        for i in index.atoms(sp.Idx):
+            coefficient = index.coeff(i)
+            if coefficient.has(sp.Idx) or not (coefficient.is_nonnegative
+                                              or coefficient.is_nonpositive):
+                raise NotImplementedError(f"index {index} in {expr} is not affine in {i} with "
+                                          "a coefficient of known sign")
+            small, large = (i.lower, i.upper) if coefficient.is_nonnegative else (i.upper, i.lower)
+            low, high = low.xreplace({i: small}), high.xreplace({i: large})
+        above_end = sp.simplify(dim.symbol - 1 - high)
+        if not (sp.simplify(low).is_nonnegative and above_end.is_nonnegative):
+            raise NotImplementedError(f"index {index} in {expr} may leave axis {dim.name} "
+                                      f"(0 … {dim.symbol - 1}): it ranges over {low} … {high}")
 
     def _defined_value(self, expr: sp.Indexed, definition: Defined) -> Node:
         for index in definition.indices:
@@ -131,6 +196,95 @@ class ValueRules:
         # log of a masked weight is -inf where masked: no fused log-softmax for it
         return expr if isinstance(expr, Softmax) and expr.mask == 1 else None
 
+    def value_cos(self, expr: sp.cos) -> Node:
+        a = self.visit(expr.args[0]).value
+        return Node(self.emit(f"xp.cos({a.code})", a.axes, a.batched))
+
+    def value_sin(self, expr: sp.sin) -> Node:
+        a = self.visit(expr.args[0]).value
+        return Node(self.emit(f"xp.sin({a.code})", a.axes, a.batched))
+
+    def value_rotation(self, expr: Rotation) -> Node:
+        """cos(angle) δ(row, column) + (row − column) sin(angle), the node's own expansion:
+        [[cos, −sin], [sin, cos]] over a pair's two coordinates."""
+        angle, row, column = expr.args
+        identity = self.visit(sp.KroneckerDelta(row, column)).value
+        turn = self.visit(row - column).value
+        cos, sin = self.visit(sp.cos(angle)).value, self.visit(sp.sin(angle)).value
+        parts = {"identity": identity, "turn": turn, "cos": cos, "sin": sin}
+        return Node(self.combine([self.combine([cos, identity], "*"),
+                                  self.combine([sin, turn], "*")], "+"), parts)
+
+    # -- conditions on indices ---------------------------------------------------------------
+
+    def value_mod(self, expr: sp.Mod) -> Node:
+        return Node(self.combine([self.visit(arg).value for arg in expr.args], "%"))
+
+    def value_floor(self, expr: sp.floor) -> Node:
+        """⌊a / b⌋ (a block number) as one division, correctly rounded, so that integers stay
+        exact in every format; a / b as a · (1 / b) rounds twice (6 · fl(1/3) < 2 in float16)."""
+        numerator, denominator = sp.fraction(expr.args[0])
+        ratio = self.combine([self.visit(numerator).value, self.visit(denominator).value], "/")
+        return Node(self.emit(f"xp.floor({ratio.code})", ratio.axes, ratio.batched))
+
+    def value_indicator(self, expr: Indicator) -> Node:
+        """1 where the condition holds, else 0; the condition may only test exact quantities
+        (``_refuse_inexact``)."""
+        self._refuse_inexact(expr.condition, expr)
+        condition = self.visit(expr.condition).value
+        return Node(self._select(condition, self.typed(1), self.typed(0)))
+
+    def value_piecewise(self, expr: sp.Piecewise) -> Node:
+        """The first piece whose condition holds, as nested ``xp.where``; conditions may only
+        test exact quantities (indices, sizes, integer scalars, 0/1 masks), which rounding
+        cannot flip."""
+        *pieces, (otherwise, last) = expr.args
+        if last != sp.true:
+            raise NotImplementedError(f"a Piecewise without a final (value, True): {expr}")
+        result = self.visit(otherwise).value
+        for value, condition in reversed(pieces):
+            self._refuse_inexact(condition, expr)
+            result = self._select(self.visit(condition).value, self.visit(value).value, result)
+        return Node(result)
+
+    def _select(self, condition: Term, chosen: Term, otherwise: Term) -> Term:
+        axes = union([condition.axes, chosen.axes, otherwise.axes])
+        batched = condition.batched or chosen.batched or otherwise.batched
+        parts = ", ".join(self.align(t, axes) for t in (condition, chosen, otherwise))
+        return self.emit(f"xp.where({parts})", axes, batched)
+
+    def _refuse_inexact(self, condition, where) -> None:
+        for symbol in condition.free_symbols:
+            scalar = self.scalars.get(getattr(symbol, "name", ""))
+            if scalar is not None and not self._is_integer(scalar.name):
+                raise NotImplementedError(
+                    f"condition {condition} in {where} tests the real scalar {symbol}: "
+                    "rounding could flip it; conditions test indices, sizes, integer scalars "
+                    "and 0/1 masks")
+        for entry in condition.atoms(sp.Indexed):
+            if not self._is_mask(entry):
+                raise NotImplementedError(
+                    f"condition {condition} in {where} tests {entry}, which is not a 0/1 mask "
+                    "entry: rounding could flip it")
+
+    _COMPARISONS = {"<=": "<=", "<": "<", ">=": ">=", ">": ">", "==": "==", "!=": "!="}
+
+    def value_compare(self, expr) -> Node:
+        op = self._COMPARISONS.get(expr.rel_op)
+        if op is None:
+            raise NotImplementedError(f"the compiler does not support the relation {expr}")
+        return Node(self.combine([self.visit(expr.lhs).value, self.visit(expr.rhs).value], op))
+
+    def value_all(self, expr: sp.And) -> Node:
+        return Node(self.combine([self.visit(arg).value for arg in expr.args], "&"))
+
+    def value_any(self, expr: sp.Or) -> Node:
+        return Node(self.combine([self.visit(arg).value for arg in expr.args], "|"))
+
+    def value_negate(self, expr: sp.Not) -> Node:
+        a = self.visit(expr.args[0]).value
+        return Node(self.emit(f"xp.logical_not({a.code})", a.axes, a.batched))
+
     def value_abs(self, expr: sp.Abs) -> Node:
         return Node(self._abs_of(self.visit(expr.args[0]).value))
 
@@ -149,8 +303,8 @@ class ValueRules:
         values = [self.visit(f).value for f in factors]
         masks = [m for limit in expr.limits if (m := self._range_mask(limit)) is not None]
         summed = [index_key(v) for v, _, _ in expr.limits]
-        value = self._contract(self._mask_guard(factors, values) + masks, summed, coefficient,
-                               expr)
+        value = self._contract(self._range_guard(self._mask_guard(factors, values), masks),
+                               summed, coefficient, expr)
         return Node(value, {"coefficient": coefficient, "factors": factors, "masks": masks,
                             "summed": summed})
 
@@ -211,6 +365,8 @@ class ValueRules:
         x = self.combine([value, self.emit(f"{m.code} * {self.typed(0).code}", m.axes,
                                            m.batched)], "+")  # + 0 * mask: broadcast
         kept = self.emit(f"{self.align(m, x.axes)} > 0", x.axes, m.batched)
+        if x.batched and not m.batched:  # a mask written with indices alone: give it x's batch
+            kept = self.emit(f"{kept.code}[None]", x.axes, True)
         floor = self._reduce(x, keys, "min")
         masked = self.emit(f"xp.where({kept.code}, {x.code}, {self.align(floor, x.axes)})",
                            x.axes, x.batched)

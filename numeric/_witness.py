@@ -27,8 +27,37 @@ def refute(record: NumericRecord, runner: Runner, structure, outcome: Outcome, d
     record.status = NumericStatus.FAILED
     record.counterexample = counterexample(runner, structure, outcome, dtype, batch, chosen)
     record.replay = replay_command(runner, dtype, structure, batch)
-    record.reason = f"{outcome.comparison} exceeds the tolerance"
+    record.refutes = outcome.refutes
+    record.reason = (_not_finite_reason(outcome.comparison, dtype) if outcome.refutes
+                     else f"{outcome.comparison} exceeds the tolerance")
     break_tie(record)
+
+
+def refute_shape(record: NumericRecord, runner: Runner, structure, error, dtype: str,
+                 batch: int) -> None:
+    """Fill ``record`` as failed by code that returned another shape than the statement's at
+    ``structure``'s sizes (``error``: an ``ImplementationError`` with both shapes)."""
+    record.status = NumericStatus.FAILED
+    record.refutes = True
+    record.counterexample = {
+        "sizes": structure.size_map,
+        "integers": structure.integer_map,
+        "comparison": "implementation shape",
+        "expected_shape": list(error.expected),
+        "returned_shape": list(error.got),
+    }
+    record.replay = replay_command(runner, dtype, structure, batch)
+    sizes = ", ".join(f"{k} = {v}" for k, v in structure.size_map.items())
+    record.reason = (f"the implementation returned shape {tuple(error.got)} where the statement "
+                     f"has {tuple(error.expected)} (batch first) at {sizes or 'these sizes'}; "
+                     "it returned the stated shape at other sizes")
+
+
+def _not_finite_reason(comparison: str, dtype: str) -> str:
+    side = comparison.split(" vs ")[0]
+    where = "float64" if dtype == "float64" else f"float64 and {dtype}"
+    return (f"{comparison}: the {side} is NaN or ±∞ in {where} where the statement's exact "
+            "value is finite: the code is wrong there, whatever the format")
 
 
 def counterexample(runner: Runner, structure, outcome: Outcome, dtype: str, batch: int,

@@ -1,6 +1,7 @@
 """Write docs/coverage.md: every cataloged claim by document and place, every numbered equation of
-the tutorial mapped to its theorems (or marked as notation, or pending), and the claims still
-waiting for a claim kind (theorems/_pending.py).
+the tutorial mapped to its theorems (or marked as notation, or pending), every line of the three
+companion documents mapped to its theorems or the reason it has none (theorems/_lines.py), and
+the claims still waiting for a claim kind (theorems/_pending.py).
 
     python scripts/coverage.py            # rewrites docs/coverage.md from the declarations
 """
@@ -13,7 +14,10 @@ from attnproof._coverage import equation_rows
 from attnproof.symbolic import AtLeast, ClaimKind, Rounds, discover
 from attnproof.symbolic._theorem import DOCUMENT_TITLES
 from attnproof.theorems._dims import TUTORIAL
+from attnproof.theorems._lines import LINES, status
 from attnproof.theorems._pending import PENDING
+
+STATUSES = ("cataloged", "definition", "pending", "not a claim")
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "coverage.md"
 
@@ -30,6 +34,42 @@ def kind(theorem) -> str:
 
 def cell(text: str) -> str:
     return text.replace("|", "\\|")
+
+
+def line_range(first: int, last: int) -> str:
+    return str(first) if first == last else f"{first}–{last}"
+
+
+def reason(row) -> str:
+    """A row without theorems: its status, and for a pending claim what it waits for."""
+    if not row.get("pending"):
+        return status(row)
+    entry = next(p for p in PENDING if p["claim"] == row["pending"])
+    waits_for = entry.get("construct") or f"claim kind {entry['kind']}"
+    return f"pending ({entry['verdict']} as written): {waits_for}"
+
+
+def companion_lines() -> list[str]:
+    """The README, worked example 48 and the notebook line by line: one row per claim (or per
+    run of lines that holds none), with its theorems or its reason."""
+    lines = ["", "## The companion documents, line by line", "",
+             "Every non-blank line of the README, worked example 48 and the notebook has a row: "
+             "the theorems that state its claim, or why it has none (a definition, not a "
+             "mathematical claim, or pending a construct named in the last section). A line "
+             "with several claims has several rows.", "",
+             "| document | " + " | ".join(STATUSES) + " |", "|---|---|---|---|---|"]
+    for file, rows in LINES.items():
+        counts = [sum(status(row) == s for row in rows) for s in STATUSES]
+        lines.append(f"| {DOCUMENT_TITLES[file]} | " + " | ".join(map(str, counts)) + " |")
+    for file, rows in LINES.items():
+        lines += ["", f"### {DOCUMENT_TITLES[file]}", "",
+                  "| lines | claim or content | theorems | otherwise |", "|---|---|---|---|"]
+        for row in sorted(rows, key=lambda row: row["lines"]):
+            names = ", ".join(f"`{name}`" for name in row.get("theorems", ()))
+            other = "" if names else reason(row)
+            lines.append(f"| {line_range(*row['lines'])} | {cell(row['claim'])} | {names} | "
+                         f"{cell(other)} |")
+    return lines
 
 
 def main() -> None:
@@ -58,12 +98,15 @@ def main() -> None:
         other = "; ".join(f"pending: {k}" for k in row.pending) or row.marked
         names = ", ".join(f"`{name}`" for name in row.theorems)
         lines.append(f"| ({row.number}) | {names} | {cell(other)} |")
+    lines += companion_lines()
     lines += ["", "## Pending: claims that need a claim kind not stated yet", "",
-              "| document | section | place | claim | kind | as written | note |",
-              "|---|---|---|---|---|---|---|"]
+              "| document | section | place | claim | kind | construct needed | as written "
+              "| note |",
+              "|---|---|---|---|---|---|---|---|"]
     for p in PENDING:
         lines.append(f"| {DOCUMENT_TITLES[p['file']]} | {cell(p['section'])} | {cell(p['place'])} "
-                     f"| {cell(p['claim'])} | {p['kind']} | {p['verdict']} | "
+                     f"| {cell(p['claim'])} | {p['kind']} | {cell(p.get('construct', ''))} | "
+                     f"{p['verdict']} | "
                      f"{cell(p.get('note', ''))} |")
     OUT.parent.mkdir(exist_ok=True)
     OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")

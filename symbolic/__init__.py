@@ -29,21 +29,27 @@ from ._theorem import Rounds as Rounds
 from ._theorem import Source as Source
 from ._theorem import Theorem as Theorem
 from ._theorem import TheoremError as TheoremError
+from ._vocabulary import Indicator as Indicator
 from ._vocabulary import LogSumExp as LogSumExp
 from ._vocabulary import ReduceMax as ReduceMax
+from ._vocabulary import Rotation as Rotation
 from ._vocabulary import Softmax as Softmax
 from ._vocabulary import entropy as entropy
 from ._vocabulary import expectation as expectation
 from ._vocabulary import fully_masked as fully_masked
+from ._vocabulary import indicator as indicator
 from ._vocabulary import kl as kl
 from ._vocabulary import lse as lse
 from ._vocabulary import masked_softmax as masked_softmax
+from ._vocabulary import rotate_half as rotate_half
+from ._vocabulary import rotation as rotation
 from ._vocabulary import rowmax as rowmax
 from ._vocabulary import rowsum as rowsum
 from ._vocabulary import softmax as softmax
 from .kinds.code_numbers import FromCode as FromCode
 from .kinds.cost import Cost as Cost
 from .kinds.cost import Step as Step
+from .kinds.existence import Exists as Exists
 from .kinds.ieee import Between as Between
 from .kinds.ieee import IEEEValue as IEEEValue
 from .kinds.ieee import Near as Near
@@ -68,6 +74,12 @@ from .kinds.reshape import FlatDim as FlatDim
 from .kinds.reshape import Reshape as Reshape
 from .kinds.reshape import View as View
 from .kinds.reshape import flat as flat
+from .kinds.error_bound import ErrorBound as ErrorBound
+from .kinds.error_bound import FirstOrderErrorBound as FirstOrderErrorBound
+from .kinds.error_bound import c_exp as c_exp
+from .kinds.error_bound import gamma as gamma
+from .kinds.error_bound import spread as spread
+from .kinds.error_bound import u as unit_roundoff
 from .kinds.series import Series as Series
 from .kinds.statistical import Expectation as Expectation
 from .kinds.statistical import Gaussian as Gaussian
@@ -92,6 +104,12 @@ __all__ = [
     "RankAtMost",
     "Limit",
     "Series",
+    "ErrorBound",
+    "FirstOrderErrorBound",
+    "c_exp",
+    "gamma",
+    "spread",
+    "unit_roundoff",
     "Defined",
     "Dim",
     "Scalar",
@@ -118,15 +136,20 @@ __all__ = [
     "Reshape",
     "View",
     "flat",
+    "Indicator",
     "LogSumExp",
     "ReduceMax",
+    "Rotation",
     "Softmax",
     "entropy",
     "expectation",
     "fully_masked",
+    "indicator",
     "kl",
     "lse",
     "masked_softmax",
+    "rotate_half",
+    "rotation",
     "rowmax",
     "rowsum",
     "softmax",
@@ -140,6 +163,7 @@ __all__ = [
     "Squares",
     "elu",
     "Cost",
+    "Exists",
     "Step",
     "FromCode",
     "Expectation",

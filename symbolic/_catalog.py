@@ -105,11 +105,14 @@ def discover(directories=(CATALOG_DIR,), *, load_files=None) -> Catalog:
     for path, (loaded, file_errors) in zip(paths, loaded_files, strict=True):
         errors.extend(file_errors)
         for theorem in loaded:
-            if theorem.name in seen:
+            # names that differ only in case share a report anchor and, on a case-insensitive
+            # file system, a cache folder
+            key = theorem.name.lower()
+            if key in seen:
                 errors.append(LoadError(str(path), f"duplicate theorem name {theorem.name!r}, "
-                                        f"already declared in {seen[theorem.name]}", theorem.name))
+                                        f"already declared in {seen[key]}", theorem.name))
                 continue
-            seen[theorem.name] = str(path)
+            seen[key] = str(path)
             theorems.append(replace(theorem, origin=str(path)))
     return Catalog(tuple(theorems), tuple(errors))
 

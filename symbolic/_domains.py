@@ -7,6 +7,7 @@ only numbers and names, never an array library, so ``symbolic`` stays free of ba
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 
@@ -22,7 +23,9 @@ class Domain:
 
 @dataclass(frozen=True)
 class Sizes:
-    """Sizes a dimension takes in numeric checks (inclusive); proofs treat the size as symbolic."""
+    """The sizes a dimension takes (inclusive). ``low`` is the domain's minimum for every route:
+    the claim is asserted, proved, searched and refuted only at sizes ≥ ``low``. ``high`` is
+    where numeric draws and exact searches stop; a proof "for all sizes" holds beyond it."""
 
     low: int = 1
     high: int = 8
@@ -30,6 +33,44 @@ class Sizes:
     def __post_init__(self):
         if not 1 <= self.low <= self.high:
             raise ValueError(f"Sizes needs 1 <= low <= high, got {self.low}..{self.high}")
+
+
+def size_assignments(theorem, largest: int):
+    """Every size map inside the declared domains (``Sizes(low, high)`` of each dimension) with
+    every size at most ``largest`` and one of them equal to it."""
+    names = [d.name for d in theorem.dims]
+    ranges = [range(d.sizes.low, min(largest, d.sizes.high) + 1) for d in theorem.dims]
+    for sizes in itertools.product(*ranges):
+        if sizes and max(sizes) == largest:
+            yield dict(zip(names, sizes, strict=True))
+
+
+def size_steps(theorem, count: int) -> range:
+    """The values of "largest size" a bounded route walks through: ``count`` of them from the
+    smallest one the domains hold (1, 2, 3 when every dimension starts at 1), none past the
+    largest one they hold."""
+    dims = theorem.dims
+    if not dims:  # nothing has a size: no bounded route applies
+        return range(0)
+    start = max(d.sizes.low for d in dims)
+    # past every dimension's maximum a step holds no size map: it would prove nothing
+    return range(start, min(start + count, max(d.sizes.high for d in dims) + 1))
+
+
+def search_steps(theorem, count: int) -> range:
+    """The values of "largest size" an exact search walks through: ``size_steps``, or ``count``
+    rounds of fresh values when nothing has a size."""
+    return size_steps(theorem, count) if theorem.dims else range(1, count + 1)
+
+
+def domain_note(theorem) -> str:
+    """What a method says of the domain when a dimension's declared minimum is above 1, e.g.
+    "; sizes n_k ≥ 2 (declared)", or it has one size ("two = 2", which the provers substitute):
+    the claim is asserted, searched and refuted only there."""
+    floors = [f"{d.name} = {d.sizes.low}" if d.sizes.low == d.sizes.high
+              else f"{d.name} ≥ {d.sizes.low}" for d in theorem.dims
+              if d.sizes.low > 1 or d.sizes.low == d.sizes.high]
+    return f"; sizes {', '.join(floors)} (declared)" if floors else ""
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,9 @@ class ClaimKind:
     # False for a kind whose numeric route compares exact counts, not rounded values: its
     # records carry no error in ulps, and nothing requires one.
     measures_rounding: bool = True
+    # False for a kind whose symbolic route derives an upper bound and so can prove but never
+    # refute (error bounds): only its numeric route shows a claim false.
+    refutes_exactly: bool = True
 
     def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         """Every expression of the statement, labelled for error messages ("left-hand side",
@@ -68,6 +71,11 @@ class ClaimKind:
     def numeric_configurations(self, found: list[tuple[str, str, str, str]]) -> list:
         """The (backend, dtype, device, mode) configurations this kind is checked on."""
         return found if self.numeric_route else []
+
+    def unknowns(self) -> tuple:
+        """Tensors the claim itself quantifies (the A of "there exists A"): not inputs, so no
+        strategy draws them, but known to the statement's checks like declared tensors."""
+        return ()
 
     def validate(self, theorem, where: str) -> None:
         """Kind-specific checks of a declaration; raise ``TheoremError`` naming ``where``."""

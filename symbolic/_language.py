@@ -12,15 +12,12 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from ._domains import Domain, Real, Sizes
+from ._errors import TheoremError
 
 # A name is an identifier, optionally primed (``m'``): the compiler maps it to a Python
 # identifier and quotes it as a literal, so nothing in a name can become code. Quotes other
 # than a trailing prime, backslashes, spaces and control characters never get that far.
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*'*")
-
-
-class TheoremError(ValueError):
-    """A theorem that cannot be checked as declared; the message names theorem and symbol."""
 
 
 def check_name(name, what: str) -> str:
@@ -146,7 +143,9 @@ class IndexCountError(TheoremError, IndexError):
 def as_expression(value, what: str) -> sp.Basic:
     """``value`` as a SymPy object; a string is never parsed (parsing can run code)."""
     if isinstance(value, sp.Basic):
-        return value
+        from ._vocabulary import indicators_for_piecewise
+
+        return indicators_for_piecewise(value)
     if value is None:
         raise TheoremError(f"{what} is None; write it with SymPy objects")
     if isinstance(value, str):

@@ -11,6 +11,11 @@ syntactically equal atoms:
   only when ``e`` provably lies in the range of ``k``;
 * ``exp`` of a sum becomes a product of exps; ``log`` of a product of positive factors becomes
   a sum of logs, ``log(exp(x))`` becomes ``x``;
+* ``cos`` and ``sin`` of a sum (or of an integer multiple) are written out by angle addition,
+  and every ``sin(x)**2`` becomes ``1 - cos(x)**2``, so a polynomial in the cosines and sines
+  of the same angles has one spelling;
+* an indicator [j ≤ e] under a sum over ``j`` becomes the sum's limit (Σ_{j ≤ e}), only
+  when ``e`` provably lies where that is exact; an indicator is its own square;
 * bound indices are renamed canonically; sums over adjacent ranges are split at common points;
 * assumptions such as "p sums to 1" replace the matching sum by 1, and the entries of a 0/1
   mask obey what 0/1 entries do (``_MaskFacts``).
@@ -27,6 +32,9 @@ from collections.abc import Iterable, Mapping
 
 import sympy as sp
 from sympy.concrete.expr_with_limits import ExprWithLimits
+from sympy.core.relational import Relational
+
+from ._vocabulary import Indicator
 
 Range = tuple[sp.Expr, sp.Expr]
 
@@ -61,7 +69,10 @@ def residual(expr: sp.Expr, simplex_bases: Iterable[sp.IndexedBase] = (),
     atoms = _Atoms(frozenset(simplex_bases), masks)
     flat = atoms.atomize(expr)
     facts = _MaskFacts(masks, atoms)
-    reduced = sp.cancel(sp.together(facts.apply(sp.expand(flat))))
+    reduced = sp.cancel(sp.together(facts.apply(idempotent(on_unit_circle(sp.expand(flat))))))
+    if reduced.has(sp.sin, Indicator):  # cancelling can multiply them together again
+        numerator, denominator = sp.fraction(reduced)
+        reduced = idempotent(on_unit_circle(sp.expand(numerator))) / denominator
     if masks:  # cancelling can multiply mask entries together again
         numerator, denominator = sp.fraction(reduced)
         reduced = facts.apply(sp.expand(numerator), denominator) / denominator
@@ -146,6 +157,30 @@ def _same_row(entry: sp.Indexed, pattern: sp.Indexed, variable) -> sp.Expr | Non
     return entry.indices[position[0]]
 
 
+# A concrete range longer than this stays a sum (still exact, just not written out).
+_LARGEST_WRITTEN_OUT = 16
+
+
+def written_out(expr: sp.Expr) -> sp.Expr:
+    """``expr`` with every summation over a concrete range (integer bounds, as a dimension of
+    one declared size leaves) replaced by its terms, innermost first."""
+    if not isinstance(expr, sp.Basic) or not expr.args or isinstance(expr, (sp.Indexed, sp.Idx)):
+        return expr
+    args = [written_out(arg) for arg in expr.args]
+    if not isinstance(expr, sp.Sum):
+        return expr.func(*args)
+    function, kept = args[0], []
+    for variable, lower, upper in expr.limits:  # innermost first
+        bounds_of_kept = [b for _, lo, hi in kept for b in (lo, hi)]
+        concrete = lower.is_Integer and upper.is_Integer and upper - lower < _LARGEST_WRITTEN_OUT
+        if not concrete or any(b.has(variable) for b in bounds_of_kept):
+            kept.append((variable, lower, upper))
+            continue
+        values = range(int(lower), int(upper) + 1)
+        function = sp.Add(*(function.xreplace({variable: v}) for v in values))
+    return sp.Sum(function, *kept) if kept else function
+
+
 # -- the normal form ------------------------------------------------------------------------
 
 
@@ -155,11 +190,15 @@ def normalize(expr: sp.Expr, ranges: Mapping[sp.Symbol, Range]) -> sp.Expr:
         return expr
     if isinstance(expr, sp.Sum):
         return _normalize_sum(expr, ranges)
+    if _keeps_an_entry(expr, ranges):
+        return sp.S.Zero
     args = [normalize(arg, ranges) for arg in expr.args]
     if isinstance(expr, sp.exp):
         return _split_exp(args[0])
     if isinstance(expr, sp.log):
         return _split_log(args[0])
+    if isinstance(expr, (sp.cos, sp.sin)):
+        return _split_angle(expr.func, args[0])
     return expr.func(*args)
 
 
@@ -182,7 +221,7 @@ def _sum_over(function, variable, lower, upper, ranges) -> sp.Expr:
     if count.is_zero:
         return sp.S.Zero
     total = []
-    for term in sp.Add.make_args(sp.expand(function)):
+    for term in sp.Add.make_args(idempotent(on_unit_circle(sp.expand(function)))):
         total.append(_sum_term(term, variable, lower, upper, count, ranges))
     return sp.Add(*total)
 
@@ -193,12 +232,90 @@ def _sum_term(term, variable, lower, upper, count, ranges) -> sp.Expr:
         (inside if variable in factor.free_symbols else outside).append(factor)
     if not inside:
         return sp.Mul(*outside) * count
+    restricted = _limits_from_indicator(inside, variable, lower, upper, ranges)
+    if restricted is not None:
+        rest, lower, upper = restricted
+        return _sum_term(sp.Mul(*outside, *rest), variable, lower, upper, upper - lower + 1,
+                         ranges)
     delta_value = _delta_partner(inside, variable)
     if delta_value is not None and _within(delta_value, lower, upper, ranges):
         rest = [f for f in inside if not _is_delta_on(f, variable, delta_value)]
         substituted = sp.Mul(*rest).xreplace({variable: delta_value})
         return sp.Mul(*outside) * normalize(substituted, ranges)
     return sp.Mul(*outside) * _merged_sum(inside, (variable, lower, upper))
+
+
+def _limits_from_indicator(inside, variable, lower, upper, ranges):
+    """(the other factors, new lower, new upper) when a factor is an indicator on ``variable``
+    that narrows its range exactly: Σ_{j=lo}^{hi} [j ≤ e] f = Σ_{j=lo}^{e} f for every
+    lo − 1 ≤ e ≤ hi (the empty sum at e = lo − 1), and likewise for j ≥ e; else None."""
+    for factor in inside:
+        bound = _indicator_bound(factor, variable)
+        if bound is None:
+            continue
+        side, value, kept = bound
+        if side == "upper" and _within(value, lower - 1, upper, ranges):
+            new = (lower, value)
+        elif side == "lower" and _within(value, lower, upper + 1, ranges):
+            new = (value, upper)
+        else:
+            continue
+        return [f for f in inside if f is not factor] + [kept], *new
+    return None
+
+
+def _indicator_bound(factor, variable):
+    """("upper" or "lower", e, 1) for an indicator [variable <=/</>=/> e]."""
+    if not isinstance(factor, Indicator) or not isinstance(factor.condition, Relational):
+        return None
+    condition, kept = factor.condition, sp.S.One
+    if condition.rhs.has(variable) and not condition.lhs.has(variable):
+        condition = condition.reversed
+    if condition.lhs != variable or condition.rhs.has(variable):
+        return None
+    value = condition.rhs
+    return {"<=": ("upper", value, kept), "<": ("upper", value - 1, kept),
+            ">=": ("lower", value, kept), ">": ("lower", value + 1, kept)
+            }.get(condition.rel_op)
+
+
+def _keeps_an_entry(expr, ranges) -> bool:
+    """Π_{k=lo}^{hi} (1 − [k ≤ e]) is 0 when some k in range has k ≤ e: e ≥ lo for every value
+    e takes (likewise k ≥ e when e ≤ hi): a row of an index mask that keeps an entry."""
+    if not (isinstance(expr, sp.Product) and len(expr.limits) == 1):
+        return False
+    (variable, lower, upper), = expr.limits
+    bound = _indicator_bound(1 - expr.function, variable)
+    if bound is None:
+        return False
+    side, value, _ = bound
+    value_range = _range_of(value, ranges)
+    if value_range is None:
+        return False
+    low, high = value_range
+    if not (upper - lower).is_nonnegative:  # an empty product is 1
+        return False
+    if side == "upper":
+        return bool((low - lower).is_nonnegative)
+    return bool((upper - high).is_nonnegative)
+
+
+def idempotent(expr: sp.Expr) -> sp.Expr:
+    """An expanded polynomial with every power of an indicator reduced to the indicator, and
+    every term with an indicator and its negation ([c][¬c] = 0) dropped."""
+    def is_indicator_power(e):
+        return (isinstance(e, sp.Pow) and e.exp.is_Integer and e.exp > 1
+                and isinstance(e.base, Indicator))
+
+    if not expr.has(Indicator):
+        return expr
+    expr = sp.expand(expr.replace(is_indicator_power, lambda e: e.base))
+    return sp.Add(*(t for t in sp.Add.make_args(expr) if not _contradicts_itself(t)))
+
+
+def _contradicts_itself(term) -> bool:
+    conditions = {f.condition for f in sp.Mul.make_args(term) if isinstance(f, Indicator)}
+    return any(sp.Not(c) in conditions for c in conditions)
 
 
 def _merged_sum(inside: list[sp.Expr], limit) -> sp.Expr:
@@ -273,6 +390,10 @@ def _within(value, lower, upper, ranges) -> bool:
 
 
 def _range_of(value, ranges) -> Range | None:
+    constant, rest = value.as_coeff_Add()
+    if constant != 0 and constant.is_Integer:  # e + c: the range of e, shifted
+        shifted = _range_of(rest, ranges)
+        return None if shifted is None else (shifted[0] + constant, shifted[1] + constant)
     if value in ranges:
         return ranges[value]
     if isinstance(value, sp.Idx) and value.lower is not None:
@@ -295,6 +416,46 @@ def _split_log(argument: sp.Expr) -> sp.Expr:
     if isinstance(argument, sp.Pow) and _is_positive(argument.base) and argument.exp.is_real:
         return argument.exp * _split_log(argument.base)
     return sp.log(argument)
+
+
+# cos(k x) for an integer k is written out by angle addition up to this |k|; beyond, it stays
+# an atom of its own (the rewrite may then miss a proof, never fake one)
+_LARGEST_MULTIPLE = 8
+
+
+def _split_angle(function, argument: sp.Expr) -> sp.Expr:
+    """cos or sin of ``argument`` by angle addition, down to angles that are single terms
+    with no integer multiple: cos(a + b) = cos a cos b − sin a sin b,
+    sin(a + b) = sin a cos b + cos a sin b."""
+    terms = sp.Add.make_args(sp.expand(argument))
+    if len(terms) == 1:
+        coefficient, angle = terms[0].as_coeff_Mul()
+        if not (coefficient.is_Integer and 1 < abs(coefficient) <= _LARGEST_MULTIPLE):
+            return function(argument)
+        first, rest = sp.sign(coefficient) * angle, (coefficient - sp.sign(coefficient)) * angle
+    else:
+        first, rest = terms[0], sp.Add(*terms[1:])
+    cos_a, sin_a = _split_angle(sp.cos, first), _split_angle(sp.sin, first)
+    cos_b, sin_b = _split_angle(sp.cos, rest), _split_angle(sp.sin, rest)
+    if function is sp.cos:
+        return sp.expand(cos_a * cos_b - sin_a * sin_b)
+    return sp.expand(sin_a * cos_b + cos_a * sin_b)
+
+
+def on_unit_circle(expr: sp.Expr) -> sp.Expr:
+    """An expanded polynomial with every sin(x)**k (k ≥ 2) written as
+    sin(x)**(k mod 2) · (1 − cos(x)**2)**(k div 2), expanded: sines of degree at most one."""
+    def is_square_of_sine(e):
+        return (isinstance(e, sp.Pow) and isinstance(e.base, sp.sin) and e.exp.is_Integer
+                and e.exp >= 2)
+
+    def reduced(e):
+        k = int(e.exp)
+        return e.base ** (k % 2) * (1 - sp.cos(e.base.args[0]) ** 2) ** (k // 2)
+
+    if not expr.has(sp.sin):
+        return expr
+    return sp.expand(expr.replace(is_square_of_sine, reduced))
 
 
 def _is_positive(expr: sp.Expr) -> bool:

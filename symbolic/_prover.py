@@ -22,10 +22,17 @@ from dataclasses import asdict, dataclass, field
 import sympy as sp
 
 from . import _special_values as special_values
-from ._domains import Mask, Simplex
+from ._domains import (
+    Mask,
+    Simplex,
+    domain_note,
+    search_steps,
+    size_assignments,
+    size_steps,
+)
 from ._kind import ClaimKind
 from ._language import rename_bound_indices
-from ._normal_form import residual
+from ._normal_form import residual, written_out
 from ._theorem import AtLeast, Equals, Rounds, Theorem, free_indices
 
 
@@ -84,6 +91,8 @@ def prove(theorem: Theorem, time_limit: float = 60.0, bound: int = 3) -> ProofRe
         result = ProofResult(TIMEOUT, f"no result within the {time_limit:g} s limit")
     except Exception as error:  # a prover bug must not lose the other theorems' results
         result = ProofResult(ERROR, f"{type(error).__name__}: {error}")
+    if result.status in (PROVED, PROVED_BOUNDED, REFUTED):
+        result.method += domain_note(theorem)
     result.seconds = round(time.perf_counter() - start, 4)
     return result
 
@@ -249,8 +258,35 @@ def _mask_bases(theorem: Theorem):
 
 
 def _residual(theorem: Theorem, difference: sp.Expr) -> sp.Expr:
-    """The zero test, told which tensors are distributions and which are 0/1 masks."""
-    return residual(difference, _simplex_bases(theorem), _mask_bases(theorem))
+    """The zero test, told which tensors are distributions and which are 0/1 masks.
+
+    A dimension declared with one size (``Sizes(2, 2)``: the two coordinates of a rotary
+    pair) has that size for every route: it is substituted, its sums are written out, and a
+    free index over it is tested at each of its values."""
+    fixed = _fixed_sizes(theorem)
+    simplex = [b.xreplace(fixed) for b in _simplex_bases(theorem)]
+    difference = written_out(difference.xreplace(fixed)) if fixed else difference
+    for instance in _at_each_concrete_index(difference):
+        left = residual(instance, simplex, _mask_bases(theorem))
+        if left != 0:
+            return left
+    return sp.S.Zero
+
+
+def _fixed_sizes(theorem: Theorem) -> dict[sp.Symbol, sp.Integer]:
+    return {d.symbol: sp.Integer(d.sizes.low) for d in theorem.dims
+            if d.sizes.low == d.sizes.high}
+
+
+def _at_each_concrete_index(expr: sp.Expr):
+    """``expr`` at every value of its free indices whose range is concrete; ``expr`` itself
+    when there are none."""
+    concrete = sorted((i for i in free_indices(expr)
+                       if i.lower is not None and i.lower.is_Integer and i.upper.is_Integer),
+                      key=str)
+    ranges = [range(int(i.lower), int(i.upper) + 1) for i in concrete]
+    for values in itertools.product(*ranges):
+        yield expr.xreplace(dict(zip(concrete, map(sp.Integer, values), strict=True)))
 
 
 # -- concrete instances -------------------------------------------------------------------------
@@ -266,11 +302,7 @@ def instantiate(theorem: Theorem, expr: sp.Expr, sizes: dict[str, int],
     return expr.doit()
 
 
-def _size_assignments(theorem: Theorem, largest: int):
-    names = [d.name for d in theorem.dims]
-    for sizes in itertools.product(range(1, largest + 1), repeat=len(names)):
-        if max(sizes) == largest:
-            yield dict(zip(names, sizes, strict=True))
+_size_assignments = size_assignments  # the name the claim kinds import
 
 
 def _index_assignments(expr: sp.Expr, sizes: dict[str, int]):
@@ -283,8 +315,8 @@ def _index_assignments(expr: sp.Expr, sizes: dict[str, int]):
 def _bounded_proof(theorem: Theorem, difference: sp.Expr, bound: int) -> int:
     """The largest k such that the identity holds entry by entry for every size <= k."""
     proved = 0
-    for largest in range(1, bound + 1):
-        for sizes in _size_assignments(theorem, largest):
+    for largest in size_steps(theorem, bound):
+        for sizes in size_assignments(theorem, largest):
             for values in _index_assignments(difference, sizes):
                 concrete = instantiate(theorem, difference, sizes, values)
                 if _residual(theorem, concrete) != 0:
@@ -297,8 +329,15 @@ def _bounded_proof(theorem: Theorem, difference: sp.Expr, bound: int) -> int:
 
 
 def small_sizes(theorem: Theorem, largest: int) -> dict[str, int]:
-    """Every dimension at ``largest``, or at its own upper bound where that is smaller."""
-    return {d.name: min(largest, d.sizes.high) for d in theorem.dims}
+    """Every dimension at ``largest``, moved into its declared domain (its minimum where that is
+    larger, its maximum where that is smaller); a flat dimension H·D whose factors are sized, at
+    their product."""
+    sizes = {d.name: max(d.sizes.low, min(largest, d.sizes.high)) for d in theorem.dims}
+    for dim in theorem.dims:
+        factors = [f.name for f in getattr(dim, "factors", ())]
+        if factors and all(f in sizes for f in factors):
+            sizes[dim.name] = int(sp.Mul(*(sizes[f] for f in factors)))
+    return sizes
 
 
 def structured_draws(theorem: Theorem, sizes: dict[str, int], seed: int,
@@ -312,11 +351,12 @@ def structured_draws(theorem: Theorem, sizes: dict[str, int], seed: int,
 
 def small_instances(theorem: Theorem, difference: sp.Expr, tries: int = 12,
                     sizes_at=small_sizes):
-    """The instances an exact refutation route tries, smallest first: for each largest size 1,
-    2, 3 (``sizes_at(theorem, largest)`` gives every dimension's size), every value of the free
-    indices and every structured draw. Yields ``(sizes, index_values, concrete, values)``,
-    ``concrete`` being ``difference`` with its sums written out at those sizes and indices."""
-    for largest in (1, 2, 3):
+    """The instances an exact refutation route tries, smallest first: for each of three largest
+    sizes from the domains' smallest (1, 2, 3 by default; ``sizes_at(theorem, largest)`` gives
+    every dimension's size), every value of the free indices and every structured draw. Yields
+    ``(sizes, index_values, concrete, values)``, ``concrete`` being ``difference`` with its sums
+    written out at those sizes and indices."""
+    for largest in search_steps(theorem, 3):
         sizes = sizes_at(theorem, largest)
         draws = structured_draws(theorem, sizes, largest, tries)
         for index_values in _index_assignments(difference, sizes):

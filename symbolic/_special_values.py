@@ -49,13 +49,33 @@ def scalar_value(domain, rng: random.Random, attempt: int, pattern: str = "rando
     if isinstance(domain, Positive):
         if pattern == "range ends":
             return _rational(rng.choice((domain.low, domain.high)))
-        return POSITIVE_VALUES[attempt % len(POSITIVE_VALUES)]
+        choices = _within(domain, POSITIVE_VALUES)
+        return choices[attempt % len(choices)]
     if isinstance(domain, Real):
         if pattern == "zeros":
-            return sp.Integer(0)
+            return _clamped(domain, sp.Integer(0))
         if pattern == "range ends":
             return _rational(rng.choice((domain.low, domain.high)))
-    return rng.choice(SMALL_VALUES[:4])
+    return rng.choice(_within(domain, SMALL_VALUES[:4]))
+
+
+def _within(domain, values: list) -> list:
+    """The values a declared range holds (a claim is asserted only there); its ends and middle
+    when it holds none of them."""
+    if not isinstance(domain, (Real, Positive)):
+        return values
+    kept = [v for v in values if domain.low <= v <= domain.high]
+    if kept:
+        return kept
+    low, high = _rational(domain.low), _rational(domain.high)
+    return [low, high, (low + high) / 2]
+
+
+def _clamped(domain, value):
+    """``value`` moved into the declared range, where it lies outside it."""
+    if not isinstance(domain, (Real, Positive)):
+        return value
+    return min(max(value, _rational(domain.low)), _rational(domain.high))
 
 
 def _tensor(domain, shape: list[int], rng: random.Random, pattern: str) -> dict:
@@ -68,6 +88,7 @@ def _tensor(domain, shape: list[int], rng: random.Random, pattern: str) -> dict:
         values[entry] = _entry(domain, entry, shape, rng, pattern, base)
     if pattern == "kernel" and not isinstance(domain, (Positive, Simplex)):
         _into_kernel(values, entries, shape)
+        values = {e: _clamped(domain, v) for e, v in values.items()}  # the range first
     if pattern == "repeated rows" and len(shape) >= 2:
         for entry in entries:  # every row along the leading axes equals the first: rank one
             values[entry] = values[(0,) * (len(shape) - 1) + entry[-1:]]
@@ -79,17 +100,17 @@ def _tensor(domain, shape: list[int], rng: random.Random, pattern: str) -> dict:
 def _entry(domain, entry, shape, rng, pattern, base):
     positive = isinstance(domain, (Positive, Simplex))
     if pattern == "zeros" and not positive:
-        return sp.Integer(0)
+        return _clamped(domain, sp.Integer(0))
     if pattern == "ties":
         return base
     if pattern == "one-hot" and shape:
         hot = entry[-1] == (sum(entry[:-1]) % shape[-1])
         if positive:  # as close to one-hot as the domain allows
-            return POSITIVE_VALUES[4] if hot else POSITIVE_VALUES[3]
-        return sp.Integer(1) if hot else sp.Integer(0)
+            return _clamped(domain, POSITIVE_VALUES[4] if hot else POSITIVE_VALUES[3])
+        return _clamped(domain, sp.Integer(1) if hot else sp.Integer(0))
     if pattern == "range ends" and isinstance(domain, (Positive, Real)):
         return _rational(rng.choice((domain.low, domain.high)))
-    return rng.choice(POSITIVE_VALUES if positive else SMALL_VALUES)
+    return rng.choice(_within(domain, POSITIVE_VALUES if positive else SMALL_VALUES))
 
 
 def _into_kernel(values: dict, entries, shape) -> None:
@@ -105,8 +126,8 @@ def _into_kernel(values: dict, entries, shape) -> None:
 
 
 def _base_value(domain, rng):
-    return rng.choice(POSITIVE_VALUES if isinstance(domain, (Positive, Simplex))
-                      else SMALL_VALUES)
+    return rng.choice(_within(domain, POSITIVE_VALUES if isinstance(domain, (Positive, Simplex))
+                              else SMALL_VALUES))
 
 
 def _mask(entries, shape, rng, pattern) -> dict:

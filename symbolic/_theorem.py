@@ -24,7 +24,7 @@ from ._normal_form import carry_out_derivatives
 from ._vocabulary import expand_vocabulary
 
 EXPECTATIONS = ("holds", "refuted")
-_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # an ASCII Python identifier
 
 
 __all__ = ["TheoremError"]  # re-exported: it is defined with the language it guards
@@ -37,6 +37,9 @@ DOCUMENT_TITLES = {
     "001_9db7190c12608696.txt": "Attention as Bilinear Form",
     "002_ef3c412201bbbc34.txt": "Worked example 48",
     "003_7f210888dbe15d95.txt": "Theory notebook",
+    # a claim none of the four documents writes down (RoPE's identities): its source names
+    # where the claim is from, and the coverage of the documents leaves it out
+    "outside": "Outside the documents",
 }
 
 
@@ -143,7 +146,8 @@ class Theorem:
     """One claim from the documents, stated in index notation.
 
     Args:
-        name: unique snake_case name.
+        name: a unique Python identifier (ASCII), such as ``softmax_rows`` or ``RoPE_relative``;
+            unique regardless of case, as report anchors and cache folders are.
         source: where the claim is written.
         claim: ``Equals(lhs, rhs)`` or ``AtLeast(lhs, rhs)`` (either side may hold a
             ``sympy.Derivative`` of an expression with respect to a tensor entry),
@@ -173,6 +177,9 @@ class Theorem:
             does not have this property"); it is stated as the document denies it, with
             ``expect="refuted"``, so its refutation confirms the document and is no erratum.
         note: one or two sentences a reader needs, such as what was corrected.
+        dimensions: dimensions the statement uses only through indices (Σ over p < P, an
+            index as a number), with their sizes; a Dim listed among ``inputs`` lands here.
+            An index over a dimension declared nowhere runs over ``Dim(name)``'s default sizes.
     """
 
     name: str
@@ -189,10 +196,14 @@ class Theorem:
     unstable_in: tuple[str, ...] = ()
     denied: bool = False
     note: str = ""
+    dimensions: tuple[Dim, ...] = ()
     origin: str = field(default="<unknown>", compare=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "inputs", tuple(self.inputs))
+        # a Dim among the inputs is a dimension the statement uses through indices alone
+        declared = tuple(x for x in self.inputs if isinstance(x, Dim))
+        object.__setattr__(self, "inputs", tuple(x for x in self.inputs if not isinstance(x, Dim)))
+        object.__setattr__(self, "dimensions", (*self.dimensions, *declared))
         object.__setattr__(self, "definitions", tuple(self.definitions))
         object.__setattr__(self, "lemmas", tuple(self.lemmas))
         object.__setattr__(self, "given", tuple(self.given))
@@ -210,15 +221,15 @@ class Theorem:
 
     @property
     def dims(self) -> tuple[Dim, ...]:
+        """Every dimension: of the tensors, declared (``dimensions``, or a Dim among the
+        inputs), then any other an index of the statement runs over, at the default sizes."""
         seen: dict[str, Dim] = {}
-        for tensor in self.tensors:
-            for dim in tensor.dims:
-                seen.setdefault(dim.name, dim)
-        expressions = [expr for _, expr in claim_expressions(self.claim)]
-        for index in set().union(*map(free_indices, expressions)):
-            name = str(index.upper + 1)
-            if name not in seen:
-                seen[name] = Dim(name)
+        tensors = (*self.tensors, *_unknowns(self))
+        for dim in (*(d for t in tensors for d in t.dims), *self.dimensions):
+            seen.setdefault(dim.name, dim)
+        others = sorted(_statement_indices(self) - set(self.free_indices), key=str)
+        for index in (*self.free_indices, *others):
+            seen.setdefault(str(index.upper + 1), Dim(str(index.upper + 1)))
         return tuple(seen.values())
 
     @property
@@ -245,6 +256,16 @@ def _expanded(theorem: Theorem, expr: sp.Expr) -> sp.Expr:
     exact reference all ask for the same expansions, and derivatives cost seconds."""
     expr = theorem.expand_definitions(expr)
     return carry_out_derivatives(expand_vocabulary(expr))
+
+
+def _statement_indices(theorem: Theorem) -> set[sp.Idx]:
+    """Every index, free or bound, of the statement's expressions, whose range is a dimension
+    (its upper bound one less than a single size symbol)."""
+    found = set()
+    for _, expr in _statement_parts(theorem):
+        found |= {i for i in sp.sympify(expr).atoms(sp.Idx)
+                  if i.upper is not None and (i.upper + 1).is_Symbol}
+    return found
 
 
 def free_indices(expr: sp.Expr) -> set[sp.Idx]:
@@ -285,7 +306,8 @@ def ordered_free_indices(*exprs: sp.Expr) -> tuple[sp.Idx, ...]:
 def _validate(theorem: Theorem) -> None:
     where = f"theorem {theorem.name!r}"
     if not _NAME.match(theorem.name):
-        raise TheoremError(f"{where}: name must be snake_case (letters, digits, _)")
+        raise TheoremError(f"{where}: name must be a Python identifier in ASCII letters, digits "
+                           "and _ (such as RoPE_relative)")
     if theorem.expect not in EXPECTATIONS:
         raise TheoremError(f"{where}: expect must be one of {EXPECTATIONS}, got {theorem.expect!r}")
     if theorem.denied and (theorem.expect != "refuted" or theorem.corrects):
@@ -345,6 +367,7 @@ def _check_names_unique(theorem: Theorem, where: str) -> None:
 
 def _check_symbols_covered(theorem: Theorem, expr: sp.Expr, where: str) -> None:
     known_bases = {t.name for t in theorem.tensors} | {d.name for d in theorem.definitions}
+    known_bases |= {t.name for t in _unknowns(theorem)}
     for indexed in expr.atoms(sp.Indexed):
         if str(indexed.base) not in known_bases:
             raise TheoremError(
@@ -374,8 +397,12 @@ def _plain_symbols(expr: sp.Expr) -> set[sp.Symbol]:
     }
 
 
+def _unknowns(theorem: Theorem) -> tuple[Tensor, ...]:
+    return theorem.claim.unknowns() if isinstance(theorem.claim, ClaimKind) else ()
+
+
 def _all_dims(theorem: Theorem) -> set[Dim]:
-    dims = {dim for tensor in theorem.tensors for dim in tensor.dims}
+    dims = {dim for tensor in theorem.tensors for dim in tensor.dims} | set(theorem.dims)
     dims |= {factor for dim in dims for factor in getattr(dim, "factors", ())}  # of H·D: H, D
     for definition in theorem.definitions:
         dims |= {Dim(str(i.upper + 1)) for i in definition.indices}
@@ -383,7 +410,7 @@ def _all_dims(theorem: Theorem) -> set[Dim]:
 
 
 def _check_shapes(theorem: Theorem, expr: sp.Expr, where: str) -> None:
-    axes = {t.name: t.dims for t in theorem.tensors}
+    axes = {t.name: t.dims for t in (*theorem.tensors, *_unknowns(theorem))}
     for definition in theorem.definitions:
         axes[definition.name] = tuple(Dim(str(i.upper + 1)) for i in definition.indices)
     for indexed in expr.atoms(sp.Indexed):

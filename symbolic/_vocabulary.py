@@ -1,4 +1,5 @@
-"""Vocabulary of attention: softmax with inverse temperature, log-sum-exp, entropy, KL, rowsum.
+"""Vocabulary of attention: softmax with inverse temperature, log-sum-exp, entropy, KL, rowsum,
+and the plane rotations of rotary positions.
 
 ``Softmax`` and ``LogSumExp`` are SymPy nodes: they print as the tutorial writes them, expand to
 exp/log/Sum for the provers (``expand_vocabulary``), and the numeric compiler gives them their
@@ -11,6 +12,8 @@ import sympy as sp
 from sympy.concrete.expr_with_intlimits import ExprWithIntLimits
 from sympy.concrete.expr_with_limits import ExprWithLimits
 from sympy.printing.precedence import PRECEDENCE
+
+from ._errors import TheoremError
 
 
 class Softmax(sp.Function):
@@ -127,6 +130,104 @@ class ReduceMax(ExprWithIntLimits):
         return rf"\max_{{{printer._print(index)}}} {printer.parenthesize(self.function, 60)}"
 
 
+class Rotation(sp.Function):
+    """``Rotation(angle, row, column)``: entry (row, column) of the plane rotation by ``angle``,
+    [[cos, −sin], [sin, cos]], its indices running over a dimension of size 2.
+
+    At concrete entries it is that entry; otherwise it expands to
+    cos(angle) δ(row, column) + (row − column) sin(angle), which is the same matrix for indices
+    in {0, 1} and the spelling the numeric compiler evaluates.
+    """
+
+    nargs = 3
+    is_real = True
+
+    @classmethod
+    def eval(cls, angle, row, column):
+        if not (row.is_Integer and column.is_Integer):
+            return None
+        if {int(row), int(column)} - {0, 1}:
+            raise TheoremError(f"rotation entry ({row}, {column}): a plane rotation has entries "
+                               "(0|1, 0|1) only; declare its axes with Sizes(2, 2)")
+        if row == column:
+            return sp.cos(angle)
+        return (row - column) * sp.sin(angle)
+
+    @property
+    def angle(self) -> sp.Expr:
+        return self.args[0]
+
+    def expand_node(self) -> sp.Expr:
+        angle, row, column = self.args
+        return sp.cos(angle) * sp.KroneckerDelta(row, column) + (row - column) * sp.sin(angle)
+
+    def _latex(self, printer):
+        row, column = (printer._print(a) for a in self.args[1:])
+        return rf"R\left({printer._print(self.angle)}\right)_{{{row} {column}}}"
+
+
+class Indicator(sp.Function):
+    """``Indicator(condition)``: 1 where the condition on indices holds, else 0 (Iverson's
+    bracket [j ≤ i]). A node of its own rather than SymPy's Piecewise, whose folding under
+    nested sums moves a bound index's condition out of its sum."""
+
+    nargs = 1
+    is_integer = True
+    is_nonnegative = True
+
+    @classmethod
+    def eval(cls, condition):
+        if condition == sp.true:
+            return sp.S.One
+        if condition == sp.false:
+            return sp.S.Zero
+        return None
+
+    @property
+    def condition(self):
+        return self.args[0]
+
+    def _latex(self, printer):
+        return rf"\left[{printer._print(self.condition)}\right]"
+
+
+def indicator(condition) -> Indicator:
+    """1 where ``condition`` (a comparison of indices, sizes and integer scalars: ``j <= i``,
+    ``sp.Eq(sp.Mod(j, k), 0)``, combined with ``&``, ``|``, ``~``) holds, else 0: causal,
+    local, strided and block masks as expressions of indices."""
+    return Indicator(condition)
+
+
+def indicators_for_piecewise(expr: sp.Basic) -> sp.Basic:
+    """``expr`` with every Piecewise written as a sum of indicators times its pieces:
+    Piecewise((f, c), (g, True)) = [c] f + [¬c] g (the pieces are finite reals)."""
+    if not isinstance(expr, sp.Basic) or not expr.has(sp.Piecewise):
+        return expr
+    if isinstance(expr, sp.Piecewise):
+        total, earlier = sp.S.Zero, sp.false
+        for value, condition in expr.args:
+            applies = sp.And(condition, sp.Not(earlier))
+            total += Indicator(applies) * indicators_for_piecewise(value)
+            earlier = sp.Or(earlier, condition)
+        return total
+    return expr.func(*(indicators_for_piecewise(arg) for arg in expr.args))
+
+
+def rotation(angle: sp.Expr, row: sp.Idx, column: sp.Idx) -> Rotation:
+    """Entry (``row``, ``column``) of the 2×2 rotation by ``angle``; both indices run over a
+    dimension declared with ``Sizes(2, 2)`` (the two coordinates of one rotary pair)."""
+    return Rotation(sp.sympify(angle), row, column)
+
+
+def rotate_half(x: sp.Expr, over: sp.Idx) -> sp.Expr:
+    """rotate_half of rotary embeddings on one pair: (x₀, x₁) ↦ (−x₁, x₀), for ``x`` written at
+    the pair index ``over``: the rotation by π/2 applied to the pair."""
+    # the coordinate it reads from, c_r for a pair index c (no prime: code is generated from it)
+    bound = sp.Idx(sp.Dummy(f"{over.label}_r", integer=True), (over.lower, over.upper))
+    return sp.Sum(Rotation(sp.pi / 2, over, bound) * x.xreplace({over: bound}),
+                  (bound, over.lower, over.upper))
+
+
 def softmax(logits: sp.Expr, over: sp.Idx, beta: sp.Expr = sp.S.One) -> Softmax:
     """Softmax over index ``over`` at inverse temperature ``beta`` (the tutorial's (11), (16))."""
     return Softmax(logits, over, sp.sympify(beta), over.lower, over.upper)
@@ -137,12 +238,15 @@ def masked_softmax(logits: sp.Expr, mask: sp.Expr, over: sp.Idx,
     """Softmax over ``over`` keeping only the entries where ``mask`` (0 or 1, written at the same
     index, e.g. ``M[i, j]``) is 1: the tutorial's S + (1 − M)(−∞) of (57), with zero weights
     for a fully masked row."""
+    # a Piecewise mask becomes indicators now: a sum built around the node would fold a
+    # Piecewise out of it, leaving an unmasked softmax behind
+    mask = indicators_for_piecewise(sp.sympify(mask))
     return Softmax(logits, over, sp.sympify(beta), over.lower, over.upper, mask)
 
 
 def fully_masked(mask: sp.Expr, over: sp.Idx) -> AllMasked:
     """Π over ``over`` of (1 − ``mask``): 1 when a 0/1 mask keeps no entry of the row, else 0."""
-    return AllMasked(1 - mask, (over, over.lower, over.upper))
+    return AllMasked(1 - indicators_for_piecewise(sp.sympify(mask)), (over, over.lower, over.upper))
 
 
 def lse(function: sp.Expr, over: sp.Idx) -> LogSumExp:
@@ -179,6 +283,6 @@ def expand_vocabulary(expr: sp.Expr) -> sp.Expr:
     if not isinstance(expr, sp.Basic) or not expr.args:
         return expr
     rebuilt = expr.func(*(expand_vocabulary(arg) for arg in expr.args))
-    if isinstance(rebuilt, (Softmax, LogSumExp)):
+    if isinstance(rebuilt, (Softmax, LogSumExp, Rotation)):
         return rebuilt.expand_node()
     return rebuilt

@@ -54,9 +54,10 @@ def test_planted_variants_are_refuted_exactly(theorem):
     if theorem.expect == "holds":  # a true variant beside the false ones: never refuted
         assert result.status not in ("refuted", "error"), result.counterexample
         return
-    if theorem.implementation is not None or theorem.at is not None:
-        # user code, or a claim asserted only where a hook puts its inputs: never refuted
-        # symbolically, refuted by the numeric checks
+    if (theorem.implementation is not None or theorem.at is not None
+            or not getattr(theorem.claim, "refutes_exactly", True)):
+        # user code, a claim asserted only where a hook puts its inputs, or a kind whose
+        # symbolic route only bounds: never refuted symbolically, refuted by the numeric checks
         assert result.status not in ("proved", "proved-bounded", "refuted"), result.method
         return
     assert result.status == "refuted", result.method

@@ -11,3 +11,4 @@ TUTORIAL = "001_9db7190c12608696.txt"
 README = "000_4cf6f5ddf16e1ebe.txt"  # "attn-tensors README"
 EXAMPLE_48 = "002_ef3c412201bbbc34.txt"  # "Worked example 48"
 NOTEBOOK = "003_7f210888dbe15d95.txt"  # "Theory notebook"
+OUTSIDE = "outside"  # "Outside the documents": a claim none of the four writes down

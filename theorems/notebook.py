@@ -4,7 +4,7 @@
 |---|---|---|
 | scaled attention, rows sum to one | 1, 11, 21 | notebook_attention_rows_sum_to_one |
 | causal mask, future mass 0 | 2, 12, 22 | notebook_causal_mask_future_mass |
-| sharp vs diffuse entropy | 3, 13, 23 | entropy_at_most_log_n (theorems/entropy.py) |
+| sharp vs diffuse entropy | 3, 13, 23 | notebook_diffuse_attention_has_higher_entropy |
 | multi-head shapes | 4, 14, 24 | notebook_multi_head_shapes (theorems/multi_head.py) |
 | score scaling | 5, 15, 25 | notebook_score_scaling_variance |
 | padding mask | 6, 16 | notebook_padding_mask_weight |
@@ -21,7 +21,18 @@ shows how small.
 
 import sympy as sp
 
-from attnproof import Dim, Equals, Integer, Rounds, Scalar, Sizes, Source, Tensor, Theorem
+from attnproof import (
+    Dim,
+    Equals,
+    Greater,
+    Integer,
+    Rounds,
+    Scalar,
+    Sizes,
+    Source,
+    Tensor,
+    Theorem,
+)
 
 from ._dims import NOTEBOOK
 
@@ -77,6 +88,26 @@ notebook_padding_mask_weight = Theorem(
     claim=Rounds([[padded[0, 2]]], [["0.00000000"]]),
     inputs=(),
     note="The largest score (5) is the padded one and still gets only e^(5−1e9)/Z.",
+)
+
+
+def notebook_entropy(row) -> sp.Expr:
+    """The notebook's attention_entropy of one row, −Σ w log w (its clip at 1e-12 leaves these
+    rows, every weight at least 0.01, unchanged)."""
+    return -sum(w * sp.log(w) for w in row)
+
+
+sharp = [sp.Rational(98, 100), sp.Rational(1, 100), sp.Rational(1, 100)]
+diffuse = [sp.Rational(1, 3)] * 3
+
+notebook_diffuse_attention_has_higher_entropy = Theorem(
+    name="notebook_diffuse_attention_has_higher_entropy",
+    source=Source(NOTEBOOK, "Demos 3, 13, 23 (entropy)",
+                  "Hd > Hs, 'diffuse attention has higher entropy'"),
+    claim=Greater(notebook_entropy(diffuse), notebook_entropy(sharp)),
+    inputs=(),
+    note="Hd = log 3 ≈ 1.0986 against Hs ≈ 0.1119 for [0.98, 0.01, 0.01]. That the uniform row "
+    "has the largest entropy of every row of its length is entropy_at_most_log_n.",
 )
 
 layers, n_heads, length, head_dim, bytes_per = 24, 16, 2048, 64, 2

@@ -1,10 +1,13 @@
 """Conformance checks of attention kernels against the catalog's proved statements.
 
 Declare a kernel with :class:`Kernel` and run :func:`check_kernel`: each property (forward,
-backward dQ/dK/dV, masks, fully masked rows, large score offsets, block-edge lengths,
-d_v != d_k, n_q != n_k, grouped-query heads, split-KV merging) is searched with Hypothesis in
-every dtype the kernel accepts, and judged by flash-attention's rule against the float64 truth.
-Kernels are *checked*, never proved.
+backward dQ/dK/dV, masks of each declared kind, finite biases, tile-pattern masks, fully
+masked rows, score offsets across the format's range and below finite -inf sentinels, garbage
+in unused K/V, block-edge lengths, d_v != d_k, n_q != n_k, strided input views, grouped- and
+multi-query heads, split-KV merging and the kernel's own merge, soft-capping, a declared
+score_mod) is searched with Hypothesis in every dtype the kernel accepts, and judged by
+flash-attention's rule against the float64 truth, lse included wherever the kernel returns
+it. Kernels are *checked*, never proved.
 """
 
 from ._cases import Case as Case

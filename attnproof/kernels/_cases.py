@@ -1,7 +1,8 @@
 """Cases aimed at how attention kernels break, and the instances they seed.
 
-Hypothesis draws the structure of a case (sizes, mask pattern, fill, score offset, scale, seed);
-a NumPy PRNG seeded from it fills the arrays, so a case replays from its JSON. Sizes shrink
+Hypothesis draws the structure of a case (sizes, mask or tile pattern, fill, score offset,
+scale, bias, garbage in unused K/V, memory layout, soft-capping, seed); a NumPy PRNG seeded
+from it fills the arrays, so a case replays from its JSON. Sizes shrink
 towards the small end: a shrunk counterexample needs more than 16 keys only when the bug does
 (a block boundary at 128 needs 129).
 """
@@ -23,10 +24,37 @@ from ._truth import Inputs
 BLOCK_EDGES = (63, 64, 65, 127, 128, 129, 255, 256, 257, 1023, 1024, 1025)
 HEAD_DIMS = (1, 2, 3, 4, 5, 8, 16, 32, 64, 128, 256)
 MASKS = ("none", "random", "first_block", "causal", "padding", "fully_masked")
+# masks drawn tile by tile (which tiles of a row are active, then which entries), whose active
+# tiles are not contiguous: local plus strided tiles, a set of its own for each query row, and
+# random block-sparse; at 1 to 4 tiles of the sizes kernels tile by
+TILE_PATTERNS = ("local_strided", "per_row_tiles", "block_sparse")
+TILES = (16, 32, 64, 128)
 FILLS = ("gaussian", "low_rank", "spikes")
 # offsets added to every score of a row: far beyond exp's range, and just past the overflow of
 # the computing format ("overflow" = log(max of that format) + 2)
 OFFSETS = ("1e4", "-1e4", "overflow", "-overflow")
+# finite stand-ins for -inf that kernels fill masked scores with: "below:S" puts every score of
+# a row below S, where a kernel filling with S gives its masked keys the weight
+SENTINELS = (-1e4, -5e4, -1e30)
+# "range:f" offsets a row by sign(f) * top**|f|: log-uniform up to ``top``, the largest offset
+# the input and computing formats can hold (f = ±1: the format's end, its lowest included)
+RANGE_MARGIN = 8.0
+# garbage written into K and V entries no query keeps (padding, masked-out keys): it must not
+# reach any output or gradient. "huge" is the input format's largest finite value.
+GARBAGE = ("nan", "inf", "-inf", "huge")
+# finite biases added to the scores: ALiBi's linear distance penalty (per-head slopes),
+# Gaussian ones (relative-position-like, sd 4), and large ones of either sign (10^2 to 10^4)
+BIASES = ("alibi", "gaussian", "large")
+# how q, k and v sit in memory when not fresh packed arrays: a slice of the feature axis of a
+# fused QKV projection, or stored with the sequence axis outermost (sbhd) and seen through a
+# transposed view
+MEMORY = ("fused_qkv", "sequence_first")
+# soft-capping values c of c·tanh(s/c): from one that bends every score to ones that bend
+# only large scores (Gemma 2 uses 50 on attention scores)
+SOFTCAPS = (1.0, 5.0, 30.0, 50.0)
+# gaps between the two halves' log-sum-exps in a split-KV merge: "gap:c" adds c (times a
+# weight in [1/2, 1] per row) to the scores of the second half's keys only
+GAPS = ("gap:30", "gap:-30", "gap:1e4", "gap:-1e4", "gap:overflow", "gap:-overflow")
 SPIKE = 40.0  # "a few very large activations": |entry| 40 against Gaussian entries
 FULLY_MASKED_ROW_FRACTION = 0.25
 
@@ -48,6 +76,12 @@ class Case:
     offset: str | None = None
     scale: float | None = None  # None: the kernel's default, 1/sqrt(d_k)
     mask_dtype: str | None = None  # an additive mask in another dtype than the scores
+    garbage: str | None = None  # what fills the K/V entries no query keeps
+    tile: int = 16  # the tile of the tile patterns
+    bias: str | None = None  # a finite bias added to the scores
+    mask_kind: str | None = None  # which of the kernel's mask kinds (None: its first)
+    memory: str | None = None  # q, k, v as views of other memory (None: packed arrays)
+    softcap: float | None = None  # the soft-capping value c passed to the kernel
     seed: int = 0
 
     def to_json(self) -> str:
@@ -86,12 +120,66 @@ def instance(case: Case, dtype: str, compute: str, alignment: str = "upper_left"
     g = rng.standard_normal((b, h, case.n_q, case.d_v))
     q, k = _filled(case.fill, q, k, rng)
     if case.offset is not None:
-        q, k = _offset(q, k, _offset_value(case.offset, compute), case.used_scale, rng)
+        q, k = _offset(q, k, _row_offsets(case, q, k, dtype, compute, rng), case.used_scale,
+                       _offset_keys(case))
     keep = keep_mask(case, rng, alignment)
     # a fully masked row passes no upstream gradient, so its convention stays out of dK, dV
     g = np.where(fully_masked_rows(keep)[..., None], 0.0, g)
     q, k, v, g = (rounded(a, dtype) for a in (q, k, v, g))
-    return Inputs(q, k, v, keep, g, float(rounded(np.asarray(case.used_scale), dtype)))
+    x = Inputs(q, k, v, keep, g, float(rounded(np.asarray(case.used_scale), dtype)))
+    if case.bias is not None:  # as drawn: the kernel's dtype and scale rule are applied later
+        x = dataclasses.replace(x, given={"bias": _bias(case.bias, keep.shape, rng)})
+    return _with_garbage(x, case.garbage, dtype, rng) if case.garbage else x
+
+
+def _bias(kind: str, shape, rng) -> np.ndarray:
+    b, h, n_q, n_k = shape
+    if kind == "alibi":  # -m_h |i - j|, queries aligned to the last keys, m_h = 2^(-8(h+1)/H)
+        slopes = 2.0 ** (-8.0 * np.arange(1, h + 1) / h)
+        distance = np.abs(np.arange(n_k)[None, :] - np.arange(n_q)[:, None] - (n_k - n_q))
+        return np.broadcast_to(-slopes[:, None, None] * distance, shape).copy()
+    if kind == "gaussian":
+        return 4.0 * rng.standard_normal(shape)
+    return rng.choice([-1.0, 1.0], size=shape) * 10.0 ** rng.uniform(2, 4, size=shape)
+
+
+def unused_keys(keep: np.ndarray, group: int) -> np.ndarray:
+    """(b, h_kv, n_k): the keys no query of any head sharing that K/V head keeps."""
+    b, h, _, n_k = keep.shape
+    return ~np.any(keep.reshape(b, h // group, group * keep.shape[2], n_k), axis=2)
+
+
+def _with_garbage(x: Inputs, garbage: str, dtype: str, rng) -> Inputs:
+    """``x`` whose kernel receives ``garbage`` in some features of every unused key's K and V
+    (the truth keeps the Gaussian values: no output depends on them)."""
+    import ml_dtypes
+
+    from ._frameworks import numpy_dtype
+
+    value = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf,
+             "huge": float(ml_dtypes.finfo(numpy_dtype(dtype)).max)}[garbage]
+    unused = unused_keys(x.keep, x.group)[..., None]
+
+    def spoiled(array):
+        features = rng.random(array.shape) < 0.5
+        features[..., 0] = True
+        return np.where(unused & features, value, array)
+
+    return dataclasses.replace(x, given={**(x.given or {}), "k": spoiled(x.k),
+                                         "v": spoiled(x.v)})
+
+
+def split_point(case: Case) -> int:
+    """Where a split-KV check cuts the keys: the first half is keys [0, split)."""
+    return 1 + int(np.random.default_rng(case.seed).integers(case.n_k - 1))
+
+
+def _offset_keys(case: Case) -> np.ndarray:
+    """Which keys a row's offset reaches: all, or the second half's for a gap."""
+    keys = np.ones(case.n_k)
+    if case.offset.startswith("gap:"):
+        keys[: split_point(case)] = 0.0
+    return keys
 
 
 def fully_masked_rows(keep: np.ndarray) -> np.ndarray:
@@ -118,10 +206,37 @@ def keep_mask(case: Case, rng: np.random.Generator, alignment: str) -> np.ndarra
         lengths = rng.integers(1, case.n_k + 1, size=case.batch)
         lengths[0] = rng.integers(1, case.n_k) if case.n_k > 1 else 1  # one really padded
         keep &= np.arange(case.n_k) < lengths[:, None, None, None]
+    elif case.mask in TILE_PATTERNS:
+        keep = _tile_keep(case.mask, case.tile, shape, rng)
+    elif case.mask == "half_masked":  # rows that keep no key of one half of a split-KV check
+        keep = rng.random(shape) < 0.8
+        rows, first = rng.random(shape[:-1]) < 0.5, rng.random(shape[:-1]) < 0.5
+        before = np.arange(case.n_k) < split_point(case)
+        keep &= ~(rows[..., None] & (first[..., None] == before))
     if case.mask == "fully_masked":
         rows = rng.random(shape[:-1]) < FULLY_MASKED_ROW_FRACTION
         rows[..., 0] = True
         keep &= ~rows[..., None]
+    return keep
+
+
+def _tile_keep(pattern: str, tile: int, shape, rng) -> np.ndarray:
+    """Which tiles of each query row are active, by ``pattern``; inside the active tiles every
+    entry, or (half the time) most of them."""
+    n_q, n_k = shape[-2:]
+    tiles_q, tiles_k = -(-n_q // tile), -(-n_k // tile)
+    if pattern == "local_strided":  # the tile on the diagonal, the one before, every stride-th
+        i, j = np.arange(tiles_q)[:, None], np.arange(tiles_k)[None, :]
+        blocks = ((j <= i) & (j >= i - 1)) | (j % rng.integers(2, 4) == 0)
+        rows = np.broadcast_to(np.repeat(blocks, tile, axis=0)[:n_q], (*shape[:-1], tiles_k))
+    elif pattern == "per_row_tiles":
+        rows = rng.random((*shape[:-1], tiles_k)) < 0.5
+    else:
+        blocks = rng.random((*shape[:-2], tiles_q, tiles_k)) < rng.uniform(0.3, 0.7)
+        rows = np.repeat(blocks, tile, axis=-2)[..., :n_q, :]
+    keep = np.repeat(rows, tile, axis=-1)[..., :n_k]
+    if rng.random() < 0.5:
+        keep = keep & (rng.random(shape) < 0.8)
     return keep
 
 
@@ -137,25 +252,56 @@ def _filled(fill: str, q, k, rng):
     return q, k
 
 
-def _offset_value(name: str, compute: str) -> float:
+def _largest(dtype: str) -> float:
+    import ml_dtypes
+
     from ._frameworks import numpy_dtype
 
-    if name.endswith("overflow"):
-        import ml_dtypes
-
-        top = float(ml_dtypes.finfo(numpy_dtype(compute)).max)
-        return math.copysign(math.log(top) + 2, -1.0 if name.startswith("-") else 1.0)
-    return float(name)
+    return float(ml_dtypes.finfo(numpy_dtype(dtype)).max)
 
 
-def _offset(q, k, offset: float, scale: float, rng):
-    """Add ``offset`` times a weight in [1/2, 1] to every score of each query row, through the
-    last feature: q_last = ±sqrt(|c| w / scale), k_last = sqrt(|c| / scale), so the product
-    needs no entry larger than sqrt(|c| / scale)."""
-    w = rng.uniform(0.5, 1.0, size=q.shape[:-1])
+def largest_offset(dtype: str, compute: str, scale: float) -> float:
+    """The largest row offset both formats hold with room to spare: the scores and the
+    unscaled products q·k fit the computing format, q's and k's entries the input's."""
+    entry = min(_largest(dtype), math.sqrt(_largest(compute)))
+    room = min(_largest(compute) * min(1.0, scale), entry * entry * scale)
+    return room / RANGE_MARGIN
+
+
+def _row_offsets(case: Case, q, k, dtype: str, compute: str, rng) -> np.ndarray:
+    """Per query row, the constant added to its scores."""
+    top = largest_offset(dtype, compute, case.used_scale)
+    name = case.offset.removeprefix("gap:")
+    if name.startswith("below:"):
+        return _below(float(name.split(":")[1]), q, k, case.used_scale, top, rng)
+    if name.startswith("range:"):
+        fraction = float(name.split(":")[1])
+        value = math.copysign(top ** abs(fraction), fraction)
+    elif name.endswith("overflow"):
+        value = math.copysign(math.log(_largest(compute)) + 2, -1.0 if name[0] == "-" else 1.0)
+    else:
+        value = float(name)
+    return value * rng.uniform(0.5, 1.0, size=q.shape[:-1])
+
+
+def _below(sentinel: float, q, k, scale: float, top: float, rng) -> np.ndarray:
+    """Offsets that put every score of each row below ``sentinel`` (by 1/64 to 1/2 of it), or
+    at the end of the range where the formats cannot go below it."""
+    group = q.shape[1] // k.shape[1]
+    rest = scale * np.einsum("bhqd,bhkd->bhqk", q[..., :-1], np.repeat(k[..., :-1], group, 1))
+    highest = np.max(rest, axis=-1)
+    offsets = sentinel * (1 + rng.uniform(1 / 64, 1 / 2, size=q.shape[:-1])) - np.abs(highest)
+    return np.maximum(offsets, -top)
+
+
+def _offset(q, k, offsets: np.ndarray, scale: float, keys: np.ndarray):
+    """Add ``offsets`` (one per query row) to the scores of its row's ``keys`` (1 or 0 per
+    key), through the last feature: k_last = sqrt(C / scale) (or 0) and
+    q_last = c / sqrt(C scale), C the largest |c|, so no entry is larger than sqrt(C / scale)."""
+    largest = max(float(np.max(np.abs(offsets))), np.finfo(np.float64).tiny)
     q, k = q.copy(), k.copy()
-    q[..., -1] = math.copysign(1.0, offset) * np.sqrt(abs(offset) * w / scale)
-    k[..., -1] = math.sqrt(abs(offset) / scale)
+    q[..., -1] = offsets / math.sqrt(largest * scale)
+    k[..., -1] = keys * math.sqrt(largest / scale)
     return q, k
 
 
@@ -175,10 +321,39 @@ def head_dims():
     return st.one_of(st.integers(1, 8), st.sampled_from(HEAD_DIMS))
 
 
+def offsets():
+    """The named offsets, whole rows below each sentinel, and log-uniform offsets across the
+    formats' range (its ends included). Rows below a sentinel come most often: far along the
+    range a format's rounding blurs the scores' differences, and only non-finite values are
+    told apart from rounding there."""
+    below = [f"below:{s:g}" for s in SENTINELS]
+    fractions = st.one_of(st.sampled_from((-1.0, 1.0)),
+                          st.floats(-1, 1).map(lambda f: round(f, 3)))
+    return st.one_of(st.sampled_from(below), st.sampled_from(OFFSETS + tuple(below)),
+                     fractions.map(lambda f: f"range:{f:g}"))
+
+
+@st.composite
+def tiled_cases(draw, patterns=TILE_PATTERNS):
+    """A case whose mask follows a tile pattern, at 1 to 4 tiles of queries and of keys (the
+    last one sometimes ragged)."""
+    tile = draw(st.sampled_from(TILES))
+
+    def length(most_tiles: int):
+        return draw(st.integers(1, most_tiles)) * tile - draw(st.sampled_from((0, tile // 2,
+                                                                               tile - 1)))
+
+    n_q, n_k = length(4), length(4)
+    case = draw(cases(n_q=st.just(n_q), n_k=st.just(n_k), d_k=st.integers(1, 8),
+                      heads=st.just(1), batch=st.just(1), mask=st.sampled_from(patterns)))
+    return dataclasses.replace(case, tile=tile)
+
+
 @st.composite
 def cases(draw, *, n_q=None, n_k=None, d_k=None, d_v=None, batch=None, heads=None,
           group=None, mask=None, causal_flag=None, fill=None, offset=None, scale=None,
-          mask_dtype=None, same_lengths=False, same_dims=True):
+          mask_dtype=None, garbage=None, bias=None, mask_kind=None, memory=None,
+          softcap=None, same_lengths=False, same_dims=True):
     """A :class:`Case`; each argument, when given, is the strategy of that field."""
     def pick(strategy, default):
         return draw(default if strategy is None else strategy)
@@ -189,12 +364,16 @@ def cases(draw, *, n_q=None, n_k=None, d_k=None, d_v=None, batch=None, heads=Non
     d_v_ = d_k_ if same_dims else pick(d_v, head_dims())
     kv = pick(heads, st.integers(1, 2))  # key/value heads; query heads are group times more
     h = kv * pick(group, st.just(1))
+    mask_ = pick(mask, st.just("none"))
     return Case(
         n_q=n_q_, n_k=n_k_, d_k=d_k_, d_v=d_v_, batch=pick(batch, st.integers(1, 2)),
-        heads=h, kv_heads=kv, mask=pick(mask, st.just("none")),
-        causal_flag=pick(causal_flag, st.just(False)),
+        heads=h, kv_heads=kv, mask=mask_,
+        # a kernel that takes only a causal flag is asked for causal masks through it
+        causal_flag=pick(causal_flag, st.just(False)) and mask_ == "causal",
         fill=pick(fill, st.sampled_from(FILLS)), offset=pick(offset, st.none()),
         scale=pick(scale, st.one_of(st.none(), st.sampled_from([0.5, 1.0, 2.0]))),
-        mask_dtype=pick(mask_dtype, st.none()),
+        mask_dtype=pick(mask_dtype, st.none()), garbage=pick(garbage, st.none()),
+        bias=pick(bias, st.none()), mask_kind=pick(mask_kind, st.none()),
+        memory=pick(memory, st.none()), softcap=pick(softcap, st.none()),
         seed=draw(st.integers(0, 2**32 - 1)),
     )

@@ -3,6 +3,7 @@ failure is shrunk to a small case and reported with a replay command."""
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -13,13 +14,15 @@ from hypothesis.errors import Flaky
 from ._cases import Case
 from ._declaration import Kernel
 from ._frameworks import framework, unavailable_reason
-from ._properties import PROPERTIES, Property, by_name
+from ._properties import PROPERTIES, Property, property_named
 from ._run import LIMIT, CaseResult, run_case
 
 # a cell reads "conforms" only after this many decided cases
 MIN_DECIDED = 3
 DEFAULT_EXAMPLES = 20
-CELL_STATUSES = ("conforms", "fails", "raised", "layout", "not decisive", "n/a", "skipped")
+CELL_STATUSES = ("conforms", "fails", "raised", "layout", "declaration", "not decisive", "n/a",
+                 "skipped")
+FAILING = ("fails", "raised", "layout", "declaration")
 
 
 @dataclass
@@ -30,7 +33,9 @@ class Cell:
     dtype: str
     device: str
     status: str
-    ratio: float | None = None  # worst error over the reference's (floor included)
+    # error over the reference's (floor included, see _run._compare) of the case shown: the
+    # counterexample when the cell fails, else the worst case
+    ratio: float | None = None
     cases: int = 0
     decided: int = 0
     conventions: dict = field(default_factory=dict)
@@ -55,10 +60,10 @@ class Conformance:
 
     @property
     def ok(self) -> bool:
-        return not any(c.status in ("fails", "raised", "layout") for c in self.cells)
+        return not self.failures()
 
     def failures(self) -> list[Cell]:
-        return [c for c in self.cells if c.status in ("fails", "raised", "layout")]
+        return [c for c in self.cells if c.status in FAILING]
 
     def cell(self, prop: str, dtype: str, device: str = "cpu") -> Cell:
         return next(c for c in self.cells if (c.property, c.dtype, c.device) == (prop, dtype,
@@ -87,7 +92,7 @@ def check_kernel(kernel: Kernel, *, properties: Iterable[str] | None = None,
     ``progress(cell)`` is called after each cell, ``on_case(case, dtype)`` before each case.
     """
     started = time.perf_counter()
-    chosen = [by_name()[p] for p in properties] if properties else list(PROPERTIES)
+    chosen = [property_named(p) for p in properties] if properties else list(PROPERTIES)
     cells = []
     for prop in chosen:
         for dtype in dtypes or kernel.dtypes:
@@ -101,11 +106,16 @@ def check_kernel(kernel: Kernel, *, properties: Iterable[str] | None = None,
 
 def declared(kernel: Kernel) -> dict:
     return {"layout": kernel.layout if isinstance(kernel.layout, str) else dict(kernel.layout),
-            "mask": kernel.mask, "causal_argument": kernel.causal_argument,
+            "mask": kernel.mask if isinstance(kernel.mask, str) else list(kernel.mask),
+            "causal_argument": kernel.causal_argument,
             "scale_argument": kernel.scale_argument, "fully_masked": kernel.fully_masked,
             "causal_alignment": kernel.causal_alignment,
             "gradients": kernel.gradients if kernel.gradients in (None, "autodiff") else "vjp",
-            "returns_lse": kernel.returns_lse, "gqa": kernel.gqa, "dtypes": list(kernel.dtypes),
+            "fully_masked_lse": kernel.fully_masked_lse, "masked_inputs": kernel.masked_inputs,
+            "bias_argument": kernel.bias_argument, "bias_scaled": kernel.bias_scaled,
+            "returns_lse": kernel.returns_lse, "merge": kernel.merge is not None,
+            "gqa": kernel.gqa, "mqa": kernel.mqa,
+            "dtypes": list(kernel.dtypes),
             "compute": {d: kernel.compute_for(d) for d in kernel.dtypes},
             "devices": list(kernel.devices)}
 
@@ -134,8 +144,9 @@ def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str
     if failure is not None:
         case, result = failure
         cell.status = {"fail": "fails"}.get(result.status, result.status)
-        cell.counterexample = {"case": case.to_json(), "sizes": case.sizes(),
-                               "message": result.message, **result.detail}
+        cell.ratio = result.ratio  # the counterexample's, so the matrix and the replay agree
+        cell.counterexample = {"case": case.to_json(), "sizes": case.sizes(), "ratio":
+                               result.ratio, "message": result.message, **result.detail}
         cell.replay = replay_command(spec or _spec_of(kernel), prop.name, dtype, device, case)
     elif cell.decided < MIN_DECIDED:
         cell.status = "not decisive"
@@ -188,18 +199,40 @@ def _tally(cell: Cell, result: CaseResult) -> None:
                               f"{value} in another")
 
 
-def _spec_of(kernel: Kernel) -> str:
-    return f"{getattr(kernel.fn, '__module__', 'MODULE')}:KERNEL"
+def _spec_of(kernel: Kernel) -> str | None:
+    """``module:attribute`` of an importable module holding ``kernel`` itself, if any."""
+    for module_name in dict.fromkeys((getattr(kernel.fn, "__module__", None),
+                                      *sorted(n for n in sys.modules if n != "__main__"))):
+        module = sys.modules.get(module_name or "")
+        spec = _attribute_holding(module, kernel) if module is not None else None
+        if spec is not None:
+            return spec
+    return None
 
 
-def replay_command(spec: str, prop: str, dtype: str, device: str, case: Case) -> str:
-    return (f"attnproof kernels --kernel {spec} --property {prop} --dtype {dtype} "
-            f"--device {device} --case '{case.to_json()}'")
+def _attribute_holding(module, kernel: Kernel) -> str | None:
+    attributes = vars(module)  # not getattr: a module's own __getattr__ may load things
+    if attributes.get("__name__") == "__main__" or attributes.get("__file__") is None:
+        return None  # a script or an interactive session: nothing to import it from
+    names = [n for n, value in attributes.items() if value is kernel]
+    return f"{attributes['__name__']}:{min(names)}" if names else None
+
+
+def replay_command(spec: str | None, prop: str, dtype: str, device: str, case: Case) -> str:
+    """A shell command when the kernel can be imported, else a Python snippet to paste where
+    ``kernel`` is defined."""
+    if spec is not None:
+        return (f"attnproof kernels --kernel {spec} --property {prop} --dtype {dtype} "
+                f"--device {device} --case '{case.to_json()}'")
+    return ("from attnproof.kernels import Case, replay\n"
+            f"print(replay(kernel, {prop!r}, {dtype!r}, Case.from_json({case.to_json()!r}), "
+            f"device={device!r}))  # kernel: the Kernel checked")
 
 
 def replay(kernel: Kernel, prop: str, dtype: str, case: Case, device: str = "cpu") -> CaseResult:
     """Run one case again, as a replay command does."""
-    return run_case(kernel, framework(kernel.framework), by_name()[prop], case, dtype, device)
+    return run_case(kernel, framework(kernel.framework), property_named(prop), case, dtype,
+                    device)
 
 
 __all__ = ["LIMIT", "Cell", "Conformance", "check_kernel", "replay"]

@@ -13,8 +13,10 @@ from typing import Any
 
 FRAMEWORKS = ("numpy", "jax", "mlx", "torch")
 DTYPES = ("float64", "float32", "float16", "bfloat16")
-MASKS = ("none", "bool", "additive")
+MASKS = ("none", "bool", "additive", "bias")
 FULLY_MASKED = ("zeros", "mean_v", "nan")
+FULLY_MASKED_LSE = ("-inf", "+inf", "nan")
+MASKED_INPUTS = ("any", "finite")
 ALIGNMENTS = ("upper_left", "lower_right")
 ARGUMENTS = ("q", "k", "v", "out")
 # the canonical axes: batch, heads, sequence (queries for q and out, keys for k and v), feature
@@ -40,20 +42,41 @@ class Kernel:
         layout: axis order of q, k, v and the output, e.g. "bhsd" (batch, heads, sequence,
             feature) or "bshd"; ``q``/``k``/``t`` may stand for ``s``. A mapping gives one
             layout per argument (keys q, k, v, out); missing keys take "bhsd".
-        mask: "none", "bool" (True keeps a key) or "additive" (0 keeps, -inf drops), passed as
-            the keyword ``mask_argument`` with shape (batch, heads, n_q, n_k).
-        mask_dtype: dtype of an additive mask (default: the inputs' dtype).
+        mask: "none", "bool" (True keeps a key), "additive" (0 keeps, -inf drops) or "bias"
+            (any finite value added to the score, -inf drops), passed as the keyword
+            ``mask_argument`` with shape (batch, heads, n_q, n_k); a tuple of kinds for a
+            kernel that tells them apart by dtype (e.g. ``("bool", "bias")``).
+        mask_dtype: dtype of an additive or bias mask; "inputs": the inputs' dtype only; None:
+            the inputs' dtype, float32 or float64.
+        bias_argument: the keyword of a finite bias (batch, heads, n_q, n_k) taken apart from
+            the mask (None: no such keyword).
+        bias_scaled: the kernel multiplies the bias by its scale too, softmax(scale (QKᵀ + B)),
+            instead of softmax(scale QKᵀ + B).
         causal_argument, causal_value: the keyword (and value) that asks for causal masking.
         scale_argument: the keyword of the score scale (None: the kernel always uses
             1/sqrt(d_k), so the check never asks for another).
+        score_mod: what the kernel does to each score (scaled, bias added) before its
+            softmax, as mathematics: ``score_mod(score, batch, head, i, j)`` called with SymPy
+            symbols returns a SymPy expression (e.g. ``lambda s, b, h, i, j: s - (i - j) ** 2
+            / 8``); the kernel applies its own implementation in every call.
+        softcap_argument: the keyword of a soft-capping value c (scores become c·tanh(s/c));
+            None: the kernel takes none.
         fully_masked: what the kernel claims a row with every key masked returns: "zeros",
             "mean_v" (uniform weights over all keys) or "nan"; None: not declared.
+        fully_masked_lse: what the lse of such a row is: "-inf" (the log of an empty sum),
+            "+inf" (flash-attention's) or "nan"; None: not declared (a finite lse always fails).
         causal_alignment: "upper_left" (query i keeps keys j <= i) or "lower_right" (keeps
             j <= i + n_k - n_q) when n_q != n_k; None: not declared.
+        masked_inputs: what K/V entries no query keeps may hold without reaching any output
+            or gradient: "any" value (NaN and ±inf included: padding left uninitialised) or
+            "finite" values only (the kernel documents that its inputs are finite).
         gradients: "autodiff" (the framework differentiates ``fn``), a callable
             ``vjp(q, k, v, g, **keywords) -> (dq, dk, dv)``, or None (forward only).
         returns_lse: ``fn`` returns ``(out, lse)`` with lse of layout ``lse_layout``.
-        gqa: k and v may have fewer heads than q (a divisor of them).
+        merge: the kernel's own split-KV merge ``merge(o1, lse1, o2, lse2) -> (o, lse)``, in
+            its framework and layouts (out's and ``lse_layout``); needs ``returns_lse``.
+        gqa: k and v may have fewer heads than q (any divisor of them; one head included).
+        mqa: k and v may have one head shared by every query head (implied by ``gqa``).
         equal_head_dims: the kernel requires d_v = d_k (the d_v ≠ d_k property is then n/a).
         dtypes: the input dtypes it accepts.
         compute_dtype: the precision it computes in: one dtype for all inputs, a mapping per
@@ -66,18 +89,26 @@ class Kernel:
     fn: Callable
     framework: str
     layout: str | Mapping[str, str] = "bhsd"
-    mask: str = "none"
+    mask: str | tuple[str, ...] = "none"
     mask_argument: str = "mask"
     mask_dtype: str | None = None
+    bias_argument: str | None = None
+    bias_scaled: bool = False
+    score_mod: Callable | None = None
+    softcap_argument: str | None = None
     causal_argument: str | None = None
     causal_value: Any = True
     scale_argument: str | None = "scale"
     fully_masked: str | None = None
+    fully_masked_lse: str | None = None
     causal_alignment: str | None = None
+    masked_inputs: str = "any"
     gradients: str | Callable | None = None
     returns_lse: bool = False
     lse_layout: str = "bhs"
+    merge: Callable | None = None
     gqa: bool = False
+    mqa: bool = False
     equal_head_dims: bool = False
     dtypes: tuple[str, ...] = ("float32",)
     compute_dtype: str | Mapping[str, str] | None = None
@@ -87,22 +118,40 @@ class Kernel:
     def __post_init__(self):
         self._require(callable(self.fn), "fn", "is not callable")
         self._choose("framework", self.framework, FRAMEWORKS)
-        self._choose("mask", self.mask, MASKS)
+        for kind in self.mask_kinds:
+            self._choose("mask", kind, MASKS)
+        self._require(len(self.mask_kinds) == 1 or "none" not in self.mask_kinds, "mask",
+                      "'none' cannot be one of several kinds")
+        self._require(self.bias_argument is None or self.takes_mask, "bias_argument",
+                      "a bias needs a mask kind to mask with (mask='bool', ...)")
         if self.fully_masked is not None:
             self._choose("fully_masked", self.fully_masked, FULLY_MASKED)
+        if self.fully_masked_lse is not None:
+            self._choose("fully_masked_lse", self.fully_masked_lse, FULLY_MASKED_LSE)
         if self.causal_alignment is not None:
             self._choose("causal_alignment", self.causal_alignment, ALIGNMENTS)
+        self._choose("masked_inputs", self.masked_inputs, MASKED_INPUTS)
         for dtype in self.dtypes:
             self._choose("dtypes", dtype, DTYPES)
         for dtype in self._compute_dtypes():
             self._choose("compute_dtype", dtype, DTYPES)
         self._require(len(self.dtypes) > 0, "dtypes", "names no dtype")
         if self.mask_dtype is not None:
-            self._choose("mask_dtype", self.mask_dtype, (*DTYPES, "bool"))
+            self._choose("mask_dtype", self.mask_dtype, (*DTYPES, "bool", "inputs"))
         ok = self.gradients in (None, "autodiff") or callable(self.gradients)
         self._require(ok, "gradients", "must be 'autodiff', a callable or None")
         self._require(not (self.gradients == "autodiff" and self.framework == "numpy"),
                       "gradients", "NumPy has no autodiff: pass a vjp callable")
+        self._require(self.merge is None or (callable(self.merge) and self.returns_lse),
+                      "merge", "must be a callable, of a kernel that returns its lse")
+        if self.score_mod is not None:
+            self._require(callable(self.score_mod), "score_mod", "is not callable")
+            try:
+                self.modification()
+            except Exception as error:  # noqa: BLE001 -- any failure is the declaration's
+                raise KernelError(self.name, "score_mod",
+                                  f"must take SymPy symbols (score, batch, head, i, j) and "
+                                  f"return a SymPy expression of them: {error}") from error
         for argument in ARGUMENTS:
             normalized_layout(self.layout_of(argument), self.name, f"layout[{argument}]")
         normalized_layout(self.lse_layout + "d", self.name, "lse_layout")
@@ -128,8 +177,31 @@ class Kernel:
         return self.gradients is not None
 
     @property
+    def shares_one_kv_head(self) -> bool:
+        return self.gqa or self.mqa
+
+    def modification(self, softcap: float | None = None):
+        """The ScoreMod of a case: the declared score_mod, else soft-capping at ``softcap``,
+        else None."""
+        from ._score_mod import from_callable
+        from ._score_mod import softcap as capped
+
+        if self.score_mod is not None:
+            return from_callable(self.score_mod)
+        return None if softcap is None else capped(softcap)
+
+    @property
+    def mask_kinds(self) -> tuple[str, ...]:
+        """The mask kinds the kernel takes, the first one its default."""
+        return (self.mask,) if isinstance(self.mask, str) else tuple(self.mask)
+
+    @property
     def takes_mask(self) -> bool:
-        return self.mask != "none"
+        return self.mask_kinds != ("none",)
+
+    @property
+    def takes_bias(self) -> bool:
+        return "bias" in self.mask_kinds or self.bias_argument is not None
 
     @property
     def takes_causal(self) -> bool:

@@ -49,6 +49,9 @@ class Framework:
     bind: Callable = lambda fn, keywords: lambda q, k, v: fn(q, k, v, **keywords)
     # (fn, keywords, first) -> (q, k, v, g) -> (dq, dk, dv); first picks the output from fn's
     bind_vjp: Callable | None = None
+    # (array, axis order) -> the same memory seen in that axis order; None: the framework's
+    # arrays have no strides a user can see (JAX), so views are not drawn
+    permute: Callable | None = None
 
     def gradients(self, fn, keywords, first):
         if self.bind_vjp is not None:
@@ -68,7 +71,7 @@ def _numpy() -> Framework:
     def put(array, dtype, device):
         return np.asarray(array).astype(numpy_dtype(dtype))
 
-    return Framework("numpy", put, _float64, None)
+    return Framework("numpy", put, _float64, None, permute=np.transpose)
 
 
 def _float64(array) -> np.ndarray:
@@ -173,7 +176,7 @@ def _mlx() -> Framework:
         _, grads = mx.vjp(lambda q, k, v: f(q, k, v), list(primals), [g])
         return tuple(grads)
 
-    return Framework("mlx", put, get, vjp)
+    return Framework("mlx", put, get, vjp, permute=mx.transpose)
 
 
 # -- torch ---------------------------------------------------------------------------------------
@@ -198,7 +201,7 @@ def _torch() -> Framework:
         return tuple(torch.zeros_like(p) if d is None else d for p, d in zip(leaves, grads,
                                                                              strict=True))
 
-    return Framework("torch", put, get, vjp)
+    return Framework("torch", put, get, vjp, permute=lambda array, axes: array.permute(*axes))
 
 
 _ROWS = {"numpy": _numpy, "jax": _jax, "mlx": _mlx, "torch": _torch}

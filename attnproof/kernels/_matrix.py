@@ -12,11 +12,13 @@ from pathlib import Path
 from ._properties import by_name
 from ._run import CONVENTION_WORDS, LIMIT
 
-MARKS = {"conforms": "✅", "fails": "❌", "raised": "💥", "layout": "🔀", "not decisive": "❔",
-         "n/a": "—", "skipped": "⏭"}
+MARKS = {"conforms": "✅", "fails": "❌", "raised": "💥", "layout": "🔀", "declaration": "📝",
+         "not decisive": "❔", "n/a": "—", "skipped": "⏭"}
 LEGEND = (f"✅ conforms: the kernel's worst error is at most {LIMIT:g}× the error of a plain "
-          "reference at its declared precision (plus a few ulps), shown as that ratio · ❌ fails "
-          "(same ratio) · 💥 the kernel raised · 🔀 wrong shape or axis order · ❔ not decisive "
+          "reference at its declared precision (plus a few ulps), shown as that ratio for the "
+          "worst case · ❌ fails, shown as the ratio of the counterexample below · 💥 the kernel "
+          "raised · 🔀 wrong shape or axis order · 📝 the kernel contradicts its declaration "
+          "(e.g. its head sharing) · ❔ not decisive "
           "· — does not apply · ⏭ framework not installed. Kernels are *checked*, never proved.")
 
 

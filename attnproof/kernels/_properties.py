@@ -8,7 +8,19 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from ._cases import BLOCK_EDGES, OFFSETS, cases, small_lengths
+from ._cases import (
+    BIASES,
+    BLOCK_EDGES,
+    GAPS,
+    GARBAGE,
+    MEMORY,
+    SOFTCAPS,
+    cases,
+    lengths,
+    offsets,
+    small_lengths,
+    tiled_cases,
+)
 from ._declaration import Kernel
 
 GRADIENTS = ("dq", "dk", "dv")
@@ -21,15 +33,16 @@ class Property:
     cases: Callable[[Kernel], st.SearchStrategy]
     outputs: Callable[[Kernel], tuple[str, ...]]
     unsupported: Callable[[Kernel], str | None] = lambda kernel: None
-    kind: str = "values"  # values | fully_masked | alignment | split_kv
+    kind: str = "values"  # values | fully_masked | alignment | split_kv | merge | heads
 
 
 def _everything(kernel: Kernel) -> tuple[str, ...]:
-    return ("out", *(GRADIENTS if kernel.has_gradients else ()))
+    return (*_forward(kernel), *(GRADIENTS if kernel.has_gradients else ()))
 
 
 def _forward(kernel: Kernel) -> tuple[str, ...]:
-    return ("out",)
+    """The output, and the log-sum-exp wherever the kernel returns one."""
+    return ("out", "lse") if kernel.returns_lse else ("out",)
 
 
 def _needs_gradients(kernel: Kernel) -> str | None:
@@ -48,6 +61,60 @@ def _causal(kernel: Kernel) -> dict:
     return {"mask": st.just("causal"), "causal_flag": st.just(kernel.takes_causal)}
 
 
+def _any_mask(kernel: Kernel, kinds=("random", "first_block", "padding", "causal")):
+    """One of ``kinds`` the kernel can be asked for (a causal one by its flag when it takes no
+    mask), or none: listed last, as Hypothesis's first draws favour a list's first entries and
+    the failures these properties look for need a mask."""
+    usable = [k for k in kinds if kernel.takes_mask or (k == "causal" and kernel.takes_causal)]
+    return st.sampled_from((*usable, "none"))
+
+
+def _garbage(kernel: Kernel):
+    """What fills the unused K/V entries: only the largest finite value when the kernel
+    declares its inputs finite."""
+    return st.sampled_from(GARBAGE if kernel.masked_inputs == "any" else ("huge",))
+
+
+def _merge_masks(kernel: Kernel):
+    """Rows that keep no key of one half (its lse is -inf) most often, and other masks."""
+    if not kernel.takes_mask:
+        return st.just("none")
+    return st.sampled_from(("half_masked", "half_masked", "none", "random", "padding",
+                            "fully_masked"))
+
+
+def _has_strides(kernel: Kernel) -> str | None:
+    from ._frameworks import framework
+
+    if framework(kernel.framework).permute is None:
+        return f"{kernel.framework} arrays have no strides to vary"
+    return None
+
+
+def _halves_run_alone(kernel: Kernel) -> str | None:
+    """Why the keys cannot be split in two and each half run alone, if they cannot."""
+    if not kernel.returns_lse:
+        return "returns no log-sum-exp"
+    modification = kernel.modification()
+    if modification is not None and modification.reads_positions:
+        return "its score_mod reads positions, which a half of the keys sees shifted"
+    return None
+
+
+def block_edge_lengths():
+    """(n_q, n_k), each small or at a block edge, but not both past 257: a case costs
+    n_q n_k, and a bug at one axis's edge needs only that axis there (many rows against 1,023
+    keys still come: an accumulation error 4 rows may miss shows there, measured on MLX at
+    63 x 1023)."""
+    shorter = [n for n in BLOCK_EDGES if n <= 257]
+
+    def with_queries(n_k: int):
+        edges = BLOCK_EDGES if n_k <= 257 else shorter
+        return st.tuples(st.one_of(small_lengths(4), st.sampled_from(edges)), st.just(n_k))
+
+    return st.one_of(small_lengths(8), st.sampled_from(BLOCK_EDGES)).flatmap(with_queries)
+
+
 def _gradient(name: str, title: str) -> Property:
     return Property(f"backward_{name}", title, lambda k: cases(), lambda k: (name,),
                     _needs_gradients)
@@ -58,10 +125,21 @@ def _masked_lengths(kernel: Kernel):
 
 
 def _other_mask_dtypes(kernel: Kernel):
-    """An additive mask sometimes comes in float32 or float64 whatever the scores' dtype."""
-    if kernel.mask != "additive" or kernel.mask_dtype is not None:
+    """A float mask sometimes comes in float32 or float64 whatever the scores' dtype."""
+    floats = {"additive", "bias"} & set(kernel.mask_kinds)
+    if not floats or kernel.mask_dtype is not None:
         return st.none()
     return st.sampled_from((None, "float32", "float64"))
+
+
+def _mask_kinds(kernel: Kernel):
+    """Each mask kind the kernel takes (it tells them apart by their dtype)."""
+    return st.sampled_from(kernel.mask_kinds)
+
+
+def _bias_kind(kernel: Kernel):
+    """The bias goes in the mask when the kernel takes a bias mask, else by its own keyword."""
+    return st.just("bias" if "bias" in kernel.mask_kinds else kernel.mask_kinds[0])
 
 
 PROPERTIES = (
@@ -71,8 +149,15 @@ PROPERTIES = (
     _gradient("dv", "backward dV"),
     Property("mask", "boolean/additive mask",
              lambda k: cases(mask=st.sampled_from(("random", "first_block")),
-                             mask_dtype=_other_mask_dtypes(k)), _everything,
-             _needs_mask),
+                             mask_dtype=_other_mask_dtypes(k), mask_kind=_mask_kinds(k)),
+             _everything, _needs_mask),
+    Property("bias", "finite additive bias (ALiBi, Gaussian, ±10²–10⁴), with masks",
+             lambda k: cases(bias=st.sampled_from(BIASES), mask=_any_mask(k, ("random",
+                                                                           "padding")),
+                             mask_kind=_bias_kind(k), mask_dtype=_other_mask_dtypes(k)),
+             _everything, lambda k: None if k.takes_bias else "takes no bias"),
+    Property("tile_masks", "masks by tile pattern, active tiles not contiguous (1–4 tiles of "
+             "16–128)", lambda k: tiled_cases(), _everything, _needs_mask),
     Property("causal", "causal mask (n_q = n_k)",
              lambda k: cases(same_lengths=True, **_causal(k)), _everything,
              _needs_mask_or_causal),
@@ -82,13 +167,20 @@ PROPERTIES = (
     Property("fully_masked_rows", "fully masked rows",
              lambda k: cases(mask=st.just("fully_masked")), _everything, _needs_mask,
              kind="fully_masked"),
-    Property("row_offset", "constant added to a row's scores (±1e4, exp overflow)",
-             lambda k: cases(offset=st.sampled_from(OFFSETS)), _everything),
+    Property("row_offset", "constant added to a row's scores (across the format's range, "
+             "whole rows below −1e4, −5e4, −1e30)",
+             lambda k: cases(offset=offsets(), mask=_any_mask(k),
+                             causal_flag=st.just(not k.takes_mask), same_lengths=True),
+             _everything),
+    Property("masked_garbage", "NaN, ±inf, huge values in K/V entries no query keeps",
+             lambda k: cases(n_k=lengths(), mask=st.sampled_from(("padding", "first_block")),
+                             garbage=_garbage(k), batch=st.integers(1, 3)),
+             _everything, _needs_mask),
     Property("block_lengths", "lengths around block multiples (127, 128, 129, 1025, ...)",
-             lambda k: cases(n_q=st.one_of(small_lengths(4), st.sampled_from(BLOCK_EDGES)),
-                             n_k=st.one_of(small_lengths(8), st.sampled_from(BLOCK_EDGES)),
-                             d_k=st.integers(1, 4), heads=st.just(1), batch=st.just(1),
-                             mask=_masked_lengths(k)),
+             lambda k: block_edge_lengths().flatmap(
+                 lambda lengths: cases(n_q=st.just(lengths[0]), n_k=st.just(lengths[1]),
+                                       d_k=st.integers(1, 4), heads=st.just(1),
+                                       batch=st.just(1), mask=_masked_lengths(k))),
              _everything),
     Property("dv_ne_dk", "d_v ≠ d_k",
              lambda k: cases(same_dims=False).filter(lambda c: c.d_v != c.d_k), _everything,
@@ -98,14 +190,59 @@ PROPERTIES = (
     Property("causal_nq_ne_nk", "causal mask with n_q ≠ n_k (alignment)",
              lambda k: cases(**_causal(k)).filter(lambda c: c.n_q != c.n_k), _everything,
              lambda k: None if k.takes_causal else "takes no causal flag", kind="alignment"),
-    Property("gqa", "grouped-query and multi-query heads",
-             lambda k: cases(group=st.integers(2, 4)), _everything,
-             lambda k: None if k.gqa else "grouped-query heads not declared"),
+    Property("memory_layout", "q, k, v as strided views: slices of a fused QKV, sbhd "
+             "transposed; batch ≥ 2, head dims to 256",
+             lambda k: cases(memory=st.sampled_from(MEMORY), batch=st.integers(2, 3),
+                             d_k=st.one_of(st.integers(1, 8), st.sampled_from((64, 128, 256)))),
+             _everything, _has_strides),
+    Property("gqa", "grouped-query heads (2 or more K/V heads)",
+             lambda k: cases(heads=st.integers(2, 3), group=st.integers(2, 4)), _everything,
+             lambda k: None if k.gqa else "grouped-query heads not declared", kind="heads"),
+    Property("mqa", "multi-query heads (one K/V head)",
+             lambda k: cases(heads=st.just(1), group=st.integers(2, 6)), _everything,
+             lambda k: None if k.shares_one_kv_head else "multi-query heads not declared",
+             kind="heads"),
     Property("split_kv", "split-KV merge by log-sum-exp",
              lambda k: cases(n_k=st.integers(2, 16)), lambda k: ("out", "lse"),
-             lambda k: None if k.returns_lse else "returns no log-sum-exp", kind="split_kv"),
+             _halves_run_alone, kind="split_kv"),
+    Property("merge", "the kernel's own split-KV merge: masks, a fully masked half, lse gaps",
+             lambda k: cases(n_k=st.one_of(st.integers(2, 16), st.sampled_from(BLOCK_EDGES)),
+                             mask=_merge_masks(k), offset=st.one_of(st.none(),
+                                                                    st.sampled_from(GAPS))),
+             lambda k: ("out", "lse"),
+             lambda k: "declares no merge" if k.merge is None else _halves_run_alone(k),
+             kind="merge"),
+    Property("softcap", "soft-capping c·tanh(s/c), c from 1 to 50, with masks and offsets",
+             lambda k: cases(softcap=st.sampled_from(SOFTCAPS), mask=_any_mask(k),
+                             causal_flag=st.just(not k.takes_mask), same_lengths=True,
+                             offset=st.one_of(st.none(), st.sampled_from(("1e4", "-1e4")))),
+             _everything,
+             lambda k: None if k.softcap_argument is not None else "takes no soft-capping"),
+    Property("score_mod", "the declared score_mod at several batches, heads and positions",
+             lambda k: cases(batch=st.integers(1, 3), heads=st.integers(1, 3), mask=_any_mask(k),
+                             causal_flag=st.just(not k.takes_mask), same_lengths=True),
+             _everything,
+             lambda k: None if k.score_mod is not None else "declares no score_mod"),
 )
 
 
 def by_name() -> dict[str, Property]:
     return {p.name: p for p in PROPERTIES}
+
+
+class UnknownProperty(ValueError):
+    """A property name that is not one of :data:`PROPERTIES`, with the closest names."""
+
+
+def property_named(name: str) -> Property:
+    """The property called ``name``; an :class:`UnknownProperty` listing the choices and the
+    closest match otherwise."""
+    import difflib
+
+    known = by_name()
+    if name in known:
+        return known[name]
+    closest = difflib.get_close_matches(name, list(known), n=1, cutoff=0.5)
+    hint = f" (did you mean {closest[0]!r}?)" if closest else ""
+    raise UnknownProperty(f"unknown property {name!r}{hint}; the properties are "
+                          f"{', '.join(known)}")

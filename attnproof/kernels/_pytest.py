@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from ._check import DEFAULT_EXAMPLES, check_cell
+from ._check import DEFAULT_EXAMPLES, FAILING, check_cell
 from ._declaration import Kernel
-from ._properties import PROPERTIES, by_name
+from ._properties import PROPERTIES, property_named
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,8 @@ def conformance_cells(kernel: Kernel, *, properties=None, dtypes=None, devices=N
                       examples: int = DEFAULT_EXAMPLES, spec: str | None = None) -> list:
     """``pytest.param``s, one per property × dtype × device the kernel declares (or those
     named), with readable ids such as ``my_attention-forward-float32-cpu``."""
-    names = list(properties) if properties else [p.name for p in PROPERTIES]
+    names = [property_named(p).name for p in properties] if properties else \
+        [p.name for p in PROPERTIES]
     cells = [KernelCell(kernel, name, dtype, device, examples, spec)
              for name in names for dtype in (dtypes or kernel.dtypes)
              for device in (devices or kernel.devices)]
@@ -46,11 +47,11 @@ def conformance_cells(kernel: Kernel, *, properties=None, dtypes=None, devices=N
 def assert_conforms(cell: KernelCell) -> None:
     """Run one cell; skip where it cannot run or does not apply, fail with the shrunk
     counterexample and the replay command where the kernel does not conform."""
-    result = check_cell(cell.kernel, by_name()[cell.property], cell.dtype, cell.device,
+    result = check_cell(cell.kernel, property_named(cell.property), cell.dtype, cell.device,
                         cell.examples, cell.spec)
     if result.status in ("skipped", "n/a"):
         pytest.skip(result.reason or "not applicable to this kernel")
-    if result.status in ("fails", "raised", "layout", "not decisive"):
+    if result.status in (*FAILING, "not decisive"):
         pytest.fail(_explain(result), pytrace=False)
     assert result.status == "conforms", result
 
@@ -60,7 +61,7 @@ def _explain(result) -> str:
     if result.reason:
         lines.append(result.reason)
     if result.ratio is not None:
-        lines.append(f"worst error {result.ratio:.3g}x the reference's")
+        lines.append(f"error {result.ratio:.3g}x the reference's (the case shown)")
     if result.counterexample:
         lines.append(f"counterexample: {result.counterexample}")
     if result.replay:

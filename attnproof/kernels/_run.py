@@ -9,9 +9,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._call import LayoutMismatch, call, with_bias
 from ._cases import Case, causal_keep, fully_masked_rows, instance
-from ._declaration import Kernel, from_layout, layout_shape, normalized_layout, to_layout
+from ._declaration import Kernel
 from ._frameworks import Framework, numpy_dtype
+from ._heads import heads_declared_wrongly
+from ._split import merged_by_kernel, merged_halves
 from ._truth import Inputs, condition, reference, truth, truth_lse
 
 # A kernel conforms when its worst absolute error is at most LIMIT times the plain reference's
@@ -30,14 +33,17 @@ _TINY = np.finfo(np.float64).tiny
 CONVENTION_WORDS = {"zeros": "returns zeros", "mean_v": "returns the mean of V",
                     "nan": "returns NaN", "other": "returns neither zeros, NaN nor the mean of V",
                     "upper_left": "aligned upper-left (query i keeps keys j ≤ i)",
-                    "lower_right": "aligned lower-right (query i keeps j ≤ i + n_k − n_q)"}
+                    "lower_right": "aligned lower-right (query i keeps j ≤ i + n_k − n_q)",
+                    "-inf": "lse −∞", "+inf": "lse +∞", "finite": "a finite lse"}
+LSE_WORDS = {"-inf": "returns −∞", "+inf": "returns +∞", "nan": "returns NaN",
+             "finite": "returns finite values (or a mix)"}
 
 
 @dataclass
 class CaseResult:
     """``ratio`` is the worst error over the reference's (floor included): conforms <= LIMIT."""
 
-    status: str  # pass | fail | undecided | raised | layout
+    status: str  # pass | fail | undecided | raised | layout | declaration
     ratio: float | None = None
     output: str | None = None
     message: str = ""
@@ -46,11 +52,7 @@ class CaseResult:
 
     @property
     def failed(self) -> bool:
-        return self.status in ("fail", "raised", "layout")
-
-
-class LayoutMismatch(Exception):
-    pass
+        return self.status in ("fail", "raised", "layout", "declaration")
 
 
 def eps(dtype: str) -> float:
@@ -66,14 +68,21 @@ def run_case(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
     alignment = kernel.causal_alignment or "upper_left"
     if prop.kind == "alignment":
         alignment = "lower_right"  # zeroes the upstream gradient of rows either alignment masks
-    x = instance(case, dtype, compute, alignment)
+    x = with_bias(kernel, instance(case, dtype, compute, alignment), case, dtype)
+    x = dataclasses.replace(x, score_mod=kernel.modification(case.softcap))
     try:
         got = call(kernel, fw, x, case, dtype, device, outputs)
         if prop.kind == "split_kv":
             got = merged_halves(kernel, fw, x, case, dtype, device)
+        if prop.kind == "merge":
+            got = merged_by_kernel(kernel, fw, x, case, dtype, device)
     except LayoutMismatch as mismatch:
         return CaseResult("layout", message=str(mismatch))
     except Exception as error:  # the kernel's own failure is a finding, reported in full
+        if prop.kind == "heads":
+            mismatch = heads_declared_wrongly(kernel, fw, case, dtype, device)
+            if mismatch is not None:
+                return CaseResult("declaration", message=f"{mismatch}\n{_raised(error)}")
         return CaseResult("raised", message=_raised(error))
     conventions = {}
     if prop.kind == "alignment":
@@ -83,91 +92,6 @@ def run_case(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
     judged = _judge(kernel, x, got, dtype, compute, outputs, conventions)
     judged.conventions = conventions
     return judged
-
-
-# -- calling the kernel --------------------------------------------------------------------------
-
-
-def call(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, device: str,
-         outputs) -> dict[str, np.ndarray]:
-    """The kernel's outputs as canonical float64 arrays (out, lse, dq, dk, dv as asked)."""
-    put = {a: fw.put(to_layout(arr, _letters(kernel, a)), dtype, device)
-           for a, arr in (("q", x.q), ("k", x.k), ("v", x.v))}
-    keywords = _keywords(kernel, fw, x, case, dtype, device)
-    forward = fw.bind(kernel.fn, keywords)
-
-    result = forward(put["q"], put["k"], put["v"])
-    out, lse = result if kernel.returns_lse else (result, None)
-    b, h, n_q, _ = x.q.shape
-    got = {"out": _read(fw, out, kernel, "out", (b, h, n_q, x.v.shape[3]))}
-    if lse is not None:
-        got["lse"] = _read(fw, lse, kernel, "lse", (b, h, n_q, 1))[..., 0]
-    if set(outputs) & {"dq", "dk", "dv"}:
-        g = fw.put(to_layout(x.g, _letters(kernel, "out")), dtype, device)
-        if kernel.gradients == "autodiff":
-            first = _first_of_pair if kernel.returns_lse else _itself
-            grads = fw.gradients(kernel.fn, keywords, first)(put["q"], put["k"], put["v"], g)
-        else:
-            grads = kernel.gradients(put["q"], put["k"], put["v"], g, **keywords)
-        for name, arg, like in zip(("dq", "dk", "dv"), "qkv", (x.q, x.k, x.v), strict=True):
-            got[name] = _read(fw, grads[("dq", "dk", "dv").index(name)], kernel, arg, like.shape)
-    return got
-
-
-def _first_of_pair(result):
-    return result[0]
-
-
-def _itself(result):
-    return result
-
-
-def _letters(kernel: Kernel, argument: str) -> str:
-    if argument == "lse":
-        return normalized_layout(kernel.lse_layout + "d")
-    return normalized_layout(kernel.layout_of(argument))
-
-
-def _keywords(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
-              device: str) -> dict:
-    keywords = dict(kernel.keywords)
-    if kernel.scale_argument is not None and case.scale is not None:
-        keywords[kernel.scale_argument] = x.scale
-    if case.causal_flag:
-        keywords[kernel.causal_argument] = kernel.causal_value
-    elif case.mask != "none":
-        keywords[kernel.mask_argument] = _mask(kernel, fw, x.keep, case.mask_dtype or dtype,
-                                               device)
-    return keywords
-
-
-def _mask(kernel: Kernel, fw: Framework, keep: np.ndarray, dtype: str, device: str):
-    if kernel.mask == "bool":
-        return fw.put(keep, "bool", device)
-    return fw.put(np.where(keep, 0.0, -np.inf), kernel.mask_dtype or dtype, device)
-
-
-def _read(fw: Framework, array, kernel: Kernel, argument: str, canonical) -> np.ndarray:
-    value = fw.get(array)
-    letters = _letters(kernel, argument)
-    if argument == "lse" and value.ndim == len(letters) - 1:
-        value = value[..., None]
-    expected = layout_shape(tuple(canonical), letters)
-    if value.shape != expected:
-        raise LayoutMismatch(_layout_message(argument, kernel, letters, expected, value.shape,
-                                             canonical))
-    return from_layout(value, letters, tuple(canonical))
-
-
-def _layout_message(argument, kernel, letters, expected, actual, canonical) -> str:
-    import itertools
-
-    readings = ["".join(p) for p in itertools.permutations(letters)
-                if layout_shape(tuple(canonical), "".join(p)) == tuple(actual)]
-    declared = kernel.lse_layout if argument == "lse" else kernel.layout_of(argument)
-    guess = f", which reads as layout {' or '.join(map(repr, readings))}" if readings else ""
-    return (f"{argument}: expected layout {declared!r}, shape {tuple(expected)}; got shape "
-            f"{tuple(actual)}{guess}")
 
 
 def _raised(error: BaseException) -> str:
@@ -188,22 +112,6 @@ def _short_path(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def merged_halves(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
-                  device: str) -> dict[str, np.ndarray]:
-    """Out and lse of the keys split in two, each half run alone, merged by log-sum-exp."""
-    split = 1 + np.random.default_rng(case.seed).integers(case.n_k - 1)
-    halves = [call(kernel, fw, _keys(x, part), case, dtype, device, ("out",))
-              for part in (slice(0, split), slice(split, None))]
-    (o1, l1), (o2, l2) = ((h["out"], h["lse"][..., None]) for h in halves)
-    top = np.maximum(l1, l2)
-    w1, w2 = np.exp(l1 - top), np.exp(l2 - top)
-    return {"out": (w1 * o1 + w2 * o2) / (w1 + w2), "lse": (top + np.log(w1 + w2))[..., 0]}
-
-
-def _keys(x: Inputs, part: slice) -> Inputs:
-    return dataclasses.replace(x, k=x.k[:, :, part], v=x.v[:, :, part], keep=x.keep[..., part])
-
-
 # -- judging -------------------------------------------------------------------------------------
 
 
@@ -211,6 +119,8 @@ def _judge(kernel, x: Inputs, got, dtype, compute, outputs, conventions) -> Case
     masked_rows = fully_masked_rows(x.keep)
     if masked_rows.any():
         mismatch = _fully_masked(kernel, x, got["out"], masked_rows, dtype, compute, conventions)
+        if mismatch is None and "lse" in got:
+            mismatch = _fully_masked_lse(kernel, got["lse"], masked_rows, conventions)
         if mismatch is not None:
             return mismatch
         if conventions.get("fully_masked") == "nan":
@@ -302,6 +212,31 @@ def _fully_masked(kernel, x: Inputs, out, rows, dtype, compute, conventions) -> 
                            "kernel": _short(out[tuple(index)])},
                           conventions)
     return None
+
+
+def _fully_masked_lse(kernel, lse, rows, conventions) -> CaseResult | None:
+    """A row with no kept key has no mass: its log-sum-exp is -inf, or by a declared
+    convention +inf (flash-attention's, so that exp(s - lse) is 0) or NaN; never finite."""
+    observed = classify_fully_masked_lse(lse[rows])
+    conventions["fully_masked_lse"] = observed
+    declared = kernel.fully_masked_lse
+    if observed != "finite" and declared in (None, observed):
+        return None
+    wanted = "-inf, +inf or NaN" if declared is None else LSE_WORDS[declared]
+    index = [int(i) for i in np.argwhere(rows)[0]]
+    return CaseResult("fail", float("inf"), "lse",
+                      f"lse of a fully masked row: expected {wanted}, the kernel "
+                      f"{LSE_WORDS[observed]}",
+                      {"at": {"output": "lse", "row (b, h, i)": index},
+                       "kernel": _short(lse[tuple(index)]), "truth": [float("-inf")]},
+                      conventions)
+
+
+def classify_fully_masked_lse(values: np.ndarray) -> str:
+    for name, test in (("-inf", np.isneginf), ("+inf", np.isposinf), ("nan", np.isnan)):
+        if np.all(test(values)):
+            return name
+    return "finite"
 
 
 def classify_fully_masked(x: Inputs, out, rows, epsilon: float) -> str:

@@ -4,7 +4,9 @@ plain reference computed at a kernel's declared precision.
 The truth is the compiled code of ``theorems/masking.py``: the masked forward pass O and the
 closed forms (46), (47), (38) of the backward pass. Those statements
 fix the scale at 1/sqrt(d_k); another scale s is the same statement at Q' = Q s sqrt(d_k).
-Grouped-query heads repeat K and V over the query heads of their group.
+Grouped-query heads repeat K and V over the query heads of their group. A finite bias B added
+to the scores is the same statement with n_q more features: query i's are the i-th unit vector,
+key j's are column j of B (each scaled by sqrt(d'), d' = d_k + n_q).
 """
 
 from __future__ import annotations
@@ -28,10 +30,21 @@ class Inputs:
     keep: np.ndarray
     g: np.ndarray
     scale: float
+    # what the kernel receives instead, where it differs from the truth's arrays (garbage in
+    # entries no output depends on), by argument name
+    given: dict | None = None
+    # the finite term added to each score (b, h, n_q, n_k) after the kernel's scale rule
+    bias: np.ndarray | None = None
+    # a modification of each score (bias included) before the softmax (a ScoreMod)
+    score_mod: object | None = None
 
     @property
     def group(self) -> int:
         return self.q.shape[1] // self.k.shape[1]
+
+    def passed(self, argument: str) -> np.ndarray:
+        """The array the kernel receives as ``argument`` (q, k or v)."""
+        return (self.given or {}).get(argument, getattr(self, argument))
 
 
 OUTPUTS = ("out", "dq", "dk", "dv")
@@ -60,21 +73,87 @@ def _statements():
 def truth(x: Inputs, outputs=OUTPUTS) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per output, (value, magnitude) in float64, canonical layout: the magnitude is the same
     sum taken over absolute values of its terms (see :func:`magnitudes`)."""
+    if x.score_mod is not None:
+        return _truth_modified(x, outputs)
     b, h, n_q, d_k = x.q.shape
     k, v = (np.repeat(a, x.group, axis=1) for a in (x.k, x.v))
-    stretch = x.scale * np.sqrt(d_k)  # the statements' scale is 1/sqrt(d_k)
-    arrays = {"Q": _flat(x.q * stretch), "K": _flat(k), "V": _flat(v), "G": _flat(x.g),
+    q, k, d = _with_bias_features(x, k)
+    stretch = x.scale * np.sqrt(d)  # the statements' scale is 1/sqrt(d)
+    arrays = {"Q": _flat(q * stretch), "K": _flat(k), "V": _flat(v), "G": _flat(x.g),
               "M": _flat(x.keep.astype(np.float64))}
-    sizes = {"batch": b * h, "n_q": n_q, "n_k": k.shape[2], "d_k": d_k, "d_v": v.shape[3]}
+    sizes = {"batch": b * h, "n_q": n_q, "n_k": k.shape[2], "d_k": d, "d_v": v.shape[3]}
     sizes_of_terms = magnitudes(x)
     result = {}
     for name in outputs:
         value = np.asarray(_statements()[name](np, arrays, sizes))
         value = value.reshape(b, h, *value.shape[1:]) * (stretch if name == "dq" else 1.0)
+        if name in ("dq", "dk"):
+            value = value[..., :d_k]  # the bias's features are not inputs
         if name in ("dk", "dv"):
             value = _sum_groups(value, x.group)
         result[name] = (value, sizes_of_terms[name])
     return result
+
+
+@functools.cache
+def _softmax_statements():
+    """The masked softmax A, the output O and dS = ∂L/∂S of the masking statements, with the
+    scores S an input: where a score modification sits between the scores and the softmax."""
+    from attnproof import Defined, masked_softmax
+    from attnproof.numeric import compile_expression
+    from attnproof.theorems import attention_backward as bw
+    from attnproof.theorems import masking as mk
+
+    i, j, n, b = mk.i, mk.j, mk.n, mk.b
+    a = Defined("A", (i, j), masked_softmax(mk.S[i, j], mk.M[i, j], j))
+    o = Defined("O", (i, b), bw.total(a[i, j] * bw.V[j, b], j))
+    ds = Defined("dS", (i, j), a[i, j] * (bw.dA[i, j] - bw.total(a[i, n] * bw.dA[i, n], n)))
+    return {
+        "weights": compile_expression(a[i, j], (i, j), inputs=(mk.S, mk.M), definitions=(a,)),
+        "out": compile_expression(o[i, b], (i, b), inputs=(mk.S, bw.V, mk.M),
+                                  definitions=(a, o)),
+        "ds": compile_expression(ds[i, j], (i, j), inputs=(mk.S, bw.V, bw.G, mk.M),
+                                 definitions=(a, bw.dA, ds)),
+    }
+
+
+def _truth_modified(x: Inputs, outputs) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The truth under a score modification f: O and dS at the modified scores f(S) from the
+    statements, and dQ, dK by the chain rule through f' (the derivative of the declared f)."""
+    b, h, n_q, _ = x.q.shape
+    k, v = (np.repeat(a, x.group, axis=1) for a in (x.k, x.v))
+    modified, slope = x.score_mod.on(_raw_scores(x, k))
+    arrays = {"S": _flat(modified), "V": _flat(v), "G": _flat(x.g),
+              "M": _flat(x.keep.astype(np.float64))}
+    sizes = {"batch": b * h, "n_q": n_q, "n_k": k.shape[2], "d_v": v.shape[3]}
+    compiled = _softmax_statements()
+
+    def run(name):
+        value = np.asarray(compiled[name](np, arrays, sizes))
+        return value.reshape(b, h, *value.shape[1:])
+
+    ds = run("ds") * slope if set(outputs) & {"dq", "dk"} else None
+    values = {
+        "out": lambda: run("out"),
+        "dq": lambda: x.scale * np.einsum("bhqk,bhkd->bhqd", ds, k),
+        "dk": lambda: _sum_groups(x.scale * np.einsum("bhqk,bhqd->bhkd", ds, x.q), x.group),
+        "dv": lambda: _sum_groups(np.einsum("bhqk,bhqd->bhkd", run("weights"), x.g), x.group),
+    }
+    sizes_of_terms = magnitudes(x)
+    return {name: (values[name](), sizes_of_terms[name]) for name in outputs}
+
+
+def _with_bias_features(x: Inputs, k: np.ndarray):
+    """Q, K (K repeated over each group) and their feature count d, with the bias as n_q more
+    features: s (q_i, e_i / s)·(k_j, B_:j) = s q_i·k_j + B_ij for the scale s."""
+    d_k = x.q.shape[-1]
+    if x.bias is None:
+        return x.q, k, d_k
+    n_q = x.q.shape[2]
+    d = d_k + n_q
+    unit = np.broadcast_to(np.eye(n_q) / x.scale, (*x.q.shape[:2], n_q, n_q))
+    return (np.concatenate([x.q, unit], axis=-1),
+            np.concatenate([k, np.swapaxes(x.bias, -1, -2)], axis=-1), d)
 
 
 def magnitudes(x: Inputs) -> dict[str, np.ndarray]:
@@ -82,9 +161,11 @@ def magnitudes(x: Inputs) -> dict[str, np.ndarray]:
     the size a rounding error is measured against when the value itself cancels (dQ of a
     saturated softmax is 0 while its terms are not)."""
     k, v = (np.repeat(a, x.group, axis=1) for a in (x.k, x.v))
-    a = _weights(x.q, k, x.keep, x.scale)
+    a = _weights(x, k)
     da = np.einsum("bhqd,bhkd->bhqk", np.abs(x.g), np.abs(v))
     ds = a * (da + np.sum(a * da, axis=-1, keepdims=True))
+    if x.score_mod is not None:
+        ds = ds * x.score_mod.slope_sensitivity(_raw_scores(x, k))
     return {"out": np.einsum("bhqk,bhkd->bhqd", a, np.abs(v)),
             "dq": x.scale * np.einsum("bhqk,bhkd->bhqd", ds, np.abs(k)),
             "dk": _sum_groups(x.scale * np.einsum("bhqk,bhqd->bhkd", ds, np.abs(x.q)), x.group),
@@ -97,6 +178,11 @@ def condition(x: Inputs) -> dict[str, np.ndarray]:
     (the softmax's condition). Query rows for out, dq and lse; key rows for dk and dv."""
     k = np.repeat(x.k, x.group, axis=1)
     sizes = abs(x.scale) * np.einsum("bhqd,bhkd->bhqk", np.abs(x.q), np.abs(k))
+    if x.bias is not None:
+        sizes = sizes + np.abs(x.bias)
+    if x.score_mod is not None:  # a score's rounding passes through f', then f's own
+        modified, slope = x.score_mod.on(_raw_scores(x, k))
+        sizes = sizes * np.abs(slope) + np.abs(modified)
     sizes = np.where(x.keep, sizes, 0.0)
     per_query = 1.0 + np.max(sizes, axis=-1, initial=0.0)
     per_key = 1.0 + np.max(_max_groups(np.max(sizes, axis=-2, initial=0.0), x.group), axis=2)
@@ -108,9 +194,10 @@ def _max_groups(array: np.ndarray, group: int) -> np.ndarray:
     return array.reshape(b, h // group, group, *array.shape[2:])
 
 
-def _weights(q, k, keep, scale) -> np.ndarray:
+def _weights(x: Inputs, k) -> np.ndarray:
     """Masked softmax weights in float64; a fully masked row gets zeros."""
-    s = np.where(keep, _scores(q, k, scale), -np.inf)
+    keep = x.keep
+    s = np.where(keep, _scores(x, k), -np.inf)
     top = np.max(s, axis=-1, keepdims=True)
     e = np.where(keep, np.exp(s - np.where(np.isfinite(top), top, 0.0)), 0.0)
     total = np.sum(e, axis=-1, keepdims=True)
@@ -120,7 +207,7 @@ def _weights(q, k, keep, scale) -> np.ndarray:
 def truth_lse(x: Inputs) -> tuple[np.ndarray, np.ndarray]:
     """log Σ_kept exp(s) per query row (-inf for a fully masked row), and its scale: the
     largest |kept score| of the row, plus 1."""
-    scores = np.where(x.keep, _scores(x.q, np.repeat(x.k, x.group, axis=1), x.scale), -np.inf)
+    scores = np.where(x.keep, _scores(x, np.repeat(x.k, x.group, axis=1)), -np.inf)
     top = np.max(scores, axis=-1, keepdims=True)
     safe = np.where(np.isfinite(top), top, 0.0)
     with np.errstate(divide="ignore"):
@@ -137,8 +224,16 @@ def _sum_groups(array: np.ndarray, group: int) -> np.ndarray:
     return array.reshape(b, h // group, group, *array.shape[2:]).sum(axis=2)
 
 
-def _scores(q, k, scale):
-    return scale * np.einsum("bhqd,bhkd->bhqk", q, k)
+def _raw_scores(x: Inputs, k):
+    """The scores in float64, bias included (k repeated over each group)."""
+    scores = x.scale * np.einsum("bhqd,bhkd->bhqk", x.q, k)
+    return scores if x.bias is None else scores + x.bias
+
+
+def _scores(x: Inputs, k):
+    """The scores the softmax sees: modified when the kernel modifies them."""
+    scores = _raw_scores(x, k)
+    return scores if x.score_mod is None else x.score_mod.on(scores)[0]
 
 
 # -- the plain reference at a declared precision -------------------------------------------------
@@ -158,6 +253,12 @@ def reference(x: Inputs, compute: str, output: str, outputs=OUTPUTS) -> dict[str
                                  x.g))
     scale = r(np.asarray(x.scale))
     s = r(scale * r(np.einsum("bhqd,bhkd->bhqk", q, k)))
+    if x.bias is not None:
+        s = r(s + r(x.bias))
+    slope = None
+    if x.score_mod is not None:
+        modified, slope = x.score_mod.on(s)
+        s, slope = r(modified), r(slope)
     top = np.max(np.where(x.keep, s, -np.inf), axis=-1, keepdims=True)
     shifted = np.where(x.keep, r(s - np.where(np.isfinite(top), top, 0)), 0)  # masked: unused
     e = np.where(x.keep, r(np.exp(shifted)), 0).astype(work)
@@ -170,6 +271,8 @@ def reference(x: Inputs, compute: str, output: str, outputs=OUTPUTS) -> dict[str
     if set(outputs) & {"dq", "dk", "dv"}:
         da = r(np.einsum("bhqd,bhkd->bhqk", g, v))
         ds = r(a * r(da - r(np.sum(r(a * da), axis=-1, keepdims=True))))
+        if slope is not None:
+            ds = r(ds * slope)
         values["dq"] = r(scale * r(np.einsum("bhqk,bhkd->bhqd", ds, k)))
         values["dk"] = _sum_groups(r(scale * r(np.einsum("bhqk,bhqd->bhkd", ds, q))), x.group)
         values["dv"] = _sum_groups(r(np.einsum("bhqk,bhqd->bhkd", a, g)), x.group)

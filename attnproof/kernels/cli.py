@@ -18,7 +18,7 @@ from ._check import DEFAULT_EXAMPLES, check_kernel, replay
 from ._declaration import DTYPES, Kernel
 from ._frameworks import unavailable_reason
 from ._matrix import MARKS, write
-from ._properties import by_name
+from ._properties import by_name, property_named
 from .library import LIBRARY
 
 FRAMEWORK_OF = {"jax": "jax", "mlx": "mlx", "torch": "torch"}
@@ -29,8 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--kernel", metavar="SPEC", action="append",
         help="jax, mlx, torch, or module:attribute of a Kernel; repeatable (default: the "
              "installed library kernels)")
-    add("--property", metavar="P", action="append", choices=sorted(by_name()),
-        help="check only property P; repeatable")
+    add("--property", metavar="P", action="append",
+        help=f"check only property P; repeatable (one of {', '.join(by_name())})")
     add("--dtype", metavar="D", action="append", choices=DTYPES, help="only dtype D; repeatable")
     add("--device", metavar="D", action="append", help="only device D; repeatable")
     add("--examples", metavar="N", type=int, default=DEFAULT_EXAMPLES,
@@ -42,6 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     try:
+        for name in args.property or ():
+            property_named(name)
         specs = args.kernel or [s for s in LIBRARY if unavailable_reason(FRAMEWORK_OF[s]) is None]
         kernels = [(spec, load(spec)) for spec in specs]
     except (ImportError, AttributeError, ValueError, TypeError) as error:

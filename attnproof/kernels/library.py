@@ -19,7 +19,8 @@ def jax_dot_product_attention() -> Kernel:
     return Kernel(
         name="jax.nn.dot_product_attention", fn=jax.nn.dot_product_attention, framework="jax",
         layout="bshd", mask="bool", causal_argument="is_causal", gradients="autodiff",
-        gqa=True, equal_head_dims=True, dtypes=ALL_DTYPES,
+        # "bias array to be added to logits": softmax(QKᵀ/sqrt(d) + B), not scaled
+        bias_argument="bias", gqa=True, equal_head_dims=True, dtypes=ALL_DTYPES,
         # the XLA implementation forms the logits and the softmax in float32 for every input
         compute_dtype={"float64": "float32", "float32": "float32", "float16": "float32",
                        "bfloat16": "float32"},
@@ -37,8 +38,10 @@ def _mlx_sdpa(q, k, v, scale=None, mask=None):
 def mlx_fast_sdpa() -> Kernel:
     return Kernel(
         name="mlx.core.fast.scaled_dot_product_attention", fn=_mlx_sdpa, framework="mlx",
-        layout="bhsd", mask="bool", causal_argument="mask", causal_value="causal",
-        gradients="autodiff", gqa=True, dtypes=ALL_DTYPES,
+        layout="bhsd", causal_argument="mask", causal_value="causal", gradients="autodiff",
+        gqa=True, dtypes=ALL_DTYPES,
+        # "a boolean or additive mask", whose type "must promote to the promoted type of q"
+        mask=("bool", "bias"), mask_dtype="inputs",
         # float64 runs in float32 on the CPU; half inputs are multiplied in their own format
         # (the documentation promises no wider accumulation)
         compute_dtype={"float64": "float32"},
@@ -50,8 +53,11 @@ def torch_sdpa() -> Kernel:
 
     return Kernel(
         name="torch.nn.functional.scaled_dot_product_attention",
-        fn=F.scaled_dot_product_attention, framework="torch", layout="bhsd", mask="bool",
-        mask_argument="attn_mask", causal_argument="is_causal", gradients="autodiff", gqa=True,
+        fn=F.scaled_dot_product_attention, framework="torch", layout="bhsd",
+        # a boolean mask, or "a float mask of the same type as query, key, value that is added
+        # to the attention score"
+        mask=("bool", "bias"), mask_dtype="inputs", mask_argument="attn_mask",
+        causal_argument="is_causal", gradients="autodiff", gqa=True,
         keywords={"enable_gqa": True}, dtypes=ALL_DTYPES,
         compute_dtype={"float64": "float64", "float32": "float32", "float16": "float32",
                        "bfloat16": "float32"},

@@ -1,10 +1,11 @@
 """The claimed value of a limit over a row of scores, evaluated exactly from each drawn row.
 
-A limit's value may say which entries are maxima (``Piecewise`` with ``Eq(S[i, j],
-rowmax(S[i, k], k))``), which the array compiler does not spell; writing it out symbolically
-per size is slow. This evaluates it directly in float64 NumPy over every row at once: the
-value is a function of the entries of one row (``Limit.validate`` checks that), and equality of
-scores drawn on a grid of half-integers is exact.
+A limit's value may say which entries are maxima (an indicator or ``Piecewise`` of
+``Eq(S[i, j], rowmax(S[i, k], k))``, a product over earlier keys for the first of them), which
+the array compiler does not spell; writing it out symbolically per size is slow. This
+evaluates it directly in float64 NumPy over every row at once: the value is a function of the
+entries of one row (``Limit.validate`` checks that), and equality of scores drawn on a grid of
+half-integers is exact.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 import sympy as sp
 
-from attnproof.symbolic import ReduceMax
+from attnproof.symbolic import Indicator, ReduceMax
 
 _RELATIONS = {sp.Eq: operator.eq, sp.Ne: operator.ne, sp.Le: operator.le, sp.Lt: operator.lt,
               sp.Ge: operator.ge, sp.Gt: operator.gt}
@@ -69,10 +70,20 @@ class _Evaluator:
             raise NotImplementedError(f"the limit's value depends on {expr}")
         if isinstance(expr, sp.Indexed):
             return self.rows[:, self._index(expr.indices[-1], env)]
-        if isinstance(expr, (sp.Sum, ReduceMax)):
+        if isinstance(expr, (sp.Sum, sp.Product, ReduceMax)):
             return self._reduce(expr, env)
         if isinstance(expr, sp.Piecewise):
             return self._piecewise(expr, env)
+        if isinstance(expr, Indicator):
+            return np.where(self._value(expr.condition, env), 1.0, 0.0)
+        if isinstance(expr, (sp.And, sp.Or)):
+            combine = np.logical_and if isinstance(expr, sp.And) else np.logical_or
+            result = self._value(expr.args[0], env)
+            for arg in expr.args[1:]:
+                result = combine(result, self._value(arg, env))
+            return result
+        if isinstance(expr, sp.Not):
+            return np.logical_not(self._value(expr.args[0], env))
         if type(expr) in _RELATIONS:
             return _RELATIONS[type(expr)](self._value(expr.lhs, env), self._value(expr.rhs, env))
         if isinstance(expr, sp.Add):
@@ -103,6 +114,8 @@ class _Evaluator:
         values = [np.broadcast_to(np.asarray(v, dtype=float), len(self.rows)) for v in values]
         if isinstance(expr, ReduceMax):
             return np.max(values, axis=0)
+        if isinstance(expr, sp.Product):
+            return np.prod(values, axis=0) if values else 1.0
         return np.sum(values, axis=0) if values else 0.0
 
     def _piecewise(self, expr, env):

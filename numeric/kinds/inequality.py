@@ -93,8 +93,7 @@ def _count(evaluated, batch: int, counts: _Strictness) -> None:
     """Per row: every entry's lhs − rhs above the rounding bound (strict), or some entry within
     it (undecided). Rows the ≥ search would leave out (not finite, not kept) are left out."""
     reference = evaluated.reference
-    scale = evidence.usable_scale(reference)
-    rows = evidence.finite_rows(reference, batch) & evidence.scale_rows(scale)
+    rows, scale = evidence.decidable(reference, batch)
     if evaluated.valid is not None:
         rows &= evaluated.valid
     info = finfo(REFERENCE_DTYPE)

@@ -1,9 +1,10 @@
 """Numeric route of statistical claims: Monte Carlo with a fixed seed and a stated interval.
 
-At a few sizes of every dimension (its smallest, 2 and its largest), ``SAMPLES`` independent
-draws of every random tensor (NumPy's PCG64 with a fixed seed, float64, then rounded to the
-record's dtype and placed on its backend and device) go through the statistic, compiled as any
-statement is (``_compiler``), in one batched call on the backend. The sample mean, or the
+At a few sizes of every dimension (its smallest, 2 and its largest), the fixed inputs drawn
+once from their domains, ``SAMPLES`` independent draws of every random tensor (NumPy's PCG64
+with a fixed seed, float64, then rounded to the record's dtype and placed on its backend and
+device) go through the statistic, compiled as any statement is (``_compiler``), in one batched
+call on the backend. The sample mean, or the
 sample variance, of each entry of the statistic is then compared in float64 with the claimed
 value at those sizes: the record fails when the claimed value lies outside the 99.9% interval
 estimate ± 3.29 standard errors (for the variance the standard error is √((m₄ − s⁴)/N), m₄
@@ -24,7 +25,7 @@ from .._backends import _numpy_place
 from .._compiler import compile_expression
 from .._record import NumericStatus
 from .._tolerance import bits, error_ulps
-from ._evaluate import run_compiled
+from ._evaluate import draw_uniform, run_compiled
 
 SAMPLES = 20_000
 Z_999 = 3.2905  # two-sided 99.9% quantile of the standard normal
@@ -54,7 +55,10 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None):
             break
         worst = max(worst, _rounding_ulps(theorem, row, dtype, statistic, out, samples, shapes,
                                           values))
-        failure = _compare(theorem, claim, sizes, values, out)
+        failure = _compare(theorem, claim, sizes, values, out, samples)
+        if failure is not None and claim.random:
+            failure["fixed"] = {x.name: np.asarray(samples[x.name][0]).round(6).tolist()
+                                for x in theorem.inputs if x not in claim.random}
         checked += 1
         if failure is not None:
             record.status = NumericStatus.FAILED
@@ -65,8 +69,10 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None):
     record.examples = checked
     record.max_error_ulps, record.max_error_bits = worst, bits(worst)
     record.instances = checked * SAMPLES
+    fixed = ("; the other inputs fixed, drawn once per size from their domains"
+             if claim.random else "")
     record.reason = (f"Monte Carlo, {SAMPLES} samples per size (seeded PCG64, {_drawn(claim.law)}"
-                     f"), sizes {_size_text(theorem)}: the claimed "
+                     f"{fixed}), sizes {_size_text(theorem)}: the claimed "
                      f"{'mean' if isinstance(claim, Expectation) else 'variance'} inside the "
                      "99.9% interval estimate ± 3.29 standard errors of the first "
                      f"{ENTRIES_CHECKED} entries")
@@ -108,8 +114,19 @@ def _size_text(theorem) -> str:
 
 
 def _samples(theorem, law, sizes, rng) -> dict[str, np.ndarray]:
+    """SAMPLES draws of every random tensor; each fixed input (a tensor not in ``random=``, a
+    scalar) drawn once from its domain and the same in every sample."""
+    random = {t.name for t in theorem.claim.random_tensors(theorem)}
     found = {}
+    for item in theorem.inputs:
+        if item.name in random:
+            continue
+        shape = tuple(sizes[d.name] for d in getattr(item, "dims", ()))
+        fixed = draw_uniform(item.domain, (1, *shape), rng)
+        found[item.name] = np.broadcast_to(fixed, (SAMPLES, *shape)).copy()
     for tensor in theorem.tensors:
+        if tensor.name not in random:
+            continue
         shape = (SAMPLES, *(sizes[d.name] for d in tensor.dims))
         if law.sampler == "sign":
             draw = rng.choice(np.array([-1.0, 1.0]), size=shape)
@@ -119,10 +136,11 @@ def _samples(theorem, law, sizes, rng) -> dict[str, np.ndarray]:
     return found
 
 
-def _compare(theorem, claim, sizes, values, out) -> dict | None:
+def _compare(theorem, claim, sizes, values, out, samples) -> dict | None:
     for position in range(min(ENTRIES_CHECKED, values.shape[1])):
         indices = _index_values(out, sizes, position)
-        claimed = float(sp.N(at_sizes(theorem.expand(claim.value), sizes, indices)))
+        value = at_sizes(theorem.expand(claim.value), sizes, indices)
+        claimed = float(sp.N(_at_fixed_inputs(value, samples)))
         estimate, error = _estimate(claim, values[:, position])
         low, high = estimate - Z_999 * error, estimate + Z_999 * error
         if not low <= claimed <= high:
@@ -130,6 +148,15 @@ def _compare(theorem, claim, sizes, values, out) -> dict | None:
                     "samples": SAMPLES, "estimate": f"{estimate:.6g}",
                     "interval_99.9%": f"[{low:.6g}, {high:.6g}]", "claimed": f"{claimed:.6g}"}
     return None
+
+
+def _at_fixed_inputs(value: sp.Expr, samples: dict) -> sp.Expr:
+    """The claimed value at the fixed inputs' drawn values (the first sample's: all agree)."""
+    entries = {x: float(samples[str(x.base)][(0, *map(int, x.indices))])
+               for x in value.atoms(sp.Indexed)}
+    symbols = {s: float(samples[s.name][0]) for s in value.free_symbols  # scalars only
+               if getattr(s, "name", None) in samples and np.ndim(samples[s.name][0]) == 0}
+    return value.xreplace({**entries, **symbols})
 
 
 def _index_values(out, sizes, position: int) -> dict[str, int]:

@@ -8,7 +8,13 @@ over. The count follows from the structure alone:
 - ``counted="entries"``: the entries held at the algorithm's peak, the sum over the steps (the
   intermediates held at once) of the product of each step's dimensions;
 - ``counted="multiply-adds"``: the sum over the steps of (entries × product of the summed
-  ranges): a product of an m×k and a k×n matrix counts m·k·n, a sum of k terms counts k.
+  ranges): a product of an m×k and a k×n matrix counts m·k·n, a sum of k terms counts k;
+- ``counted="io"``: slow-memory traffic in a two-level memory model with a fast memory of
+  ``fast_memory`` entries (M): each step runs ``repeat`` times, reading the blocks ``reads`` from
+  slow memory and writing ``writes`` back, holding the blocks ``fast`` in fast memory while it
+  runs; the count is Σ repeat × (entries read + entries written). Every step must fit: its
+  fast blocks hold at most M entries, checked exactly at sizes up to a bound (a step that does
+  not fit refutes the claim: the algorithm as declared cannot run).
 
 The symbolic route compares that count with the claimed formula exactly (``order="exact"``: equal
 as expressions, so for all sizes), or by the limit of count/formula as each ``growing`` size goes
@@ -27,17 +33,20 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from .._domains import Integer
 from .._kind import ClaimKind
 from .._language import Dim, Scalar, TheoremError, as_expression
 from .._prover import NOT_PROVED, PROVED, REFUTED, ProofResult
 
-COUNTED = ("entries", "multiply-adds")
+COUNTED = ("entries", "multiply-adds", "io")
 ORDERS = ("exact", "O", "Theta")
 EXACT_METHOD = ("exact count from the declared steps (entries = product of the dimensions, "
                 "multiply-adds = entries × product of the summed ranges), equal to the formula "
                 "as an expression: all sizes")
 # sizes up to this are enumerated by the exact refutation of an exact formula
 REFUTATION_LARGEST = 6
+# the fast memory sizes M the fit of each step is checked at
+FIT_LARGEST_MEMORY = 64
 # the growing size at which the refutation of an order prints count/formula
 RATIO_SIZES = (10, 100, 1000, 10**6)
 
@@ -58,16 +67,37 @@ class Step:
     name: str
     dims: tuple = ()
     over: tuple = ()
+    # the IO model (counted="io"): blocks read from and written to slow memory per run, the
+    # blocks held in fast memory while it runs, and how many times it runs
+    reads: tuple = ()
+    writes: tuple = ()
+    fast: tuple = ()
+    repeat: object = 1
 
     def __post_init__(self):
-        object.__setattr__(self, "dims", tuple(self.dims))
-        object.__setattr__(self, "over", tuple(self.over))
+        for name in ("dims", "over"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        for name in ("reads", "writes", "fast"):
+            object.__setattr__(self, name, tuple(tuple(block) for block in getattr(self, name)))
 
     def entries(self) -> sp.Expr:
         return sp.Mul(*(as_size(d) for d in self.dims))
 
     def multiply_adds(self) -> sp.Expr:
         return self.entries() * sp.Mul(*(as_size(r) for r in self.over))
+
+    def traffic(self) -> sp.Expr:
+        """Entries moved between slow and fast memory over every run of the step."""
+        moved = sp.Add(*(_block(b) for b in (*self.reads, *self.writes)))
+        return as_size(self.repeat) * moved
+
+    def held(self) -> sp.Expr:
+        """Entries the step holds in fast memory while it runs."""
+        return sp.Add(*(_block(b) for b in self.fast))
+
+
+def _block(dims) -> sp.Expr:
+    return sp.Mul(*(as_size(d) for d in dims))
 
 
 @dataclass(frozen=True)
@@ -91,6 +121,7 @@ class Cost(ClaimKind):
     order: str = "exact"
     growing: tuple = ()
     implementation: Callable | None = None
+    fast_memory: object = None  # M, for counted="io"
 
     kind = "cost"
     numeric_draws = ('no values: the instrumented implementation is run at a ladder of sizes, and '
@@ -114,6 +145,8 @@ class Cost(ClaimKind):
         """The count the declared steps give."""
         if self.counted == "entries":
             return sp.Add(*(s.entries() for s in self.steps))
+        if self.counted == "io":
+            return sp.Add(*(s.traffic() for s in self.steps))
         return sp.Add(*(s.multiply_adds() for s in self.steps))
 
     def growing_symbols(self) -> tuple[sp.Symbol, ...]:
@@ -123,7 +156,8 @@ class Cost(ClaimKind):
         return (("formula", self.formula), ("count", self.count()))
 
     def to_latex(self, latex) -> str:
-        what = r"\#\text{entries}" if self.counted == "entries" else r"\#\text{multiply-adds}"
+        what = {"entries": r"\#\text{entries}", "io": r"\#\text{slow-memory reads and writes}"
+                }.get(self.counted, r"\#\text{multiply-adds}")
         count = rf"{what} = {latex(self.count())}"
         if self.order == "exact":
             return f"{count} = {latex(self.formula)}"
@@ -136,8 +170,8 @@ class Cost(ClaimKind):
         """NumPy only: counting needs arrays that report their creation and release (a NumPy
         subclass does); JAX's XLA and MLX's lazy graphs decide buffers themselves, so a count
         there would measure the compiler, not the algorithm."""
-        if self.implementation is None:
-            return []
+        if self.implementation is None or self.counted == "io":
+            return []  # no run counts slow-memory traffic: the IO model is symbolic
         return [c for c in found if c[0] == "numpy"]
 
     def validate(self, theorem, where: str) -> None:
@@ -148,6 +182,9 @@ class Cost(ClaimKind):
             raise TheoremError(f"{where}: Cost order must be one of {ORDERS}, got {self.order!r}")
         if not self.steps or not all(isinstance(s, Step) for s in self.steps):
             raise TheoremError(f"{where}: Cost steps must be one or more Step(...)")
+        if self.counted == "io" and self.fast_memory is None:
+            raise TheoremError(f"{where}: an IO count needs the fast memory's size "
+                               "(fast_memory=M)")
         if self.order != "exact" and not self.growing:
             raise TheoremError(f"{where}: an order claim (O, Theta) names the sizes that grow "
                                "(growing=n)")
@@ -165,15 +202,40 @@ class Cost(ClaimKind):
     # -- the symbolic route and the exact refutation ------------------------------------------
 
     def prove(self, theorem, bound: int) -> ProofResult:
-        if self.order == "exact":
-            return self._prove_exact()
-        return self._prove_order()
+        if self.counted == "io":
+            overflow = self._overflowing_step(theorem)
+            if overflow is not None:
+                return ProofResult(REFUTED, "a declared step does not fit in fast memory",
+                                   counterexample=overflow)
+        result = self._prove_exact(theorem) if self.order == "exact" else self._prove_order()
+        if self.counted == "io" and result.status == PROVED:
+            result.method += (f"; every step fits in fast memory (checked exactly at the first "
+                              f"{REFUTATION_LARGEST} values of each size and the first "
+                              f"{FIT_LARGEST_MEMORY} of M, from their declared minimums)")
+        return result
 
-    def _prove_exact(self) -> ProofResult:
+    def _overflowing_step(self, theorem) -> dict | None:
+        """The first step, and sizes in their declared domains, at which its fast blocks hold
+        more than M entries."""
+        memory = as_size(self.fast_memory)
+        for step in self.steps:
+            held = step.held()
+            sizes = sorted(held.free_symbols - {memory}, key=lambda s: s.name)
+            ranges = [_declared_range(theorem, s, REFUTATION_LARGEST) for s in sizes]
+            for values in itertools.product(*ranges):
+                at = dict(zip(sizes, values, strict=True))
+                for m in _declared_range(theorem, memory, FIT_LARGEST_MEMORY):
+                    if held.subs({**at, memory: m}) > m:
+                        return {"step": step.name, "sizes": _sizes_text({**at, memory: m}),
+                                "held in fast memory": str(held.subs({**at, memory: m})),
+                                "fast memory": str(m)}
+        return None
+
+    def _prove_exact(self, theorem) -> ProofResult:
         difference = sp.simplify(self.count() - self.formula)
         if difference == 0:
             return ProofResult(PROVED, EXACT_METHOD)
-        counterexample = self._smallest_difference()
+        counterexample = self._smallest_difference(theorem)
         if counterexample is not None:
             return ProofResult(REFUTED, f"exact count from the declared steps at sizes <= "
                                f"{REFUTATION_LARGEST}", counterexample=counterexample,
@@ -185,9 +247,13 @@ class Cost(ClaimKind):
         symbols = self.count().free_symbols | self.formula.free_symbols
         return sorted(symbols, key=lambda s: s.name)
 
-    def _smallest_difference(self) -> dict | None:
+    def _smallest_difference(self, theorem) -> dict | None:
+        """The smallest sizes, each from its declared minimum, at which count and formula
+        differ."""
         sizes = self._sizes()
-        assignments = itertools.product(range(1, REFUTATION_LARGEST + 1), repeat=len(sizes))
+        lows = _declared_minimums(theorem)
+        assignments = itertools.product(*(
+            range(lows.get(s.name, 1), lows.get(s.name, 1) + REFUTATION_LARGEST) for s in sizes))
         for values in sorted(assignments, key=lambda v: (sum(v), v)):
             at = dict(zip(sizes, values, strict=True))
             counted, claimed = self.count().subs(at), self.formula.subs(at)
@@ -242,6 +308,19 @@ class Cost(ClaimKind):
                 "count/claimed": "; ".join(ratios), "limit": str(limit)}
 
 
+def _declared_range(theorem, symbol, largest: int) -> range:
+    """The values a size or integer scalar takes in its declared domain, up to ``largest``
+    values from its minimum."""
+    for dim in theorem.dims:
+        if dim.symbol == symbol:
+            return range(dim.sizes.low, min(dim.sizes.high, dim.sizes.low + largest - 1) + 1)
+    for scalar in theorem.scalars:
+        if scalar.symbol == symbol and hasattr(scalar.domain, "low"):
+            low, high = int(scalar.domain.low), int(scalar.domain.high)
+            return range(low, min(high, low + largest - 1) + 1)
+    return range(1, largest + 1)
+
+
 def eventually(expr: sp.Expr, symbol: sp.Symbol) -> sp.Expr:
     """``expr`` for all large enough ``symbol``: in a ``Min`` (``Max``) an argument that goes to
     infinity with ``symbol`` is eventually larger (smaller) than one that does not depend on it,
@@ -257,3 +336,10 @@ def eventually(expr: sp.Expr, symbol: sp.Symbol) -> sp.Expr:
 
 def _sizes_text(at: dict) -> str:
     return ", ".join(f"{s}={v}" for s, v in sorted(at.items(), key=lambda kv: kv[0].name))
+
+
+def _declared_minimums(theorem) -> dict[str, int]:
+    """Each dimension's and integer scalar's smallest declared value, by name."""
+    lows = {d.name: d.sizes.low for d in theorem.dims}
+    lows.update({s.name: s.domain.low for s in theorem.scalars if isinstance(s.domain, Integer)})
+    return lows

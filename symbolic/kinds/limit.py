@@ -195,9 +195,21 @@ def _exact_row(entries: dict) -> dict:
     return {k: v.xreplace(concrete) for k, v in entries.items()}
 
 
+def _row_dim_name(claim: Limit) -> str:
+    return str(claim.row.indices[-1].upper + 1)
+
+
+def _row_sizes(theorem, claim: Limit, bound: int) -> range:
+    """``bound`` row sizes from the row dimension's declared minimum, none past its maximum."""
+    row = next((d for d in theorem.dims if d.name == _row_dim_name(claim)), None)
+    low, high = (row.sizes.low, row.sizes.high) if row is not None else (1, bound)
+    return range(low, min(low + bound, high + 1))
+
+
 def _sizes(theorem, claim: Limit, size: int) -> dict:
-    row_dim = str(claim.row.indices[-1].upper + 1)
-    return {d.name: (size if d.name == row_dim else 1) for d in theorem.dims}
+    """The row's dimension at ``size``, every other one at its declared minimum."""
+    row_dim = _row_dim_name(claim)
+    return {d.name: (size if d.name == row_dim else d.sizes.low) for d in theorem.dims}
 
 
 def _index_values(theorem, claim: Limit, sizes: dict):
@@ -231,12 +243,14 @@ class _Instances:
 
 
 def _prove_by_patterns(theorem, claim: Limit, bound: int) -> ProofResult:
-    method = (f"SymPy limit (Gruntz) for every row size <= {bound} and every order of the "
+    sizes_walked = _row_sizes(theorem, claim, bound)
+    largest = sizes_walked[-1] if sizes_walked else bound
+    method = (f"SymPy limit (Gruntz) for every row size <= {largest} and every order of the "
               f"row's entries ({claim.assumption}), entries symbolic, softmax shifted by the row "
               "maximum (19)")
     leading = [0] * (len(claim.row.indices) - 1)
     instances = _Instances(theorem)
-    for size in range(1, bound + 1):
+    for size in sizes_walked:
         sizes = _sizes(theorem, claim, size)
         for ranks in _patterns(size, claim.unique_maximum):
             entries = _symbolic_row(claim.row.base, leading, ranks)
@@ -244,12 +258,14 @@ def _prove_by_patterns(theorem, claim: Limit, bound: int) -> ProofResult:
                 verdict = _compare(instances, claim, sizes, index_values, entries)
                 if verdict is None:
                     undecided = f"{method}: undecided at size {size}, ranks {list(ranks)}"
-                    if size > 1:  # every smaller size was decided
+                    if size > sizes_walked.start:  # every smaller size was decided
                         return ProofResult(PROVED_BOUNDED, undecided, max_size=size - 1)
                     return ProofResult(NOT_PROVED, undecided)
                 if verdict is not True:
                     return ProofResult(REFUTED, method, counterexample=verdict)
-    return ProofResult(PROVED_BOUNDED, method, max_size=bound)
+    if not sizes_walked:
+        return ProofResult(NOT_PROVED, f"{method}: no row size in the declared domain")
+    return ProofResult(PROVED_BOUNDED, method, max_size=sizes_walked[-1])
 
 
 def _compare(instances: _Instances, claim: Limit, sizes, index_values, entries):

@@ -42,6 +42,9 @@ from .._prover import (
     ProofResult,
     _residual,
     instantiate,
+    search_steps,
+    size_assignments,
+    size_steps,
     small_sizes,
     structured_draws,
 )
@@ -329,8 +332,8 @@ def _minors_vanish_up_to(theorem, claim: RankAtMost, expanded, bound: int) -> in
     """The largest N such that at every size <= N each (k+1)-minor of the matrix, its entries
     left as symbols, expands to 0 (a polynomial identically 0 vanishes at every value)."""
     proved = 0
-    for largest in range(1, bound + 1):
-        for sizes in _size_assignments(theorem, largest):
+    for largest in size_steps(theorem, bound):
+        for sizes in size_assignments(theorem, largest):
             for batch in _batch_assignments(claim, sizes):
                 matrix = _concrete_matrix(theorem, claim, expanded, sizes, batch)
                 if not _minors_vanish(matrix, claim.bound_at(sizes)):
@@ -348,13 +351,6 @@ def _minors_vanish(matrix: sp.Matrix, rank: int) -> bool:
             if sp.expand(matrix.extract(list(rows), list(columns)).det(method="berkowitz")) != 0:
                 return False
     return True
-
-
-def _size_assignments(theorem, largest: int):
-    names = [d.name for d in theorem.dims]
-    for sizes in itertools.product(range(1, largest + 1), repeat=len(names)):
-        if max(sizes) == largest:
-            yield dict(zip(names, sizes, strict=True))
 
 
 # -- exact refutation ----------------------------------------------------------------------------
@@ -378,7 +374,7 @@ def _concrete_matrix(theorem, claim, expanded, sizes, batch) -> sp.Matrix:
 def _search(theorem, claim: _MatrixClaim, expanded, witness) -> dict | None:
     """Small sizes, structured rational inputs, the matrix evaluated exactly; the first
     instance ``witness(matrix, sizes)`` describes as a counterexample."""
-    for largest in range(1, SEARCH_SIZES + 1):
+    for largest in search_steps(theorem, SEARCH_SIZES):
         sizes = small_sizes(theorem, largest)
         draws = structured_draws(theorem, sizes, largest, SEARCH_TRIES)
         for batch in _batch_assignments(claim, sizes):

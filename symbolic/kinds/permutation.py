@@ -177,12 +177,13 @@ def exact_counterexample(theorem, claim: Permuted, permutations, tries: int = 12
         _index_assignments,
         _used,
         instantiate,
+        search_steps,
         small_sizes,
         structured_draws,
     )
 
     difference = rename_bound_indices(theorem.expand(claim.lhs) - theorem.expand(claim.rhs))
-    for largest in (1, 2, 3):
+    for largest in search_steps(theorem, 3):
         sizes = small_sizes(theorem, largest)
         draws = structured_draws(theorem, sizes, largest, tries)
         choices = [list(itertools.permutations(range(sizes[p.dim.name]))) for p in permutations]

@@ -348,7 +348,7 @@ def exact_counterexample(theorem, difference: sp.Expr, flats, tries: int = 12) -
 
     def sizes_at(theorem, largest: int) -> dict[str, int]:
         """Every plain dimension at ``largest`` (or its bound); a flat one at their product."""
-        sizes = {name: min(largest, d.sizes.high) for name, d in plain.items()}
+        sizes = {name: max(d.sizes.low, min(largest, d.sizes.high)) for name, d in plain.items()}
         for dim in flats:
             sizes[dim.name] = int(sp.Mul(*(sizes[f.name] for f in dim.factors)))
         return sizes

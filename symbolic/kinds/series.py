@@ -26,10 +26,11 @@ from .._prover import (
     ProofResult,
     _index_assignments,
     _residual,
-    _size_assignments,
     claim_difference,
     find_counterexample,
     instantiate,
+    size_assignments,
+    size_steps,
 )
 
 
@@ -143,8 +144,8 @@ def _bounded_series(theorem, claim: Series, difference: sp.Expr, bound: int) -> 
     if not theorem.dims:
         return 0
     proved = 0
-    for largest in range(1, bound + 1):
-        for sizes in _size_assignments(theorem, largest):
+    for largest in size_steps(theorem, bound):
+        for sizes in size_assignments(theorem, largest):
             for values in _index_assignments(difference, sizes):
                 concrete = instantiate(theorem, difference, sizes, values)
                 if not _series_vanishes(concrete, claim.variable, claim.order):

@@ -1,14 +1,17 @@
 """Statistical claims: the mean or the variance of a polynomial in random tensor entries.
 
-Every input tensor of such a theorem is random, its entries independent and identically
-distributed by a declared ``Law`` (independent across tensors too); dimensions stay symbolic.
-``Variance(S, d_k, law=Moments(0, 1))`` says Var(S) = d_k for every law with mean 0 and
-variance 1.
+The tensors named in ``random=`` (every input tensor when it is not given) are random, their
+entries independent and identically distributed by a declared ``Law`` (independent across
+tensors too); the other inputs are fixed, and the claimed value may depend on them: ``E_ω[…]``
+for given x, y. Dimensions stay symbolic. ``Variance(S, d_k, law=Moments(0, 1))`` says
+Var(S) = d_k for every law with mean 0 and variance 1.
 
 Symbolic route (moment algebra, all sizes): expectation is linear, so it passes through every
 sum; a monomial's expectation factors over independent tensors; within one tensor, for entries
 x_I and x_J, E x_I = μ and E x_I x_J = μ² + σ² δ_IJ (δ_IJ a product of ``KroneckerDelta`` over
-the index positions). A statistic whose monomials hold an entry of one tensor more than twice
+the index positions); under a ``Gaussian`` law, E exp(Σ_I c_I x_I) = exp(Σ_I (μ c_I + σ² c_I²/2))
+when each entry appears once in the exponent (the moment generating function; random features
+of the Performer kind). A statistic whose monomials hold an entry of one tensor more than twice
 needs higher moments: for a finite law (``Rademacher``) the route then enumerates every ±1
 pattern at every size up to the bound ("proved for sizes <= k", PROVED_BOUNDED), otherwise it
 says so and leaves the claim to the numbers. The result
@@ -26,6 +29,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
+from .._domains import search_steps, size_steps
 from .._kind import ClaimKind
 from .._language import TheoremError, as_expression
 from .._normal_form import residual
@@ -92,6 +96,7 @@ class _Statistic(ClaimKind):
     statistic: sp.Expr
     value: sp.Expr
     law: Law = field(default_factory=Moments)
+    random: tuple = ()  # the random tensors; every input tensor when empty
 
     kind = "statistical"
     numeric_draws = ('independent samples of every random tensor from the declared law (fixed '
@@ -107,26 +112,41 @@ class _Statistic(ClaimKind):
         if not isinstance(self.law, Law):
             raise TheoremError(f"{kind}: law must be Moments(...), Gaussian(...) or "
                                f"Rademacher(), got {type(self.law).__name__}")
+        object.__setattr__(self, "random", tuple(self.random))
 
     def expressions(self):
         return (("statistic", self.statistic), ("value", self.value))
 
     def to_latex(self, latex) -> str:
-        return (rf"\operatorname{{{self.operator}}}\left[{latex(self.statistic)}\right] = "
+        over = ""
+        if self.random:
+            over = "_{" + ", ".join(latex(t.base) for t in self.random) + "}"
+        return (rf"\operatorname{{{self.operator}}}{over}\left[{latex(self.statistic)}\right] = "
                 rf"{latex(self.value)}, \quad \text{{entries i.i.d. }} \sim {self.law.latex()}")
 
+    def random_tensors(self, theorem) -> tuple:
+        """The random tensors: those named in ``random=``, else every input tensor."""
+        return self.random or theorem.tensors
+
     def validate(self, theorem, where: str) -> None:
-        random = {t.name for t in theorem.tensors}
+        declared = {t.name for t in theorem.tensors}
+        for tensor in self.random:
+            if getattr(tensor, "name", None) not in declared:
+                raise TheoremError(f"{where}: random tensor {getattr(tensor, 'name', tensor)} "
+                                   "is not among the inputs")
+        random = {t.name for t in self.random_tensors(theorem)}
+        every = "" if self.random else " (every input tensor is random)"
         if not random & {str(x.base) for x in self.statistic.atoms(sp.Indexed)}:
             raise TheoremError(f"{where}: the statistic {self.statistic} holds no random "
-                               "tensor (every input tensor is random)")
+                               f"tensor{every}")
         for x in self.value.atoms(sp.Indexed):
             if str(x.base) in random:
                 raise TheoremError(f"{where}: the claimed value depends on the random tensor "
-                                   f"{x.base}; it must be a number or a formula in the sizes")
-        if theorem.scalars:
-            raise TheoremError(f"{where}: scalar {theorem.scalars[0].name} is not random; a "
-                               "statistical claim takes random tensors and sizes only")
+                                   f"{x.base}; it must be a formula in the sizes and the fixed "
+                                   "inputs")
+        if theorem.scalars and not self.random:
+            raise TheoremError(f"{where}: scalar {theorem.scalars[0].name} is not random; name "
+                               "the random tensors with random=(...) to keep other inputs fixed")
         if free_indices(self.value) - free_indices(self.statistic):
             raise TheoremError(f"{where}: the claimed value has a free index the statistic "
                                "lacks")
@@ -174,8 +194,8 @@ class Variance(_Statistic):
 
 
 def expectation_of(expr: sp.Expr, theorem, law: Law) -> sp.Expr:
-    """E[expr], every input tensor random with i.i.d. entries of ``law``."""
-    random = {t.base for t in theorem.tensors}
+    """E[expr], the claim's random tensors with i.i.d. entries of ``law``, the rest fixed."""
+    random = {t.base for t in theorem.claim.random_tensors(theorem)}
     return sp.Add(*(_sum(_expect_body(body, random, law), limits)
                     for limits, body in _terms(expr)))
 
@@ -196,7 +216,7 @@ def _terms(expr: sp.Expr) -> list[tuple[tuple, sp.Expr]]:
     if isinstance(expr, sp.Pow) and expr.exp.is_Integer and expr.exp > 0 and expr.base.has(sp.Sum):
         return _terms(sp.Mul(*(_fresh_bound(expr.base) for _ in range(int(expr.exp))),
                              evaluate=False))
-    if expr.has(sp.Sum):
+    if expr.has(sp.Sum) and not isinstance(expr, sp.exp):
         raise UnsupportedMoment(f"a sum inside {type(expr).__name__}")
     return [((), expr)]
 
@@ -226,13 +246,18 @@ def _sum(body: sp.Expr, limits: tuple) -> sp.Expr:
 
 def _expect_body(body: sp.Expr, random: set, law: Law) -> sp.Expr:
     """E of a sum-free polynomial in random entries: monomial by monomial."""
-    return sp.Add(*(_expect_monomial(m, random, law) for m in sp.Add.make_args(sp.expand(body))))
+    # power_exp=False: SymPy's expand would turn exp(Σ f) into Π exp(f), hiding the exponent
+    terms = sp.Add.make_args(sp.expand(body, power_exp=False))
+    return sp.Add(*(_expect_monomial(m, random, law) for m in terms))
 
 
 def _expect_monomial(monomial: sp.Expr, random: set, law: Law) -> sp.Expr:
-    constant, entries = sp.S.One, {}
+    constant, entries, exponentials = sp.S.One, {}, []
     for factor in sp.Mul.make_args(monomial):
         base, power = factor.as_base_exp()
+        if isinstance(factor, sp.exp) and _holds_random(factor, random):
+            exponentials.append(factor.args[0])
+            continue
         if isinstance(base, sp.Indexed) and base.base in random:
             if not (power.is_Integer and power > 0):
                 raise UnsupportedMoment(f"{factor} is no polynomial in the entries")
@@ -242,9 +267,85 @@ def _expect_monomial(monomial: sp.Expr, random: set, law: Law) -> sp.Expr:
             raise UnsupportedMoment(f"{factor} is no polynomial in the entries")
         else:
             constant *= factor
+    if exponentials:
+        if entries:
+            raise UnsupportedMoment("random entries both inside and outside an exponential")
+        return constant * _gaussian_mgf(sp.Add(*exponentials), random, law)
     for indices in entries.values():
         constant *= _entry_moment(indices, law)
     return constant
+
+
+def _holds_random(expr, random: set) -> bool:
+    return any(x.base in random for x in expr.atoms(sp.Indexed))
+
+
+def _gaussian_mgf(exponent: sp.Expr, random: set, law: Law) -> sp.Expr:
+    """E exp(exponent) for an exponent linear in Gaussian entries, each entry once:
+    exp(fixed part + Σ (μ c + σ² c²/2)) over the random terms c·x."""
+    if law.name != "Gaussian":
+        raise UnsupportedMoment("an exponential of random entries needs the whole law: declare "
+                                "it Gaussian(...)")
+    fixed, random_terms = [], {}
+    for term in sp.Add.make_args(sp.expand(exponent)):
+        if not _holds_random(term, random):
+            fixed.append(term)
+            continue
+        limits, body = _sum_of(term)
+        random_terms.setdefault(_random_base(body, random), []).append((limits, body))
+    cumulant = sp.Add(*fixed)
+    for base, terms in random_terms.items():
+        limits, body = _merged(terms)
+        entry, coefficient = _linear_entry(body, base)
+        bound = {limit[0] for limit in limits}
+        if not bound <= set(entry.indices) or coefficient.has(entry):
+            raise UnsupportedMoment(f"the exponent's entries of {base} do not each appear once")
+        cumulant += sp.Sum(law.mean * coefficient + law.variance * coefficient**2 / 2, *limits) \
+            if limits else law.mean * coefficient + law.variance * coefficient**2 / 2
+    return sp.exp(cumulant)
+
+
+def _sum_of(term: sp.Expr) -> tuple[tuple, sp.Expr]:
+    """(limits, body) of c·Σ body; a term without a sum has no limits."""
+    coefficient, rest = term.as_coeff_Mul()
+    if isinstance(rest, sp.Sum):
+        return tuple(rest.limits), coefficient * rest.function
+    if rest.has(sp.Sum):
+        raise UnsupportedMoment(f"a random term {term} that is no plain sum")
+    return (), term
+
+
+def _random_base(body: sp.Expr, random: set):
+    bases = {x.base for x in body.atoms(sp.Indexed) if x.base in random}
+    if len(bases) != 1:
+        raise UnsupportedMoment(f"{body} mixes random tensors in one exponent term")
+    return bases.pop()
+
+
+def _merged(terms: list[tuple[tuple, sp.Expr]]) -> tuple[tuple, sp.Expr]:
+    """Σ_a f(a) + Σ_b g(b) over the same ranges as one Σ_a (f(a) + g(a)), so each entry of the
+    tensor appears in one coefficient."""
+    limits, body = terms[0]
+    for other_limits, other in terms[1:]:
+        if len(other_limits) != len(limits) or any(
+                (lo, hi) != (lo2, hi2)
+                for (_, lo, hi), (_, lo2, hi2) in zip(limits, other_limits, strict=True)):
+            raise UnsupportedMoment("random sums over different ranges in one exponent")
+        renames = zip(limits, other_limits, strict=True)
+        body += other.xreplace({v2: v for (v, _, _), (v2, _, _) in renames})
+    return limits, body
+
+
+def _linear_entry(body: sp.Expr, base) -> tuple[sp.Indexed, sp.Expr]:
+    """(x, c) with body = c·x for one entry x of ``base`` and c free of it."""
+    entries = {x for x in body.atoms(sp.Indexed) if x.base == base}
+    if len(entries) != 1:
+        raise UnsupportedMoment(f"{body} holds several entries of {base}")
+    entry = entries.pop()
+    coefficient = sp.expand(body).coeff(entry)
+    if sp.expand(body - coefficient * entry) != 0:
+        raise UnsupportedMoment(f"{body} is not linear in {entry}")
+    return entry, coefficient
 
 
 def _entry_moment(indices: list[tuple], law: Law) -> sp.Expr:
@@ -274,12 +375,23 @@ MOMENT_ALGEBRA = ("moment algebra (all sizes): linearity of expectation through 
                   "variance")
 
 
+GENERATING_FUNCTION = ("moment algebra with the Gaussian moment generating function (all sizes): "
+                       "linearity of expectation through the sums, independence across entries "
+                       "and tensors, E exp(c x) = exp(μ c + σ² c²/2) for x ~ N({mean}, "
+                       "{variance}); holds for this Gaussian law, the other inputs fixed")
+
+
+def _uses_generating_function(claim, theorem) -> bool:
+    random = {t.base for t in claim.random_tensors(theorem)}
+    return any(_holds_random(e, random) for e in theorem.expand(claim.statistic).atoms(sp.exp))
+
+
 def prove_statistic(claim: _Statistic, theorem, bound: int):
     from .._prover import NOT_PROVED, PROVED, PROVED_BOUNDED, REFUTED, ProofResult
 
     law = claim.law
     try:
-        moment = sp.expand(claim.moment(theorem))
+        moment = sp.expand(claim.moment(theorem), power_exp=False)
     except UnsupportedMoment as why:
         if law.finite:
             return prove_by_enumeration(claim, theorem, bound, str(why))
@@ -288,6 +400,9 @@ def prove_statistic(claim: _Statistic, theorem, bound: int):
     difference = _delta_powers_to_one(moment - theorem.expand(claim.value))
     left = residual(difference, [], [])
     if left == 0:
+        if _uses_generating_function(claim, theorem):
+            return ProofResult(PROVED, GENERATING_FUNCTION.format(mean=law.mean,
+                                                                  variance=law.variance))
         return ProofResult(PROVED, MOMENT_ALGEBRA.format(mean=law.mean, variance=law.variance))
     counterexample = _counterexample(claim, theorem, moment)
     if counterexample is not None:
@@ -303,12 +418,10 @@ def prove_statistic(claim: _Statistic, theorem, bound: int):
 def _instances(theorem, largest: int):
     """Size assignments with every size <= largest and one of them equal to it, each with every
     value of the free indices."""
-    from .._prover import _index_assignments, _size_assignments
+    from .._prover import _index_assignments, size_assignments
 
     probe = sp.Add(*(expr for _, expr in theorem.claim.expressions()))
-    for sizes in _size_assignments(theorem, largest):
-        if any(sizes[d.name] > d.sizes.high or sizes[d.name] < 1 for d in theorem.dims):
-            continue
+    for sizes in size_assignments(theorem, largest):
         for values in _index_assignments(probe, sizes):
             yield sizes, values
 
@@ -328,14 +441,18 @@ def _exact_at(theorem, expr, sizes, values) -> sp.Expr:
 
 
 def _counterexample(claim: _Statistic, theorem, moment: sp.Expr) -> dict | None:
-    for largest in (1, 2, 3):
+    for largest in search_steps(theorem, 3):
         for sizes, values in _instances(theorem, largest):
             lhs = _exact_at(theorem, moment, sizes, values)
             rhs = _exact_at(theorem, theorem.expand(claim.value), sizes, values)
-            if sp.simplify(lhs - rhs) != 0:
+            point = _where_unequal(claim, theorem, sizes, lhs, rhs)
+            if point is not None:
+                fixed, lhs, rhs = point
                 found = {"sizes": sizes, "indices": values, "law": claim.law.name,
                          "lhs": str(lhs), "rhs": str(rhs),
                          "lhs_minus_rhs": str(sp.simplify(lhs - rhs))}
+                if fixed:
+                    found["fixed"] = fixed
                 enumerated = _enumerate(claim, theorem, sizes, values)
                 if enumerated is not None:
                     found["enumerated"] = enumerated
@@ -343,9 +460,44 @@ def _counterexample(claim: _Statistic, theorem, moment: sp.Expr) -> dict | None:
     return None
 
 
+def _where_unequal(claim, theorem, sizes, lhs, rhs):
+    """(the fixed inputs' values, lhs, rhs) at a point where lhs ≠ rhs, or None. Without fixed
+    inputs both are numbers; with them, a nonzero difference is confirmed at exact structured
+    values of the fixed inputs (50 digits), never taken from a failed simplification."""
+    if sp.simplify(lhs - rhs) == 0:
+        return None
+    fixed_names = {t.name for t in theorem.tensors} - {t.name for t in
+                                                       claim.random_tensors(theorem)}
+    if not fixed_names and not theorem.scalars:
+        return {}, lhs, rhs
+    from .._prover import structured_draws, substituted
+
+    domains = {x.name: x.domain for x in theorem.inputs}
+    for draw in structured_draws(theorem, sizes, seed=len(sizes)):
+        point = {k: v for k, v in draw.items()
+                 if (k[0] in fixed_names if isinstance(k, tuple) else True)}
+        if not all(_allows(domains[k[0] if isinstance(k, tuple) else k.name], v)
+                   for k, v in point.items()):
+            continue  # a point outside the declared domains refutes nothing claimed
+        at_lhs, at_rhs = substituted(lhs, point), substituted(rhs, point)
+        difference = sp.N(at_lhs - at_rhs, 50)
+        if difference.is_number and abs(difference) > 1e-30:
+            used = {f"{k[0]}[{', '.join(map(str, k[1]))}]" if isinstance(k, tuple) else str(k):
+                    str(v) for k, v in point.items()}
+            return used, at_lhs, at_rhs
+    return None
+
+
+def _allows(domain, value) -> bool:
+    low, high = getattr(domain, "low", None), getattr(domain, "high", None)
+    if low is None or high is None:
+        return True
+    return bool(sp.Rational(str(low)) <= value <= sp.Rational(str(high)))
+
+
 def _largest_size_checked(claim, theorem, moment, bound: int) -> int:
     proved = 0
-    for largest in range(1, bound + 1):
+    for largest in size_steps(theorem, bound):
         for sizes, values in _instances(theorem, largest):
             lhs = _exact_at(theorem, moment, sizes, values)
             if sp.simplify(lhs - _exact_at(theorem, theorem.expand(claim.value), sizes,
@@ -359,7 +511,8 @@ def _enumerated_moment(claim: _Statistic, theorem, sizes: dict, values: dict):
     """For a finite law, (the statistic's mean or variance over every pattern of the entries it
     uses, exactly; the number of patterns), or None when there are too many entries."""
     statistic = _exact_at(theorem, theorem.expand(claim.statistic), sizes, values)
-    random = {t.name for t in theorem.tensors}  # by name: instantiating fixes the bases' shapes
+    # by name: instantiating fixes the bases' shapes
+    random = {t.name for t in claim.random_tensors(theorem)}
     entries = sorted((x for x in statistic.atoms(sp.Indexed) if str(x.base) in random), key=str)
     if len(entries) > ENUMERATION_LIMIT:
         return None
@@ -391,17 +544,20 @@ def prove_by_enumeration(claim: _Statistic, theorem, bound: int, why: str):
     from .._prover import REFUTED, ProofResult
 
     proved = 0
-    for largest in range(1, bound + 1):
+    for largest in size_steps(theorem, bound):
         for sizes, values in _instances(theorem, largest):
             found = _enumerated_moment(claim, theorem, sizes, values)
             if found is None:
                 return _bounded_enumeration(proved, why)
             rhs = _exact_at(theorem, theorem.expand(claim.value), sizes, values)
-            if sp.simplify(found[0] - rhs) != 0:
+            point = _where_unequal(claim, theorem, sizes, found[0], rhs)
+            if point is not None:
+                fixed, lhs, rhs = point
                 counterexample = {"sizes": sizes, "indices": values, "law": claim.law.name,
-                                  "lhs": str(found[0]), "rhs": str(rhs),
-                                  "lhs_minus_rhs": str(sp.simplify(found[0] - rhs)),
-                                  "enumerated": f"over all {found[1]} patterns"}
+                                  "lhs": str(lhs), "rhs": str(rhs),
+                                  "lhs_minus_rhs": str(sp.simplify(lhs - rhs)),
+                                  "enumerated": f"over all {found[1]} patterns",
+                                  **({"fixed": fixed} if fixed else {})}
                 return ProofResult(REFUTED, "exact enumeration of every ±1 pattern",
                                    counterexample=counterexample)
         proved = largest

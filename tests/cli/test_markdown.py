@@ -65,7 +65,7 @@ def test_each_theorem_section_has_statement_assumptions_evidence_and_replay():
     assert r"where $`A_{i j} = \operatorname{softmax}_{j}(S_{i j})`$" in section
     assert "$`T`$: positive in \\[0.001, 1000\\] (log-uniform)" in section
     assert r"A note with \| pipes and \*stars\*." in section
-    assert "| jax | bfloat16 | cpu | jit | passed | 1,280 | 2.0 | 1.6 | 0.50 s |" in section
+    assert "| jax | bfloat16 | cpu | jit | passed | 1,280 | 0 | 2.0 | 1.6 | 0.50 s |" in section
     assert "float64 was at most 0.5 ULPs off (worst of 1: numpy float64 cpu eager)" \
         in section
     assert "Reproduce: `attnproof prove --theorem softmax_rows --theorems /tmp/t/softmax.py`" \

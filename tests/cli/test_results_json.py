@@ -19,7 +19,7 @@ THEOREM_KEYS = {"name", "source", "expect", "status", "ok", "corrects", "denied"
 SYMBOLIC_KEYS = {"status", "method", "max_size", "seconds", "counterexample", "residual"}
 NUMERIC_KEYS = {"backend", "dtype", "device", "mode", "status", "examples", "instances",
                 "max_error_ulps", "max_error_bits", "seconds", "counterexample", "replay",
-                "reason", "ground_truth_ulps", "undecided"}
+                "reason", "ground_truth_ulps", "undecided", "refutes"}
 
 
 def test_schema_has_exactly_the_documented_keys(tmp_path):
@@ -28,7 +28,7 @@ def test_schema_has_exactly_the_documented_keys(tmp_path):
     data = json.loads(path.read_text())
     assert set(data) == {"schema", "partial", "partial_reason", "run", "generated",
                          "environment", "theorems", "errors"}
-    assert data["schema"] == 3
+    assert data["schema"] == 4
     assert set(data["environment"]) == {"python", "sympy", "numpy", "jax", "mlx", "devices"}
     for theorem in data["theorems"]:
         assert set(theorem) == THEOREM_KEYS

@@ -1,5 +1,5 @@
-"""Planted attention kernels in NumPy: ``correct`` and twelve variants, each correct on Gaussian
-inputs at a fixed shape and wrong in exactly one property of the kernel check.
+"""Planted attention kernels in NumPy: ``correct`` and twenty-three variants, each correct on
+Gaussian inputs at a fixed shape and wrong in exactly one property of the kernel check.
 
 The table ``PLANTED`` names, for each, the property that must catch it and the fewest keys a
 counterexample needs (more than 16 only for the block-boundary bug, which needs 129).
@@ -14,6 +14,8 @@ import numpy as np
 from attnproof.kernels import Kernel
 
 BLOCK = 128  # the key block of the tiled variants
+TILE = 16  # the tile of the backward variant that visits query tiles by count
+SENTINEL = -1e4  # the finite stand-in for -inf of the sentinel-filling variant
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,6 +34,17 @@ class Bugs:
     padding_trimmed: bool = False
     gqa_modulo: bool = False
     lse_unscaled: bool = False
+    sentinel_fill: bool = False
+    garbage_leak: bool = False
+    lse_ignores_mask: bool = False
+    lse_fully_masked_zero: bool = False
+    mqa_dkv_first_head: bool = False
+    tiles_by_count: bool = False
+    bias_scaled_too: bool = False
+    merge_no_max_shift: bool = False
+    packed_batch_stride: bool = False
+    softcap_no_slope: bool = False
+    softcap_after_mask: bool = False
 
 
 def _repeat_heads(q, k, bugs: Bugs):
@@ -57,11 +70,44 @@ def _keep(q, k, mask, causal, bugs: Bugs):
     return keep
 
 
-def _weights(q, k, keep, scale, bugs: Bugs):
+def _unused_zeroed(k, v, keep):
+    """K and V with the keys no query keeps set to 0: whatever they hold (uninitialised
+    padding) then cannot reach the output through a zero weight (0 * NaN is NaN)."""
+    group = keep.shape[1] // k.shape[1]
+    b, h, n_q, n_k = keep.shape
+    used = np.any(keep.reshape(b, h // group, group * n_q, n_k), axis=2)[..., None]
+    return np.where(used, k, 0).astype(k.dtype), np.where(used, v, 0).astype(v.dtype)
+
+
+def _split_mask(mask):
+    """A boolean mask as it is; a float one as (its finite entries, its finite values)."""
+    if mask is None or mask.dtype == bool:
+        return mask, None
+    keep = np.isfinite(mask)
+    return keep, np.where(keep, mask, 0).astype(np.float32)
+
+
+def _scores(q, k, scale, bias, bugs: Bugs, softcap=None):
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = np.einsum("bhqd,bhkd->bhqk", q, k)
+        if bias is None:
+            s = scale * s
+        elif bugs.bias_scaled_too:  # the bias added before the scale instead of after it
+            s = scale * (s + bias)
+        else:
+            s = scale * s + bias
+    return s if softcap is None else (softcap * np.tanh(s / softcap)).astype(np.float32)
+
+
+def _weights(q, k, keep, scale, bugs: Bugs, bias=None, softcap=None):
     """Softmax weights and log-sum-exp, in float32."""
-    s = scale * np.einsum("bhqd,bhkd->bhqk", q, k)
+    s = _scores(q, k, scale, bias, bugs, softcap)
     if bugs.masked_block_nan:  # a running max over blocks of 4 keys, started at -inf
         return _online(s, keep, bugs)
+    if bugs.sentinel_fill:
+        return _filled_softmax(s, keep, SENTINEL)
+    if bugs.softcap_after_mask and softcap is not None:  # c·tanh(-inf / c) = -c: a finite fill
+        return _filled_softmax(s, keep, -softcap)
     top = np.max(np.where(keep, s, -np.inf), axis=-1, keepdims=True)
     if bugs.no_max_shift:
         top = np.zeros_like(top)
@@ -74,7 +120,23 @@ def _weights(q, k, keep, scale, bugs: Bugs):
         lse = (np.log(z) + top)[..., 0]
     if bugs.lse_unscaled:
         lse = lse / scale
+    if bugs.lse_ignores_mask:  # the normaliser's log taken before the mask was applied
+        lse = np.log(np.sum(np.exp(s - np.max(s, -1, keepdims=True)), -1)) + np.max(s, -1)
+    if bugs.lse_fully_masked_zero:  # an empty sum clamped to 1 before its log
+        lse = np.where(np.any(keep, axis=-1), lse, 0.0)
     return a.astype(np.float32), lse
+
+
+def _filled_softmax(s, keep, fill: float):
+    """Masked scores replaced by ``fill`` and the softmax taken over every key; rows with no
+    kept key are zeroed afterwards."""
+    filled = np.where(keep, s, np.float32(fill))
+    top = np.max(filled, axis=-1, keepdims=True)
+    e = np.exp(filled - top)
+    z = np.sum(e, axis=-1, keepdims=True)
+    rows = np.any(keep, axis=-1)
+    a = np.where(rows[..., None], e / z, 0)
+    return a.astype(np.float32), np.where(rows, np.log(z[..., 0]) + top[..., 0], -np.inf)
 
 
 def _online(s, keep, bugs: Bugs, block: int = 4):
@@ -91,13 +153,36 @@ def _online(s, keep, bugs: Bugs, block: int = 4):
         return a.astype(np.float32), (np.log(total) + running)[..., 0]
 
 
-def attention(q, k, v, mask=None, causal=False, scale=None, *, bugs: Bugs = Bugs()):
+def _packed_batch(array):
+    """``array`` as read by a loop that steps from one batch element to the next by the
+    packed size of one (heads x sequence x features), whatever its real stride."""
+    step = int(np.prod(array.shape[1:])) * array.itemsize
+    if array.shape[0] == 1 or array.strides[0] == step:
+        return array
+    base = array if array.base is None else array.base
+    start = array.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    reach = start + (array.shape[0] - 1) * step + array.itemsize + sum(
+        (n - 1) * s for n, s in zip(array.shape[1:], array.strides[1:], strict=True))
+    if reach > base.nbytes:
+        raise IndexError("the packed batch stride reads past the end of the buffer")
+    return np.lib.stride_tricks.as_strided(array, array.shape, (step, *array.strides[1:]),
+                                           writeable=False)
+
+
+def attention(q, k, v, mask=None, causal=False, scale=None, softcap=None, *,
+              bugs: Bugs = Bugs()):
     """Attention in layout bhsd, float32 inside; returns (out, lse) in the inputs' dtype."""
     dtype = q.dtype
+    if bugs.packed_batch_stride:
+        q, k, v = (_packed_batch(a) for a in (q, k, v))
     q, k, v = (np.asarray(a, dtype=np.float32) for a in (q, k, v))
     scale = _scale(q, v, scale, bugs)
     k, v = _repeat_heads(q, k, bugs), _repeat_heads(q, v, bugs)
-    a, lse = _weights(q, k, _keep(q, k, mask, causal, bugs), scale, bugs)
+    mask, bias = _split_mask(mask)
+    keep = _keep(q, k, mask, causal, bugs)
+    if not bugs.garbage_leak:
+        k, v = _unused_zeroed(k, v, keep)
+    a, lse = _weights(q, k, keep, scale, bugs, bias, softcap)
     return np.einsum("bhqk,bhkd->bhqd", a, v).astype(dtype), lse.astype(dtype)
 
 
@@ -107,23 +192,68 @@ def _scale(q, v, scale, bugs: Bugs):
     return np.float32((v if bugs.scale_by_dv else q).shape[-1] ** -0.5)
 
 
-def attention_vjp(q, k, v, g, mask=None, causal=False, scale=None, *, bugs: Bugs = Bugs()):
+def attention_vjp(q, k, v, g, mask=None, causal=False, scale=None, softcap=None, *,
+                  bugs: Bugs = Bugs()):
     """(dq, dk, dv) of sum(g * out)."""
     dtype, group = q.dtype, q.shape[1] // k.shape[1]
     q, k, v, g = (np.asarray(x, dtype=np.float32) for x in (q, k, v, g))
     scale = _scale(q, v, scale, bugs)
     k_, v_ = _repeat_heads(q, k, bugs), _repeat_heads(q, v, bugs)
+    mask, bias = _split_mask(mask)
     keep = _keep(q, k_, mask, causal, bugs)
-    a, _ = _weights(q, k_, keep, scale, bugs)
+    if not bugs.garbage_leak:
+        k_, v_ = _unused_zeroed(k_, v_, keep)
+    a, _ = _weights(q, k_, keep, scale, bugs, bias, softcap)
     da = np.einsum("bhqd,bhkd->bhqk", g, v_)
     ds = a * (da - np.sum(a * da, axis=-1, keepdims=True))
+    if softcap is not None and not bugs.softcap_no_slope:  # through c·tanh(s/c): 1 - tanh²
+        capped = _scores(q, k_, scale, bias, bugs, softcap) / softcap
+        ds = ds * (1 - capped * capped)
     dq = (1 if bugs.dq_missing_scale else scale) * np.einsum("bhqk,bhkd->bhqd", ds, k_)
+    if bugs.tiles_by_count:  # dK, dV only see the query tiles their key tile visits
+        visited = _visited_by_count(keep)
+        a, ds = a * visited, ds * visited
     dk = scale * np.einsum("bhqk,bhqd->bhkd", a * da if bugs.dk_no_rowsum else ds, q)
-    a_v = _weights(q, k_, np.ones_like(keep), scale, bugs)[0] if bugs.dv_ignores_mask else a
+    a_v = _weights(q, k_, np.ones_like(keep), scale, bugs, bias, softcap)[0] \
+        if bugs.dv_ignores_mask else a
     dv = np.einsum("bhqk,bhqd->bhkd", a_v, g)
     b, h = dk.shape[:2]
-    dk, dv = (x.reshape(b, h // group, group, *x.shape[2:]).sum(2) for x in (dk, dv))
+    if bugs.mqa_dkv_first_head and k.shape[1] == 1:  # the one K/V head's gradient: head 0's
+        dk, dv = dk[:, :1], dv[:, :1]
+    else:
+        dk, dv = (x.reshape(b, h // group, group, *x.shape[2:]).sum(2) for x in (dk, dv))
     return tuple(x.astype(dtype) for x in (dq, dk, dv))
+
+
+def _visited_by_count(keep):
+    """For each key tile, the query tiles a loop visits that starts at the first active one
+    and runs for as many tiles as are active: all of them only when they are contiguous."""
+    n_q, n_k = keep.shape[-2:]
+    tiles_q, tiles_k = -(-n_q // TILE), -(-n_k // TILE)
+    padded = np.zeros((*keep.shape[:-2], tiles_q * TILE, tiles_k * TILE), dtype=bool)
+    padded[..., :n_q, :n_k] = keep
+    active = padded.reshape(*keep.shape[:-2], tiles_q, TILE, tiles_k, TILE).any(axis=(-3, -1))
+    first = np.argmax(active, axis=-2)[..., None, :]
+    count = np.sum(active, axis=-2, keepdims=True)
+    tile = np.arange(tiles_q)[:, None]
+    visited = (tile >= first) & (tile < first + count)
+    return np.repeat(np.repeat(visited, TILE, axis=-2), TILE, axis=-1)[..., :n_q, :n_k]
+
+
+def merge(o1, lse1, o2, lse2, *, bugs: Bugs = Bugs()):
+    """Two halves' (out, lse) merged into the whole's, in float32: each weighted by
+    exp(lse - the larger lse), a row both halves leave empty kept at zeros and -inf."""
+    dtype = o1.dtype
+    o1, o2, l1, l2 = (np.asarray(a, dtype=np.float32) for a in (o1, o2, lse1, lse2))
+    top = np.maximum(l1, l2)
+    empty = np.isneginf(top)
+    shift = np.zeros_like(top) if bugs.merge_no_max_shift else np.where(empty, 0, top)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        w1, w2 = np.exp(l1 - shift), np.exp(l2 - shift)
+        total = w1 + w2
+        out = (w1[..., None] * o1 + w2[..., None] * o2) / np.where(empty, 1, total)[..., None]
+        lse = np.log(total) + shift
+    return out.astype(dtype), lse.astype(dtype)
 
 
 def kernel(name: str, **bugs) -> Kernel:
@@ -135,9 +265,13 @@ def kernel(name: str, **bugs) -> Kernel:
     def vjp(q, k, v, g, **keywords):
         return attention_vjp(q, k, v, g, bugs=flaws, **keywords)
 
-    return Kernel(name=name, fn=forward, framework="numpy", layout="bhsd", mask="bool",
-                  causal_argument="causal", scale_argument="scale", fully_masked="zeros",
-                  causal_alignment="lower_right", gradients=vjp, returns_lse=True, gqa=True,
+    def merged(o1, lse1, o2, lse2):
+        return merge(o1, lse1, o2, lse2, bugs=flaws)
+
+    return Kernel(name=name, fn=forward, framework="numpy", layout="bhsd", mask=("bool", "bias"),
+                  causal_argument="causal", scale_argument="scale", softcap_argument="softcap",
+                  fully_masked="zeros", fully_masked_lse="-inf", causal_alignment="lower_right",
+                  gradients=vjp, returns_lse=True, merge=merged, gqa=True,
                   dtypes=("float32",), compute_dtype="float32")
 
 
@@ -157,6 +291,17 @@ PLANTED = {
     "padding_trimmed": ("padding", 16),
     "gqa_modulo": ("gqa", 16),
     "lse_unscaled": ("split_kv", 16),
+    "sentinel_fill": ("row_offset", 16),
+    "garbage_leak": ("masked_garbage", 16),
+    "lse_ignores_mask": ("mask", 16),
+    "lse_fully_masked_zero": ("fully_masked_rows", 16),
+    "mqa_dkv_first_head": ("mqa", 16),
+    "tiles_by_count": ("tile_masks", 4 * 128),  # three query tiles, one of them skipped
+    "bias_scaled_too": ("bias", 16),
+    "merge_no_max_shift": ("merge", 16),
+    "packed_batch_stride": ("memory_layout", 16),
+    "softcap_no_slope": ("softcap", 16),
+    "softcap_after_mask": ("softcap", 16),
 }
 
 for _name in PLANTED:

@@ -55,6 +55,20 @@ def test_the_plain_float64_reference_agrees_with_the_compiled_statements():
     assert np.all(exact["out"][0][0, 0, 0] == 0)
 
 
+def test_a_bias_enters_the_statements_as_features_and_agrees_with_the_plain_reference():
+    rng = np.random.default_rng(2)
+    b, h, kv, n_q, n_k, d_k, d_v = 2, 4, 2, 5, 7, 3, 6
+    x = Inputs(rng.standard_normal((b, h, n_q, d_k)), rng.standard_normal((b, kv, n_k, d_k)),
+               rng.standard_normal((b, kv, n_k, d_v)), rng.random((b, h, n_q, n_k)) < 0.7,
+               rng.standard_normal((b, h, n_q, d_v)), 0.7,
+               bias=5 * rng.standard_normal((b, h, n_q, n_k)))
+    exact, plain = truth(x), reference(x, "float64", "float64")
+    for name, (value, _) in exact.items():
+        np.testing.assert_allclose(plain[name], value, rtol=1e-10, atol=1e-12, err_msg=name)
+    unbiased = truth(dataclasses.replace(x, bias=None))["out"][0]
+    assert np.max(np.abs(unbiased - exact["out"][0])) > 0.1  # the bias matters
+
+
 # -- the verdict rule ----------------------------------------------------------------------------
 
 
@@ -109,7 +123,7 @@ def test_an_undeclared_convention_is_a_finding_not_a_failure():
     kernel = _variant(fn=_mean_of_v_when_fully_masked, fully_masked=None, gradients=None)
     cell = check_kernel(kernel, properties=["fully_masked_rows"], examples=10).cells[0]
     assert cell.status == "conforms"
-    assert cell.conventions == {"fully_masked": "mean_v"}
+    assert cell.conventions == {"fully_masked": "mean_v", "fully_masked_lse": "-inf"}
 
 
 def test_a_declared_convention_the_kernel_breaks_fails():
@@ -182,3 +196,167 @@ def test_the_command_replays_a_case(capsys):
 def test_the_command_refuses_what_is_not_a_kernel(capsys):
     assert main(["kernels", "--kernel", "tests.kernels.planted:BLOCK"]) == 2
     assert "not an attnproof Kernel" in capsys.readouterr().err
+
+
+def test_an_unknown_property_names_the_closest_one(capsys):
+    with pytest.raises(ValueError, match=r"unknown property 'masks' \(did you mean 'mask'\?\)"):
+        check_kernel(planted.correct, properties=["masks"])
+    assert main(["kernels", "--kernel", "tests.kernels.planted:correct", "--property",
+                 "row_ofset"]) == 2
+    error = capsys.readouterr().err
+    assert "did you mean 'row_offset'" in error and "masked_garbage" in error
+
+
+def test_a_kernel_no_module_holds_replays_by_a_python_snippet():
+    kernel = _variant(fn=_raises_on_one_key, gradients=None)  # held by no module attribute
+    cell = check_kernel(kernel, properties=["forward"], examples=10).cells[0]
+    assert cell.replay.startswith("from attnproof.kernels import Case, replay\n")
+    assert "replay(kernel, 'forward', 'float32', Case.from_json(" in cell.replay
+
+
+def test_a_failing_cell_shows_its_counterexample_s_ratio():
+    cell = check_kernel(planted.lse_ignores_mask, properties=["mask"], examples=10).cells[0]
+    assert cell.status == "fails"
+    assert cell.ratio == cell.counterexample["ratio"] > 2
+    again = replay(planted.lse_ignores_mask, "mask", "float32",
+                   Case.from_json(cell.counterexample["case"]))
+    assert again.ratio == cell.ratio
+
+
+# -- the cases ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sentinel", ["-10000", "-50000"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_a_row_below_a_sentinel_has_every_score_below_it(sentinel, dtype):
+    from attnproof.kernels._cases import instance
+
+    for seed in range(5):
+        case = Case(n_q=6, n_k=9, d_k=8, d_v=8, heads=2, kv_heads=2, fill="spikes",
+                    offset=f"below:{sentinel}", seed=seed)
+        x = instance(case, dtype, "float32")
+        scores = x.scale * np.einsum("bhqd,bhkd->bhqk", x.q, x.k)
+        assert np.all(scores < float(sentinel)), (seed, scores.max())
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16"])
+def test_range_offsets_reach_the_formats_end_and_stay_representable(dtype):
+    from attnproof.kernels._cases import instance, largest_offset
+
+    case = Case(n_q=3, n_k=4, offset="range:-1", scale=0.5)
+    x = instance(case, dtype, "float32")
+    scores = x.scale * np.einsum("bhqd,bhkd->bhqk", x.q, x.k)
+    top = largest_offset(dtype, "float32", 0.5)
+    assert np.all(np.isfinite(scores)) and np.all(scores <= -top / 2 * 0.99)
+    assert np.all(np.isfinite(rounded(x.q, dtype))) and np.all(np.isfinite(rounded(x.k, dtype)))
+
+
+@pytest.mark.parametrize("garbage", ["nan", "inf", "-inf", "huge"])
+def test_garbage_goes_only_where_no_query_looks_and_the_truth_does_not_see_it(garbage):
+    from attnproof.kernels._cases import instance, unused_keys
+
+    case = Case(n_q=3, n_k=7, batch=3, heads=4, kv_heads=2, mask="padding", garbage=garbage,
+                seed=5)
+    x, clean = instance(case, "float32", "float32"), instance(dataclasses.replace(
+        case, garbage=None), "float32", "float32")
+    unused = unused_keys(x.keep, x.group)
+    assert unused.any()
+    for argument in "kv":
+        spoiled = x.passed(argument) != getattr(clean, argument)
+        assert np.any(spoiled) and not np.any(spoiled & ~unused[..., None])
+        assert np.array_equal(getattr(x, argument), getattr(clean, argument))
+
+
+# -- head sharing --------------------------------------------------------------------------------
+
+
+def _one_kv_head_only(q, k, v, **keywords):
+    """Broadcasts a single K/V head to every query head (so it cannot take 2 of 4)."""
+    shape = (q.shape[0], q.shape[1], *k.shape[2:])
+    k, v = np.broadcast_to(k, shape), np.broadcast_to(v, (*shape[:3], v.shape[-1]))
+    return planted.attention(q, k, v, **keywords)
+
+
+def test_a_kernel_declared_gqa_that_shares_one_head_only_is_a_declaration_error():
+    kernel = _variant(fn=_one_kv_head_only, gradients=None)  # declares gqa=True
+    result = check_kernel(kernel, properties=["gqa", "mqa"], examples=10)
+    gqa, mqa = result.cell("gqa", "float32"), result.cell("mqa", "float32")
+    assert gqa.status == "declaration", gqa
+    assert "declare mqa=True, gqa=False" in gqa.counterexample["message"]
+    assert "could not be broadcast" in gqa.counterexample["message"]
+    assert mqa.status == "conforms"
+    declared = check_kernel(_variant(fn=_one_kv_head_only, gradients=None, gqa=False, mqa=True),
+                            properties=["gqa", "mqa"], examples=10)
+    assert [c.status for c in declared.cells] == ["n/a", "conforms"]
+
+
+# -- score modifications -------------------------------------------------------------------------
+
+
+def test_the_truth_through_an_identity_score_mod_is_the_statements_truth():
+    from attnproof.kernels._score_mod import from_callable
+
+    rng = np.random.default_rng(3)
+    b, h, kv, n_q, n_k, d_k, d_v = 2, 4, 2, 5, 7, 3, 6
+    x = Inputs(rng.standard_normal((b, h, n_q, d_k)), rng.standard_normal((b, kv, n_k, d_k)),
+               rng.standard_normal((b, kv, n_k, d_v)), rng.random((b, h, n_q, n_k)) < 0.7,
+               rng.standard_normal((b, h, n_q, d_v)), 0.7)
+    through = truth(dataclasses.replace(x, score_mod=from_callable(_identity)))
+    for name, (value, _) in truth(x).items():
+        np.testing.assert_allclose(through[name][0], value, rtol=1e-12, atol=1e-12,
+                                   err_msg=name)
+
+
+def _identity(score, batch, head, i, j):
+    return score
+
+
+def _distance_penalty(score, batch, head, i, j):
+    return score - (head + 1) * (i - j) ** 2 / 8
+
+
+def _penalised(q, k, v, mask=None, scale=None, **keywords):
+    """Scores minus (head + 1)(i - j)²/8, through a bias (its own score_mod)."""
+    h, n_q, n_k = q.shape[1], q.shape[2], k.shape[2]
+    i, j = np.arange(n_q)[:, None], np.arange(n_k)[None, :]
+    penalty = -(np.arange(h)[:, None, None] + 1) * (i - j) ** 2 / 8
+    bias = np.broadcast_to(penalty, (q.shape[0], h, n_q, n_k)).astype(np.float32)
+    float_mask = np.where(np.ones(bias.shape, bool) if mask is None else mask, bias, -np.inf)
+    return planted.attention(q, k, v, mask=float_mask.astype(np.float32), scale=scale)
+
+
+def test_a_kernel_with_its_declared_score_mod_conforms_and_another_mod_fails():
+    kernel = _variant(fn=_penalised, score_mod=_distance_penalty, gradients=None,
+                      causal_argument=None, merge=None, softcap_argument=None, mask="bool")
+    result = check_kernel(kernel, properties=["score_mod", "forward", "split_kv"], examples=10)
+    assert [c.status for c in result.cells] == ["conforms", "conforms", "n/a"], result.cells
+    wrong = dataclasses.replace(kernel, score_mod=_identity)
+    assert check_kernel(wrong, properties=["score_mod"], examples=10).cells[0].status == "fails"
+
+
+def test_a_score_mod_that_is_not_sympy_is_a_declaration_error():
+    with pytest.raises(KernelError, match="score_mod: must take SymPy symbols"):
+        _variant(score_mod=lambda score, batch, head, i, j: np.tanh(score))
+
+
+# -- biases and mask kinds -----------------------------------------------------------------------
+
+
+def test_a_kernel_taking_boolean_and_float_masks_gets_both():
+    seen = []
+    result = check_kernel(planted.correct, properties=["mask", "bias"], examples=15,
+                          on_case=lambda case, dtype: seen.append((case.mask_kind, case.bias)))
+    assert result.ok, result.failures()
+    assert {"bool", "bias"} <= {kind for kind, _ in seen}
+    assert {"alibi", "gaussian", "large"} <= {bias for _, bias in seen}
+
+
+def test_a_kernel_that_scales_its_bias_conforms_when_it_declares_so():
+    declared = dataclasses.replace(planted.bias_scaled_too, bias_scaled=True)
+    assert check_kernel(declared, properties=["bias"], examples=15).cells[0].status == \
+        "conforms"
+
+
+def test_a_merge_needs_a_kernel_that_returns_its_lse():
+    with pytest.raises(KernelError, match="merge: must be a callable, of a kernel that returns"):
+        _variant(returns_lse=False)

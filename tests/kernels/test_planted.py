@@ -51,7 +51,10 @@ def test_planted_bug_is_caught_at_its_property_with_a_small_counterexample(name)
 def test_the_correct_kernel_conforms_in_every_property():
     result = check_kernel(planted.correct, examples=EXAMPLES)
     assert result.ok, [c for c in result.cells if c.status != "conforms"]
-    assert {c.status for c in result.cells} == {"conforms"}
-    assert all(c.decided >= 3 and c.ratio <= 2 for c in result.cells)
+    checked = [c for c in result.cells if c.property != "score_mod"]  # it declares none
+    assert {c.status for c in checked} == {"conforms"}
+    assert result.cell("score_mod", "float32").status == "n/a"
+    assert all(c.decided >= 3 and c.ratio <= 2 for c in checked)
     conventions = {k: v for c in result.cells for k, v in c.conventions.items()}
-    assert conventions == {"fully_masked": "zeros", "causal_alignment": "lower_right"}
+    assert conventions == {"fully_masked": "zeros", "fully_masked_lse": "-inf",
+                           "causal_alignment": "lower_right"}

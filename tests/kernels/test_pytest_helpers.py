@@ -31,3 +31,8 @@ def test_a_planted_bug_fails_its_cell_with_a_counterexample_and_replay():
                                                    examples=5))
 def test_the_correct_kernel_conforms(cell):
     assert_conforms(cell)
+
+
+def test_a_misspelt_property_is_named_when_the_cells_are_made():
+    with pytest.raises(ValueError, match=r"unknown property 'softcapp' \(did you mean 'softcap'"):
+        conformance_cells(planted.correct, properties=["softcapp"])

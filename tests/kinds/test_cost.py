@@ -123,3 +123,21 @@ def test_bad_declarations_name_the_theorem_and_the_symbol(changes, message):
 def test_a_growing_size_not_in_the_count_is_rejected():
     with pytest.raises(TheoremError, match="growing size d"):
         _declare(growing=(costs.d,))
+
+
+def test_an_io_count_sums_the_blocks_moved_and_refuses_a_step_that_does_not_fit():
+    from attnproof.symbolic import Dim, Integer, Scalar, Sizes, Source, Tensor, Theorem, prove
+    from attnproof.symbolic.kinds.cost import Cost, Step
+
+    n, memory = Dim("n", Sizes(1, 8)), Scalar("M", Integer(4, 64))
+    copy = Step("copy", repeat=2, reads=((n,),), writes=((n,),), fast=((2,),))
+    fits = Cost(4 * n.symbol, (copy,), counted="io", fast_memory=memory)
+    assert fits.count() == 4 * n.symbol
+    source, x = Source("tests/kinds/test_cost.py", "io"), Tensor("x", (n,))
+    theorem = Theorem(name="copy_io", source=source, claim=fits, inputs=(x, memory))
+    assert prove(theorem).status == "proved"
+    too_big = Step("hold", reads=((n,),), fast=((memory.symbol + 1,),))
+    claim = Cost(n.symbol, (too_big,), counted="io", fast_memory=memory)
+    refuted = prove(Theorem(name="hold_io", source=source, claim=claim, inputs=(x, memory),
+                            expect="refuted"))
+    assert refuted.status == "refuted" and refuted.counterexample["step"] == "hold"

@@ -36,7 +36,7 @@ pytestmark = pytest.mark.slow
 SAMPLE_FILE = Path(__file__).with_name("sample_theorems.py")
 RECORD_FIELDS = ["backend", "dtype", "device", "mode", "status", "examples", "instances",
                  "max_error_ulps", "max_error_bits", "seconds", "counterexample", "replay",
-                 "reason", "ground_truth_ulps", "undecided"]
+                 "reason", "ground_truth_ulps", "undecided", "refutes"]
 
 
 def _tiny(name, beta_on_rhs):

@@ -2,6 +2,8 @@
 every numbered equation of the tutorial, the claims still pending; none for a user's own
 theorems."""
 
+import pytest
+
 from attnproof import _document as doc
 from attnproof._coverage import equation_rows, equations, natural_order, pending_claims
 from tests.cli.samples import sample_report
@@ -53,3 +55,68 @@ def test_a_report_of_a_users_own_theorems_has_no_coverage_section():
     report = sample_report()
     report.run["user_theorems"] = [t.name for t in report.theorems]
     assert _coverage_section(report) is None
+
+
+# -- the companion documents, line by line (theorems/_lines.py) ----------------------------
+
+def _companion_texts():
+    from attnproof.theorems._lines import LINES
+    from tests.conftest import SEEDS_DIR
+
+    if not SEEDS_DIR.exists():
+        pytest.skip("the source documents are not here")
+    return {file: (rows, (SEEDS_DIR / file).read_text(encoding="utf-8"))
+            for file, rows in LINES.items()}
+
+
+def test_a_line_without_a_row_is_found():
+    from attnproof.theorems._lines import definition, lines_without_a_row, not_a_claim
+
+    rows = (not_a_claim((1, 1), "heading"), definition((3, 3), "data"))
+    assert lines_without_a_row(rows, "Title\n\nQ = 1\nA = softmax(Q)\n") == [4]
+
+
+def test_every_nonblank_line_of_the_companion_documents_has_a_row():
+    from attnproof.theorems._lines import lines_without_a_row
+
+    for file, (rows, text) in _companion_texts().items():
+        assert not lines_without_a_row(rows, text), f"{file}: lines without a row"
+
+
+def test_each_row_quotes_the_lines_it_covers():
+    from attnproof.theorems._lines import quoted_text
+
+    for file, (rows, text) in _companion_texts().items():
+        for row in rows:
+            assert row["quote"] in quoted_text(row, text), f"{file} {row['lines']}: {row['quote']}"
+
+
+def test_each_row_has_one_status_and_names_what_exists():
+    from attnproof.symbolic import discover
+    from attnproof.theorems._lines import LINES
+    from attnproof.theorems._pending import PENDING
+
+    names = {t.name for t in discover().theorems}
+    pending = {p["claim"] for p in PENDING}  # a claim may be filed under another document
+    for file, rows in LINES.items():
+        for row in rows:
+            reasons = [key for key in ("theorems", "definition", "not_a_claim", "pending")
+                       if row.get(key)]
+            assert len(reasons) == 1 and row["claim"], (file, row)
+            assert set(row.get("theorems", ())) <= names, (file, row)
+            if row.get("pending"):
+                assert row["pending"] in pending, (file, row)
+
+
+def test_every_theorem_and_pending_claim_of_a_companion_document_has_a_row():
+    from attnproof.symbolic import discover
+    from attnproof.theorems._lines import LINES
+    from attnproof.theorems._pending import PENDING
+
+    for file, rows in LINES.items():
+        named = {name for row in rows for name in row.get("theorems", ())}
+        cited = {t.name for t in discover().theorems if t.source.file == file}
+        assert not cited - named, f"{file}: theorems with no row: {sorted(cited - named)}"
+        listed = {row["pending"] for row in rows if row.get("pending")}
+        waiting = {p["claim"] for p in PENDING if p["file"] == file}
+        assert not waiting - listed, f"{file}: pending claims with no row: {waiting - listed}"

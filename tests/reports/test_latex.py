@@ -38,7 +38,7 @@ def test_one_section_per_theorem_with_statement_and_evidence():
     assert sections[1] == (r"\section{\texorpdfstring{\texttt{wrong\char95\allowbreak{}claim}}"
                            r"{wrong\textunderscore{}claim}}\label{thm:1}")
     assert r"$\displaystyle \sum_{j} A_{i j} = 1$" in latex
-    assert r"jax & bfloat16 & cpu & jit & passed & 1,280 & 2.0 & 1.6 & 0.50 s \\" in latex
+    assert r"jax & bfloat16 & cpu & jit & passed & 1,280 & 0 & 2.0 & 1.6 & 0.50 s \\" in latex
     assert r"\hyperref[thm:2]{\texttt{right\char95\allowbreak{}claim}} (proved for all sizes)" \
         in latex
 

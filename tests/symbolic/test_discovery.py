@@ -2,7 +2,7 @@
 
 import textwrap
 
-from attnproof.symbolic import discover
+from attnproof.symbolic import Sizes, discover
 
 GOOD = """
     import sympy as sp
@@ -94,3 +94,34 @@ def test_discovery_is_deterministic(tmp_path):
         write(tmp_path, f"{name}.py", GOOD.format(name=name))
     first = [t.name for t in discover([tmp_path]).theorems]
     assert first == [t.name for t in discover([tmp_path]).theorems] == ["alpha", "mid", "zeta"]
+
+
+def test_any_identifier_is_a_name_and_names_differing_in_case_are_one_name(tmp_path):
+    write(tmp_path, "a.py", GOOD.format(name="RoPE_relative"))
+    write(tmp_path, "b.py", GOOD.format(name="rope_relative"))
+    catalog = discover([tmp_path])
+    assert [t.name for t in catalog.theorems] == ["RoPE_relative"]
+    error = only_error(catalog)
+    assert "duplicate theorem name 'rope_relative'" in error.message and "a.py" in error.message
+
+
+def test_a_dimension_used_through_its_indices_alone_needs_no_tensor(tmp_path):
+    write(tmp_path, "pairs.py", """
+        import sympy as sp
+        from attnproof.symbolic import Dim, Equals, Sizes, Source, Tensor, Theorem
+        n, P = Dim("n"), Dim("P", Sizes(2, 5))
+        i, p = n.index("i"), P.index("p")
+        x = Tensor("x", (n,))
+        count = Theorem("count", Source("f", "s"),
+                        Equals(sp.Sum(x[i], (p, 0, P.symbol - 1)), P.symbol * x[i]),
+                        inputs=(x, P))
+        undeclared = Theorem("undeclared", Source("f", "s"),
+                             Equals(sp.Sum(x[i] * p, (p, 0, P.symbol - 1)),
+                                    x[i] * P.symbol * (P.symbol - 1) / 2), inputs=(x,))
+    """)
+    catalog = discover([tmp_path])
+    assert catalog.errors == ()
+    theorems = catalog.by_name()
+    assert {d.name: d.sizes for d in theorems["count"].dims}["P"] == Sizes(2, 5)
+    assert theorems["count"].inputs == (theorems["count"].tensors[0],)
+    assert {d.name: d.sizes for d in theorems["undeclared"].dims}["P"] == Sizes()

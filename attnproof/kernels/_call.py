@@ -1,0 +1,149 @@
+"""Calling a kernel on one instance: its arrays in the kernel's layouts and memory, its
+keywords (scale, masks, bias, causal flag, soft-capping), and its outputs read back as
+canonical float64 arrays."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ._cases import Case
+from ._declaration import Kernel, from_layout, layout_shape, normalized_layout, to_layout
+from ._frameworks import Framework, rounded
+from ._truth import Inputs
+
+
+class LayoutMismatch(Exception):
+    pass
+
+
+def call(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, device: str,
+         outputs) -> dict[str, np.ndarray]:
+    """The kernel's outputs as canonical float64 arrays (out, lse, dq, dk, dv as asked)."""
+    put = {a: _placed(fw, to_layout(x.passed(a), letters_of(kernel, a)), dtype, device,
+                      case.memory, "qkv".index(a), letters_of(kernel, a))
+           for a in "qkv"}
+    keywords = _keywords(kernel, fw, x, case, dtype, device)
+    forward = fw.bind(kernel.fn, keywords)
+
+    result = forward(put["q"], put["k"], put["v"])
+    out, lse = result if kernel.returns_lse else (result, None)
+    b, h, n_q, _ = x.q.shape
+    got = {"out": read(fw, out, kernel, "out", (b, h, n_q, x.v.shape[3]))}
+    if lse is not None:
+        got["lse"] = read(fw, lse, kernel, "lse", (b, h, n_q, 1))[..., 0]
+    if set(outputs) & {"dq", "dk", "dv"}:
+        g = fw.put(to_layout(x.g, letters_of(kernel, "out")), dtype, device)
+        if kernel.gradients == "autodiff":
+            first = _first_of_pair if kernel.returns_lse else _itself
+            grads = fw.gradients(kernel.fn, keywords, first)(put["q"], put["k"], put["v"], g)
+        else:
+            grads = kernel.gradients(put["q"], put["k"], put["v"], g, **keywords)
+        for name, arg, like in zip(("dq", "dk", "dv"), "qkv", (x.q, x.k, x.v), strict=True):
+            got[name] = read(fw, grads[("dq", "dk", "dv").index(name)], kernel, arg, like.shape)
+    return got
+
+
+def _placed(fw: Framework, array: np.ndarray, dtype: str, device: str, memory: str | None,
+            slot: int, letters: str):
+    """``array`` (in the kernel's layout) as the kernel receives it: a packed array, or a view
+    of other memory as ``memory`` says (slot 0, 1, 2 for q, k, v)."""
+    if memory is None:
+        return fw.put(array, dtype, device)
+    if memory == "fused_qkv":  # the slot-th third of a projection's features
+        n = array.shape[-1]
+        fused = np.random.default_rng(slot).standard_normal((*array.shape[:-1], 3 * n))
+        fused[..., slot * n:(slot + 1) * n] = array
+        return fw.put(fused, dtype, device)[..., slot * n:(slot + 1) * n]
+    stored = [letters.index("s"), *(i for i, c in enumerate(letters) if c != "s")]
+    packed = fw.put(np.ascontiguousarray(np.transpose(array, stored)), dtype, device)
+    return fw.permute(packed, [stored.index(i) for i in range(len(letters))])
+
+
+def _first_of_pair(result):
+    return result[0]
+
+
+def _itself(result):
+    return result
+
+
+def letters_of(kernel: Kernel, argument: str) -> str:
+    if argument == "lse":
+        return normalized_layout(kernel.lse_layout + "d")
+    return normalized_layout(kernel.layout_of(argument))
+
+
+def _keywords(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
+              device: str) -> dict:
+    keywords = dict(kernel.keywords)
+    if kernel.scale_argument is not None and case.scale is not None:
+        keywords[kernel.scale_argument] = x.scale
+    kind = _mask_kind(kernel, case)
+    bias = (x.given or {}).get("bias")
+    if case.causal_flag:
+        keywords[kernel.causal_argument] = kernel.causal_value
+    elif case.mask != "none" or (bias is not None and kind == "bias"):
+        in_mask = bias if kind == "bias" else None
+        keywords[kernel.mask_argument] = _mask(kernel, fw, x.keep, kind, in_mask,
+                                               _mask_dtype(kernel, case, dtype), device)
+    if bias is not None and kind != "bias":
+        keywords[kernel.bias_argument] = fw.put(bias, dtype, device)
+    if case.softcap is not None:
+        keywords[kernel.softcap_argument] = case.softcap
+    return keywords
+
+
+def _mask_kind(kernel: Kernel, case: Case) -> str:
+    return case.mask_kind or kernel.mask_kinds[0]
+
+
+def _mask_dtype(kernel: Kernel, case: Case, dtype: str) -> str:
+    if kernel.mask_dtype == "inputs":
+        return dtype
+    return kernel.mask_dtype or case.mask_dtype or dtype
+
+
+def _mask(kernel: Kernel, fw: Framework, keep: np.ndarray, kind: str, bias, dtype: str,
+          device: str):
+    """The mask of ``kind``: the keep-mask itself, or -inf where it drops a key and the bias
+    (or 0) where it keeps one."""
+    if kind == "bool":
+        return fw.put(keep, "bool", device)
+    return fw.put(np.where(keep, 0.0 if bias is None else bias, -np.inf), dtype, device)
+
+
+def with_bias(kernel: Kernel, x: Inputs, case: Case, dtype: str) -> Inputs:
+    """``x`` with its drawn bias rounded to the format the kernel receives it in, and the term
+    the scores get from it by the kernel's scale rule."""
+    drawn = (x.given or {}).get("bias")
+    if drawn is None:
+        return x
+    kind = _mask_kind(kernel, case)
+    passed = rounded(drawn, _mask_dtype(kernel, case, dtype) if kind == "bias" else dtype)
+    added = passed * x.scale if kernel.bias_scaled else passed
+    return dataclasses.replace(x, given={**x.given, "bias": passed}, bias=added)
+
+
+def read(fw: Framework, array, kernel: Kernel, argument: str, canonical) -> np.ndarray:
+    value = fw.get(array)
+    letters = letters_of(kernel, argument)
+    if argument == "lse" and value.ndim == len(letters) - 1:
+        value = value[..., None]
+    expected = layout_shape(tuple(canonical), letters)
+    if value.shape != expected:
+        raise LayoutMismatch(_layout_message(argument, kernel, letters, expected, value.shape,
+                                             canonical))
+    return from_layout(value, letters, tuple(canonical))
+
+
+def _layout_message(argument, kernel, letters, expected, actual, canonical) -> str:
+    import itertools
+
+    readings = ["".join(p) for p in itertools.permutations(letters)
+                if layout_shape(tuple(canonical), "".join(p)) == tuple(actual)]
+    declared = kernel.lse_layout if argument == "lse" else kernel.layout_of(argument)
+    guess = f", which reads as layout {' or '.join(map(repr, readings))}" if readings else ""
+    return (f"{argument}: expected layout {declared!r}, shape {tuple(expected)}; got shape "
+            f"{tuple(actual)}{guess}")

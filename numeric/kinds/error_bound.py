@@ -1,0 +1,521 @@
+"""Numeric route of error bounds: the observed error of the expression, evaluated as written on
+a backend in a format, against the bound the claim states for that instance.
+
+The rounding model the symbolic route assumes is declared here, per backend and format, with
+where each figure comes from, and checked on every run: before anything else the route measures
+the backend's exp in that format against a wider one on ``MODEL_SAMPLES`` arguments over the
+range the claim can reach; an exp less accurate than declared fails the record (the model, not
+the bound, is then wrong), so a backend cannot be absorbed into a bound that assumes better.
+
+Evaluation is as written, operation by operation in the record's format: inputs drawn and
+rounded into the format, a sum added left to right (a loop, not the backend's pairwise or
+blocked reduction), exp, division and products one call each, rowmax exact. The exact value is
+the same evaluation in a wider format (float64; numpy.longdouble, 64-bit significand, for
+float64 records), whose own rounding is allowed for. Every instance's observed relative error
+is compared with B at that instance (its sizes, its spread, the format's u and the declared
+c_exp); one above B refutes the claim under the declared model, with the instance as the
+counterexample. The largest observed/B ratio is the bound's tightness, and the search drives
+it up with ``hypothesis.target``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+from hypothesis import HealthCheck, Phase, given, settings, target
+from hypothesis import strategies as st
+
+from attnproof.numeric import _evidence as evidence
+from attnproof.numeric._record import NumericStatus
+from attnproof.symbolic import Positive
+from attnproof.symbolic._vocabulary import ReduceMax
+from attnproof.symbolic.kinds import error_bound as kind
+
+from .._backends import to_numpy
+from .._tolerance import bits
+
+
+@dataclass(frozen=True)
+class Rounding:
+    """One format on one backend: the unit roundoff of a basic operation (``u``, the format's
+    2^-p, or slightly more where the backend computes in float32 and rounds), exp's accuracy in
+    units of it (``c_exp``), and where both come from."""
+
+    u: float
+    c_exp: int
+    source: str
+
+
+_U = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
+# float16 and bfloat16 are computed in float32 and rounded back on every backend here: one
+# operation is then off by at most u + u_float32 (two roundings), not u
+_VIA_FLOAT32 = {d: _U[d] + _U["float32"] for d in ("float16", "bfloat16")}
+_MEASURED = ("measured: the largest |fl(exp x) − exp x| / (u·exp x) over 10^6 arguments of the "
+             "format's range is {:.2f}; declared with room above it")
+
+ROUNDING_MODEL = {
+    ("numpy", "float64"): Rounding(_U["float64"], 2, "IEEE 754 operations; glibc's exp, within "
+                                   "1 ulp (≤ 2u) by its manual; " + _MEASURED.format(1.12)),
+    ("jax", "float64"): Rounding(_U["float64"], 2, "IEEE 754 operations; XLA's exp; "
+                                 + _MEASURED.format(1.71)),
+    ("numpy", "float32"): Rounding(_U["float32"], 4, "IEEE 754 operations; NumPy's vectorized "
+                                   "float32 exp; " + _MEASURED.format(3.41)),
+    ("jax", "float32"): Rounding(_U["float32"], 2, "IEEE 754 operations; XLA's exp; "
+                                 + _MEASURED.format(1.30)),
+    ("mlx", "float32"): Rounding(_U["float32"], 72, "IEEE 754 operations; MLX's exp, whose "
+                                 "error grows with |x| (8.7u on [−10, 10], 64u near ±80); "
+                                 + _MEASURED.format(64.35)),
+    **{(b, d): Rounding(_VIA_FLOAT32[d], 2, "computed in float32 and rounded to the format: an "
+                        "operation is off by at most u + 2^-24, exp by u plus float32's error; "
+                        + _MEASURED.format(0.98))
+       for b in ("numpy", "jax", "mlx") for d in ("float16", "bfloat16")},
+}
+MODEL_SAMPLES = 4096
+INSTANCES_PER_EXAMPLE = 32
+WIDER = {"float64": np.longdouble}
+
+
+def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
+    model = ROUNDING_MODEL.get((row.name, dtype))
+    if model is None:
+        record.status = NumericStatus.SKIPPED
+        record.reason = (f"no rounding model declared for {row.name} {dtype}"
+                         + (" (MLX computes float64 exp in float32)" if row.name == "mlx" else ""))
+        return
+    claim = theorem.claim
+    evaluation = _Evaluation(theorem, row, dtype, device)
+    model_error = evaluation.exp_accuracy(seed)
+    if model_error > model.c_exp:
+        record.status = NumericStatus.FAILED
+        record.reason = (f"the rounding model is wrong here: {row.name}'s exp in {dtype} is off by "
+                         f"{model_error:.2f}u, declared at most {model.c_exp}u ({model.source})")
+        record.counterexample = {"exp error in units of u": round(model_error, 3),
+                                 "declared c_exp": model.c_exp}
+        return
+    seen = _Seen()
+    rng_seed = 0 if seed is None else seed
+
+    @settings(max_examples=max(8, profile.truth.examples * 2), deadline=None, database=None,
+              derandomize=seed is None, phases=(Phase.explicit, Phase.generate, Phase.target),
+              suppress_health_check=list(HealthCheck))
+    @given(_structures(theorem, dtype))
+    def one_example(structure):
+        sizes, pattern, scale, draw_seed = structure
+        rng = np.random.default_rng((rng_seed, draw_seed))
+        arrays = _draw(theorem, sizes, pattern, scale, rng, evaluation.dtype_numpy)
+        ratio = evaluation.ratios(claim, model, sizes, arrays)
+        seen.note(ratio, sizes, arrays)
+        target(float(np.nanmax(np.where(np.isfinite(ratio.ratio), ratio.ratio, 0.0),
+                               initial=0.0)), label="observed error / bound")
+
+    one_example()
+    _settle(record, claim, model, seen, dtype)
+
+
+# -- draws --------------------------------------------------------------------------------------
+
+PATTERNS = ("gaussian", "spread", "ties", "one large")
+
+
+# Score scales: float16's exp overflows above 11 and leaves its normal range below −9.7, where
+# the model (no overflow, no underflow) does not apply; the other formats reach e^±88 or more.
+SCALES = {"float16": (0.25, 1.0, 2.0)}
+DEFAULT_SCALES = (1.0, 4.0, 16.0)
+
+
+def _structures(theorem, dtype: str):
+    dims = theorem.dims
+    sizes = st.tuples(*(st.one_of(st.sampled_from(sorted({d.sizes.low, d.sizes.high})),
+                                  st.integers(d.sizes.low, d.sizes.high)) for d in dims))
+    return st.tuples(sizes.map(lambda s: dict(zip((d.name for d in dims), s, strict=True))),
+                     st.sampled_from(PATTERNS), st.sampled_from(SCALES.get(dtype, DEFAULT_SCALES)),
+                     st.integers(0, 2**31 - 1))
+
+
+def _draw(theorem, sizes, pattern, scale, rng, numpy_dtype) -> dict:
+    arrays = {}
+    for tensor in theorem.tensors:
+        shape = (INSTANCES_PER_EXAMPLE, *(sizes[d.name] for d in tensor.dims))
+        values = rng.standard_normal(shape) * scale
+        if pattern == "spread":
+            values = rng.uniform(-scale * 4, scale * 4, shape)
+        elif pattern == "ties":
+            values = np.broadcast_to(values[..., :1], shape).copy()
+        elif pattern == "one large":
+            values[..., 0] += 8 * scale
+        if isinstance(tensor.domain, Positive):  # a sum of exponentials: log-uniform
+            low, high = np.log(tensor.domain.low), np.log(tensor.domain.high)
+            values = np.exp(rng.uniform(low, high, shape))
+        # inputs are numbers of the format: the model assumes no error in them
+        arrays[tensor.name] = values.astype(numpy_dtype).astype(np.float64)
+    return arrays
+
+
+# -- evaluation as written ----------------------------------------------------------------------
+
+
+@dataclass
+class Ratios:
+    """Per instance, at its entry with the largest observed/B: the observed error, B there
+    (NaN where the model gives none) and their ratio."""
+
+    observed: np.ndarray
+    bound: np.ndarray
+    outside: int = 0  # instances whose exact intermediates leave the format's normal range
+    ratio: np.ndarray | None = None
+
+
+class _RangeWatch:
+    """Per instance, whether some exact intermediate value lies outside the format's normal
+    range (above its largest number, or nonzero below its smallest normal one): the model
+    assumes neither overflow nor underflow, so such instances get no bound."""
+
+    def __init__(self, dtype: str, batch: int):
+        import ml_dtypes
+
+        info = ml_dtypes.finfo(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.finfo(dtype)
+        self.largest, self.tiny = float(info.max), float(info.tiny)
+        self.outside = np.zeros(batch, dtype=bool)
+
+    def __call__(self, value) -> None:
+        if not isinstance(value, np.ndarray):
+            return
+        magnitude = np.abs(value.astype(np.float64)).reshape(value.shape[0], -1)
+        with np.errstate(invalid="ignore"):
+            self.outside |= ((magnitude > self.largest)
+                             | ((magnitude > 0) & (magnitude < self.tiny))).any(axis=1)
+
+
+class _Evaluation:
+    def __init__(self, theorem, row, dtype, device):
+        self.theorem, self.row, self.dtype = theorem, row, dtype
+        self.xp = row.namespace(row.load(), dtype)
+        self.device = row.devices()[device]
+        from .._backends import _numpy_dtype
+
+        self.dtype_numpy = _numpy_dtype(dtype)
+        self.out = sorted(kind_free_indices(theorem.claim.computed), key=str)
+
+    def exp_accuracy(self, seed) -> float:
+        """The backend's largest exp error in units of the declared u, on arguments spread over
+        [−80, 10] (float16: [−15, 10]), against the wider format."""
+        model = ROUNDING_MODEL[(self.row.name, self.dtype)]
+        rng = np.random.default_rng(0 if seed is None else seed)
+        low = -15.0 if self.dtype == "float16" else -80.0
+        x = rng.uniform(low, 10.0, MODEL_SAMPLES).astype(self.dtype_numpy).astype(np.float64)
+        with self.row.scope(self.device):
+            placed = self.row.place(self.xp, x, self.dtype, self.device)
+            computed = to_numpy(self.xp.exp(placed)).astype(np.float64)
+        wider = WIDER.get(self.dtype, np.float64)
+        exact = np.exp(x.astype(wider))
+        tiny = float(np.finfo(np.float32 if self.dtype == "bfloat16" else self.dtype_numpy).tiny)
+        usable = (exact > 4 * tiny) & np.isfinite(computed)
+        error = np.abs(computed[usable].astype(wider) - exact[usable]) / exact[usable]
+        return float(np.max(error, initial=0.0)) / model.u
+
+    def ratios(self, claim, model: Rounding, sizes: dict, arrays: dict) -> Ratios:
+        with np.errstate(all="ignore"):  # overflow shows up as inf/NaN and is judged there
+            return self._ratios(claim, model, sizes, arrays)
+
+    def _ratios(self, claim, model: Rounding, sizes: dict, arrays: dict) -> Ratios:
+        computed = self._as_written(claim.computed, sizes, arrays, low=True)
+        wider = WIDER.get(self.dtype, np.float64)
+        watch = _RangeWatch(self.dtype, next(iter(arrays.values())).shape[0])
+        exact = self._as_written(claim.computed, sizes, arrays, low=False, wider=wider,
+                                 watch=watch)
+        with np.errstate(all="ignore"):
+            if claim.relative_to == "abs-scale":
+                scale = self._as_written(claim.computed, sizes, arrays, low=False, wider=wider,
+                                         magnitude=True)
+            else:
+                scale = np.abs(exact)
+            relative = np.abs(computed.astype(wider) - exact) / scale
+            relative = np.where(scale == 0, np.where(computed == 0, 0.0, np.inf), relative)
+            # the wider evaluation's own rounding, by the same analysis at its unit roundoff
+            slack = _bound_values(claim, sizes, arrays, float(np.finfo(wider).eps) / 2, 2,
+                                  self.theorem, self.out)
+            bound = _bound_values(claim, sizes, arrays, model.u, model.c_exp, self.theorem,
+                                  self.out) + slack
+            # entry by entry: the bound at one row never excuses the error at another
+            per_entry = np.asarray(relative / bound, np.float64)
+        batch = per_entry.shape[0]
+        per_entry = np.where(np.isnan(per_entry), np.inf, per_entry).reshape(batch, -1)
+        worst = per_entry.argmax(axis=1)
+        pick = np.arange(batch)
+        observed = np.asarray(relative, np.float64).reshape(batch, -1)[pick, worst]
+        bound = np.broadcast_to(bound, relative.shape).reshape(batch, -1)[pick, worst]
+        # outside the model (an intermediate overflows or underflows the format): no bound
+        bound = np.where(watch.outside, np.nan, bound)
+        ratio = np.where(watch.outside | np.isnan(bound), np.nan, per_entry[pick, worst])
+        return Ratios(observed, np.asarray(bound, np.float64), int(watch.outside.sum()), ratio)
+
+    def _as_written(self, expr, sizes, arrays, low: bool, wider=np.float64,
+                    watch=None, magnitude: bool = False) -> np.ndarray:
+        if low:
+            xp = self.xp
+            with self.row.scope(self.device):
+                placed = {k: self.row.place(xp, v, self.dtype, self.device)
+                          for k, v in arrays.items()}
+                value = _Interpreter(xp, placed, sizes, self.out).eval(expr)
+                return to_numpy(value).astype(np.float64)
+        placed = {k: v.astype(wider) for k, v in arrays.items()}
+        return _Interpreter(np, placed, sizes, self.out, watch, magnitude).eval(expr)
+
+
+def kind_free_indices(expr):
+    from attnproof.symbolic._theorem import free_indices
+
+    return free_indices(expr)
+
+
+class _Interpreter:
+    """Evaluates the error analysis's expressions as written. Every value is an array with axes
+    (batch, *axes): the claim's free indices, then the bound index of each sum or maximum being
+    evaluated, size 1 where the value does not depend on it. A sum's terms are computed at once
+    along its axis and then added one by one, left to right, in the format (a loop of n − 1
+    additions: the backend's own reduction may add pairwise); a maximum is exact in any order."""
+
+    def __init__(self, xp, arrays: dict, sizes: dict, out: list, watch=None,
+                 magnitude: bool = False):
+        self.xp, self.arrays, self.sizes = xp, arrays, sizes
+        # indices by name: substituting sizes rebuilds an index with numeric bounds
+        self.axes = [_name(i) for i in out]
+        self.watch = watch  # called with every intermediate value (the exact evaluation's)
+        # the abs-scale: every input outside exp and max by its absolute value
+        self.magnitude = magnitude
+        # a row maximum or a denominator inside a sum's term does not depend on the term's
+        # index: computed once, per layout of axes
+        self._memo: dict = {}
+
+    def eval(self, expr):
+        key = (expr, self.magnitude, tuple(self.axes))
+        if key in self._memo:
+            return self._padded(self._memo[key])
+        value = self._padded(self._eval(expr))
+        if self.watch is not None:
+            self.watch(value)
+        if isinstance(expr, (ReduceMax, sp.Sum)):
+            self._memo[key] = value
+        return value
+
+    def _padded(self, value):
+        """``value`` with trailing axes of size 1 for the bound indices opened since."""
+        if not hasattr(value, "shape"):
+            return value
+        missing = 1 + len(self.axes) - len(value.shape)
+        return self.xp.reshape(value, (*value.shape, *(1,) * missing)) if missing > 0 else value
+
+    def _eval(self, expr):
+        xp = self.xp
+        if isinstance(expr, sp.Indexed):
+            entry = self._entry(expr)
+            return xp.abs(entry) if self.magnitude else entry
+        if expr.is_number:
+            return abs(float(expr)) if self.magnitude else float(expr)
+        if isinstance(expr, sp.exp):
+            return xp.exp(self._plain(lambda: self.eval(expr.args[0])))
+        if isinstance(expr, sp.Max):  # exact in any order
+            return self._plain(lambda: _fold(xp.maximum, [self.eval(a) for a in expr.args]))
+        if isinstance(expr, ReduceMax):
+            return self._plain(lambda: self._over(expr, lambda terms: xp.max(terms, axis=-1)))
+        if isinstance(expr, sp.Sum):
+            return self._over(expr, self._left_to_right)
+        if isinstance(expr, sp.Pow) and expr.exp == -1:
+            return 1.0 / self.eval(expr.base)
+        if isinstance(expr, sp.Mul):
+            return self._product(expr)
+        if isinstance(expr, sp.Add):
+            return _fold(lambda a, b: a + b, [self.eval(a) for a in expr.args])
+        raise NotImplementedError(f"cannot evaluate {type(expr).__name__} as written")
+
+    def _over(self, expr, reduce):
+        """Every term of a sum or maximum at once, along a new last axis, then reduced."""
+        (index, _, _), = expr.limits
+        function = expr.function
+        if _name(index) in self.axes:  # a bound index named as a free one (spread(S[i, j], j))
+            fresh = sp.Symbol(f"{_name(index)}_{len(self.axes)}", integer=True)
+            function, index = function.xreplace({index: fresh}), fresh
+        self.axes.append(_name(index))
+        try:
+            terms = self.eval(function)
+        finally:
+            self.axes.pop()
+        return reduce(terms)
+
+    def _left_to_right(self, terms):
+        if getattr(self.xp, "__name__", "") == "jax.numpy":  # one dispatch, same order
+            return _jax_left_to_right(terms)
+        total = terms[..., 0]
+        for k in range(1, terms.shape[-1]):
+            total = total + terms[..., k]
+        return total
+
+    def _plain(self, compute):
+        """``compute()`` without the abs-scale's absolute values (inside exp and max)."""
+        magnitude, self.magnitude = self.magnitude, False
+        try:
+            return compute()
+        finally:
+            self.magnitude = magnitude
+
+    def _product(self, expr):
+        numerator = [a for a in expr.args if not (isinstance(a, sp.Pow) and a.exp == -1)]
+        denominator = [a.base for a in expr.args if isinstance(a, sp.Pow) and a.exp == -1]
+        value = _fold(lambda a, b: a * b, [self.eval(a) for a in numerator])
+        for d in denominator:  # x / y is one division, as written
+            value = value / self.eval(d)
+        return value
+
+    def _entry(self, expr: sp.Indexed):
+        """The tensor's entries with axes (batch, *self.axes), size 1 where it has none."""
+        indices = [_name(i) if isinstance(i, (sp.Idx, sp.Symbol)) else i for i in expr.indices]
+        if any(index not in self.axes for index in indices):
+            raise NotImplementedError(f"cannot evaluate {expr}: index arithmetic or constants")
+        array = self.arrays[str(expr.base.label)]
+        present = [axis for axis in self.axes if axis in indices]
+        value = self.xp.transpose(array, (0, *(1 + indices.index(a) for a in present)))
+        shape = [value.shape[0]]
+        at = 1
+        for axis in self.axes:
+            if axis in indices:
+                shape.append(value.shape[at])
+                at += 1
+            else:
+                shape.append(1)
+        return self.xp.reshape(value, tuple(shape))
+
+
+def _name(index) -> str:
+    return str(index.label) if isinstance(index, sp.Idx) else str(index)
+
+
+def _jax_left_to_right(terms):
+    """JAX's sequential scan: the same additions in the same order as the loop, compiled once
+    per shape instead of dispatched one by one."""
+    import jax
+
+    def add(total, term):
+        return total + term, None
+
+    rest = jax.numpy.moveaxis(terms[..., 1:], -1, 0)
+    return jax.lax.scan(add, terms[..., 0], rest)[0]
+
+
+def _fold(function, values):
+    result = values[0]
+    for value in values[1:]:
+        result = function(result, value)
+    return result
+
+
+def _bound_values(claim, sizes, arrays, unit: float, c_exp: int, theorem,
+                  out: list) -> np.ndarray:
+    """B at every instance: the claim's bound with the sizes, the spreads (from the inputs,
+    exactly), u and c_exp put in; NaN where count·u ≥ 1 (no rigorous bound there)."""
+    symbols = {sp.Symbol(k, integer=True, positive=True): v for k, v in sizes.items()}
+    symbols[kind.u] = unit
+    symbols[kind.c_exp] = c_exp
+    batch = next(iter(arrays.values())).shape[0]
+    if isinstance(claim, kind.ErrorBound):
+        count, exponent = claim.count, claim.exponent
+    else:
+        derived = claim._derived(theorem)
+        count, exponent = derived.count, derived.exponent
+    k = float(count.xreplace(symbols))
+    if k * unit >= 1:
+        return np.full(batch, np.nan).reshape((batch,) + (1,) * len(out))
+    x = _per_entry(exponent.xreplace(symbols), arrays, sizes, out)
+    gamma = k * unit / (1 - k * unit)
+    if isinstance(claim, kind.ErrorBound):
+        # (1 + γ)·e^X − 1 without the cancellation of 1 − 1: γ + (1 + γ)(e^X − 1)
+        return gamma + (1 + gamma) * np.expm1(x)
+    # first order: the claimed B plus the derived bound's remainder beyond its first-order
+    # part, (1 + γ_k)e^X − 1 − (k·u + X) = (k·u)²/(1 − k·u) + (e^X − 1 − X) + γ_k(e^X − 1)
+    remainder = (k * unit) ** 2 / (1 - k * unit) + (np.expm1(x) - x) + gamma * np.expm1(x)
+    return _per_entry(claim.bound.xreplace(symbols), arrays, sizes, out) + remainder
+
+
+def _per_entry(expr: sp.Expr, arrays: dict, sizes: dict, out: list) -> np.ndarray:
+    """A bound at every entry, axes (batch, *out): its data terms (spreads, |m1 − m2|, ...)
+    evaluated from the inputs in float64."""
+    batch = next(iter(arrays.values())).shape[0]
+    data = _data_terms(expr)
+    if not data:
+        return np.full((batch,) + (1,) * len(out), float(expr))
+    interpreter = _Interpreter(np, arrays, sizes, out)
+    names = {node: sp.Dummy("data") for node in data}
+    function = sp.lambdify(list(names.values()), expr.xreplace(names), "numpy")
+    values = function(*(interpreter.eval(node) for node in names))
+    return np.asarray(values, np.float64)
+
+
+def _data_terms(expr: sp.Expr) -> list:
+    """The largest subexpressions that read inputs: maxima over a row, and entries."""
+    if isinstance(expr, (ReduceMax, sp.Indexed)):
+        return [expr]
+    return list(dict.fromkeys(t for arg in expr.args for t in _data_terms(arg)))
+
+
+# -- settling -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Seen:
+    instances: int = 0
+    no_bound: int = 0
+    outside: int = 0
+    worst_ratio: float = 0.0
+    worst_error: float = 0.0
+    violation: dict | None = None
+
+    def note(self, ratios: Ratios, sizes: dict, arrays: dict) -> None:
+        bounded = np.isfinite(ratios.bound)
+        self.no_bound += int((~bounded).sum())
+        self.outside += ratios.outside
+        self.instances += int(bounded.sum())
+        ratio = np.where(bounded, ratios.ratio, 0.0)  # a NaN result is already infinite
+        if ratio.size and float(ratio.max()) > self.worst_ratio:
+            self.worst_ratio = float(ratio.max())
+        self.worst_error = max(self.worst_error, float(np.nanmax(
+            np.where(bounded, ratios.observed, 0.0), initial=0.0)))
+        bad = np.flatnonzero(ratio > 1.0)
+        if bad.size and self.violation is None:
+            row = int(bad[0])
+            self.violation = {
+                "sizes": sizes,
+                "inputs": {k: np.round(v[row], 6).tolist() for k, v in arrays.items()},
+                "observed relative error": float(ratios.observed[row]),
+                "bound": float(ratios.bound[row]),
+            }
+
+
+def _settle(record, claim, model: Rounding, seen: _Seen, dtype: str) -> None:
+    record.examples = max(1, record.examples)
+    record.instances = seen.instances
+    record.undecided = seen.no_bound
+    record.max_error_ulps = seen.worst_error / model.u if seen.worst_error else 0.0
+    record.max_error_bits = bits(record.max_error_ulps)
+    tightness = f"largest observed/B {seen.worst_ratio:.3g}"
+    loose = " (never within 10× of the bound)" if 0 < seen.worst_ratio < 0.1 else ""
+    model_text = f"u = {model.u:.3g}, c_exp = {model.c_exp} ({model.source})"
+    if seen.violation is not None:
+        record.status = NumericStatus.FAILED
+        record.refutes = True  # a bound violated in any format is false under the model
+        record.counterexample = seen.violation
+        record.reason = (f"observed error above the bound under the declared model: {tightness}; "
+                         f"{model_text}")
+        return
+    if seen.instances == 0:
+        record.status = NumericStatus.NOT_DECISIVE
+        record.reason = f"no instance where the bound is defined (count·u < 1) in {dtype}"
+        return
+    no_bound = (f"; {seen.no_bound} instance(s) outside the model in {dtype}, undecided "
+                f"({seen.outside} overflow or underflow an intermediate, the others have "
+                "count·u ≥ 1)" if seen.no_bound else "")
+    record.reason = f"{tightness}{loose} over {seen.instances} instances{no_bound}; {model_text}"
+    too_few = evidence.too_few(seen.instances)
+    record.status = NumericStatus.TOO_FEW if too_few else NumericStatus.PASSED
+    if too_few:
+        record.reason = f"{too_few}; {record.reason}"

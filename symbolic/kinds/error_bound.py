@@ -1,0 +1,396 @@
+"""Floating-point error bounds: "the computed value of this expression, evaluated as written,
+is within B of its exact value", proved for every size from a declared rounding model.
+
+The rounding model (the standard one, Higham, *Accuracy and Stability of Numerical Algorithms*,
+§2.2): every basic operation of the format is exact up to one factor (1 + δ), |δ| ≤ u, with u
+the format's unit roundoff (``u`` below); exp is exact up to ``c_exp`` such factors (its
+accuracy in units of u, declared per backend and format in ``numeric/kinds/error_bound.py`` and
+checked there); inputs are numbers of the format; nothing overflows or underflows. A product of
+k factors (1 + δ_i)^(±1) is 1 + θ_k with |θ_k| ≤ γ_k = k·u / (1 − k·u) (Higham's Lemma 3.1), so a
+bound is a *count* of rounding errors, an expression in the sizes.
+
+The symbolic route walks the expression as written and counts, for every size at once:
+
+* an input entry, a maximum of inputs (``rowmax``) and a positive integer are exact;
+* x − max_l x_l of inputs is one subtraction: its computed value is (x − m)(1 + δ), off by at
+  most u·(max − min) = u·``spread``, an error that exp turns into a factor e^(±u·spread);
+* exp(a) costs ``c_exp`` errors (and carries a's absolute error as that factor);
+* a sum of n positive terms, added left to right, costs n − 1 errors on top of its terms'
+  (each term's θ and e^(±·) bound the weighted mean of the terms' errors too);
+* a product or quotient of m positive factors costs m − 1 errors on top of its factors'.
+
+What it derives is |ŷ/y − 1| ≤ (1 + γ_k)·e^X − 1 for a count k and an exponent X; the claim
+``ErrorBound(computed, count=K, exponent=X')`` is proved when K − k ≥ 0 and X' − X ≥ 0 for every
+size from the declared minimum and every c_exp ≥ 1 (both polynomials with nonnegative
+coefficients once every variable is written as its minimum plus a nonnegative one), which
+holds wherever K·u < 1. ``FirstOrderErrorBound(computed, B)`` claims the first-order form
+|ŷ/y − 1| ≤ B + O(u²) (the form published results take): proved when B − (k·u + X) ≥ 0 the same
+way; its O(u²) remainder is not bounded, and the method says so.
+
+A derived bound larger than the claimed one does not refute the claim (the derivation is an
+upper bound); only the numeric route refutes, with an observed error above B.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from .._kind import ClaimKind
+from .._language import TheoremError, as_expression
+from .._prover import NOT_PROVED, PROVED, ProofResult
+from .._vocabulary import ReduceMax
+
+RELATIVE_TO = ("value", "abs-scale")
+u = sp.Symbol("u", positive=True)  # the unit roundoff of the format evaluated in
+c_exp = sp.Symbol("c_exp", integer=True, positive=True)  # exp's accuracy, in units of u
+
+
+def gamma(count: sp.Expr) -> sp.Expr:
+    """γ_k = k·u / (1 − k·u): the bound on |θ_k| for k rounding errors (k·u < 1)."""
+    return count * u / (1 - count * u)
+
+
+def spread(function: sp.Expr, over: sp.Idx) -> sp.Expr:
+    """max − min over ``over``: how far apart the entries of a row lie."""
+    return (ReduceMax(function, (over, over.lower, over.upper))
+            + ReduceMax(-function, (over, over.lower, over.upper)))
+
+
+@dataclass(frozen=True)
+class Relative:
+    """|ŷ/y − 1| ≤ (1 + γ_count)·e^exponent − 1; ``positive``: y > 0 is known (an exp, a
+    positive input, sums, products and quotients of such), which the sum rule needs."""
+
+    count: sp.Expr
+    exponent: sp.Expr = sp.S.Zero
+    positive: bool = False
+
+
+@dataclass(frozen=True)
+class Absolute:
+    """|ŷ − y| ≤ bound."""
+
+    bound: sp.Expr
+
+
+@dataclass(frozen=True)
+class Scaled:
+    """|ŷ − y| ≤ ((1 + γ_count)·e^exponent − 1)·A, A the abs-scale: the same expression with
+    every signed input outside exp taken by its absolute value (Σ_j |t_j| for a sum), which a
+    sum whose terms can cancel is measured against."""
+
+    count: sp.Expr
+    exponent: sp.Expr = sp.S.Zero
+
+
+EXACT = Relative(sp.S.Zero)
+EXACT_POSITIVE = Relative(sp.S.Zero, positive=True)
+
+
+class UnsupportedOperation(TheoremError):
+    """The expression has an operation the error analysis has no rule for."""
+
+
+def derive(expr: sp.Expr, dims: dict[str, sp.Symbol]) -> Relative | Absolute | Scaled:
+    """The error of ``expr`` evaluated as written, under the rounding model (module docstring)."""
+    if isinstance(expr, sp.Indexed) or isinstance(expr, ReduceMax) and _of_inputs(expr):
+        return EXACT_POSITIVE if expr.is_positive else EXACT
+    if isinstance(expr, sp.Max) and all(isinstance(a, sp.Indexed) for a in expr.args):
+        return EXACT_POSITIVE if expr.is_positive else EXACT  # a maximum is exact
+    if expr.is_Integer and expr > 0:
+        return EXACT_POSITIVE
+    if expr.is_number and expr.is_positive:
+        return Relative(sp.S.One, positive=True)  # a constant rounded once into the format
+    if isinstance(expr, sp.exp):
+        return _exp(expr.args[0], dims)
+    if isinstance(expr, sp.Sum):
+        return _sum(expr, dims)
+    if isinstance(expr, sp.Mul):
+        return _product(expr, dims)
+    if isinstance(expr, sp.Pow) and expr.exp == -1:
+        return _relative(expr.base, dims, expr)  # a divisor must not cancel
+    if isinstance(expr, sp.Add):
+        return _shift(expr) if _is_shift(expr) else _terms(expr, dims)
+    raise UnsupportedOperation(
+        f"no rounding rule for {type(expr).__name__} in {expr}: the error analysis knows inputs, "
+        "rowmax of inputs, x − rowmax(x), exp, sums of positive terms, products and quotients")
+
+
+def _of_inputs(maximum: ReduceMax) -> bool:
+    return all(isinstance(a, sp.Indexed) or a.is_number
+               for a in sp.Add.make_args(sp.expand(maximum.function)))
+
+
+def _exp(argument: sp.Expr, dims) -> Relative:
+    error = derive(argument, dims)
+    if isinstance(error, Relative) and error.count != 0:
+        raise UnsupportedOperation(f"exp of a rounded value with relative error: {argument}")
+    extra = error.bound if isinstance(error, Absolute) else sp.S.Zero
+    return Relative(c_exp, extra, positive=True)
+
+
+def _is_shift(expr: sp.Add) -> bool:
+    """x − max(...) of inputs: a score minus a running or row maximum."""
+    terms = sp.Add.make_args(expr)
+    return len(terms) == 2 and any(isinstance(-t, (ReduceMax, sp.Max)) for t in terms)
+
+
+def _shift(expr: sp.Add) -> Absolute:
+    """x − max of inputs: one subtraction of exact operands, off by u·|x − max|, which is at
+    most u·spread for a row maximum and u·|a − b| for x = a and max(a, b)."""
+    terms = sp.Add.make_args(expr)
+    maximum = next(-t for t in terms if isinstance(-t, (ReduceMax, sp.Max)))
+    x = next(t for t in terms if t != -maximum)
+    if not isinstance(x, sp.Indexed):
+        raise UnsupportedOperation(f"a shift of a computed value: {expr}")
+    if isinstance(maximum, ReduceMax):
+        (index, _, _), = maximum.limits
+        return Absolute(u * spread(maximum.function, index))
+    others = [a for a in maximum.args if a != x]
+    if len(maximum.args) != 2 or len(others) != 1:
+        raise UnsupportedOperation(f"x − max(...) with x not one of two arguments: {expr}")
+    return Absolute(u * sp.Abs(x - others[0]))
+
+
+def _terms(expr: sp.Add, dims) -> Relative | Scaled:
+    """A sum written out term by term, added left to right: one error per addition."""
+    errors = [derive(t, dims) for t in expr.args]
+    if any(isinstance(e, Absolute) for e in errors):
+        raise UnsupportedOperation(f"a sum of a value with an absolute error: {expr}")
+    count = sp.Max(*(e.count for e in errors)) + len(errors) - 1
+    exponent = sp.Max(*(e.exponent for e in errors))
+    if all(isinstance(e, Relative) and e.positive for e in errors):
+        return Relative(count, exponent, positive=True)
+    return Scaled(count, exponent)
+
+
+def _sum(expr: sp.Sum, dims) -> Relative | Scaled:
+    """n terms added left to right: n − 1 errors. Positive terms keep a relative bound; terms
+    of either sign can cancel, and their sum is bounded against its abs-scale Σ|t_j|."""
+    (index, low, high), = expr.limits
+    term = derive(expr.function, dims)
+    if isinstance(term, Absolute):
+        raise UnsupportedOperation(f"a sum of terms with an absolute error: {expr}")
+    count = term.count + (high - low + 1) - 1
+    if isinstance(term, Relative) and term.positive:
+        return Relative(count, term.exponent, positive=True)
+    return Scaled(count, term.exponent)
+
+
+def _product(expr: sp.Mul, dims) -> Relative | Scaled:
+    """m factors multiplied and divided as written: m − 1 errors. A product of relative errors
+    is relative whatever the signs; one factor bounded against its abs-scale makes the product
+    so bounded (the other factors' magnitudes scale it)."""
+    factors = [derive(f, dims) for f in expr.args]
+    if any(isinstance(f, Absolute) for f in factors):
+        raise UnsupportedOperation(f"a product of a value with an absolute error: {expr}")
+    count = sum((f.count for f in factors), sp.S.Zero) + len(factors) - 1
+    exponent = sum((f.exponent for f in factors), sp.S.Zero)
+    scaled = [f for f in factors if isinstance(f, Scaled)]
+    if len(scaled) > 1:
+        raise UnsupportedOperation(f"a product of two sums that can cancel: {expr}")
+    if scaled:
+        divided = [f for f in expr.args if isinstance(f, sp.Pow) and f.exp == -1
+                   and isinstance(derive(f.base, dims), Scaled)]
+        if divided:
+            raise UnsupportedOperation(f"a division by a sum that can cancel: {expr}")
+        return Scaled(count, exponent)
+    return Relative(count, exponent, positive=all(f.positive for f in factors))
+
+
+def _relative(expr: sp.Expr, dims, whole: sp.Expr) -> Relative:
+    """``expr``'s error, which must be relative to a positive value: a sum of terms of either
+    sign can cancel, and then no relative bound holds."""
+    error = derive(expr, dims)
+    if not isinstance(error, Relative) or not error.positive:
+        raise UnsupportedOperation(f"{expr} in {whole} can be negative or cancel: the relative "
+                                   "rules apply to positive quantities only")
+    return error
+
+
+# -- proving K ≥ k: a polynomial with nonnegative coefficients -------------------------------
+
+
+def nonnegative(expr: sp.Expr, floors: dict[sp.Symbol, int]) -> bool:
+    """Whether ``expr`` ≥ 0 for every value of its symbols at or above their floors: each symbol
+    s becomes floor + t with t ≥ 0 and every coefficient of the expanded polynomial in the t's
+    must be ≥ 0 (sufficient, not necessary: it may miss a proof, never fake one)."""
+    if expr.atoms(ReduceMax):  # a maximum outside a spread: no sign is known
+        return False
+    shifted = {s: floors.get(s, 0) + sp.Dummy(f"t_{s}", nonnegative=True)
+               for s in expr.free_symbols}
+    expanded = sp.expand(expr.xreplace(shifted))
+    variables = [v for v in shifted.values() if isinstance(v, sp.Add)]
+    dummies = sorted({d for v in variables for d in v.free_symbols if isinstance(d, sp.Dummy)},
+                     key=str)
+    if not expanded.free_symbols <= set(dummies):
+        return False
+    poly = sp.Poly(expanded, *dummies) if dummies else None
+    coefficients = poly.coeffs() if poly is not None else [expanded]
+    return all(c.is_number and c >= 0 for c in coefficients)
+
+
+@dataclass(frozen=True)
+class _BoundClaim(ClaimKind):
+    computed: sp.Expr
+
+    kind = "error bound"
+    refutes_exactly = False  # a derived bound larger than the claim's refutes nothing
+    numeric_route = "attnproof.numeric.kinds.error_bound:check"
+    numeric_draws = ("sizes up to the declared maximum, scores Gaussian, spread out, tied and "
+                     "driven toward the bound (hypothesis.target on observed/B); inputs rounded "
+                     "into the format; the exact value in a wider format")
+
+    def _derived(self, theorem) -> Relative | Scaled:
+        dims = {d.name: d.symbol for d in theorem.dims}
+        error = derive(theorem.expand_definitions(self.computed), dims)
+        if isinstance(error, Absolute):
+            raise UnsupportedOperation("the computed value has only an absolute error bound")
+        if self.relative_to == "value" and isinstance(error, Scaled):
+            raise UnsupportedOperation(
+                "the computed value is a sum whose terms can cancel, so no bound relative to it "
+                "holds: state it relative to its abs-scale (relative_to=\"abs-scale\")")
+        return error
+
+    def _floors(self, theorem, expr) -> dict:
+        floors = {d.symbol: d.sizes.low for d in theorem.dims}
+        floors[c_exp] = 1
+        floors[u] = 0
+        return {s: floors.get(s, 0) for s in expr.free_symbols}
+
+    def validate(self, theorem, where: str) -> None:
+        try:
+            self._derived(theorem)
+        except TheoremError as error:
+            raise TheoremError(f"{where}: {error}") from None
+
+
+def _spreads_as_symbols(*exprs: sp.Expr) -> list[sp.Expr]:
+    """The expressions with each spread, max f + max(−f) over a row, as one nonnegative symbol
+    (the same for every expression), whatever the bound index is called; a maximum left over
+    outside a spread stays, and then no comparison is proved."""
+    canonical = [_canonical_maxima(sp.expand(e)) for e in exprs]
+    maxima = set().union(*(e.atoms(ReduceMax) for e in canonical))
+    replacements = {}
+    for maximum in sorted(maxima, key=str):
+        negated = ReduceMax(-maximum.function, *maximum.limits)
+        if negated in maxima and negated not in replacements and maximum not in replacements:
+            spread_symbol = sp.Symbol(f"R_{len(replacements)}", nonnegative=True)
+            replacements[negated] = spread_symbol - maximum
+    # a distance |a − b| between inputs is a nonnegative number too
+    distances = set().union(*(e.atoms(sp.Abs) for e in canonical))
+    replacements.update({d: sp.Symbol(f"D_{n}", nonnegative=True)
+                         for n, d in enumerate(sorted(distances, key=str))})
+    return [sp.expand(e.xreplace(replacements)) for e in canonical]
+
+
+def readable(expr: sp.Expr) -> str:
+    """An expression of the analysis as a reader writes it: spreads by name."""
+    expr = _canonical_maxima(sp.expand(expr))
+    for maximum in sorted(expr.atoms(ReduceMax), key=str):
+        if maximum.function.could_extract_minus_sign():
+            continue
+        negated = ReduceMax(-maximum.function, *maximum.limits)
+        name = sp.Symbol(f"spread({sp.sstr(maximum.function).replace('_l', 'l')})")
+        expr = sp.expand(expr.xreplace({negated: name - maximum}))
+    return sp.sstr(sp.factor_terms(expr))
+
+
+def _canonical_maxima(expr: sp.Expr) -> sp.Expr:
+    """Every maximum's bound index renamed to one fixed name."""
+    mapping = {}
+    for node in expr.atoms(ReduceMax):
+        (variable, low, high), = node.limits
+        fixed = sp.Symbol("_l", integer=True)
+        mapping[node] = ReduceMax(node.function.xreplace({variable: fixed}), (fixed, low, high))
+    return expr.xreplace(mapping)
+
+
+@dataclass(frozen=True)
+class ErrorBound(_BoundClaim):
+    """``computed``, evaluated as written in a format with unit roundoff u, has relative error
+    at most (1 + γ_count)·e^exponent − 1 in every entry (rigorous, every size with count·u < 1).
+    ``count`` and ``exponent`` may use the sizes, ``c_exp``, ``u`` and ``spread(...)``."""
+
+    count: sp.Expr = sp.S.Zero
+    exponent: sp.Expr = sp.S.Zero
+    # "value": |ŷ/y − 1| ≤ B; "abs-scale": |ŷ − y| ≤ B·A, A the abs-scale (``Scaled``), for a
+    # value whose terms can cancel (an attention output over signed values)
+    relative_to: str = "value"
+
+    relation = r"\leq"
+
+    def __post_init__(self):
+        for name in ("computed", "count", "exponent"):
+            object.__setattr__(self, name, as_expression(getattr(self, name),
+                                                         f"ErrorBound: {name}"))
+        if self.relative_to not in RELATIVE_TO:
+            raise TheoremError(f"ErrorBound: relative_to must be one of {RELATIVE_TO}, got "
+                               f"{self.relative_to!r}")
+
+    def expressions(self):
+        return (("computed value", self.computed),)
+
+    @property
+    def bound(self) -> sp.Expr:
+        return (1 + gamma(self.count)) * sp.exp(self.exponent) - 1
+
+    def to_latex(self, latex) -> str:
+        bound = (rf"\left(1 + \gamma_{{{latex(self.count)}}}\right)"
+                 rf"e^{{{latex(self.exponent)}}} - 1")
+        y = latex(self.computed)
+        if self.relative_to == "abs-scale":
+            return (rf"\left|\mathrm{{fl}}({y}) - {y}\right| \leq \left({bound}\right)"
+                    rf"\,\mathrm{{abs}}({y})")
+        return rf"\left|\frac{{\mathrm{{fl}}({y})}}{{{y}}} - 1\right| \leq {bound}"
+
+    def prove(self, theorem, bound: int) -> ProofResult:
+        derived = self._derived(theorem)
+        count_gap, exponent_gap = _spreads_as_symbols(self.count - derived.count,
+                                                      self.exponent - derived.exponent)
+        floors = self._floors(theorem, count_gap + exponent_gap)
+        shown = (f"derived (1 + γ_({readable(derived.count)}))·e^({readable(derived.exponent)})"
+                 " − 1")
+        if nonnegative(count_gap, floors) and nonnegative(exponent_gap, floors):
+            return ProofResult(PROVED, f"running error analysis (all sizes with count·u < 1): "
+                               f"{shown}; the claimed count and exponent are at least as large")
+        return ProofResult(NOT_PROVED, f"running error analysis: {shown}, not shown to be at most "
+                           "the claimed bound; numeric evidence only")
+
+
+@dataclass(frozen=True)
+class FirstOrderErrorBound(_BoundClaim):
+    """``computed``, evaluated as written, has relative error at most ``bound`` + O(u²) in every
+    entry: the first-order form of published bounds; its O(u²) remainder is not bounded."""
+
+    bound: sp.Expr = sp.S.Zero
+
+    relation = r"\leq"
+    relative_to = "value"
+
+    def __post_init__(self):
+        for name in ("computed", "bound"):
+            object.__setattr__(self, name, as_expression(getattr(self, name),
+                                                         f"FirstOrderErrorBound: {name}"))
+
+    def expressions(self):
+        return (("computed value", self.computed),)
+
+    def to_latex(self, latex) -> str:
+        return (rf"\left|\frac{{\mathrm{{fl}}({latex(self.computed)})}}{{{latex(self.computed)}}}"
+                rf" - 1\right| \leq {latex(self.bound)} + O(u^2)")
+
+    def prove(self, theorem, bound: int) -> ProofResult:
+        derived = self._derived(theorem)
+        first_order = derived.count * u + derived.exponent
+        gap, = _spreads_as_symbols(sp.expand((self.bound - first_order) / u))
+        floors = self._floors(theorem, gap)
+        shown = f"derived first-order bound {readable(first_order)}"
+        if nonnegative(gap, floors):
+            return ProofResult(PROVED, f"running error analysis, first order (all sizes): "
+                               f"{shown} is at most the claimed one; O(u²) not bounded")
+        return ProofResult(NOT_PROVED, f"running error analysis, first order: {shown}, not shown "
+                           "to be at most the claimed bound; numeric evidence only")
+

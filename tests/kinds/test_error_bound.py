@@ -1,0 +1,170 @@
+"""Error bounds: the running error analysis counts rounding errors for every size, proves a
+claimed bound only when it is at least the derived one, and the numeric route refutes a bound an
+observed error exceeds, and a rounding model a backend's exp does not meet."""
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+from attnproof.numeric import check
+from attnproof.numeric.kinds import error_bound as numeric_route
+from attnproof.symbolic import (
+    Dim,
+    ErrorBound,
+    FirstOrderErrorBound,
+    Positive,
+    Source,
+    Tensor,
+    Theorem,
+    TheoremError,
+    c_exp,
+    discover,
+    prove,
+    rowsum,
+    spread,
+)
+from attnproof.symbolic.kinds.error_bound import Scaled, derive, nonnegative, u
+from attnproof.theorems import rounding
+
+PLANTED = discover([Path(__file__).resolve().parents[1] / "planted"]).by_name()
+HERE = Source("tests", "error bounds")
+
+
+def test_the_analysis_counts_exp_the_sum_and_the_division():
+    derived = derive(rounding.unshifted, {})
+    assert sp.simplify(derived.count - (rounding.n + 2 * c_exp)) == 0
+    assert derived.exponent == 0
+
+
+def test_the_shift_costs_an_exponent_of_twice_u_times_the_spread():
+    derived = derive(rounding.shifted, {})
+    assert sp.simplify(derived.count - (rounding.n + 2 * c_exp)) == 0
+    assert derived.exponent.has(u) and derived.exponent.atoms(sp.Function) == set()
+
+
+def test_nonnegativity_by_coefficients_is_sound_in_one_direction():
+    n = sp.Symbol("n", integer=True, positive=True)
+    assert nonnegative(n - 1, {n: 1})
+    assert not nonnegative(n - 2, {n: 1})  # false at n = 1
+    assert nonnegative(n - 2, {n: 2})  # true on the declared domain
+
+
+@pytest.mark.parametrize("name", ["softmax_unshifted_error_bound", "softmax_shifted_error_bound",
+                                  "softmax_unshifted_first_order",
+                                  "softmax_shifted_first_order"])
+def test_the_catalog_bounds_are_proved_for_every_length(name):
+    theorem = getattr(rounding, name)
+    result = prove(theorem)
+    assert result.status == "proved", result.method
+    assert "all sizes" in result.method
+
+
+def test_a_bound_one_error_short_is_not_proved_and_not_refuted_symbolically():
+    short = dataclasses.replace(rounding.softmax_unshifted_error_bound, name="short",
+                                claim=ErrorBound(rounding.unshifted,
+                                                 count=rounding.n + 2 * c_exp - 1))
+    assert prove(short).status == "not-proved"  # a derivation bounds; it does not refute
+
+
+def test_a_first_order_claim_says_its_remainder_is_not_bounded():
+    result = prove(rounding.softmax_shifted_first_order)
+    assert "O(u²) not bounded" in result.method
+
+
+def test_a_bound_relative_to_a_value_that_can_cancel_is_a_declaration_error():
+    n = Dim("n")
+    (j,) = n.indices("j")
+    x = Tensor("x", (n,))
+    with pytest.raises(TheoremError, match="can cancel.*abs-scale"):
+        Theorem(name="signed_sum", source=HERE,
+                claim=ErrorBound(rowsum(x[j], j), count=n.symbol), inputs=(x,))
+    summed = Theorem(name="signed_sum", source=HERE, inputs=(x,),
+                     claim=ErrorBound(rowsum(x[j], j), count=n.symbol - 1,
+                                      relative_to="abs-scale"))
+    assert prove(summed).status == "proved"  # recursive summation: γ_{n−1} of Σ|x_j|
+
+
+def test_an_expression_the_analysis_has_no_rule_for_is_a_declaration_error():
+    n = Dim("n")
+    (j,) = n.indices("j")
+    x = Tensor("x", (n,))
+    with pytest.raises(TheoremError, match="no rounding rule"):
+        Theorem(name="logged", source=HERE,
+                claim=ErrorBound(sp.log(rowsum(sp.exp(x[j]), j)), count=n.symbol),
+                inputs=(x,))
+
+
+def test_the_online_merge_is_bounded_with_the_gap_between_the_two_maxima():
+    result = prove(rounding.online_softmax_merge_error_bound)
+    assert result.status == "proved", result.method
+    assert "Abs(m1[h] - m2[h])" in result.method and "c_exp + 3" in result.method
+
+
+@pytest.mark.parametrize("name", ["softmax_shifted_error_bound", "softmax_shifted_first_order"])
+def test_a_spread_over_the_free_index_of_the_entry_is_read_per_row(name):
+    # spread(S[i, j], j) binds j, the entry's own free index: the row's max − min
+    record = check(getattr(rounding, name), "numpy", "float32", "cpu", profile="quick")
+    assert record.status == "passed", record.reason
+
+
+def test_the_online_merge_bound_holds_where_one_half_dominates():
+    record = check(rounding.online_softmax_merge_error_bound, "numpy", "float32", "cpu",
+                   profile="quick")
+    assert record.status == "passed", record.reason
+
+
+@pytest.mark.parametrize("name", ["attention_output_error_bound",
+                                  "attention_output_divided_last_error_bound"])
+def test_the_attention_output_is_bounded_against_its_abs_scale(name):
+    result = prove(getattr(rounding, name))
+    assert result.status == "proved", result.method
+    assert "2*(c_exp + n_k)" in result.method
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax", "mlx"])
+def test_a_bound_sixteen_times_too_small_is_refuted_by_an_observed_error(backend):
+    record = check(PLANTED["planted_softmax_error_a_sixteenth_of_the_length"], backend,
+                   "float32", "cpu", profile="quick")
+    assert record.status == "failed" and record.refutes
+    example = record.counterexample
+    assert example["observed relative error"] > example["bound"]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax", "mlx"])
+def test_a_looser_true_bound_holds_on_every_backend(backend):
+    record = check(PLANTED["planted_softmax_error_bound_one_more"], backend, "float32", "cpu",
+                   profile="quick")
+    if record.status == "skipped":
+        pytest.skip(record.reason)
+    assert record.status == "passed", record.reason
+    assert "largest observed/B" in record.reason
+
+
+def test_an_exp_less_accurate_than_declared_fails_the_model_not_the_bound(monkeypatch):
+    key = ("numpy", "float32")
+    declared = numeric_route.ROUNDING_MODEL[key]
+    monkeypatch.setitem(numeric_route.ROUNDING_MODEL, key,
+                        dataclasses.replace(declared, c_exp=1))  # NumPy's float32 exp: ~3.4u
+    record = check(rounding.softmax_unshifted_error_bound, "numpy", "float32", "cpu",
+                   profile="quick")
+    assert record.status == "failed" and "rounding model is wrong" in record.reason
+
+
+def test_spread_is_max_minus_min():
+    n = Dim("n")
+    (j,) = n.indices("j")
+    x = Tensor("x", (n,))
+    value = spread(x[j], j).xreplace({n.symbol: 3}).doit()
+    entries = (1, -2, 5)
+    assert value.xreplace({a: entries[int(a.indices[0])] for a in value.atoms(sp.Indexed)}) == 7
+
+
+def test_a_positive_input_may_be_summed_and_a_real_one_may_not():
+    n = Dim("n")
+    (j,) = n.indices("j")
+    weights = Tensor("w", (n,), Positive(1e-2, 1e2))
+    assert derive(rowsum(weights[j], j), {}).positive
+    assert isinstance(derive(rowsum(Tensor("x", (n,))[j], j), {}), Scaled)
+    assert FirstOrderErrorBound(rowsum(weights[j], j), bound=n.symbol * u).kind == "error bound"

@@ -1,0 +1,24 @@
+"""Planted error bounds: softmax's rounding error grows with the row (its observed error reaches
+a fifth of the n + 2·c_exp errors counted), so a bound counting n/16 errors must be refuted by an
+observed error on every backend; the proved bound with one more error counted must hold. Test
+fixtures, never in the catalog."""
+
+from attnproof.symbolic import ErrorBound, Source, Theorem, c_exp
+from attnproof.theorems import rounding
+
+PLANTED = Source("tests/planted/kinds_error_bound.py", "planted error bounds")
+
+planted_softmax_error_a_sixteenth_of_the_length = Theorem(
+    name="planted_softmax_error_a_sixteenth_of_the_length",
+    source=PLANTED,
+    claim=ErrorBound(rounding.unshifted, count=rounding.n / 16),
+    inputs=(rounding.S,),
+    expect="refuted",
+)
+
+planted_softmax_error_bound_one_more = Theorem(
+    name="planted_softmax_error_bound_one_more",
+    source=PLANTED,
+    claim=ErrorBound(rounding.unshifted, count=rounding.n + 2 * c_exp + 1),
+    inputs=(rounding.S,),
+)
