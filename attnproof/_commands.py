@@ -9,7 +9,6 @@ or of other directories writes ``reports/partial/`` unless ``--out`` says otherw
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -19,29 +18,32 @@ from attnproof import symbolic
 from . import __version__
 from . import _arguments as arguments
 from . import _document as doc
+from . import _sandbox as sandbox
 from . import _terminal as terminal
 from . import _view as view
-from ._describe import describe
+from ._describe import declaration, describe
 from ._exits import (
     EXIT_INTERRUPTED,
     EXIT_NOT_OK,
     EXIT_OK,
     EXIT_OUTPUT,
-    EXIT_TERMINATED,
     EXIT_USAGE,
 )
-from ._progress import Progress
-from ._reports import JSON_NAME, Written, write_reports
+from ._progress import Progress, first_error
+from ._reports import JSON_NAME, PDF_NAME, Written, write_reports
 from ._results import Report, result_from_records, write_json
-from ._runner import PROFILES, RunInterrupted, numeric_api, run
+from ._runner import PROFILE_TIMEOUTS, PROFILES, RunInterrupted, numeric_api, run
 from ._schema import ResultsError, load_results
+from ._signals import EXIT_BY_SIGNAL, Stops, described
 from .numeric import replay as replay_command
 from .numeric._compile_cache import disable as disable_caches
 
 REPORTS = Path("reports")
 PARTIAL = REPORTS / "partial"
 DEFAULT_JSON = REPORTS / JSON_NAME
-EXIT_BY_SIGNAL = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: EXIT_TERMINATED}
+# Seconds a file of --theorems may take to load for `list` and `show` (which check nothing, so
+# have no profile); loading a file takes well under a second.
+LOAD_TIMEOUT = 60.0
 
 
 class UsageError(Exception):
@@ -70,11 +72,13 @@ def _parser(doc: str = "") -> argparse.ArgumentParser:
     prove.set_defaults(command=prove_command)
     listing = commands.add_parser("list", help="list theorems and their last known status")
     _add_theorem_source(listing)
+    _add_load_timeout(listing)
     _add_json_input(listing)
     listing.set_defaults(command=list_command)
     show = commands.add_parser("show", help="a theorem's statement, proof, evidence and replay")
     show.add_argument("name", metavar="NAME")  # checked against the theorems found
     _add_theorem_source(show)
+    _add_load_timeout(show)
     _add_json_input(show)
     show.set_defaults(command=show_command)
     report = commands.add_parser("report", help="re-render the reports from results JSON")
@@ -106,6 +110,12 @@ def _add_theorem_source(parser: argparse.ArgumentParser) -> None:
                         help="extra directory (or .py file) of theorems; repeatable")
     parser.add_argument("--no-catalog", action="store_true",
                         help="leave out the built-in theorems/ catalog")
+
+
+def _add_load_timeout(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--timeout", metavar="S", type=arguments.positive_seconds,
+                        default=LOAD_TIMEOUT, help="seconds each file of --theorems may take to "
+                        "load before its worker is killed (default: %(default)s)")
 
 
 def _add_json_input(parser: argparse.ArgumentParser) -> None:
@@ -150,16 +160,31 @@ def _directories(args) -> list[Path]:
     return catalog + list(args.theorems)
 
 
-def _discover(args) -> symbolic.Catalog:
-    """The theorems the arguments name; a usage error when they name none at all."""
+def _discover(args, render: bool = False) -> symbolic.Catalog:
+    """The theorems the arguments name; a usage error when they name none at all.
+
+    A user's files are loaded in a worker process (``_sandbox``), with ``--timeout`` seconds
+    each, so that nothing they do at import ends this process; ``render`` also renders their
+    statements there. ``--in-process`` (for debugging) loads them here: a file that exits,
+    hangs or crashes at import then ends or stalls the run, as it would any Python program.
+    """
     directories = _directories(args)
     if not directories:
         raise UsageError("nothing to check: --no-catalog without --theorems DIR")
-    catalog = symbolic.discover(directories)
+    if getattr(args, "in_process", False):
+        catalog = symbolic.discover(directories)
+    else:
+        catalog = sandbox.discover(directories, timeout=_load_timeout(args), render=render)
     if not catalog.theorems and not catalog.errors:
         raise UsageError("nothing to check: no theorem declared in "
                          + ", ".join(str(d) for d in directories))
     return catalog
+
+
+def _load_timeout(args) -> float:
+    """Seconds a theorem file may take to load: ``--timeout``, else (``prove``) the profile's
+    limit for a theorem."""
+    return args.timeout if args.timeout is not None else PROFILE_TIMEOUTS[args.profile]
 
 
 def _check_names(names, catalog: symbolic.Catalog) -> None:
@@ -182,21 +207,26 @@ def _unknown_theorem(name: str, known: list[str]) -> str:
 
 def prove_command(args) -> int:
     _check_numeric_filters(args)
-    catalog = _discover(args)
-    _check_names(args.theorem, catalog)
-    out, out_if_interrupted = _destinations(args)
+    # where the reports go is fixed before any theorem file runs (with --in-process one could
+    # change the working directory)
+    out, out_if_interrupted = (path.absolute() for path in _destinations(args))
     if args.json is not None and args.json.is_dir():
         raise UsageError(f"--json {args.json} is a directory; name the results file")
+    if args.json is not None:
+        args.json = args.json.absolute()
     for directory in {out, out_if_interrupted, *([args.json.parent] if args.json else [])}:
         problem = arguments.unwritable(directory)
         if problem:
             raise UsageError(problem)
+    catalog = _discover(args)
+    _check_names(args.theorem, catalog)
     if not args.symbolic_only and numeric_api() is None:
         print("attnproof: numeric checks unavailable (numeric.check not found); "
               "symbolic proofs only", file=sys.stderr)
     if args.no_cache:
         disable_caches()
     progress = Progress()
+    stopped = None
     try:
         report = run(
             _directories(args), theorem_filter=args.theorem, backends=args.backend,
@@ -207,18 +237,45 @@ def prove_command(args) -> int:
             isolate=not args.in_process, catalog=catalog,
         )
     except RunInterrupted as interrupted:
+        report, stopped = interrupted.report, interrupted.signal
+    except BaseException:
         progress.close()
-        written = _write(interrupted.report, args, out_if_interrupted)
-        how = "terminated" if interrupted.signal == signal.SIGTERM else "interrupted"
-        print(f"attnproof: {how}; the {len(interrupted.report.theorems)} theorems finished are "
-              "kept as a partial report", file=sys.stderr)
-        _print_written(written, out_if_interrupted, args)
-        return EXIT_BY_SIGNAL.get(interrupted.signal, EXIT_INTERRUPTED)
-    finally:
+        raise
+    with Stops() as stops:  # from here a signal can no longer lose a finished theorem
         progress.close()
-    written = _write(report, args, out)
-    _print_summary(report, written, out, args)
+        return _save(report, args, out_if_interrupted if stopped else out, stopped, stops)
+
+
+def _save(report: Report, args, out: Path, stopped: int | None, stops: Stops) -> int:
+    """Write the results, then the reports; say what was kept if a signal stopped either the
+    run (``stopped``) or the writing (``stops``)."""
+    written = _write(report, args, out, stops)
+    if stopped is not None:
+        print(f"attnproof: {described(stopped)}; the {len(report.theorems)} theorems finished "
+              "are kept as a partial report", file=sys.stderr)
+        _print_written(written, out, args)
+    else:
+        _print_summary(report, written, out, args)
+    if stops.received:
+        print(f"attnproof: {_kept(written, out, stops.first)}", file=sys.stderr)
+    signal_number = stopped or stops.first
+    if signal_number is not None:
+        return EXIT_BY_SIGNAL.get(signal_number, EXIT_INTERRUPTED)
     return _exit_code(report, written, args)
+
+
+def _kept(written: Written, out: Path, signal_number: int) -> str:
+    """One line: what a signal that came while the results were saved left behind."""
+    how = described(signal_number)
+    if written.results is None:
+        return (f"{how} before the results were written; the previous report set in {out} is "
+                f"unchanged, and this run's results were saved to {written.paths[0]}")
+    if written.not_rendered:
+        pdf = " --pdf" if PDF_NAME in written.not_rendered else ""
+        return (f"{how} while rendering the reports; {written.results} holds the complete "
+                f"results; not rendered: {', '.join(written.not_rendered)} (`attnproof report "
+                f"--json {written.results}{pdf}` renders them)")
+    return f"{how} after the reports were written; the report set in {out} is complete"
 
 
 def _replay(args) -> int:
@@ -267,19 +324,29 @@ def _destinations(args) -> tuple[Path, Path]:
     return (REPORTS if whole else PARTIAL), PARTIAL
 
 
-def _write(report: Report, args, out: Path) -> Written:
+def _write(report: Report, args, out: Path, stops: Stops) -> Written:
     """Write the report set; if the file system refuses after all (a full disk, permissions
-    changed during the run), the results are saved in a fresh temporary directory instead."""
+    changed during the run), or a signal came before the results were written, the results
+    are saved in a fresh temporary directory instead."""
     try:
-        return write_reports(report, out, args.json, pdf=args.pdf)
+        written = write_reports(report, out, args.json, pdf=args.pdf, stops=stops)
     except OSError as error:
-        rescue = Path(tempfile.mkdtemp(prefix="attnproof-results-")) / JSON_NAME
-        write_json(report, rescue)
+        rescue = _rescue(report)
         written = Written([rescue])
         written.failures.append(f"could not write the reports to {out} ({error}); the results "
                                 f"were saved to {rescue} (`attnproof report --json {rescue} "
                                 "--out DIR` renders them)")
         return written
+    if written.stopped_by is not None and written.results is None:
+        written.paths.append(_rescue(report))
+    return written
+
+
+def _rescue(report: Report) -> Path:
+    """The results, saved in a fresh temporary directory."""
+    rescue = Path(tempfile.mkdtemp(prefix="attnproof-results-")) / JSON_NAME
+    write_json(report, rescue)
+    return rescue
 
 
 def _exit_code(report: Report, written: Written, args) -> int:
@@ -306,23 +373,35 @@ def _numeric_filter_matched_nothing(report: Report, args) -> bool:
 def _print_summary(report: Report, written: Written, out: Path, args) -> None:
     counts = [f"{n} {s}" for s, n in view.status_counts(report)]
     as_expected = sum(t.ok for t in report.theorems)
+    errors = _error_lines(report)
     print(f"\n{len(report.theorems)} theorems: {', '.join(counts) or 'none'}; "
-          f"{as_expected} as expected; {len(report.errors)} errors")
+          f"{as_expected} as expected; {len(errors)} error{'' if len(errors) == 1 else 's'}")
     for t in view.inconsistent(report):
         print(f"  INCONSISTENT: {terminal.escape(t.name)}: two routes disagree (a bug in the "
               "checker, the compiler or the implementation)")
-    for error in report.errors:
-        first = error.message.splitlines()[0] if error.message else error.path
-        print(f"  error: {terminal.escape(first)}")
+    for line in errors:
+        print(f"  error: {terminal.escape(line)}")
     if report.partial:
         print(f"partial report: {terminal.escape(report.partial_reason)}")
     _print_written(written, out, args)
 
 
+def _error_lines(report: Report) -> list[str]:
+    """One line per error, each with its reason: every file or worker error, then every
+    theorem in error that none of those already explains (a check that raised)."""
+    lines = [error.message.splitlines()[0] if error.message else error.path
+             for error in report.errors]
+    explained = {error.theorem for error in report.errors if error.theorem}
+    for theorem in report.theorems:
+        if theorem.status == "error" and theorem.name not in explained:
+            lines.append(f"{theorem.name}: {first_error(theorem) or 'in error'}")
+    return lines
+
+
 def _print_written(written: Written, out: Path | None = None, args=None) -> None:
     print("wrote " + ", ".join(str(p) for p in written.paths))
-    if args is not None and args.out is None and out == PARTIAL:
-        print(f"note: this run is not a complete run of the whole catalog, so it wrote {out}/; "
+    if args is not None and args.out is None and out == PARTIAL.absolute():
+        print(f"note: this run is not a complete run of the whole catalog, so it wrote {PARTIAL}/; "
               f"the catalog report in {REPORTS}/ is unchanged (--out DIR writes elsewhere)")
     for note in written.notes:
         print(f"note: {note}")
@@ -341,8 +420,14 @@ def report_command(args) -> int:
     problem = arguments.unwritable(out)
     if problem:
         raise UsageError(problem)
-    written = write_reports(report, out, results=False, pdf=args.pdf)
+    with Stops() as stops:
+        written = write_reports(report, out, results=False, pdf=args.pdf, stops=stops)
     _print_written(written)
+    if written.stopped_by is not None:
+        unrendered = ", ".join(written.not_rendered) or "nothing"
+        _complain(f"{described(written.stopped_by)} while rendering the reports; not rendered: "
+                  f"{unrendered}; the results in {args.json} are unchanged")
+        return EXIT_BY_SIGNAL[written.stopped_by]
     return EXIT_OUTPUT if written.failures else EXIT_OK
 
 
@@ -398,7 +483,7 @@ def show_command(args) -> int:
         fixes = view.corrections(report).get(args.name, [])
         print(terminal.section(doc.theorem_section(results[args.name], fixes)))
         return EXIT_OK
-    catalog = _discover(args)
+    catalog = _discover(args, render=True)
     declared = catalog.by_name().get(args.name)
     if declared is None:
         known = [t.name for t in catalog.theorems] + list(results)
@@ -408,6 +493,10 @@ def show_command(args) -> int:
 
 
 def _show_declaration(theorem, json_path: Path) -> None:
-    result = result_from_records(describe(theorem), None, [])  # nothing checked yet
+    if isinstance(theorem, sandbox.DeclaredTheorem):  # loaded and rendered in a worker
+        fields = {**declaration(theorem), **(theorem.rendered or {})}
+    else:
+        fields = describe(theorem)
+    result = result_from_records(fields, None, [])  # nothing checked yet
     print(terminal.section(doc.theorem_section(result, [])))
     print(f"\nnot checked yet (no result in {terminal.escape(json_path)})")

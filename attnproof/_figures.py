@@ -19,6 +19,9 @@ from . import _view as view
 from ._results import Report, TheoremResult, readable_mode
 
 FIGURE_DIR = "figures"
+# A theorem's name as a heat map label, at most this many characters: any valid name is
+# allowed, and a label of thousands of characters made a figure too wide for TeX to include.
+LABEL_LIMIT = 48
 # Colour saturates here: a float64 error beyond this many bits is already a wrong answer, and
 # one huge value must not wash out the differences among the accurate ones.
 BITS_COLOUR_LIMIT = 24.0
@@ -116,6 +119,16 @@ def heat_map_data(theorems: list[TheoremResult]):
     return [t.name for t in rows], labels, bits, marks
 
 
+def shortened(name: str, limit: int = LABEL_LIMIT) -> str:
+    """``name`` for display in a figure: whole if short, else its start and end around an
+    ellipsis (both ends, so that names sharing a long prefix stay apart); the reports' text
+    gives every name in full."""
+    if len(name) <= limit:
+        return name
+    tail = limit // 3
+    return f"{name[: limit - tail - 1]}…{name[-tail:]}"
+
+
 _MARK_STYLE = {"failed": dict(edgecolor="tab:blue", linewidth=1.5),
                "not decisive": dict(edgecolor="grey", linewidth=1.0, linestyle="--")}
 
@@ -127,7 +140,7 @@ def _error_bits_figure(Figure, theorems: list[TheoremResult]):
     image = axes.imshow(np.clip(bits, 0, BITS_COLOUR_LIMIT), cmap="YlOrRd", vmin=0,
                         vmax=BITS_COLOUR_LIMIT, aspect="auto")
     axes.set_xticks(range(len(labels)), labels, fontsize=8)
-    axes.set_yticks(range(len(names)), names, fontsize=8)
+    axes.set_yticks(range(len(names)), [shortened(name) for name in names], fontsize=8)
     axes.xaxis.tick_top()
     for (i, j), value in np.ndenumerate(bits):
         _annotate_cell(axes, i, j, value, marks[i, j])

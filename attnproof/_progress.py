@@ -14,6 +14,7 @@ import time
 from collections import Counter
 
 from ._results import TheoremResult
+from ._terminal import escape
 
 BAR_WIDTH = 24
 
@@ -116,4 +117,23 @@ def _detail(result: TheoremResult) -> str:
         if undecided:
             drawn = undecided + sum(r.instances or 0 for r in result.numeric)
             parts[-1] += f" ({undecided:,} of {drawn:,} draws undecided)"
+    reason = first_error(result)
+    if reason and not (result.symbolic and result.symbolic.status == "error"):
+        parts.append(escape(reason))  # a symbolic error's reason is its method, shown already
     return "; ".join(parts)
+
+
+def first_error(result: TheoremResult) -> str | None:
+    """The first line of the reason for the first error among a theorem's checks, saying
+    which check it was; None when none of them erred."""
+    if result.symbolic is not None and result.symbolic.status == "error":
+        return _first_line(f"proof: {result.symbolic.method}")
+    for record in result.numeric:
+        if record.status == "error":
+            where = "/".join((record.backend, record.dtype, record.device, record.mode))
+            return _first_line(f"{where}: {record.reason or 'no reason given'}")
+    return None
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text

@@ -1,11 +1,17 @@
 """Writing a report directory: results JSON, Markdown, LaTeX, figures, and optionally the PDF.
 
-The files of one run form one set. Everything is rendered into a staging directory inside the
-report directory first (the PDF included); then, holding the directory's lock and with Ctrl-C
-and SIGTERM deferred, each file replaces its predecessor by an atomic rename, and whatever an
-earlier run left that this run did not produce (a PDF, figures) is removed. So two runs writing
-one directory cannot interleave their files, an interrupted or failing render leaves the
-previous set whole, and a set never mixes files of two runs.
+Results first, then reports. Holding the directory's lock, the results JSON is written at once,
+atomically; the reports are then rendered from it into a staging directory inside the report
+directory (the PDF included), and each file replaces its predecessor by an atomic rename;
+whatever an earlier run left that this run did not produce (a PDF, figures) is removed. So two
+runs writing one directory cannot interleave their files, and a set never mixes files of two
+runs.
+
+Ctrl-C or SIGTERM (see ``_signals.Stops``) never loses the results: one that arrives before
+the JSON is written leaves the previous set whole (the caller saves the results elsewhere);
+one that arrives later stops the rendering, and the new JSON is installed with whatever was
+rendered completely, the rest of the old set removed. ``Written`` says which. Staging
+directories never outlive a run, and those an earlier run left (killed outright) are removed.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from pathlib import Path
 
 from . import _figures, _markdown, _tex
 from ._results import Report, readable_mode, write_atomic, write_json
+from ._signals import Stops
 
 MARKDOWN_NAME = "summary.md"
 LATEX_NAME = "report.tex"
@@ -32,32 +39,57 @@ _STAGING_PREFIX = ".attnproof-staging-"
 
 @dataclass
 class Written:
-    """What was written; ``failures`` are files asked for that could not be produced."""
+    """What was written; ``failures`` are files asked for that could not be produced.
+
+    ``stopped_by`` is the first signal that arrived while writing (None if none did);
+    ``results`` where the results JSON was written (None if it was not); ``not_rendered`` the
+    files of the set a signal kept from being rendered.
+    """
 
     paths: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    stopped_by: int | None = None
+    results: Path | None = None
+    not_rendered: list[str] = field(default_factory=list)
 
 
 def write_reports(report: Report, out_dir, json_path=None, *, results: bool = True,
-                  pdf: bool = False) -> Written:
+                  pdf: bool = False, stops: Stops | None = None) -> Written:
     """Write the report set into ``out_dir``; ``results=False`` leaves the JSON alone.
 
     A PDF that cannot be built is a failure (in ``Written.failures``), and no earlier PDF is
-    left beside the new reports.
+    left beside the new reports. ``stops`` records the signals that arrive meanwhile; a caller
+    without one has them delivered again once the writing is done, to its own handlers.
     """
+    if stops is None:
+        with Stops() as own:
+            written = write_reports(report, out_dir, json_path, results=results, pdf=pdf,
+                                    stops=own)
+        if own.first is not None:
+            signal.raise_signal(own.first)
+        return written
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = Written()
     with locked(out_dir):
-        staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=out_dir))
-        try:
-            staged = _render(report, staging, written, results=results, pdf=pdf)
+        _remove_stale_staging(out_dir, written)
+        if results and stops.received:  # before anything was written: the old set stays
+            written.stopped_by = stops.first
+            return written
+        if results:
             json_target = Path(json_path) if json_path else out_dir / JSON_NAME
-            with _signals_deferred():
-                _install(staged, staging, out_dir, json_target, written)
-        finally:
+            write_json(report, json_target)
+            written.paths.append(json_target)
+            written.results = json_target
+        staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=out_dir))
+        staged: list[str] = []
+        try:
+            _render_unless_stopped(report, staging, written, staged, pdf, stops)
+        finally:  # a renderer's bug too: no file of the old set stays beside the new results
+            _install(staged, staging, out_dir, written)
             shutil.rmtree(staging, ignore_errors=True)
+    written.stopped_by = stops.first
     return written
 
 
@@ -74,38 +106,64 @@ def locked(directory: Path):
         os.close(handle)  # closing releases the lock
 
 
-def _render(report: Report, staging: Path, written: Written, *, results: bool,
-            pdf: bool) -> list[str]:
-    """Render every file of the set into ``staging``; return the names produced there."""
+def _remove_stale_staging(out_dir: Path, written: Written) -> None:
+    """Staging directories are made only under the lock, which is held now: any found here
+    was left by a run killed outright (SIGKILL, a power cut)."""
+    for stale in out_dir.glob(_STAGING_PREFIX + "*"):
+        shutil.rmtree(stale, ignore_errors=True)
+        written.notes.append(f"removed {stale}, left by an earlier run that was killed")
+
+
+def _render_unless_stopped(report: Report, staging: Path, written: Written, staged: list[str],
+                           pdf: bool, stops: Stops) -> None:
+    """Render into ``staging`` until done or a signal comes; ``staged`` names what is complete."""
+    if not stops.received:
+        stops.stopping = True
+        try:
+            _render(report, staging, written, staged, pdf=pdf)
+        except BaseException:
+            # a library may turn the KeyboardInterrupt into its own error: the signal decides
+            if not stops.received:
+                raise
+        finally:
+            stops.stopping = False
+    if stops.received:
+        # the figures come first: with the Markdown staged, they were all drawn (or none apply)
+        figures = [] if MARKDOWN_NAME in staged else [_figures.FIGURE_DIR]
+        wanted = figures + [MARKDOWN_NAME, LATEX_NAME] + ([PDF_NAME] if pdf else [])
+        written.not_rendered = [name for name in wanted if name not in staged]
+
+
+def _render(report: Report, staging: Path, written: Written, staged: list[str], *,
+            pdf: bool) -> None:
+    """Render the files of the set into ``staging``, adding each name to ``staged`` once it
+    is complete."""
     figures = _figures.draw(report, staging)
     if figures.missing:
         written.notes.append(figures.missing)
-    staged = [_figures.FIGURE_DIR] if (staging / _figures.FIGURE_DIR).exists() else []
+    if (staging / _figures.FIGURE_DIR).exists():
+        staged.append(_figures.FIGURE_DIR)
     write_atomic(staging / MARKDOWN_NAME, _markdown.render(report, figures))
+    staged.append(MARKDOWN_NAME)
     write_atomic(staging / LATEX_NAME, _tex.render(report, figures))
-    staged += [MARKDOWN_NAME, LATEX_NAME]
+    staged.append(LATEX_NAME)
     if pdf:
         try:
             compile_pdf(staging / LATEX_NAME)
             staged.append(PDF_NAME)
         except PdfError as error:
             written.failures.append(str(error))
-    if results:
-        write_json(report, staging / JSON_NAME)
-        staged.append(JSON_NAME)
-    return staged
 
 
-def _install(staged: list[str], staging: Path, out_dir: Path, json_target: Path,
-             written: Written) -> None:
-    """Move the staged set into place, JSON last; remove what an earlier run left."""
-    for name in (_figures.FIGURE_DIR, PDF_NAME):
+def _install(staged: list[str], staging: Path, out_dir: Path, written: Written) -> None:
+    """Move the staged files into place; remove the files of the set this run did not
+    produce, so that none of an earlier run is left beside them."""
+    for name in (_figures.FIGURE_DIR, PDF_NAME, MARKDOWN_NAME, LATEX_NAME):
         if name not in staged:
             _remove(out_dir / name, written)
     for name in staged:
-        target = json_target if name == JSON_NAME else out_dir / name
-        _replace(staging / name, target)
-        written.paths.append(target)
+        _replace(staging / name, out_dir / name)
+        written.paths.append(out_dir / name)
 
 
 def _replace(source: Path, target: Path) -> None:
@@ -145,21 +203,6 @@ def _remove(path: Path, written: Written) -> None:
     else:
         return
     written.notes.append(f"removed {path}, left by an earlier run")
-
-
-@contextlib.contextmanager
-def _signals_deferred():
-    """Ctrl-C and SIGTERM wait until the set is installed (main thread; else a no-op)."""
-    blocked = {signal.SIGINT, signal.SIGTERM}
-    try:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
-    except (AttributeError, ValueError, OSError):
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 class PdfError(RuntimeError):

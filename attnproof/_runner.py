@@ -40,6 +40,8 @@ from ._results import (
     now_iso,
     result_from_records,
 )
+from ._sandbox import how_it_ended, load_contained
+from ._signals import signal_of, sigterm_as_interrupt
 from .numeric._record import NumericRecord, NumericStatus
 from .symbolic._prover import ProofStatus
 
@@ -93,28 +95,6 @@ class RunInterrupted(KeyboardInterrupt):
         super().__init__("run interrupted")
         self.report = report
         self.signal = signal_number
-
-
-class Terminated(KeyboardInterrupt):
-    """Raised in the main thread when SIGTERM arrives, so it unwinds like Ctrl-C."""
-
-
-@contextlib.contextmanager
-def sigterm_as_interrupt():
-    """Within this block SIGTERM raises ``Terminated`` (main thread only; elsewhere a no-op)."""
-    try:
-        previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    except ValueError:  # not the main thread: signals cannot be handled here
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _raise_terminated(signum, frame):
-    raise Terminated("terminated")
 
 
 def run(
@@ -175,8 +155,7 @@ def run(
             else:
                 _run_in_process(selected, options, run_state)
     except KeyboardInterrupt as stop:
-        number = signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT
-        raise RunInterrupted(run_state.report(interrupted=True), number) from None
+        raise RunInterrupted(run_state.report(interrupted=True), signal_of(stop)) from None
     return run_state.report(interrupted=False)
 
 
@@ -412,11 +391,16 @@ def worker_main(connection, options: Options) -> None:
 
 
 def _load_one(origin: str, name: str):
-    """The theorem ``name`` from its file."""
-    found = symbolic.discover([origin]).by_name()
+    """The theorem ``name`` from its file, loaded as discovery loaded it: contained, so that an
+    exit or a change of directory in the file cannot end or move this worker."""
+    found = symbolic.discover([origin], load_files=_load_contained).by_name()
     if name not in found:
         raise LookupError(f"{origin} no longer declares theorem {name!r}")
     return found[name]
+
+
+def _load_contained(paths):
+    return [load_contained(path) for path in paths]
 
 
 @dataclass
@@ -537,11 +521,7 @@ def _receive(worker: _Worker) -> tuple[bool, bool]:
 
 
 def _death(process) -> str:
-    process.join(timeout=5)
-    code = process.exitcode
-    if code is not None and code < 0:
-        return f"worker died from signal {signal.Signals(-code).name}"
-    return f"worker exited with code {code}"
+    return f"worker {how_it_ended(process)}"
 
 
 def _stop(worker: _Worker, politely: bool = False) -> None:

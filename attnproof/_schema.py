@@ -34,9 +34,21 @@ def _validator() -> jsonschema.Draft202012Validator:
 def problem(data) -> str | None:
     """What is wrong with ``data`` as results, naming the field; None when it is valid."""
     error = best_match(_validator().iter_errors(data))
-    if error is None:
-        return None
-    return f"{error.json_path}: {_short(error.message)}"
+    if error is not None:
+        return f"{error.json_path}: {_short(error.message)}"
+    return _duplicate_name(data["theorems"])
+
+
+def _duplicate_name(theorems: list[dict]) -> str | None:
+    """A theorem name used twice (which no schema keyword can say), at its second use."""
+    first_use: dict[str, int] = {}
+    for index, theorem in enumerate(theorems):
+        name = theorem["name"]
+        if name in first_use:
+            return (f"$.theorems[{index}].name: {_short(repr(name), 80)} is already the name "
+                    f"of $.theorems[{first_use[name]}]")
+        first_use[name] = index
+    return None
 
 
 def _short(message: str, limit: int = 300) -> str:
@@ -70,7 +82,9 @@ def _text(path: Path) -> str:
 
 def _parse(path: Path, text: str):
     try:
-        return json.loads(text)
+        # NaN and Infinity are not JSON; read as the strings they are spelled with, the schema
+        # refuses them and names the field where they stand
+        return json.loads(text, parse_constant=str)
     except json.JSONDecodeError as error:
         raise ResultsError(f"{path} is not valid JSON: {error.msg} at line {error.lineno}, "
                            f"column {error.colno}") from None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import unicodedata
 
 from . import _document as doc
-from ._figures import Figures
+from ._figures import Figures, shortened
 from ._results import Report
 
 PREAMBLE = r"""\documentclass[10pt,a4paper]{article}
@@ -63,24 +63,38 @@ _UNICODE_TEXT = {"§": r"\S{}", "–": "--", "—": "---", "…": r"\dots{}", "�
                  "‘": "`", "’": "'", "\u00a0": "~"}
 
 
+# With ``breakable``, a run of this many characters with no space or underscore gets a break
+# point, so that any valid name, thousands of characters long, wraps within the page.
+RUN_BEFORE_BREAK = 16
+
+
 def escape(text, breakable: bool = False) -> str:
-    """``text`` as literal LaTeX text; ``breakable`` lets long identifiers wrap at ``_``."""
-    out = []
+    """``text`` as literal LaTeX text; ``breakable`` lets long identifiers wrap at ``_`` and
+    within long runs of other characters."""
+    out, run = [], 0
     for char in doc.one_line(text):
         if char == "_" and breakable:
             out.append(r"\_\allowbreak{}")
-        elif char in _TEXT_SPECIALS:
-            out.append(_TEXT_SPECIALS[char])
-        else:
-            out.append(_unicode_text(char))
+            run = 0
+            continue
+        out.append(_TEXT_SPECIALS[char] if char in _TEXT_SPECIALS else _unicode_text(char))
+        run = 0 if char.isspace() else run + 1
+        if breakable and run >= RUN_BEFORE_BREAK:
+            out.append(r"\allowbreak{}")
+            run = 0
     return "".join(out)
 
 
 def identifier(name: str) -> str:
     """A theorem name in typewriter, whose underscore is a glyph (so it copies and searches
-    as ``_``), breakable after each underscore."""
-    return r"\texttt{" + escape(name).replace(r"\_", r"\char95\allowbreak{}") + "}"
+    as ``_``), breakable after each underscore and within long runs."""
+    text = escape(name, breakable=True).replace(r"\_\allowbreak{}", r"\char95\allowbreak{}")
+    return r"\texttt{" + text + "}"
 
+
+# Any valid name may be thousands of characters long; in headings and table rows, which cannot
+# break across pages, a name longer than this is shortened around an ellipsis.
+DISPLAY_LENGTH = 160
 
 # hyperref spends time quadratic in a bookmark's length: a longer name is cut there.
 BOOKMARK_LENGTH = 80
@@ -186,7 +200,11 @@ def _title(document: doc.Document) -> str:
 
 def _section(section: doc.Section, labels: dict[str, str]) -> str:
     if section.theorem:
-        head = rf"\section{{{_heading_text(section.title)}}}\label{{{labels[section.title]}}}"
+        name = section.title
+        head = (rf"\section{{{_heading_text(shortened(name, DISPLAY_LENGTH))}}}"
+                rf"\label{{{labels[name]}}}")
+        if len(name) > DISPLAY_LENGTH:  # a heading cannot break across pages; the text can
+            head += "\n\n" + rf"Full name: {identifier(name)}"
     else:
         title = escape(section.title)
         head = rf"\section*{{{title}}}\addcontentsline{{toc}}{{section}}{{{title}}}"
@@ -305,6 +323,9 @@ def _inline(piece: doc.Inline, labels: dict[str, str], breakable: bool = False) 
 
 
 def _ref(name: str, labels: dict[str, str]) -> str:
+    """A theorem's name where it is mentioned (a table row cannot break across pages, so a
+    long name is shortened; its section gives it in full)."""
+    shown = identifier(shortened(name, DISPLAY_LENGTH))
     if name in labels:
-        return rf"\hyperref[{labels[name]}]{{{identifier(name)}}}"
-    return identifier(name)
+        return rf"\hyperref[{labels[name]}]{{{shown}}}"
+    return shown

@@ -22,6 +22,7 @@ from ._exits import (  # the exit codes are part of the command's interface
     EXIT_TERMINATED,
     EXIT_USAGE,
 )
+from ._signals import Terminated
 
 __all__ = ["main", "EXIT_OK", "EXIT_NOT_OK", "EXIT_USAGE", "EXIT_OUTPUT", "EXIT_INTERRUPTED",
            "EXIT_TERMINATED"]
@@ -33,17 +34,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from ._commands import run_command
     except KeyboardInterrupt:
-        return _interrupted_before_work()
+        return _interrupted_before_work(EXIT_INTERRUPTED)
     try:
         return run_command(argv, __doc__)
-    except KeyboardInterrupt:  # outside a run; a run writes its partial results itself
-        return _interrupted_before_work()
+    except KeyboardInterrupt as stop:  # before a run; a run saves its own results when stopped
+        return _interrupted_before_work(EXIT_TERMINATED if isinstance(stop, Terminated)
+                                        else EXIT_INTERRUPTED)
 
 
-def _interrupted_before_work() -> int:
-    print("\nattnproof: interrupted before any theorem was checked; nothing written",
-          file=sys.stderr)
-    return EXIT_INTERRUPTED
+def _interrupted_before_work(code: int) -> int:
+    how = "terminated" if code == EXIT_TERMINATED else "interrupted"
+    print(f"\nattnproof: {how} before any theorem was checked; nothing written", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":

@@ -6,6 +6,11 @@ statement at a time, so a statement that fails (a theorem that does not validate
 indexed wrongly) is reported with the file, line and theorem it declares, and the file's other
 theorems still load. A file that cannot be parsed, or declares a name already taken, is
 reported with its path and the other files still load.
+
+Loading runs a file's code. The built-in catalog is part of this package and trusted; a user's
+files are loaded by ``attnproof._sandbox`` in a worker process, with ``contained=True``: there
+an exit, an interrupt or a change of directory at import is an error of the file's statement,
+not the end of the process that loads it.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import os
 import sys
 import traceback
 from dataclasses import dataclass, replace
@@ -85,13 +91,18 @@ def theorem_file_argument(origin: str) -> str | None:
         return str(path)
 
 
-def discover(directories=(CATALOG_DIR,)) -> Catalog:
-    """Load every theorem in ``directories``; same input, same catalog, in the same order."""
+def discover(directories=(CATALOG_DIR,), *, load_files=None) -> Catalog:
+    """Load every theorem in ``directories``; same input, same catalog, in the same order.
+
+    ``load_files(paths)`` returns ``(theorems, errors)`` for each path, in order; by default
+    each file is loaded in this process (``load_file``).
+    """
     theorems: list[Theorem] = []
     errors: list[LoadError] = []
     seen: dict[str, str] = {}
-    for path in theorem_files(directories):
-        loaded, file_errors = _load_file(path)
+    paths = theorem_files(directories)
+    loaded_files = load_files(paths) if load_files else [load_file(path) for path in paths]
+    for path, (loaded, file_errors) in zip(paths, loaded_files, strict=True):
         errors.extend(file_errors)
         for theorem in loaded:
             # names that differ only in case share a report anchor and, on a case-insensitive
@@ -106,12 +117,20 @@ def discover(directories=(CATALOG_DIR,)) -> Catalog:
     return Catalog(tuple(theorems), tuple(errors))
 
 
-def _load_file(path: Path) -> tuple[list[Theorem], list[LoadError]]:
+def load_file(path: Path, *, contained: bool = False,
+              before_statement=None) -> tuple[list[Theorem], list[LoadError]]:
+    """The theorems of one file and its errors.
+
+    A statement that calls ``sys.exit`` or changes the working directory is an error of that
+    statement (the directory is restored). ``contained`` (only where a user's file is loaded in
+    a process of its own): ``KeyboardInterrupt`` and any other ``BaseException`` are too.
+    ``before_statement(line)`` is called before each top-level statement runs, so a watcher
+    knows where a file stopped.
+    """
     try:
-        module, errors = _import_theorem_file(path)
+        module, errors = _import_theorem_file(path, contained, before_statement)
     except Exception as error:  # any failure in a user's file is reported, never fatal
-        summary = "".join(traceback.format_exception_only(error)).strip()
-        return [], [LoadError(str(path), f"{path}: {summary}")]
+        return [], [LoadError(str(path), _file_error(path, error))]
     # one object bound to two names is one theorem; two objects with one name are an error,
     # reported once, and the file's other theorems still load
     found = list({id(v): v for v in vars(module).values() if isinstance(v, Theorem)}.values())
@@ -122,7 +141,7 @@ def _load_file(path: Path) -> tuple[list[Theorem], list[LoadError]]:
     return [t for t in found if t.name not in duplicates], errors
 
 
-def _import_theorem_file(path: Path):
+def _import_theorem_file(path: Path, contained: bool = False, before_statement=None):
     """The module of a theorem file and the errors of its failed statements.
 
     A catalog file is loaded as a module of ``attnproof.theorems`` (its siblings are relative
@@ -144,7 +163,7 @@ def _import_theorem_file(path: Path):
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:
-        errors = _run_statements(path, module)
+        errors = _run_statements(path, module, contained, before_statement)
     except BaseException:
         sys.modules.pop(module_name, None)
         raise
@@ -152,8 +171,14 @@ def _import_theorem_file(path: Path):
     return module, errors
 
 
-def _run_statements(path: Path, module) -> list[LoadError]:
+def _run_statements(path: Path, module, contained: bool = False,
+                    before_statement=None) -> list[LoadError]:
     """Execute the file one top-level statement at a time; report each one that fails."""
+    # In this process a Ctrl-C is the user's and must stop the run; where the file is contained
+    # (its own process, which ignores the signals) only the file itself can raise one. An exit
+    # or a change of directory is the file's wherever it loads.
+    caught = BaseException if contained else (Exception, SystemExit)
+    directory = os.getcwd()
     source = path.read_text(encoding="utf-8")
     tree = ast.parse(source, filename=str(path))  # a SyntaxError loses the file: reported
     namespace = vars(module)
@@ -163,12 +188,39 @@ def _run_statements(path: Path, module) -> list[LoadError]:
         flags |= _future_flags(statement)
         code = compile(ast.Module([statement], []), str(path), "exec", flags=flags,
                        dont_inherit=True)
+        if before_statement is not None:
+            before_statement(statement.lineno)
         try:
             exec(code, namespace)
-        except Exception as error:  # reported with its line; the next statements still run
+        except caught as error:  # reported with its line; the next statements still run
             errors.append(_statement_error(path, statement, error, failed_names))
             failed_names.update(dict.fromkeys(_bound_names(statement), statement.lineno))
+        if moved := _directory_changed(directory):
+            errors.append(LoadError(str(path), f"{path}:{statement.lineno}: changed the working "
+                                    f"directory at import (to {moved}); a theorem file must not "
+                                    "(restored)"))
     return errors
+
+
+def _directory_changed(directory: str) -> str | None:
+    """Where a statement moved the working directory (restoring ``directory``), or None."""
+    try:
+        now = os.getcwd()
+    except OSError:  # the directory moved to was removed
+        now = "a removed directory"
+    if now == directory:
+        return None
+    os.chdir(directory)
+    return now
+
+
+def _file_error(path: Path, error: Exception) -> str:
+    """Why a whole file failed to load; its first line says what and where (a syntax error's
+    own first line is only its location, so its message is put first)."""
+    summary = "".join(traceback.format_exception_only(error)).strip()
+    if isinstance(error, SyntaxError) and error.lineno is not None:
+        return f"{path}:{error.lineno}: {type(error).__name__}: {error.msg}\n{summary}"
+    return f"{path}: {summary}"
 
 
 def _future_flags(statement) -> int:
@@ -179,7 +231,7 @@ def _future_flags(statement) -> int:
     return sum(getattr(__future__, alias.name).compiler_flag for alias in statement.names)
 
 
-def _statement_error(path: Path, statement, error: Exception, failed: dict) -> LoadError:
+def _statement_error(path: Path, statement, error: BaseException, failed: dict) -> LoadError:
     theorem = _declared_theorem(statement)
     where = f"{path}:{_error_line(error, path, statement)}"
     subject = f"theorem {theorem!r}: " if theorem else ""
@@ -189,11 +241,20 @@ def _statement_error(path: Path, statement, error: Exception, failed: dict) -> L
                   f"{failed[missing]} failed"
     else:
         summary = "".join(traceback.format_exception_only(error)).strip()
-        message = f"{where}: {subject}{summary}"
+        message = f"{where}: {subject}{summary}{_why_fatal(error)}"
     return LoadError(str(path), message, theorem)
 
 
-def _error_line(error: Exception, path: Path, statement) -> int:
+def _why_fatal(error: BaseException) -> str:
+    """What an exception that would end a process means when a theorem file raises it."""
+    if isinstance(error, SystemExit):
+        return " (the file exits at import; a theorem file must not)"
+    if not isinstance(error, Exception):
+        return " (raised by the file at import, not by a signal)"
+    return ""
+
+
+def _error_line(error: BaseException, path: Path, statement) -> int:
     """The line of the file where ``error`` was raised (the innermost frame in the file)."""
     line = statement.lineno
     for frame in traceback.extract_tb(error.__traceback__):

@@ -185,3 +185,20 @@ def test_device_filter_and_partial_reason_reach_the_json(tmp_path, theorems, mon
     data = json.loads((out / "results.json").read_text())
     assert data["partial"] and data["partial_reason"] == "numeric checks only on devices gpu"
     assert data["run"]["devices"] == ["gpu"]
+
+
+def test_a_check_in_error_shows_its_reason_and_the_counts_agree(tmp_path, theorems, capsys,
+                                                                 monkeypatch):
+    fake = FakeNumeric([("numpy", "float64", "cpu", "eager")], raising="numpy")
+    monkeypatch.setattr(_runner, "numeric_api", lambda: fake)
+    files.write(theorems, "good.py", files.TRUE, name="doubling")
+    (theorems / "syntax.py").write_text(files.BROKEN)
+    code, _ = prove(tmp_path)
+    assert code == 1
+    printed = capsys.readouterr().out
+    reason = "numpy/float64/cpu/eager: RuntimeError: backend exploded"
+    progress_line = next(line for line in printed.splitlines() if line.startswith("[1/1]"))
+    assert f"numeric 1 error; {reason}" in progress_line
+    assert "1 theorems: 1 error; 0 as expected; 2 errors" in printed
+    assert f"  error: doubling: {reason}" in printed
+    assert f"  error: {theorems / 'syntax.py'}:2: SyntaxError: invalid syntax" in printed

@@ -46,6 +46,27 @@ WRONG_SHAPES = {
     "an unknown field": (
         _broken(lambda d: d["theorems"][0].update(extra=1)), "'extra' was unexpected"),
     "an unknown schema": (_broken(lambda d: d.update(schema=99)), "$.schema: 99 is not one of"),
+    "a NaN error, as JSON cannot hold it": (
+        _broken(lambda d: d["theorems"][0]["numeric"][0].update(max_error_ulps=float("nan"))),
+        "$.theorems[0].numeric[0].max_error_ulps: 'NaN' is not valid"),
+    "a NaN error, as the writer spells one": (
+        _broken(lambda d: d["theorems"][1]["numeric"][0].update(max_error_bits="nan")),
+        "$.theorems[1].numeric[0].max_error_bits: 'nan' is not valid"),
+    "a negative error": (
+        _broken(lambda d: d["theorems"][0]["numeric"][0].update(ground_truth_ulps=-0.5)),
+        "$.theorems[0].numeric[0].ground_truth_ulps: -0.5 is less than the minimum of 0"),
+    "an infinite time, as JSON cannot hold it": (
+        _broken(lambda d: d["theorems"][0]["symbolic"].update(seconds=float("inf"))),
+        "$.theorems[0].symbolic.seconds: 'Infinity' is not valid"),
+    "a negative count": (
+        _broken(lambda d: d["theorems"][0]["numeric"][1].update(instances=-1280)),
+        "$.theorems[0].numeric[1].instances: -1280 is less than the minimum of 0"),
+    "a negative count of examples": (
+        _broken(lambda d: d["theorems"][1]["numeric"][1].update(examples=-1)),
+        "$.theorems[1].numeric[1].examples: -1 is less than the minimum of 0"),
+    "a theorem name used twice": (
+        _broken(lambda d: d["theorems"][2].update(name=d["theorems"][0]["name"])),
+        "$.theorems[2].name: 'softmax_rows' is already the name of $.theorems[0]"),
 }
 
 
@@ -65,6 +86,14 @@ def test_older_schemas_without_their_later_fields_are_valid():
         del theorem["assumptions"]
         for record in theorem["numeric"]:
             del record["ground_truth_ulps"]
+    assert problem(data) is None
+
+
+def test_an_infinite_error_of_a_failed_check_is_valid():
+    data = _valid()
+    record = data["theorems"][1]["numeric"][0]
+    assert record["status"] == "failed"
+    record.update(max_error_ulps="inf", max_error_bits="inf")
     assert problem(data) is None
 
 

@@ -1,8 +1,11 @@
 """SIGTERM ends `attnproof prove` like Ctrl-C: the finished theorems are written as a partial
-report and the exit code is 143. The test waits on the run's own progress (a file the hung
-theorem writes when its worker reaches it), never on the clock."""
+report and the exit code is 143. Once the last theorem is done, a signal only cuts the reports
+short: the results are already written, and one line says what was kept. The tests wait on the
+run's own progress (a file the hung theorem or a stand-in pdflatex writes when reached), never
+on the clock."""
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -16,9 +19,11 @@ from . import theorem_files as files
 # worker processes, subprocess sessions or backend searches: the slow tier
 pytestmark = pytest.mark.slow
 
+# Hangs in the worker that checks it (which has imported the runner), not in the one that
+# loads the files for discovery.
 HANGS_AFTER_SAYING_SO = """
-    import multiprocessing, pathlib, time
-    if multiprocessing.parent_process() is not None:
+    import multiprocessing, pathlib, sys, time
+    if multiprocessing.parent_process() is not None and "attnproof._runner" in sys.modules:
         pathlib.Path({marker!r}).write_text("hanging")
         time.sleep(600)
 """
@@ -55,3 +60,79 @@ def test_sigterm_keeps_the_finished_theorems_and_exits_143(tmp_path):
     data = json.loads((out / "results.json").read_text())
     assert [t["name"] for t in data["theorems"]] == ["first"]
     assert data["partial"] and data["partial_reason"].startswith("interrupted after 1 of 2")
+
+
+# Stands in for pdflatex: says it has begun, then waits on a pipe nobody writes to, so the
+# signal surely arrives while the reports are being rendered.
+BLOCKING_PDFLATEX = """#!{python}
+import pathlib
+pathlib.Path({marker!r}).write_text("compiling")
+open({fifo!r}).read()
+"""
+
+
+@pytest.mark.parametrize(("number", "code", "how"), [(signal.SIGTERM, 143, "terminated"),
+                                                      (signal.SIGINT, 130, "interrupted")])
+def test_a_signal_while_rendering_keeps_the_complete_results_and_says_so(tmp_path, number,
+                                                                          code, how):
+    theorems, out, marker = tmp_path / "theorems", tmp_path / "out", tmp_path / "compiling"
+    theorems.mkdir()
+    files.write(theorems, "a_good.py", files.TRUE, name="first")
+    bin_dir, fifo = tmp_path / "bin", tmp_path / "never-written"
+    bin_dir.mkdir()
+    os.mkfifo(fifo)
+    pdflatex = bin_dir / "pdflatex"
+    pdflatex.write_text(BLOCKING_PDFLATEX.format(python=sys.executable, marker=str(marker),
+                                                 fifo=str(fifo)))
+    pdflatex.chmod(0o755)
+    out.mkdir()
+    (out / "report.pdf").write_text("from an earlier run")
+    (out / ".attnproof-staging-left-by-a-killed-run").mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "attnproof", "prove", "--no-catalog", "--theorems", str(theorems),
+         "--out", str(out), "--symbolic-only", "--pdf"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+    try:
+        wait_for(marker, process)  # the results are written; the PDF is being built
+        process.send_signal(number)
+        stdout, stderr = process.communicate(timeout=600)
+    finally:
+        process.kill()
+    assert process.returncode == code, stderr
+    assert "Traceback" not in stderr and "before any theorem was checked" not in stderr
+    assert (f"attnproof: {how} while rendering the reports; {out / 'results.json'} holds the "
+            "complete results; not rendered: report.pdf") in stderr
+    data = json.loads((out / "results.json").read_text())
+    assert [t["name"] for t in data["theorems"]] == ["first"]
+    assert sorted(p.name for p in out.iterdir()) == ["report.tex", "results.json", "summary.md"]
+    assert "left by an earlier run that was killed" in stdout
+
+
+LOOPS_AFTER_SAYING_SO = """
+import os, pathlib
+pathlib.Path({marker!r}).write_text(str(os.getpid()))
+while True:
+    pass
+"""
+
+
+def test_a_signal_while_files_load_ends_the_loading_worker_and_says_nothing_was_checked(
+        tmp_path):
+    theorems, marker = tmp_path / "theorems", tmp_path / "loading"
+    theorems.mkdir()
+    (theorems / "loops.py").write_text(LOOPS_AFTER_SAYING_SO.format(marker=str(marker)))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "attnproof", "prove", "--no-catalog", "--theorems", str(theorems),
+         "--out", str(tmp_path / "out"), "--symbolic-only"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(marker, process)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=600)
+    finally:
+        process.kill()
+    assert process.returncode == 143, stderr
+    assert "attnproof: terminated before any theorem was checked; nothing written" in stderr
+    with pytest.raises(ProcessLookupError):  # the worker that ran the file is gone
+        os.kill(int(marker.read_text()), 0)

@@ -23,16 +23,17 @@ FALSE = HEADER + """
 
 BROKEN = "import sympy as sp\ndef broken(:\n"
 
-# Loads in the parent; kills or stalls the worker process that reloads it.
+# Loads in the parent and in the worker that loads files for discovery; kills or stalls the
+# worker that reloads it to check it (the one that has imported the runner).
 DIES_IN_WORKER = """
-    import multiprocessing, os
-    if multiprocessing.parent_process() is not None:
+    import multiprocessing, os, sys
+    if multiprocessing.parent_process() is not None and "attnproof._runner" in sys.modules:
         os._exit(7)
 """ + TRUE
 
 HANGS_IN_WORKER = """
-    import multiprocessing, time
-    if multiprocessing.parent_process() is not None:
+    import multiprocessing, sys, time
+    if multiprocessing.parent_process() is not None and "attnproof._runner" in sys.modules:
         time.sleep(600)
 """ + TRUE
 

@@ -1,6 +1,8 @@
 """Figures: the numbers behind them, the files drawn, and reports without matplotlib."""
 
 import math
+import shutil
+import subprocess
 import sys
 
 import numpy as np
@@ -73,3 +75,26 @@ def test_the_tutorial_table_is_kept_as_printed():
     weights, _ = temperature_curves(np.array([0.5]))
     printed = _figures.TUTORIAL_TEMPERATURE_TABLE[0.5][0]
     assert abs(weights[0][0] - printed[0]) > 0.005
+
+
+def test_a_name_of_thousands_of_characters_is_shortened_in_the_heat_map():
+    long_name = "long_" + "a" * 3990 + "_endxx"  # 4,001 characters, a valid theorem name
+    label = _figures.shortened(long_name)
+    assert len(label) == _figures.LABEL_LIMIT and label.startswith("long_aaa")
+    assert label.endswith("a_endxx") and "…" in label
+    assert _figures.shortened("softmax_rows") == "softmax_rows"
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None or shutil.which("pdftotext") is None,
+                    reason="pdflatex or pdftotext is not installed")
+def test_a_name_of_thousands_of_characters_survives_the_heat_map_and_the_pdf(tmp_path):
+    long_name = "long_" + "a" * 3990 + "_endxx"
+    report = sample_report()
+    report.theorems[0].name = long_name
+    written = write_reports(report, tmp_path, pdf=True)
+    assert written.failures == [] and (tmp_path / "figures/error_bits.pdf").exists()
+    text = subprocess.run(["pdftotext", str(tmp_path / "report.pdf"), "-"], capture_output=True,
+                          text=True, check=True).stdout
+    # the page wraps the name wherever it must; joined again, it is there in full
+    assert long_name in "".join(text.split())
+    assert "…" in text  # shortened in the heat map, the summary table and the heading

@@ -1,16 +1,20 @@
-"""The report files of a run are one set: written under the directory's lock, installed only
-once all are rendered, with nothing left from an earlier run; a failed PDF is a failure."""
+"""The report files of a run are one set: written under the directory's lock, the results
+first, with nothing left from an earlier run; a failed PDF is a failure."""
 
+import argparse
 import fcntl
 import json
 import os
+import signal
 import sys
 import threading
 
 import pytest
 
-from attnproof import _reports, _runner, _tex, _view
+from attnproof import _commands, _reports, _runner, _tex, _view
 from attnproof._reports import PdfError, locked, write_reports
+from attnproof._schema import load_results
+from attnproof._signals import Stops
 from attnproof.cli import main
 from tests.cli import theorem_files as files
 from tests.cli.fakes import FakeNumeric
@@ -37,7 +41,8 @@ def test_a_run_leaves_only_its_own_files(tmp_path):
     assert f"removed {tmp_path / 'figures'}, left by an earlier run" in written.notes
 
 
-def test_a_failing_render_leaves_the_previous_set_whole(tmp_path, monkeypatch):
+def test_a_failing_render_keeps_the_new_results_and_no_file_of_the_previous_set(tmp_path,
+                                                                              monkeypatch):
     write_reports(sample_report(), tmp_path)
     before = {name: (tmp_path / name).read_bytes() for name in names_in(tmp_path)}
 
@@ -49,7 +54,12 @@ def test_a_failing_render_leaves_the_previous_set_whole(tmp_path, monkeypatch):
     changed.theorems.pop()
     with pytest.raises(RuntimeError, match="renderer bug"):
         write_reports(changed, tmp_path)
-    assert {name: (tmp_path / name).read_bytes() for name in names_in(tmp_path)} == before
+    # results first: they are the new run's; what rendered before the bug is too, the rest gone
+    saved = load_results(tmp_path / "results.json").theorems
+    assert [t.name for t in saved] == [t.name for t in changed.theorems]
+    assert "report.tex" not in names_in(tmp_path)
+    assert (tmp_path / "summary.md").read_bytes() != before["summary.md"]
+    assert not list(tmp_path.glob(".attnproof-staging-*"))
 
 
 def test_a_failed_pdf_build_is_a_failure_and_leaves_no_stale_pdf(tmp_path, monkeypatch):
@@ -149,3 +159,45 @@ def test_a_users_own_false_claim_is_not_an_erratum_of_the_documents():
     assert [t.name for t, _ in _view.errata(report)] == ["wrong_claim"]
     report.run["user_theorems"] = ["wrong_claim", "right_claim"]
     assert _view.errata(report) == []
+
+
+def test_a_signal_before_the_results_are_written_keeps_the_previous_set_and_the_results(
+        tmp_path):
+    write_reports(sample_report(), tmp_path)
+    before = {name: (tmp_path / name).read_bytes() for name in names_in(tmp_path)}
+    changed = sample_report()
+    changed.theorems.pop()
+    arguments = argparse.Namespace(json=None, pdf=False)
+    with Stops() as stops:
+        stops.received.append(signal.SIGTERM)  # arrived while the run's last theorem ended
+        written = _commands._write(changed, arguments, tmp_path, stops)
+    assert {name: (tmp_path / name).read_bytes() for name in names_in(tmp_path)} == before
+    assert written.results is None and written.stopped_by == signal.SIGTERM
+    (rescue,) = written.paths
+    assert [t.name for t in load_results(rescue).theorems] == [t.name for t in changed.theorems]
+    said = _commands._kept(written, tmp_path, signal.SIGTERM)
+    assert said == (f"terminated before the results were written; the previous report set in "
+                    f"{tmp_path} is unchanged, and this run's results were saved to {rescue}")
+
+
+def test_staging_folders_left_by_a_killed_run_are_removed(tmp_path):
+    (tmp_path / ".attnproof-staging-abc123").mkdir()
+    (tmp_path / ".attnproof-staging-abc123" / "summary.md").write_text("half a report")
+    written = write_reports(sample_report(), tmp_path)
+    assert not list(tmp_path.glob(".attnproof-staging-*"))
+    assert [n for n in written.notes if "killed" in n] == [
+        f"removed {tmp_path / '.attnproof-staging-abc123'}, left by an earlier run that was killed"]
+
+
+def test_a_signal_while_writing_for_a_caller_without_stops_reaches_it_afterwards(tmp_path,
+                                                                                 monkeypatch):
+    def markdown_then_ctrl_c(report, figures):
+        signal.raise_signal(signal.SIGINT)  # arrives while the reports render
+        return "# never installed\n"
+
+    monkeypatch.setattr(_reports._markdown, "render", markdown_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):  # as pytest's own handler raises it
+        write_reports(sample_report(), tmp_path)
+    assert names_in(tmp_path) == ["results.json"]
+    assert [t.name for t in load_results(tmp_path / "results.json").theorems] == [
+        t.name for t in sample_report().theorems]

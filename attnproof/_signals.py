@@ -1,0 +1,83 @@
+"""Ctrl-C (SIGINT) and SIGTERM, as the command handles them (standard library only).
+
+While theorems are being checked or files loaded, a signal stops the work at once: SIGINT raises
+``KeyboardInterrupt`` as usual and, within ``sigterm_as_interrupt``, SIGTERM raises
+``Terminated``, so both unwind the same way and the workers are ended. Once the last theorem has
+finished, ``Stops`` takes over: a signal is recorded and stops only the rendering of reports,
+which is the one step it may cut short; the results are always written first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+
+from ._exits import EXIT_INTERRUPTED, EXIT_TERMINATED
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+EXIT_BY_SIGNAL = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: EXIT_TERMINATED}
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised in the main thread when SIGTERM arrives, so it unwinds like Ctrl-C."""
+
+
+def signal_of(stop: KeyboardInterrupt) -> int:
+    """The signal a ``KeyboardInterrupt`` stands for."""
+    return signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT
+
+
+def described(number: int) -> str:
+    return "terminated" if number == signal.SIGTERM else "interrupted"
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    """Within this block SIGTERM raises ``Terminated`` (main thread only; elsewhere a no-op)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:  # not the main thread: signals cannot be handled here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated("terminated")
+
+
+class Stops:
+    """SIGINT and SIGTERM recorded, not obeyed at once, while finished work is being saved.
+
+    ``received`` lists the signals that arrived, in order. While ``stopping`` is true (the
+    rendering of reports, which may be cut short) the first signal also raises
+    ``KeyboardInterrupt`` to stop it; at any other time a signal only waits to be seen.
+    Outside the main thread signals cannot be handled and nothing is installed.
+    """
+
+    def __init__(self):
+        self.received: list[int] = []
+        self.stopping = False
+        self._previous: dict[int, object] = {}
+
+    def __enter__(self) -> Stops:
+        with contextlib.suppress(ValueError):  # ValueError: not the main thread
+            for number in STOP_SIGNALS:
+                self._previous[number] = signal.signal(number, self._record)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        for number, previous in self._previous.items():
+            signal.signal(number, previous)
+
+    @property
+    def first(self) -> int | None:
+        return self.received[0] if self.received else None
+
+    def _record(self, signum, frame) -> None:
+        self.received.append(signum)
+        if self.stopping and len(self.received) == 1:
+            raise KeyboardInterrupt(described(signum))
