@@ -131,7 +131,11 @@ def _unicode_math(char: str) -> str | None:
         return script
     name = unicodedata.name(char, "")
     if name.startswith("GREEK SMALL LETTER ") and len(name.split()) == 4:
-        return "\\" + name.split()[-1].lower().replace("lamda", "lambda")
+        letter = name.split()[-1].lower().replace("lamda", "lambda")
+        # archaic letters (koppa, sampi, ...) have no LaTeX command: pdflatex stops at them
+        if letter == "omicron":
+            return "o"
+        return "\\" + letter if letter in _SMALL_GREEK else None
     if name.startswith("GREEK CAPITAL LETTER ") and len(name.split()) == 4:
         letter = name.split()[-1].capitalize().replace("Lamda", "Lambda")
         return "\\" + letter if letter in _CAPITAL_GREEK else None
@@ -149,6 +153,9 @@ def _script(char: str) -> str | None:
     return f"{marks[decomposition[0]]}{{{spelled}}}" if ord(spelled[0]) < 128 else None
 
 
+_SMALL_GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota",
+                "kappa", "lambda", "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "upsilon", "phi",
+                "chi", "psi", "omega"}
 _CAPITAL_GREEK = {"Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Upsilon", "Phi",
                   "Psi", "Omega"}
 
