@@ -232,7 +232,7 @@ def _summary(report: Report) -> Section:
                          for s, n in view.status_counts(report)))
     sentence = text_line(
         Strong(f"{totals.theorems} theorems"),
-        f", {totals.as_expected} as expected; {len(report.errors)} errors. "
+        f", {totals.as_expected} as expected; {view.plural(view.error_count(report), 'error')}. "
         f"{totals.instances:,} numeric instances ({totals.undecided:,} more drawn where the "
         "statement's value is undefined: undecided); proofs "
         f"{view.format_seconds(totals.proof_seconds)}, numeric checks "

@@ -59,6 +59,18 @@ def undecided_phrase(records: list[NumericRecord]) -> str | None:
     return f"up to {share:.0%} of draws undecided ({places}{more})"
 
 
+def error_count(report: Report) -> int:
+    """Every file or worker error, and every theorem in error none of those explains (a check
+    that raised): the count every summary states."""
+    explained = {error.theorem for error in report.errors if error.theorem}
+    return len(report.errors) + sum(t.status == "error" and t.name not in explained
+                                    for t in report.theorems)
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
 def undecided_total(records) -> int:
     return sum(r.undecided or 0 for r in records)
 

@@ -54,7 +54,7 @@ def test_overview_rows_report_status_proof_and_numeric_evidence():
 def test_summary_counts_totals_and_environment():
     markdown = render(sample_report())
     assert "| ✅ proved | shown by a symbolic route" in markdown and "| 2 |" in markdown
-    assert "**3 theorems**, 3 as expected; 1 errors. 4,032 numeric instances" in markdown
+    assert "**3 theorems**, 3 as expected; 1 error. 4,032 numeric instances" in markdown
     assert "| 3.11.7 | 1.14.0 | 2.4.6 | not installed | not installed | numpy:cpu |" in markdown
 
 
