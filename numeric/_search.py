@@ -244,9 +244,26 @@ def _settle_wrong_shape(runner: Runner, dtype: str, batch: int, record: NumericR
     """Code that returned the stated shape at some sizes and another at these is refuted here,
     with both shapes; one that never returned it has a declaration error, not a counterexample."""
     structure, error = seen.wrong_shape
-    if not record.examples:
-        raise ImplementationError(f"{error} (at every size drawn)", error.expected, error.got)
+    if not record.examples and not _stated_shape_somewhere(runner, dtype, batch):
+        raise ImplementationError(f"{error} (at every size drawn, and with every dimension at "
+                                  "its smallest and at its largest)", error.expected, error.got)
     refute_shape(record, runner, structure, error, dtype, batch)
+
+
+def _stated_shape_somewhere(runner: Runner, dtype: str, batch: int) -> bool:
+    """Whether the code returns the stated shape with every dimension at its declared smallest,
+    or at its largest, size: the draws may have missed the sizes where it does, and whether the
+    code is wrong at some sizes or declared wrong must not depend on them."""
+    theorem = runner.plan.theorem
+    integers = tuple((s.name, s.domain.low) for s in strategies.integer_scalars(theorem))
+    for end in ("low", "high"):
+        sizes = tuple((d.name, getattr(d.sizes, end)) for d in theorem.dims)
+        try:
+            decide(runner, strategies.Structure(sizes, integers, 0), batch, dtype)
+        except ImplementationError:
+            continue
+        return True
+    return False
 
 
 def _settle_stray_reference(record: NumericRecord) -> None:

@@ -65,6 +65,7 @@ def test_code_that_never_returns_the_stated_shape_is_a_declaration_error():
     # one row too many at every size: no size gives the stated shape
     record = _checked(lambda xp, Q, K, V, B: xp.zeros((Q.shape[0], Q.shape[1] + 1, V.shape[2])))
     assert record.status == "error" and "at every size drawn" in record.reason
+    assert "at its smallest and at its largest" in record.reason
 
 
 def test_a_shape_right_only_where_an_axis_has_size_one_is_refuted_not_an_error():
