@@ -280,10 +280,11 @@ def _settle_without_failure(runner: Runner, dtype: str, record: NumericRecord,
         return
     if invisible > 0:
         record.status = NumericStatus.NOT_DECISIVE
-        record.reason = (f"false in float64 (lhs vs rhs up to {invisible:.3g} ulps) but within "
-                         f"{dtype}'s rounding bound of "
-                         f"{format_truth_ulps(runner.row.measured_as(dtype)):g} ulps: "
-                         "this format cannot decide the claim")
+        measured = runner.row.measured_as(dtype)
+        # the two figures are in different units: float64's epsilon and the format's
+        record.reason = (f"false in float64 (lhs vs rhs up to {invisible:.3g} float64 ulps) but "
+                         f"within {dtype}'s rounding bound of {format_truth_ulps(measured):g} "
+                         f"{measured} ulps: this format cannot decide the claim")
         return
     if evidence.too_few(record.instances):
         record.status = NumericStatus.TOO_FEW
