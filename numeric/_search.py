@@ -135,17 +135,18 @@ def run_search(theorem, runner: Runner, dtype: str, chosen, record: NumericRecor
     """Search for a failing batch and settle ``record`` from what was seen."""
     effort = effort_for(runner, dtype, chosen)
     seen, ratios = _drive(theorem, runner, dtype, chosen, effort, record, seed)
+    # code that returned another shape, and nothing else wrong: no further batch evaluates
+    wrong_shape_only = seen.failure is None and seen.wrong_shape is not None
+    if not wrong_shape_only:
+        _top_up(runner, dtype, effort, record, seen, ratios)
     record.max_error_ulps = seen.worst
     record.max_error_bits = bits(seen.worst)
-    if seen.failure is None and seen.wrong_shape is not None:
-        _settle_wrong_shape(runner, dtype, effort.batch, record, seen)
-        return ratios
-    _top_up(runner, dtype, effort, record, seen, ratios)
-    record.max_error_ulps = seen.worst
-    record.max_error_bits = bits(seen.worst)
-    if is_reference(runner.row, dtype):  # elsewhere it would measure NumPy, not this record
+    # elsewhere it would measure NumPy, not this record
+    if is_reference(runner.row, dtype) and not wrong_shape_only:
         record.ground_truth_ulps = _ground_truth(runner, theorem, seen)
-    if record.ground_truth_ulps is not None and record.ground_truth_ulps > TRUTH_ULPS:
+    if wrong_shape_only:
+        _settle_wrong_shape(runner, dtype, effort.batch, record, seen)
+    elif record.ground_truth_ulps is not None and record.ground_truth_ulps > TRUTH_ULPS:
         _settle_stray_reference(record)
     elif seen.failure is None:
         _settle_without_failure(runner, dtype, record, seen.invisible, seen.out_of_range)

@@ -302,7 +302,6 @@ def instantiate(theorem: Theorem, expr: sp.Expr, sizes: dict[str, int],
     return expr.doit()
 
 
-_size_assignments = size_assignments  # the name the claim kinds import
 
 
 def _index_assignments(expr: sp.Expr, sizes: dict[str, int]):

@@ -30,11 +30,12 @@ from hypothesis import strategies as st
 from attnproof.numeric import _evidence as evidence
 from attnproof.numeric._record import NumericStatus
 from attnproof.symbolic import Positive
+from attnproof.symbolic._theorem import free_indices
 from attnproof.symbolic._vocabulary import ReduceMax
 from attnproof.symbolic.kinds import error_bound as kind
 
 from .._backends import to_numpy
-from .._tolerance import bits
+from .._tolerance import bits, finfo
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,8 @@ class Rounding:
     c_log: int = 2  # log's accuracy relative to its result, in units of u
 
 
-_U = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
+# the unit roundoff of each format: half its epsilon
+_U = {d: float(finfo(d).eps) / 2 for d in ("float64", "float32", "float16", "bfloat16")}
 # float16 and bfloat16 are computed in float32 and rounded back on every backend here: one
 # operation is then off by at most u + u_float32 (two roundings), not u
 _VIA_FLOAT32 = {d: _U[d] + _U["float32"] for d in ("float16", "bfloat16")}
@@ -178,9 +180,7 @@ class _RangeWatch:
     assumes neither overflow nor underflow, so such instances get no bound."""
 
     def __init__(self, dtype: str, batch: int):
-        import ml_dtypes
-
-        info = ml_dtypes.finfo(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.finfo(dtype)
+        info = finfo(dtype)
         self.largest, self.tiny = float(info.max), float(info.tiny)
         self.outside = np.zeros(batch, dtype=bool)
 
@@ -201,7 +201,7 @@ class _Evaluation:
         from .._backends import _numpy_dtype
 
         self.dtype_numpy = _numpy_dtype(dtype)
-        self.out = sorted(kind_free_indices(theorem.claim.computed), key=str)
+        self.out = sorted(free_indices(theorem.claim.computed), key=str)
 
     def accuracy(self, function: str, seed) -> float:
         """The backend's largest error of exp or log relative to the result, in units of the
@@ -219,7 +219,7 @@ class _Evaluation:
             computed = to_numpy(getattr(self.xp, function)(placed)).astype(np.float64)
         wider = WIDER.get(self.dtype, np.float64)
         exact = getattr(np, function)(x.astype(wider))
-        tiny = float(np.finfo(np.float32 if self.dtype == "bfloat16" else self.dtype_numpy).tiny)
+        tiny = float(finfo(self.dtype).tiny)
         usable = (np.abs(exact) > 4 * tiny) & np.isfinite(computed) & (x > 0)
         error = np.abs(computed[usable].astype(wider) - exact[usable]) / np.abs(exact[usable])
         return float(np.max(error, initial=0.0)) / model.u
@@ -234,23 +234,22 @@ class _Evaluation:
         watch = _RangeWatch(self.dtype, next(iter(arrays.values())).shape[0])
         exact = self._as_written(claim.computed, sizes, arrays, low=False, wider=wider,
                                  watch=watch)
-        with np.errstate(all="ignore"):
-            if claim.relative_to == "abs-scale":
-                scale = self._as_written(claim.computed, sizes, arrays, low=False, wider=wider,
-                                         magnitude=True)
-            elif claim.relative_to == "absolute":
-                scale = np.ones_like(exact)
-            else:
-                scale = np.abs(exact)
-            relative = np.abs(computed.astype(wider) - exact) / scale
-            relative = np.where(scale == 0, np.where(computed == 0, 0.0, np.inf), relative)
-            # the wider evaluation's own rounding, by the same analysis at its unit roundoff
-            slack = _bound_values(claim, sizes, arrays, float(np.finfo(wider).eps) / 2, 2,
-                                  self.theorem, self.out)
-            bound = _bound_values(claim, sizes, arrays, model.u, model.c_exp, self.theorem,
-                                  self.out, model.c_log) + slack
-            # entry by entry: the bound at one row never excuses the error at another
-            per_entry = np.asarray(relative / bound, np.float64)
+        if claim.relative_to == "abs-scale":
+            scale = self._as_written(claim.computed, sizes, arrays, low=False, wider=wider,
+                                     magnitude=True)
+        elif claim.relative_to == "absolute":
+            scale = np.ones_like(exact)
+        else:
+            scale = np.abs(exact)
+        relative = np.abs(computed.astype(wider) - exact) / scale
+        relative = np.where(scale == 0, np.where(computed == 0, 0.0, np.inf), relative)
+        # the wider evaluation's own rounding, by the same analysis at its unit roundoff
+        slack = _bound_values(claim, sizes, arrays, float(np.finfo(wider).eps) / 2, 2,
+                              self.theorem, self.out)
+        bound = _bound_values(claim, sizes, arrays, model.u, model.c_exp, self.theorem,
+                              self.out, model.c_log) + slack
+        # entry by entry: the bound at one row never excuses the error at another
+        per_entry = np.asarray(relative / bound, np.float64)
         batch = per_entry.shape[0]
         per_entry = np.where(np.isnan(per_entry), np.inf, per_entry).reshape(batch, -1)
         worst = per_entry.argmax(axis=1)
@@ -273,12 +272,6 @@ class _Evaluation:
                 return to_numpy(value).astype(np.float64)
         placed = {k: v.astype(wider) for k, v in arrays.items()}
         return _Interpreter(np, placed, sizes, self.out, watch, magnitude).eval(expr)
-
-
-def kind_free_indices(expr):
-    from attnproof.symbolic._theorem import free_indices
-
-    return free_indices(expr)
 
 
 class _Interpreter:
