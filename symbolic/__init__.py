@@ -31,6 +31,7 @@ from ._theorem import Theorem as Theorem
 from ._theorem import TheoremError as TheoremError
 from ._vocabulary import Indicator as Indicator
 from ._vocabulary import LogSumExp as LogSumExp
+from ._vocabulary import OnlineSoftmax as OnlineSoftmax
 from ._vocabulary import ReduceMax as ReduceMax
 from ._vocabulary import Rotation as Rotation
 from ._vocabulary import Softmax as Softmax
@@ -41,6 +42,7 @@ from ._vocabulary import indicator as indicator
 from ._vocabulary import kl as kl
 from ._vocabulary import lse as lse
 from ._vocabulary import masked_softmax as masked_softmax
+from ._vocabulary import online_softmax as online_softmax
 from ._vocabulary import rotate_half as rotate_half
 from ._vocabulary import rotation as rotation
 from ._vocabulary import rowmax as rowmax
@@ -156,6 +158,8 @@ __all__ = [
     "masked_softmax",
     "rotate_half",
     "rotation",
+    "online_softmax",
+    "OnlineSoftmax",
     "rowmax",
     "rowsum",
     "softmax",

@@ -130,6 +130,53 @@ class ReduceMax(ExprWithIntLimits):
         return rf"\max_{{{printer._print(index)}}} {printer.parenthesize(self.function, 60)}"
 
 
+class OnlineSoftmax(ExprWithIntLimits):
+    """``OnlineSoftmax((score, value, block), (j, lo, hi))``: Σ_j softmax_j(score)·value, the
+    attention output of one row, *as the block-wise (flash) algorithm computes it*: the keys in
+    blocks of ``block``, a running maximum m_t, the running sum ℓ_t = e^(m_(t−1) − m_t)·ℓ_(t−1)
+    + Σ_(j in block t) e^(score_j − m_t) and the running output O_t likewise, divided once at
+    the end (the tutorial's §10.1.2). Its exact value is the closed form (``closed_form``); the
+    node exists so that an error analysis can see the order of the operations."""
+
+    __slots__ = ()
+
+    def __new__(cls, function, *limits, **assumptions):
+        return ExprWithLimits.__new__(cls, function, *limits, **assumptions)
+
+    @property
+    def score(self) -> sp.Expr:
+        return self.function[0]
+
+    @property
+    def value(self) -> sp.Expr:
+        return self.function[1]
+
+    @property
+    def block(self) -> sp.Expr:
+        return self.function[2]
+
+    def closed_form(self) -> sp.Expr:
+        (index, lower, upper), = self.limits
+        maximum = ReduceMax(self.score, (index, lower, upper))
+        weight = sp.exp(self.score - maximum)
+        return (sp.Sum(weight * self.value, (index, lower, upper))
+                / sp.Sum(weight, (index, lower, upper)))
+
+    def _latex(self, printer):
+        (index, _, _), = self.limits
+        return (rf"\operatorname{{online}}_{{{printer._print(index)},\,"
+                rf"b = {printer._print(self.block)}}}\left[\operatorname{{softmax}}\left("
+                rf"{printer._print(self.score)}\right) \cdot {printer._print(self.value)}"
+                r"\right]")
+
+
+def online_softmax(score: sp.Expr, value: sp.Expr, over: sp.Idx, block) -> OnlineSoftmax:
+    """Σ_over softmax(score)·value computed block-wise, ``block`` keys at a time, by the online
+    algorithm (running maximum, rescaled sum and output, one division at the end)."""
+    block = block.symbol if hasattr(block, "symbol") else sp.sympify(block)
+    return OnlineSoftmax(sp.Tuple(score, value, block), (over, over.lower, over.upper))
+
+
 class Rotation(sp.Function):
     """``Rotation(angle, row, column)``: entry (row, column) of the plane rotation by ``angle``,
     [[cos, −sin], [sin, cos]], its indices running over a dimension of size 2.

@@ -26,6 +26,7 @@ from attnproof import (
     c_exp,
     c_log,
     log_error,
+    online_softmax,
     rowmax,
     rowsum,
     spread,
@@ -129,6 +130,66 @@ online_softmax_merge_error_bound = Theorem(
                      count=2 * c_exp + 6, exponent=2 * u * sp.Abs(m1[h] - m2[h]),
                      relative_to="abs-scale"),
     inputs=(m1, m2, l1, l2, o1, o2),
+)
+
+
+# The block-wise (flash) algorithm of §10.1.2 for every block size b: keys in ⌈n/b⌉ blocks, a
+# running maximum, the running sum and output rescaled by e^(m_old − m_new) at each block and
+# divided once at the end. The count grows with b + 2⌈n/b⌉ instead of n: with b = n it is the
+# divided-last count 2n + 2·c_exp, and it is smallest near b = √(n(c_exp + 2)), which is why
+# blocks of 16 are more accurate than one pass at n = 1024. The rescalings' roundings telescope
+# (the running maximum only grows), so the spread enters as it does for one pass.
+block = Dim("b", Sizes(1, 64))
+b = block.symbol
+number_of_blocks = sp.ceiling(n / b)
+online_softmax_blockwise_error_bound = Theorem(
+    name="online_softmax_blockwise_error_bound",
+    source=Source(TUTORIAL, "§10.1.2 Theorem (Flash Attention Algorithm), block-wise in "
+                  "floating point, every block size", "steps 1–3"),
+    claim=ErrorBound(online_softmax(S[i, j], V[j, e], j, block),
+                     count=2 * c_exp + 2 * b + 2 * (number_of_blocks - 1) * (c_exp + 2),
+                     exponent=2 * u * spread(S[i, j], j), relative_to="abs-scale"),
+    inputs=(S, V, block),
+)
+
+
+# The backward pass through softmax, (43): dS_ij = A_ij (dA_ij − Σ_l A_il dA_il) with
+# dA_ij = Σ_e G_ie V_je (37) and A the shifted softmax, each evaluated as written. The
+# difference cancels (its terms have either sign), so the bound is against the abs-scale
+# A_ij (|dA_ij| + Σ_l A_il |dA_il|), |dA| = Σ_e |G_ie||V_je|: the softmax's n + 2·c_exp errors
+# twice (as the outer factor and inside the weighted sum), the weighted sum's n − 1 additions
+# and its product, the d_v of dA, the subtraction and the outer product.
+G = Tensor("G", (rows, values))  # the upstream gradient ∂L/∂O
+f = values.index("f")
+l_ = length.index("l")
+
+
+def weight(key):
+    return (sp.exp(S[i, key] - rowmax(S[i, m], m))
+            / rowsum(sp.exp(S[i, k] - rowmax(S[i, m], m)), k))
+
+
+score_gradient = weight(j) * (rowsum(G[i, e] * V[j, e], e)
+                              - rowsum(weight(l_) * rowsum(G[i, f] * V[l_, f], f), l_))
+attention_backward_score_gradient_error_bound = Theorem(
+    name="attention_backward_score_gradient_error_bound",
+    source=Source(TUTORIAL, "§6.5 Theorem (Attention Backward Pass), in floating point",
+                  "(43) with (37)"),
+    claim=ErrorBound(score_gradient, count=3 * n + 4 * c_exp + values.symbol + 2,
+                     exponent=4 * u * spread(S[i, j], j), relative_to="abs-scale"),
+    inputs=(S, V, G),
+)
+
+# dV_je = Σ_i A_ij G_ie, (38): positive weights times a signed gradient, summed over the rows,
+# so the largest of the rows' spreads bounds the exponent
+value_gradient = rowsum(weight(j) * G[i, e], i)
+attention_backward_value_gradient_error_bound = Theorem(
+    name="attention_backward_value_gradient_error_bound",
+    source=Source(TUTORIAL, "§6.5 Theorem (Attention Backward Pass), in floating point",
+                  "(38)"),
+    claim=ErrorBound(value_gradient, count=n + 2 * c_exp + rows.symbol,
+                     exponent=rowmax(2 * u * spread(S[i, j], j), i), relative_to="abs-scale"),
+    inputs=(S, G),
 )
 
 

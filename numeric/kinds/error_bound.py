@@ -20,18 +20,19 @@ it up with ``hypothesis.target``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 import sympy as sp
-from hypothesis import HealthCheck, Phase, given, settings, target
+from hypothesis import HealthCheck, Phase, example, given, settings, target
 from hypothesis import strategies as st
 
 from attnproof.numeric import _evidence as evidence
 from attnproof.numeric._record import NumericStatus
 from attnproof.symbolic import Positive
 from attnproof.symbolic._theorem import free_indices
-from attnproof.symbolic._vocabulary import ReduceMax
+from attnproof.symbolic._vocabulary import OnlineSoftmax, ReduceMax
 from attnproof.symbolic.kinds import error_bound as kind
 
 from .._backends import to_numpy
@@ -117,13 +118,18 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
         target(float(np.nanmax(np.where(np.isfinite(ratio.ratio), ratio.ratio, 0.0),
                                initial=0.0)), label="observed error / bound")
 
+    for corner in _corners(theorem, dtype):
+        one_example = example(corner)(one_example)
     one_example()
     _settle(record, claim, model, seen, dtype)
 
 
 # -- draws --------------------------------------------------------------------------------------
 
-PATTERNS = ("gaussian", "spread", "ties", "one large")
+# "ascending": every row climbs by small steps to a total rise of ``scale``, so a running
+# maximum grows at every block and every rescaling rounds (in random order it grows O(log n)
+# times, and e^0 = 1 is exact), while every term still weighs (the first within e^-scale)
+PATTERNS = ("gaussian", "spread", "ties", "one large", "ascending")
 
 
 # Score scales: float16's exp overflows above 11 and leaves its normal range below −9.7, where
@@ -141,6 +147,19 @@ def _structures(theorem, dtype: str):
                      st.integers(0, 2**31 - 1))
 
 
+def _corners(theorem, dtype: str) -> list:
+    """Every size at its largest, and each one at its smallest with the others at their
+    largest: where a count grows fastest (the longest row in blocks of one key), which random
+    sizes reach rarely."""
+    dims = theorem.dims
+    scale = SCALES.get(dtype, DEFAULT_SCALES)[1]
+    largest = {d.name: d.sizes.high for d in dims}
+    corners = [largest] + [{**largest, d.name: d.sizes.low} for d in dims
+                           if d.sizes.low != d.sizes.high]
+    return [(sizes, pattern, scale, 0) for sizes in corners
+            for pattern in ("gaussian", "ascending")]
+
+
 def _draw(theorem, sizes, pattern, scale, rng, numpy_dtype) -> dict:
     arrays = {}
     for tensor in theorem.tensors:
@@ -152,6 +171,9 @@ def _draw(theorem, sizes, pattern, scale, rng, numpy_dtype) -> dict:
             values = np.broadcast_to(values[..., :1], shape).copy()
         elif pattern == "one large":
             values[..., 0] += 8 * scale
+        elif pattern == "ascending":
+            steps = rng.uniform(0.0, 2.0 * scale / shape[-1], shape)
+            values = np.cumsum(steps, axis=-1)
         if isinstance(tensor.domain, Positive):  # a sum of exponentials: log-uniform
             low, high = np.log(tensor.domain.low), np.log(tensor.domain.high)
             values = np.exp(rng.uniform(low, high, shape))
@@ -330,6 +352,8 @@ class _Interpreter:
             return self._plain(lambda: self._over(expr, lambda terms: xp.max(terms, axis=-1)))
         if isinstance(expr, sp.Sum):
             return self._over(expr, self._left_to_right)
+        if isinstance(expr, OnlineSoftmax):
+            return self._online_softmax(expr)
         if isinstance(expr, sp.Pow) and expr.exp == -1:
             return 1.0 / self.eval(expr.base)
         if isinstance(expr, sp.Mul):
@@ -351,6 +375,43 @@ class _Interpreter:
         finally:
             self.axes.pop()
         return reduce(terms)
+
+    def _online_softmax(self, expr: OnlineSoftmax):
+        """The block-wise algorithm as ``OnlineSoftmax`` states it: per block of b keys the
+        running maximum, the rescaling e^(m_old − m_new), the block's partial sums added left to
+        right and added once to the rescaled running ones; one division at the end."""
+        xp = self.xp
+        scores = self._plain(lambda: self._over(_with_function(expr, expr.score), _keep))
+        values = self._over(_with_function(expr, expr.value), _keep)
+        block = int(expr.block.xreplace({sp.Symbol(k, integer=True, positive=True): v
+                                         for k, v in self.sizes.items()}))
+        if getattr(xp, "__name__", "") == "jax.numpy":  # the same steps, compiled once
+            return _jax_online_softmax(scores, values, block)
+        maximum = total = output = None
+        for start in range(0, scores.shape[-1], block):
+            chunk, chunk_values = scores[..., start:start + block], values[..., start:start + block]
+            seen = xp.max(chunk, axis=-1) if maximum is None else xp.maximum(
+                maximum, xp.max(chunk, axis=-1))
+            weights = xp.exp(chunk - seen[..., None])
+            partial_total = self._left_to_right(weights)
+            partial_output = self._left_to_right(weights * chunk_values)
+            if maximum is None:
+                total, output = partial_total, partial_output
+            else:
+                rescale = xp.exp(maximum - seen)
+                total = rescale * total + partial_total
+                output = rescale * output + partial_output
+                self._watched(rescale)
+            maximum = seen
+            self._watched(weights, total, output)
+        # the weights the closed form rounds, e^(s_j − max): below the normal range there too
+        self._watched(xp.exp(scores - maximum[..., None]))
+        return output / total
+
+    def _watched(self, *values) -> None:
+        if self.watch is not None:
+            for value in values:
+                self.watch(value)
 
     def _left_to_right(self, terms):
         if getattr(self.xp, "__name__", "") == "jax.numpy":  # one dispatch, same order
@@ -395,6 +456,17 @@ class _Interpreter:
         return self.xp.reshape(value, tuple(shape))
 
 
+def _with_function(node, function):
+    """A maximum over ``node``'s index of ``function``: evaluated along that index's axis by
+    ``_over`` (the reduction given with it), so a block-wise node's operands get their axis."""
+    return ReduceMax(function, *node.limits)
+
+
+def _keep(terms):
+    """Every term, unreduced."""
+    return terms
+
+
 def _name(index) -> str:
     return str(index.label) if isinstance(index, sp.Idx) else str(index)
 
@@ -409,6 +481,52 @@ def _jax_left_to_right(terms):
 
     rest = jax.numpy.moveaxis(terms[..., 1:], -1, 0)
     return jax.lax.scan(add, terms[..., 0], rest)[0]
+
+
+def _jax_online_softmax(scores, values, block: int):
+    """``_Interpreter._online_softmax`` as one compiled program per shape and block size: a
+    scan over the blocks, each block's sums a scan over its keys. The last block is padded with
+    scores of −∞ and values of 0, whose weights e^(−∞) = 0 add exactly nothing."""
+    import jax
+
+    return _jax_online_softmax_program(block)(scores, values)
+
+
+@functools.lru_cache(maxsize=None)
+def _jax_online_softmax_program(block: int):
+    import jax
+    import jax.numpy as jnp
+
+    def left_to_right(terms):  # keys on the last axis
+        rest = jnp.moveaxis(terms[..., 1:], -1, 0)
+        return jax.lax.scan(lambda total, term: (total + term, None), terms[..., 0], rest)[0]
+
+    def step(carry, chunk):
+        maximum, total, output = carry
+        chunk_scores, chunk_values = chunk
+        seen = jnp.maximum(maximum, jnp.max(chunk_scores, axis=-1))
+        weights = jnp.exp(chunk_scores - seen[..., None])
+        rescale = jnp.exp(maximum - seen)  # 0 before the first block: 0·0 + partial is exact
+        total = rescale * total + left_to_right(weights)
+        output = rescale * output + left_to_right(weights * chunk_values)
+        return (seen, total, output), None
+
+    @jax.jit
+    def run(scores, values):
+        scores, values = jnp.broadcast_arrays(scores, values)
+        length = scores.shape[-1]
+        pad = -length % block
+        widths = [(0, 0)] * (scores.ndim - 1) + [(0, pad)]
+        scores = jnp.pad(scores, widths, constant_values=-jnp.inf)
+        values = jnp.pad(values, widths)
+        chunks = [jnp.moveaxis(x.reshape(*x.shape[:-1], -1, block), -2, 0)
+                  for x in (scores, values)]
+        start = jnp.full(scores.shape[:-1], -jnp.inf, scores.dtype)
+        zero = jnp.zeros(scores.shape[:-1], scores.dtype)
+        (_, total, output), _ = jax.lax.scan(step, (start, zero, zero), tuple(chunks))
+        return output / total
+
+    return run
 
 
 def _fold(function, values):

@@ -42,7 +42,8 @@ from sympy.printing.str import StrPrinter
 from .._kind import ClaimKind
 from .._language import TheoremError, as_expression
 from .._prover import NOT_PROVED, PROVED, ProofResult
-from .._vocabulary import ReduceMax
+from .._theorem import free_indices
+from .._vocabulary import OnlineSoftmax, ReduceMax
 
 RELATIVE_TO = ("value", "abs-scale", "absolute")
 u = sp.Symbol("u", positive=True)  # the unit roundoff of the format evaluated in
@@ -126,6 +127,8 @@ def derive(expr: sp.Expr, dims: dict[str, sp.Symbol]) -> Relative | Absolute | S
         return Relative(sp.S.One, positive=True)  # a constant rounded once into the format
     if isinstance(expr, sp.exp):
         return _exp(expr.args[0], dims)
+    if isinstance(expr, OnlineSoftmax):
+        return _online_softmax(expr, dims)
     if isinstance(expr, sp.log):
         return _log(expr, dims)
     if isinstance(expr, sp.Sum):
@@ -216,15 +219,22 @@ def _sum(expr: sp.Sum, dims) -> Relative | Scaled:
     if isinstance(term, Absolute):
         raise UnsupportedOperation(f"a sum of terms with an absolute error: {expr}")
     count = term.count + (high - low + 1) - 1
+    exponent = term.exponent
+    if free_indices(exponent) & {index}:  # each term its own exponent: the largest bounds all
+        exponent = ReduceMax(exponent, (index, low, high))
     if isinstance(term, Relative) and term.positive:
-        return Relative(count, term.exponent, positive=True)
-    return Scaled(count, term.exponent)
+        return Relative(count, exponent, positive=True)
+    return Scaled(count, exponent)
 
 
 def _product(expr: sp.Mul, dims) -> Relative | Scaled:
     """m factors multiplied and divided as written: m − 1 errors. A product of relative errors
     is relative whatever the signs; one factor bounded against its abs-scale makes the product
     so bounded (the other factors' magnitudes scale it)."""
+    coefficient, rest = expr.as_coeff_Mul()
+    if coefficient == -1:  # a negation is exact: the error of the rest, its sign unknown
+        error = derive(rest, dims)
+        return Relative(error.count, error.exponent) if isinstance(error, Relative) else error
     factors = [derive(f, dims) for f in expr.args]
     if any(isinstance(f, Absolute) for f in factors):
         raise UnsupportedOperation(f"a product of a value with an absolute error: {expr}")
@@ -246,6 +256,51 @@ def _relative(expr: sp.Expr, dims, whole: sp.Expr) -> Relative:
         raise UnsupportedOperation(f"{expr} in {whole} can be negative or cancel: the relative "
                                    "rules apply to positive quantities only")
     return error
+
+
+def blocks(length: sp.Expr, block: sp.Expr) -> sp.Expr:
+    """T = ⌈n / b⌉, the number of blocks of b keys (the last may hold fewer)."""
+    return sp.ceiling(length / block)
+
+
+def _online_softmax(expr: OnlineSoftmax, dims) -> Relative | Scaled:
+    """The block-wise algorithm (``OnlineSoftmax``), by induction on the number of blocks t.
+
+    Invariant after t ≥ 1 blocks: the running sum is Σ_j w_j(1 + θ_j)e^(η_j) over the keys
+    seen, w_j = e^(s_j − m_t), |θ_j| ≤ γ_K(t), |η_j| ≤ u(m_t − s_j), with
+    K(t) = k_term + (b − 1) + (t − 1)(c_exp + 2), k_term a term's own count (c_exp for the sum,
+    c_exp + k_v + 1 for the output's w_j·v_j). Base: the first block's ≤ b terms added left to
+    right (ℓ_0 = 0 adds nothing: 0·x and 0 + x are exact). Step: the rescaling
+    α = exp((m_t − m_(t+1))(1 + δ)) costs c_exp and moves η by u(m_(t+1) − m_t), its product and
+    the addition of the new block's partial sum one each; the new block's terms carry
+    k_term + b. With m_t nondecreasing the η's telescope to u(m_T − s_j) ≤ u·spread, and the
+    division at the end adds one error and the sum's η: the bound of one division of the whole
+    sums, with a count that grows with b + T instead of n."""
+    (index, lower, upper), = expr.limits
+    score = derive(expr.score, dims)
+    if not (isinstance(score, Relative) and score.count == 0):
+        raise UnsupportedOperation(f"block-wise softmax of computed scores: {expr.score}")
+    value = derive(expr.value, dims)
+    if isinstance(value, Absolute):
+        raise UnsupportedOperation(f"block-wise softmax of values with an absolute error: {expr}")
+    b, t = expr.block, sp.Symbol("t", integer=True, positive=True)
+
+    def invariant(term_count, after):
+        return term_count + (b - 1) + (after - 1) * (c_exp + 2)
+
+    for term_count in (c_exp, c_exp + value.count + 1):
+        steps = (invariant(term_count, t + 1) - invariant(term_count, t) - (c_exp + 2),
+                 invariant(term_count, t + 1) - (term_count + b))
+        floors = {t: 1, b: 1, c_exp: 1, **{s: 0 for s in value.count.free_symbols}}
+        if not all(nonnegative(step, floors) for step in steps):  # the induction step
+            raise UnsupportedOperation(f"the block-wise invariant does not carry over: {expr}")
+    count_blocks = blocks(upper - lower + 1, b)
+    count = (invariant(c_exp, count_blocks) + invariant(c_exp + value.count + 1, count_blocks)
+             + 1)
+    exponent = 2 * u * spread(expr.score, index) + value.exponent
+    if isinstance(value, Relative) and value.positive:
+        return Relative(count, exponent, positive=True)
+    return Scaled(count, exponent)
 
 
 # -- proving K ≥ k: a polynomial with nonnegative coefficients -------------------------------
@@ -326,6 +381,10 @@ def _spreads_as_symbols(*exprs: sp.Expr) -> list[sp.Expr]:
     distances = set().union(*(e.atoms(sp.Abs) for e in canonical))
     replacements.update({d: sp.Symbol(f"D_{n}", nonnegative=True)
                          for n, d in enumerate(sorted(distances, key=str))})
+    # a count of blocks ⌈n / b⌉ of positive sizes is at least 1: 1 + a nonnegative number
+    counts = set().union(*(e.atoms(sp.ceiling) for e in canonical))
+    replacements.update({c: 1 + sp.Symbol(f"T_{n}", nonnegative=True)
+                         for n, c in enumerate(sorted(counts, key=str)) if c.args[0].is_positive})
     return [sp.expand(e.xreplace(replacements)) for e in canonical]
 
 
@@ -341,7 +400,7 @@ def readable(expr: sp.Expr) -> str:
             name = sp.Symbol(f"spread({_Readable().doprint(maximum.function)})")
             expr = expr.xreplace({negated: name - maximum})
     # the canonical bound index of a maximum reads as l
-    return re.sub(r"\b_l\b", "l", _Readable().doprint(sp.factor_terms(expr)))
+    return re.sub(r"\b_l(\d*)\b", r"l\1", _Readable().doprint(sp.factor_terms(expr)))
 
 
 class _Readable(StrPrinter):
@@ -353,7 +412,7 @@ class _Readable(StrPrinter):
     def _print_ReduceMax(self, expr):
         (index, _, _), = expr.limits
         name = self._print(index)
-        return f"max_{'l' if name == '_l' else name} {self.parenthesize(expr.function, 60)}"
+        return f"max_{name.lstrip('_')} {self.parenthesize(expr.function, 60)}"
 
     def _print_Sum(self, expr):
         (index, _, _), = expr.limits
@@ -363,14 +422,17 @@ class _Readable(StrPrinter):
         return f"|{self._print(expr.args[0])}|"
 
 
-def _canonical_maxima(expr: sp.Expr) -> sp.Expr:
-    """Every maximum's bound index renamed to one fixed name."""
-    mapping = {}
-    for node in expr.atoms(ReduceMax):
-        (variable, low, high), = node.limits
-        fixed = sp.Symbol("_l", integer=True)
-        mapping[node] = ReduceMax(node.function.xreplace({variable: fixed}), (fixed, low, high))
-    return expr.xreplace(mapping)
+def _canonical_maxima(expr: sp.Expr, depth: int = 0) -> sp.Expr:
+    """Every maximum's bound index renamed to a fixed name per nesting depth (_l, _l1, ...), so
+    that two maxima of the same function over differently named indices compare equal."""
+    if isinstance(expr, ReduceMax):
+        (variable, low, high), = expr.limits
+        fixed = sp.Symbol("_l" + (str(depth) if depth else ""), integer=True)
+        inner = _canonical_maxima(expr.function.xreplace({variable: fixed}), depth + 1)
+        return ReduceMax(inner, (fixed, low, high))
+    if not expr.args or not expr.has(ReduceMax):
+        return expr
+    return expr.func(*(_canonical_maxima(a, depth) for a in expr.args))
 
 
 @dataclass(frozen=True)

@@ -22,3 +22,17 @@ planted_softmax_error_bound_one_more = Theorem(
     claim=ErrorBound(rounding.unshifted, count=rounding.n + 2 * c_exp + 1),
     inputs=(rounding.S,),
 )
+
+# the block-wise algorithm's bound without the rescalings: as if only one block's sums rounded
+planted_blockwise_bound_without_the_rescalings = Theorem(
+    name="planted_blockwise_bound_without_the_rescalings",
+    source=PLANTED,
+    claim=ErrorBound(rounding.online_softmax(rounding.S[rounding.i, rounding.j],
+                                             rounding.V[rounding.j, rounding.e], rounding.j,
+                                             rounding.block),
+                     count=2 * c_exp + 2 * rounding.b,
+                     exponent=rounding.online_softmax_blockwise_error_bound.claim.exponent,
+                     relative_to="abs-scale"),
+    inputs=(rounding.S, rounding.V, rounding.block),
+    expect="refuted",
+)
