@@ -34,7 +34,7 @@ def test_a_bad_declaration_names_the_kernel_and_the_field(field, value):
 
 
 def test_numpy_kernels_need_an_explicit_vjp():
-    with pytest.raises(KernelError, match="NumPy has no autodiff"):
+    with pytest.raises(KernelError, match="numpy has no autodiff"):
         _variant(gradients="autodiff")
 
 
