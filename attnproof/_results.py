@@ -19,6 +19,7 @@ from pathlib import Path
 
 from . import _verdict
 from ._verdict import TheoremStatus
+from .numeric._backends import BACKENDS
 from .numeric._record import NumericRecord, NumericStatus
 from .symbolic._prover import ProofStatus
 
@@ -32,7 +33,7 @@ READABLE_SCHEMAS = (1, 2, 3, 4)
 
 STATUSES = tuple(TheoremStatus)
 
-_VERSIONED_PACKAGES = ("sympy", "numpy", "jax", "mlx")
+VERSIONED_PACKAGES = ("sympy", *(row.package for row in BACKENDS))
 
 
 @dataclass
@@ -163,7 +164,7 @@ def environment(theorems: list[TheoremResult]) -> dict:
 
     Devices are read from the records rather than by importing JAX or MLX in this process.
     """
-    versions = {name: _version(name) for name in _VERSIONED_PACKAGES}
+    versions = {name: _version(name) for name in VERSIONED_PACKAGES}
     devices = sorted({f"{r.backend}:{r.device}" for t in theorems for r in t.numeric
                       if r.status != NumericStatus.SKIPPED})
     return {"python": platform.python_version(), **versions, "devices": devices}

@@ -12,7 +12,7 @@ error of that file at the line it had reached. A fresh worker then loads the rem
 every other file, and the catalog, is still checked.
 
 The theorems themselves never cross to the parent (they need not pickle): the workers of
-``_runner`` load each one again from its file, contained the same way, to check it.
+``_workers`` load each one again from its file, contained the same way, to check it.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from attnproof.symbolic._catalog import theorem_file_argument
 from attnproof.symbolic._prover import EXACT_EVALUATION
 from attnproof.symbolic._theorem import DOCUMENT_TITLES
 
-from ._results import STATUSES, Report, TheoremResult
+from ._results import STATUSES, VERSIONED_PACKAGES, Report, TheoremResult
 from ._verdict import unstable_formats
 from .numeric._evidence import UNDECIDED_SHARE_NOTED, undecided_share
 from .numeric._record import NumericRecord
@@ -132,7 +132,7 @@ def totals(report: Report) -> Totals:
 def environment_rows(report: Report) -> list[tuple[str, str]]:
     env = report.environment
     rows = [(name, env.get(name) or "not installed")
-            for name in ("python", "sympy", "numpy", "jax", "mlx")]
+            for name in ("python", *VERSIONED_PACKAGES)]
     return rows + [("devices", ", ".join(env.get("devices") or []) or "none")]
 
 

@@ -1,11 +1,20 @@
 """The backends the numeric checker runs on: one table, one row per backend.
 
-A row names the array module, the compiler target it is printed for, the dtypes each device
-kind supports, its execution modes, and the few operations that differ between backends
-(setup, devices, placing arrays, a device scope, jit, autodiff). Compiled code only ever calls
-``xp.<function>``; adding a backend means a compiler target (``_compiler.TARGETS``) plus a row
-here. Backends import on first use, and one that cannot be imported is reported unavailable,
-never raised.
+A row is everything the project knows about a backend: its name, the distribution whose version
+results record, the array module, what compiled code may call on it (its compiler target), the
+dtypes each device kind supports and what each is measured as, whether its float64 decides
+truth, its execution modes, the few operations that differ between backends (setup, devices,
+placing arrays, a device scope, jit, autodiff), and capability flags where a claim kind must
+work around the module. The compiler, the records, the results and their view, the numeric
+claim kinds and the kernel checker read this table instead of listing backends or testing their
+names.
+
+Adding a backend is one row in :data:`BACKENDS` plus its adapter functions (a section of this
+module, as for NumPy, JAX and MLX, or a module of its own the row points to), and its kernel
+adapter in ``attnproof/kernels/_frameworks.py`` (every backend is a framework kernels may be
+written in; a fast test checks each has its adapter). Compiled code only ever calls
+``xp.<function>``. Backends import on first use, and one that cannot be imported is
+reported unavailable, never raised.
 """
 
 from __future__ import annotations
@@ -23,17 +32,37 @@ import numpy as np
 ALL_FLOATS = ("float64", "float32", "float16", "bfloat16")
 
 
+@dataclass(frozen=True)
+class Target:
+    """What the emitted source may call on one array module.
+
+    ``missing`` declares the NumPy names the module lacks, so a gap is refused when compiling,
+    naming the target, instead of surfacing as an AttributeError mid-run. ``einsum`` spells a
+    contraction; NumPy's has no bfloat16 loop and upcasts under ``optimize``, hence the cast back.
+    """
+
+    name: str
+    einsum: str
+    missing: frozenset[str] = frozenset()
+
+
 @dataclass(frozen=True, eq=False)
 class Backend:
     """One array backend; ``dtypes`` maps a device kind ("cpu", "gpu", ...) to its dtypes.
 
+    ``package``: the distribution whose version the results record. ``compiler``: what
+    compiled code may call on ``module`` (``target`` is its name, the key the compiler takes).
     ``reference``: its float64 is trusted to decide truth. ``accuracy`` maps a dtype to the
     dtype whose epsilon honestly measures it, where the two differ (MLX float64).
+    ``linalg_on_cpu``: its decompositions (eigvalsh, svd) run on the CPU stream only.
+    ``index_array``: the module function that turns NumPy integer indices into its array
+    (``asarray``, or ``array`` where the module has no ``asarray``).
     """
 
     name: str
+    package: str
     module: str
-    target: str
+    compiler: Target
     dtypes: Mapping[str, tuple[str, ...]]
     modes: tuple[str, ...]
     reference: bool = True
@@ -47,7 +76,13 @@ class Backend:
     compile: Callable = lambda function: function
     stores_executables: bool = False  # compiled programs can be kept across runs
     jacobian: Callable | None = None
+    linalg_on_cpu: bool = False
+    index_array: str = "asarray"
     notes: str = ""
+
+    @property
+    def target(self) -> str:
+        return self.compiler.name
 
     @property
     def autodiff(self) -> bool:
@@ -234,8 +269,9 @@ def _mlx_jacobian(primal: Callable, wrt: str) -> Callable:
 BACKENDS: tuple[Backend, ...] = (
     Backend(
         name="numpy",
+        package="numpy",
         module="numpy",
-        target="numpy",
+        compiler=Target("numpy", "xp.einsum({operands}, optimize=True).astype(dtype, copy=False)"),
         dtypes={"cpu": ALL_FLOATS},
         modes=("eager",),
         place=_numpy_place,
@@ -244,8 +280,9 @@ BACKENDS: tuple[Backend, ...] = (
     ),
     Backend(
         name="jax",
+        package="jax",
         module="jax.numpy",
-        target="jax",
+        compiler=Target("jax", "xp.einsum({operands})"),
         dtypes={"cpu": ALL_FLOATS, "gpu": ALL_FLOATS, "tpu": ("float32", "bfloat16")},
         modes=("jit", "eager"),
         setup=_jax_setup,
@@ -258,8 +295,11 @@ BACKENDS: tuple[Backend, ...] = (
     ),
     Backend(
         name="mlx",
+        package="mlx",
         module="mlx.core",
-        target="mlx",
+        # mlx.core has no amax, amin, select, dot, diagflat (nor the ndarray.dot method)
+        compiler=Target("mlx", "xp.einsum({operands})",
+                        frozenset({"amax", "amin", "select", "dot", "diagflat", "einsum_path"})),
         # Metal has no float64; on CPU float64 exists but exp runs in float32 (see _tolerance)
         dtypes={"cpu": ALL_FLOATS, "gpu": ("float32", "float16", "bfloat16")},
         modes=("eager",),  # mx.compile costs 0.5-3.6 s per shape, and shapes vary
@@ -269,6 +309,8 @@ BACKENDS: tuple[Backend, ...] = (
         place=_mlx_place,
         scope=_mlx_scope,
         jacobian=_mlx_jacobian,
+        linalg_on_cpu=True,
+        index_array="array",
     ),
 )
 
@@ -278,6 +320,11 @@ def backend(name: str) -> Backend:
         if row.name == name:
             return row
     raise KeyError(f"unknown backend {name!r}; known: {[b.name for b in BACKENDS]}")
+
+
+def reference_names() -> tuple[str, ...]:
+    """The backends whose float64 decides truth."""
+    return tuple(row.name for row in BACKENDS if row.reference)
 
 
 def unavailable_reason(row: Backend) -> str | None:

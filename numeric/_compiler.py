@@ -26,7 +26,8 @@ from sympy.core.relational import Relational
 from attnproof.symbolic import Defined, Indicator, LogSumExp, Rotation, Scalar, Softmax, Tensor
 from attnproof.symbolic import ReduceMax as RowMax
 
-from ._emit import Emitter, Node, Pair, Target, Term, identifier, index_key
+from ._backends import BACKENDS, Target
+from ._emit import Emitter, Node, Pair, Term, identifier, index_key
 from ._magnitude_rules import MagnitudeRules
 from ._scale_rules import ScaleRules
 from ._stable import KeptMax, ReduceMax, stabilize_exponentials
@@ -35,13 +36,8 @@ from ._value_rules import ValueRules
 __all__ = ["TARGETS", "Compiled", "Pair", "Target", "Term", "compile_expression", "identifier",
            "index_key"]
 
-TARGETS = {
-    "numpy": Target("numpy", "xp.einsum({operands}, optimize=True).astype(dtype, copy=False)"),
-    "jax": Target("jax", "xp.einsum({operands})"),
-    # mlx.core has no amax, amin, select, dot, diagflat (nor the ndarray.dot method)
-    "mlx": Target("mlx", "xp.einsum({operands})",
-                  frozenset({"amax", "amin", "select", "dot", "diagflat", "einsum_path"})),
-}
+# each backend row's compiler target, by name (the backend table declares them)
+TARGETS = {row.target: row.compiler for row in BACKENDS}
 
 
 @dataclass(frozen=True, eq=False)

@@ -13,6 +13,8 @@ import sympy as sp
 
 from attnproof.symbolic import Indicator, Integer, Mask, Scalar, Tensor
 
+from ._backends import Target
+
 _LETTERS = "abcdefghijklmnopqrstuvwxy"
 BATCH_LETTER = "z"
 
@@ -31,20 +33,6 @@ class Pair:
 
     value: Term
     scale: Term | None = None
-
-
-@dataclass(frozen=True)
-class Target:
-    """What the emitted source may call on one array module.
-
-    ``missing`` declares the NumPy names the module lacks, so a gap is refused when compiling,
-    naming the target, instead of surfacing as an AttributeError mid-run. ``einsum`` spells a
-    contraction; NumPy's has no bfloat16 loop and upcasts under ``optimize``, hence the cast back.
-    """
-
-    name: str
-    einsum: str
-    missing: frozenset[str] = frozenset()
 
 
 _RESERVED = {"xp", "arrays", "sizes", "dtype", "compiled"}

@@ -9,10 +9,12 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-# Truth is decided in float64 by a reference backend; MLX float64 is never the reference
-# (its exp is accurate only to ~2e-6 on CPU), and low precision is a stability property only.
+from ._backends import reference_names
+
+# Truth is decided in float64 by a reference backend (a row of the backend table says which;
+# MLX float64 is never one: its exp is accurate only to ~2e-6 on CPU), and low precision is a
+# stability property only.
 TRUTH_DTYPE = "float64"
-REFERENCE_BACKENDS = ("numpy", "jax")
 
 
 class NumericStatus(enum.StrEnum):
@@ -69,7 +71,7 @@ class NumericRecord:
 
     @property
     def decides_truth(self) -> bool:
-        return self.dtype == TRUTH_DTYPE and self.backend in REFERENCE_BACKENDS
+        return self.dtype == TRUTH_DTYPE and self.backend in reference_names()
 
     @property
     def counterexample_stands(self) -> bool:

@@ -1,4 +1,5 @@
-"""The tolerance model: every constant the numeric checker decides with, in one place.
+"""The tolerance model: every constant the numeric checker (and the kernel checker, at the end)
+decides with, in one place.
 
 Errors are measured per entry in units of the dtype's epsilon times the entry's abs-scale (the
 same expression evaluated with absolute values of every term), never relative to the largest
@@ -101,3 +102,16 @@ def bits(ulps: float) -> float:
 # abs-scale instead (TRUTH_ULPS * eps**(-1/3)) cannot tell a derivation off by 50% in a
 # saturated softmax, where the abs-scale dwarfs the entry.
 FINITE_DIFFERENCE_ROUNDING_ULPS = TRUTH_ULPS
+
+# Kernel conformance (``attnproof kernels``): a kernel conforms when its worst absolute error is
+# at most KERNEL_LIMIT times the plain reference's at its declared precision, plus a floor of
+# KERNEL_FLOOR_ULPS ulps (flash-attention's tests: 2x, and an absolute floor of a few ulps). The
+# floor is measured against the output's largest magnitude (the sum of its terms' absolute
+# values), in ulps of the output's format plus ulps of the computing format times the
+# softmax's condition (1 + the largest |score|): where the reference's arithmetic happens to
+# follow the truth's (float64 against float64), its own error is 0 and only the floor tells
+# rounding from a defect.
+KERNEL_LIMIT = 2.0
+KERNEL_FLOOR_ULPS = 4.0
+# a fully masked row is read as zeros or the mean of V when within this many ulps of it
+KERNEL_CONVENTION_ULPS = 16.0

@@ -11,7 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-FRAMEWORKS = ("numpy", "jax", "mlx", "torch")
+from ._frameworks import FRAMEWORKS, has_autodiff
+
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 MASKS = ("none", "bool", "additive", "bias")
 FULLY_MASKED = ("zeros", "mean_v", "nan")
@@ -38,7 +39,7 @@ class Kernel:
     Args:
         name: how reports name the kernel.
         fn: the forward pass, called with arrays of ``framework``.
-        framework: "numpy", "jax", "mlx" or "torch".
+        framework: a numeric backend ("numpy", "jax", "mlx") or "torch".
         layout: axis order of q, k, v and the output, e.g. "bhsd" (batch, heads, sequence,
             feature) or "bshd"; ``q``/``k``/``t`` may stand for ``s``. A mapping gives one
             layout per argument (keys q, k, v, out); missing keys take "bhsd".
@@ -140,8 +141,8 @@ class Kernel:
             self._choose("mask_dtype", self.mask_dtype, (*DTYPES, "bool", "inputs"))
         ok = self.gradients in (None, "autodiff") or callable(self.gradients)
         self._require(ok, "gradients", "must be 'autodiff', a callable or None")
-        self._require(not (self.gradients == "autodiff" and self.framework == "numpy"),
-                      "gradients", "NumPy has no autodiff: pass a vjp callable")
+        self._require(self.gradients != "autodiff" or has_autodiff(self.framework),
+                      "gradients", f"{self.framework} has no autodiff: pass a vjp callable")
         self._require(self.merge is None or (callable(self.merge) and self.returns_lse),
                       "merge", "must be a callable, of a kernel that returns its lse")
         if self.score_mod is not None:

@@ -1,5 +1,8 @@
-"""One row per framework: moving NumPy arrays in and out, and differentiating a kernel.
+"""One adapter per framework: moving NumPy arrays in and out, and differentiating a kernel.
 
+The frameworks a kernel may be written in are the numeric backends (their rows in
+``numeric/_backends.py`` name the module and say whether it differentiates) and PyTorch, which
+kernels are written in but the numeric checker does not run on. Each has its adapter below.
 Frameworks load on first use; one that is not installed is reported by
 :func:`unavailable_reason`, never raised at import.
 """
@@ -12,7 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_MODULES = {"numpy": "numpy", "jax": "jax", "mlx": "mlx.core", "torch": "torch"}
+from attnproof.numeric._backends import BACKENDS
+
+# frameworks that are not numeric backends: their module, and whether it differentiates
+_OTHERS = {"torch": ("torch", True)}
+_MODULES = {**{row.name: row.module for row in BACKENDS},
+            **{name: module for name, (module, _) in _OTHERS.items()}}
+FRAMEWORKS = tuple(_MODULES)
 
 
 def unavailable_reason(framework: str) -> str | None:
@@ -21,6 +30,14 @@ def unavailable_reason(framework: str) -> str | None:
     except ImportError as error:
         return f"{framework} is not installed ({error})"
     return None
+
+
+def has_autodiff(framework: str) -> bool:
+    """Whether ``framework`` can differentiate a kernel itself (``gradients="autodiff"``)."""
+    for row in BACKENDS:
+        if row.name == framework:
+            return row.autodiff
+    return _OTHERS[framework][1]
 
 
 def numpy_dtype(name: str):
@@ -61,7 +78,7 @@ class Framework:
 
 
 def framework(name: str) -> Framework:
-    return _ROWS[name]()
+    return ADAPTERS[name]()
 
 
 # -- numpy ---------------------------------------------------------------------------------------
@@ -204,4 +221,5 @@ def _torch() -> Framework:
     return Framework("torch", put, get, vjp, permute=lambda array, axes: array.permute(*axes))
 
 
-_ROWS = {"numpy": _numpy, "jax": _jax, "mlx": _mlx, "torch": _torch}
+# one per name in FRAMEWORKS (a test checks none is missing)
+ADAPTERS = {"numpy": _numpy, "jax": _jax, "mlx": _mlx, "torch": _torch}

@@ -1,14 +1,17 @@
 """The conformance matrix as Markdown and JSON: kernels x properties x dtypes, then the
 conventions each kernel follows, then every failure with its counterexample and replay.
 
-Each result is a :class:`attnproof.kernels.Conformance` (not imported: it renders itself
-through this module)."""
+The Markdown is the report's: the matrix is built in the document model (``_document``) and
+written by its Markdown renderer, which does the escaping. Each result is a
+:class:`attnproof.kernels.Conformance` (not imported: it renders itself through this module)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from .. import _document as doc
+from .. import _markdown as markdown
 from ._properties import by_name
 from ._run import CONVENTION_WORDS, LIMIT
 
@@ -19,7 +22,7 @@ LEGEND = (f"✅ conforms: the kernel's worst error is at most {LIMIT:g}× the er
           "worst case · ❌ fails, shown as the ratio of the counterexample below · 💥 the kernel "
           "raised · 🔀 wrong shape or axis order · 📝 the kernel contradicts its declaration "
           "(e.g. its head sharing) · ❔ not decisive "
-          "· — does not apply · ⏭ framework not installed. Kernels are *checked*, never proved.")
+          "· — does not apply · ⏭ framework not installed. Kernels are checked, never proved.")
 
 
 def to_json(results: list) -> str:
@@ -37,27 +40,30 @@ def write(results: list, out: Path) -> list[Path]:
 
 
 def to_markdown(results: list) -> str:
-    lines = ["# Kernel conformance", "", LEGEND, ""]
-    for result in results:
-        lines += _kernel_section(result)
-    return "\n".join(lines) + "\n"
+    return markdown.text(document(results))
 
 
-def _kernel_section(result) -> list[str]:
+def document(results: list) -> doc.Document:
+    """The matrix in the report's document model: the legend, then a section per kernel."""
+    return doc.Document("Kernel conformance", LEGEND, None,
+                        tuple(_kernel_section(result) for result in results))
+
+
+def _kernel_section(result) -> doc.Section:
     dtypes = list(dict.fromkeys(c.dtype for c in result.cells))
     verdict = "conforms in every checked cell" if result.ok else \
         f"{len(result.failures())} failing cells"
-    lines = [f"## `{_escape(result.kernel)}` ({result.framework})", "",
-             f"{verdict}; {sum(c.cases for c in result.cells):,} cases in "
-             f"{result.seconds:.0f} s. Declared: {_declared(result.declared)}.", "",
-             "| property | " + " | ".join(dtypes) + " |",
-             "|---|" + "---|" * len(dtypes)]
+    summary = doc.text_line(f"{verdict}; {sum(c.cases for c in result.cells):,} cases in "
+                            f"{result.seconds:.0f} s. Declared: {_declared(result.declared)}.")
+    columns = (doc.Column("property"), *(doc.Column(d) for d in dtypes))
+    rows = []
     for prop in dict.fromkeys(c.property for c in result.cells):
         cells = [_cell(c) for d in dtypes for c in result.cells
                  if c.property == prop and c.dtype == d]
-        lines.append(f"| {_escape(by_name()[prop].title)} | " + " | ".join(cells) + " |")
-    lines += [""] + _conventions(result) + _failures(result)
-    return lines
+        rows.append(tuple(doc.text_line(text) for text in [by_name()[prop].title, *cells]))
+    blocks = (doc.Paragraph(summary), doc.Table(columns, tuple(rows)), *_conventions(result))
+    return doc.Section(f"{result.kernel} ({result.framework})", blocks,
+                       children=tuple(_failure(cell) for cell in result.failures()))
 
 
 def _cell(cell) -> str:
@@ -74,36 +80,33 @@ def _declared(declared: dict) -> str:
             f"{declared['gradients']}, compute {compute}")
 
 
-def _conventions(result) -> list[str]:
+def _conventions(result) -> tuple[doc.Block, ...]:
     seen: dict[tuple, list[str]] = {}
     for cell in result.cells:
         for name, value in cell.conventions.items():
             seen.setdefault((name, value), []).append(cell.dtype)
     if not seen:
-        return []
-    lines = ["Conventions (reported, not errors):", ""]
+        return ()
+    items = []
     for (name, value), dtypes in seen.items():
         claimed = result.declared.get(name)
-        status = "declared" if claimed == value else "**not declared**" if claimed is None \
-            else f"**declared {claimed}**"
+        status = doc.Text("declared") if claimed == value \
+            else doc.Strong("not declared") if claimed is None \
+            else doc.Strong(f"declared {claimed}")
         where = ", ".join(dict.fromkeys(dtypes))
-        lines.append(f"- {name.replace('_', ' ')}: {CONVENTION_WORDS[value]} ({status}; {where})")
-    return lines + [""]
+        items.append(doc.Item(doc.text_line(
+            f"{name.replace('_', ' ')}: {CONVENTION_WORDS[value]} (", status, f"; {where})")))
+    return (doc.Paragraph(doc.text_line("Conventions (reported, not errors):")),
+            doc.Bullets(tuple(items)))
 
 
-def _failures(result) -> list[str]:
-    lines = []
-    for cell in result.failures():
-        example = cell.counterexample or {}
-        lines += [f"### {cell.property}, {cell.dtype}: {cell.status}", "",
-                  f"Smallest case found: {example.get('sizes')}.", "", "```",
-                  example.get("message", ""), "```", ""]
-        entries = {k: example[k] for k in ("at", "kernel", "truth") if k in example}
-        if entries:
-            lines += ["```json", json.dumps(entries), "```", ""]
-        lines += ["Replay:", "", "```bash", cell.replay or "", "```", ""]
-    return lines
-
-
-def _escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("<", "&lt;")
+def _failure(cell) -> doc.Section:
+    example = cell.counterexample or {}
+    blocks: list[doc.Block] = [
+        doc.Paragraph(doc.text_line(f"Smallest case found: {example.get('sizes')}.")),
+        doc.Listing(example.get("message", ""))]
+    entries = {k: example[k] for k in ("at", "kernel", "truth") if k in example}
+    if entries:
+        blocks.append(doc.Listing(json.dumps(entries), "json"))
+    blocks += [doc.Paragraph(doc.text_line("Replay:")), doc.Listing(cell.replay or "", "bash")]
+    return doc.Section(f"{cell.property}, {cell.dtype}: {cell.status}", tuple(blocks))

@@ -9,6 +9,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+# the conformance rule's limits live beside the numeric checker's, in the tolerance module
+from attnproof.numeric._tolerance import KERNEL_CONVENTION_ULPS as CONVENTION_ULPS
+from attnproof.numeric._tolerance import KERNEL_FLOOR_ULPS as FLOOR_ULPS
+from attnproof.numeric._tolerance import KERNEL_LIMIT as LIMIT
+
 from ._call import LayoutMismatch, call, with_bias
 from ._cases import Case, causal_keep, fully_masked_rows, instance
 from ._declaration import Kernel
@@ -17,18 +22,7 @@ from ._heads import heads_declared_wrongly
 from ._split import merged_by_kernel, merged_halves
 from ._truth import Inputs, condition, reference, truth, truth_lse
 
-# A kernel conforms when its worst absolute error is at most LIMIT times the plain reference's
-# at its declared precision, plus a floor of FLOOR_ULPS ulps (flash-attention's tests: 2x, and
-# an absolute floor of a few ulps). The floor is measured against the output's largest
-# magnitude (the sum of its terms' absolute values), in ulps of the output's format plus ulps
-# of the computing format times the softmax's condition (1 + the largest |score|): where the
-# reference's arithmetic happens to follow the truth's (float64 against float64), its own
-# error is 0 and only the floor tells rounding from a defect.
-LIMIT = 2.0
-FLOOR_ULPS = 4.0
 TRACEBACK_FRAMES = 3
-# a fully masked row is read as zeros or the mean of V when within this many ulps of it
-CONVENTION_ULPS = 16.0
 _TINY = np.finfo(np.float64).tiny
 CONVENTION_WORDS = {"zeros": "returns zeros", "mean_v": "returns the mean of V",
                     "nan": "returns NaN", "other": "returns neither zeros, NaN nor the mean of V",

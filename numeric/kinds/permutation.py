@@ -172,9 +172,7 @@ class _Evaluator:
         return sides.to_host(lhs), sides.to_host(rhs)
 
     def _indices(self, order: np.ndarray):
-        if self.row.name == "numpy":
-            return order
-        return self.xp.array(order) if self.row.name == "mlx" else self.xp.asarray(order)
+        return getattr(self.xp, self.row.index_array)(order)
 
     def scale(self, arrays: dict, orders: dict, sizes: dict) -> np.ndarray:
         sizes = {**sizes, "batch": sides.BATCH}

@@ -11,7 +11,7 @@ import signal
 
 import pytest
 
-from attnproof import _runner
+from attnproof import _runner, _workers
 from attnproof._runner import RunInterrupted, run
 
 from . import theorem_files as files
@@ -95,8 +95,8 @@ def test_a_hung_worker_does_not_hold_up_the_theorems_beside_it(tmp_path):
 
 
 def test_a_workers_start_up_is_not_charged_to_its_theorem(monkeypatch):
-    monkeypatch.setattr(_runner, "STARTUP_ALLOWANCE", 3600.0)
-    job = _runner._Job(object(), budget=5.0)
+    monkeypatch.setattr(_workers, "STARTUP_ALLOWANCE", 3600.0)
+    job = _workers._Job(object(), budget=5.0)
     assert job.deadline - job.assigned == pytest.approx(3605.0)
     job.begun = job.assigned + 100.0
     assert job.deadline - job.assigned == pytest.approx(105.0)

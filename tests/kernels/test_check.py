@@ -34,7 +34,7 @@ def test_a_bad_declaration_names_the_kernel_and_the_field(field, value):
 
 
 def test_numpy_kernels_need_an_explicit_vjp():
-    with pytest.raises(KernelError, match="NumPy has no autodiff"):
+    with pytest.raises(KernelError, match="numpy has no autodiff"):
         _variant(gradients="autodiff")
 
 
@@ -360,3 +360,18 @@ def test_a_kernel_that_scales_its_bias_conforms_when_it_declares_so():
 def test_a_merge_needs_a_kernel_that_returns_its_lse():
     with pytest.raises(KernelError, match="merge: must be a callable, of a kernel that returns"):
         _variant(returns_lse=False)
+
+
+def test_the_matrix_is_written_through_the_reports_escaping():
+    from attnproof.kernels._check import Cell, Conformance
+
+    cell = Cell("forward", "float32", "cpu", "fails", ratio=3.0, cases=1,
+                counterexample={"sizes": "n_q=1", "message": "worse | <b>"}, replay="replay")
+    result = Conformance("k|<img>", "numpy", {"layout": "bhsd", "mask": "none",
+                                              "gradients": "<function vjp>", "compute": {}},
+                         [cell])
+    text = result.to_markdown()
+    assert "## k\\|\\<img\\> (numpy)" in text
+    assert "gradients \\<function vjp\\>" in text
+    assert "| forward O | ❌ 3.00× |" in text
+    assert "```\nworse | <b>\n```" in text  # a listing keeps its text as it is

@@ -29,6 +29,13 @@ def test_every_row_names_a_compiler_target_and_known_dtypes(row):
             assert finfo(row.measured_as(dtype)).eps >= finfo(dtype).eps
 
 
+@pytest.mark.parametrize("row", BACKENDS, ids=lambda b: b.name)
+def test_a_rows_index_array_function_is_in_its_module(row):
+    if unavailable_reason(row):
+        pytest.skip(unavailable_reason(row))
+    assert callable(getattr(row.load(), row.index_array))
+
+
 def test_mlx_float64_is_never_a_reference():
     row = backend("mlx")
     assert not row.reference

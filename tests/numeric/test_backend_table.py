@@ -1,0 +1,53 @@
+"""The backend table is the one place a backend is declared: the compiler's targets, the
+reference backends, the versions results record and the kernel frameworks all follow its rows.
+Nothing here loads a backend, so these run in the fast tier."""
+
+import pytest
+
+from attnproof._results import VERSIONED_PACKAGES, environment
+from attnproof._view import environment_rows
+from attnproof.kernels._declaration import Kernel, KernelError
+from attnproof.kernels._frameworks import ADAPTERS, FRAMEWORKS, has_autodiff
+from attnproof.numeric import BACKENDS, NumericRecord, NumericStatus
+from attnproof.numeric._backends import reference_names
+
+
+@pytest.mark.parametrize("row", BACKENDS, ids=lambda b: b.name)
+def test_a_float64_record_decides_truth_exactly_on_a_reference_row(row):
+    record = NumericRecord(row.name, "float64", "cpu", row.default_mode, NumericStatus.PASSED)
+    lower = NumericRecord(row.name, "float32", "cpu", row.default_mode, NumericStatus.PASSED)
+    assert record.decides_truth == row.reference == (row.name in reference_names())
+    assert not lower.decides_truth
+
+
+def test_a_record_of_a_backend_not_in_the_table_decides_nothing():
+    record = NumericRecord("elsewhere", "float64", "cpu", "eager", NumericStatus.PASSED)
+    assert not record.decides_truth
+
+
+def test_results_record_and_show_the_version_of_every_row():
+    packages = {row.package for row in BACKENDS}
+    assert packages <= set(VERSIONED_PACKAGES)
+    assert packages <= set(environment([]))
+
+    class Shown:
+        environment = {"python": "3", "devices": []}
+
+    assert {name for name, _ in environment_rows(Shown)} >= packages
+
+
+def test_every_backend_is_a_kernel_framework_with_an_adapter():
+    assert {row.name for row in BACKENDS} <= set(FRAMEWORKS)
+    assert set(ADAPTERS) == set(FRAMEWORKS)
+
+
+@pytest.mark.parametrize("row", BACKENDS, ids=lambda b: b.name)
+def test_a_kernel_asks_for_autodiff_only_where_its_row_has_it(row):
+    assert has_autodiff(row.name) == row.autodiff
+    kernel = dict(name="k", fn=lambda q, k, v: q, framework=row.name, layout="bhsd",
+                  dtypes=("float32",), gradients="autodiff")
+    if row.autodiff:
+        assert Kernel(**kernel).framework == row.name
+    else:
+        with pytest.raises(KernelError, match=f"{row.name} has no autodiff"):
+            Kernel(**kernel)
