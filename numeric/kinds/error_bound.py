@@ -487,12 +487,11 @@ def _jax_online_softmax(scores, values, block: int):
     """``_Interpreter._online_softmax`` as one compiled program per shape and block size: a
     scan over the blocks, each block's sums a scan over its keys. The last block is padded with
     scores of −∞ and values of 0, whose weights e^(−∞) = 0 add exactly nothing."""
-    import jax
 
     return _jax_online_softmax_program(block)(scores, values)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _jax_online_softmax_program(block: int):
     import jax
     import jax.numpy as jnp
