@@ -487,7 +487,6 @@ def _jax_online_softmax(scores, values, block: int):
     """``_Interpreter._online_softmax`` as one compiled program per shape and block size: a
     scan over the blocks, each block's sums a scan over its keys. The last block is padded with
     scores of −∞ and values of 0, whose weights e^(−∞) = 0 add exactly nothing."""
-
     return _jax_online_softmax_program(block)(scores, values)
 
 
