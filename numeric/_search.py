@@ -15,6 +15,7 @@ from hypothesis import seed as hypothesis_seed
 from attnproof.symbolic import Rounds, Theorem
 
 from . import _compile_log as compile_log
+from . import _proved_bound as proved_bound
 from . import _evidence as evidence
 from . import _strategies as strategies
 from ._backends import Backend, backend, device_kind, unavailable_reason
@@ -275,6 +276,18 @@ def _settle_stray_reference(record: NumericRecord) -> None:
 
 def _settle_without_failure(runner: Runner, dtype: str, record: NumericRecord,
                             invisible: float, out_of_range: int = 0) -> None:
+    _settle_by_calibration(runner, dtype, record, invisible, out_of_range)
+    # a proved bound of both sides' rounding decides what the calibration cannot, where the
+    # error analysis covers the equation (the mode's compiled programs are judged above)
+    if (not is_reference(runner.row, dtype) and runner.mode == runner.row.default_mode
+            and record.status in (NumericStatus.PASSED, NumericStatus.NOT_DECISIVE)
+            and record.instances):
+        proved_bound.settle(record, runner.plan.theorem, runner.row, dtype, runner.device_name,
+                            false_in_float64=invisible > 0)
+
+
+def _settle_by_calibration(runner: Runner, dtype: str, record: NumericRecord,
+                           invisible: float, out_of_range: int = 0) -> None:
     if record.instances == 0 and not record.undecided:
         record.status = NumericStatus.NOT_DECISIVE
         record.reason = f"no drawn instance can be evaluated in {dtype} (range or rounding)"

@@ -216,14 +216,15 @@ class _RangeWatch:
 
 
 class _Evaluation:
-    def __init__(self, theorem, row, dtype, device):
+    def __init__(self, theorem, row, dtype, device, out=None):
         self.theorem, self.row, self.dtype = theorem, row, dtype
         self.xp = row.namespace(row.load(), dtype)
         self.device = row.devices()[device]
         from .._backends import _numpy_dtype
 
         self.dtype_numpy = _numpy_dtype(dtype)
-        self.out = sorted(free_indices(theorem.claim.computed), key=str)
+        self.out = (sorted(free_indices(theorem.claim.computed), key=str) if out is None
+                    else out)
 
     def accuracy(self, function: str, seed) -> float:
         """The backend's largest error of exp or log relative to the result, in units of the
@@ -354,8 +355,10 @@ class _Interpreter:
             return self._over(expr, self._left_to_right)
         if isinstance(expr, OnlineSoftmax):
             return self._online_softmax(expr)
-        if isinstance(expr, sp.Pow) and expr.exp == -1:
-            return 1.0 / self.eval(expr.base)
+        if isinstance(expr, sp.Pow):
+            return self._power(expr)
+        if isinstance(expr, sp.Symbol) and str(expr) in self.sizes:  # a size, as a number
+            return self._in_format(float(self.sizes[str(expr)]))
         if isinstance(expr, sp.Mul):
             return self._product(expr)
         if isinstance(expr, sp.Add):
@@ -363,18 +366,22 @@ class _Interpreter:
         raise NotImplementedError(f"cannot evaluate {type(expr).__name__} as written")
 
     def _over(self, expr, reduce):
-        """Every term of a sum or maximum at once, along a new last axis, then reduced."""
-        (index, _, _), = expr.limits
-        function = expr.function
-        if _name(index) in self.axes:  # a bound index named as a free one (spread(S[i, j], j))
-            fresh = sp.Symbol(f"{_name(index)}_{len(self.axes)}", integer=True)
-            function, index = function.xreplace({index: fresh}), fresh
-        self.axes.append(_name(index))
+        """Every term of a sum or maximum at once, along a new last axis per bound index, then
+        reduced over each, the first limit innermost (SymPy's order)."""
+        function, opened = expr.function, []
+        for index, _, _ in reversed(expr.limits):
+            if _name(index) in self.axes:  # a bound index named as a free one (spread(S[i, j], j))
+                fresh = sp.Symbol(f"{_name(index)}_{len(self.axes)}", integer=True)
+                function, index = function.xreplace({index: fresh}), fresh
+            self.axes.append(_name(index))
+            opened.append(index)
         try:
             terms = self.eval(function)
         finally:
-            self.axes.pop()
-        return reduce(terms)
+            del self.axes[len(self.axes) - len(opened):]
+        for _ in opened:
+            terms = reduce(terms)
+        return terms
 
     def _online_softmax(self, expr: OnlineSoftmax):
         """The block-wise algorithm as ``OnlineSoftmax`` states it: per block of b keys the
@@ -428,6 +435,25 @@ class _Interpreter:
             return compute()
         finally:
             self.magnitude = magnitude
+
+    def _in_format(self, value: float):
+        """``value`` rounded into the inputs' format, shape (1,): NumPy's sqrt of a Python
+        number is a float64 scalar, which would carry float64 into every later operation."""
+        template = self.xp.reshape(next(iter(self.arrays.values())), (-1,))[:1]
+        return template * 0 + value
+
+    def _power(self, expr):
+        """x^p as p − 1 products (one division more for p < 0), √x by the backend's sqrt."""
+        base, power = self.eval(expr.base), expr.exp
+        if not hasattr(base, "shape"):
+            base = self._in_format(base)
+        if power in (sp.S.Half, -sp.S.Half):
+            root = self.xp.sqrt(base)
+            return root if power > 0 else 1.0 / root
+        if not power.is_Integer or power == 0:
+            raise NotImplementedError(f"cannot evaluate the power {power} as written")
+        value = _fold(lambda a, b: a * b, [base] * abs(int(power)))
+        return value if power > 0 else 1.0 / value
 
     def _product(self, expr):
         numerator = [a for a in expr.args if not (isinstance(a, sp.Pow) and a.exp == -1)]

@@ -123,8 +123,14 @@ def derive(expr: sp.Expr, dims: dict[str, sp.Symbol]) -> Relative | Absolute | S
         return EXACT_POSITIVE if expr.is_positive else EXACT  # a maximum is exact
     if expr.is_Integer and expr > 0:
         return EXACT_POSITIVE
+    if expr.is_Integer:  # zero and the negative integers the statements use are exact
+        return EXACT
     if expr.is_number and expr.is_positive:
         return Relative(sp.S.One, positive=True)  # a constant rounded once into the format
+    if expr.is_number and expr.is_negative:
+        return Relative(sp.S.One)
+    if expr in dims.values():  # a size, rounded once into the format (bfloat16 holds 257 as 256)
+        return Relative(sp.S.One, positive=True)
     if isinstance(expr, sp.exp):
         return _exp(expr.args[0], dims)
     if isinstance(expr, OnlineSoftmax):
@@ -137,6 +143,8 @@ def derive(expr: sp.Expr, dims: dict[str, sp.Symbol]) -> Relative | Absolute | S
         return _product(expr, dims)
     if isinstance(expr, sp.Pow) and expr.exp == -1:
         return _relative(expr.base, dims, expr)  # a divisor must not cancel
+    if isinstance(expr, sp.Pow):
+        return _power(expr, dims)
     if isinstance(expr, sp.Add):
         return _shift(expr) if _is_shift(expr) else _terms(expr, dims)
     raise UnsupportedOperation(
@@ -211,17 +219,38 @@ def _terms(expr: sp.Add, dims) -> Relative | Scaled:
     return Scaled(count, exponent)
 
 
+def _power(expr: sp.Pow, dims) -> Relative:
+    """x^p for an integer p ≥ 2, as p − 1 products, and x^(−p) as one division more; √x and
+    1/√x, IEEE 754's correctly rounded square root (one error; √ halves the argument's error,
+    counted here in full) and a division."""
+    base, power = expr.base, expr.exp
+    if power.is_Integer and power >= 2:
+        error = derive(base, dims)
+        if not isinstance(error, Relative):
+            raise UnsupportedOperation(f"a power of a value that can cancel: {expr}")
+        return Relative(power * error.count + power - 1, power * error.exponent,
+                        positive=error.positive or power % 2 == 0)
+    if power.is_Integer and power <= -2:  # 1 / (x·…·x): |p| − 1 products and a division
+        error = _relative(base, dims, expr)
+        return Relative(-power * error.count - power, -power * error.exponent, positive=True)
+    if power in (sp.S.Half, -sp.S.Half):
+        error = _relative(base, dims, expr)
+        return Relative(error.count + (1 if power > 0 else 2), error.exponent, positive=True)
+    raise UnsupportedOperation(f"no rounding rule for the power {power} in {expr}")
+
+
 def _sum(expr: sp.Sum, dims) -> Relative | Scaled:
     """n terms added left to right: n − 1 errors. Positive terms keep a relative bound; terms
     of either sign can cancel, and their sum is bounded against its abs-scale Σ|t_j|."""
-    (index, low, high), = expr.limits
     term = derive(expr.function, dims)
     if isinstance(term, Absolute):
         raise UnsupportedOperation(f"a sum of terms with an absolute error: {expr}")
-    count = term.count + (high - low + 1) - 1
-    exponent = term.exponent
-    if free_indices(exponent) & {index}:  # each term its own exponent: the largest bounds all
-        exponent = ReduceMax(exponent, (index, low, high))
+    # over several indices, the first innermost (SymPy's order): n_m − 1 additions for each
+    count, exponent = term.count, term.exponent
+    for index, low, high in expr.limits:
+        count += (high - low + 1) - 1
+        if free_indices(exponent) & {index}:  # each term its own exponent: the largest bounds
+            exponent = ReduceMax(exponent, (index, low, high))
     if isinstance(term, Relative) and term.positive:
         return Relative(count, exponent, positive=True)
     return Scaled(count, exponent)

@@ -1,0 +1,175 @@
+"""Low-precision verdicts from proved error bounds, where the running error analysis covers
+both sides of an equation.
+
+In float16 or bfloat16 the calibrated tolerance (``_tolerance.format_truth_ulps``) allows a
+difference of about the abs-scale itself, so a claim false in float64 may be invisible there
+("not-decisive"). Where each side has a bound proved by ``symbolic/kinds/error_bound.derive``
+(every size, the rounding model declared for this backend and format), a true equation's two
+sides, each evaluated as written from the same rounded inputs, can differ by at most
+B_lhs·A_lhs + B_rhs·A_rhs (each side's bound times its scale: |y|, its abs-scale, or 1 through
+log). That is a limit proved, not calibrated:
+
+* a claim false in float64 whose sides differ by more is refuted in this format too;
+* a claim true in float64 whose sides differ by more breaks the rounding model, and the record
+  says so loudly ("inconsistent");
+* otherwise the record says the sides stayed within the proved bound, and how close they came.
+
+Only equations without user code, whose inputs are tensors drawn from a real or positive range,
+are judged this way; the instances are drawn inside those ranges, rounded into the format, and
+evaluated as the error-bound route evaluates (sums left to right, one call per operation).
+Rows whose exact intermediates leave the format's normal range, or where a count·u ≥ 1, are
+outside the model and not counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnproof.symbolic import Equals, Positive, Real, Tensor, TheoremError
+from attnproof.symbolic._theorem import claim_expressions
+from attnproof.symbolic.kinds import error_bound as analysis
+
+from ._record import NumericRecord, NumericStatus
+from .kinds import error_bound as route
+
+EXAMPLES = 8  # draws of sizes, each INSTANCES_PER_EXAMPLE instances
+
+
+@dataclass
+class Comparison:
+    """The two sides against their proved bound: instances inside the model, the largest
+    |lhs − rhs| / (B_lhs·A_lhs + B_rhs·A_rhs), and the first instance above it."""
+
+    instances: int = 0
+    worst: float = 0.0
+    violation: dict | None = None
+
+
+def bounded_sides(theorem) -> list | None:
+    """Each side's expression and a claim of its derived bound, or None where the analysis
+    or the draws do not cover the equation."""
+    if type(theorem.claim) is not Equals or theorem.implementation is not None:
+        return None
+    if not all(isinstance(x, Tensor) and type(x.domain) in (Real, Positive)
+               for x in theorem.inputs):
+        return None
+    dims = {d.name: d.symbol for d in theorem.dims}
+    sides = []
+    for _, written in claim_expressions(theorem.claim):
+        expr = theorem.expand(written)
+        try:
+            derived = analysis.derive(expr, dims)
+        except TheoremError:
+            return None
+        sides.append((expr, _as_claim(expr, derived)))
+    return sides
+
+
+def _as_claim(expr, derived):
+    if isinstance(derived, analysis.Absolute):
+        return analysis.AbsoluteErrorBound(expr, bound=derived.bound)
+    return analysis.ErrorBound(expr, count=derived.count, exponent=derived.exponent,
+                               relative_to="abs-scale" if isinstance(derived, analysis.Scaled)
+                               else "value")
+
+
+def compare(theorem, row, dtype: str, device: str, seed: int | None = None) -> Comparison | None:
+    """Both sides evaluated as written in ``dtype`` against their proved bounds."""
+    sides = bounded_sides(theorem)
+    model = route.ROUNDING_MODEL.get((row.name, dtype))
+    if sides is None or model is None:
+        return None
+    out = list(theorem.free_indices)
+    evaluation = route._Evaluation(theorem, row, dtype, device, out=out)
+    rng = np.random.default_rng(0 if seed is None else seed)
+    comparison = Comparison()
+    for _ in range(EXAMPLES):
+        sizes = {d.name: int(rng.integers(d.sizes.low, d.sizes.high + 1)) for d in theorem.dims}
+        arrays = _draw(theorem, sizes, rng, evaluation.dtype_numpy)
+        with np.errstate(all="ignore"):
+            _one(comparison, evaluation, sides, model, sizes, arrays, theorem, out)
+    return comparison
+
+
+def _draw(theorem, sizes: dict, rng, numpy_dtype) -> dict:
+    """Inputs inside their declared ranges (uniform, or log-uniform for positive ones), rounded
+    into the format: the model assumes inputs are numbers of the format."""
+    arrays = {}
+    for tensor in theorem.tensors:
+        shape = (route.INSTANCES_PER_EXAMPLE, *(sizes[d.name] for d in tensor.dims))
+        low, high = tensor.domain.low, tensor.domain.high
+        values = (np.exp(rng.uniform(np.log(low), np.log(high), shape))
+                  if isinstance(tensor.domain, Positive) else rng.uniform(low, high, shape))
+        arrays[tensor.name] = values.astype(numpy_dtype).astype(np.float64)
+    return arrays
+
+
+def _one(comparison: Comparison, evaluation, sides, model, sizes, arrays, theorem, out):
+    batch = route.INSTANCES_PER_EXAMPLE
+    wider = route.WIDER.get(evaluation.dtype, np.float64)
+    watch = route._RangeWatch(evaluation.dtype, batch)
+    computed, limit = [], 0.0
+    for expr, claim in sides:
+        computed.append(evaluation._as_written(expr, sizes, arrays, low=True))
+        exact = evaluation._as_written(expr, sizes, arrays, low=False, wider=wider, watch=watch)
+        if claim.relative_to == "abs-scale":
+            scale = evaluation._as_written(expr, sizes, arrays, low=False, wider=wider,
+                                           magnitude=True)
+        elif claim.relative_to == "absolute":
+            scale = np.ones_like(exact)
+        else:
+            scale = np.abs(exact)
+        bound = (route._bound_values(claim, sizes, arrays, model.u, model.c_exp, theorem, out,
+                                     model.c_log)
+                 + route._bound_values(claim, sizes, arrays, float(np.finfo(wider).eps) / 2, 2,
+                                       theorem, out))
+        limit = limit + np.asarray(bound * scale, np.float64)
+    difference = np.abs(computed[0] - computed[1])
+    shape = np.broadcast_shapes(difference.shape, np.shape(limit))
+    difference = np.broadcast_to(difference, shape).reshape(batch, -1)
+    limit = np.broadcast_to(limit, shape).reshape(batch, -1)
+    ratio = np.where(difference == 0, 0.0, difference / limit)
+    inside = ~watch.outside & np.isfinite(limit).all(axis=1)
+    ratio = np.where(np.isnan(ratio), np.inf, ratio)[inside]
+    comparison.instances += int(inside.sum())
+    if not ratio.size:
+        return
+    comparison.worst = max(comparison.worst, float(ratio.max()))
+    rows = np.flatnonzero(inside)
+    bad = np.flatnonzero(ratio.max(axis=1) > 1.0)
+    if bad.size and comparison.violation is None:
+        row, entry = int(rows[bad[0]]), int(ratio[bad[0]].argmax())
+        comparison.violation = {
+            "sizes": sizes,
+            "inputs": {k: np.round(v[row], 6).tolist() for k, v in arrays.items()},
+            "|lhs − rhs| as written": float(difference[row, entry]),
+            "proved bound of the two sides' rounding": float(limit[row, entry]),
+        }
+
+
+def settle(record: NumericRecord, theorem, row, dtype: str, device: str,
+           false_in_float64: bool) -> None:
+    """Decide or annotate a lower format's record with the proved bound, where one exists."""
+    comparison = compare(theorem, row, dtype, device)
+    if comparison is None or comparison.instances == 0:
+        return
+    within = (f"as written in {dtype}, lhs − rhs reached {comparison.worst:.3g} of the proved "
+              f"bound of their rounding over {comparison.instances} instances")
+    if comparison.violation is None:
+        note = f"within the proved bound: {within}"
+        record.reason = "; ".join(filter(None, [record.reason, note]))
+        return
+    record.counterexample = comparison.violation
+    if false_in_float64:
+        record.status = NumericStatus.FAILED
+        record.refutes = True  # not an instability: the claim is false, seen in this format
+        record.reason = (f"false in float64, and refuted in {dtype} too: its two sides, "
+                         f"evaluated as written, differ by more than the proved bound of their "
+                         f"rounding ({within})")
+        return
+    record.status = NumericStatus.INCONSISTENT
+    record.reason = (f"true in float64 but its two sides, evaluated as written in {dtype}, differ "
+                     f"by more than the proved bound of their rounding ({within}): the rounding "
+                     f"model declared for {row.name} {dtype} does not hold")
