@@ -242,11 +242,11 @@ def fill_batch(theorem, structure: Structure, batch: int) -> dict[str, np.ndarra
     for item in theorem.inputs:
         if isinstance(item, Tensor):
             shape = (batch, *(sizes[d.name] for d in item.dims))
-            arrays[item.name] = _tensor_values(item.domain, shape, rng)
+            arrays[item.name] = tensor_values(item.domain, shape, rng)
         elif isinstance(item.domain, Integer):
             arrays[item.name] = structure.integer_map[item.name]
         else:
-            arrays[item.name] = _scalar_values(item.domain, batch, rng)
+            arrays[item.name] = scalar_values(item.domain, batch, rng)
     return structured.into_kernels(theorem, arrays, rng)
 
 
@@ -271,7 +271,9 @@ def edge_draws(domain) -> str | None:
             f"and {structured.describe()}")
 
 
-def _tensor_values(domain, shape, rng) -> np.ndarray:
+def tensor_values(domain, shape, rng) -> np.ndarray:
+    """Entries of a tensor of ``shape`` (batch axis first) drawn from its domain, structured
+    patterns included."""
     if isinstance(domain, Mask):
         return _mask_values(shape, rng)
     if isinstance(domain, Simplex):
@@ -331,7 +333,8 @@ def _tie_maxima(values: np.ndarray, rng) -> np.ndarray:
     return values
 
 
-def _scalar_values(domain, batch, rng) -> np.ndarray:
+def scalar_values(domain, batch, rng) -> np.ndarray:
+    """``batch`` values of a scalar drawn from its domain, range ends among them."""
     if isinstance(domain, Positive):
         values = _away_from_one(_log_uniform(domain.low, domain.high, (batch,), rng), domain)
         return structured.range_ends(values, domain, rng)

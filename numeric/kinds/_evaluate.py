@@ -7,8 +7,7 @@ import math
 
 import numpy as np
 
-from attnproof.numeric._backends import to_numpy
-from attnproof.numeric._compiler import compile_expression
+from ..route import compile_expression, to_numpy
 
 # the unit roundoff each format is measured in (MLX float64 computes exp in float32)
 EPSILON = {"float64": 2.0**-52, "float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}
