@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from attnproof import symbolic
+from attnproof.numeric import PROFILE_NAMES, profile_timeout
 
 from . import __version__
 from . import _arguments as arguments
@@ -37,8 +38,6 @@ from ._schema import ResultsError, load_results
 from ._signals import EXIT_BY_SIGNAL, Stops, described
 from .numeric import replay as replay_command
 from .numeric._compile_cache import disable as disable_caches
-from .numeric._profiles import PROFILE_NAMES
-from .numeric._profiles import timeout as profile_timeout
 
 REPORTS = Path("reports")
 PARTIAL = REPORTS / "partial"

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from attnproof import symbolic
+from attnproof.numeric import NumericRecord, NumericStatus, profile_timeout
 
 from ._cache import cached_proof
 from ._describe import declaration, rendering
@@ -32,9 +33,6 @@ from ._results import (
 )
 from ._signals import signal_of, sigterm_as_interrupt
 from ._workers import Collected, run_isolated
-from .numeric._profiles import timeout as profile_timeout
-from .numeric._record import NumericRecord, NumericStatus
-
 
 Progress = Callable[[TheoremResult, int, int], None]
 Started = Callable[[str], None]
