@@ -33,6 +33,7 @@ from attnproof.symbolic.kinds import error_bound as kind
 from attnproof.symbolic.route import free_indices
 
 from ..route import NumericStatus, bits, evidence, finfo, numeric_route, to_numpy
+from ..route import numpy_dtype as _numpy_dtype
 
 
 @dataclass(frozen=True)
@@ -217,8 +218,6 @@ class _Evaluation:
         self.theorem, self.row, self.dtype = theorem, row, dtype
         self.xp = row.namespace(row.load(), dtype)
         self.device = row.devices()[device]
-        from ..route import numpy_dtype as _numpy_dtype
-
         self.dtype_numpy = _numpy_dtype(dtype)
         self.out = sorted(free_indices(theorem.claim.computed), key=str)
 
