@@ -1,6 +1,6 @@
 """Rendering reports from a results file loads neither Hypothesis nor the numeric search: the
-report modules read records through ``attnproof.numeric``, whose names load their own modules
-on first use."""
+report modules and the command line read records through ``attnproof.numeric``, whose names
+load their own modules on first use."""
 
 import json
 import subprocess
@@ -21,6 +21,10 @@ def _loaded_after(statement: str) -> list[str]:
 
 def test_the_report_pipeline_loads_no_search():
     assert _loaded_after("import attnproof._reports, attnproof._view") == []
+
+
+def test_the_command_line_loads_the_search_only_to_check():
+    assert _loaded_after("import attnproof.cli, attnproof._commands") == []
 
 
 def test_a_record_loads_no_search_and_check_loads_it():
