@@ -46,7 +46,7 @@ def one_of(what: str, choices):
 
 
 def _rows():
-    from attnproof.numeric._backends import BACKENDS
+    from attnproof.numeric import BACKENDS
 
     return BACKENDS
 

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from attnproof import symbolic
+from attnproof.numeric import PROFILE_NAMES, profile_timeout
 
 from . import __version__
 from . import _arguments as arguments
@@ -32,7 +33,7 @@ from ._exits import (
 from ._progress import Progress, first_error
 from ._reports import JSON_NAME, PDF_NAME, Written, write_reports
 from ._results import Report, result_from_records, write_json
-from ._runner import PROFILE_TIMEOUTS, PROFILES, RunInterrupted, numeric_api, run
+from ._runner import RunInterrupted, numeric_api, run
 from ._schema import ResultsError, load_results
 from ._signals import EXIT_BY_SIGNAL, Stops, described
 from .numeric import replay as replay_command
@@ -139,8 +140,9 @@ def _add_prove_options(parser: argparse.ArgumentParser) -> None:
     add("--mode", metavar="M", action="append", type=arguments.one_of("mode", arguments.mode_names),
         help="numeric mode only M (jit, eager); repeatable; default: each backend's default "
              "mode, every mode with --profile thorough")
-    add("--profile", metavar="{" + ",".join(PROFILES) + "}", default="default",
-        type=arguments.one_of("profile", PROFILES), help="numeric effort (default: %(default)s)")
+    add("--profile", metavar="{" + ",".join(PROFILE_NAMES) + "}", default="default",
+        type=arguments.one_of("profile", PROFILE_NAMES),
+        help="numeric effort (default: %(default)s)")
     add("--jobs", metavar="N", type=arguments.positive_int,
         help="worker processes (default: CPU count)")
     add("--time-limit", metavar="S", type=arguments.positive_seconds, default=60.0,
@@ -184,7 +186,7 @@ def _discover(args, render: bool = False) -> symbolic.Catalog:
 def _load_timeout(args) -> float:
     """Seconds a theorem file may take to load: ``--timeout``, else (``prove``) the profile's
     limit for a theorem."""
-    return args.timeout if args.timeout is not None else PROFILE_TIMEOUTS[args.profile]
+    return args.timeout if args.timeout is not None else profile_timeout(args.profile)
 
 
 def _check_names(names, catalog: symbolic.Catalog) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import sympy as sp
 
 from attnproof import symbolic
-from attnproof.numeric._strategies import edge_draws
 
 
 def describe(theorem) -> dict:
@@ -43,6 +42,10 @@ def assumptions(theorem) -> list[dict]:
 
 
 def _input_assumption(value, own_draws: str | None) -> dict:
+    # here, not at the top: the strategies import Hypothesis, which the command line needs
+    # only to check theorems, never to read or re-render results
+    from attnproof.numeric._strategies import edge_draws
+
     symbol = getattr(value, "latex", None) or symbolic.latex(sp.Symbol(value.name))
     domain = value.domain.describe()
     edges = edge_draws(value.domain) if isinstance(value, symbolic.Tensor) else None

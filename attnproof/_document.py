@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from attnproof.numeric import NumericRecord
+
 from . import _coverage as coverage
 from . import _view as view
 from ._figures import Figures
 from ._results import Report, TheoremResult
 from ._safe_math import is_safe
-from .numeric._record import NumericRecord
 
 # -- inline pieces -------------------------------------------------------------------------------
 

@@ -17,10 +17,10 @@ import tempfile
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from attnproof.numeric import BACKENDS, NumericRecord, NumericStatus
+
 from . import _verdict
 from ._verdict import TheoremStatus
-from .numeric._backends import BACKENDS
-from .numeric._record import NumericRecord, NumericStatus
 from .symbolic._prover import ProofStatus
 
 SCHEMA = 4

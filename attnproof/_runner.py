@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from attnproof import symbolic
+from attnproof.numeric import NumericRecord, NumericStatus, profile_timeout
 
 from ._cache import cached_proof
 from ._describe import declaration, rendering
@@ -32,12 +33,6 @@ from ._results import (
 )
 from ._signals import signal_of, sigterm_as_interrupt
 from ._workers import Collected, run_isolated
-from .numeric._record import NumericRecord, NumericStatus
-
-PROFILES = ("quick", "default", "thorough")
-# Wall-clock budget per theorem (proof plus every numeric configuration) before its worker is
-# killed as hung; generous, because only a real hang should reach it.
-PROFILE_TIMEOUTS = {"quick": 300.0, "default": 900.0, "thorough": 3600.0}
 
 Progress = Callable[[TheoremResult, int, int], None]
 Started = Callable[[str], None]
@@ -121,8 +116,7 @@ def run(
             file declares.
         RunInterrupted: on Ctrl-C or SIGTERM, carrying the partial report.
     """
-    if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    profile_budget = profile_timeout(profile)  # raises ValueError for an unknown profile
     if jobs is not None and jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {jobs}")
     directories = list(directories)
@@ -133,7 +127,7 @@ def run(
                       _tuple(modes), time_limit, check_numeric)
     selected = [t for t in catalog.theorems if wanted is None or t.name in wanted]
     run_state = _RunState(catalog, selected, wanted, options, progress, started)
-    budget = timeout if timeout is not None else PROFILE_TIMEOUTS[profile]
+    budget = timeout if timeout is not None else profile_budget
     try:
         with sigterm_as_interrupt():
             if isolate:

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import enum
 
-from .numeric._record import NumericStatus
+from attnproof.numeric import NumericStatus
+
 from .symbolic._prover import ProofStatus
 
 

@@ -10,14 +10,13 @@ import json
 import shlex
 from dataclasses import dataclass
 
+from attnproof.numeric import UNDECIDED_SHARE_NOTED, NumericRecord, undecided_share
 from attnproof.symbolic._catalog import theorem_file_argument
 from attnproof.symbolic._prover import EXACT_EVALUATION
 from attnproof.symbolic._theorem import DOCUMENT_TITLES
 
 from ._results import STATUSES, VERSIONED_PACKAGES, Report, TheoremResult
 from ._verdict import unstable_formats
-from .numeric._evidence import UNDECIDED_SHARE_NOTED, undecided_share
-from .numeric._record import NumericRecord
 
 STATUS_MEANINGS = {
     "inconsistent": "two routes disagree (proof vs float64, or float64 vs the 50-digit "

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from attnproof.numeric import NumericRecord, NumericStatus
+
 from . import _harness as harness
 from ._describe import describe
 from ._reports import MARKDOWN_NAME, write_reports
@@ -36,7 +38,6 @@ from ._results import (
     now_iso,
     result_from_records,
 )
-from .numeric._record import NumericRecord, NumericStatus
 
 SYMBOLIC_KEY = "attnproof.symbolic"
 NUMERIC_KEY = "attnproof.numeric"

@@ -1,19 +1,46 @@
 """Numeric checking of attnproof theorems: compile statements to array code, draw inputs with
 Hypothesis, decide truth in float64 and stability in lower precision, per backend.
 
-Importing this package imports NumPy, SymPy and Hypothesis only; backends load on first use.
+Importing this package imports none of it: each name below loads its module on first use, so
+reading a record (``NumericRecord``) costs the record module alone, and Hypothesis and the
+search load with ``check``. Backends load on first use of a backend.
 """
 
-from ._backends import BACKENDS as BACKENDS
-from ._backends import Backend as Backend
-from ._backends import available_configurations as available_configurations
-from ._compiler import Compiled as Compiled
-from ._compiler import compile_expression as compile_expression
-from ._record import NumericRecord as NumericRecord
-from ._record import NumericStatus as NumericStatus
-from ._search import check as check
-from ._strategies import Profile as Profile
-from ._strategies import from_theorem as from_theorem
-from ._strategies import profile as profile
-from ._tolerance import STABILITY_ULPS as STABILITY_ULPS
-from ._tolerance import TRUTH_ULPS as TRUTH_ULPS
+from __future__ import annotations
+
+import importlib
+
+# public name -> (module, its name there)
+_EXPORTS = {
+    "BACKENDS": ("_backends", "BACKENDS"),
+    "Backend": ("_backends", "Backend"),
+    "available_configurations": ("_backends", "available_configurations"),
+    "Compiled": ("_compiler", "Compiled"),
+    "compile_expression": ("_compiler", "compile_expression"),
+    "NumericRecord": ("_record", "NumericRecord"),
+    "NumericStatus": ("_record", "NumericStatus"),
+    "UNDECIDED_SHARE_NOTED": ("_evidence", "UNDECIDED_SHARE_NOTED"),
+    "undecided_share": ("_evidence", "undecided_share"),
+    "check": ("_search", "check"),
+    "PROFILE_NAMES": ("_profiles", "PROFILE_NAMES"),
+    "Profile": ("_profiles", "Profile"),
+    "profile": ("_profiles", "profile"),
+    "profile_timeout": ("_profiles", "timeout"),
+    "from_theorem": ("_strategies", "from_theorem"),
+    "STABILITY_ULPS": ("_tolerance", "STABILITY_ULPS"),
+    "TRUTH_ULPS": ("_tolerance", "TRUTH_ULPS"),
+}
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attribute = _EXPORTS[name]
+    value = getattr(importlib.import_module(f".{module}", __name__), attribute)
+    globals()[name] = value  # later reads skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

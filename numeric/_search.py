@@ -23,9 +23,9 @@ from ._decide import Outcome, decide, is_stability
 from ._ground_truth import ground_truth_error
 from ._plan import ImplementationError, Runner, is_reference, runner_for
 from ._record import NumericRecord, NumericStatus
+from ._routes import route_for
 from ._tolerance import TRUTH_ULPS, bits, finfo, format_truth_ulps
 from ._witness import refute, refute_shape
-from .kinds import numeric_route
 
 # Sizes up to this are evaluated exactly (mpmath loops over every sum) from a searched batch.
 GROUND_TRUTH_MAX_SIZE = 4
@@ -70,7 +70,7 @@ def search(theorem: Theorem, backend_name: str = "numpy", dtype: str = "float64"
     record.reason = _skip_reason(row, dtype, device, mode)
     if isinstance(theorem.claim, Rounds):
         record.reason = "worked numbers have nothing to draw; they are evaluated exactly"
-    route = numeric_route(theorem.claim)
+    route = route_for(theorem.claim)
     if record.reason is None:
         try:
             if route is not None:  # a claim kind brings its own numeric route

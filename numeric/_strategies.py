@@ -11,7 +11,6 @@ draws (``_structured``) reach the measure-zero sets where claims typically fail.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +19,8 @@ from hypothesis import strategies as st
 from attnproof.symbolic import Integer, Mask, Positive, Real, Scalar, Simplex, Tensor
 
 from . import _structured as structured
+from ._profiles import Effort, Profile
+from ._profiles import profile as profile  # the search and the backend table read it here
 
 LARGE_ROW_FRACTION = 1 / 8
 # Large rows are rescaled so that their largest entry has magnitude 100 > 88.7, where exp
@@ -40,58 +41,6 @@ AWAY_FROM_ONE = 0.1
 MASK_KEEP = 0.7
 MASK_PATTERN_FRACTIONS = {"none": 1 / 8, "causal": 1 / 8, "padding": 1 / 8}
 FULLY_MASKED_FRACTION = 1 / 8
-
-
-@dataclass(frozen=True)
-class Effort:
-    """Hypothesis examples for a record, each one batch of ``batch`` instances."""
-
-    examples: int
-    batch: int
-
-    @property
-    def instances(self) -> int:
-        return self.examples * self.batch
-
-
-@dataclass(frozen=True)
-class Profile:
-    """How hard each kind of record searches. JAX compiles once per shape, and at most three
-    shapes are drawn unless ``free_sizes``; fewer examples with larger batches compile less."""
-
-    name: str
-    truth: Effort  # float64 on a reference backend, default mode: where truth is decided
-    formats: Effort  # float32, and MLX float64 (measured as float32)
-    half_formats: Effort  # float16 and bfloat16: stability checks on a few large batches
-    other_modes: Effort  # modes other than the backend's default (JAX eager)
-    every_mode: bool  # whether ``attnproof prove`` runs other modes (the test suite always does)
-    free_sizes: bool
-    shrink_examples: int
-    derandomize: bool
-
-
-# Eager JAX compiles every primitive once per shape and dtype (2-6 s per derivative claim), so
-# only the thorough profile runs it under ``attnproof prove``.
-_PROFILES = {
-    "quick": dict(truth=Effort(2, 256), formats=Effort(1, 256), half_formats=Effort(1, 256),
-                  other_modes=Effort(1, 128),
-                  every_mode=False, free_sizes=False, shrink_examples=20),
-    "default": dict(truth=Effort(4, 256), formats=Effort(2, 512), half_formats=Effort(1, 512),
-                    other_modes=Effort(1, 128),
-                    every_mode=False, free_sizes=False, shrink_examples=40),
-    "thorough": dict(truth=Effort(100, 256), formats=Effort(50, 256), half_formats=Effort(50, 256),
-                     other_modes=Effort(20, 256), every_mode=True, free_sizes=True,
-                     shrink_examples=200),
-}
-
-
-def profile(name: str | None = None) -> Profile:
-    """The profile named, else ``$ATTNPROOF_PROFILE``, else "default"; CI=true derandomizes."""
-    name = name or os.environ.get("ATTNPROOF_PROFILE", "default")
-    if name not in _PROFILES:
-        raise ValueError(f"unknown profile {name!r}; choose from {sorted(_PROFILES)}")
-    ci = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-    return Profile(name, **_PROFILES[name], derandomize=ci)
 
 
 # A theorem with Integer scalars (a block size) fixes them per example, for the whole batch:
@@ -242,11 +191,11 @@ def fill_batch(theorem, structure: Structure, batch: int) -> dict[str, np.ndarra
     for item in theorem.inputs:
         if isinstance(item, Tensor):
             shape = (batch, *(sizes[d.name] for d in item.dims))
-            arrays[item.name] = _tensor_values(item.domain, shape, rng)
+            arrays[item.name] = tensor_values(item.domain, shape, rng)
         elif isinstance(item.domain, Integer):
             arrays[item.name] = structure.integer_map[item.name]
         else:
-            arrays[item.name] = _scalar_values(item.domain, batch, rng)
+            arrays[item.name] = scalar_values(item.domain, batch, rng)
     return structured.into_kernels(theorem, arrays, rng)
 
 
@@ -271,7 +220,9 @@ def edge_draws(domain) -> str | None:
             f"and {structured.describe()}")
 
 
-def _tensor_values(domain, shape, rng) -> np.ndarray:
+def tensor_values(domain, shape, rng) -> np.ndarray:
+    """Entries of a tensor of ``shape`` (batch axis first) drawn from its domain, structured
+    patterns included."""
     if isinstance(domain, Mask):
         return _mask_values(shape, rng)
     if isinstance(domain, Simplex):
@@ -331,7 +282,8 @@ def _tie_maxima(values: np.ndarray, rng) -> np.ndarray:
     return values
 
 
-def _scalar_values(domain, batch, rng) -> np.ndarray:
+def scalar_values(domain, batch, rng) -> np.ndarray:
+    """``batch`` values of a scalar drawn from its domain, range ends among them."""
     if isinstance(domain, Positive):
         values = _away_from_one(_log_uniform(domain.low, domain.high, (batch,), rng), domain)
         return structured.range_ends(values, domain, rng)

@@ -14,11 +14,6 @@ import numpy as np
 
 from attnproof.symbolic import discover
 
-from ._backends import backend
-from ._decide import decide
-from ._plan import runner_for
-from ._strategies import Structure
-
 
 def _pairs(text: str) -> tuple[tuple[str, int], ...]:
     return tuple((k, int(v)) for k, v in (p.split("=") for p in text.split(",") if p))
@@ -45,6 +40,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def replay(args: argparse.Namespace) -> dict:
+    # here, not at the top: the command line builds its parser from this module for every
+    # command, and these load Hypothesis and the compiler, which only a replay needs
+    from ._backends import backend
+    from ._decide import decide
+    from ._plan import runner_for
+    from ._strategies import Structure, fill_batch
+
     catalog = discover(args.theorems) if args.theorems else discover()
     theorem = catalog.by_name()[args.theorem]
     row = backend(args.backend)
@@ -54,8 +56,6 @@ def replay(args: argparse.Namespace) -> dict:
     report = {"theorem": theorem.name, "worst_error_ulps": outcome.worst,
               "failing_row": outcome.failing_row, "comparison": outcome.comparison}
     if outcome.failing_row is not None:
-        from ._strategies import fill_batch
-
         arrays = fill_batch(theorem, structure, args.batch)
         r = outcome.failing_row
         report["inputs"] = {k: (v[r].tolist() if isinstance(v, np.ndarray) else v)

@@ -10,15 +10,17 @@ every kind alike:
 2. ``prove``: the symbolic route, returning a ``ProofResult`` whose ``method`` says exactly what
    "proved" means for the kind (all sizes, sizes <= k, exact enumeration, a series to a stated
    order, ...) and under which assumptions;
-3. ``numeric_route``: ``"module:function"`` of the numeric route, called in a worker as
-   ``function(theorem, row, dtype, device, mode, profile, record)`` to fill ``record``
+3. the numeric route: a function in ``numeric/kinds/`` registered for the kind's class with
+   ``@numeric_route(Kind)`` (``numeric/route.py``), called in a worker as
+   ``route(theorem, row, dtype, device, mode, profile, record)`` to fill ``record``
    (a ``NumericRecord``); ``numeric_configurations`` keeps the configurations the kind makes
    sense for (none: the symbolic route settles it alone);
 4. the exact refutation route, inside ``prove``: small sizes, rationals, special values and
    boundary points, returning ``REFUTED`` with a readable ``counterexample``.
 
 Kinds live in ``symbolic/kinds/`` (statement and symbolic route: SymPy only) and
-``numeric/kinds/`` (numeric route: loads array backends), one module per kind in each.
+``numeric/kinds/`` (numeric route: loads array backends), one module per kind in each; they
+import what they use from the route toolkits ``symbolic/route.py`` and ``numeric/route.py``.
 """
 
 from __future__ import annotations
@@ -34,15 +36,15 @@ class ClaimKind:
     Attributes a subclass sets:
         kind: the kind's name as reports print it ("limit", "IEEE value", ...).
         relation: the LaTeX relation between the statement's two sides.
-        numeric_route: ``"module:function"`` of the numeric route, or None when the kind has
-            none (then ``numeric_configurations`` must return no configuration).
+        has_numeric_route: whether ``numeric/kinds/`` registers a numeric route for the kind
+            (False: then ``numeric_configurations`` must return no configuration).
         numeric_draws: the numeric route's draws in words, when they are its own.
         measures_rounding: whether its numeric records report an error in ulps.
     """
 
     kind: str = "claim"
     relation: str = "="
-    numeric_route: str | None = None
+    has_numeric_route: bool = True
     # What the numeric route draws, in words, when it does not draw as the compiled search
     # does (structured draws, range ends, scaled rows): the report's assumptions print this
     # instead, so that they say what was sampled. None: the compiled search's draws.
@@ -65,12 +67,12 @@ class ClaimKind:
         raise NotImplementedError
 
     def prove(self, theorem, bound: int):
-        """Prove or refute exactly; return a ``ProofResult`` (symbolic/_prover.py)."""
+        """Prove or refute exactly; return a ``ProofResult`` (symbolic/route.py)."""
         raise NotImplementedError
 
     def numeric_configurations(self, found: list[tuple[str, str, str, str]]) -> list:
         """The (backend, dtype, device, mode) configurations this kind is checked on."""
-        return found if self.numeric_route else []
+        return found if self.has_numeric_route else []
 
     def unknowns(self) -> tuple:
         """Tensors the claim itself quantifies (the A of "there exists A"): not inputs, so no

@@ -411,9 +411,9 @@ def _split_log(argument: sp.Expr) -> sp.Expr:
     """log of a product of positive factors as a sum of logs; log(exp(x)) = x for real x."""
     if isinstance(argument, sp.exp) and argument.args[0].is_real:
         return argument.args[0]
-    if isinstance(argument, sp.Mul) and all(_is_positive(f) for f in argument.args):
+    if isinstance(argument, sp.Mul) and all(is_positive(f) for f in argument.args):
         return sp.Add(*(_split_log(f) for f in argument.args))
-    if isinstance(argument, sp.Pow) and _is_positive(argument.base) and argument.exp.is_real:
+    if isinstance(argument, sp.Pow) and is_positive(argument.base) and argument.exp.is_real:
         return argument.exp * _split_log(argument.base)
     return sp.log(argument)
 
@@ -458,18 +458,20 @@ def on_unit_circle(expr: sp.Expr) -> sp.Expr:
     return sp.expand(expr.replace(is_square_of_sine, reduced))
 
 
-def _is_positive(expr: sp.Expr) -> bool:
+def is_positive(expr: sp.Expr) -> bool:
+    """Whether ``expr`` is positive by its form alone (exponentials, nonempty sums and
+    products of positive terms); False means "not shown", not "nonpositive"."""
     if expr.is_positive:
         return True
     if isinstance(expr, sp.exp):
         return bool(expr.args[0].is_real)
     if isinstance(expr, sp.Sum):
         nonempty = all((upper - lower).is_nonnegative for _, lower, upper in expr.limits)
-        return nonempty and all(_is_positive(f) for f in sp.Mul.make_args(expr.function))
+        return nonempty and all(is_positive(f) for f in sp.Mul.make_args(expr.function))
     if isinstance(expr, sp.Pow):
-        return _is_positive(expr.base) and bool(expr.exp.is_real)
+        return is_positive(expr.base) and bool(expr.exp.is_real)
     if isinstance(expr, sp.Mul):
-        return all(_is_positive(f) for f in expr.args)
+        return all(is_positive(f) for f in expr.args)
     return False
 
 

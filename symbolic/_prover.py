@@ -101,7 +101,7 @@ def _attempt(theorem: Theorem, bound: int) -> ProofResult:
     if isinstance(theorem.claim, ClaimKind):  # a kind brings its own symbolic route
         return theorem.claim.prove(theorem, bound)
     if isinstance(theorem.claim, Rounds):
-        return _check_worked_numbers(theorem.claim)
+        return check_worked_numbers(theorem.claim)
     if theorem.implementation is not None:
         return _implementation_route(theorem)
     from_lemmas = _prove_by_lemmas(theorem) if theorem.lemmas or theorem.given else None
@@ -109,7 +109,7 @@ def _attempt(theorem: Theorem, bound: int) -> ProofResult:
         return from_lemmas
     if theorem.at is not None:  # the claim holds only where the hook puts the inputs
         return from_lemmas or ProofResult(NOT_PROVED, HOOK_NOT_ATTEMPTED)
-    direct = _prove_directly(theorem, bound)
+    direct = prove_directly(theorem, bound)
     if from_lemmas is not None and direct.status == NOT_PROVED:
         return from_lemmas
     return direct
@@ -124,7 +124,9 @@ HOOK_NOT_ATTEMPTED = ("inputs placed by an at= hook and no conditions stated (gi
 IMPLEMENTATION = "the claim runs user code (implementation=): checked numerically, never proved"
 
 
-def _prove_directly(theorem: Theorem, bound: int) -> ProofResult:
+def prove_directly(theorem: Theorem, bound: int) -> ProofResult:
+    """The identity or inequality route without lemmas: the sum normal form, else an exact
+    counterexample, else entry-wise cancellation at every size up to ``bound``."""
     difference = claim_difference(theorem, theorem.claim)
     if isinstance(theorem.claim, AtLeast):
         counterexample = find_counterexample(theorem, difference, relation=AtLeast)
@@ -133,7 +135,7 @@ def _prove_directly(theorem: Theorem, bound: int) -> ProofResult:
                                counterexample=counterexample)
         return ProofResult(NOT_PROVED, "inequality: no symbolic prover, and the exact search "
                            "found no counterexample; numeric evidence only")
-    left = _residual(theorem, difference)
+    left = theorem_residual(theorem, difference)
     if left == 0:
         return ProofResult(PROVED, "sum normal form (all sizes)")
     counterexample = find_counterexample(theorem, difference)
@@ -152,7 +154,7 @@ def _prove_directly(theorem: Theorem, bound: int) -> ProofResult:
 def _lemma_records(theorem: Theorem) -> list[dict]:
     records = []
     for number, lemma in enumerate(theorem.lemmas, 1):
-        left = _residual(theorem, claim_difference(theorem, lemma))
+        left = theorem_residual(theorem, claim_difference(theorem, lemma))
         records.append({"lemma": number, "proved": left == 0, "residual": str(left)})
     return records
 
@@ -205,12 +207,12 @@ def _implying_combination(theorem: Theorem) -> tuple[int, ...] | None:
         signs = [s for s in itertools.product((1, -1, 0), repeat=len(parts)) if any(s)]
     for coefficients in signs:
         combined = claim - sum(c * d for c, d in zip(coefficients, parts, strict=True))
-        if _residual(theorem, rename_bound_indices(combined)) == 0:
+        if theorem_residual(theorem, rename_bound_indices(combined)) == 0:
             return coefficients
     return None
 
 
-def _check_worked_numbers(claim: Rounds) -> ProofResult:
+def check_worked_numbers(claim: Rounds) -> ProofResult:
     """Evaluate every entry to 50 digits and compare it with the printed decimal."""
     wrong = {}
     for (row, column), printed in _entries(claim.printed):
@@ -257,7 +259,7 @@ def _mask_bases(theorem: Theorem):
     return [t.base for t in theorem.tensors if isinstance(t.domain, Mask)]
 
 
-def _residual(theorem: Theorem, difference: sp.Expr) -> sp.Expr:
+def theorem_residual(theorem: Theorem, difference: sp.Expr) -> sp.Expr:
     """The zero test, told which tensors are distributions and which are 0/1 masks.
 
     A dimension declared with one size (``Sizes(2, 2)``: the two coordinates of a rotary
@@ -304,7 +306,8 @@ def instantiate(theorem: Theorem, expr: sp.Expr, sizes: dict[str, int],
 
 
 
-def _index_assignments(expr: sp.Expr, sizes: dict[str, int]):
+def index_assignments(expr: sp.Expr, sizes: dict[str, int]):
+    """Every value of ``expr``'s free indices at ``sizes``, as ``{index label: value}``."""
     indices = sorted(free_indices(expr), key=lambda i: str(i.label))
     ranges = [range(sizes.get(str(i.upper + 1), 1)) for i in indices]
     for values in itertools.product(*ranges):
@@ -316,9 +319,9 @@ def _bounded_proof(theorem: Theorem, difference: sp.Expr, bound: int) -> int:
     proved = 0
     for largest in size_steps(theorem, bound):
         for sizes in size_assignments(theorem, largest):
-            for values in _index_assignments(difference, sizes):
+            for values in index_assignments(difference, sizes):
                 concrete = instantiate(theorem, difference, sizes, values)
-                if _residual(theorem, concrete) != 0:
+                if theorem_residual(theorem, concrete) != 0:
                     return proved
         proved = largest
     return proved
@@ -358,7 +361,7 @@ def small_instances(theorem: Theorem, difference: sp.Expr, tries: int = 12,
     for largest in search_steps(theorem, 3):
         sizes = sizes_at(theorem, largest)
         draws = structured_draws(theorem, sizes, largest, tries)
-        for index_values in _index_assignments(difference, sizes):
+        for index_values in index_assignments(difference, sizes):
             concrete = instantiate(theorem, difference, sizes, index_values)
             for values in draws:
                 yield sizes, index_values, concrete, values
@@ -370,9 +373,10 @@ def find_counterexample(theorem: Theorem, difference: sp.Expr, tries: int = 12,
     nonzero for an identity, negative for an inequality. Values follow the structured patterns
     of ``_special_values`` (zeros, ties, one-hot and repeated rows, range ends)."""
     for sizes, index_values, concrete, values in small_instances(theorem, difference, tries):
-        value = _evaluate(concrete, values)
+        value = exact_value(concrete, values)
         if value is not None and _violates(value, relation):
-            return _describe(sizes, index_values, _used(concrete, values), value)
+            used = used_values(concrete, values)
+            return describe_counterexample(sizes, index_values, used, value)
     return None
 
 
@@ -389,7 +393,9 @@ def substituted(concrete: sp.Expr, values: dict) -> sp.Expr:
     return concrete.xreplace({k: v for k, v in values.items() if isinstance(k, sp.Symbol)})
 
 
-def _evaluate(concrete: sp.Expr, values: dict):
+def exact_value(concrete: sp.Expr, values: dict):
+    """``concrete`` at ``values`` to 50 digits, as a float (complex if not real); None where
+    it is not a finite number (a symbol left, 0/0, log 0, ∞ − ∞)."""
     concrete = substituted(concrete, values)
     if concrete.free_symbols:
         return None
@@ -406,7 +412,7 @@ def _evaluate(concrete: sp.Expr, values: dict):
         return None
 
 
-def _used(concrete: sp.Expr, values: dict) -> dict:
+def used_values(concrete: sp.Expr, values: dict) -> dict:
     """Only the entries and scalars the instance actually depends on, for a readable report."""
     entries = {(str(x.base), x.indices) for x in concrete.atoms(sp.Indexed)}
     names = {s.name for s in concrete.free_symbols if isinstance(s, sp.Symbol)}
@@ -416,7 +422,8 @@ def _used(concrete: sp.Expr, values: dict) -> dict:
     }
 
 
-def _describe(sizes, index_values, values, value) -> dict:
+def describe_counterexample(sizes, index_values, values, value) -> dict:
+    """A counterexample as reports print it: sizes, indices, the entries used, lhs − rhs."""
     return {
         "sizes": sizes,
         "indices": index_values,

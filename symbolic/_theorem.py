@@ -325,9 +325,9 @@ def _validate(theorem: Theorem) -> None:
                                f"got {type(lemma).__name__}")
     _check_names_unique(theorem, where)
     for part, expr in _statement_parts(theorem):
-        _check_names_valid(expr, f"{where}, {part}")
-        _check_symbols_covered(theorem, expr, f"{where}, {part}")
-        _check_shapes(theorem, expr, f"{where}, {part}")
+        check_names_valid(expr, f"{where}, {part}")
+        check_symbols_covered(theorem, expr, f"{where}, {part}")
+        check_shapes(theorem, expr, f"{where}, {part}")
     if isinstance(theorem.claim, ClaimKind):
         theorem.claim.validate(theorem, where)
     else:
@@ -346,7 +346,7 @@ def _statement_parts(theorem: Theorem):
         yield what, as_expression(condition.lhs, what) - as_expression(condition.rhs, what)
 
 
-def _check_names_valid(expr: sp.Expr, where: str) -> None:
+def check_names_valid(expr: sp.Expr, where: str) -> None:
     """Names built with SymPy directly (not through Dim, Tensor, Scalar) are checked too."""
     named = [(i.label, "index") for i in expr.atoms(sp.Idx)]
     named += [(b.label, "tensor") for b in expr.atoms(sp.IndexedBase)]
@@ -365,7 +365,8 @@ def _check_names_unique(theorem: Theorem, where: str) -> None:
         raise TheoremError(f"{where}: symbol {duplicates[0]!r} is declared twice")
 
 
-def _check_symbols_covered(theorem: Theorem, expr: sp.Expr, where: str) -> None:
+def check_symbols_covered(theorem: Theorem, expr: sp.Expr, where: str) -> None:
+    """Every tensor, scalar and dimension of ``expr`` is declared by ``theorem``."""
     known_bases = {t.name for t in theorem.tensors} | {d.name for d in theorem.definitions}
     known_bases |= {t.name for t in _unknowns(theorem)}
     for indexed in expr.atoms(sp.Indexed):
@@ -409,7 +410,8 @@ def _all_dims(theorem: Theorem) -> set[Dim]:
     return dims
 
 
-def _check_shapes(theorem: Theorem, expr: sp.Expr, where: str) -> None:
+def check_shapes(theorem: Theorem, expr: sp.Expr, where: str) -> None:
+    """Every entry of ``expr`` has its tensor's number of indices, each fitting its axis."""
     axes = {t.name: t.dims for t in (*theorem.tensors, *_unknowns(theorem))}
     for definition in theorem.definitions:
         axes[definition.name] = tuple(Dim(str(i.upper + 1)) for i in definition.indices)

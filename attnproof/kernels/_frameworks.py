@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnproof.numeric._backends import BACKENDS
+from attnproof.numeric import BACKENDS
 
 # frameworks that are not numeric backends: their module, and whether it differentiates
 _OTHERS = {"torch": ("torch", True)}

@@ -3,19 +3,23 @@
 A route is called in a worker as ``route(theorem, row, dtype, device, mode, profile, record,
 seed=None)``: ``row`` is the backend's ``Backend``, ``profile`` a ``Profile``; it fills
 ``record`` (status, examples, instances, errors, counterexample, reason) and returns nothing.
+Each module registers its route by kind class, ``@numeric_route(Series)`` from the toolkit
+``numeric/route.py``; importing this package imports every module, so every route is
+registered when one is looked up (``numeric/_routes.py``). Modules whose names start with an
+underscore are helpers the routes share, not kinds.
 """
 
-from __future__ import annotations
-
-import importlib
-from collections.abc import Callable
-
-
-def numeric_route(claim) -> Callable | None:
-    """The numeric route a claim kind names (``"module:function"``), or None for the built-in
-    claims, which the compiled search checks."""
-    path = getattr(claim, "numeric_route", None)
-    if not path:
-        return None
-    module, _, function = path.partition(":")
-    return getattr(importlib.import_module(module), function)
+from . import (  # noqa: F401  (imported to register their routes)
+    code_numbers,
+    cost,
+    error_bound,
+    existence,
+    ieee,
+    inequality,
+    limit,
+    linalg,
+    permutation,
+    reshape,
+    series,
+    statistical,
+)

@@ -7,8 +7,9 @@ import math
 
 import numpy as np
 
-from attnproof.numeric._backends import to_numpy
-from attnproof.numeric._compiler import compile_expression
+from attnproof.symbolic import Positive
+
+from ..route import compile_expression, to_numpy
 
 # the unit roundoff each format is measured in (MLX float64 computes exp in float32)
 EPSILON = {"float64": 2.0**-52, "float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}
@@ -46,8 +47,6 @@ def run_compiled(row, xp, compiled, arrays: dict, sizes: dict, dtype: str, devic
 
 def draw_uniform(domain, shape, rng) -> np.ndarray:
     """Values from a domain: log-uniform for ``Positive``, uniform on [low, high] otherwise."""
-    from attnproof.symbolic import Positive
-
     if isinstance(domain, Positive):
         return np.exp(rng.uniform(math.log(domain.low), math.log(domain.high), size=shape))
     return rng.uniform(getattr(domain, "low", -1.0), getattr(domain, "high", 1.0), size=shape)

@@ -17,17 +17,18 @@ import numpy as np
 
 from attnproof.symbolic import Integer
 
-from .. import _evidence as evidence
-from .. import _strategies as strategies
-from .. import _structured as structured
-from .._backends import Backend, to_numpy
-from .._record import NumericStatus
-from .._tolerance import (
+from ..route import (
     STABILITY_ULPS,
     TRUTH_ULPS,
+    Backend,
+    NumericStatus,
     bits,
     error_ulps,
+    evidence,
     format_truth_ulps,
+    strategies,
+    structured,
+    to_numpy,
 )
 
 BATCH = 64
@@ -61,13 +62,13 @@ def draw_inputs(theorem, tensors, shapes: dict, rng: np.random.Generator, batch:
     with a leading batch axis; Integer scalars one value for the batch."""
     arrays = {}
     for tensor in tensors:
-        arrays[tensor.name] = strategies._tensor_values(
+        arrays[tensor.name] = strategies.tensor_values(
             tensor.domain, (batch, *shapes[tensor.name]), rng)
     for scalar in theorem.scalars:
         if isinstance(scalar.domain, Integer):
             arrays[scalar.name] = int(rng.integers(scalar.domain.low, scalar.domain.high + 1))
         else:
-            arrays[scalar.name] = strategies._scalar_values(scalar.domain, batch, rng)
+            arrays[scalar.name] = strategies.scalar_values(scalar.domain, batch, rng)
     return structured.into_kernels(theorem, arrays, rng)
 
 

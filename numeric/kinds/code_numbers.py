@@ -15,9 +15,7 @@ import numpy as np
 
 from attnproof.symbolic.kinds.code_numbers import FromCode
 
-from .._backends import backend, to_numpy
-from .._record import NumericStatus
-from .._tolerance import bits, error_ulps
+from ..route import NumericStatus, backend, bits, error_ulps, numeric_route, to_numpy
 
 
 class Arrays:
@@ -69,6 +67,7 @@ def rounds_to(value: float, printed: str) -> bool:
     return bool(np.isfinite(value)) and abs(value - float(printed)) <= 0.5 * 10.0**-decimals
 
 
+@numeric_route(FromCode)
 def check(theorem, row, dtype, device, mode, profile, record, seed=None):
     claim = theorem.claim
     values = run(claim, row, dtype, device, mode)

@@ -19,10 +19,9 @@ import weakref
 import numpy as np
 import sympy as sp
 
-from attnproof.symbolic import Integer
+from attnproof.symbolic import Cost, Integer
 
-from .._backends import _numpy_dtype
-from .._record import NumericStatus
+from ..route import NumericStatus, numeric_route, numpy_dtype
 
 # growing sizes 1, 2, 4, ..., 2**LADDER_STEPS for an order claim
 LADDER_STEPS = 8
@@ -173,9 +172,10 @@ def measure(implementation, inputs: dict, scalars: dict, dtype) -> Counter:
 # -- the route ---------------------------------------------------------------------------------
 
 
+@numeric_route(Cost)
 def check(theorem, row, dtype, device, mode, profile, record, seed=None):
     claim = theorem.claim
-    numpy_dtype = _numpy_dtype(dtype)
+    array_dtype = numpy_dtype(dtype)
     generator = random.Random(seed if seed is not None else theorem.name)
     ranges = _size_ranges(theorem)
     assignments = _assignments(claim, ranges, generator)
@@ -185,7 +185,7 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None):
     results = []
     for sizes in assignments:
         counter = measure(claim.implementation, _inputs(theorem, sizes, values),
-                          _scalars(theorem, sizes), numpy_dtype)
+                          _scalars(theorem, sizes), array_dtype)
         measured = counter.peak if claim.counted == "entries" else counter.multiply_adds
         expected = int(target.subs({sp.Symbol(k, integer=True, positive=True): v
                                     for k, v in sizes.items()}))

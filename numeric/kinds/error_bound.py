@@ -28,15 +28,12 @@ import sympy as sp
 from hypothesis import HealthCheck, Phase, example, given, settings, target
 from hypothesis import strategies as st
 
-from attnproof.numeric import _evidence as evidence
-from attnproof.numeric._record import NumericStatus
-from attnproof.symbolic import Positive
-from attnproof.symbolic._theorem import free_indices
-from attnproof.symbolic._vocabulary import OnlineSoftmax, ReduceMax
+from attnproof.symbolic import OnlineSoftmax, Positive, ReduceMax
 from attnproof.symbolic.kinds import error_bound as kind
+from attnproof.symbolic.route import free_indices
 
-from .._backends import to_numpy
-from .._tolerance import bits, finfo
+from ..route import NumericStatus, bits, evidence, finfo, numeric_route, to_numpy
+from ..route import numpy_dtype as _numpy_dtype
 
 
 @dataclass(frozen=True)
@@ -83,6 +80,7 @@ INSTANCES_PER_EXAMPLE = 32
 WIDER = {"float64": np.longdouble}
 
 
+@numeric_route(kind.ErrorBound, kind.FirstOrderErrorBound, kind.AbsoluteErrorBound)
 def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
     model = ROUNDING_MODEL.get((row.name, dtype))
     if model is None:
@@ -220,8 +218,6 @@ class _Evaluation:
         self.theorem, self.row, self.dtype = theorem, row, dtype
         self.xp = row.namespace(row.load(), dtype)
         self.device = row.devices()[device]
-        from .._backends import _numpy_dtype
-
         self.dtype_numpy = _numpy_dtype(dtype)
         self.out = (sorted(free_indices(theorem.claim.computed), key=str) if out is None
                     else out)

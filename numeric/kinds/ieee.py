@@ -22,15 +22,14 @@ import math
 import numpy as np
 import sympy as sp
 
-from attnproof.symbolic._vocabulary import ReduceMax
+from attnproof.symbolic import ReduceMax
 from attnproof.symbolic.kinds import ieee as kind
-from attnproof.symbolic.kinds._ieee_arithmetic import FORMATS
+from attnproof.symbolic.kinds.ieee import FORMATS
 
-from .._backends import to_numpy
-from .._record import NumericStatus
-from .._tolerance import bits
+from ..route import NumericStatus, bits, numeric_route, to_numpy
 
 
+@numeric_route(kind.IEEEValue)
 def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
     claim = theorem.claim
     if row.measured_as(dtype) != dtype:
@@ -84,7 +83,7 @@ def _error_ulps(values: np.ndarray, expected, fmt) -> float:
     that number; 0 for a claim of a class or a range, which a value meets or does not."""
     if not isinstance(expected, kind.Near):
         return 0.0
-    centre = float(kind._mpf(expected.value))
+    centre = float(kind.as_mpf(expected.value))
     finite = values[np.isfinite(values)]
     if finite.size == 0:
         return 0.0
@@ -100,13 +99,13 @@ def _accepted(values: np.ndarray, expected, fmt) -> np.ndarray:
 
 
 def _fail(record, sizes, env, fixed, drawn, row_number, value, expected, dtype):
-    shown = {kind._entry_name(k): str(v) for k, v in list(fixed.items())[:8]}
-    shown.update({kind._entry_name(k): f"{float(v[row_number]):.6g}"
+    shown = {kind.entry_name(k): str(v) for k, v in list(fixed.items())[:8]}
+    shown.update({kind.entry_name(k): f"{float(v[row_number]):.6g}"
                   for k, v in list(drawn.items())[:8] if k not in fixed})
     record.status = NumericStatus.FAILED
     record.examples = 1
     record.counterexample = {"format": dtype, "sizes": dict(sizes),
-                             "indices": kind._indices(env), "values": shown,
+                             "indices": kind.indices_text(env), "values": shown,
                              "lhs": _class(value), "rhs": expected.describe()}
     record.reason = (f"evaluated as written in {dtype}: {_class(value)}, where the claim says "
                      f"{expected.describe()}")
@@ -137,7 +136,7 @@ def _draw(theorem, sizes, fixed, batch, rng) -> dict:
 
 def _name(key) -> str:
     """An input's key as a string, so the arrays form a dict a jit can trace."""
-    return kind._entry_name(key)
+    return kind.entry_name(key)
 
 
 def _float(value: sp.Expr) -> float:
@@ -165,7 +164,7 @@ class _Evaluation:
         return self.known[key]
 
     def eval(self, expr, env):
-        key = (expr, kind._restricted(env, expr))
+        key = (expr, kind.loop_values(env, expr))
         if key not in self.known:
             self.known[key] = self.evaluate(expr, env)
         return self.known[key]
@@ -233,7 +232,7 @@ class _Evaluation:
         return total if total is not None else self.literal(empty)
 
     def maximum(self, expr, env):
-        operands = [self.eval(o, e) for o, e in kind._max_operands(expr, env, self.sizes)]
+        operands = [self.eval(o, e) for o, e in kind.max_operands(expr, env, self.sizes)]
         total = operands[0]
         for item in operands[1:]:  # NaN-propagating, as IEEE 754-2019 maximum
             total = self.xp.maximum(total, item)

@@ -21,16 +21,25 @@ import functools
 import numpy as np
 from hypothesis import HealthCheck, Phase, given, settings
 
-from attnproof.symbolic import AtLeast
+from attnproof.symbolic import AtLeast, Greater, GreaterOrEqual
 
-from .. import _evidence as evidence
-from .. import _strategies as strategies
-from .._plan import evaluate_reference, runner_for
-from .._record import NumericRecord, NumericStatus
-from .._search import effort_for, run_search
-from .._tolerance import REFERENCE_DTYPE, TRUTH_ULPS, finfo
+from ..route import (
+    REFERENCE_DTYPE,
+    TRUTH_ULPS,
+    NumericRecord,
+    NumericStatus,
+    effort_for,
+    evaluate_reference,
+    evidence,
+    finfo,
+    numeric_route,
+    run_search,
+    runner_for,
+    strategies,
+)
 
 
+@numeric_route(Greater, GreaterOrEqual)
 def check(theorem, row, dtype: str, device: str, mode: str, profile, record: NumericRecord,
           seed: int | None = None) -> None:
     """Fill ``record``: lhs ≥ rhs by the compiled search, then strictness for ``Greater``."""

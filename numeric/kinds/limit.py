@@ -26,10 +26,9 @@ import math
 import numpy as np
 import sympy as sp
 
-from attnproof.numeric._evidence import MINIMUM_DECIDED
-from attnproof.numeric._record import NumericStatus
-from attnproof.numeric._tolerance import bits
+from attnproof.symbolic import Limit
 
+from ..route import MINIMUM_DECIDED, NumericStatus, bits, numeric_route
 from ._evaluate import draw_uniform, epsilon, evaluate
 from ._row_values import row_function
 
@@ -40,6 +39,7 @@ ROWS_PER_SHAPE = 48
 GRID_STEPS = 12  # rows take 13 values evenly spaced over the tensor's range
 
 
+@numeric_route(Limit)
 def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
     claim = theorem.claim
     rng = np.random.default_rng(0 if seed is None else seed)

@@ -27,15 +27,23 @@ import numpy as np
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample
 
-from .. import _evidence as evidence
-from .. import _strategies as strategies
-from .._backends import to_numpy
-from .._compiler import compile_expression
-from .._plan import is_reference
-from .._record import NumericStatus
-from .._tolerance import bits, finfo, format_truth_ulps
+from attnproof.symbolic import PositiveDefinite, PositiveSemidefinite, RankAtMost
+
+from ..route import (
+    NumericStatus,
+    bits,
+    compile_expression,
+    evidence,
+    finfo,
+    format_truth_ulps,
+    is_reference,
+    numeric_route,
+    strategies,
+    to_numpy,
+)
 
 
+@numeric_route(PositiveDefinite, PositiveSemidefinite, RankAtMost)
 def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
     """Fill ``record``: search for an instance where the claim fails beyond the tolerance."""
     checker = _Checker(theorem, row, dtype, device, mode)

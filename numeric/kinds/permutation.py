@@ -12,17 +12,17 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from attnproof.symbolic import Defined, Tensor
-from attnproof.symbolic._theorem import ordered_free_indices
+from attnproof.symbolic import Defined, Permuted, Tensor
 from attnproof.symbolic.kinds.permutation import permutations_of
+from attnproof.symbolic.route import ordered_free_indices
 
-from .._backends import backend
-from .._compiler import compile_expression
+from ..route import backend, compile_expression, numeric_route
 from . import _sides as sides
 
 PATTERNS = ("identity", "swap", "reversal", "uniform")
 
 
+@numeric_route(Permuted)
 def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
     rng = np.random.default_rng(0 if seed is None else seed)
     plan = _Gathered(theorem)

@@ -9,15 +9,15 @@ import math
 import numpy as np
 import sympy as sp
 
-from attnproof.symbolic import Tensor
-from attnproof.symbolic._theorem import ordered_free_indices
+from attnproof.symbolic import Reshape, Tensor
 from attnproof.symbolic.kinds.reshape import FlatDim, View, parts_of, plain_dims
+from attnproof.symbolic.route import ordered_free_indices
 
-from .._backends import backend
-from .._compiler import compile_expression
+from ..route import backend, compile_expression, numeric_route
 from . import _sides as sides
 
 
+@numeric_route(Reshape)
 def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
     claim = theorem.claim
     rng = np.random.default_rng(0 if seed is None else seed)

@@ -15,11 +15,9 @@ import math
 
 import numpy as np
 
-from attnproof.numeric._evidence import MINIMUM_DECIDED
-from attnproof.numeric._record import NumericStatus
-from attnproof.numeric._tolerance import bits
-from attnproof.symbolic import Simplex
+from attnproof.symbolic import Series, Simplex
 
+from ..route import MINIMUM_DECIDED, NumericStatus, bits, numeric_route
 from ._evaluate import draw_uniform, epsilon, evaluate
 
 INSTANCES = 128
@@ -27,6 +25,7 @@ EARLY = 3  # the ratio's reference: its largest value over η = 2^-1 … 2^-EARL
 GROWTH = 2.0
 
 
+@numeric_route(Series)
 def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
     claim = theorem.claim
     rng = np.random.default_rng(0 if seed is None else seed)

@@ -19,12 +19,9 @@ import math
 import numpy as np
 import sympy as sp
 
-from attnproof.symbolic.kinds.statistical import Expectation, at_sizes
+from attnproof.symbolic.kinds.statistical import Expectation, Variance, at_sizes
 
-from .._backends import _numpy_place
-from .._compiler import compile_expression
-from .._record import NumericStatus
-from .._tolerance import bits, error_ulps
+from ..route import NumericStatus, bits, compile_expression, error_ulps, numeric_route, numpy_place
 from ._evaluate import draw_uniform, run_compiled
 
 SAMPLES = 20_000
@@ -33,6 +30,7 @@ BASE_SEED = 20261123
 ENTRIES_CHECKED = 4  # per size: the statistic's first entries (they are exchangeable)
 
 
+@numeric_route(Expectation, Variance)
 def check(theorem, row, dtype, device, mode, profile, record, seed=None):
     claim = theorem.claim
     xp = row.namespace(row.load(), dtype)
@@ -82,7 +80,7 @@ def _rounding_ulps(theorem, row, dtype, statistic, out, samples, shapes, values)
     """The backend's rounding: the worst distance of its samples of the statistic from NumPy's
     float64 evaluation on the same (dtype-rounded) inputs, in ulps of the dtype at the
     statistic's abs-scale. Only a measurement: the verdict is the interval's."""
-    rounded = {name: _numpy_place(np, value, dtype, None).astype(np.float64)
+    rounded = {name: numpy_place(np, value, dtype, None).astype(np.float64)
                for name, value in samples.items()}
     kwargs = dict(inputs=theorem.inputs, definitions=theorem.definitions, target="numpy")
     reference = compile_expression(statistic, out, **kwargs)(np, rounded, shapes)

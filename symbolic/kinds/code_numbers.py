@@ -27,8 +27,16 @@ from fractions import Fraction
 
 import sympy as sp
 
-from .._kind import ClaimKind
-from .._language import TheoremError
+from ..route import (
+    EXACT_EVALUATION,
+    NOT_PROVED,
+    PROVED,
+    ClaimKind,
+    ProofResult,
+    Rounds,
+    TheoremError,
+    check_worked_numbers,
+)
 
 # what the verdict says beside an exact evaluation that agrees: the route ran the demo's code
 CODE_IS_CHECKED = "the claim runs its demo's code: checked, never proved"
@@ -49,7 +57,6 @@ class FromCode(ClaimKind):
     kind = "worked numbers from code"
     numeric_draws = ("nothing at random: the demo's own data, as its code makes it")
     relation = r"\approx"
-    numeric_route = "attnproof.numeric.kinds.code_numbers:check"
 
     def __post_init__(self):
         if not callable(self.compute) or not (self.data is None or callable(self.data)):
@@ -102,17 +109,8 @@ class FromCode(ClaimKind):
         return found
 
     def prove(self, theorem, bound: int):
-        from .._prover import (
-            EXACT_EVALUATION,
-            NOT_PROVED,
-            PROVED,
-            ProofResult,
-            _check_worked_numbers,
-        )
-        from .._theorem import Rounds
-
         exact = [sp.sympify(_to_sympy(v)) for v in self.values(Exact())]
-        result = _check_worked_numbers(Rounds([exact], [self.printed]))
+        result = check_worked_numbers(Rounds([exact], [self.printed]))
         wrong = (result.counterexample or {}).get("entries", {})
         counterexample = None
         if wrong:

@@ -33,10 +33,18 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from .._domains import Integer
-from .._kind import ClaimKind
-from .._language import Dim, Scalar, TheoremError, as_expression
-from .._prover import NOT_PROVED, PROVED, REFUTED, ProofResult
+from ..route import (
+    NOT_PROVED,
+    PROVED,
+    REFUTED,
+    ClaimKind,
+    Dim,
+    Integer,
+    ProofResult,
+    Scalar,
+    TheoremError,
+    as_expression,
+)
 
 COUNTED = ("entries", "multiply-adds", "io")
 ORDERS = ("exact", "O", "Theta")
@@ -126,7 +134,6 @@ class Cost(ClaimKind):
     kind = "cost"
     numeric_draws = ('no values: the instrumented implementation is run at a ladder of sizes, and '
                      'its entries and multiply-adds counted')
-    numeric_route = "attnproof.numeric.kinds.cost:check"
     measures_rounding = False  # counts are compared exactly
 
     def __post_init__(self):

@@ -39,11 +39,17 @@ from dataclasses import dataclass
 import sympy as sp
 from sympy.printing.str import StrPrinter
 
-from .._kind import ClaimKind
-from .._language import TheoremError, as_expression
-from .._prover import NOT_PROVED, PROVED, ProofResult
-from .._theorem import free_indices
-from .._vocabulary import OnlineSoftmax, ReduceMax
+from ..route import (
+    NOT_PROVED,
+    PROVED,
+    ClaimKind,
+    OnlineSoftmax,
+    ProofResult,
+    ReduceMax,
+    TheoremError,
+    as_expression,
+    free_indices,
+)
 
 RELATIVE_TO = ("value", "abs-scale", "absolute")
 u = sp.Symbol("u", positive=True)  # the unit roundoff of the format evaluated in
@@ -360,7 +366,6 @@ class _BoundClaim(ClaimKind):
 
     kind = "error bound"
     refutes_exactly = False  # a derived bound larger than the claim's refutes nothing
-    numeric_route = "attnproof.numeric.kinds.error_bound:check"
     numeric_draws = ("sizes up to the declared maximum, scores Gaussian, spread out, tied and "
                      "driven toward the bound (hypothesis.target on observed/B); inputs rounded "
                      "into the format; the exact value in a wider format")

@@ -26,9 +26,25 @@ from dataclasses import dataclass
 import mpmath
 import sympy as sp
 
-from .._kind import ClaimKind
-from .._language import Defined, Scalar, Tensor, TheoremError
-from .._theorem import Equals, Theorem
+from ..route import (
+    NOT_PROVED,
+    PROVED,
+    REFUTED,
+    ClaimKind,
+    Defined,
+    Equals,
+    ProofResult,
+    Scalar,
+    Tensor,
+    Theorem,
+    TheoremError,
+    index_assignments,
+    instantiate,
+    prove_directly,
+    small_sizes,
+    structured_draws,
+    substituted,
+)
 
 # a least-squares residual above this (at 50 digits) is an inconsistent system, not rounding
 INCONSISTENT = mpmath.mpf("1e-25")
@@ -54,7 +70,6 @@ class Exists(ClaimKind):
 
     kind = "existence"
     relation = "="
-    numeric_route = "attnproof.numeric.kinds.existence:check"
 
     def __post_init__(self):
         object.__setattr__(self, "for_all", tuple(self.for_all))
@@ -130,12 +145,10 @@ def _mentions(expr, x) -> bool:
 
 
 def prove_existence(claim: Exists, theorem, bound: int):
-    from .._prover import NOT_PROVED, PROVED, REFUTED, ProofResult, _prove_directly
-
     residual = None
     found = None
     if claim.witness is not None:
-        result = _prove_directly(claim.with_witness(theorem), bound)
+        result = prove_directly(claim.with_witness(theorem), bound)
         if result.status == PROVED:
             return ProofResult(PROVED, f"the witness {claim.witness.name} = "
                                f"{claim.witness.body} makes the claim an identity, proved in "
@@ -160,8 +173,6 @@ def prove_existence(claim: Exists, theorem, bound: int):
 def _linear_solve(claim: Exists, theorem):
     """Refuted where the linear system for the unknown's entries has no solution; else a
     NOT_PROVED result saying where it had one; None when the claim is not linear in them."""
-    from .._prover import NOT_PROVED, REFUTED, ProofResult, small_sizes, structured_draws
-
     for largest in (1, 2, 3):
         sizes = small_sizes(theorem, largest)
         unknowns, system = _system(claim, theorem, sizes)
@@ -172,7 +183,7 @@ def _linear_solve(claim: Exists, theorem):
         rows = []
         for draw in draws[1:1 + DRAWS_FOR_ALL]:
             point = {**fixed, **{k: v for k, v in draw.items() if _varies(k, claim.for_all)}}
-            rows += [_substituted(equation, point) for equation in system]
+            rows += [substituted(equation, point) for equation in system]
         residual = _least_squares_residual(rows, unknowns)
         if residual is None:
             return None
@@ -191,14 +202,12 @@ def _linear_solve(claim: Exists, theorem):
 def _system(claim: Exists, theorem, sizes):
     """(unknown symbols, [lhs − rhs at each free-index value]) at ``sizes``, with the
     unknown's entries as symbols; (…, None) when some equation is not linear in them."""
-    from .._prover import _index_assignments, instantiate
-
     difference = theorem.expand(claim.claim.lhs) - theorem.expand(claim.claim.rhs)
     shape = [sizes[d.name] for d in claim.unknown.dims]
     symbols = {entry: sp.Symbol(f"_u{n}") for n, entry in
                enumerate(itertools.product(*(range(k) for k in shape)))}
     equations = []
-    for values in _index_assignments(difference, sizes):
+    for values in index_assignments(difference, sizes):
         concrete = instantiate(theorem, difference, sizes, values)
         concrete = concrete.xreplace({x: symbols[tuple(int(i) for i in x.indices)]
                                       for x in concrete.atoms(sp.Indexed)
@@ -212,12 +221,6 @@ def _system(claim: Exists, theorem, sizes):
 def _varies(key, for_all) -> bool:
     names = {x.name for x in for_all}
     return (key[0] if isinstance(key, tuple) else getattr(key, "name", None)) in names
-
-
-def _substituted(equation, point):
-    from .._prover import substituted
-
-    return substituted(equation, point)
 
 
 def _least_squares_residual(rows, unknowns):

@@ -26,18 +26,24 @@ from dataclasses import dataclass, field
 import mpmath
 import sympy as sp
 
-from .._domains import Integer, Mask, Positive, Real, Simplex
-from .._kind import ClaimKind
-from .._language import TheoremError
-from .._prover import (
+from ..route import (
     EXACT_EVALUATION,
     NOT_PROVED,
     PROVED,
     PROVED_BOUNDED,
     REFUTED,
+    ClaimKind,
+    Integer,
+    Mask,
+    Positive,
     ProofResult,
+    Real,
+    ReduceMax,
+    Simplex,
+    TheoremError,
+    expand_vocabulary,
+    ordered_free_indices,
 )
-from .._vocabulary import ReduceMax, expand_vocabulary
 from . import _ieee_arithmetic as ieee
 from ._ieee_arithmetic import FORMATS, INF, Enclosure
 
@@ -57,7 +63,7 @@ class Between:
     hi: object
 
     def bounds(self, fmt) -> tuple[mpmath.mpf, mpmath.mpf]:
-        return _mpf(self.lo), _mpf(self.hi)
+        return as_mpf(self.lo), as_mpf(self.hi)
 
     def describe(self) -> str:
         return f"in [{self.lo}, {self.hi}]"
@@ -76,7 +82,7 @@ class Near:
     ulps: int = 4
 
     def bounds(self, fmt) -> tuple[mpmath.mpf, mpmath.mpf]:
-        centre = _mpf(self.value)
+        centre = as_mpf(self.value)
         slack = self.ulps * fmt.ulp(centre)
         return centre - slack, centre + slack
 
@@ -106,7 +112,9 @@ class Special:
                 "zero": "= 0", "finite": r"\in \mathbb{R}"}[self.name]
 
 
-def _mpf(value) -> mpmath.mpf:
+def as_mpf(value) -> mpmath.mpf:
+    """A SymPy number as an mpmath number (rationals divided at the arithmetic's working
+    precision, ±∞ as ±``INF``)."""
     value = sp.sympify(value)
     if value in (sp.oo, -sp.oo):
         return INF if value == sp.oo else -INF
@@ -182,7 +190,6 @@ class IEEEValue(ClaimKind):
     numeric_draws = ('the inputs fixed by the claim as written; any other input at the ends of its'
                      ' range, zero where allowed, then uniformly, at the stated sizes')
     relation = r"\mapsto"
-    numeric_route = "attnproof.numeric.kinds.ieee:check"
 
     def __post_init__(self):
         if isinstance(self.yields, Mapping):
@@ -299,7 +306,7 @@ def _float_latex(value) -> str | None:
     """A large float literal as the code writes it, −1e9 as −10^{9} rather than −1000000000.0."""
     if not isinstance(value, sp.Float) or value == 0:
         return None
-    exponent = int(mpmath.floor(mpmath.log10(abs(_mpf(value)))))
+    exponent = int(mpmath.floor(mpmath.log10(abs(as_mpf(value)))))
     mantissa = float(value) / 10.0 ** exponent
     if abs(exponent) < 4 or mantissa != round(mantissa):
         return None
@@ -467,8 +474,6 @@ def mask_keeps(mask, env: dict, sizes: dict, fixed: dict) -> bool:
 
 def index_env(expr: sp.Expr, sizes: dict):
     """Every assignment of the free indices of ``expr`` at ``sizes``."""
-    from .._theorem import ordered_free_indices
-
     indices = ordered_free_indices(expr)
     ranges = [range(integer_value(i.upper, {}, sizes) + 1) for i in indices]
     for values in itertools.product(*ranges):
@@ -529,7 +534,7 @@ class _Evaluation:
         return ieee.rounded(value, self.fmt)
 
     def eval(self, expr, env) -> Enclosure:
-        key = (expr, _restricted(env, expr))
+        key = (expr, loop_values(env, expr))
         if key not in self.known:
             self.known[key] = self.evaluate(expr, env)
         return self.known[key]
@@ -557,7 +562,7 @@ class _Evaluation:
     def literal(self, expr) -> Enclosure:
         if expr in (sp.nan, sp.zoo):
             return ieee.NAN
-        value = self.round(ieee.point(_mpf(expr)))
+        value = self.round(ieee.point(as_mpf(expr)))
         return ieee.Enclosure(value.lo, value.hi, source=("literal", str(value.lo)))
 
     def symbol(self, expr, env) -> Enclosure:
@@ -652,14 +657,14 @@ class _Evaluation:
         return self.eval(x if mask_keeps(mask, env, self.sizes, self.fixed) else fill, env)
 
     def eval_max(self, expr, env):
-        operands = [self.eval(o, e) for o, e in _max_operands(expr, env, self.sizes)]
+        operands = [self.eval(o, e) for o, e in max_operands(expr, env, self.sizes)]
         if any(o.is_nan for o in operands):
             return ieee.NAN
         identities = tuple(o.identity for o in operands)
         # one maximum, however often it is written (each expansion renames its bound index):
         # named by its operands when they are all known
         key = (("max", identities) if None not in identities
-               else (expr, _restricted(env, expr)))
+               else (expr, loop_values(env, expr)))
         if len(operands) == 1:
             chosen = 0
         elif key in self.choices:
@@ -675,7 +680,7 @@ class _Evaluation:
                               (attained.identity, identities), attained.negated)
 
 
-def _restricted(env: dict, expr) -> tuple:
+def loop_values(env: dict, expr) -> tuple:
     """The loop values ``expr`` depends on: what tells apart two of its evaluations."""
     free = _free_labels(expr)
     return frozenset((k, v) for k, v in env.items() if k in free)
@@ -686,7 +691,8 @@ def _free_labels(expr) -> frozenset:
     return frozenset(getattr(s, "label", s) for s in expr.free_symbols)
 
 
-def _max_operands(expr, env, sizes):
+def max_operands(expr, env, sizes):
+    """The (operand, loop values) pairs a maximum is taken over."""
     if isinstance(expr, ReduceMax):
         (variable, lower, upper), = expr.limits
         return [(expr.function, {**env, loop_key(variable): sp.Integer(v)})
@@ -734,7 +740,7 @@ def input_enclosures(theorem, fmt, sizes, fixed, corner=None) -> dict:
 
 
 def _enclosure_of(value: sp.Expr) -> Enclosure:
-    return ieee.NAN if value is sp.nan else ieee.point(_mpf(value))
+    return ieee.NAN if value is sp.nan else ieee.point(as_mpf(value))
 
 
 def _point_bounds(value: Enclosure):
@@ -771,7 +777,7 @@ def _prove(theorem, claim: IEEEValue) -> ProofResult:
                     return ProofResult(REFUTED, _method(claim, any_free or bool(free),
                                                         "exact IEEE evaluation"),
                                        counterexample=found)
-                undecided.append(f"{fmt_name} at {sizes}, {_indices(env)}: "
+                undecided.append(f"{fmt_name} at {sizes}, {indices_text(env)}: "
                                  f"{value.describe() if value else 'too many cases'}")
     if undecided:
         return ProofResult(NOT_PROVED, _method(claim, any_free, "IEEE case analysis") +
@@ -802,7 +808,7 @@ def _method(claim: IEEEValue, free: bool, what: str) -> str:
             "∞ − ∞ = 0·∞ = 0/0 = NaN)")
 
 
-def _indices(env: dict) -> str:
+def indices_text(env: dict) -> str:
     return ", ".join(f"{k} = {v}" for k, v in env.items()) or "the value"
 
 
@@ -819,15 +825,15 @@ def _refute(theorem, expr, env, fmt, expected, sizes, fixed, free, value) -> dic
 
 
 def counterexample(fmt, sizes, env, inputs, value, expected, label) -> dict:
-    shown = {_entry_name(k): v.describe() for k, v in list(inputs.items())[:12]}
-    found = {"format": fmt.name, "sizes": dict(sizes), "indices": _indices(env),
+    shown = {entry_name(k): v.describe() for k, v in list(inputs.items())[:12]}
+    found = {"format": fmt.name, "sizes": dict(sizes), "indices": indices_text(env),
              "values": shown, "lhs": value.describe(), "rhs": expected.describe()}
     if label:
         found["inputs"] = label
     return found
 
 
-def _entry_name(key) -> str:
+def entry_name(key) -> str:
     if isinstance(key, tuple):
         return f"{key[0]}[{', '.join(map(str, key[1]))}]"
     return str(key)

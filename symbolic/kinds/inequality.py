@@ -25,26 +25,26 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from .._kind import ClaimKind
-from .._language import TheoremError, as_expression, rename_bound_indices
-from .._normal_form import _is_positive
-from .._prover import (
+from ..route import (
     NOT_PROVED,
     PROVED,
     REFUTED,
+    ClaimKind,
     ProofResult,
-    _describe,
-    _evaluate,
-    _residual,
-    _used,
+    TheoremError,
+    as_expression,
+    check_names_valid,
+    check_shapes,
+    check_symbols_covered,
+    describe_counterexample,
+    exact_value,
+    free_indices,
+    is_positive,
+    rename_bound_indices,
     small_instances,
     substituted,
-)
-from .._theorem import (
-    _check_names_valid,
-    _check_shapes,
-    _check_symbols_covered,
-    free_indices,
+    theorem_residual,
+    used_values,
 )
 
 # -- facts ------------------------------------------------------------------------------------
@@ -104,12 +104,12 @@ class Gibbs(Fact):
     def unmet_hypothesis(self, theorem) -> str | None:
         for label, weights, positive in (("p", self.p, False), ("q", self.q, True)):
             expanded = theorem.expand(weights)
-            if not _is_positive(expanded) and not (
+            if not is_positive(expanded) and not (
                     not positive and expanded.is_nonnegative):
                 sign = "positive" if positive else "nonnegative"
                 return f"{label} = {weights} is not shown {sign}"
             total = rename_bound_indices(_sum(expanded, self.over) - 1)
-            if _residual(theorem, total) != 0:
+            if theorem_residual(theorem, total) != 0:
                 return f"{label} = {weights} is not shown to sum to 1 over {self.over}"
         return None
 
@@ -137,7 +137,7 @@ class Squares(Fact):
         if theorem.expand(self.x).is_real is False:
             return f"{self.x} is not real"
         weight = theorem.expand(sp.sympify(self.weight))
-        if not (weight.is_nonnegative or _is_positive(weight)):
+        if not (weight.is_nonnegative or is_positive(weight)):
             return f"the weight {self.weight} is not shown nonnegative"
         return None
 
@@ -254,8 +254,6 @@ class _Inequality(ClaimKind):
     rhs: sp.Expr
     by: tuple[Fact, ...] = field(default=())
 
-    numeric_route = "attnproof.numeric.kinds.inequality:check"
-
     def __post_init__(self):
         kind = type(self).__name__
         object.__setattr__(self, "lhs", as_expression(self.lhs, f"{kind}: the left-hand side"))
@@ -288,9 +286,9 @@ class _Inequality(ClaimKind):
             part = f"{where}, fact {number} ({fact.name})"
             expressions = [as_expression(e, part) for e in fact.expressions()]
             for expr in expressions:
-                _check_names_valid(expr, part)
-                _check_symbols_covered(theorem, expr, part)
-                _check_shapes(theorem, expr, part)
+                check_names_valid(expr, part)
+                check_symbols_covered(theorem, expr, part)
+                check_shapes(theorem, expr, part)
             extra = set().union(*(free_indices(e) for e in expressions))
             extra -= claimed | {getattr(fact, "over", None)}
             if extra:
@@ -404,7 +402,7 @@ def _combination(theorem, difference: sp.Expr, facts, strict: bool):
                                                                      strict=True)):
         return None
     check = difference - sum(c * q for c, q in zip(coefficients, quantities, strict=True))
-    if _residual(theorem, rename_bound_indices(check)) != 0:  # the decisive test
+    if theorem_residual(theorem, rename_bound_indices(check)) != 0:  # the decisive test
         return None
     return [(f, c) for f, c in zip(facts, coefficients, strict=True) if not c.is_zero]
 
@@ -412,7 +410,7 @@ def _combination(theorem, difference: sp.Expr, facts, strict: bool):
 def _solve(theorem, difference, quantities, unknowns) -> dict | None:
     """Coefficients making ``difference − Σ c·q`` vanish term by term in sum normal form."""
     combined = difference - sum(c * q for c, q in zip(unknowns, quantities, strict=True))
-    left = _residual(theorem, rename_bound_indices(combined))
+    left = theorem_residual(theorem, rename_bound_indices(combined))
     numerator = sp.expand(sp.fraction(sp.together(left))[0])
     generators = _generators(numerator, set(unknowns))
     dummies = {g: sp.Dummy("g") for g in generators}
@@ -524,7 +522,8 @@ def find_violation(theorem, difference: sp.Expr, strict: bool, tries: int = 12) 
     for sizes, index_values, concrete, values in small_instances(theorem, difference, tries):
         found = _violation_at(concrete, values, strict)
         if found is not None:
-            described = _describe(sizes, index_values, _used(concrete, values), found)
+            used = used_values(concrete, values)
+            described = describe_counterexample(sizes, index_values, used, found)
             if strict and found == 0:
                 described["equality"] = "lhs = rhs exactly"
             return described
@@ -532,7 +531,7 @@ def find_violation(theorem, difference: sp.Expr, strict: bool, tries: int = 12) 
 
 
 def _violation_at(concrete: sp.Expr, values: dict, strict: bool):
-    value = _evaluate(concrete, values)
+    value = exact_value(concrete, values)
     if not isinstance(value, float):
         return None
     if value < -1e-30:

@@ -24,10 +24,18 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from .._kind import ClaimKind
-from .._language import TheoremError, as_expression
-from .._prover import NOT_PROVED, PROVED, PROVED_BOUNDED, REFUTED, ProofResult, instantiate
-from .._vocabulary import Softmax
+from ..route import (
+    NOT_PROVED,
+    PROVED,
+    PROVED_BOUNDED,
+    REFUTED,
+    ClaimKind,
+    ProofResult,
+    Softmax,
+    TheoremError,
+    as_expression,
+    instantiate,
+)
 
 # the points a limit may be taken at: from above at a finite point, or at +∞
 _INFINITY = (sp.oo,)
@@ -65,7 +73,6 @@ class Limit(ClaimKind):
                      "(ties frequent), at the row's smallest, largest and a middle size, each "
                      "along the limit variable's sequence")
     relation = "="
-    numeric_route = "attnproof.numeric.kinds.limit:check"
 
     def __post_init__(self):
         object.__setattr__(self, "expr", as_expression(self.expr, "Limit: the expression"))

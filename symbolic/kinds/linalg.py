@@ -31,28 +31,28 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from .. import _special_values as special_values
-from .._kind import ClaimKind
-from .._language import TheoremError
-from .._prover import (
+from ..route import (
     NOT_PROVED,
     PROVED,
     PROVED_BOUNDED,
     REFUTED,
+    STRUCTURED_PATTERNS,
+    ClaimKind,
     ProofResult,
-    _residual,
+    TheoremError,
+    free_indices,
     instantiate,
     search_steps,
     size_assignments,
     size_steps,
     small_sizes,
     structured_draws,
+    theorem_residual,
 )
-from .._theorem import free_indices
 
 # Exact search: sizes 1..SEARCH_SIZES, this many structured draws per size (every pattern twice).
 SEARCH_SIZES = 3
-SEARCH_TRIES = 2 * len(special_values.PATTERNS)
+SEARCH_TRIES = 2 * len(STRUCTURED_PATTERNS)
 # The numeric route's formats: NumPy's and JAX's eigen solvers and SVDs take no float16 or
 # bfloat16, and a spectrum is not an evaluation-order stability question a lower format answers.
 SPECTRAL_DTYPES = ("float64", "float32")
@@ -150,7 +150,6 @@ class PositiveSemidefinite(_Definiteness):
 
     kind = "positive semi-definite"
     relation = r"\geq"  # between the quadratic form and 0
-    numeric_route = "attnproof.numeric.kinds.linalg:check"
     strict = False
 
 
@@ -160,7 +159,6 @@ class PositiveDefinite(_Definiteness):
 
     kind = "positive definite"
     relation = ">"  # between the quadratic form and 0, for x ≠ 0
-    numeric_route = "attnproof.numeric.kinds.linalg:check"
     strict = True
 
 
@@ -171,7 +169,6 @@ class RankAtMost(_MatrixClaim):
     bound: sp.Expr = sp.Integer(0)
     kind = "rank bound"
     relation = r"\leq"
-    numeric_route = "attnproof.numeric.kinds.linalg:check"
 
     def __post_init__(self):
         object.__setattr__(self, "bound", sp.sympify(self.bound, strict=True))
@@ -292,7 +289,7 @@ def _definiteness_proof(theorem, expanded, row, column, strict: bool) -> ProofRe
     x = sp.IndexedBase("x_probe", real=True)
     quadratic = _sum_over(x[row] * expanded * x[column], row, column)
     squares = coefficient * sp.Sum(_sum_over(factor * x[row], row) ** 2, limit)
-    if _residual(theorem, quadratic - squares) != 0:
+    if theorem_residual(theorem, quadratic - squares) != 0:
         return None
     shown = factor.xreplace({limit[0]: sp.Symbol("k")})  # the summation index, named k
     return ProofResult(PROVED, f"Gram matrix: x^T A x = {coefficient} * sum_k (sum_a F_ka x_a)^2 "

@@ -21,10 +21,28 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from .._domains import Domain
-from .._kind import ClaimKind
-from .._language import Dim, Tensor, TheoremError, rename_bound_indices
-from .._theorem import free_indices
+from ..route import (
+    NOT_PROVED,
+    PROVED,
+    REFUTED,
+    ClaimKind,
+    Dim,
+    Domain,
+    ProofResult,
+    Tensor,
+    TheoremError,
+    describe_counterexample,
+    exact_value,
+    free_indices,
+    index_assignments,
+    instantiate,
+    rename_bound_indices,
+    search_steps,
+    small_sizes,
+    structured_draws,
+    theorem_residual,
+    used_values,
+)
 
 PROVED_METHOD = ("re-indexing by the permutation (Σ_j f(π(j)) = Σ_j f(j) for a bijection π), "
                  "then sum normal form (all sizes, every permutation)")
@@ -112,7 +130,6 @@ class Permuted(ClaimKind):
     rhs: sp.Expr
     kind = "permutation"
     relation = "="
-    numeric_route = "attnproof.numeric.kinds.permutation:check"
 
     def __post_init__(self):
         object.__setattr__(self, "lhs", sp.sympify(self.lhs, strict=True))
@@ -146,11 +163,9 @@ class Permuted(ClaimKind):
                         f"{permutation.dim.name} but is applied to {index}")
 
     def prove(self, theorem, bound: int):
-        from .._prover import NOT_PROVED, PROVED, REFUTED, ProofResult, _residual
-
         permutations = permutations_of(theorem)
         difference = reindexed_difference(theorem, self, permutations)
-        left = _residual(theorem, difference)
+        left = theorem_residual(theorem, difference)
         if left == 0:
             return ProofResult(PROVED, PROVED_METHOD)
         counterexample = exact_counterexample(theorem, self, permutations)
@@ -171,30 +186,20 @@ def reindexed_difference(theorem, claim: Permuted, permutations) -> sp.Expr:
 def exact_counterexample(theorem, claim: Permuted, permutations, tries: int = 12):
     """Sizes 1, 2, 3, every permutation of them, structured rationals: lhs − rhs provably
     nonzero (50 digits) gives the counterexample, with the permutation in it."""
-    from .._prover import (
-        _describe,
-        _evaluate,
-        _index_assignments,
-        _used,
-        instantiate,
-        search_steps,
-        small_sizes,
-        structured_draws,
-    )
-
     difference = rename_bound_indices(theorem.expand(claim.lhs) - theorem.expand(claim.rhs))
     for largest in search_steps(theorem, 3):
         sizes = small_sizes(theorem, largest)
         draws = structured_draws(theorem, sizes, largest, tries)
         choices = [list(itertools.permutations(range(sizes[p.dim.name]))) for p in permutations]
         for chosen in itertools.product(*choices):
-            for index_values in _index_assignments(difference, sizes):
+            for index_values in index_assignments(difference, sizes):
                 concrete = instantiate(theorem, difference, sizes, index_values)
                 concrete = _apply(concrete, permutations, chosen)
                 for values in draws:
-                    value = _evaluate(concrete, values)
+                    value = exact_value(concrete, values)
                     if value is not None and abs(value) > 1e-30:
-                        described = _describe(sizes, index_values, _used(concrete, values), value)
+                        used = used_values(concrete, values)
+                        described = describe_counterexample(sizes, index_values, used, value)
                         described["permutations"] = {
                             p.name: f"({', '.join(map(str, order))})"
                             for p, order in zip(permutations, chosen, strict=True)}

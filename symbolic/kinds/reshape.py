@@ -20,10 +20,26 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from .._domains import Sizes
-from .._kind import ClaimKind
-from .._language import Defined, Dim, Tensor, TheoremError, check_name, rename_bound_indices
-from .._theorem import free_indices
+from ..route import (
+    NOT_PROVED,
+    PROVED,
+    REFUTED,
+    ClaimKind,
+    Defined,
+    Dim,
+    ProofResult,
+    Sizes,
+    Tensor,
+    TheoremError,
+    check_name,
+    describe_counterexample,
+    exact_value,
+    free_indices,
+    rename_bound_indices,
+    small_instances,
+    theorem_residual,
+    used_values,
+)
 
 PROVED_METHOD = ("sum normal form after splitting every flat index: Σ_{f<HD} g(f) = "
                  "Σ_{h<H} Σ_{c<D} g(hD + c) (all sizes, by splitting the flat index)")
@@ -267,7 +283,6 @@ class Reshape(ClaimKind):
     views: tuple[View, ...] = field(default=())
     kind = "reshape"
     relation = "="
-    numeric_route = "attnproof.numeric.kinds.reshape:check"
 
     def __post_init__(self):
         object.__setattr__(self, "lhs", sp.sympify(self.lhs, strict=True))
@@ -315,11 +330,9 @@ class Reshape(ClaimKind):
                                "among its views or inputs")
 
     def prove(self, theorem, bound: int):
-        from .._prover import NOT_PROVED, PROVED, REFUTED, ProofResult, _residual
-
         flats = self.flats(theorem)
         difference = atomized_difference(theorem, self, flats)
-        left = _residual(theorem, difference)
+        left = theorem_residual(theorem, difference)
         if left == 0:
             return ProofResult(PROVED, PROVED_METHOD)
         counterexample = exact_counterexample(theorem, difference, flats)
@@ -342,8 +355,6 @@ def atomized_difference(theorem, claim: Reshape, flats) -> sp.Expr:
 def exact_counterexample(theorem, difference: sp.Expr, flats, tries: int = 12) -> dict | None:
     """Small sizes (every plain dimension 1, 2, 3) and structured rationals at which lhs − rhs
     is provably nonzero (50 digits)."""
-    from .._prover import _describe, _evaluate, _used, small_instances
-
     plain = {d.name: d for t in theorem.tensors for d in plain_dims(t.dims)}
 
     def sizes_at(theorem, largest: int) -> dict[str, int]:
@@ -355,7 +366,8 @@ def exact_counterexample(theorem, difference: sp.Expr, flats, tries: int = 12) -
 
     for sizes, index_values, concrete, values in small_instances(theorem, difference, tries,
                                                                  sizes_at):
-        value = _evaluate(concrete, values)
+        value = exact_value(concrete, values)
         if value is not None and abs(value) > 1e-30:
-            return _describe(sizes, index_values, _used(concrete, values), value)
+            used = used_values(concrete, values)
+            return describe_counterexample(sizes, index_values, used, value)
     return None

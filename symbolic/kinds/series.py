@@ -16,21 +16,22 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from .._kind import ClaimKind
-from .._language import TheoremError, as_expression
-from .._prover import (
+from ..route import (
     NOT_PROVED,
     PROVED,
     PROVED_BOUNDED,
     REFUTED,
+    ClaimKind,
     ProofResult,
-    _index_assignments,
-    _residual,
+    TheoremError,
+    as_expression,
     claim_difference,
     find_counterexample,
+    index_assignments,
     instantiate,
     size_assignments,
     size_steps,
+    theorem_residual,
 )
 
 
@@ -54,7 +55,6 @@ class Series(ClaimKind):
     numeric_draws = ("128 instances uniform over each input's declared range (log-uniform for a "
                      'positive scalar), each along η = 2^-1, 2^-2, …')
     relation = "="
-    numeric_route = "attnproof.numeric.kinds.series:check"
 
     def __post_init__(self):
         object.__setattr__(self, "lhs", as_expression(self.lhs, "Series: the left-hand side"))
@@ -96,7 +96,7 @@ def coefficients(theorem, claim: Series) -> list[sp.Expr]:
 
 
 def _is_zero(theorem, coefficient: sp.Expr) -> bool:
-    return _residual(theorem, coefficient) == 0 or sp.simplify(coefficient) == 0
+    return theorem_residual(theorem, coefficient) == 0 or sp.simplify(coefficient) == 0
 
 
 def _series_vanishes(difference: sp.Expr, eta: sp.Symbol, order: int) -> bool | None:
@@ -146,7 +146,7 @@ def _bounded_series(theorem, claim: Series, difference: sp.Expr, bound: int) -> 
     proved = 0
     for largest in size_steps(theorem, bound):
         for sizes in size_assignments(theorem, largest):
-            for values in _index_assignments(difference, sizes):
+            for values in index_assignments(difference, sizes):
                 concrete = instantiate(theorem, difference, sizes, values)
                 if not _series_vanishes(concrete, claim.variable, claim.order):
                     return proved

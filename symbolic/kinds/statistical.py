@@ -29,11 +29,24 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from .._domains import search_steps, size_steps
-from .._kind import ClaimKind
-from .._language import TheoremError, as_expression
-from .._normal_form import residual
-from .._theorem import free_indices
+from ..route import (
+    NOT_PROVED,
+    PROVED,
+    PROVED_BOUNDED,
+    REFUTED,
+    ClaimKind,
+    ProofResult,
+    TheoremError,
+    as_expression,
+    free_indices,
+    index_assignments,
+    residual,
+    search_steps,
+    size_assignments,
+    size_steps,
+    structured_draws,
+    substituted,
+)
 
 # at most this many random entries are enumerated to confirm a counterexample (2^12 patterns)
 ENUMERATION_LIMIT = 12
@@ -102,7 +115,6 @@ class _Statistic(ClaimKind):
     numeric_draws = ('independent samples of every random tensor from the declared law (fixed '
                      "seed), at each dimension's smallest size, 2 and its largest")
     relation = "="
-    numeric_route = "attnproof.numeric.kinds.statistical:check"
     operator = ""
 
     def __post_init__(self):
@@ -387,8 +399,6 @@ def _uses_generating_function(claim, theorem) -> bool:
 
 
 def prove_statistic(claim: _Statistic, theorem, bound: int):
-    from .._prover import NOT_PROVED, PROVED, PROVED_BOUNDED, REFUTED, ProofResult
-
     law = claim.law
     try:
         moment = sp.expand(claim.moment(theorem), power_exp=False)
@@ -418,11 +428,9 @@ def prove_statistic(claim: _Statistic, theorem, bound: int):
 def _instances(theorem, largest: int):
     """Size assignments with every size <= largest and one of them equal to it, each with every
     value of the free indices."""
-    from .._prover import _index_assignments, size_assignments
-
     probe = sp.Add(*(expr for _, expr in theorem.claim.expressions()))
     for sizes in size_assignments(theorem, largest):
-        for values in _index_assignments(probe, sizes):
+        for values in index_assignments(probe, sizes):
             yield sizes, values
 
 
@@ -470,7 +478,6 @@ def _where_unequal(claim, theorem, sizes, lhs, rhs):
                                                        claim.random_tensors(theorem)}
     if not fixed_names and not theorem.scalars:
         return {}, lhs, rhs
-    from .._prover import structured_draws, substituted
 
     domains = {x.name: x.domain for x in theorem.inputs}
     for draw in structured_draws(theorem, sizes, seed=len(sizes)):
@@ -541,8 +548,6 @@ def _enumerate(claim: _Statistic, theorem, sizes: dict, values: dict) -> str | N
 def prove_by_enumeration(claim: _Statistic, theorem, bound: int, why: str):
     """A finite law whose statistic needs higher moments: every pattern of the entries at
     every size up to ``bound`` (while there are at most ``ENUMERATION_LIMIT`` entries)."""
-    from .._prover import REFUTED, ProofResult
-
     proved = 0
     for largest in size_steps(theorem, bound):
         for sizes, values in _instances(theorem, largest):
@@ -565,8 +570,6 @@ def prove_by_enumeration(claim: _Statistic, theorem, bound: int, why: str):
 
 
 def _bounded_enumeration(proved: int, why: str):
-    from .._prover import NOT_PROVED, PROVED_BOUNDED, ProofResult
-
     if not proved:
         return ProofResult(NOT_PROVED, f"{why}; too many entries to enumerate: Monte Carlo "
                            "evidence only")

@@ -1,0 +1,65 @@
+"""The numeric routes of the claim kinds, registered by kind class.
+
+A module of ``numeric/kinds/`` registers its route with ``@numeric_route(Series)`` on the route
+function; :func:`route_for` finds a claim's route through its class's bases, so a subclass of a
+registered kind shares its route unless it registers its own. A route is called in a worker as
+``route(theorem, row, dtype, device, mode, profile, record, seed=None)`` (``numeric/kinds/``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+ROUTES: dict[type, Callable] = {}
+
+
+def numeric_route(*kinds: type) -> Callable[[Callable], Callable]:
+    """Register the decorated function as the numeric route of each class in ``kinds``."""
+
+    def register(route: Callable) -> Callable:
+        for kind in kinds:
+            if kind in ROUTES and ROUTES[kind] is not route:
+                raise ValueError(f"{kind.__name__} already has a numeric route: "
+                                 f"{_name(ROUTES[kind])}; it cannot also be {_name(route)}")
+            ROUTES[kind] = route
+        return route
+
+    return register
+
+
+def registered_route(kind: type) -> Callable | None:
+    """The route registered for ``kind`` or its nearest registered base class, or None."""
+    _load_kinds()
+    return next((ROUTES[base] for base in kind.__mro__ if base in ROUTES), None)
+
+
+def route_for(claim) -> Callable | None:
+    """The numeric route of ``claim``'s kind; None for the built-in claims (``Equals``,
+    ``AtLeast``, ``Rounds``), which the compiled search checks, and for a kind that declares
+    it has none (``has_numeric_route = False``).
+
+    Raises:
+        LookupError: a kind declares a numeric route and none is registered for it.
+    """
+    if not getattr(claim, "has_numeric_route", False):
+        return None
+    route = registered_route(type(claim))
+    if route is None:
+        kind = type(claim)
+        raise LookupError(f"claim kind {kind.__module__}.{kind.__qualname__} declares a numeric "
+                          f"route but none is registered: decorate its route function in "
+                          f"numeric/kinds/ with @numeric_route({kind.__name__})")
+    return route
+
+
+def _load_kinds() -> None:
+    # The kinds register their routes as they are imported. They are plug-ins that use the
+    # search (an existence claim's route runs it), so the search finds them at run time by
+    # their package's name, as plug-ins are found: an import statement here would close the
+    # loop search -> kinds -> search (tests/packaging/test_import_graph.py).
+    importlib.import_module(f"{__package__}.kinds")
+
+
+def _name(route: Callable) -> str:
+    return f"{route.__module__}.{route.__qualname__}"

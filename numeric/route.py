@@ -1,0 +1,65 @@
+"""The numeric route toolkit: everything a claim kind's numeric route uses, by public name.
+
+A module in ``numeric/kinds/`` imports from here, from ``attnproof.symbolic`` (and its
+``route`` toolkit and kind modules) and from its own package, never from a private module of
+``numeric``: ``tests/packaging/test_layering.py`` holds the kinds to it. A route registers
+itself with ``@numeric_route(KindClass)``; the signature it is called with is in
+``numeric/kinds/__init__.py``.
+"""
+
+from __future__ import annotations
+
+from . import _evidence as evidence
+from . import _strategies as strategies
+from . import _structured as structured
+from ._backends import Backend, backend, to_numpy
+from ._backends import _numpy_dtype as numpy_dtype  # NumPy's dtype of a format name
+from ._backends import _numpy_place as numpy_place  # NumPy's place step: a cast, no device
+from ._compiler import compile_expression
+from ._evidence import MINIMUM_DECIDED
+from ._plan import evaluate_reference, is_reference, runner_for
+from ._record import NumericRecord, NumericStatus
+from ._routes import numeric_route
+from ._search import effort_for, run_search
+from ._tolerance import (
+    REFERENCE_DTYPE,
+    STABILITY_ULPS,
+    TRUTH_ULPS,
+    bits,
+    error_ulps,
+    finfo,
+    format_truth_ulps,
+)
+
+__all__ = [
+    # registering a route, and what it fills
+    "numeric_route",
+    "NumericRecord",
+    "NumericStatus",
+    # backends and compiled statements
+    "Backend",
+    "backend",
+    "compile_expression",
+    "numpy_dtype",
+    "numpy_place",
+    "to_numpy",
+    # draws: Hypothesis strategies, structured patterns, and how much evidence a verdict needs
+    "strategies",
+    "structured",
+    "evidence",
+    "MINIMUM_DECIDED",
+    # the compiled search and its reference evaluation, for a kind that reuses them
+    "effort_for",
+    "evaluate_reference",
+    "is_reference",
+    "run_search",
+    "runner_for",
+    # tolerances and errors in ulps
+    "REFERENCE_DTYPE",
+    "STABILITY_ULPS",
+    "TRUTH_ULPS",
+    "bits",
+    "error_ulps",
+    "finfo",
+    "format_truth_ulps",
+]

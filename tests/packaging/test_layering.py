@@ -1,0 +1,170 @@
+"""The layering a reader (and an import-graph tool) can see from the import statements.
+
+Claim kinds (``symbolic/kinds/``, ``numeric/kinds/``) reach the rest of the tool only through
+public names: the route toolkits ``attnproof.symbolic.route`` and ``attnproof.numeric.route``,
+the packages ``attnproof.symbolic`` / ``attnproof.numeric``, and the public kind modules. A kind
+module imports no name that starts with an underscore from another module, no module of the
+tool whose path has a private part, and reads no private attribute of anything it imported.
+The one exception is each kinds package's own shared helpers, modules that start with an
+underscore because they are not kinds (``SHARED_HELPERS``): a kind module may import those of
+its own package, and nothing outside the package may.
+
+Everywhere in the repository, ``symbolic``, ``numeric`` and ``theorems`` are imported as
+``attnproof.symbolic`` (and so on) or relatively, never as top-level packages of their own; and
+inside ``symbolic/`` and ``numeric/`` a module imports its own folder relatively, so that every
+absolute import names another layer.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+KINDS_PACKAGES = {"attnproof.symbolic.kinds": REPO / "symbolic" / "kinds",
+                  "attnproof.numeric.kinds": REPO / "numeric" / "kinds"}
+SHARED_HELPERS = {
+    "attnproof.symbolic.kinds": {"_ieee_arithmetic"},
+    "attnproof.numeric.kinds": {"_evaluate", "_row_values", "_sides"},
+}
+LAYERS = ("symbolic", "numeric", "theorems")
+SOURCE_FOLDERS = ("attnproof", "symbolic", "numeric", "theorems", "tests", "scripts",
+                  "benchmarks")
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _absolute(package: str, module: str | None, level: int) -> str:
+    """The module a ``from`` import inside ``package`` (the importing module's package) names."""
+    if level == 0:
+        return module or ""
+    parts = package.split(".")
+    parts = parts[: len(parts) - (level - 1)]
+    return ".".join(parts + ([module] if module else []))
+
+
+def kind_import_problems(source: str, package: str) -> list[str]:
+    """Each import or attribute use of ``source`` (a module of the kinds ``package``) that
+    reaches a private name of another module."""
+    helpers = SHARED_HELPERS.get(package, set())
+    problems, imported = [], set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            module = _absolute(package, node.module, node.level)
+            for alias in node.names:
+                imported.add(alias.asname or alias.name)
+                if module == package and alias.name in helpers:
+                    continue
+                if _private(alias.name):
+                    problems.append(f"line {node.lineno}: imports {alias.name} from {module}")
+                elif _private_part(module, package, helpers):
+                    problems.append(f"line {node.lineno}: imports {alias.name} from the private "
+                                    f"module {module}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                imported.add((alias.asname or alias.name).split(".")[0])
+                if _private_part(alias.name, package, helpers):
+                    problems.append(f"line {node.lineno}: imports the private module "
+                                    f"{alias.name}")
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in imported and _private(node.attr)):
+            problems.append(f"line {node.lineno}: reads {node.value.id}.{node.attr}")
+    return problems
+
+
+def _private_part(module: str, package: str, helpers: set[str]) -> bool:
+    """Whether ``module`` is a private module of the tool, other than ``package``'s helpers."""
+    if not module.startswith("attnproof"):
+        return False
+    if module.startswith(package + ".") and module[len(package) + 1:] in helpers:
+        return False
+    return any(_private(part) for part in module.split("."))
+
+
+def layer_import_problems(source: str, folder: str) -> list[str]:
+    """Bare imports of a layer (``import numeric``), and absolute imports of ``folder``'s own
+    layer from inside it (``attnproof.numeric`` in ``numeric/``)."""
+    problems = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            modules = [node.module or ""]
+        else:
+            continue
+        for module in modules:
+            top = module.split(".")[0]
+            if top in LAYERS:
+                problems.append(f"line {node.lineno}: imports {module} as a top-level package; "
+                                f"write attnproof.{module}")
+            elif folder in ("symbolic", "numeric") and (
+                    module == f"attnproof.{folder}" or module.startswith(f"attnproof.{folder}.")):
+                problems.append(f"line {node.lineno}: imports its own layer as {module}; "
+                                "import it relatively")
+    return problems
+
+
+def _kind_modules() -> list[tuple[str, Path]]:
+    return [(package, path) for package, folder in KINDS_PACKAGES.items()
+            for path in sorted(folder.glob("*.py"))]
+
+
+def _source_files() -> list[Path]:
+    return [path for folder in SOURCE_FOLDERS for path in sorted((REPO / folder).rglob("*.py"))
+            if not path.is_relative_to(REPO / "attnproof" / "symbolic")
+            and not path.is_relative_to(REPO / "attnproof" / "numeric")
+            and not path.is_relative_to(REPO / "attnproof" / "theorems")]
+
+
+@pytest.mark.parametrize(("package", "path"), _kind_modules(),
+                         ids=lambda value: value.name if isinstance(value, Path) else None)
+def test_a_kind_reaches_the_tool_by_public_names_only(package, path):
+    problems = kind_import_problems(path.read_text(encoding="utf-8"), package)
+    assert not problems, f"{path.relative_to(REPO)}:\n  " + "\n  ".join(problems)
+
+
+def test_the_kind_check_names_each_way_of_reaching_a_private_name():
+    package = "attnproof.numeric.kinds"
+    source = "\n".join([
+        "from .._record import NumericStatus",            # a private module
+        "from ..route import _hidden",                     # a private name
+        "from attnproof.numeric import _evidence as evidence",  # a private module, by name
+        "from attnproof.symbolic.kinds import ieee as kind",
+        "kind._entry_name(key)",                           # a private attribute
+        "from . import _sides as sides",                   # a shared helper: allowed
+        "from ..route import numeric_route",               # the toolkit: allowed
+        "from attnproof.symbolic.route import free_indices",
+        "import attnproof.numeric._search",                # a private module, imported whole
+    ])
+    problems = kind_import_problems(source, package)
+    assert [p.split(":")[0] for p in problems] == [
+        "line 1", "line 2", "line 3", "line 9", "line 5"]
+
+
+def test_the_shared_helpers_exist():
+    for package, helpers in SHARED_HELPERS.items():
+        for helper in helpers:
+            assert (KINDS_PACKAGES[package] / f"{helper}.py").is_file(), (package, helper)
+
+
+def test_no_file_imports_a_layer_as_a_top_level_package():
+    files = _source_files()
+    assert len(files) > 100
+    problems = []
+    for path in files:
+        folder = path.relative_to(REPO).parts[0]
+        problems += [f"{path.relative_to(REPO)} {p}"
+                     for p in layer_import_problems(path.read_text(encoding="utf-8"), folder)]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_layer_check_names_bare_and_self_absolute_imports():
+    source = "import numeric\nfrom symbolic import Dim\nfrom attnproof.numeric import check\n"
+    assert len(layer_import_problems(source, "numeric")) == 3
+    assert len(layer_import_problems(source, "attnproof")) == 2
+    assert layer_import_problems("from attnproof.symbolic import Dim\n", "numeric") == []
