@@ -12,6 +12,10 @@ import importlib
 from collections.abc import Callable
 
 ROUTES: dict[type, Callable] = {}
+# called for every record of the compiled search in a lower format that passed or could not
+# decide: ``judge(record, theorem, row, dtype, device, false_in_float64=...)`` may decide it with
+# more than the calibrated tolerance (``numeric/kinds/proved_bound.py``)
+FORMAT_JUDGES: list[Callable] = []
 
 
 def numeric_route(*kinds: type) -> Callable[[Callable], Callable]:
@@ -26,6 +30,19 @@ def numeric_route(*kinds: type) -> Callable[[Callable], Callable]:
         return route
 
     return register
+
+
+def format_judge(judge: Callable) -> Callable:
+    """Register the decorated function as a judge of lower-format records (``FORMAT_JUDGES``)."""
+    if judge not in FORMAT_JUDGES:
+        FORMAT_JUDGES.append(judge)
+    return judge
+
+
+def format_judges() -> list[Callable]:
+    """Every registered judge of lower-format records."""
+    _load_kinds()
+    return list(FORMAT_JUDGES)
 
 
 def registered_route(kind: type) -> Callable | None:

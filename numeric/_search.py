@@ -15,7 +15,6 @@ from hypothesis import seed as hypothesis_seed
 from attnproof.symbolic import Rounds, Theorem
 
 from . import _compile_log as compile_log
-from . import _proved_bound as proved_bound
 from . import _evidence as evidence
 from . import _strategies as strategies
 from ._backends import Backend, backend, device_kind, unavailable_reason
@@ -23,7 +22,7 @@ from ._decide import Outcome, decide, is_stability
 from ._ground_truth import ground_truth_error
 from ._plan import ImplementationError, Runner, is_reference, runner_for
 from ._record import NumericRecord, NumericStatus
-from ._routes import route_for
+from ._routes import format_judges, route_for
 from ._tolerance import TRUTH_ULPS, bits, finfo, format_truth_ulps
 from ._witness import refute, refute_shape
 
@@ -282,8 +281,9 @@ def _settle_without_failure(runner: Runner, dtype: str, record: NumericRecord,
     if (not is_reference(runner.row, dtype) and runner.mode == runner.row.default_mode
             and record.status in (NumericStatus.PASSED, NumericStatus.NOT_DECISIVE)
             and record.instances):
-        proved_bound.settle(record, runner.plan.theorem, runner.row, dtype, runner.device_name,
-                            false_in_float64=invisible > 0)
+        for judge in format_judges():
+            judge(record, runner.plan.theorem, runner.row, dtype, runner.device_name,
+                  false_in_float64=invisible > 0)
 
 
 def _settle_by_calibration(runner: Runner, dtype: str, record: NumericRecord,

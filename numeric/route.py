@@ -19,7 +19,7 @@ from ._compiler import compile_expression
 from ._evidence import MINIMUM_DECIDED
 from ._plan import evaluate_reference, is_reference, runner_for
 from ._record import NumericRecord, NumericStatus
-from ._routes import numeric_route
+from ._routes import format_judge, numeric_route
 from ._search import effort_for, run_search
 from ._tolerance import (
     REFERENCE_DTYPE,
@@ -34,6 +34,7 @@ from ._tolerance import (
 __all__ = [
     # registering a route, and what it fills
     "numeric_route",
+    "format_judge",
     "NumericRecord",
     "NumericStatus",
     # backends and compiled statements

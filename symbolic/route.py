@@ -62,6 +62,7 @@ from ._theorem import (
     check_names_valid,
     check_shapes,
     check_symbols_covered,
+    claim_expressions,
     free_indices,
     ordered_free_indices,
 )
@@ -97,6 +98,7 @@ __all__ = [
     "check_shapes",
     "check_symbols_covered",
     "free_indices",
+    "claim_expressions",
     "ordered_free_indices",
     # the verdicts of a symbolic route
     "ProofResult",

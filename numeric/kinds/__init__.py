@@ -19,6 +19,7 @@ from . import (  # noqa: F401  (imported to register their routes)
     limit,
     linalg,
     permutation,
+    proved_bound,
     reshape,
     series,
     statistical,

@@ -89,7 +89,7 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
                          + (" (MLX computes float64 exp in float32)" if row.name == "mlx" else ""))
         return
     claim = theorem.claim
-    evaluation = _Evaluation(theorem, row, dtype, device)
+    evaluation = Evaluation(theorem, row, dtype, device)
     for function, declared in (("exp", model.c_exp), ("log", model.c_log)):
         model_error = evaluation.accuracy(function, seed)
         if model_error > declared:
@@ -194,7 +194,7 @@ class Ratios:
     ratio: np.ndarray | None = None
 
 
-class _RangeWatch:
+class RangeWatch:
     """Per instance, whether some exact intermediate value lies outside the format's normal
     range (above its largest number, or nonzero below its smallest normal one): the model
     assumes neither overflow nor underflow, so such instances get no bound."""
@@ -213,7 +213,7 @@ class _RangeWatch:
                              | ((magnitude > 0) & (magnitude < self.tiny))).any(axis=1)
 
 
-class _Evaluation:
+class Evaluation:
     def __init__(self, theorem, row, dtype, device, out=None):
         self.theorem, self.row, self.dtype = theorem, row, dtype
         self.xp = row.namespace(row.load(), dtype)
@@ -248,13 +248,13 @@ class _Evaluation:
             return self._ratios(claim, model, sizes, arrays)
 
     def _ratios(self, claim, model: Rounding, sizes: dict, arrays: dict) -> Ratios:
-        computed = self._as_written(claim.computed, sizes, arrays, low=True)
+        computed = self.as_written(claim.computed, sizes, arrays, low=True)
         wider = WIDER.get(self.dtype, np.float64)
-        watch = _RangeWatch(self.dtype, next(iter(arrays.values())).shape[0])
-        exact = self._as_written(claim.computed, sizes, arrays, low=False, wider=wider,
+        watch = RangeWatch(self.dtype, next(iter(arrays.values())).shape[0])
+        exact = self.as_written(claim.computed, sizes, arrays, low=False, wider=wider,
                                  watch=watch)
         if claim.relative_to == "abs-scale":
-            scale = self._as_written(claim.computed, sizes, arrays, low=False, wider=wider,
+            scale = self.as_written(claim.computed, sizes, arrays, low=False, wider=wider,
                                      magnitude=True)
         elif claim.relative_to == "absolute":
             scale = np.ones_like(exact)
@@ -263,9 +263,9 @@ class _Evaluation:
         relative = np.abs(computed.astype(wider) - exact) / scale
         relative = np.where(scale == 0, np.where(computed == 0, 0.0, np.inf), relative)
         # the wider evaluation's own rounding, by the same analysis at its unit roundoff
-        slack = _bound_values(claim, sizes, arrays, float(np.finfo(wider).eps) / 2, 2,
+        slack = bound_values(claim, sizes, arrays, float(np.finfo(wider).eps) / 2, 2,
                               self.theorem, self.out)
-        bound = _bound_values(claim, sizes, arrays, model.u, model.c_exp, self.theorem,
+        bound = bound_values(claim, sizes, arrays, model.u, model.c_exp, self.theorem,
                               self.out, model.c_log) + slack
         # entry by entry: the bound at one row never excuses the error at another
         per_entry = np.asarray(relative / bound, np.float64)
@@ -280,7 +280,7 @@ class _Evaluation:
         ratio = np.where(watch.outside | np.isnan(bound), np.nan, per_entry[pick, worst])
         return Ratios(observed, np.asarray(bound, np.float64), int(watch.outside.sum()), ratio)
 
-    def _as_written(self, expr, sizes, arrays, low: bool, wider=np.float64,
+    def as_written(self, expr, sizes, arrays, low: bool, wider=np.float64,
                     watch=None, magnitude: bool = False) -> np.ndarray:
         if low:
             xp = self.xp
@@ -556,7 +556,7 @@ def _fold(function, values):
     return result
 
 
-def _bound_values(claim, sizes, arrays, unit: float, c_exp: int, theorem,
+def bound_values(claim, sizes, arrays, unit: float, c_exp: int, theorem,
                   out: list, c_log: int = 2) -> np.ndarray:
     """B at every instance: the claim's bound with the sizes, the spreads (from the inputs,
     exactly), u and c_exp put in; NaN where count·u ≥ 1 (no rigorous bound there)."""

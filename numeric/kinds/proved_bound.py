@@ -28,11 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnproof.symbolic import Equals, Positive, Real, Tensor, TheoremError
-from attnproof.symbolic._theorem import claim_expressions
 from attnproof.symbolic.kinds import error_bound as analysis
+from attnproof.symbolic.route import claim_expressions
 
-from ._record import NumericRecord, NumericStatus
-from .kinds import error_bound as route
+from ..route import NumericRecord, NumericStatus, format_judge
+from . import error_bound as route
 
 EXAMPLES = 8  # draws of sizes, each INSTANCES_PER_EXAMPLE instances
 
@@ -82,7 +82,7 @@ def compare(theorem, row, dtype: str, device: str, seed: int | None = None) -> C
     if sides is None or model is None:
         return None
     out = list(theorem.free_indices)
-    evaluation = route._Evaluation(theorem, row, dtype, device, out=out)
+    evaluation = route.Evaluation(theorem, row, dtype, device, out=out)
     rng = np.random.default_rng(0 if seed is None else seed)
     comparison = Comparison()
     for _ in range(EXAMPLES):
@@ -109,21 +109,21 @@ def _draw(theorem, sizes: dict, rng, numpy_dtype) -> dict:
 def _one(comparison: Comparison, evaluation, sides, model, sizes, arrays, theorem, out):
     batch = route.INSTANCES_PER_EXAMPLE
     wider = route.WIDER.get(evaluation.dtype, np.float64)
-    watch = route._RangeWatch(evaluation.dtype, batch)
+    watch = route.RangeWatch(evaluation.dtype, batch)
     computed, limit = [], 0.0
     for expr, claim in sides:
-        computed.append(evaluation._as_written(expr, sizes, arrays, low=True))
-        exact = evaluation._as_written(expr, sizes, arrays, low=False, wider=wider, watch=watch)
+        computed.append(evaluation.as_written(expr, sizes, arrays, low=True))
+        exact = evaluation.as_written(expr, sizes, arrays, low=False, wider=wider, watch=watch)
         if claim.relative_to == "abs-scale":
-            scale = evaluation._as_written(expr, sizes, arrays, low=False, wider=wider,
+            scale = evaluation.as_written(expr, sizes, arrays, low=False, wider=wider,
                                            magnitude=True)
         elif claim.relative_to == "absolute":
             scale = np.ones_like(exact)
         else:
             scale = np.abs(exact)
-        bound = (route._bound_values(claim, sizes, arrays, model.u, model.c_exp, theorem, out,
+        bound = (route.bound_values(claim, sizes, arrays, model.u, model.c_exp, theorem, out,
                                      model.c_log)
-                 + route._bound_values(claim, sizes, arrays, float(np.finfo(wider).eps) / 2, 2,
+                 + route.bound_values(claim, sizes, arrays, float(np.finfo(wider).eps) / 2, 2,
                                        theorem, out))
         limit = limit + np.asarray(bound * scale, np.float64)
     difference = np.abs(computed[0] - computed[1])
@@ -149,6 +149,7 @@ def _one(comparison: Comparison, evaluation, sides, model, sizes, arrays, theore
         }
 
 
+@format_judge
 def settle(record: NumericRecord, theorem, row, dtype: str, device: str,
            false_in_float64: bool) -> None:
     """Decide or annotate a lower format's record with the proved bound, where one exists."""
