@@ -287,7 +287,11 @@ class Evaluation:
             with self.row.scope(self.device):
                 placed = {k: self.row.place(xp, v, self.dtype, self.device)
                           for k, v in arrays.items()}
-                value = _Interpreter(xp, placed, sizes, self.out).eval(expr)
+                if getattr(xp, "__name__", "") == "jax.numpy":
+                    value = _jax_as_written(expr, tuple(sorted(sizes.items())),
+                                            tuple(self.out))(placed)
+                else:
+                    value = _Interpreter(xp, placed, sizes, self.out).eval(expr)
                 return to_numpy(value).astype(np.float64)
         placed = {k: v.astype(wider) for k, v in arrays.items()}
         return _Interpreter(np, placed, sizes, self.out, watch, magnitude).eval(expr)
@@ -375,6 +379,10 @@ class _Interpreter:
             terms = self.eval(function)
         finally:
             del self.axes[len(self.axes) - len(opened):]
+        if not hasattr(terms, "shape"):  # a constant term (Σ_k 0): one per index value
+            counts = [int((high - low + 1).xreplace(self._size_symbols()))
+                      for _, low, high in reversed(expr.limits)]
+            terms = self.xp.broadcast_to(self._in_format(terms), tuple(counts))
         for _ in opened:
             terms = reduce(terms)
         return terms
@@ -386,8 +394,7 @@ class _Interpreter:
         xp = self.xp
         scores = self._plain(lambda: self._over(_with_function(expr, expr.score), _keep))
         values = self._over(_with_function(expr, expr.value), _keep)
-        block = int(expr.block.xreplace({sp.Symbol(k, integer=True, positive=True): v
-                                         for k, v in self.sizes.items()}))
+        block = int(expr.block.xreplace(self._size_symbols()))
         if getattr(xp, "__name__", "") == "jax.numpy":  # the same steps, compiled once
             return _jax_online_softmax(scores, values, block)
         maximum = total = output = None
@@ -431,6 +438,9 @@ class _Interpreter:
             return compute()
         finally:
             self.magnitude = magnitude
+
+    def _size_symbols(self) -> dict:
+        return {sp.Symbol(k, integer=True, positive=True): v for k, v in self.sizes.items()}
 
     def _in_format(self, value: float):
         """``value`` rounded into the inputs' format, shape (1,): NumPy's sqrt of a Python
@@ -503,6 +513,22 @@ def _jax_left_to_right(terms):
 
     rest = jax.numpy.moveaxis(terms[..., 1:], -1, 0)
     return jax.lax.scan(add, terms[..., 0], rest)[0]
+
+
+@functools.lru_cache(maxsize=256)
+def _jax_as_written(expr, sizes: tuple, out: tuple):
+    """The as-written evaluation traced once per expression and sizes and compiled by XLA: the
+    same operations in the same order as op by op (each op by op would compile on its own for
+    every new shape). XLA may keep an intermediate in float32 where the format is narrower,
+    which only removes roundings the model counts."""
+    import jax
+    import jax.numpy as jnp
+
+    @jax.jit
+    def run(placed):
+        return _Interpreter(jnp, placed, dict(sizes), list(out)).eval(expr)
+
+    return run
 
 
 def _jax_online_softmax(scores, values, block: int):

@@ -34,7 +34,9 @@ from attnproof.symbolic.route import claim_expressions
 from ..route import NumericRecord, NumericStatus, format_judge
 from . import error_bound as route
 
-EXAMPLES = 8  # draws of sizes, each INSTANCES_PER_EXAMPLE instances
+# two draws of sizes, four batches of INSTANCES_PER_EXAMPLE instances at each: a jitting
+# backend compiles each operation once per shape, so batches at the same sizes cost little
+SIZE_DRAWS, BATCHES_PER_SIZE = 2, 4
 
 
 @dataclass
@@ -85,11 +87,12 @@ def compare(theorem, row, dtype: str, device: str, seed: int | None = None) -> C
     evaluation = route.Evaluation(theorem, row, dtype, device, out=out)
     rng = np.random.default_rng(0 if seed is None else seed)
     comparison = Comparison()
-    for _ in range(EXAMPLES):
+    for _ in range(SIZE_DRAWS):
         sizes = {d.name: int(rng.integers(d.sizes.low, d.sizes.high + 1)) for d in theorem.dims}
-        arrays = _draw(theorem, sizes, rng, evaluation.dtype_numpy)
-        with np.errstate(all="ignore"):
-            _one(comparison, evaluation, sides, model, sizes, arrays, theorem, out)
+        for _ in range(BATCHES_PER_SIZE):
+            arrays = _draw(theorem, sizes, rng, evaluation.dtype_numpy)
+            with np.errstate(all="ignore"):
+                _one(comparison, evaluation, sides, model, sizes, arrays, theorem, out)
     return comparison
 
 
