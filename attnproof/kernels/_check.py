@@ -36,6 +36,9 @@ class Cell:
     # error over the reference's (floor included, see _run._compare) of the case shown: the
     # counterexample when the cell fails, else the worst case
     ratio: float | None = None
+    # the largest error over the proved bound of the declared precision, over the decided
+    # cases that have one (``_proved``): reported beside the rule, never deciding the cell
+    bound_ratio: float | None = None
     cases: int = 0
     decided: int = 0
     conventions: dict = field(default_factory=dict)
@@ -191,6 +194,9 @@ def _tally(cell: Cell, result: CaseResult) -> None:
     cell.decided += 1
     if result.ratio is not None and (cell.ratio is None or result.ratio > cell.ratio):
         cell.ratio = result.ratio
+    if result.bound_ratio is not None and (cell.bound_ratio is None
+                                           or result.bound_ratio > cell.bound_ratio):
+        cell.bound_ratio = result.bound_ratio
     for name, value in result.conventions.items():
         first = cell.conventions.setdefault(name, value)
         if value != first and not result.failed:

@@ -22,7 +22,10 @@ LEGEND = (f"✅ conforms: the kernel's worst error is at most {LIMIT:g}× the er
           "worst case · ❌ fails, shown as the ratio of the counterexample below · 💥 the kernel "
           "raised · 🔀 wrong shape or axis order · 📝 the kernel contradicts its declaration "
           "(e.g. its head sharing) · ❔ not decisive "
-          "· — does not apply · ⏭ framework not installed. Kernels are checked, never proved.")
+          "· — does not apply · ⏭ framework not installed. B: the output's largest error over "
+          "the proved error bound of the block-wise algorithm at the declared precision, any "
+          "block size (theorems/rounding.py), where the framework has a rounding model and the "
+          "scores have no bias or modification; ⚠ above it. Kernels are checked, never proved.")
 
 
 def to_json(results: list) -> str:
@@ -70,8 +73,17 @@ def _cell(cell) -> str:
     mark = MARKS[cell.status]
     if cell.status in ("conforms", "fails") and cell.ratio is not None:
         ratio = "∞" if cell.ratio == float("inf") else f"{cell.ratio:.2f}×"
-        return f"{mark} {ratio}"
+        return f"{mark} {ratio}{_bound(cell)}"
     return mark
+
+
+def _bound(cell) -> str:
+    """The proved bound's share, where one applies: "· B 0.03", "· B 4.1 ⚠" above it."""
+    ratio = cell.bound_ratio
+    if ratio is None:
+        return ""
+    shown = "∞" if ratio == float("inf") else f"{ratio:.2g}"
+    return f" · B {shown}{' ⚠' if ratio > 1 else ''}"
 
 
 def _declared(declared: dict) -> str:

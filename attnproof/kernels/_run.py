@@ -14,6 +14,7 @@ from attnproof.numeric._tolerance import KERNEL_CONVENTION_ULPS as CONVENTION_UL
 from attnproof.numeric._tolerance import KERNEL_FLOOR_ULPS as FLOOR_ULPS
 from attnproof.numeric._tolerance import KERNEL_LIMIT as LIMIT
 
+from . import _proved as proved
 from ._call import LayoutMismatch, call, with_bias
 from ._cases import Case, causal_keep, fully_masked_rows, instance
 from ._declaration import Kernel
@@ -43,6 +44,9 @@ class CaseResult:
     message: str = ""
     detail: dict = field(default_factory=dict)
     conventions: dict = field(default_factory=dict)
+    # the output's largest error over the proved bound of its precision (``_proved``), beside
+    # the rule above; None where no bound applies
+    bound_ratio: float | None = None
 
     @property
     def failed(self) -> bool:
@@ -125,7 +129,11 @@ def _judge(kernel, x: Inputs, got, dtype, compute, outputs, conventions) -> Case
         exact["lse"] = truth_lse(x)
     floor = _floor_ulps(x, dtype, compute)
     with np.errstate(all="ignore"):
-        return _worst_of(outputs, got, exact, plain, masked_rows, floor)
+        judged = _worst_of(outputs, got, exact, plain, masked_rows, floor)
+    if "out" in outputs:
+        judged.bound_ratio = proved.bound_ratio(x, got["out"], *exact["out"], dtype, compute,
+                                                kernel.framework, ~masked_rows)
+    return judged
 
 
 def _floor_ulps(x: Inputs, dtype: str, compute: str) -> dict[str, np.ndarray]:

@@ -375,3 +375,24 @@ def test_the_matrix_is_written_through_the_reports_escaping():
     assert "gradients \\<function vjp\\>" in text
     assert "| forward O | ❌ 3.00× |" in text
     assert "```\nworse | <b>\n```" in text  # a listing keeps its text as it is
+
+
+def test_a_kernel_computing_in_float32_stays_within_the_proved_float32_bound():
+    kernel = _variant(fn=_float32_inside, dtypes=("float64",), compute_dtype="float32",
+                      gradients=None)
+    cell = check_kernel(kernel, properties=["forward"], examples=10).cells[0]
+    assert cell.bound_ratio is not None and 0 < cell.bound_ratio <= 1, cell
+
+
+def test_the_same_kernel_declared_float64_is_above_the_proved_float64_bound():
+    kernel = _variant(fn=_float32_inside, dtypes=("float64",), compute_dtype=None,
+                      gradients=None)
+    result = check_kernel(kernel, properties=["forward"], examples=10)
+    assert result.cells[0].bound_ratio > 1
+    assert "⚠" in result.to_markdown()
+
+
+def test_a_score_bias_has_no_proved_bound():
+    kernel = planted.correct
+    cell = check_kernel(kernel, properties=["bias"], examples=4).cells[0]
+    assert cell.status == "conforms" and cell.bound_ratio is None
