@@ -366,6 +366,9 @@ class _Interpreter:
             return self._power(expr)
         if isinstance(expr, sp.Symbol) and str(expr) in self.sizes:  # a size, as a number
             return self._in_format(float(self.sizes[str(expr)]))
+        if isinstance(expr, sp.Symbol) and str(expr) in self.arrays:  # a scalar input
+            value = self.xp.reshape(self.arrays[str(expr)], (-1, *(1,) * len(self.axes)))
+            return self.xp.abs(value) if self.magnitude else value
         if isinstance(expr, sp.Mul):
             return self._product(expr)
         if isinstance(expr, sp.Add):

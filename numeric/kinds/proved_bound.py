@@ -14,8 +14,8 @@ log). That is a limit proved, not calibrated:
   says so loudly ("inconsistent");
 * otherwise the record says the sides stayed within the proved bound, and how close they came.
 
-Only equations without user code, whose inputs are tensors drawn from a real or positive range,
-are judged this way; the instances are drawn inside those ranges, rounded into the format, and
+Only equations without user code, whose inputs (tensors and scalars) are drawn from a real or
+positive range, are judged this way; the instances are drawn inside those ranges, rounded into the format, and
 evaluated as the error-bound route evaluates (sums left to right, one call per operation).
 Rows whose exact intermediates leave the format's normal range, or where a count·u ≥ 1, are
 outside the model and not counted.
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnproof.symbolic import Equals, Positive, Real, Tensor, TheoremError
+from attnproof.symbolic import Equals, Positive, Real, Scalar, Tensor, TheoremError
 from attnproof.symbolic.kinds import error_bound as analysis
 from attnproof.symbolic.route import claim_expressions
 
@@ -54,7 +54,7 @@ def bounded_sides(theorem) -> list | None:
     or the draws do not cover the equation."""
     if type(theorem.claim) is not Equals or theorem.implementation is not None:
         return None
-    if not all(isinstance(x, Tensor) and type(x.domain) in (Real, Positive)
+    if not all(isinstance(x, (Tensor, Scalar)) and type(x.domain) in (Real, Positive)
                for x in theorem.inputs):
         return None
     dims = {d.name: d.symbol for d in theorem.dims}
@@ -100,12 +100,13 @@ def _draw(theorem, sizes: dict, rng, numpy_dtype) -> dict:
     """Inputs inside their declared ranges (uniform, or log-uniform for positive ones), rounded
     into the format: the model assumes inputs are numbers of the format."""
     arrays = {}
-    for tensor in theorem.tensors:
-        shape = (route.INSTANCES_PER_EXAMPLE, *(sizes[d.name] for d in tensor.dims))
-        low, high = tensor.domain.low, tensor.domain.high
-        values = (np.exp(rng.uniform(np.log(low), np.log(high), shape))
-                  if isinstance(tensor.domain, Positive) else rng.uniform(low, high, shape))
-        arrays[tensor.name] = values.astype(numpy_dtype).astype(np.float64)
+    for value in theorem.inputs:  # tensors, and scalars with one entry per instance
+        shape = (route.INSTANCES_PER_EXAMPLE,
+                 *(sizes[d.name] for d in getattr(value, "dims", ())))
+        low, high = value.domain.low, value.domain.high
+        drawn = (np.exp(rng.uniform(np.log(low), np.log(high), shape))
+                 if isinstance(value.domain, Positive) else rng.uniform(low, high, shape))
+        arrays[value.name] = drawn.astype(numpy_dtype).astype(np.float64)
     return arrays
 
 

@@ -137,6 +137,8 @@ def derive(expr: sp.Expr, dims: dict[str, sp.Symbol]) -> Relative | Absolute | S
         return Relative(sp.S.One)
     if expr in dims.values():  # a size, rounded once into the format (bfloat16 holds 257 as 256)
         return Relative(sp.S.One, positive=True)
+    if isinstance(expr, sp.Symbol) and expr not in (u, c_exp, c_log):  # a scalar input: exact
+        return EXACT_POSITIVE if expr.is_positive else EXACT
     if isinstance(expr, sp.exp):
         return _exp(expr.args[0], dims)
     if isinstance(expr, OnlineSoftmax):

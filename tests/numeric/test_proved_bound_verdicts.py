@@ -16,11 +16,13 @@ from attnproof.symbolic import discover
 CATALOG = discover([Path(__file__).resolve().parents[2] / "theorems"]).by_name()
 
 
-@pytest.mark.parametrize("backend", ["numpy", "mlx"])
-def test_a_claim_false_in_float64_is_refuted_in_bfloat16_by_the_proved_bound(backend):
-    # W·W against Wᵀ·W: false, and within bfloat16's calibrated tolerance (not decisive there)
-    record = check(CATALOG["learned_metric_index_order"], backend, "bfloat16", "cpu",
-                   profile="quick")
+# W·W against Wᵀ·W, and attention "linear in the queries" with a scalar c: false, and within
+# bfloat16's calibrated tolerance (not decisive there without the proved bound)
+@pytest.mark.parametrize(("name", "backend"), [
+    ("learned_metric_index_order", "numpy"), ("learned_metric_index_order", "mlx"),
+    ("example48_attention_linear_in_queries", "jax")])
+def test_a_claim_false_in_float64_is_refuted_in_bfloat16_by_the_proved_bound(name, backend):
+    record = check(CATALOG[name], backend, "bfloat16", "cpu", profile="quick")
     assert record.status == "failed" and record.refutes, record.reason
     assert "refuted in bfloat16 too" in record.reason
     example = record.counterexample
