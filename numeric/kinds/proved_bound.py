@@ -15,8 +15,9 @@ log). That is a limit proved, not calibrated:
 * otherwise the record says the sides stayed within the proved bound, and how close they came.
 
 Only equations without user code, whose inputs (tensors and scalars) are drawn from a real or
-positive range, are judged this way; the instances are drawn inside those ranges, rounded into the format, and
-evaluated as the error-bound route evaluates (sums left to right, one call per operation).
+positive range, are judged this way; the instances are drawn inside those ranges, rounded into
+the format, and evaluated as the error-bound route evaluates (sums left to right, one call per
+operation).
 Rows whose exact intermediates leave the format's normal range, or where a count·u ≥ 1, are
 outside the model and not counted.
 """
