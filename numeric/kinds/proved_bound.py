@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import sympy as sp
 
 from attnproof.symbolic import Equals, Positive, Real, Scalar, Tensor, TheoremError
 from attnproof.symbolic.kinds import error_bound as analysis
@@ -53,7 +54,10 @@ class Comparison:
 def bounded_sides(theorem) -> list | None:
     """Each side's expression and a claim of its derived bound, or None where the analysis
     or the draws do not cover the equation."""
-    if type(theorem.claim) is not Equals or theorem.implementation is not None:
+    # the draws must stand for the statement's assumptions: no code, no hook that moves an
+    # instance onto the claim's domain, no assumed facts the draws could break
+    if (type(theorem.claim) is not Equals or theorem.implementation is not None
+            or theorem.at is not None or theorem.given):
         return None
     if not all(isinstance(x, (Tensor, Scalar)) and type(x.domain) in (Real, Positive)
                for x in theorem.inputs):
@@ -62,12 +66,21 @@ def bounded_sides(theorem) -> list | None:
     sides = []
     for _, written in claim_expressions(theorem.claim):
         expr = theorem.expand(written)
+        if not _plain_indices(expr):
+            return None
         try:
             derived = analysis.derive(expr, dims)
         except TheoremError:
             return None
         sides.append((expr, _as_claim(expr, derived)))
     return sides
+
+
+def _plain_indices(expr) -> bool:
+    """Every entry read at plain indices (X[i, j]), which the as-written evaluation reads; index
+    arithmetic (X[t, h·D + c]) and constant indices it does not."""
+    return all(isinstance(index, (sp.Idx, sp.Symbol))
+               for entry in expr.atoms(sp.Indexed) for index in entry.indices)
 
 
 def _as_claim(expr, derived):

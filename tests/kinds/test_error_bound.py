@@ -224,9 +224,7 @@ def test_a_block_wise_bound_that_forgets_the_rescalings_is_not_proved():
     assert prove(planted).status == "not-proved"
 
 
-# (MLX's float32 exp is declared at 72u, for its error near ±80: the planted count is then far
-# above what rows of small scores show, and the claim stands there)
-@pytest.mark.parametrize("backend", ["numpy", "jax"])
+@pytest.mark.parametrize("backend", ["numpy", "jax", "mlx"])
 def test_the_rescalings_cost_is_observed(backend):
     record = check(PLANTED["planted_blockwise_bound_without_the_rescalings"], backend,
                    "float32", "cpu", profile="quick")
