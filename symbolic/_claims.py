@@ -20,7 +20,18 @@ from ._prover import check_worked_numbers, prove_identity, prove_relation, refut
 from ._theorem import Theorem, free_indices
 
 
-class _Relation(Claim):
+class _TwoSides(Claim):
+    """A claim stated as two sides, ``lhs`` and ``rhs``, with the same free indices."""
+
+    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
+        return (("left-hand side", as_expression(self.lhs, "the left-hand side")),
+                ("right-hand side", as_expression(self.rhs, "the right-hand side")))
+
+    def validate(self, theorem, where: str) -> None:
+        check_free_indices_agree(theorem, where)
+
+
+class _Relation(_TwoSides):
     """An identity or an inequality between two sides, checked by the compiled search: its
     numeric route is the common one, so none is registered for it."""
 
@@ -30,10 +41,6 @@ class _Relation(Claim):
     def __post_init__(self):
         _sides_as_expressions(self)
 
-    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
-        return (("left-hand side", as_expression(self.lhs, "the left-hand side")),
-                ("right-hand side", as_expression(self.rhs, "the right-hand side")))
-
     def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         return f"{latex(sp.sympify(self.lhs))} {self.relation} {latex(self.rhs)}"
 
@@ -42,9 +49,6 @@ class _Relation(Claim):
 
     def numeric_configurations(self, found: list[tuple[str, str, str, str]]) -> list:
         return found
-
-    def validate(self, theorem, where: str) -> None:
-        check_free_indices_agree(theorem, where)
 
 
 @dataclass(frozen=True)
@@ -78,7 +82,7 @@ class AtLeast(_Relation):
 
 
 @dataclass(frozen=True)
-class Rounds(Claim):
+class Rounds(_TwoSides):
     """Worked numbers: each entry of ``lhs``, evaluated exactly, rounds to the printed decimal.
 
     ``printed`` keeps the text the document prints (``"0.401"``), because its number of digits
@@ -106,10 +110,6 @@ class Rounds(Claim):
     def rhs(self) -> sp.ImmutableMatrix:
         return sp.ImmutableMatrix([[sp.Float(x, len(x)) for x in row] for row in self.printed])
 
-    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
-        return (("left-hand side", as_expression(self.lhs, "the left-hand side")),
-                ("right-hand side", as_expression(self.rhs, "the right-hand side")))
-
     def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         # the document's numbers exactly as printed: their digits are part of the claim
         rows = r" \\ ".join(" & ".join(row) for row in self.printed)
@@ -118,9 +118,6 @@ class Rounds(Claim):
 
     def prove(self, theorem, bound: int):
         return check_worked_numbers(self)
-
-    def validate(self, theorem, where: str) -> None:
-        check_free_indices_agree(theorem, where)
 
 
 def _sides_as_expressions(claim) -> None:

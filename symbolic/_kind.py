@@ -3,7 +3,7 @@
 Every claim is a ``Claim``, so the prover, the LaTeX printer, the search, the backends and the
 decision ask the claim object what to do and never branch on its type. An identity (``Equals``),
 an inequality checked numerically (``AtLeast``) and worked numbers (``Rounds``) are built in
-(``symbolic/_theorem.py``); every other kind of claim the documents make (a limit, an inequality
+(``symbolic/_claims.py``); every other kind of claim the documents make (a limit, an inequality
 proved from known facts, an IEEE value, a statistical statement, ...) is a subclass of
 ``ClaimKind`` that brings its own four parts:
 
