@@ -344,15 +344,12 @@ def available_configurations(theorem=None, profile=None) -> list[tuple[str, str,
 
     With a ``profile`` name, only the modes it runs (each backend's default mode, unless the
     profile runs every mode). A claim with nothing to draw (worked numbers, ``Rounds``) has no
-    configuration: it is settled exactly by the symbolic side. A claim kind keeps the
-    configurations it makes sense for.
+    configuration: it is settled exactly by the symbolic side. Every other claim keeps the
+    configurations it makes sense for (``Claim.numeric_configurations``).
     """
-    from attnproof.symbolic import Rounds
-    from attnproof.symbolic._kind import ClaimKind
-
     from ._strategies import profile as profile_named
 
-    if theorem is not None and isinstance(theorem.claim, Rounds):
+    if theorem is not None and theorem.claim.nothing_to_draw:
         return []
     every_mode = profile is None or profile_named(profile).every_mode
     found = []
@@ -363,7 +360,7 @@ def available_configurations(theorem=None, profile=None) -> list[tuple[str, str,
             for device in row.devices():
                 for dtype in row.dtypes.get(device_kind(device), ()):
                     found.append((row.name, dtype, device, mode))
-    if theorem is not None and isinstance(theorem.claim, ClaimKind):
+    if theorem is not None:
         return list(theorem.claim.numeric_configurations(found))
     return found
 

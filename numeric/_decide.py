@@ -7,8 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnproof.symbolic import AtLeast
-
 from . import _evidence as evidence
 from ._plan import Evaluated, Plan, Runner, evaluate_reference, is_reference
 from ._tolerance import (
@@ -168,10 +166,13 @@ def _worst(errors: dict, limit: float) -> float:
     return worst if worst > limit else 0.0
 
 
+# How a comparison of the two sides measures the claim's truth, by ``Claim.truth_measure``:
+# an identity's distance, an inequality lhs >= rhs's shortfall (lhs above rhs is no error).
+TRUTH_MEASURES = {"distance": error_ulps, "shortfall": shortfall_ulps}
+
+
 def _truth(theorem, lhs, rhs, scale, dtype):
-    if isinstance(theorem.claim, AtLeast):
-        return shortfall_ulps(lhs, rhs, scale, dtype)
-    return error_ulps(lhs, rhs, scale, dtype)
+    return TRUTH_MEASURES[theorem.claim.truth_measure](lhs, rhs, scale, dtype)
 
 
 def is_stability(comparison: str) -> bool:

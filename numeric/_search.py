@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, Phase, given, settings, target
 from hypothesis import example as hypothesis_example
 from hypothesis import seed as hypothesis_seed
 
-from attnproof.symbolic import Rounds, Theorem
+from attnproof.symbolic import Theorem
 
 from . import _compile_log as compile_log
 from . import _evidence as evidence
@@ -67,8 +67,8 @@ def search(theorem: Theorem, backend_name: str = "numpy", dtype: str = "float64"
     ratios = Ratios()
     start = time.perf_counter()
     record.reason = _skip_reason(row, dtype, device, mode)
-    if isinstance(theorem.claim, Rounds):
-        record.reason = "worked numbers have nothing to draw; they are evaluated exactly"
+    if theorem.claim.nothing_to_draw:  # worked numbers: settled exactly by the symbolic side
+        record.reason = theorem.claim.nothing_to_draw
     route = route_for(theorem.claim)
     if record.reason is None:
         try:

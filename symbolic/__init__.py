@@ -6,6 +6,9 @@ Importing this package imports SymPy only, never an array backend.
 from ._catalog import Catalog as Catalog
 from ._catalog import LoadError as LoadError
 from ._catalog import discover as discover
+from ._claims import AtLeast as AtLeast
+from ._claims import Equals as Equals
+from ._claims import Rounds as Rounds
 from ._domains import Domain as Domain
 from ._domains import Integer as Integer
 from ._domains import Mask as Mask
@@ -23,9 +26,6 @@ from ._latex import latex as latex
 from ._latex import statement_latex as statement_latex
 from ._prover import ProofResult as ProofResult
 from ._prover import prove as prove
-from ._theorem import AtLeast as AtLeast
-from ._theorem import Equals as Equals
-from ._theorem import Rounds as Rounds
 from ._theorem import Source as Source
 from ._theorem import Theorem as Theorem
 from ._theorem import TheoremError as TheoremError

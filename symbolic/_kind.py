@@ -1,10 +1,11 @@
-"""The contract of a claim kind: what a claim beyond an identity supplies to be checked.
+"""The contract of a claim: what every claim supplies to be checked.
 
-An identity (``Equals``), an inequality checked numerically (``AtLeast``) and worked numbers
-(``Rounds``) are built in. Every other kind of claim the documents make (a limit, an inequality
+Every claim is a ``Claim``, so the prover, the LaTeX printer, the search, the backends and the
+decision ask the claim object what to do and never branch on its type. An identity (``Equals``),
+an inequality checked numerically (``AtLeast``) and worked numbers (``Rounds``) are built in
+(``symbolic/_claims.py``); every other kind of claim the documents make (a limit, an inequality
 proved from known facts, an IEEE value, a statistical statement, ...) is a subclass of
-``ClaimKind`` that brings its own four parts, so the runner, the reports and the caches treat
-every kind alike:
+``ClaimKind`` that brings its own four parts:
 
 1. ``to_latex``: the statement, rendered from the very SymPy objects the routes check;
 2. ``prove``: the symbolic route, returning a ``ProofResult`` whose ``method`` says exactly what
@@ -14,7 +15,8 @@ every kind alike:
    ``@numeric_route(Kind)`` (``numeric/route.py``), called in a worker as
    ``route(theorem, row, dtype, device, mode, profile, record)`` to fill ``record``
    (a ``NumericRecord``); ``numeric_configurations`` keeps the configurations the kind makes
-   sense for (none: the symbolic route settles it alone);
+   sense for (none: the symbolic route settles it alone). The built-in identity and
+   inequality register none: the compiled search is their numeric route;
 4. the exact refutation route, inside ``prove``: small sizes, rationals, special values and
    boundary points, returning ``REFUTED`` with a readable ``counterexample``.
 
@@ -30,16 +32,19 @@ from collections.abc import Callable
 import sympy as sp
 
 
-class ClaimKind:
-    """Base class of a claim kind; subclasses are frozen dataclasses.
+class Claim:
+    """What every claim supplies; subclasses are frozen dataclasses.
 
     Attributes a subclass sets:
         kind: the kind's name as reports print it ("limit", "IEEE value", ...).
         relation: the LaTeX relation between the statement's two sides.
         has_numeric_route: whether ``numeric/kinds/`` registers a numeric route for the kind
-            (False: then ``numeric_configurations`` must return no configuration).
+            (False: the compiled search checks it, in the configurations
+            ``numeric_configurations`` keeps, or nothing numeric does).
         numeric_draws: the numeric route's draws in words, when they are its own.
         measures_rounding: whether its numeric records report an error in ulps.
+        truth_measure: how a numeric comparison of the two sides says the claim is false.
+        nothing_to_draw: why no numeric configuration checks the claim, when none does.
     """
 
     kind: str = "claim"
@@ -55,6 +60,19 @@ class ClaimKind:
     # False for a kind whose symbolic route derives an upper bound and so can prove but never
     # refute (error bounds): only its numeric route shows a claim false.
     refutes_exactly: bool = True
+    # How the numeric decision measures a comparison of the two sides in ulps: "distance"
+    # (|lhs - rhs|: an identity, and every kind unless it says otherwise) or "shortfall" (how far
+    # lhs falls below rhs: an inequality lhs >= rhs, where lhs above rhs is no error).
+    truth_measure: str = "distance"
+    # Set when the claim has no inputs to draw and so no numeric configuration (worked numbers:
+    # evaluated exactly by the symbolic side); the text is the reason a numeric record gives.
+    nothing_to_draw: str | None = None
+    # Whether lemmas and stated conditions may imply the claim as a linear combination of their
+    # lhs - rhs (identities only: a sum of inequalities says nothing of their differences).
+    combines_linearly: bool = False
+    # Whether the claim may be a theorem's lemma or stated condition: a relation between two
+    # sides (``Equals``, ``AtLeast``), whose lhs - rhs the prover combines and checks.
+    serves_as_lemma: bool = False
 
     def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         """Every expression of the statement, labelled for error messages ("left-hand side",
@@ -81,3 +99,8 @@ class ClaimKind:
 
     def validate(self, theorem, where: str) -> None:
         """Kind-specific checks of a declaration; raise ``TheoremError`` naming ``where``."""
+
+
+class ClaimKind(Claim):
+    """Base class of a claim kind beyond the three built in: a frozen dataclass in
+    ``symbolic/kinds/`` whose numeric route, if it has one, ``numeric/kinds/`` registers."""

@@ -5,8 +5,7 @@ from __future__ import annotations
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
-from ._kind import ClaimKind
-from ._theorem import Rounds, Theorem
+from ._theorem import Theorem
 
 
 class StatementPrinter(LatexPrinter):
@@ -36,17 +35,7 @@ def latex(expr: sp.Expr) -> str:
 
 def statement_latex(theorem: Theorem) -> str:
     """The claim as one display formula, e.g. ``\\frac{∂A_{ij}}{∂S_{mn}} = …``."""
-    claim = theorem.claim
-    if isinstance(claim, ClaimKind):
-        return claim.to_latex(latex)
-    rhs = _printed_matrix(claim.printed) if isinstance(claim, Rounds) else latex(claim.rhs)
-    return f"{latex(sp.sympify(claim.lhs))} {claim.relation} {rhs}"
-
-
-def _printed_matrix(printed) -> str:
-    """The document's numbers exactly as printed: their digits are part of the claim."""
-    rows = r" \\ ".join(" & ".join(row) for row in printed)
-    return rf"\begin{{pmatrix}} {rows} \end{{pmatrix}}"
+    return theorem.claim.to_latex(latex)
 
 
 def definitions_latex(theorem: Theorem) -> list[str]:

@@ -30,10 +30,10 @@ from ._domains import (
     size_assignments,
     size_steps,
 )
-from ._kind import ClaimKind
+from ._kind import Claim
 from ._language import rename_bound_indices
 from ._normal_form import residual, written_out
-from ._theorem import AtLeast, Equals, Rounds, Theorem, free_indices
+from ._theorem import Theorem, free_indices
 
 
 class ProofStatus(enum.StrEnum):
@@ -98,10 +98,12 @@ def prove(theorem: Theorem, time_limit: float = 60.0, bound: int = 3) -> ProofRe
 
 
 def _attempt(theorem: Theorem, bound: int) -> ProofResult:
-    if isinstance(theorem.claim, ClaimKind):  # a kind brings its own symbolic route
-        return theorem.claim.prove(theorem, bound)
-    if isinstance(theorem.claim, Rounds):
-        return check_worked_numbers(theorem.claim)
+    return theorem.claim.prove(theorem, bound)  # every claim brings its own symbolic route
+
+
+def prove_relation(theorem: Theorem, bound: int) -> ProofResult:
+    """The route of an identity or an inequality (``Equals``, ``AtLeast``): user code is checked,
+    never proved; then its lemmas; then the claim's own route without them."""
     if theorem.implementation is not None:
         return _implementation_route(theorem)
     from_lemmas = _prove_by_lemmas(theorem) if theorem.lemmas or theorem.given else None
@@ -125,16 +127,25 @@ IMPLEMENTATION = "the claim runs user code (implementation=): checked numericall
 
 
 def prove_directly(theorem: Theorem, bound: int) -> ProofResult:
-    """The identity or inequality route without lemmas: the sum normal form, else an exact
-    counterexample, else entry-wise cancellation at every size up to ``bound``."""
+    """The identity or inequality route without lemmas (``prove_without_lemmas`` of the claim)."""
+    return theorem.claim.prove_without_lemmas(theorem, bound)
+
+
+def refute_inequality(theorem: Theorem, bound: int) -> ProofResult:
+    """An inequality has no symbolic prover: an exact counterexample refutes it."""
     difference = claim_difference(theorem, theorem.claim)
-    if isinstance(theorem.claim, AtLeast):
-        counterexample = find_counterexample(theorem, difference, relation=AtLeast)
-        if counterexample is not None:
-            return ProofResult(REFUTED, "exact counterexample at small sizes",
-                               counterexample=counterexample)
-        return ProofResult(NOT_PROVED, "inequality: no symbolic prover, and the exact search "
-                           "found no counterexample; numeric evidence only")
+    counterexample = find_counterexample(theorem, difference, violated_by=is_negative)
+    if counterexample is not None:
+        return ProofResult(REFUTED, "exact counterexample at small sizes",
+                           counterexample=counterexample)
+    return ProofResult(NOT_PROVED, "inequality: no symbolic prover, and the exact search "
+                       "found no counterexample; numeric evidence only")
+
+
+def prove_identity(theorem: Theorem, bound: int) -> ProofResult:
+    """The sum normal form, else an exact counterexample, else entry-wise cancellation at every
+    size up to ``bound``."""
+    difference = claim_difference(theorem, theorem.claim)
     left = theorem_residual(theorem, difference)
     if left == 0:
         return ProofResult(PROVED, "sum normal form (all sizes)")
@@ -180,8 +191,7 @@ def _prove_by_lemmas(theorem: Theorem) -> ProofResult:
     records = _lemma_records(theorem)
     if not all(r["proved"] for r in records):
         return ProofResult(NOT_PROVED, "a lemma left a residual", lemmas=records)
-    if isinstance(theorem.claim, AtLeast) or any(
-            isinstance(c, AtLeast) for c in (*theorem.lemmas, *theorem.given)):
+    if not all(c.combines_linearly for c in (theorem.claim, *theorem.lemmas, *theorem.given)):
         combination = None  # only identities combine linearly
     else:
         combination = _implying_combination(theorem)
@@ -212,7 +222,7 @@ def _implying_combination(theorem: Theorem) -> tuple[int, ...] | None:
     return None
 
 
-def check_worked_numbers(claim: Rounds) -> ProofResult:
+def check_worked_numbers(claim: Claim) -> ProofResult:
     """Evaluate every entry to 50 digits and compare it with the printed decimal."""
     wrong = {}
     for (row, column), printed in _entries(claim.printed):
@@ -245,7 +255,7 @@ def _rounds_to(value: sp.Float, printed: str) -> bool:
     return bool(abs(sp.Rational(value) - sp.Rational(printed)) <= half_unit)
 
 
-def claim_difference(theorem: Theorem, claim: Equals | AtLeast) -> sp.Expr:
+def claim_difference(theorem: Theorem, claim: Claim) -> sp.Expr:
     """lhs − rhs with definitions, vocabulary and derivatives expanded."""
     difference = theorem.expand(sp.sympify(claim.lhs)) - theorem.expand(sp.sympify(claim.rhs))
     return rename_bound_indices(difference)
@@ -367,23 +377,28 @@ def small_instances(theorem: Theorem, difference: sp.Expr, tries: int = 12,
                 yield sizes, index_values, concrete, values
 
 
+def is_nonzero(difference) -> bool:
+    """Whether an exact value of lhs − rhs (50 digits) shows an identity false."""
+    return abs(difference) > 1e-30
+
+
+def is_negative(difference) -> bool:
+    """Whether an exact value of lhs − rhs (50 digits) shows an inequality lhs ≥ rhs false."""
+    return isinstance(difference, float) and difference < -1e-30
+
+
 def find_counterexample(theorem: Theorem, difference: sp.Expr, tries: int = 12,
-                       relation=Equals) -> dict | None:
+                        violated_by=is_nonzero) -> dict | None:
     """Small sizes and small rationals at which the claim provably fails (50 digits): lhs − rhs
-    nonzero for an identity, negative for an inequality. Values follow the structured patterns
+    is ``violated_by`` its exact value (nonzero for an identity, negative for an inequality:
+    ``is_negative``). Values follow the structured patterns
     of ``_special_values`` (zeros, ties, one-hot and repeated rows, range ends)."""
     for sizes, index_values, concrete, values in small_instances(theorem, difference, tries):
         value = exact_value(concrete, values)
-        if value is not None and _violates(value, relation):
+        if value is not None and violated_by(value):
             used = used_values(concrete, values)
             return describe_counterexample(sizes, index_values, used, value)
     return None
-
-
-def _violates(value, relation) -> bool:
-    if relation is AtLeast:
-        return isinstance(value, float) and value < -1e-30
-    return abs(value) > 1e-30
 
 
 def substituted(concrete: sp.Expr, values: dict) -> sp.Expr:

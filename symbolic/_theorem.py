@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 from sympy.concrete.expr_with_limits import ExprWithLimits
 
-from ._kind import ClaimKind
+from ._kind import Claim
 from ._language import (
     Defined,
     Dim,
@@ -61,84 +61,9 @@ class Source:
         return f"{self.title} {self.section}{equations}"
 
 
-@dataclass(frozen=True)
-class Equals:
-    """An identity ``lhs = rhs`` for every value of every free index."""
-
-    lhs: sp.Expr
-    rhs: sp.Expr
-    relation = "="
-
-    def __post_init__(self):
-        _sides_as_expressions(self)
-
-
-@dataclass(frozen=True)
-class AtLeast:
-    """An inequality ``lhs >= rhs`` for every value of every free index."""
-
-    lhs: sp.Expr
-    rhs: sp.Expr
-    relation = r"\geq"
-
-    def __post_init__(self):
-        _sides_as_expressions(self)
-
-
-@dataclass(frozen=True)
-class Rounds:
-    """Worked numbers: each entry of ``lhs``, evaluated exactly, rounds to the printed decimal.
-
-    ``printed`` keeps the text the document prints (``"0.401"``), because its number of digits
-    is part of the claim: ``0.401`` asserts the value lies within ±0.0005 of 0.401.
-    """
-
-    lhs: sp.ImmutableMatrix
-    printed: tuple[tuple[str, ...], ...]
-    relation = r"\approx"
-
-    def __post_init__(self):
-        _reject_strings(self.lhs, "worked numbers: a value")
-        object.__setattr__(self, "lhs", sp.ImmutableMatrix(self.lhs))
-        rows = tuple(tuple(str(x) for x in row) for row in self.printed)
-        object.__setattr__(self, "printed", rows)
-        if (len(rows), len(rows[0]) if rows else 0) != self.lhs.shape:
-            raise TheoremError(
-                f"worked numbers: {self.lhs.shape} values but {len(rows)} printed rows"
-            )
-
-    @property
-    def rhs(self) -> sp.ImmutableMatrix:
-        return sp.ImmutableMatrix([[sp.Float(x, len(x)) for x in row] for row in self.printed])
-
-
-Claim = Equals | AtLeast | Rounds | ClaimKind
-BUILT_IN_CLAIMS = (Equals, AtLeast, Rounds)
-
-
-def claim_expressions(claim) -> tuple[tuple[str, sp.Expr], ...]:
-    """The statement's expressions, labelled: both sides of a built-in claim, or what a claim
-    kind declares."""
-    if isinstance(claim, ClaimKind):
-        return tuple(claim.expressions())
-    return (("left-hand side", as_expression(claim.lhs, "the left-hand side")),
-            ("right-hand side", as_expression(claim.rhs, "the right-hand side")))
-
-
-def _sides_as_expressions(claim) -> None:
-    kind = type(claim).__name__
-    for side, label in (("lhs", "left-hand side"), ("rhs", "right-hand side")):
-        value = as_expression(getattr(claim, side), f"{kind}: the {label}")
-        object.__setattr__(claim, side, value)
-
-
-def _reject_strings(values, what: str) -> None:
-    """Matrix entries are sympified, so a string among them would be parsed: refuse it."""
-    if isinstance(values, str) or values is None:
-        as_expression(values, what)
-    if isinstance(values, (list, tuple)):
-        for value in values:
-            _reject_strings(value, what)
+def claim_expressions(claim: Claim) -> tuple[tuple[str, sp.Expr], ...]:
+    """The statement's expressions, labelled (``Claim.expressions``)."""
+    return tuple(claim.expressions())
 
 
 @dataclass(frozen=True, eq=False)
@@ -316,11 +241,11 @@ def _validate(theorem: Theorem) -> None:
     if not all(isinstance(d, str) and d != "float64" for d in theorem.unstable_in):
         raise TheoremError(f"{where}: unstable_in names lower formats such as 'float16', "
                            f"got {theorem.unstable_in!r}")
-    if not isinstance(theorem.claim, (*BUILT_IN_CLAIMS, ClaimKind)):
+    if not isinstance(theorem.claim, Claim):
         raise TheoremError(f"{where}: claim must be Equals(...), AtLeast(...), Rounds(...) or "
                            f"a claim kind (Limit(...), ...), got {type(theorem.claim).__name__}")
     for number, lemma in enumerate(theorem.lemmas, 1):
-        if not isinstance(lemma, (Equals, AtLeast)):
+        if not (isinstance(lemma, Claim) and lemma.serves_as_lemma):
             raise TheoremError(f"{where}: lemma {number} must be Equals(...) or AtLeast(...), "
                                f"got {type(lemma).__name__}")
     _check_names_unique(theorem, where)
@@ -328,10 +253,7 @@ def _validate(theorem: Theorem) -> None:
         check_names_valid(expr, f"{where}, {part}")
         check_symbols_covered(theorem, expr, f"{where}, {part}")
         check_shapes(theorem, expr, f"{where}, {part}")
-    if isinstance(theorem.claim, ClaimKind):
-        theorem.claim.validate(theorem, where)
-    else:
-        _check_free_indices_agree(theorem, where)
+    theorem.claim.validate(theorem, where)
 
 
 def _statement_parts(theorem: Theorem):
@@ -399,7 +321,7 @@ def _plain_symbols(expr: sp.Expr) -> set[sp.Symbol]:
 
 
 def _unknowns(theorem: Theorem) -> tuple[Tensor, ...]:
-    return theorem.claim.unknowns() if isinstance(theorem.claim, ClaimKind) else ()
+    return theorem.claim.unknowns()
 
 
 def _all_dims(theorem: Theorem) -> set[Dim]:
@@ -433,14 +355,4 @@ def _check_index_fits(index: sp.Expr, dim: Dim, name: str, where: str) -> None:
         raise TheoremError(
             f"{where}: index {index} runs over {index.upper + 1} but indexes axis "
             f"{dim.name} of {name} (mismatched shapes)"
-        )
-
-
-def _check_free_indices_agree(theorem: Theorem, where: str) -> None:
-    lhs = free_indices(theorem.claim.lhs)
-    rhs = free_indices(theorem.claim.rhs)
-    if not rhs <= lhs and not lhs <= rhs:
-        raise TheoremError(
-            f"{where}: the two sides have different free indices "
-            f"({sorted(map(str, lhs))} vs {sorted(map(str, rhs))})"
         )

@@ -8,6 +8,7 @@ private module of the language: this is the whole surface a new kind learns, and
 
 from __future__ import annotations
 
+from ._claims import Equals, Rounds
 from ._domains import (
     Domain,
     Integer,
@@ -56,8 +57,6 @@ from ._prover import (
 )
 from ._special_values import PATTERNS as STRUCTURED_PATTERNS
 from ._theorem import (
-    Equals,
-    Rounds,
     Theorem,
     check_names_valid,
     check_shapes,

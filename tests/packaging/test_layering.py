@@ -13,6 +13,10 @@ Everywhere in the repository, ``symbolic``, ``numeric`` and ``theorems`` are imp
 ``attnproof.symbolic`` (and so on) or relatively, never as top-level packages of their own; and
 inside ``symbolic/`` and ``numeric/`` a module imports its own folder relatively, so that every
 absolute import names another layer.
+
+Every claim, the three built in (``Equals``, ``AtLeast``, ``Rounds``) as much as the kinds, says
+itself what the tool needs from it (``Claim``, ``symbolic/_kind.py``): outside the kinds packages
+no module of the tool asks which type a claim is.
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ SHARED_HELPERS = {
 LAYERS = ("symbolic", "numeric", "theorems")
 SOURCE_FOLDERS = ("attnproof", "symbolic", "numeric", "theorems", "tests", "scripts",
                   "benchmarks")
+# the tool's own code: everything but the tests, which may pick theorems by their claim's type
+TOOL_FOLDERS = tuple(folder for folder in SOURCE_FOLDERS if folder != "tests")
+CLAIM_TYPES = {"Equals", "AtLeast", "Rounds", "ClaimKind"}
 
 
 def _private(name: str) -> bool:
@@ -168,3 +175,72 @@ def test_the_layer_check_names_bare_and_self_absolute_imports():
     assert len(layer_import_problems(source, "numeric")) == 3
     assert len(layer_import_problems(source, "attnproof")) == 2
     assert layer_import_problems("from attnproof.symbolic import Dim\n", "numeric") == []
+
+
+def claim_type_tests(source: str) -> list[str]:
+    """Each ``isinstance(<...claim...>, Equals|AtLeast|Rounds|ClaimKind)`` and each
+    ``type(<...claim...>) is|==|in ...`` of ``source``: a branch on a claim's type."""
+    found = [node for node in ast.walk(ast.parse(source))
+             if _is_isinstance_of_claim(node) or _compares_type_of_claim(node)]
+    return [f"line {node.lineno}: {ast.unparse(node)}"
+            for node in sorted(found, key=lambda node: node.lineno)]
+
+
+def _is_isinstance_of_claim(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "isinstance" and len(node.args) == 2
+            and _mentions_claim(node.args[0]) and bool(_names(node.args[1]) & CLAIM_TYPES))
+
+
+_TYPE_COMPARISONS = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq, ast.In, ast.NotIn)
+
+
+def _compares_type_of_claim(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Compare) and _is_type_of_claim(node.left)
+            and any(isinstance(op, _TYPE_COMPARISONS) for op in node.ops))
+
+
+def _mentions_claim(node: ast.AST) -> bool:
+    return "claim" in ast.unparse(node).lower()
+
+
+def _names(node: ast.AST) -> set[str]:
+    """The class names a type argument names (``Equals``, ``(AtLeast, kinds.ClaimKind)``)."""
+    return {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node)
+            if isinstance(n, (ast.Name, ast.Attribute))}
+
+
+def _is_type_of_claim(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "type" and len(node.args) == 1 and _mentions_claim(node.args[0]))
+
+
+def _tool_files() -> list[Path]:
+    """The tool's modules outside the kinds packages (the kinds may know their own types)."""
+    return [path for path in _source_files()
+            if path.relative_to(REPO).parts[0] in TOOL_FOLDERS
+            and not any(path.is_relative_to(folder) for folder in KINDS_PACKAGES.values())]
+
+
+def test_no_module_outside_the_kinds_branches_on_a_claims_type():
+    files = _tool_files()
+    assert any(path.name == "_prover.py" for path in files)
+    problems = [f"{path.relative_to(REPO)} {p}" for path in files
+                for p in claim_type_tests(path.read_text(encoding="utf-8"))]
+    assert not problems, "ask the claim (symbolic/_kind.py), not its type:\n" + "\n".join(
+        problems)
+
+
+def test_the_claim_type_check_names_each_way_of_asking():
+    source = "\n".join([
+        "if isinstance(theorem.claim, ClaimKind): pass",          # the prover's old branch
+        "rhs = m(c.printed) if isinstance(claim, Rounds) else c",  # the LaTeX printer's
+        "ok = isinstance(theorem.claim, (*BUILT_IN, symbolic.AtLeast))",
+        "same = type(theorem.claim) is Equals",
+        "known = type(claim) in KINDS",
+        "fine = isinstance(lemma, (Equals, AtLeast))",             # a lemma, not the claim
+        "fine = isinstance(theorem.claim, Claim)",                 # the contract itself
+        "fine = theorem.claim.truth_measure == 'shortfall'",       # asking the claim
+    ])
+    assert [p.split(":")[0] for p in claim_type_tests(source)] == [
+        "line 1", "line 2", "line 3", "line 4", "line 5"]
