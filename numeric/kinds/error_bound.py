@@ -188,6 +188,17 @@ def _draw(theorem, sizes, pattern, scale, rng, numpy_dtype) -> dict:
 
 
 @dataclass
+class Bounded:
+    """One bounded expression at a batch: its value as written in the format, its exact value,
+    the scale its bound is relative to, and the bound at every entry."""
+
+    computed: np.ndarray
+    exact: np.ndarray
+    scale: np.ndarray
+    bound: np.ndarray
+
+
+@dataclass
 class Ratios:
     """Per instance, at its entry with the largest observed/B: the observed error, B there
     (NaN where the model gives none) and their ratio."""
@@ -251,26 +262,36 @@ class Evaluation:
         with np.errstate(all="ignore"):  # overflow shows up as inf/NaN and is judged there
             return self._ratios(claim, model, sizes, arrays)
 
-    def _ratios(self, claim, model: Rounding, sizes: dict, arrays: dict) -> Ratios:
+    def bounded(self, claim, model: Rounding, sizes: dict, arrays: dict,
+                watch: RangeWatch) -> Bounded:
+        """``claim.computed`` evaluated as written in the format and exactly (``watch`` sees
+        the exact intermediates), its scale, and the claim's bound at every entry, the wider
+        evaluation's own rounding allowed for."""
         computed = self.as_written(claim.computed, sizes, arrays, low=True)
         wider = WIDER.get(self.dtype, np.float64)
-        watch = RangeWatch(self.dtype, next(iter(arrays.values())).shape[0])
         exact = self.as_written(claim.computed, sizes, arrays, low=False, wider=wider,
-                                 watch=watch)
+                                watch=watch)
         if claim.relative_to == "abs-scale":
             scale = self.as_written(claim.computed, sizes, arrays, low=False, wider=wider,
-                                     magnitude=True)
+                                    magnitude=True)
         elif claim.relative_to == "absolute":
             scale = np.ones_like(exact)
         else:
             scale = np.abs(exact)
-        relative = np.abs(computed.astype(wider) - exact) / scale
-        relative = np.where(scale == 0, np.where(computed == 0, 0.0, np.inf), relative)
         # the wider evaluation's own rounding, by the same analysis at its unit roundoff
         slack = bound_values(claim, sizes, arrays, float(np.finfo(wider).eps) / 2, 2,
-                              self.theorem, self.out)
+                             self.theorem, self.out)
         bound = bound_values(claim, sizes, arrays, model.u, model.c_exp, self.theorem,
-                              self.out, model.c_log) + slack
+                             self.out, model.c_log) + slack
+        return Bounded(computed, exact, scale, bound)
+
+    def _ratios(self, claim, model: Rounding, sizes: dict, arrays: dict) -> Ratios:
+        watch = RangeWatch(self.dtype, next(iter(arrays.values())).shape[0])
+        side = self.bounded(claim, model, sizes, arrays, watch)
+        computed, exact, scale, bound = side.computed, side.exact, side.scale, side.bound
+        wider = WIDER.get(self.dtype, np.float64)
+        relative = np.abs(computed.astype(wider) - exact) / scale
+        relative = np.where(scale == 0, np.where(computed == 0, 0.0, np.inf), relative)
         # entry by entry: the bound at one row never excuses the error at another
         per_entry = np.asarray(relative / bound, np.float64)
         batch = per_entry.shape[0]
@@ -550,18 +571,14 @@ def _jax_online_softmax_program(block: int):
     import jax
     import jax.numpy as jnp
 
-    def left_to_right(terms):  # keys on the last axis
-        rest = jnp.moveaxis(terms[..., 1:], -1, 0)
-        return jax.lax.scan(lambda total, term: (total + term, None), terms[..., 0], rest)[0]
-
     def step(carry, chunk):
         maximum, total, output = carry
         chunk_scores, chunk_values = chunk
         seen = jnp.maximum(maximum, jnp.max(chunk_scores, axis=-1))
         weights = jnp.exp(chunk_scores - seen[..., None])
         rescale = jnp.exp(maximum - seen)  # 0 before the first block: 0·0 + partial is exact
-        total = rescale * total + left_to_right(weights)
-        output = rescale * output + left_to_right(weights * chunk_values)
+        total = rescale * total + _jax_left_to_right(weights)
+        output = rescale * output + _jax_left_to_right(weights * chunk_values)
         return (seen, total, output), None
 
     @jax.jit

@@ -106,7 +106,7 @@ def compare(theorem, row, dtype: str, device: str, seed: int | None = None) -> C
         for _ in range(BATCHES_PER_SIZE):
             arrays = _draw(theorem, sizes, rng, evaluation.dtype_numpy)
             with np.errstate(all="ignore"):
-                _one(comparison, evaluation, sides, model, sizes, arrays, theorem, out)
+                _compare_batch(comparison, evaluation, sides, model, sizes, arrays)
     return comparison
 
 
@@ -124,26 +124,14 @@ def _draw(theorem, sizes: dict, rng, numpy_dtype) -> dict:
     return arrays
 
 
-def _one(comparison: Comparison, evaluation, sides, model, sizes, arrays, theorem, out):
+def _compare_batch(comparison: Comparison, evaluation, sides, model, sizes, arrays):
     batch = route.INSTANCES_PER_EXAMPLE
-    wider = route.WIDER.get(evaluation.dtype, np.float64)
     watch = route.RangeWatch(evaluation.dtype, batch)
     computed, limit = [], 0.0
-    for expr, claim in sides:
-        computed.append(evaluation.as_written(expr, sizes, arrays, low=True))
-        exact = evaluation.as_written(expr, sizes, arrays, low=False, wider=wider, watch=watch)
-        if claim.relative_to == "abs-scale":
-            scale = evaluation.as_written(expr, sizes, arrays, low=False, wider=wider,
-                                           magnitude=True)
-        elif claim.relative_to == "absolute":
-            scale = np.ones_like(exact)
-        else:
-            scale = np.abs(exact)
-        bound = (route.bound_values(claim, sizes, arrays, model.u, model.c_exp, theorem, out,
-                                     model.c_log)
-                 + route.bound_values(claim, sizes, arrays, float(np.finfo(wider).eps) / 2, 2,
-                                       theorem, out))
-        limit = limit + np.asarray(bound * scale, np.float64)
+    for _, claim in sides:
+        side = evaluation.bounded(claim, model, sizes, arrays, watch)
+        computed.append(side.computed)
+        limit = limit + np.asarray(side.bound * side.scale, np.float64)
     difference = np.abs(computed[0] - computed[1])
     shape = np.broadcast_shapes(difference.shape, np.shape(limit))
     difference = np.broadcast_to(difference, shape).reshape(batch, -1)
