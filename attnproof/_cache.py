@@ -3,8 +3,9 @@
 A symbolic proof is a deterministic function of the statement and the prover, so its result is
 stored under a key made of both: the statement (the ``srepr`` of the claim, its lemmas, its
 definitions and its inputs with their domains), the proof time limit, and the prover's version
-(a digest of the ``symbolic`` package's source and SymPy's version). A changed theorem gets a
-new key, and storing it removes that theorem's other entries, and nobody else's. An entry that
+(a digest of the source that can decide the statement, and SymPy's version: see
+``prover_version``). A changed theorem gets a new key, and storing it removes that theorem's
+other entries, and nobody else's. An entry that
 cannot be read, or whose digest does not match its content, is deleted and recomputed: it is
 never trusted. Time-outs and prover errors are not stored: they say nothing lasting.
 
@@ -15,6 +16,7 @@ every cache off.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import functools
@@ -35,15 +37,94 @@ LASTING_STATUSES = ("proved", "proved-bounded", "refuted", "not-proved", "lemmas
 # -- keys -----------------------------------------------------------------------------------------
 
 
-@functools.cache
-def prover_version() -> str:
-    """A digest of the prover's source and SymPy's version: any change to either is a new
-    prover, whose results are not the old one's."""
+def prover_version(theorem=None) -> str:
+    """A digest of the prover source that can decide ``theorem``, and of SymPy's version.
+
+    That source is the prover's core (every module of ``symbolic`` outside ``kinds/``) and the
+    claim-kind modules the statement is built from: its claim's kind, the kinds of its facts
+    and of the functions in its expressions, and the kind modules those import. Any change to
+    one of them is a new prover whose results are not the old one's; a change to another kind's
+    module leaves this theorem's stored proof in place. Without a theorem: every module."""
+    if theorem is None:
+        return _digest_of_files(tuple(sorted(_symbolic_root().rglob("*.py"))))
+    return _digest_of_files(_core_files() + _kind_files(theorem))
+
+
+def _symbolic_root() -> Path:
     from attnproof import symbolic
 
+    return Path(symbolic.__file__).resolve().parent
+
+
+@functools.cache
+def _core_files() -> tuple[Path, ...]:
+    kinds = _symbolic_root() / "kinds"
+    return tuple(path for path in sorted(_symbolic_root().rglob("*.py"))
+                 if path.parent != kinds or path.name == "__init__.py")
+
+
+def _kind_files(theorem) -> tuple[Path, ...]:
+    kinds = _symbolic_root() / "kinds"
+    statement = [theorem.claim, theorem.lemmas, theorem.definitions, theorem.inputs,
+                 theorem.given]
+    named = {module.rpartition(".")[2] for module in _modules_in(statement)
+             if isinstance(module, str) and module.startswith(KINDS_PACKAGE)}
+    return tuple(sorted(_with_imports(kinds, frozenset(named))))
+
+
+KINDS_PACKAGE = "attnproof.symbolic.kinds."
+
+
+def _modules_in(value, seen=None) -> set[str]:
+    """The modules defining the types of ``value`` and of everything inside it: dataclass
+    fields, sequences, mappings and every node of a SymPy expression."""
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return set()
+    seen.add(id(value))
+    found = {type(value).__module__}
+    if isinstance(value, sp.Basic):
+        return found | {type(node).__module__ for node in sp.preorder_traversal(value)}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        parts = [getattr(value, f.name) for f in dataclasses.fields(value)]
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        parts = list(value)
+    elif isinstance(value, dict):
+        parts = list(value.values())
+    else:
+        parts = []
+    for part in parts:
+        found |= _modules_in(part, seen)
+    return found
+
+
+@functools.cache
+def _with_imports(kinds: Path, names: frozenset[str]) -> set[Path]:
+    """The kind modules ``names`` and, transitively, the sibling modules each imports."""
+    files, pending = set(), list(names)
+    while pending:
+        path = kinds / f"{pending.pop()}.py"
+        if path in files or not path.exists():
+            continue
+        files.add(path)
+        pending.extend(_sibling_imports(path))
+    return files
+
+
+def _sibling_imports(path: Path) -> list[str]:
+    """Modules of the same folder that ``path`` imports (``from . import x``, ``from .x ...``)."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            names += [node.module] if node.module else [alias.name for alias in node.names]
+    return names
+
+
+@functools.cache
+def _digest_of_files(paths: tuple[Path, ...]) -> str:
+    root = _symbolic_root()
     digest = hashlib.sha256(f"sympy {sp.__version__}".encode())
-    root = Path(symbolic.__file__).resolve().parent
-    for path in sorted(root.rglob("*.py")):  # the claim kinds' routes in kinds/ too
+    for path in paths:
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -60,7 +141,7 @@ def statement_key(theorem, time_limit: float) -> str:
         # what it may conclude (a hook is an assumption; code is never proved)
         f"hook {theorem.at is not None}, implementation {theorem.implementation is not None}",
         f"time limit {time_limit!r}",
-        prover_version(),
+        prover_version(theorem),
     ]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 

@@ -145,7 +145,7 @@ def _add_prove_options(parser: argparse.ArgumentParser) -> None:
         help="numeric effort (default: %(default)s)")
     add("--jobs", metavar="N", type=arguments.positive_int,
         help="worker processes (default: CPU count)")
-    add("--time-limit", metavar="S", type=arguments.positive_seconds, default=60.0,
+    add("--time-limit", metavar="S", type=arguments.positive_seconds, default=symbolic.PROOF_TIME_LIMIT,
         help="seconds per symbolic proof (default: %(default)s)")
     add("--timeout", metavar="S", type=arguments.positive_seconds,
         help="seconds per theorem before its worker is killed (default: by profile)")

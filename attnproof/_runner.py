@@ -45,7 +45,7 @@ class Options:
     devices: tuple[str, ...] | None = None
     profile: str = "default"
     modes: tuple[str, ...] | None = None
-    time_limit: float = 60.0
+    time_limit: float = symbolic.PROOF_TIME_LIMIT
     check_numeric: bool = True
 
     def wants(self, backend: str, dtype: str, device: str, mode: str) -> bool:
@@ -90,7 +90,7 @@ def run(
     jobs: int | None = None,
     progress: Progress | None = None,
     started: Started | None = None,
-    time_limit: float = 60.0,
+    time_limit: float = symbolic.PROOF_TIME_LIMIT,
     timeout: float | None = None,
     check_numeric: bool = True,
     isolate: bool = True,

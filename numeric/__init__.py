@@ -15,6 +15,7 @@ _EXPORTS = {
     "BACKENDS": ("_backends", "BACKENDS"),
     "Backend": ("_backends", "Backend"),
     "available_configurations": ("_backends", "available_configurations"),
+    "backend": ("_backends", "backend"),
     "Compiled": ("_compiler", "Compiled"),
     "compile_expression": ("_compiler", "compile_expression"),
     "NumericRecord": ("_record", "NumericRecord"),

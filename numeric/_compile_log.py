@@ -6,12 +6,19 @@ or on a persistent-cache hit the cache read) through ``jax.monitoring``; a liste
 configuration being evaluated. Unset, nothing is registered and nothing is written. The
 benchmark (``benchmarks/bench_harness.py``) reads the file to report compilation's share of
 numeric time per backend.
+
+Each request to compile also names the program: JAX's persistent-cache key, a digest of the
+lowered module (the program's source, shapes and dtypes), the devices, the compile options and
+JAX's version, logged as a ``request`` line with ``hit`` true when the program was read back
+from the cache rather than compiled. The benchmark counts the keys requested more than once in a
+run: each repeat is a program traced, lowered and looked up again.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 
 ENVIRONMENT_VARIABLE = "ATTNPROOF_COMPILE_LOG"
@@ -21,6 +28,12 @@ STAGES = {
     "/jax/core/compile/backend_compile_duration": "compile",
 }
 CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
+# JAX names each compilation request's cache key only in these debug messages of its compiler
+COMPILER_LOGGER = "jax._src.compiler"
+REQUEST_MESSAGES = {
+    "Persistent compilation cache hit for '%s' with key %r": True,
+    "PERSISTENT COMPILATION CACHE MISS for '%s' with key %r": False,
+}
 
 _context: dict = {}
 _listening = False
@@ -35,7 +48,22 @@ def listen() -> None:
 
     monitoring.register_event_duration_secs_listener(_on_duration)
     monitoring.register_event_listener(_on_event)
+    compiler_log = logging.getLogger(COMPILER_LOGGER)
+    compiler_log.addHandler(_RequestHandler())
+    compiler_log.setLevel(logging.DEBUG)
+    compiler_log.propagate = False  # its other debug lines stay out of the user's log
     _listening = True
+
+
+class _RequestHandler(logging.Handler):
+    """Writes a ``request`` line for each program JAX is asked to compile, with its key."""
+
+    def emit(self, entry: logging.LogRecord) -> None:
+        hit = REQUEST_MESSAGES.get(entry.msg)
+        if hit is not None and isinstance(entry.args, tuple) and len(entry.args) == 2:
+            module, key = entry.args
+            _write({**_context, "stage": "request", "seconds": 0.0, "module": str(module),
+                    "key": str(key), "hit": hit})
 
 
 @contextlib.contextmanager

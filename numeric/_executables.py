@@ -9,7 +9,8 @@ from, known before tracing it:
 - the program: the compiled source of each side and of the differentiated primal, and the
   output axes (a theorem with ``implementation=`` runs user code, which no source text pins
   down, so its programs are never stored here; JAX's own cache still serves them);
-- the code that assembles it: a digest of the ``numeric`` package's source;
+- the code that assembles it: a digest of the ``numeric`` package's own modules (not the
+  claim kinds' routes, which store nothing here);
 - the call: sizes, static arguments, and the shape and dtype of every array;
 - where it runs: the device, JAX's and jaxlib's versions, JAX's configuration, ``XLA_FLAGS`` and
   the host CPU (an executable is machine code for it).
@@ -163,11 +164,17 @@ def _remove_other_programs(program_folder: Path) -> None:
 
 @functools.cache
 def numeric_version() -> str:
-    """A digest of the ``numeric`` package's source: the runner, backends and compiler."""
-    root = Path(__file__).resolve().parent
+    """A digest of the source that assembles a stored program (``source_digest``)."""
+    return source_digest(Path(__file__).resolve().parent)
+
+
+def source_digest(root: Path) -> str:
+    """A digest of the modules of the ``numeric`` package at ``root``: the runner, backends and
+    compiler. The claim kinds' routes in ``kinds/`` never store a program here, so a change to
+    one of them leaves the stored programs in place."""
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    for path in sorted(root.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 

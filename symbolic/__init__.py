@@ -24,6 +24,7 @@ from ._language import Tensor as Tensor
 from ._latex import definitions_latex as definitions_latex
 from ._latex import latex as latex
 from ._latex import statement_latex as statement_latex
+from ._prover import PROOF_TIME_LIMIT as PROOF_TIME_LIMIT
 from ._prover import ProofResult as ProofResult
 from ._prover import prove as prove
 from ._theorem import Source as Source

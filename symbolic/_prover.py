@@ -81,7 +81,12 @@ class ProofTimeout(Exception):
     pass
 
 
-def prove(theorem: Theorem, time_limit: float = 60.0, bound: int = 3) -> ProofResult:
+# seconds a proof attempt may take unless the user asks otherwise (``--time-limit``); it is part
+# of a stored proof's key, so the harness and ``attnproof prove`` share results only through it
+PROOF_TIME_LIMIT = 60.0
+
+
+def prove(theorem: Theorem, time_limit: float = PROOF_TIME_LIMIT, bound: int = 3) -> ProofResult:
     """Prove, bound-prove or refute ``theorem`` within ``time_limit`` seconds."""
     start = time.perf_counter()
     try:

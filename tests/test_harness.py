@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from attnproof._harness import check_numeric, check_symbolic, numeric_cases
-from attnproof.symbolic import AtLeast, ClaimKind, discover, prove
+from attnproof._harness import check_numeric, check_symbolic, numeric_cases, proof_of
+from attnproof.symbolic import AtLeast, ClaimKind, discover
 from tests.conftest import PLANTED_DIR
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
@@ -43,14 +43,14 @@ def test_catalog_identities_are_proved_for_all_sizes(theorem):
     # code is checked, never proved: what is proved of an implementation is its lemmas
     proved = "lemmas-proved" if theorem.implementation is not None else "proved"
     if isinstance(theorem.claim, ClaimKind):  # a kind's method says what it proves (sizes <= k)
-        assert prove(theorem).status in ("proved", "proved-bounded")
+        assert proof_of(theorem).status in ("proved", "proved-bounded")
         return
-    assert prove(theorem).status == proved
+    assert proof_of(theorem).status == proved
 
 
 @pytest.mark.parametrize("theorem", PLANTED.theorems, ids=lambda t: t.name)
 def test_planted_variants_are_refuted_exactly(theorem):
-    result = prove(theorem)
+    result = proof_of(theorem)
     if theorem.expect == "holds":  # a true variant beside the false ones: never refuted
         assert result.status not in ("refuted", "error"), result.counterexample
         return

@@ -3,6 +3,9 @@ invalidates its own entries and nobody else's; a corrupt entry is recomputed; --
 $ATTNPROOF_NO_CACHE turn every cache off; JAX's compilation cache follows the same switch."""
 
 import json
+import re
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -178,3 +181,73 @@ def test_jax_compilation_cache_is_off_without_caching(cache_dir, monkeypatch):
     jax = FakeJax()
     _compile_cache.configure(jax)
     assert jax.config.values == {"jax_enable_compilation_cache": False}
+
+
+# -- the prover's source is part of the key --------------------------------------------------
+
+
+@pytest.fixture
+def prover_copy(tmp_path, monkeypatch):
+    """A copy of the prover's source that the key reads instead of the installed one, so a test
+    can edit a prover function the way a developer would."""
+    root = Path(_cache._symbolic_root())
+    copy = tmp_path / "symbolic"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(_cache, "_symbolic_root", lambda: copy)
+    forget_digests()
+    yield copy
+    forget_digests()
+
+
+def forget_digests():
+    for cached in (_cache._core_files, _cache._with_imports, _cache._digest_of_files):
+        cached.cache_clear()
+
+
+def edit_function(path: Path, name: str) -> None:
+    """Change the body of function ``name`` in ``path`` (a statement that does nothing)."""
+    text = path.read_text()
+    header = re.search(rf"^(\s*)def {name}\(.*?\).*?:\n", text, re.MULTILINE | re.DOTALL)
+    assert header, f"no function {name} in {path}"
+    indent = header.group(1) + "    "
+    path.write_text(text[:header.end()] + f"{indent}pass\n" + text[header.end():])
+
+
+def test_a_changed_prover_function_recomputes_the_proof(prover_copy, cache_dir):
+    theorem = discover().by_name()["softmax_jacobian"]
+    prover = Prover()
+    cached_proof(theorem, 60.0, prover)
+    cached_proof(theorem, 60.0, prover)
+    assert prover.calls == 1  # unchanged prover: the stored proof is used
+    edit_function(prover_copy / "_normal_form.py", "normalize")
+    forget_digests()
+    cached_proof(theorem, 60.0, prover)
+    assert prover.calls == 2  # the prover changed: proved again, not read back
+
+
+def test_a_changed_kind_recomputes_its_own_theorems_only(prover_copy, cache_dir):
+    catalog = discover().by_name()
+    identity, cost = catalog["softmax_jacobian"], catalog["standard_attention_memory_quadratic"]
+    assert type(cost.claim).__module__.endswith(".kinds.cost")
+    provers = {identity.name: Prover(), cost.name: Prover()}
+    for theorem in (identity, cost):
+        cached_proof(theorem, 60.0, provers[theorem.name])
+    edit_function(prover_copy / "kinds" / "cost.py", "as_size")
+    forget_digests()
+    for theorem in (identity, cost):
+        cached_proof(theorem, 60.0, provers[theorem.name])
+    assert provers[identity.name].calls == 1  # nothing it is built from changed
+    assert provers[cost.name].calls == 2
+
+
+def test_a_kind_module_imported_by_another_kind_is_part_of_its_key(prover_copy, cache_dir):
+    catalog = discover()
+    ieee = next(t for t in catalog.theorems if type(t.claim).__module__.endswith(".kinds.ieee"))
+    prover = Prover()
+    cached_proof(ieee, 60.0, prover)
+    # the IEEE kind computes with the shared arithmetic module; the statement never names it
+    arithmetic = prover_copy / "kinds" / "_ieee_arithmetic.py"
+    arithmetic.write_text(arithmetic.read_text() + "\n# changed\n")
+    forget_digests()
+    cached_proof(ieee, 60.0, prover)
+    assert prover.calls == 2

@@ -4,6 +4,8 @@ changed theorem replaces its own programs and nobody else's; user code (``implem
 is never stored; with caching off nothing is written."""
 
 import itertools
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -203,7 +205,6 @@ def test_a_program_jax_read_from_its_own_cache_is_not_stored_and_results_stay_ri
     import os
     import subprocess
     import sys
-    from pathlib import Path
 
     cache = tmp_path / "cache"
     env = {**os.environ, _compile_cache.DIRECTORY_VARIABLE: str(cache),
@@ -226,3 +227,17 @@ def test_a_program_jax_read_from_its_own_cache_is_not_stored_and_results_stay_ri
     assert not list(store.rglob("*.bin")), "a program read from JAX's cache is not stored"
     third = run()
     assert first == second == third
+
+
+def test_the_key_pins_the_source_that_assembles_programs(tmp_path):
+    root = Path(_executables.__file__).resolve().parent
+    copy = tmp_path / "numeric"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert _executables.source_digest(copy) == _executables.numeric_version()
+    route = copy / "kinds" / "cost.py"  # a kind's route stores no program
+    route.write_text(route.read_text() + "\n# changed\n")
+    assert _executables.source_digest(copy) == _executables.numeric_version()
+    compiler = copy / "_compiler.py"
+    compiler.write_text(compiler.read_text().replace("def compile_expression(",
+                                                     "def compile_expression_(", 1))
+    assert _executables.source_digest(copy) != _executables.numeric_version()
