@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from attnproof import symbolic
-from attnproof.numeric import PROFILE_NAMES, profile_timeout
+from attnproof.numeric import PROFILE_NAMES, profile_timeout, time_log
 
 from . import __version__
 from . import _arguments as arguments
@@ -331,7 +331,8 @@ def _write(report: Report, args, out: Path, stops: Stops) -> Written:
     changed during the run), or a signal came before the results were written, the results
     are saved in a fresh temporary directory instead."""
     try:
-        written = write_reports(report, out, args.json, pdf=args.pdf, stops=stops)
+        with time_log.phase("report"):
+            written = write_reports(report, out, args.json, pdf=args.pdf, stops=stops)
     except OSError as error:
         rescue = _rescue(report)
         written = Written([rescue])

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from attnproof import symbolic
-from attnproof.numeric import NumericRecord, NumericStatus, profile_timeout
+from attnproof.numeric import NumericRecord, NumericStatus, profile_timeout, time_log
 
 from ._cache import cached_proof
 from ._describe import declaration, rendering
@@ -256,10 +256,12 @@ def check_steps(theorem, options: Options, emit: Callable[[tuple], None]) -> Non
     knows which step to blame.
     """
     emit(("start", "rendering"))
-    emit(("rendering", rendering(theorem)))
+    with time_log.phase("rendering"):
+        emit(("rendering", rendering(theorem)))
     emit(("start", "symbolic proof"))
     limit = options.time_limit
-    proof = cached_proof(theorem, limit, lambda: symbolic.prove(theorem, time_limit=limit))
+    with time_log.phase("proof"):
+        proof = cached_proof(theorem, limit, lambda: symbolic.prove(theorem, time_limit=limit))
     emit(("symbolic", _schema_symbolic(proof)))
     for configuration in _configurations(theorem, options):
         emit(("start", configuration))

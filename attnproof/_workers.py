@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import wait
 
 from attnproof import symbolic
-from attnproof.numeric import NumericRecord, NumericStatus
+from attnproof.numeric import NumericRecord, NumericStatus, time_log
 
 from ._cache import remember_timings, slowest_first
 from ._results import SymbolicOutcome
@@ -92,13 +92,14 @@ def _describe_step(step) -> str:
 # -- worker processes ------------------------------------------------------------------------------
 
 
-def worker_main(connection, options, check: Check) -> None:
+def worker_main(connection, options, check: Check, spawned_at: float) -> None:
     """Entry point of a worker process: check theorems, one per task, until told to stop.
 
     A task is ``(origin, name)``; the worker reloads the theorem from its file (theorems need
     not pickle) and streams its checks, ``check(theorem, options, send)``. ``None`` ends the
-    worker.
+    worker. ``spawned_at`` (wall clock) times the start-up: a new interpreter and its imports.
     """
+    time_log.record("start-up", time.time() - spawned_at)
     # the parent handles Ctrl-C and SIGTERM (sent to the whole group too) and ends its workers
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -106,7 +107,9 @@ def worker_main(connection, options, check: Check) -> None:
         while (task := connection.recv()) is not None:
             try:
                 connection.send(("start", "loading the theorem file"))  # starts its clock
-                check(_load_one(*task), options, connection.send)
+                with time_log.phase("theorem file"):
+                    theorem = _load_one(*task)
+                check(theorem, options, connection.send)
             except Exception as error:
                 connection.send(("failure", f"{type(error).__name__}: {error}"))
     except EOFError:  # the parent is gone
@@ -204,9 +207,10 @@ def _idle(workers: list[_Worker], context, arguments: tuple, jobs: int, wanted: 
 
 
 def _spawn(context, arguments: tuple) -> _Worker:
-    """A worker running ``worker_main(pipe, *arguments)`` (the options and the check)."""
+    """A worker running ``worker_main(pipe, *arguments, now)`` (the options and the check)."""
     ours, theirs = context.Pipe(duplex=True)
-    process = context.Process(target=worker_main, args=(theirs, *arguments), daemon=True)
+    process = context.Process(target=worker_main, args=(theirs, *arguments, time.time()),
+                              daemon=True)
     process.start()
     theirs.close()  # so the worker's exit shows as end-of-file on our side
     return _Worker(process, ours)

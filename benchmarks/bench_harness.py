@@ -1,30 +1,35 @@
-"""Speed of the proof harness against a baseline commit, side by side in one run.
+"""Speed of the proof harness as users run it: ``attnproof prove`` and ``pytest -n auto``, side by
+side in one run, with where the time goes.
 
-The machine is shared and noisy, so only ratios measured in the same run mean anything. The
-script installs the baseline commit (default ed9c6b7, before the import-root rename: its CLI is
-also ``attnproof prove``) and the current tree into two virtual environments of their own, runs
-both, and prints the five ratios of issue 15 with the figures behind them:
+The machine may be shared and noisy, so only ratios measured in the same run mean anything.
+Every run uses the installed ``attnproof`` (this tree, installed with ``pip install -e .``), a
+user cache directory of the benchmark's own (``XDG_CACHE_HOME``), ``CI=true`` (derandomized
+searches) and a time log (``$ATTNPROOF_TIME_LOG``, ``numeric/_time_log.py``). It prints five
+figures:
 
-  cold        cold ``attnproof prove`` (empty caches), default profile: wall time per theorem,
-              current / baseline                                          (goal <= 0.3)
-  warm        a second run of the current tree with nothing changed / its cold run (goal <= 0.15)
-  throughput  numeric instances per second of worker time (from the results JSON: instances and
-              seconds per record), current / baseline                     (goal >= 5)
-  compile     JAX compilation's share of numeric time in the current cold run, per backend,
-              from the compile log (``$ATTNPROOF_COMPILE_LOG``)            (goal <= 0.25)
-  tests       ``pytest -n auto`` / the current cold prove (goal <= 2), and the fast tier
-              (``-m "not slow"``, as the README names it) in seconds       (goal <= 60 s)
+  1 compiled twice  in a cold ``attnproof prove``, programs JAX compiled more than once, by
+                    JAX's cache key (program source, shapes, dtypes, devices), across every
+                    worker and route (goal 0); beside it, the programs traced and lowered
+                    again (read back from JAX's cache), and in a warm run, the programs traced
+                    and lowered at all
+  2 overhead        the cold run's time per phase; the share outside compilation, evaluation,
+                    the search and the proofs: start-up and imports, tracing, lowering, the
+                    ground truth and the reports (goal <= 0.15)
+  3 harness         warm ``pytest -n auto -m harness`` / warm ``attnproof prove`` with the same
+                    caches (goal <= 1.5), and cold ``pytest -n auto`` (every test, empty caches)
+                    / cold ``attnproof prove`` (goal <= 2); eager JAX's compilations in both
+  4 cache keys      for each source file of the prover and the numeric package, how many stored
+                    proofs and programs a change to it recomputes (the keys digest the code)
+  5 parallel        cold ``attnproof prove`` with one worker against the default (one per CPU):
+                    efficiency T1 / (n * Tn) (goal >= 0.85)
 
-It also checks that no theorem's verdict changed and that no numeric record has fewer
-instances than in the baseline, and says so (exit 1 if either fails). A record that failed in
-both runs is not compared: the search stops at its counterexample, and counts only the batches
-before it.
+It then compares the cold run's verdicts and instances with the committed
+``reports/results.json`` of ``--baseline`` (default HEAD): exit 1 if a verdict changed or a
+record has fewer instances.
 
-Run (a full run takes tens of minutes on 2 cores; choose a subset with --only):
+Run (about 40 minutes on 2 cores; choose a subset with --only):
     python benchmarks/bench_harness.py
-    python benchmarks/bench_harness.py --only cold,warm,compile --keep /tmp/attnproof-bench
-``--keep DIR`` keeps the environments in DIR and reuses them on the next run (the current tree
-is reinstalled each time); without it everything lives in a temporary directory.
+    python benchmarks/bench_harness.py --only compiled,overhead,parallel --keep /tmp/bench
 """
 
 from __future__ import annotations
@@ -43,64 +48,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parent.parent
-BASELINE_COMMIT = "ed9c6b7"
-GOALS = ("cold", "warm", "throughput", "compile", "tests")
-NEEDS_BASELINE = {"cold", "throughput"}
-COMPILE_LOG = "ATTNPROOF_COMPILE_LOG"
-
-
-# -- environments -------------------------------------------------------------------------------
-
-
-@dataclass
-class Environment:
-    name: str
-    source: Path
-    venv: Path
-
-    @property
-    def python(self) -> Path:
-        return self.venv / "bin" / "python"
-
-    @property
-    def attnproof(self) -> Path:
-        return self.venv / "bin" / "attnproof"
-
-
-def baseline_environment(work: Path, commit: str) -> Environment:
-    """The baseline commit checked out (git worktree) and installed into a venv of its own."""
-    source, venv = work / f"baseline-{commit}", work / f"baseline-{commit}-venv"
-    if not source.exists():
-        _run(["git", "-C", str(REPOSITORY), "worktree", "add", "--detach", str(source), commit])
-    if not (venv / "bin" / "attnproof").exists():
-        _make_venv(venv, source)
-    return Environment(f"baseline {commit}", source, venv)
-
-
-def current_environment(work: Path) -> Environment:
-    """The working tree as it is (uncommitted changes included), installed into its own venv."""
-    venv = work / "current-venv"
-    if not (venv / "bin" / "attnproof").exists():
-        _make_venv(venv, REPOSITORY)
-    else:  # dependencies are there; refresh only the package itself
-        _run([str(venv / "bin" / "pip"), "install", "-q", "--no-deps", "--force-reinstall",
-              str(REPOSITORY)])
-    return Environment("current", REPOSITORY, venv)
-
-
-def _make_venv(venv: Path, source: Path) -> None:
-    _run([sys.executable, "-m", "venv", str(venv)])
-    _run([str(venv / "bin" / "pip"), "install", "-q", f"{source}[jax,mlx]"])
-
-
-def remove_worktree(source: Path) -> None:
-    subprocess.run(["git", "-C", str(REPOSITORY), "worktree", "remove", "--force", str(source)],
-                   check=False, capture_output=True)
-
-
-def _run(command: list[str], **options) -> None:
-    print("$", " ".join(command), flush=True)
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, **options)
+FIGURES = ("compiled", "overhead", "harness", "keys", "parallel")
+TIME_LOG = "ATTNPROOF_TIME_LOG"
+# phases outside compilation, evaluation, the search and the proofs (numeric/_time_log.py)
+OVERHEAD_PHASES = ("start-up", "imports", "theorem file", "rendering", "trace", "lower",
+                   "ground truth", "report")
+# phases whose seconds are compiling or loading a program
+COMPILE_PHASES = ("compile", "executable-load")
 
 
 # -- timed runs ---------------------------------------------------------------------------------
@@ -108,17 +62,35 @@ def _run(command: list[str], **options) -> None:
 
 @dataclass
 class Timed:
-    """A command's wall time and its children's CPU time (user + system), in seconds."""
+    """A command's wall time, its children's CPU time (user + system), its exit code, and what
+    it left: the results JSON of a prove run, the time log's lines."""
 
+    label: str
     wall: float
     cpu: float
     code: int
     results: dict | None = None
-    compile_log: list[dict] = field(default_factory=list)
+    log: list[dict] = field(default_factory=list)
+
+    def seconds_by_phase(self) -> dict[str, float]:
+        found: dict[str, float] = collections.Counter()
+        for entry in self.log:
+            found[entry["stage"]] += entry["seconds"]
+        return found
+
+    def requests(self, **where) -> list[dict]:
+        return [e for e in self.log if e["stage"] == "request"
+                and all(e.get(k) == v for k, v in where.items())]
 
 
-def timed(command: list[str], cwd: Path, env: dict) -> Timed:
-    print("$", " ".join(map(str, command)), flush=True)
+def timed(label: str, command: list[str], cwd: Path, cache: Path, work: Path) -> Timed:
+    """Run ``command`` with ``cache`` as the user cache directory and a fresh time log."""
+    log = work / f"time-{_slug(label)}.jsonl"
+    log.unlink(missing_ok=True)
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), TIME_LOG: str(log), "CI": "true"}
+    for variable in ("PYTHONPATH", "ATTNPROOF_CACHE_DIR", "ATTNPROOF_NO_CACHE"):
+        env.pop(variable, None)
+    print("$", " ".join(map(str, command)), f"  [{label}]", flush=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     finished = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
@@ -126,42 +98,182 @@ def timed(command: list[str], cwd: Path, env: dict) -> Timed:
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    if finished.returncode not in (0, 1):  # 1 only says a theorem did not come out as declared
+    if finished.returncode not in (0, 1):  # 1 only says a theorem or a test did not pass
         print(finished.stderr[-3000:], file=sys.stderr)
-    return Timed(wall, cpu, finished.returncode)
-
-
-def prove(environment: Environment, work: Path, label: str, cache: Path,
-          extra: list[str]) -> Timed:
-    """``attnproof prove`` of the installed catalog, run outside any repository; ``cache`` is
-    the user cache directory (XDG_CACHE_HOME): empty for a cold run."""
-    out = work / f"reports-{label}"
-    shutil.rmtree(out, ignore_errors=True)
-    log = work / f"compile-{label}.jsonl"
-    log.unlink(missing_ok=True)
-    env = {**os.environ, "XDG_CACHE_HOME": str(cache), COMPILE_LOG: str(log), "CI": "true"}
-    env.pop("PYTHONPATH", None)
-    result = timed([str(environment.attnproof), "prove", "--out", str(out), *extra], work, env)
-    if not (out / "results.json").exists():
-        raise SystemExit(f"{environment.name}: attnproof prove wrote no results (exit "
-                         f"{result.code})")
-    result.results = json.loads((out / "results.json").read_text())
+    run = Timed(label, wall, cpu, finished.returncode)
     if log.exists():
-        result.compile_log = [json.loads(line) for line in log.read_text().splitlines()
-                              if line.strip()]
-    return result
+        run.log = _read_log(log)
+    print(f"  {label}: {wall:.1f} s wall, {cpu:.1f} s CPU, exit {finished.returncode}",
+          flush=True)
+    return run
 
 
-def pytest_run(environment: Environment, work: Path, cache: Path, extra: list[str]) -> Timed:
-    """The current tree's test suite with the current environment's interpreter."""
-    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "CI": "true"}
-    env.pop("PYTHONPATH", None)
-    command = [str(environment.python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               "--attnproof-report", str(work / "reports-pytest"), *extra]
-    return timed(command, REPOSITORY, env)
+def _slug(label: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in label)
 
 
-# -- figures from results ----------------------------------------------------------------------
+def _read_log(path: Path) -> list[dict]:
+    entries = []
+    for line in path.read_text().splitlines():
+        try:
+            entries.append(json.loads(line))
+        except json.JSONDecodeError:  # a line cut short by a killed process
+            continue
+    return entries
+
+
+def prove(label: str, work: Path, cache: Path, extra: list[str]) -> Timed:
+    """``attnproof prove`` of the installed catalog, run outside any repository."""
+    out = work / f"reports-{_slug(label)}"
+    shutil.rmtree(out, ignore_errors=True)
+    command = [sys.executable, "-m", "attnproof", "prove", "--out", str(out), *extra]
+    run = timed(label, command, work, cache, work)
+    if not (out / "results.json").exists():
+        raise SystemExit(f"{label}: attnproof prove wrote no results (exit {run.code})")
+    run.results = json.loads((out / "results.json").read_text())
+    return run
+
+
+def pytest_run(label: str, work: Path, cache: Path, extra: list[str]) -> Timed:
+    """The repository's test suite, as the README runs it."""
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+               "--attnproof-report", str(work / f"reports-{_slug(label)}"), "-n", "auto", *extra]
+    return timed(label, command, REPOSITORY, cache, work)
+
+
+# -- 1. programs compiled more than once -----------------------------------------------------
+
+
+def repeats(requests: list[dict]) -> tuple[int, int]:
+    """(keys seen more than once, requests beyond each key's first)."""
+    counts = collections.Counter(entry["key"] for entry in requests)
+    return sum(1 for n in counts.values() if n > 1), sum(n - 1 for n in counts.values())
+
+
+def report_compiled(cold: Timed, warm: Timed | None) -> bool:
+    requested = cold.requests()
+    compiled = [e for e in requested if not e["hit"]]
+    twice, extra = repeats(compiled)
+    print(f"  cold: {len(requested)} compilation requests, {len(set(e['key'] for e in requested))}"
+          f" distinct programs; {len(compiled)} compiled, {len(requested) - len(compiled)} read "
+          "back from JAX's cache")
+    relowered, again = repeats(requested)
+    print(f"  cold: {relowered} programs traced and lowered more than once ({again} times "
+          "beyond the first; each read back, not compiled): "
+          + _top_modules(requested))
+    if warm is not None:
+        warm_requests = warm.requests()
+        warm_compiled = sum(1 for e in warm_requests if not e["hit"])
+        print(f"  warm: {len(warm_requests)} programs traced and lowered "
+              f"({warm_compiled} compiled), by route: {_by_route(warm_requests)}")
+    print(f"  FIGURE programs compiled more than once in the cold run: {twice} "
+          f"({extra} extra compilations) (goal 0)")
+    return twice == 0
+
+
+def _top_modules(requests: list[dict]) -> str:
+    counts = collections.Counter(e["key"] for e in requests)
+    by_module = collections.Counter(e["module"] for e in requests if counts[e["key"]] > 1)
+    return ", ".join(f"{m} {n}" for m, n in by_module.most_common(5)) or "none"
+
+
+def _by_route(requests: list[dict]) -> str:
+    routes = collections.Counter(
+        f"{e.get('backend') or 'outside a record'}/{e.get('mode') or '-'}" for e in requests)
+    return ", ".join(f"{r} {n}" for r, n in routes.most_common(6)) or "none"
+
+
+# -- 2. where a cold run's time goes ---------------------------------------------------------
+
+
+def report_overhead(cold: Timed) -> bool:
+    phases = cold.seconds_by_phase()
+    total = sum(phases.values())
+    print(f"  cold run: {cold.wall:.1f} s wall, {total:.1f} s in logged phases "
+          f"({cold.cpu:.1f} s CPU of all processes)")
+    for name, seconds in sorted(phases.items(), key=lambda item: -item[1]):
+        if seconds > 0:
+            kind = "overhead" if name in OVERHEAD_PHASES else "work"
+            print(f"    {name:16s} {seconds:8.1f} s  {seconds / total:6.1%}  {kind}")
+    overhead = sum(phases.get(name, 0.0) for name in OVERHEAD_PHASES)
+    share = overhead / total if total else float("nan")
+    print(f"  FIGURE overhead share of the cold run's time: {share:.3f} (goal <= 0.15)")
+    return share <= 0.15
+
+
+# -- 3. the harness against attnproof prove ----------------------------------------------------
+
+
+def report_harness(cold: Timed, warm: Timed, harness_warm: Timed,
+                   pytest_cold: Timed) -> bool:
+    warm_ratio = harness_warm.wall / warm.wall
+    cold_ratio = pytest_cold.wall / cold.wall
+    print(f"  warm prove {warm.wall:.1f} s; warm pytest -n auto -m harness {harness_warm.wall:.1f}"
+          f" s (exit {harness_warm.code})")
+    print(f"  cold prove {cold.wall:.1f} s; cold pytest -n auto {pytest_cold.wall:.1f} s "
+          f"(exit {pytest_cold.code})")
+    for run in (pytest_cold, harness_warm):
+        eager = run.requests(backend="jax", mode="eager")
+        compiled = [e for e in eager if not e["hit"]]
+        twice, _ = repeats(compiled)
+        print(f"  eager JAX in {run.label}: {len(eager)} primitive programs requested, "
+              f"{len(compiled)} compiled, {twice} compiled more than once")
+    print(f"  FIGURE warm harness / warm prove: {warm_ratio:.2f} (goal <= 1.5); "
+          f"cold pytest -n auto / cold prove: {cold_ratio:.2f} (goal <= 2)")
+    return (warm_ratio <= 1.5 and cold_ratio <= 2 and harness_warm.code == 0
+            and pytest_cold.code == 0)
+
+
+# -- 4. what a change to the code recomputes -------------------------------------------------
+
+
+def report_keys() -> bool:
+    """For each source file, the stored entries whose key digests it (computed here, in this
+    process, from the same functions the caches use)."""
+    from attnproof import _cache
+    from attnproof.numeric import _executables
+    from attnproof.symbolic import discover
+
+    theorems = discover().theorems
+    counts: dict[str, int] = collections.Counter()
+    for theorem in theorems:
+        for path in _cache._core_files() + _cache._kind_files(theorem):
+            counts[str(path.relative_to(_cache._symbolic_root()))] += 1
+    core = len(_cache._core_files())
+    kinds = sorted(name for name in counts if counts[name] < len(theorems))
+    print(f"  stored proofs ({len(theorems)} theorems): a change to any of the prover's "
+          f"{core} core files recomputes all {len(theorems)}; a change to a kind module "
+          "recomputes the theorems built from it:")
+    for name in kinds:
+        print(f"    symbolic/{name:28s} {counts[name]:4d}")
+    numeric_root = Path(_executables.__file__).resolve().parent
+    assembling = sorted(p.name for p in numeric_root.glob("*.py"))
+    print(f"  stored programs: a change to any of numeric/'s {len(assembling)} modules "
+          "recomputes every stored program; a change to numeric/kinds/ none (its routes "
+          "store no program)")
+    print("  FIGURE keys digest the source (tests/cli/test_cache.py and "
+          "tests/numeric/test_executables.py change a function and see it recomputed)")
+    return True
+
+
+# -- 5. parallel efficiency ---------------------------------------------------------------------
+
+
+def report_parallel(cold: Timed, serial: Timed, workers: int) -> bool:
+    efficiency = serial.wall / (workers * cold.wall)
+    print(f"  1 worker {serial.wall:.1f} s; {workers} workers {cold.wall:.1f} s")
+    busy = {}
+    for run in (serial, cold):
+        phases = run.seconds_by_phase()
+        busy[run.label] = sum(v for k, v in phases.items() if k != "report")
+        print(f"  {run.label}: {busy[run.label]:.1f} s of worker phases, "
+              f"{phases.get('report', 0.0):.1f} s writing reports in the parent")
+    print(f"  FIGURE parallel efficiency T1 / ({workers} x T{workers}): {efficiency:.2f} "
+          "(goal >= 0.85)")
+    return efficiency >= 0.85
+
+
+# -- the verdicts and instances against the committed results --------------------------------
 
 
 def numeric_records(results: dict) -> list[dict]:
@@ -169,55 +281,10 @@ def numeric_records(results: dict) -> list[dict]:
             if r["status"] not in ("skipped",)]
 
 
-def throughput(results: dict) -> tuple[int, float]:
-    """(instances, seconds of worker time) over every numeric record that ran."""
-    records = numeric_records(results)
-    return sum(r["instances"] for r in records), sum(r["seconds"] for r in records)
-
-
-def seconds_by_backend(results: dict) -> dict[str, float]:
-    found: dict[str, float] = collections.Counter()
-    for record in numeric_records(results):
-        found[record["backend"]] += record["seconds"]
-    return found
-
-
-def by_record_kind(results: dict) -> dict[str, tuple[int, float]]:
-    """(instances, seconds) per backend/dtype/mode, over every theorem."""
-    found = collections.defaultdict(lambda: [0, 0.0])
-    for record in numeric_records(results):
-        kind = found[f"{record['backend']}/{record['dtype']}/{record['mode']}"]
-        kind[0] += record["instances"]
-        kind[1] += record["seconds"]
-    return {k: (n, s) for k, (n, s) in found.items()}
-
-
-def compile_by_backend(log: list[dict]) -> dict[str, tuple[int, float]]:
-    """(compilations, seconds) per backend; a compilation is one backend-compile stage (or
-    persistent-cache read), its seconds those of all its stages."""
-    count: dict[str, int] = collections.Counter()
-    seconds: dict[str, float] = collections.Counter()
-    for entry in log:
-        backend = entry.get("backend") or "jax (outside a check)"
-        seconds[backend] += entry["seconds"]
-        count[backend] += entry["stage"] == "compile"
-    return {b: (count[b], seconds[b]) for b in seconds}
-
-
-def compile_by_theorem(log: list[dict]) -> list[tuple[str, int, int, float]]:
-    """(theorem, compilations, distinct dtype/shape pairs, seconds), most seconds first."""
-    rows = collections.defaultdict(lambda: [0, set(), 0.0])
-    for entry in log:
-        row = rows[entry.get("theorem") or "(outside a check)"]
-        row[0] += entry["stage"] == "compile"
-        row[1].add((entry.get("dtype"), entry.get("shape")))
-        row[2] += entry["seconds"]
-    found = [(name, c, len(shapes), s) for name, (c, shapes, s) in rows.items()]
-    return sorted(found, key=lambda row: -row[3])
-
-
-def verdict_changes(baseline: dict, current: dict) -> tuple[list[str], list[str], list[str]]:
-    """(changed verdicts, records with fewer instances, theorems new in the current catalog)."""
+def verdict_changes(baseline: dict, current: dict,
+                    partial: bool = False) -> tuple[list[str], list[str], list[str]]:
+    """(changed verdicts, records with fewer instances, theorems new in the current catalog);
+    a ``partial`` run (chosen theorems) is not blamed for the theorems it left out."""
     before = {t["name"]: t for t in baseline["theorems"]}
     changed, fewer, new = [], [], []
     for theorem in current["theorems"]:
@@ -228,7 +295,7 @@ def verdict_changes(baseline: dict, current: dict) -> tuple[list[str], list[str]
         if (old["status"], old["ok"]) != (theorem["status"], theorem["ok"]):
             changed.append(f"{theorem['name']}: {old['status']} -> {theorem['status']}")
         fewer += _fewer_instances(theorem["name"], old, theorem)
-    missing = sorted(set(before) - {t["name"] for t in current["theorems"]})
+    missing = [] if partial else sorted(set(before) - {t["name"] for t in current["theorems"]})
     changed += [f"{name}: missing from the current run" for name in missing]
     return changed, fewer, new
 
@@ -249,104 +316,24 @@ def _fewer_instances(name: str, old: dict, new: dict) -> list[str]:
     return lost
 
 
-# -- the report ----------------------------------------------------------------------------------
+def committed_results(revision: str) -> dict:
+    shown = subprocess.run(["git", "-C", str(REPOSITORY), "show",
+                            f"{revision}:reports/results.json"],
+                           check=True, capture_output=True, text=True)
+    return json.loads(shown.stdout)
 
 
-def per_theorem(run: Timed) -> float:
-    return run.wall / max(1, len(run.results["theorems"]))
-
-
-def report_cold(baseline: Timed, current: Timed) -> bool:
-    ratio = per_theorem(current) / per_theorem(baseline)
-    for name, run in (("baseline", baseline), ("current", current)):
-        print(f"  {name:9s} {len(run.results['theorems'])} theorems, {run.wall:7.1f} s wall, "
-              f"{run.cpu:7.1f} s CPU, {per_theorem(run):6.2f} s wall per theorem")
-    cpu = (current.cpu / len(current.results["theorems"])) / (
-        baseline.cpu / len(baseline.results["theorems"]))
-    print(f"  RATIO cold wall per theorem, current / baseline: {ratio:.3f} (goal <= 0.3); "
-          f"CPU per theorem: {cpu:.3f}")
-    return ratio <= 0.3
-
-
-def report_warm(cold: Timed, warm: Timed) -> bool:
-    ratio = warm.wall / cold.wall
-    print(f"  cold {cold.wall:.1f} s wall ({cold.cpu:.1f} s CPU), warm {warm.wall:.1f} s wall "
-          f"({warm.cpu:.1f} s CPU)")
-    for name, run in (("cold", cold), ("warm", warm)):
-        proofs = sum((t.get("symbolic") or {}).get("seconds", 0.0)
-                     for t in run.results["theorems"])
-        print(f"  {name}: numeric {sum(seconds_by_backend(run.results).values()):.1f} s of "
-              f"worker time, {len(run.compile_log)} compile-log entries")
-    print(f"  proofs: {proofs:.1f} s as recorded (a warm run reports the cached attempt's time)")
-    print(f"  RATIO warm / cold: {ratio:.3f} (goal <= 0.15); CPU {warm.cpu / cold.cpu:.3f}")
-    return ratio <= 0.15
-
-
-def report_throughput(baseline: Timed, current: Timed) -> bool:
-    rates = []
-    for name, run in (("baseline", baseline), ("current", current)):
-        instances, seconds = throughput(run.results)
-        rates.append(instances / seconds)
-        print(f"  {name:9s} {instances:8d} instances in {seconds:7.1f} s of worker time: "
-              f"{instances / seconds:8.0f} /s")
-        for kind, (count, spent) in sorted(by_record_kind(run.results).items()):
-            print(f"            {kind:22s} {count:7d} instances {spent:7.1f} s "
-                  f"{count / max(spent, 1e-9):7.0f} /s")
-    ratio = rates[1] / rates[0]
-    print(f"  RATIO instances per worker second, current / baseline: {ratio:.2f} (goal >= 5)")
-    return ratio >= 5
-
-
-def report_compile(current: Timed) -> bool:
-    numeric = seconds_by_backend(current.results)
-    compiled = compile_by_backend(current.compile_log)
-    worst = 0.0
-    for backend in sorted(set(numeric) | set(compiled)):
-        count, seconds = compiled.get(backend, (0, 0.0))
-        share = seconds / numeric[backend] if numeric.get(backend) else float("nan")
-        if backend in numeric:
-            worst = max(worst, share)
-        print(f"  {backend:22s} {count:4d} compilations {seconds:7.1f} s of "
-              f"{numeric.get(backend, 0.0):7.1f} s numeric: share {share:.3f}")
-    total = sum(s for _, s in compiled.values()) / max(1e-9, sum(numeric.values()))
-    print(f"  RATIO compilation / numeric time: {total:.3f} overall, worst backend {worst:.3f} "
-          "(goal <= 0.25)")
-    print("  slowest theorems to compile (compilations, distinct dtype x shape, seconds):")
-    for name, count, shapes, seconds in compile_by_theorem(current.compile_log)[:8]:
-        print(f"    {name:48s} {count:4d} {shapes:4d} {seconds:7.1f}")
-    return worst <= 0.25
-
-
-def report_tests(cold: Timed, full: Timed, fast: Timed) -> bool:
-    ratio = full.wall / cold.wall
-    print(f"  pytest -n auto {full.wall:.1f} s (exit {full.code}); cold prove {cold.wall:.1f} s; "
-          f"fast tier {fast.wall:.1f} s (exit {fast.code})")
-    print(f"  RATIO pytest -n auto / cold prove: {ratio:.2f} (goal <= 2); fast tier "
-          f"{fast.wall:.1f} s (goal <= 60 s)")
-    return ratio <= 2 and fast.wall <= 60 and full.code == 0 and fast.code == 0
-
-
-# Verdicts that changed since the baseline on purpose, by later work; each is printed with its
-# reason, and any other change fails the comparison.
-INTENDED_CHANGES = {
-    "free_energy_variational_principle: checked -> proved":
-        "the inequality claim kind proves it for all sizes",
-    "online_softmax_blockwise: proved -> checked":
-        "it runs user code (implementation=): code is checked, never proved",
-}
-
-
-def report_sameness(baseline: Timed, current: Timed) -> bool:
-    changed, fewer, new = verdict_changes(baseline.results, current.results)
-    intended = [c for c in changed if c in INTENDED_CHANGES]
-    changed = [c for c in changed if c not in INTENDED_CHANGES]
+def report_sameness(baseline: dict, current: dict, revision: str, partial: bool) -> bool:
+    changed, fewer, new = verdict_changes(baseline, current, partial)
+    instances = sum(r["instances"] for r in numeric_records(current))
+    before = sum(r["instances"] for r in numeric_records(baseline))
+    print(f"  against the committed reports/results.json of {revision}: "
+          f"{len(current['theorems'])} theorems, {instances:,} instances ({before:,} before)")
     print(f"  verdicts changed: {len(changed)}" + "".join(f"\n    {c}" for c in changed))
-    print(f"  verdicts changed on purpose since the baseline: {len(intended)}"
-          + "".join(f"\n    {c} ({INTENDED_CHANGES[c]})" for c in intended))
-    print(f"  records with fewer instances than the baseline: {len(fewer)}"
+    print(f"  records with fewer instances: {len(fewer)}"
           + "".join(f"\n    {f}" for f in fewer[:20]))
     if new:
-        print(f"  theorems new since the baseline (not compared): {len(new)}")
+        print(f"  theorems new since {revision} (not compared): {len(new)}")
     return not changed and not fewer
 
 
@@ -355,62 +342,53 @@ def report_sameness(baseline: Timed, current: Timed) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
-    chosen = set(args.only.split(",")) if args.only else set(GOALS)
-    unknown = chosen - set(GOALS)
+    chosen = set(args.only.split(",")) if args.only else set(FIGURES)
+    unknown = chosen - set(FIGURES)
     if unknown:
-        raise SystemExit(f"unknown goal(s) {', '.join(sorted(unknown))}; choose from {GOALS}")
+        raise SystemExit(f"unknown figure(s) {', '.join(sorted(unknown))}; choose from "
+                         f"{', '.join(FIGURES)}")
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="attnproof-bench-"))
     work.mkdir(parents=True, exist_ok=True)
-    baseline = None
     try:
-        current = current_environment(work)
-        if chosen & NEEDS_BASELINE:
-            baseline = baseline_environment(work, args.baseline)
-        return _measure(chosen, current, baseline, work, args.prove_args.split())
+        return _measure(chosen, work, args.prove_args.split(), args.baseline)
     finally:
         if not args.keep:
-            if baseline is not None:
-                remove_worktree(baseline.source)
             shutil.rmtree(work, ignore_errors=True)
 
 
-def _measure(chosen: set, current: Environment, baseline: Environment | None, work: Path,
-             extra: list[str]) -> int:
+def _measure(chosen: set, work: Path, extra: list[str], revision: str) -> int:
     runs: dict[str, Timed] = {}
-    if baseline is not None:  # baseline first: the current run must not get a quieter machine
-        runs["baseline"] = prove(baseline, work, "baseline", _fresh(work, "cache-baseline"), extra)
-    cache = _fresh(work, "cache-current")
-    runs["cold"] = prove(current, work, "cold", cache, extra)
-    if "warm" in chosen:
-        runs["warm"] = prove(current, work, "warm", cache, extra)
-    if "tests" in chosen:
-        runs["pytest"] = pytest_run(current, work, _fresh(work, "cache-pytest"), ["-n", "auto"])
-        runs["fast"] = pytest_run(current, work, _fresh(work, "cache-fast"),
-                                  ["-n", "auto", "-m", "not slow"])
+    cache = _fresh(work, "cache-prove")
+    runs["cold"] = prove("cold prove", work, cache, extra)
+    if chosen & {"compiled", "harness"}:
+        runs["warm"] = prove("warm prove", work, cache, extra)
+    if "harness" in chosen:  # the harness after prove, with prove's caches, as a user runs it
+        runs["harness"] = pytest_run("warm harness", work, cache, ["-m", "harness"])
+        runs["pytest"] = pytest_run("cold pytest", work, _fresh(work, "cache-pytest"), [])
+    workers = os.cpu_count() or 1
+    if "parallel" in chosen:
+        runs["serial"] = prove("cold prove, 1 worker", work, _fresh(work, "cache-serial"),
+                               [*extra, "--jobs", "1"])
     print(f"\nattnproof harness benchmark, {time.strftime('%Y-%m-%d %H:%M:%S %Z')}, "
-          f"{os.cpu_count()} CPUs, prove arguments: {' '.join(extra) or '(none)'}")
+          f"{workers} CPUs, prove arguments: {' '.join(extra) or '(none)'}")
     reports = {
-        "cold": ("1. cold prove", lambda: report_cold(runs["baseline"], runs["cold"])),
-        "warm": ("2. warm re-run", lambda: report_warm(runs["cold"], runs["warm"])),
-        "throughput": ("3. throughput",
-                       lambda: report_throughput(runs["baseline"], runs["cold"])),
-        "compile": ("4. compilation", lambda: report_compile(runs["cold"])),
-        "tests": ("5. tests", lambda: report_tests(runs["cold"], runs["pytest"], runs["fast"])),
+        "compiled": lambda: report_compiled(runs["cold"], runs.get("warm")),
+        "overhead": lambda: report_overhead(runs["cold"]),
+        "harness": lambda: report_harness(runs["cold"], runs["warm"], runs["harness"],
+                                          runs["pytest"]),
+        "keys": report_keys,
+        "parallel": lambda: report_parallel(runs["cold"], runs["serial"], workers),
     }
     met = {}
-    for goal in (g for g in GOALS if g in chosen):
-        title, report = reports[goal]
-        print(title)
-        met[goal] = report()
-    same = True
-    if baseline is not None:
-        print("same evidence")
-        same = report_sameness(runs["baseline"], runs["cold"])
+    for number, figure in enumerate(FIGURES, 1):
+        if figure in chosen:
+            print(f"{number}. {figure}")
+            met[figure] = reports[figure]()
+    print("same evidence")
+    same = report_sameness(committed_results(revision), runs["cold"].results, revision,
+                           partial=bool(extra))
     print("goals met: " + ", ".join(f"{g} {'yes' if ok else 'NO'}" for g, ok in met.items()))
-    if baseline is None:
-        print("verdicts not compared (no baseline run)")
-    else:
-        print(f"no verdict changed, no record with fewer instances: {'yes' if same else 'NO'}")
+    print(f"no verdict changed, no record with fewer instances: {'yes' if same else 'NO'}")
     return 0 if same else 1
 
 
@@ -423,14 +401,15 @@ def _fresh(work: Path, name: str) -> Path:
 
 def _arguments(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", metavar="GOALS",
-                        help=f"comma-separated subset of {','.join(GOALS)} (default: all)")
-    parser.add_argument("--baseline", default=BASELINE_COMMIT, metavar="COMMIT",
-                        help="baseline commit (default: %(default)s)")
+    parser.add_argument("--only", metavar="FIGURES",
+                        help=f"comma-separated subset of {','.join(FIGURES)} (default: all)")
+    parser.add_argument("--baseline", default="HEAD", metavar="REVISION",
+                        help="compare with this revision's committed reports/results.json "
+                             "(default: %(default)s)")
     parser.add_argument("--keep", metavar="DIR",
-                        help="keep environments and reports in DIR and reuse them next time")
+                        help="keep the caches, logs and reports in DIR")
     parser.add_argument("--prove-args", default="", metavar="ARGS",
-                        help="extra arguments for both prove runs (quoted), e.g. "
+                        help="extra arguments for every prove run (quoted), e.g. "
                              "'--theorem softmax_jacobian'")
     return parser.parse_args(argv)
 

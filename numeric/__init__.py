@@ -23,6 +23,7 @@ _EXPORTS = {
     "UNDECIDED_SHARE_NOTED": ("_evidence", "UNDECIDED_SHARE_NOTED"),
     "undecided_share": ("_evidence", "undecided_share"),
     "check": ("_search", "check"),
+    "time_log": ("_time_log", None),
     "PROFILE_NAMES": ("_profiles", "PROFILE_NAMES"),
     "Profile": ("_profiles", "Profile"),
     "profile": ("_profiles", "profile"),
@@ -38,7 +39,8 @@ def __getattr__(name: str):
     if name not in _EXPORTS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module, attribute = _EXPORTS[name]
-    value = getattr(importlib.import_module(f".{module}", __name__), attribute)
+    found = importlib.import_module(f".{module}", __name__)
+    value = found if attribute is None else getattr(found, attribute)  # None: the module
     globals()[name] = value  # later reads skip this function
     return value
 

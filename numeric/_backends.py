@@ -102,8 +102,11 @@ class Backend:
 
 @functools.cache
 def _load(backend: Backend):
-    module = importlib.import_module(backend.module)
-    backend.setup(module)
+    from . import _time_log
+
+    with _time_log.phase("imports"):
+        module = importlib.import_module(backend.module)
+        backend.setup(module)
     return module
 
 
@@ -153,10 +156,10 @@ def _jax_setup(module) -> None:
     jax.config.update("jax_enable_x64", True)
     # the CPU default is already exact; GPUs and TPUs otherwise use TF32 / bfloat16 passes
     jax.config.update("jax_default_matmul_precision", "highest")
-    from . import _compile_cache, _compile_log
+    from . import _compile_cache, _time_log
 
     _compile_cache.configure(jax)
-    _compile_log.listen()
+    _time_log.listen()
 
 
 def _jax_devices() -> dict[str, object]:

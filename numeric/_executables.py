@@ -35,7 +35,7 @@ import shutil
 import time
 from pathlib import Path
 
-from . import _compile_log as compile_log
+from . import _time_log as time_log
 from ._compile_cache import cache_directory, folder_name, write_atomically
 
 FOLDER = "executables"
@@ -65,7 +65,7 @@ def load_or_compile(theorem: str, program: str, call: str, jitted, arrays: dict)
     start = time.perf_counter()
     loaded = _load(path)
     if loaded is not None:
-        compile_log.record("executable-load", time.perf_counter() - start)
+        time_log.record("executable-load", time.perf_counter() - start)
         return _FirstCallChecked(loaded, path, jitted)
     hits = _persistent_cache_hits()
     compiled = jitted.lower(arrays).compile()

@@ -12,7 +12,7 @@ import sympy as sp
 from attnproof.symbolic import Theorem
 from attnproof.symbolic._theorem import ordered_free_indices
 
-from . import _compile_log as compile_log
+from . import _time_log as time_log
 from . import _executables as executables
 from . import _strategies as strategies
 from ._backends import Backend, backend, to_numpy
@@ -117,6 +117,10 @@ class Runner:
         return runner_for(self.plan.theorem, backend("numpy"), "cpu", "eager")
 
     def evaluate(self, arrays: dict, sizes: dict, dtype: str, with_scale: bool) -> dict:
+        with time_log.phase("evaluation"):
+            return self._evaluate(arrays, sizes, dtype, with_scale)
+
+    def _evaluate(self, arrays: dict, sizes: dict, dtype: str, with_scale: bool) -> dict:
         xp = self.row.namespace(self.module, dtype)
         with self.row.scope(self.device):
             placed = {k: (self.row.place(xp, v, dtype, self.device)
@@ -136,7 +140,7 @@ class Runner:
         return values
 
     def _attributed(self, dtype: str, sizes: dict):
-        return compile_log.attributed(self.plan.theorem.name, self.row.name, dtype, self.mode,
+        return time_log.attributed(self.plan.theorem.name, self.row.name, dtype, self.mode,
                                       sizes)
 
     def _float64_only(self, arrays: dict, sizes: dict) -> dict:

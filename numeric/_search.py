@@ -14,7 +14,7 @@ from hypothesis import seed as hypothesis_seed
 
 from attnproof.symbolic import Theorem
 
-from . import _compile_log as compile_log
+from . import _time_log as time_log
 from . import _evidence as evidence
 from . import _strategies as strategies
 from ._backends import Backend, backend, device_kind, unavailable_reason
@@ -62,7 +62,13 @@ def search(theorem: Theorem, backend_name: str = "numpy", dtype: str = "float64"
     """:func:`check`, with the error ratios it saw (for ``scripts/calibrate.py``); ``seed``
     fixes Hypothesis's random source."""
     row = backend(backend_name)
-    mode = mode or row.default_mode
+    # its own time: Hypothesis's draws, the comparisons and decisions, the kinds' own routes
+    with time_log.phase("search"):
+        return _search(theorem, row, dtype, device, mode or row.default_mode, profile, seed)
+
+
+def _search(theorem: Theorem, row: Backend, dtype: str, device: str, mode: str,
+            profile: str | None, seed: int | None) -> tuple[NumericRecord, Ratios]:
     record = NumericRecord(row.name, dtype, device, mode, NumericStatus.SKIPPED)
     ratios = Ratios()
     start = time.perf_counter()
@@ -73,7 +79,7 @@ def search(theorem: Theorem, backend_name: str = "numpy", dtype: str = "float64"
     if record.reason is None:
         try:
             if route is not None:  # a claim kind brings its own numeric route
-                with compile_log.attributed(theorem.name, row.name, dtype, mode, {}):
+                with time_log.attributed(theorem.name, row.name, dtype, mode, {}):
                     route(theorem, row, dtype, device, mode, strategies.profile(profile),
                           record, seed=seed)
             else:
@@ -229,10 +235,11 @@ def _note(seen: _Seen, ratios: Ratios, record: NumericRecord, structure,
 
 def _ground_truth(runner: Runner, theorem, seen: _Seen) -> float | None:
     """Against mpmath: a small searched batch if one was drawn, else fresh small instances."""
-    if seen.small is None:
-        return ground_truth_error(runner, _any(theorem))
-    structure, outcome = seen.small
-    return ground_truth_error(runner, structure, outcome.evaluated)
+    with time_log.phase("ground truth"):
+        if seen.small is None:
+            return ground_truth_error(runner, _any(theorem))
+        structure, outcome = seen.small
+        return ground_truth_error(runner, structure, outcome.evaluated)
 
 
 def _any(theorem) -> strategies.Structure:

@@ -3,6 +3,7 @@ theorem on a backend, in a dtype, on a batch of inputs."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -36,13 +37,21 @@ def run_compiled(row, xp, compiled, arrays: dict, sizes: dict, dtype: str, devic
     place = row.devices()[device]
     with row.scope(place):
         placed = {k: row.place(xp, v, dtype, place) for k, v in arrays.items()}
-
-        def function(traced):
-            return compiled(xp, traced, sizes)
-
-        run = row.compile(function) if mode == "jit" else function
+        if mode == "jit":
+            run = _jitted(row, dtype, compiled, tuple(sorted(sizes.items())), xp)
+        else:
+            run = functools.partial(compiled, xp, sizes=sizes)
         with np.errstate(all="ignore"):  # overflow shows up as inf/nan and is judged there
             return to_numpy(run(placed))
+
+
+@functools.lru_cache(maxsize=1024)
+def _jitted(row, dtype: str, compiled, sizes: tuple, xp):
+    """One jitted program per expression, sizes and format, kept for the process: a backend
+    caches what it compiled per jitted function, so a function made afresh for every call
+    would be traced and lowered again each time. (``xp`` follows from ``row`` and ``dtype``.)"""
+    bound = dict(sizes)
+    return row.compile(lambda traced: compiled(xp, traced, bound))
 
 
 def draw_uniform(domain, shape, rng) -> np.ndarray:

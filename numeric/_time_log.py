@@ -1,11 +1,16 @@
-"""Where compilation time goes: every JAX compilation, attributed to a theorem, backend, dtype,
-mode and shape, appended as one JSON line to the file named by ``$ATTNPROOF_COMPILE_LOG``.
+"""Where a run's time goes, appended as JSON lines to the file named by ``$ATTNPROOF_TIME_LOG``
+(unset, nothing is measured and nothing is written).
+
+Each line is one phase of one process, in seconds of its own: a phase's line excludes the
+phases nested in it, so the lines of a run add up to its workers' time without counting any
+second twice. attnproof marks its phases with ``phase(name)`` (a worker's start-up, a proof, a
+numeric record, an evaluation, the ground truth, the report); JAX's compilation stages come
+from JAX itself.
 
 JAX reports the three stages of a compilation (tracing, lowering to MLIR, the backend compile,
 or on a persistent-cache hit the cache read) through ``jax.monitoring``; a listener adds the
-configuration being evaluated. Unset, nothing is registered and nothing is written. The
-benchmark (``benchmarks/bench_harness.py``) reads the file to report compilation's share of
-numeric time per backend.
+configuration being evaluated. The benchmark (``benchmarks/bench_harness.py``) reads the file
+to report each phase's share of a run.
 
 Each request to compile also names the program: JAX's persistent-cache key, a digest of the
 lowered module (the program's source, shapes and dtypes), the devices, the compile options and
@@ -20,8 +25,9 @@ import contextlib
 import json
 import logging
 import os
+import time
 
-ENVIRONMENT_VARIABLE = "ATTNPROOF_COMPILE_LOG"
+ENVIRONMENT_VARIABLE = "ATTNPROOF_TIME_LOG"
 STAGES = {
     "/jax/core/compile/jaxpr_trace_duration": "trace",
     "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower",
@@ -37,6 +43,8 @@ REQUEST_MESSAGES = {
 
 _context: dict = {}
 _listening = False
+# one entry per open phase: the seconds spent so far in phases nested inside it
+_nested: list[float] = []
 
 
 def listen() -> None:
@@ -79,15 +87,38 @@ def attributed(theorem: str, backend: str, dtype: str, mode: str, sizes: dict):
         _context.update(saved)
 
 
-def record(stage: str, seconds: float) -> None:
-    """An entry of attnproof's own, such as loading a stored executable (``_executables``)."""
-    if _listening:
-        _write({**_context, "stage": stage, "seconds": seconds})
+def enabled() -> bool:
+    return bool(os.environ.get(ENVIRONMENT_VARIABLE))
+
+
+@contextlib.contextmanager
+def phase(name: str):
+    """Time this block as phase ``name``, less the phases nested in it."""
+    if not enabled():
+        yield
+        return
+    _nested.append(0.0)
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        elapsed = time.perf_counter() - start
+        record(name, elapsed - _nested.pop(), elapsed)
+
+
+def record(stage: str, seconds: float, elapsed: float | None = None) -> None:
+    """A phase timed elsewhere (``seconds`` of its own; ``elapsed`` in all, if more), such as
+    loading a stored executable (``_executables``) or a worker's start-up."""
+    if not enabled():
+        return
+    if _nested:  # the phase it interrupted does not count these seconds as its own
+        _nested[-1] += seconds if elapsed is None else elapsed
+    _write({**_context, "stage": stage, "seconds": seconds})
 
 
 def _on_duration(event: str, duration: float, **_) -> None:
     if event in STAGES:
-        _write({**_context, "stage": STAGES[event], "seconds": duration})
+        record(STAGES[event], duration)
 
 
 def _on_event(event: str, **_) -> None:
