@@ -10,6 +10,8 @@ With caching turned off (``--no-cache``, ``$ATTNPROOF_NO_CACHE=1``) the cache is
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -63,3 +65,25 @@ def write_atomically(path: Path, data: bytes | str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+@contextlib.contextmanager
+def exclusive(program: str):
+    """Hold the machine-wide lock of ``program`` (any text naming it): two workers that reach
+    the same program at once compile it one after the other, so the second reads it back from
+    JAX's persistent cache instead of compiling it a second time. Without caches, or where the
+    lock cannot be taken, nothing is held: the program is only compiled twice."""
+    directory = cache_directory()
+    if directory is None:
+        yield
+        return
+    name = hashlib.sha256(program.encode()).hexdigest()[:32]
+    try:
+        (directory / "locks").mkdir(parents=True, exist_ok=True)
+        handle = open(directory / "locks" / f"{name}.lock", "a")  # noqa: SIM115 (held below)
+    except OSError:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the handle closes, or the process ends
+        yield

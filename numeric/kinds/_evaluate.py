@@ -10,7 +10,7 @@ import numpy as np
 
 from attnproof.symbolic import Positive
 
-from ..route import compile_expression, to_numpy
+from ..route import compile_expression, exclusive, to_numpy
 
 # the unit roundoff each format is measured in (MLX float64 computes exp in float32)
 EPSILON = {"float64": 2.0**-52, "float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}
@@ -37,12 +37,28 @@ def run_compiled(row, xp, compiled, arrays: dict, sizes: dict, dtype: str, devic
     place = row.devices()[device]
     with row.scope(place):
         placed = {k: row.place(xp, v, dtype, place) for k, v in arrays.items()}
-        if mode == "jit":
-            run = _jitted(row, dtype, compiled, tuple(sorted(sizes.items())), xp)
-        else:
-            run = functools.partial(compiled, xp, sizes=sizes)
         with np.errstate(all="ignore"):  # overflow shows up as inf/nan and is judged there
-            return to_numpy(run(placed))
+            if mode != "jit":
+                return to_numpy(compiled(xp, placed, sizes))
+            run = _jitted(row, dtype, compiled, tuple(sorted(sizes.items())), xp)
+            return to_numpy(_call_compiling_once(run, compiled, placed, device))
+
+
+_CALLED: set = set()
+
+
+def _call_compiling_once(run, compiled, placed: dict, device: str):
+    """``run(placed)``; its first call for these shapes compiles, under the program's lock, so
+    that a worker reaching the same program at the same moment reads it from JAX's cache
+    instead of compiling it again."""
+    shapes = tuple(sorted((k, tuple(v.shape), str(v.dtype)) for k, v in placed.items()))
+    signature = (id(run), shapes)
+    if signature in _CALLED:
+        return run(placed)
+    with exclusive(f"{compiled.source}\n{shapes}\n{device}"):
+        values = run(placed)
+    _CALLED.add(signature)
+    return values
 
 
 @functools.lru_cache(maxsize=1024)
