@@ -18,11 +18,7 @@ from attnproof.numeric import PROFILE_NAMES, profile_timeout, time_log
 
 from . import __version__
 from . import _arguments as arguments
-from . import _document as doc
 from . import _sandbox as sandbox
-from . import _terminal as terminal
-from . import _view as view
-from ._describe import declaration, describe
 from ._exits import (
     EXIT_INTERRUPTED,
     EXIT_NOT_OK,
@@ -31,13 +27,26 @@ from ._exits import (
     EXIT_USAGE,
 )
 from ._progress import Progress, first_error
-from ._reports import JSON_NAME, PDF_NAME, Written, write_reports
-from ._results import Report, result_from_records, write_json
 from ._runner import RunInterrupted, numeric_api, run
-from ._schema import ResultsError, load_results
 from ._signals import EXIT_BY_SIGNAL, Stops, described
 from .numeric import replay as replay_command
 from .numeric._compile_cache import disable as disable_caches
+from .report import (
+    JSON_NAME,
+    PDF_NAME,
+    Report,
+    ResultsError,
+    Written,
+    declaration,
+    describe,
+    load_results,
+    result_from_records,
+    terminal,
+    view,
+    write_json,
+    write_reports,
+)
+from .report import document as doc
 
 REPORTS = Path("reports")
 PARTIAL = REPORTS / "partial"

@@ -13,8 +13,8 @@ import threading
 import time
 from collections import Counter
 
-from ._results import TheoremResult
-from ._terminal import escape
+from .report import TheoremResult
+from .report.terminal import escape
 
 BAR_WIDTH = 24
 

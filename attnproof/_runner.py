@@ -20,19 +20,20 @@ from attnproof import symbolic
 from attnproof.numeric import NumericRecord, NumericStatus, profile_timeout, time_log
 
 from ._cache import cached_proof
-from ._describe import declaration, rendering
-from ._results import (
+from ._signals import signal_of, sigterm_as_interrupt
+from ._workers import Collected, run_isolated
+from .report import (
     ErrorEntry,
     Report,
     SymbolicOutcome,
     TheoremResult,
     TheoremStatus,
+    declaration,
     environment,
     now_iso,
+    rendering,
     result_from_records,
 )
-from ._signals import signal_of, sigterm_as_interrupt
-from ._workers import Collected, run_isolated
 
 Progress = Callable[[TheoremResult, int, int], None]
 Started = Callable[[str], None]

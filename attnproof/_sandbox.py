@@ -39,7 +39,7 @@ STARTUP_ALLOWANCE = 120.0
 class DeclaredTheorem:
     """What the run needs of a theorem loaded in a worker: its declaration, not its objects.
 
-    The fields are those of ``_describe.declaration``; ``rendered`` holds the statement,
+    The fields are those of ``attnproof.report.declaration``; ``rendered`` holds the statement,
     definitions and assumptions when they were asked for (``attnproof show``).
     """
 
@@ -158,7 +158,7 @@ def _worker_main(connection, paths: list[str], render: bool) -> None:
     # Ctrl-C and SIGTERM are the parent's to handle (they reach the whole process group)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    from ._describe import declaration, rendering
+    from .report import declaration, rendering
 
     def at_line(line: int) -> None:
         connection.send(("line", line))

@@ -30,8 +30,8 @@ from attnproof import symbolic
 from attnproof.numeric import NumericRecord, NumericStatus, time_log
 
 from ._cache import remember_timings, slowest_first
-from ._results import SymbolicOutcome
 from ._sandbox import how_it_ended, load_contained
+from .report import SymbolicOutcome
 from .symbolic._prover import ProofStatus
 
 # ``check(theorem, options, emit)``: one theorem's checks, each step a message to ``emit``

@@ -29,14 +29,15 @@ import pytest
 from attnproof.numeric import NumericRecord, NumericStatus
 
 from . import _harness as harness
-from ._describe import describe
-from ._reports import MARKDOWN_NAME, write_reports
-from ._results import (
+from .report import (
+    MARKDOWN_NAME,
     ErrorEntry,
     Report,
+    describe,
     environment,
     now_iso,
     result_from_records,
+    write_reports,
 )
 
 SYMBOLIC_KEY = "attnproof.symbolic"

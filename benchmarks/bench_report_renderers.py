@@ -1,7 +1,7 @@
 """The report renderers written in Python against the same renderer written as Jinja2 templates.
 
 Both render ``reports/summary.md`` from the committed ``reports/results.json`` through the one
-document model (``attnproof._document``), and must agree byte for byte. Printed: lines of code
+document model (``attnproof.report.document``), and must agree byte for byte. Printed: lines of code
 of each (non-blank, non-comment), and the render time of each as a ratio, best of 7 in one run
 (the machine is shared and noisy, so only ratios from the same run mean anything).
 
@@ -20,11 +20,9 @@ from pathlib import Path
 import jinja2
 from _timing import best_of  # benchmarks run as scripts: their folder is on sys.path
 
-from attnproof import _document as doc
-from attnproof import _markdown
-from attnproof import _view as view
-from attnproof._figures import Figures
-from attnproof._schema import load_results
+from attnproof.report import document as doc
+from attnproof.report import load_results, markdown, view
+from attnproof.report.figures import Figures
 
 RESULTS = Path(__file__).resolve().parent.parent / "reports" / "results.json"
 
@@ -131,13 +129,13 @@ def _fence(text: str) -> str:
 
 def jinja_environment() -> jinja2.Environment:
     env = jinja2.Environment(autoescape=False, undefined=jinja2.StrictUndefined)
-    env.filters.update(md=_markdown.escape, code=_markdown.code, math=_markdown.math,
-                       anchor=view.anchor, spaced=lambda t: doc.spaced(t, _markdown.escape),
+    env.filters.update(md=markdown.escape, code=markdown.code, math=markdown.math,
+                       anchor=view.anchor, spaced=lambda t: doc.spaced(t, markdown.escape),
                        flat=lambda t: " ".join(t.split()),
                        visible=lambda t: doc.visible(t, keep_newlines=True),
                        lines=lambda t: "\n".join(t.splitlines()))
     env.globals.update(kind=lambda node: type(node).__name__, fence=_fence,
-                       marks=_markdown._MARKS)
+                       marks=markdown._MARKS)
     return env
 
 
@@ -165,11 +163,11 @@ def main() -> None:
     figures = Figures(error_bits="figures/error_bits", temperature="figures/temperature")
     template = jinja_environment().from_string(TEMPLATE)
     document = doc.build(report, figures)
-    python_text = _markdown.text(document)
+    python_text = markdown.text(document)
     jinja_text = render_with_jinja(template, document)
     print(f"outputs identical: {python_text == jinja_text}")
-    shared = (_markdown.escape, _markdown.code, _markdown.math)  # the template reuses these
-    python_lines = code_lines(inspect.getsource(_markdown)) - sum(
+    shared = (markdown.escape, markdown.code, markdown.math)  # the template reuses these
+    python_lines = code_lines(inspect.getsource(markdown)) - sum(
         code_lines(inspect.getsource(f)) for f in shared)
     glue = inspect.getsource(jinja_environment) + inspect.getsource(render_with_jinja) + \
         inspect.getsource(_fence)
@@ -178,7 +176,7 @@ def main() -> None:
     print(f"Markdown renderer, lines of code: Python {python_lines}, Jinja2 template + glue "
           f"{jinja_lines} (both use the same escape, code and math)")
     build_time = best_of(lambda: doc.build(report, figures))
-    python_time = best_of(lambda: _markdown.text(document))
+    python_time = best_of(lambda: markdown.text(document))
     jinja_time = best_of(lambda: render_with_jinja(template, document))
     print(f"over {RESULTS.name} ({len(report.theorems)} theorems): building the model "
           f"{build_time * 1e3:.1f} ms; rendering it: Python {python_time * 1e3:.1f} ms, "

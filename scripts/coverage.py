@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attnproof._coverage import equation_rows
+from attnproof.report.coverage import equation_rows
 from attnproof.symbolic import discover
 from attnproof.symbolic._theorem import DOCUMENT_TITLES
 from attnproof.theorems._dims import TUTORIAL

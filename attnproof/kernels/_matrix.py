@@ -1,17 +1,19 @@
 """The conformance matrix as Markdown and JSON: kernels x properties x dtypes, then the
 conventions each kernel follows, then every failure with its counterexample and replay.
 
-The Markdown is the report's: the matrix is built in the document model (``_document``) and
-written by its Markdown renderer, which does the escaping. Each result is a
-:class:`attnproof.kernels.Conformance` (not imported: it renders itself through this module)."""
+The Markdown is the report's: the matrix is built in the document model
+(``attnproof.report.document``) and written by its Markdown renderer, which does the escaping.
+Each result is a :class:`attnproof.kernels.Conformance` (not imported: it renders itself
+through this module)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from .. import _document as doc
-from .. import _markdown as markdown
+from attnproof.report import document as doc
+from attnproof.report import markdown
+
 from ._properties import by_name
 from ._run import CONVENTION_WORDS, LIMIT
 

@@ -4,23 +4,22 @@ A route is called in a worker as ``route(theorem, row, dtype, device, mode, prof
 seed=None)``: ``row`` is the backend's ``Backend``, ``profile`` a ``Profile``; it fills
 ``record`` (status, examples, instances, errors, counterexample, reason) and returns nothing.
 Each module registers its route by kind class, ``@numeric_route(Series)`` from the toolkit
-``numeric/route.py``; importing this package imports every module, so every route is
-registered when one is looked up (``numeric/_routes.py``). Modules whose names start with an
-underscore are helpers the routes share, not kinds.
+``numeric/route.py``; importing this package imports every module of its folder, so every route
+is registered when one is looked up (``numeric/_routes.py``) and a new kind's module needs no
+line here. Modules whose names start with an underscore are helpers the routes share, not
+kinds: they are imported by the routes that use them.
 """
 
-from . import (  # noqa: F401  (imported to register their routes)
-    code_numbers,
-    cost,
-    error_bound,
-    existence,
-    ieee,
-    inequality,
-    limit,
-    linalg,
-    permutation,
-    proved_bound,
-    reshape,
-    series,
-    statistical,
-)
+import importlib
+import pkgutil
+
+
+def _kind_module_names() -> list[str]:
+    """The kinds' modules of this folder, in sorted order so that registration (and so any
+    conflict it reports) is the same on every machine."""
+    return sorted(info.name for info in pkgutil.iter_modules(__path__)
+                  if not info.name.startswith("_"))
+
+
+KIND_MODULES = tuple(importlib.import_module(f"{__name__}.{name}")
+                     for name in _kind_module_names())

@@ -1,7 +1,7 @@
 """Hand-built reports covering every field of the results schema."""
 
-from attnproof._results import ErrorEntry, Report, SymbolicOutcome, TheoremResult
 from attnproof.numeric import NumericRecord
+from attnproof.report import ErrorEntry, Report, SymbolicOutcome, TheoremResult
 
 
 def sample_report() -> Report:

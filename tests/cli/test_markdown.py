@@ -2,8 +2,8 @@
 
 import re
 
-from attnproof._figures import Figures
-from attnproof._markdown import code, escape, math, render
+from attnproof.report.figures import Figures
+from attnproof.report.markdown import code, escape, math, render
 
 from .samples import sample_report
 

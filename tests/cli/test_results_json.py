@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from attnproof import _results
-from attnproof._results import TheoremStatus, read_json, report_to_json, write_json
 from attnproof.numeric import NumericStatus
+from attnproof.report import results
+from attnproof.report.results import TheoremStatus, read_json, report_to_json, write_json
 from attnproof.symbolic._prover import ProofStatus
 
 from .samples import sample_report
@@ -94,11 +94,11 @@ def test_schema_2_records_read_without_a_ground_truth(tmp_path):
 
 
 def test_the_schema_document_names_every_key():
-    document = (Path(_results.__file__).parent / "RESULTS.md").read_text()
+    document = (Path(results.__file__).parent / "RESULTS.md").read_text()
     data = report_to_json(sample_report())
     keys = set(data) | THEOREM_KEYS | SYMBOLIC_KEYS | NUMERIC_KEYS
     assert {key for key in keys if f"`{key}`" not in document} == set()
-    assert document.startswith(f"# `results.json`, schema {_results.SCHEMA}\n")
+    assert document.startswith(f"# `results.json`, schema {results.SCHEMA}\n")
 
 
 def test_other_schema_versions_are_rejected(tmp_path):
@@ -136,7 +136,7 @@ def test_failed_replace_leaves_the_previous_file_and_no_temporary(tmp_path, monk
         assert os.path.getsize(source) > 0  # the whole text was written before the swap
         raise OSError("disk full")
 
-    monkeypatch.setattr(_results.os, "replace", refuse)
+    monkeypatch.setattr(results.os, "replace", refuse)
     with pytest.raises(OSError, match="disk full"):
         write_json(sample_report(), path)
     assert path.read_text() == "previous"

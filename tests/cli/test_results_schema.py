@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from attnproof._results import report_to_json, write_json
-from attnproof._schema import ResultsError, load_results, problem
 from attnproof.cli import EXIT_USAGE, main
+from attnproof.report.results import report_to_json, write_json
+from attnproof.report.schema import ResultsError, load_results, problem
 
 from .samples import sample_report
 
@@ -145,10 +145,10 @@ def test_load_results_raises_a_results_error_naming_the_field(tmp_path):
 
 
 def test_the_schema_file_has_exactly_the_keys_the_writer_writes():
-    from attnproof import _schema
+    from attnproof.report import schema as results_schema
 
     from .test_results_json import NUMERIC_KEYS, SYMBOLIC_KEYS, THEOREM_KEYS
-    schema = _schema._validator().schema
+    schema = results_schema._validator().schema
     defs = schema["$defs"]
     assert set(defs["theorem"]["properties"]) == THEOREM_KEYS
     assert set(defs["symbolic"]["properties"]) == SYMBOLIC_KEYS
@@ -157,12 +157,13 @@ def test_the_schema_file_has_exactly_the_keys_the_writer_writes():
 
 
 def test_the_schema_allows_exactly_the_statuses_the_code_writes():
-    from attnproof._results import TheoremStatus
-    from attnproof._schema import SCHEMA_FILE
     from attnproof.numeric import NumericStatus
+    from attnproof.report import TheoremStatus
+    from attnproof.report.schema import SCHEMA_FILE
     from attnproof.symbolic._prover import ProofStatus
 
-    schema = json.loads((Path(__file__).parents[2] / "attnproof" / SCHEMA_FILE).read_text())
+    schema_file = Path(__file__).parents[2] / "attnproof" / "report" / SCHEMA_FILE
+    schema = json.loads(schema_file.read_text())
     found = {}
 
     def walk(node, path=()):

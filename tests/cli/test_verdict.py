@@ -2,7 +2,7 @@
 
 import pytest
 
-from attnproof._results import is_stability_failure, verdict
+from attnproof.report.results import is_stability_failure, verdict
 from attnproof.symbolic import ProofResult
 
 from .fakes import record

@@ -4,8 +4,8 @@ numeric route draws."""
 
 import pytest
 
-from attnproof._describe import assumptions
 from attnproof.numeric import available_configurations
+from attnproof.report.descriptions import assumptions
 from attnproof.symbolic import ClaimKind, discover, statement_latex
 
 KIND_THEOREMS = [t for t in discover().theorems if isinstance(t.claim, ClaimKind)]

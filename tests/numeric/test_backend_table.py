@@ -4,12 +4,12 @@ Nothing here loads a backend, so these run in the fast tier."""
 
 import pytest
 
-from attnproof._results import VERSIONED_PACKAGES, environment
-from attnproof._view import environment_rows
 from attnproof.kernels._declaration import Kernel, KernelError
 from attnproof.kernels._frameworks import ADAPTERS, FRAMEWORKS, has_autodiff
 from attnproof.numeric import BACKENDS, NumericRecord, NumericStatus
 from attnproof.numeric._backends import reference_names
+from attnproof.report.results import VERSIONED_PACKAGES, environment
+from attnproof.report.view import environment_rows
 
 
 @pytest.mark.parametrize("row", BACKENDS, ids=lambda b: b.name)

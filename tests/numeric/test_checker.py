@@ -72,8 +72,8 @@ def test_record_has_exactly_the_documented_fields():
 
 
 def test_the_record_is_the_type_the_results_carry_and_survives_its_json():
-    from attnproof._results import result_from_records
     from attnproof.numeric import NumericStatus
+    from attnproof.report import result_from_records
 
     record = check(_tiny("tiny_false", False), "numpy", "float64", profile="quick")
     assert record.status is NumericStatus.FAILED

@@ -9,9 +9,9 @@ import sympy as sp
 from hypothesis import given, settings
 
 from attnproof._runner import run
-from attnproof._view import status_phrase
 from attnproof.numeric import check
 from attnproof.numeric._strategies import from_theorem, profile
+from attnproof.report.view import status_phrase
 from attnproof.symbolic import (
     Dim,
     Equals,
@@ -185,8 +185,8 @@ def test_a_claim_with_nan_values_is_refuted_not_an_error(tmp_path):
 def test_a_proof_contradicted_in_float64_is_inconsistent(monkeypatch):
     from wrong_plans import check_with_scaled_rhs
 
-    from attnproof._markdown import render
-    from attnproof._results import Report, result_from_records
+    from attnproof.report import Report, result_from_records
+    from attnproof.report.markdown import render
 
     theorem = CATALOG["free_energy_identity"]
     record = check_with_scaled_rhs(theorem, 1.5, monkeypatch)

@@ -26,7 +26,8 @@ def test_the_wheel_has_one_top_level_import_name(tmp_path):
     top_level = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert top_level == {"attnproof"}
     for module in ("symbolic/__init__.py", "numeric/__init__.py", "theorems/softmax_jacobian.py",
-                   "theorems/_dims.py", "_harness.py", "pytest_plugin.py"):
+                   "theorems/_dims.py", "_harness.py", "pytest_plugin.py",
+                   "report/__init__.py", "report/results.schema.json"):
         assert f"attnproof/{module}" in names
 
 

@@ -4,8 +4,8 @@ theorems."""
 
 import pytest
 
-from attnproof import _document as doc
-from attnproof._coverage import equation_rows, equations, natural_order, pending_claims
+from attnproof.report import document as doc
+from attnproof.report.coverage import equation_rows, equations, natural_order, pending_claims
 from tests.cli.samples import sample_report
 
 TUTORIAL = "Attention as Bilinear Form"

@@ -8,10 +8,17 @@ import sys
 import numpy as np
 import pytest
 
-from attnproof import _figures
-from attnproof._figures import Figures, draw, heat_map_data, temperature_curves
-from attnproof._reports import write_reports
 from attnproof.numeric import NumericRecord
+from attnproof.report import write_reports
+from attnproof.report.figures import (
+    LABEL_LIMIT,
+    TUTORIAL_TEMPERATURE_TABLE,
+    Figures,
+    draw,
+    heat_map_data,
+    shortened,
+    temperature_curves,
+)
 from tests.cli.samples import sample_report
 
 # draws with matplotlib: the slow tier
@@ -73,16 +80,16 @@ def test_without_matplotlib_reports_fall_back_to_tables(tmp_path, monkeypatch):
 def test_the_tutorial_table_is_kept_as_printed():
     # The plot shows these beside the computed curves; several rows disagree with softmax.
     weights, _ = temperature_curves(np.array([0.5]))
-    printed = _figures.TUTORIAL_TEMPERATURE_TABLE[0.5][0]
+    printed = TUTORIAL_TEMPERATURE_TABLE[0.5][0]
     assert abs(weights[0][0] - printed[0]) > 0.005
 
 
 def test_a_name_of_thousands_of_characters_is_shortened_in_the_heat_map():
     long_name = "long_" + "a" * 3990 + "_endxx"  # 4,001 characters, a valid theorem name
-    label = _figures.shortened(long_name)
-    assert len(label) == _figures.LABEL_LIMIT and label.startswith("long_aaa")
+    label = shortened(long_name)
+    assert len(label) == LABEL_LIMIT and label.startswith("long_aaa")
     assert label.endswith("a_endxx") and "…" in label
-    assert _figures.shortened("softmax_rows") == "softmax_rows"
+    assert shortened("softmax_rows") == "softmax_rows"
 
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None or shutil.which("pdftotext") is None,

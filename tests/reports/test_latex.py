@@ -6,9 +6,9 @@ import subprocess
 
 import pytest
 
-from attnproof._figures import Figures
-from attnproof._reports import compile_pdf
-from attnproof._tex import escape, render
+from attnproof.report.figures import Figures
+from attnproof.report.tex import escape, render
+from attnproof.report.writer import compile_pdf
 from tests.cli.samples import sample_report
 
 HOSTILE = r"a_b & 50% $x$ #1 {y} ~z^2 \end{document} <i> | §6.3 ⟨E⟩ − T·H(p) ≥ F, β=1/T, Kᵀ ✓"

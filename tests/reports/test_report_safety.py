@@ -17,12 +17,12 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from attnproof import _document as doc
-from attnproof import _markdown, _terminal, _tex
-from attnproof._figures import Figures
-from attnproof._reports import compile_pdf
-from attnproof._results import report_from_json, report_to_json
-from attnproof._safe_math import is_safe
+from attnproof.report import document as doc
+from attnproof.report import markdown, terminal, tex
+from attnproof.report.figures import Figures
+from attnproof.report.results import report_from_json, report_to_json
+from attnproof.report.safe_math import is_safe
+from attnproof.report.writer import compile_pdf
 from tests.cli.samples import sample_report
 
 markdown_it = pytest.importorskip("markdown_it")
@@ -107,12 +107,12 @@ def _model_tables(section: doc.Section):
 @given(data=st.data())
 def test_markdown_of_any_results_keeps_its_tables_and_holds_no_html(data):
     report, figures = _hostile_report(data), Figures(missing=data.draw(texts))
-    markdown = _markdown.render(report, figures)
-    tables, tokens = _tables(markdown)
+    summary = markdown.render(report, figures)
+    tables, tokens = _tables(summary)
     expected = [t for s in doc.build(report, figures).sections for t in _model_tables(s)]
     assert [[len(t.columns)] * (1 + len(t.rows)) for t in expected] == tables
     assert _html(tokens) == []
-    assert _no_control_characters(markdown)
+    assert _no_control_characters(summary)
 
 
 @settings(max_examples=200 if THOROUGH else 25, deadline=None,
@@ -121,7 +121,7 @@ def test_markdown_of_any_results_keeps_its_tables_and_holds_no_html(data):
 def test_terminal_view_of_any_results_shows_control_characters(data):
     report = _hostile_report(data)
     for theorem in report.theorems:
-        shown = _terminal.section(doc.theorem_section(theorem, []))
+        shown = terminal.section(doc.theorem_section(theorem, []))
         assert _no_control_characters(shown)
 
 
@@ -137,9 +137,9 @@ def _plant_secret(directory: Path) -> str:
 
 
 def _compiled_text(latex: str, directory: Path) -> str:
-    tex = directory / "report.tex"
-    tex.write_text(latex, encoding="utf-8")
-    pdf = compile_pdf(tex, timeout=60)
+    tex_file = directory / "report.tex"
+    tex_file.write_text(latex, encoding="utf-8")
+    pdf = compile_pdf(tex_file, timeout=60)
     if shutil.which("pdftotext") is None:
         return pdf.read_bytes().decode("latin-1")
     return subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True,
@@ -154,7 +154,7 @@ def test_latex_of_any_results_compiles_and_reads_no_file(data, tmp_path_factory)
     directory = tmp_path_factory.mktemp("hostile")
     token = _plant_secret(directory)
     report = _hostile_report(data)
-    latex = _tex.render(report, Figures(missing=data.draw(texts)))
+    latex = tex.render(report, Figures(missing=data.draw(texts)))
     assert _no_control_characters(latex)
     text = _compiled_text(latex, directory)
     assert token not in text
@@ -174,7 +174,7 @@ def test_every_hostile_piece_at_once_compiles_and_reads_no_file(tmp_path):
     report.theorems[2].corrects = report.theorems[1].name
     report.errors[0] = report.errors[0].__class__(hostile, hostile, hostile)
     report.partial, report.partial_reason = True, hostile
-    text = _compiled_text(_tex.render(report), tmp_path)
+    text = _compiled_text(tex.render(report), tmp_path)
     assert token not in text and "SECRET" not in text
 
 
@@ -188,7 +188,7 @@ def test_a_very_long_name_and_a_blank_line_in_a_note_compile(tmp_path):
 
 
 def compile_pdf_text(report, directory: Path) -> str:
-    return _compiled_text(_tex.render(report), directory)
+    return _compiled_text(tex.render(report), directory)
 
 
 def test_hostile_formulas_are_text_and_sympy_formulas_are_math():
@@ -211,7 +211,7 @@ def test_hostile_formulas_are_text_and_sympy_formulas_are_math():
 
 
 def test_every_formula_of_the_committed_catalog_report_is_typeset_as_math():
-    from attnproof._schema import load_results
+    from attnproof.report import load_results
     report = load_results(Path(__file__).parents[2] / "reports" / "results.json")
     formulas = [f for t in report.theorems for f in [t.statement_latex, *t.definitions_latex,
                                                       *(a["latex"] for a in t.assumptions)]]
@@ -220,18 +220,18 @@ def test_every_formula_of_the_committed_catalog_report_is_typeset_as_math():
 
 def test_escaping_shows_control_characters_in_every_target():
     text = "a\x1b[31mb\x00c\x85d\u202ee\nf"
-    assert _terminal.escape(text) == r"a\x1b[31mb\x00c\x85d\u202ee f"
-    assert _markdown.escape(text) == r"a\\x1b\[31mb\\x00c\\x85d\\u202ee f"
-    assert _tex.escape(text) == (r"a$\backslash$x1b{[}31mb$\backslash$x00c$\backslash$x85d"
+    assert terminal.escape(text) == r"a\x1b[31mb\x00c\x85d\u202ee f"
+    assert markdown.escape(text) == r"a\\x1b\[31mb\\x00c\\x85d\\u202ee f"
+    assert tex.escape(text) == (r"a$\backslash$x1b{[}31mb$\backslash$x00c$\backslash$x85d"
                                  r"$\backslash$u202ee f")
 
 
 def test_latex_escapes_what_unicode_folds_into_specials():
-    assert _tex.escape("＼input｛x｝ ％ ¿") == r"$\backslash$input\{x\} \% {[}U+00BF{]}"
+    assert tex.escape("＼input｛x｝ ％ ¿") == r"$\backslash$input\{x\} \% {[}U+00BF{]}"
 
 
 def test_markdown_escapes_what_would_start_a_block_but_not_numbers():
-    assert _markdown.escape("# not a heading") == r"\# not a heading"
-    assert _markdown.escape("- not a list") == r"\- not a list"
-    assert _markdown.escape("1. not a list") == r"1\. not a list"
-    assert _markdown.escape("-0.5 and 2.0 s") == "-0.5 and 2.0 s"
+    assert markdown.escape("# not a heading") == r"\# not a heading"
+    assert markdown.escape("- not a list") == r"\- not a list"
+    assert markdown.escape("1. not a list") == r"1\. not a list"
+    assert markdown.escape("-0.5 and 2.0 s") == "-0.5 and 2.0 s"

@@ -11,11 +11,11 @@ import threading
 
 import pytest
 
-from attnproof import _commands, _reports, _runner, _tex, _view
-from attnproof._reports import PdfError, locked, write_reports
-from attnproof._schema import load_results
+from attnproof import _commands, _runner
 from attnproof._signals import Stops
 from attnproof.cli import main
+from attnproof.report import load_results, tex, view, write_reports, writer
+from attnproof.report.writer import PdfError, locked
 from tests.cli import theorem_files as files
 from tests.cli.fakes import FakeNumeric
 from tests.cli.samples import sample_report
@@ -49,7 +49,7 @@ def test_a_failing_render_keeps_the_new_results_and_no_file_of_the_previous_set(
     def broken(*args):
         raise RuntimeError("renderer bug")
 
-    monkeypatch.setattr(_tex, "render", broken)
+    monkeypatch.setattr(tex, "render", broken)
     changed = sample_report()
     changed.theorems.pop()
     with pytest.raises(RuntimeError, match="renderer bug"):
@@ -68,7 +68,7 @@ def test_a_failed_pdf_build_is_a_failure_and_leaves_no_stale_pdf(tmp_path, monke
     def fails(tex_path, timeout=120.0):
         raise PdfError("pdflatex failed on report.tex: ! Undefined control sequence.")
 
-    monkeypatch.setattr(_reports, "compile_pdf", fails)
+    monkeypatch.setattr(writer, "compile_pdf", fails)
     written = write_reports(sample_report(), tmp_path, pdf=True)
     assert written.failures == ["pdflatex failed on report.tex: ! Undefined control sequence."]
     assert names_in(tmp_path) == ["report.tex", "results.json", "summary.md"]
@@ -76,7 +76,7 @@ def test_a_failed_pdf_build_is_a_failure_and_leaves_no_stale_pdf(tmp_path, monke
 
 def test_prove_exits_three_when_the_pdf_fails(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(_runner, "numeric_api", lambda: FakeNumeric([]))
-    monkeypatch.setattr(_reports, "compile_pdf", lambda *a, **k: (_ for _ in ()).throw(
+    monkeypatch.setattr(writer, "compile_pdf", lambda *a, **k: (_ for _ in ()).throw(
         PdfError("pdflatex failed on report.tex")))
     theorems = tmp_path / "theorems"
     theorems.mkdir()
@@ -105,7 +105,7 @@ def test_the_lock_excludes_a_second_writer(tmp_path):
 
 def test_rendering_and_installing_happen_under_the_lock(tmp_path, monkeypatch):
     held = []
-    real_locked, real_install = _reports.locked, _reports._install
+    real_locked, real_install = writer.locked, writer._install
 
     def recording_locked(directory):
         held.append(True)
@@ -115,8 +115,8 @@ def test_rendering_and_installing_happen_under_the_lock(tmp_path, monkeypatch):
         assert held, "files installed without the directory's lock"
         real_install(*args)
 
-    monkeypatch.setattr(_reports, "locked", recording_locked)
-    monkeypatch.setattr(_reports, "_install", checked_install)
+    monkeypatch.setattr(writer, "locked", recording_locked)
+    monkeypatch.setattr(writer, "_install", checked_install)
     write_reports(sample_report(), tmp_path)
     assert held == [True]
 
@@ -156,9 +156,9 @@ def test_the_json_can_live_elsewhere_and_is_part_of_the_set(tmp_path):
 
 def test_a_users_own_false_claim_is_not_an_erratum_of_the_documents():
     report = sample_report()
-    assert [t.name for t, _ in _view.errata(report)] == ["wrong_claim"]
+    assert [t.name for t, _ in view.errata(report)] == ["wrong_claim"]
     report.run["user_theorems"] = ["wrong_claim", "right_claim"]
-    assert _view.errata(report) == []
+    assert view.errata(report) == []
 
 
 def test_a_signal_before_the_results_are_written_keeps_the_previous_set_and_the_results(
@@ -195,7 +195,7 @@ def test_a_signal_while_writing_for_a_caller_without_stops_reaches_it_afterwards
         signal.raise_signal(signal.SIGINT)  # arrives while the reports render
         return "# never installed\n"
 
-    monkeypatch.setattr(_reports._markdown, "render", markdown_then_ctrl_c)
+    monkeypatch.setattr(writer.markdown, "render", markdown_then_ctrl_c)
     with pytest.raises(KeyboardInterrupt):  # as pytest's own handler raises it
         write_reports(sample_report(), tmp_path)
     assert names_in(tmp_path) == ["results.json"]

@@ -1,9 +1,8 @@
 """What every format says: status phrases, errata, totals, reproduce commands, anchors."""
 
-from attnproof import _view as view
 from attnproof import symbolic
-from attnproof._describe import assumptions
-from attnproof._results import SymbolicOutcome
+from attnproof.report import SymbolicOutcome, view
+from attnproof.report.descriptions import assumptions
 from tests.cli.samples import sample_report
 
 

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from attnproof._coverage import equations
+from attnproof.report.coverage import equations
 from attnproof.symbolic import definitions_latex, discover, statement_latex
 from tests.conftest import SEEDS_DIR
 

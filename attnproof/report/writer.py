@@ -7,10 +7,10 @@ whatever an earlier run left that this run did not produce (a PDF, figures) is r
 runs writing one directory cannot interleave their files, and a set never mixes files of two
 runs.
 
-Ctrl-C or SIGTERM (see ``_signals.Stops``) never loses the results: one that arrives before
-the JSON is written leaves the previous set whole (the caller saves the results elsewhere);
-one that arrives later stops the rendering, and the new JSON is installed with whatever was
-rendered completely, the rest of the old set removed. ``Written`` says which. Staging
+Ctrl-C or SIGTERM (see ``attnproof._signals.Stops``) never loses the results: one that arrives
+before the JSON is written leaves the previous set whole (the caller saves the results
+elsewhere); one that arrives later stops the rendering, and the new JSON is installed with
+whatever was rendered completely, the rest of the old set removed. ``Written`` says which. Staging
 directories never outlive a run, and those an earlier run left (killed outright) are removed.
 """
 
@@ -26,9 +26,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import _figures, _markdown, _tex
-from ._results import Report, readable_mode, write_atomic, write_json
-from ._signals import Stops
+from attnproof._signals import Stops
+
+from . import markdown, tex
+from .figures import FIGURE_DIR, draw
+from .results import Report, readable_mode, write_atomic, write_json
 
 MARKDOWN_NAME = "summary.md"
 LATEX_NAME = "report.tex"
@@ -129,7 +131,7 @@ def _render_unless_stopped(report: Report, staging: Path, written: Written, stag
             stops.stopping = False
     if stops.received:
         # the figures come first: with the Markdown staged, they were all drawn (or none apply)
-        figures = [] if MARKDOWN_NAME in staged else [_figures.FIGURE_DIR]
+        figures = [] if MARKDOWN_NAME in staged else [FIGURE_DIR]
         wanted = figures + [MARKDOWN_NAME, LATEX_NAME] + ([PDF_NAME] if pdf else [])
         written.not_rendered = [name for name in wanted if name not in staged]
 
@@ -138,14 +140,14 @@ def _render(report: Report, staging: Path, written: Written, staged: list[str], 
             pdf: bool) -> None:
     """Render the files of the set into ``staging``, adding each name to ``staged`` once it
     is complete."""
-    figures = _figures.draw(report, staging)
+    figures = draw(report, staging)
     if figures.missing:
         written.notes.append(figures.missing)
-    if (staging / _figures.FIGURE_DIR).exists():
-        staged.append(_figures.FIGURE_DIR)
-    write_atomic(staging / MARKDOWN_NAME, _markdown.render(report, figures))
+    if (staging / FIGURE_DIR).exists():
+        staged.append(FIGURE_DIR)
+    write_atomic(staging / MARKDOWN_NAME, markdown.render(report, figures))
     staged.append(MARKDOWN_NAME)
-    write_atomic(staging / LATEX_NAME, _tex.render(report, figures))
+    write_atomic(staging / LATEX_NAME, tex.render(report, figures))
     staged.append(LATEX_NAME)
     if pdf:
         try:
@@ -158,7 +160,7 @@ def _render(report: Report, staging: Path, written: Written, staged: list[str], 
 def _install(staged: list[str], staging: Path, out_dir: Path, written: Written) -> None:
     """Move the staged files into place; remove the files of the set this run did not
     produce, so that none of an earlier run is left beside them."""
-    for name in (_figures.FIGURE_DIR, PDF_NAME, MARKDOWN_NAME, LATEX_NAME):
+    for name in (FIGURE_DIR, PDF_NAME, MARKDOWN_NAME, LATEX_NAME):
         if name not in staged:
             _remove(out_dir / name, written)
     for name in staged:

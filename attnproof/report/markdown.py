@@ -1,20 +1,20 @@
-"""The Markdown report (``summary.md``), written for GitHub, rendered from ``_document``.
+"""The Markdown report (``summary.md``), written for GitHub, rendered from ``document``.
 
 Math is ``$`…`$`` inline and a ```` ```math ```` block for display: both are GitHub's forms
 that keep ``_`` and ``*`` inside a formula away from the Markdown parser. Every piece of text
 goes through ``escape`` (one line, every inline and line-start syntax character escaped, so no
 HTML, link or table cell can be opened by it); formulas reach ``math`` only after
-``_safe_math`` accepted them; commands and values go into code spans or fenced blocks.
+``safe_math`` accepted them; commands and values go into code spans or fenced blocks.
 """
 
 from __future__ import annotations
 
 import re
 
-from . import _document as doc
-from . import _view as view
-from ._figures import Figures
-from ._results import Report
+from . import document as doc
+from . import view
+from .figures import Figures
+from .results import Report
 
 # Characters that GitHub Markdown could read as syntax inside a line: emphasis, code, links,
 # HTML, table cells, strikethrough, math and entities.

@@ -1,4 +1,4 @@
-"""The terminal view (``attnproof show`` and ``list``), rendered from ``_document``.
+"""The terminal view (``attnproof show`` and ``list``), rendered from ``document``.
 
 Plain text: every piece goes through ``escape``, which shows control characters as ``\\xNN``
 (an ESC from a theorem file or a results JSON cannot move the cursor, recolour or retitle the
@@ -7,7 +7,7 @@ terminal) and keeps one-line fields on one line; listings keep their lines, show
 
 from __future__ import annotations
 
-from . import _document as doc
+from . import document as doc
 
 _LABEL_WIDTH = 12
 

@@ -1,8 +1,8 @@
 """The LaTeX report (``report.tex``): a complete document for pdflatex, one section per theorem.
 
-Rendered from ``_document``. Text goes through ``escape`` (one line, every special character
+Rendered from ``document``. Text goes through ``escape`` (one line, every special character
 spelled, control characters shown), listings through ``_listing`` (verbatim, ASCII only, since
-listings cannot read multi-byte characters), and only formulas that ``_safe_math`` accepted are
+listings cannot read multi-byte characters), and only formulas that ``safe_math`` accepted are
 typeset as math: no report content can reach ``\\input``, ``\\write18`` or a catcode change.
 Packages are those of TeX Live's latex-base, -recommended and -extra Debian packages.
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import unicodedata
 
-from . import _document as doc
-from ._figures import Figures, shortened
-from ._results import Report
+from . import document as doc
+from .figures import Figures, shortened
+from .results import Report
 
 PREAMBLE = r"""\documentclass[10pt,a4paper]{article}
 \usepackage[utf8]{inputenc}

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _view as view
-from ._results import Report, TheoremResult, readable_mode
+from . import view
+from .results import Report, TheoremResult, readable_mode
 
 FIGURE_DIR = "figures"
 # A theorem's name as a heat map label, at most this many characters: any valid name is

@@ -1,6 +1,6 @@
 """The facts every report states, decided once: status phrases, evidence order, errata, totals.
 
-``_document`` arranges these facts into the report's sections; the Markdown, LaTeX and terminal
+``document`` arranges these facts into the report's sections; the Markdown, LaTeX and terminal
 renderers only format that document, so the three cannot disagree about what a result means.
 """
 
@@ -15,8 +15,8 @@ from attnproof.symbolic._catalog import theorem_file_argument
 from attnproof.symbolic._prover import EXACT_EVALUATION
 from attnproof.symbolic._theorem import DOCUMENT_TITLES
 
-from ._results import STATUSES, VERSIONED_PACKAGES, Report, TheoremResult
-from ._verdict import unstable_formats
+from .results import STATUSES, VERSIONED_PACKAGES, Report, TheoremResult
+from .verdict import unstable_formats
 
 STATUS_MEANINGS = {
     "inconsistent": "two routes disagree (proof vs float64, or float64 vs the 50-digit "

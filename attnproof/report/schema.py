@@ -16,7 +16,7 @@ from pathlib import Path
 import jsonschema
 from jsonschema.exceptions import best_match
 
-from ._results import Report, report_from_json
+from .results import Report, report_from_json
 
 SCHEMA_FILE = "results.schema.json"
 
@@ -27,7 +27,7 @@ class ResultsError(ValueError):
 
 @functools.cache
 def _validator() -> jsonschema.Draft202012Validator:
-    text = resources.files("attnproof").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
+    text = resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
     return jsonschema.Draft202012Validator(json.loads(text))
 
 

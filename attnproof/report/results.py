@@ -1,8 +1,8 @@
 """Per-theorem results, the verdict that combines proof and numeric evidence, and results JSON.
 
-The JSON is versioned (``schema``, documented in ``attnproof/RESULTS.md``) so tools can rely on
-it; ``write_json`` is atomic, so a reader never sees half a file and an interrupted run leaves the
-previous results in place.
+The JSON is versioned (``schema``, documented in ``RESULTS.md`` beside this module) so tools can
+rely on it; ``write_json`` is atomic, so a reader never sees half a file and an interrupted run
+leaves the previous results in place.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from attnproof.numeric import BACKENDS, NumericRecord, NumericStatus
+from attnproof.symbolic._prover import ProofStatus
 
-from . import _verdict
-from ._verdict import TheoremStatus
-from .symbolic._prover import ProofStatus
+from . import verdict as verdict_rules
+from .verdict import TheoremStatus
 
 SCHEMA = 4
 # Schema 1 lacked assumptions, partial_reason and run; schema 2 lacked a numeric record's
@@ -143,11 +143,11 @@ def verdict(expect: str, symbolic, numeric,
 
     ``symbolic`` has a ``.status`` (a ``ProofResult``, or None when no proof was attempted);
     ``numeric`` is a sequence of :class:`NumericRecord`; ``unstable_in`` the lower formats in
-    which the theorem declares a known instability. The rules are ``_verdict.compose``'s.
+    which the theorem declares a known instability. The rules are ``verdict.compose``'s.
     """
     records = list(numeric)
-    status = _verdict.compose(expect, symbolic, records)
-    return status, _verdict.is_ok(expect, status, records, unstable_in)
+    status = verdict_rules.compose(expect, symbolic, records)
+    return status, verdict_rules.is_ok(expect, status, records, unstable_in)
 
 
 def is_stability_failure(record: NumericRecord) -> bool:

@@ -6,7 +6,7 @@ terminal renderers only map these node types to their target, each with its own 
 the three cannot disagree about what is in a report or in which order.
 
 Every string in the tree is raw: escaping belongs to the renderers. ``Math`` nodes hold only
-formulas that ``_safe_math`` accepts; any other formula becomes ``Code`` here, once for all.
+formulas that ``safe_math`` accepts; any other formula becomes ``Code`` here, once for all.
 """
 
 from __future__ import annotations
@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 
 from attnproof.numeric import NumericRecord
 
-from . import _coverage as coverage
-from . import _view as view
-from ._figures import Figures
-from ._results import Report, TheoremResult
-from ._safe_math import is_safe
+from . import coverage, view
+from .figures import Figures
+from .results import Report, TheoremResult
+from .safe_math import is_safe
 
 # -- inline pieces -------------------------------------------------------------------------------
 
@@ -53,7 +52,7 @@ class Code:
 
 @dataclass(frozen=True)
 class Math:
-    """A formula that ``_safe_math.is_safe`` accepted."""
+    """A formula that ``safe_math.is_safe`` accepted."""
 
     latex: str
 
