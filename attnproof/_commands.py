@@ -15,6 +15,7 @@ from pathlib import Path
 
 from attnproof import symbolic
 from attnproof.numeric import PROFILE_NAMES, profile_timeout, time_log
+from attnproof.symbolic._prover import PROOF_TIME_LIMIT
 
 from . import __version__
 from . import _arguments as arguments
@@ -154,7 +155,8 @@ def _add_prove_options(parser: argparse.ArgumentParser) -> None:
         help="numeric effort (default: %(default)s)")
     add("--jobs", metavar="N", type=arguments.positive_int,
         help="worker processes (default: CPU count)")
-    add("--time-limit", metavar="S", type=arguments.positive_seconds, default=symbolic.PROOF_TIME_LIMIT,
+    add("--time-limit", metavar="S", type=arguments.positive_seconds,
+        default=PROOF_TIME_LIMIT,
         help="seconds per symbolic proof (default: %(default)s)")
     add("--timeout", metavar="S", type=arguments.positive_seconds,
         help="seconds per theorem before its worker is killed (default: by profile)")

@@ -15,8 +15,8 @@ import pytest
 from . import numeric
 from ._cache import cached_proof
 from .numeric import NumericStatus
-from .symbolic import PROOF_TIME_LIMIT, ProofResult, Theorem, discover, prove
-from .symbolic._prover import ProofStatus
+from .symbolic import ProofResult, Theorem, discover, prove
+from .symbolic._prover import PROOF_TIME_LIMIT, ProofStatus
 
 # formats in which every false claim of the catalog and the planted variants is refuted
 # (scripts/calibrate.py shows the margins); float16 and bfloat16 may answer "not-decisive"

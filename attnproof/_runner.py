@@ -18,6 +18,7 @@ from pathlib import Path
 
 from attnproof import symbolic
 from attnproof.numeric import NumericRecord, NumericStatus, profile_timeout, time_log
+from attnproof.symbolic._prover import PROOF_TIME_LIMIT
 
 from ._cache import cached_proof
 from ._signals import signal_of, sigterm_as_interrupt
@@ -46,7 +47,7 @@ class Options:
     devices: tuple[str, ...] | None = None
     profile: str = "default"
     modes: tuple[str, ...] | None = None
-    time_limit: float = symbolic.PROOF_TIME_LIMIT
+    time_limit: float = PROOF_TIME_LIMIT
     check_numeric: bool = True
 
     def wants(self, backend: str, dtype: str, device: str, mode: str) -> bool:
@@ -91,7 +92,7 @@ def run(
     jobs: int | None = None,
     progress: Progress | None = None,
     started: Started | None = None,
-    time_limit: float = symbolic.PROOF_TIME_LIMIT,
+    time_limit: float = PROOF_TIME_LIMIT,
     timeout: float | None = None,
     check_numeric: bool = True,
     isolate: bool = True,

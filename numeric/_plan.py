@@ -12,9 +12,9 @@ import sympy as sp
 from attnproof.symbolic import Theorem
 from attnproof.symbolic._theorem import ordered_free_indices
 
-from . import _time_log as time_log
 from . import _executables as executables
 from . import _strategies as strategies
+from . import _time_log as time_log
 from ._backends import Backend, backend, to_numpy
 from ._compiler import compile_expression, index_key
 from ._tolerance import REFERENCE_DTYPE

@@ -14,9 +14,9 @@ from hypothesis import seed as hypothesis_seed
 
 from attnproof.symbolic import Theorem
 
-from . import _time_log as time_log
 from . import _evidence as evidence
 from . import _strategies as strategies
+from . import _time_log as time_log
 from ._backends import Backend, backend, device_kind, unavailable_reason
 from ._decide import Outcome, decide, is_stability
 from ._ground_truth import ground_truth_error
