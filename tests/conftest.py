@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
+import os
 from pathlib import Path
 
 import pytest
 
-from attnproof import numeric
-from attnproof.numeric._compile_cache import NO_CACHE_VARIABLE
+from attnproof.numeric._compile_cache import NO_CACHE_VARIABLE, STORES_OFF
 from attnproof.symbolic import discover
 
 # The attnproof plugin is installed with the package (a pytest11 entry point): harness records
@@ -16,27 +15,19 @@ from attnproof.symbolic import discover
 pytest_plugins = ["pytester"]
 
 
-def pytest_collection_modifyitems(config, items):
+@pytest.fixture(autouse=True)
+def _stores_off_outside_the_harness(request, monkeypatch):
     """The harness tier runs with the caches ``attnproof prove`` uses, as a user's
     ``pytest -n auto`` does: its proofs, its stored executables and JAX's persistent cache
-    (unless the user turned caching off). JAX reads its cache settings once per process, so JAX
-    is loaded here, before any test runs: a test without caches could otherwise be the first to
-    load it and turn JAX's cache off for the harness tests after it. JAX keys its entries by the
-    lowered program, so a test that patches the checker never meets a program compiled from
-    other code."""
-    if any(item.get_closest_marker("harness") for item in items):
-        with contextlib.suppress(ImportError):  # without JAX there is nothing to configure
-            numeric.backend("jax").load()
-
-
-@pytest.fixture(autouse=True)
-def _caches_off_outside_the_harness(request, monkeypatch):
-    """Every other test runs with attnproof's caches off (the cache tests turn theirs on in a
-    temporary directory): it must neither read a user's cache nor leave entries in it, and a
-    test that patches the prover or the checker must see its patch run, not a result stored by
-    an earlier run. Processes a test starts inherit the variable."""
-    if request.node.get_closest_marker("harness") is None:
-        monkeypatch.setenv(NO_CACHE_VARIABLE, "1")
+    (unless the user turned caching off). Every other test runs with attnproof's own stores
+    off (the cache tests turn theirs on in a temporary directory): it must neither read a
+    user's stored proof or program nor leave one, and a test that patches the prover or the
+    checker must see its patch run. JAX's compilation cache stays on for them: JAX keys an
+    entry by the lowered program, so what it reads back is the program it would compile.
+    Processes a test starts inherit the variable."""
+    if request.node.get_closest_marker("harness") is None and not os.environ.get(
+            NO_CACHE_VARIABLE):
+        monkeypatch.setenv(NO_CACHE_VARIABLE, STORES_OFF)
 
 
 REPO = Path(__file__).resolve().parent.parent

@@ -176,6 +176,15 @@ def test_jax_compilation_cache_lives_in_the_cache_directory(cache_dir):
     assert jax.config.values["jax_compilation_cache_dir"] == str(cache_dir / "jax")
 
 
+def test_with_the_stores_off_jax_keeps_its_compilation_cache(cache_dir, monkeypatch):
+    monkeypatch.setenv(_compile_cache.NO_CACHE_VARIABLE, _compile_cache.STORES_OFF)
+    assert _compile_cache.cache_directory() is None  # no stored proof or program
+    jax = FakeJax()
+    _compile_cache.configure(jax)
+    assert jax.config.values["jax_enable_compilation_cache"] is True
+    assert jax.config.values["jax_compilation_cache_dir"] == str(cache_dir / "jax")
+
+
 def test_jax_compilation_cache_is_off_without_caching(cache_dir, monkeypatch):
     monkeypatch.setenv(_compile_cache.NO_CACHE_VARIABLE, "1")
     jax = FakeJax()
