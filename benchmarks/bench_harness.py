@@ -94,8 +94,9 @@ def timed(label: str, command: list[str], cwd: Path, cache: Path, work: Path) ->
     print("$", " ".join(map(str, command)), f"  [{label}]", flush=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    finished = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
+    with open(work / f"{_slug(label)}.out", "w") as output:  # kept: which test failed, and why
+        finished = subprocess.run(command, cwd=cwd, env=env, stdout=output,
+                                  stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -9,8 +9,8 @@ from, known before tracing it:
 - the program: the compiled source of each side and of the differentiated primal, and the
   output axes (a theorem with ``implementation=`` runs user code, which no source text pins
   down, so its programs are never stored here; JAX's own cache still serves them);
-- the code that assembles it: a digest of the ``numeric`` package's own modules (not the
-  claim kinds' routes, which store nothing here);
+- the code that assembles it: a digest of the ``numeric`` package's own modules, and for a
+  claim kind's route (``route_program``) of the kinds' routes too;
 - the call: sizes, static arguments, and the shape and dtype of every array;
 - where it runs: the device, JAX's and jaxlib's versions, JAX's configuration, ``XLA_FLAGS`` and
   the host CPU (an executable is machine code for it).
@@ -74,6 +74,30 @@ def load_or_compile(theorem: str, program: str, call: str, jitted, arrays: dict)
     if _persistent_cache_hits() == hits:
         _store(path, compiled)
     return compiled
+
+
+# kind routes' programs already loaded or compiled in this process, by (owner, program, call)
+_ROUTE_PROGRAMS: dict[tuple[str, str, str], object] = {}
+
+
+def route_program(owner: str, program_text: str, jitted, arrays: dict, device):
+    """A claim-kind route's jitted program for ``arrays``, compiled once per machine: kept for
+    the process, and stored across runs under ``owner`` (a theorem and its route) so that a warm
+    run neither traces nor lowers it. ``program_text`` pins the program down (its compiled
+    source or expression, and its sizes); the route code that builds it is pinned by a digest of
+    the kinds' routes (``numeric/kinds/``) beside the package's own modules."""
+    program = program_digest([kinds_version()])
+    call = call_key({}, {"program": _sha(program_text)}, arrays, device)
+    key = (owner, program, call)
+    if key not in _ROUTE_PROGRAMS:
+        _ROUTE_PROGRAMS[key] = load_or_compile(owner, program, call, jitted, arrays)
+    return _ROUTE_PROGRAMS[key]
+
+
+@functools.cache
+def kinds_version() -> str:
+    """A digest of the claim kinds' numeric routes (``numeric/kinds/``)."""
+    return source_digest(Path(__file__).resolve().parent / "kinds")
 
 
 class _FirstCallChecked:
@@ -164,14 +188,15 @@ def _remove_other_programs(program_folder: Path) -> None:
 
 @functools.cache
 def numeric_version() -> str:
-    """A digest of the source that assembles a stored program (``source_digest``)."""
+    """A digest of the ``numeric`` package's own modules, which assemble every stored program:
+    the runner, backends and compiler. The claim kinds' routes in ``kinds/`` are digested on
+    their own (``kinds_version``) into their programs' keys only, so a change to a route leaves
+    the search's programs in place."""
     return source_digest(Path(__file__).resolve().parent)
 
 
 def source_digest(root: Path) -> str:
-    """A digest of the modules of the ``numeric`` package at ``root``: the runner, backends and
-    compiler. The claim kinds' routes in ``kinds/`` never store a program here, so a change to
-    one of them leaves the stored programs in place."""
+    """A digest of the modules in folder ``root`` (not its subfolders)."""
     digest = hashlib.sha256()
     for path in sorted(root.glob("*.py")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())

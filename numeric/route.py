@@ -18,6 +18,7 @@ from ._backends import _numpy_place as numpy_place  # NumPy's place step: a cast
 from ._compile_cache import exclusive
 from ._compiler import compile_expression
 from ._evidence import MINIMUM_DECIDED
+from ._executables import route_program
 from ._plan import evaluate_reference, is_reference, runner_for
 from ._record import NumericRecord, NumericStatus
 from ._routes import format_judge, numeric_route
@@ -43,6 +44,7 @@ __all__ = [
     "backend",
     "compile_expression",
     "exclusive",
+    "route_program",
     "numpy_dtype",
     "numpy_place",
     "to_numpy",

@@ -10,7 +10,7 @@ import numpy as np
 
 from attnproof.symbolic import Positive
 
-from ..route import compile_expression, exclusive, to_numpy
+from ..route import compile_expression, exclusive, route_program, to_numpy
 
 # the unit roundoff each format is measured in (MLX float64 computes exp in float32)
 EPSILON = {"float64": 2.0**-52, "float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}
@@ -27,38 +27,29 @@ def evaluate(theorem, expr, out, row, dtype: str, device: str, mode: str, arrays
     compiled = compile_expression(expr, out, inputs=theorem.inputs,
                                   definitions=theorem.definitions, target=row.target)
     xp = row.namespace(row.load(), dtype)
-    return run_compiled(row, xp, compiled, arrays, sizes, dtype, device, mode)
+    return run_compiled(row, xp, compiled, arrays, sizes, dtype, device, mode, theorem.name)
 
 
 def run_compiled(row, xp, compiled, arrays: dict, sizes: dict, dtype: str, device: str,
-                 mode: str) -> np.ndarray:
+                 mode: str, owner: str) -> np.ndarray:
     """A compiled statement run on ``row``'s device: ``arrays`` (float64 NumPy) placed in
-    ``dtype``, jitted in jit mode; the result as float64 NumPy."""
+    ``dtype``, jitted in jit mode; the result as float64 NumPy. ``owner`` names the theorem
+    whose route runs it, under which its compiled program is stored."""
     place = row.devices()[device]
     with row.scope(place):
         placed = {k: row.place(xp, v, dtype, place) for k, v in arrays.items()}
         with np.errstate(all="ignore"):  # overflow shows up as inf/nan and is judged there
             if mode != "jit":
                 return to_numpy(compiled(xp, placed, sizes))
-            run = _jitted(row, dtype, compiled, tuple(sorted(sizes.items())), xp)
-            return to_numpy(_call_compiling_once(run, compiled, placed, device))
-
-
-_CALLED: set = set()
-
-
-def _call_compiling_once(run, compiled, placed: dict, device: str):
-    """``run(placed)``; its first call for these shapes compiles, under the program's lock, so
-    that a worker reaching the same program at the same moment reads it from JAX's cache
-    instead of compiling it again."""
-    shapes = tuple(sorted((k, tuple(v.shape), str(v.dtype)) for k, v in placed.items()))
-    signature = (id(run), shapes)
-    if signature in _CALLED:
-        return run(placed)
-    with exclusive(f"{compiled.source}\n{shapes}\n{device}"):
-        values = run(placed)
-    _CALLED.add(signature)
-    return values
+            shape = tuple(sorted(sizes.items()))
+            text = f"{compiled.source}\n{shape}"
+            # two workers reaching the same program at once: one compiles it, the other waits
+            # and reads it back from JAX's cache instead of compiling it a second time
+            with exclusive(f"{text}\n{dtype}\n{device}"):
+                run = _jitted(row, dtype, compiled, shape, xp)
+                if row.stores_executables:
+                    run = route_program(f"{owner}.{mode}", text, run, placed, place)
+                return to_numpy(run(placed))
 
 
 @functools.lru_cache(maxsize=1024)

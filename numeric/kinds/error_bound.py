@@ -32,7 +32,16 @@ from attnproof.symbolic import OnlineSoftmax, Positive, ReduceMax
 from attnproof.symbolic.kinds import error_bound as kind
 from attnproof.symbolic.route import free_indices
 
-from ..route import NumericStatus, bits, evidence, finfo, numeric_route, to_numpy
+from ..route import (
+    NumericStatus,
+    bits,
+    evidence,
+    exclusive,
+    finfo,
+    numeric_route,
+    route_program,
+    to_numpy,
+)
 from ..route import numpy_dtype as _numpy_dtype
 
 
@@ -313,13 +322,24 @@ class Evaluation:
                 placed = {k: self.row.place(xp, v, self.dtype, self.device)
                           for k, v in arrays.items()}
                 if getattr(xp, "__name__", "") == "jax.numpy":
-                    value = _jax_as_written(expr, tuple(sorted(sizes.items())),
-                                            tuple(self.out))(placed)
+                    value = self._on_jax(expr, sizes, placed)
                 else:
                     value = _Interpreter(xp, placed, sizes, self.out).eval(expr)
                 return to_numpy(value).astype(np.float64)
         placed = {k: v.astype(wider) for k, v in arrays.items()}
         return _Interpreter(np, placed, sizes, self.out, watch, magnitude).eval(expr)
+
+
+    def _on_jax(self, expr, sizes: dict, placed: dict):
+        """The as-written evaluation as one JAX program, compiled once per machine: stored
+        across runs (``route_program``), and compiled by one worker at a time."""
+        shape = tuple(sorted(sizes.items()))
+        text = f"as written\n{sp.srepr(expr)}\n{shape}\n{[str(i) for i in self.out]}"
+        with exclusive(f"{text}\n{self.dtype}\n{self.device}"):
+            jitted = _jax_as_written(expr, shape, tuple(self.out))
+            program = route_program(f"{self.theorem.name}.as-written", text, jitted, placed,
+                                    self.device)
+            return program(placed)
 
 
 class _Interpreter:

@@ -44,8 +44,8 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None):
         samples = _samples(theorem, claim.law, sizes, rng)
         shapes = {**sizes, "batch": SAMPLES}
         # every sample of the statistic, in one batched call on the backend: (N, entries)
-        values = run_compiled(row, xp, compiled, samples, shapes, dtype, device,
-                              mode).reshape(SAMPLES, -1)
+        values = run_compiled(row, xp, compiled, samples, shapes, dtype, device, mode,
+                              theorem.name).reshape(SAMPLES, -1)
         if not np.all(np.isfinite(values)):
             record.status = NumericStatus.FAILED
             record.counterexample = {"sizes": sizes, "values": "a sample of the statistic is "
