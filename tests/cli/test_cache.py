@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from attnproof import _cache, cli
+from attnproof import _cache, _harness, cli
 from attnproof._cache import ProofCache, cached_proof, statement_key
 from attnproof.numeric import _compile_cache
 from attnproof.symbolic import ProofResult, discover
@@ -145,6 +145,27 @@ def test_a_plain_run_keeps_its_proofs(tmp_path, cache_dir):
               "--in-process"]
     assert cli.main([*common, "--out", str(tmp_path / "b")]) == 0
     assert len(entries(cache_dir, "doubling")) == 1
+
+
+def test_the_harness_reuses_the_proofs_prove_stored_and_the_other_way_round(tmp_path,
+                                                                          cache_dir,
+                                                                          monkeypatch):
+    files.write(tmp_path, "t.py", files.TRUE, name="doubling")
+    files.write(tmp_path, "u.py", files.TRUE, name="tripling")
+    common = ["prove", "--no-catalog", "--theorems", str(tmp_path), "--symbolic-only",
+              "--in-process"]
+    assert cli.main([*common, "--theorem", "doubling", "--out", str(tmp_path / "a")]) == 0
+    found = discover([tmp_path]).by_name()
+    harness_prover = Prover(ProofResult("proved", "the harness's own record", seconds=0.1))
+    monkeypatch.setattr(_harness, "prove", lambda theorem, limit: harness_prover())
+    assert _harness.proof_of(found["doubling"]).status == "proved"
+    assert harness_prover.calls == 0  # read back: prove stored it under the same key
+    _harness.proof_of(found["tripling"])
+    assert harness_prover.calls == 1 and len(entries(cache_dir, "tripling")) == 1
+    # and prove reads what the harness stored
+    assert cli.main([*common, "--theorem", "tripling", "--out", str(tmp_path / "b")]) == 0
+    symbolic = json.loads((tmp_path / "b" / "results.json").read_text())["theorems"][0]
+    assert symbolic["symbolic"]["method"].startswith("the harness's own record")
 
 
 def test_theorems_never_timed_start_first_then_the_slowest(tmp_path, cache_dir):
