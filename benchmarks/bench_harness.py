@@ -274,8 +274,8 @@ def report_keys() -> bool:
     numeric_root = Path(_executables.__file__).resolve().parent
     assembling = sorted(p.name for p in numeric_root.glob("*.py"))
     print(f"  stored programs: a change to any of numeric/'s {len(assembling)} modules "
-          "recomputes every stored program; a change to numeric/kinds/ none (its routes "
-          "store no program)")
+          "recomputes every stored program; a change to numeric/kinds/ only the programs of "
+          "the kinds' routes")
     print("  FIGURE keys digest the source (tests/cli/test_cache.py and "
           "tests/numeric/test_executables.py change a function and see it recomputed)")
     return True

@@ -234,9 +234,11 @@ def test_the_key_pins_the_source_that_assembles_programs(tmp_path):
     copy = tmp_path / "numeric"
     shutil.copytree(root, copy, ignore=shutil.ignore_patterns("__pycache__"))
     assert _executables.source_digest(copy) == _executables.numeric_version()
-    route = copy / "kinds" / "cost.py"  # a kind's route stores no program
+    # a kind's route is pinned in its own programs' keys (kinds_version), not in the search's
+    route = copy / "kinds" / "cost.py"
     route.write_text(route.read_text() + "\n# changed\n")
     assert _executables.source_digest(copy) == _executables.numeric_version()
+    assert _executables.source_digest(copy / "kinds") != _executables.kinds_version()
     compiler = copy / "_compiler.py"
     compiler.write_text(compiler.read_text().replace("def compile_expression(",
                                                      "def compile_expression_(", 1))
