@@ -106,5 +106,6 @@ def exclusive(program: str):
         yield
         return
     with handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the handle closes, or the process ends
+        with contextlib.suppress(OSError):  # a file system without locks: go on unlocked
+            fcntl.flock(handle, fcntl.LOCK_EX)  # released when the handle closes or we exit
         yield
