@@ -37,16 +37,14 @@ LASTING_STATUSES = ("proved", "proved-bounded", "refuted", "not-proved", "lemmas
 # -- keys -----------------------------------------------------------------------------------------
 
 
-def prover_version(theorem=None) -> str:
+def prover_version(theorem) -> str:
     """A digest of the prover source that can decide ``theorem``, and of SymPy's version.
 
     That source is the prover's core (every module of ``symbolic`` outside ``kinds/``) and the
     claim-kind modules the statement is built from: its claim's kind, the kinds of its facts
     and of the functions in its expressions, and the kind modules those import. Any change to
     one of them is a new prover whose results are not the old one's; a change to another kind's
-    module leaves this theorem's stored proof in place. Without a theorem: every module."""
-    if theorem is None:
-        return _digest_of_files(tuple(sorted(_symbolic_root().rglob("*.py"))))
+    module leaves this theorem's stored proof in place."""
     return _digest_of_files(_core_files() + _kind_files(theorem))
 
 
