@@ -10,7 +10,7 @@ from, known before tracing it:
   output axes (a theorem with ``implementation=`` runs user code, which no source text pins
   down, so its programs are never stored here; JAX's own cache still serves them);
 - the code that assembles it: a digest of the ``numeric`` package's own modules, and for a
-  claim kind's route (``route_program``) of the kinds' routes too;
+  claim kind's route (``run_route_program``) of the kinds' routes too;
 - the call: sizes, static arguments, and the shape and dtype of every array;
 - where it runs: the device, JAX's and jaxlib's versions, JAX's configuration, ``XLA_FLAGS`` and
   the host CPU (an executable is machine code for it).
@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 from . import _time_log as time_log
-from ._compile_cache import cache_directory, folder_name, write_atomically
+from ._compile_cache import cache_directory, exclusive, folder_name, write_atomically
 
 FOLDER = "executables"
 _MAGIC = b"attnproof-executable-1\n"
@@ -80,18 +80,27 @@ def load_or_compile(theorem: str, program: str, call: str, jitted, arrays: dict)
 _ROUTE_PROGRAMS: dict[tuple[str, str, str], object] = {}
 
 
-def route_program(owner: str, program_text: str, jitted, arrays: dict, device):
-    """A claim-kind route's jitted program for ``arrays``, compiled once per machine: kept for
-    the process, and stored across runs under ``owner`` (a theorem and its route) so that a warm
-    run neither traces nor lowers it. ``program_text`` pins the program down (its compiled
-    source or expression, and its sizes); the route code that builds it is pinned by a digest of
-    the kinds' routes (``numeric/kinds/``) beside the package's own modules."""
+def run_route_program(owner: str, program_text: str, jitted, arrays: dict, device):
+    """A claim-kind route's jitted program run on ``arrays``, compiled once per machine.
+
+    The program is kept for the process and stored across runs under ``owner`` (a theorem and
+    its route), so a warm run neither traces nor lowers it. ``program_text`` pins the program
+    down (its compiled source or expression, and its sizes); the route code that builds it is
+    pinned by a digest of the kinds' routes (``numeric/kinds/``) beside the package's own
+    modules. Its first run in a process holds the program's machine-wide lock: two workers that
+    reach the same program at once compile it one after the other, and the second reads it
+    back from JAX's cache."""
     program = program_digest([kinds_version()])
     call = call_key({}, {"program": _sha(program_text)}, arrays, device)
     key = (owner, program, call)
-    if key not in _ROUTE_PROGRAMS:
-        _ROUTE_PROGRAMS[key] = load_or_compile(owner, program, call, jitted, arrays)
-    return _ROUTE_PROGRAMS[key]
+    known = _ROUTE_PROGRAMS.get(key)
+    if known is not None:
+        return known(arrays)
+    with exclusive(f"{program_text}\n{call}"):  # not the owner's: theorems share programs
+        run = load_or_compile(owner, program, call, jitted, arrays)
+        values = run(arrays)
+    _ROUTE_PROGRAMS[key] = run
+    return values
 
 
 @functools.cache

@@ -15,10 +15,9 @@ from . import _structured as structured
 from ._backends import Backend, backend, to_numpy
 from ._backends import _numpy_dtype as numpy_dtype  # NumPy's dtype of a format name
 from ._backends import _numpy_place as numpy_place  # NumPy's place step: a cast, no device
-from ._compile_cache import exclusive
 from ._compiler import compile_expression
 from ._evidence import MINIMUM_DECIDED
-from ._executables import route_program
+from ._executables import run_route_program
 from ._plan import evaluate_reference, is_reference, runner_for
 from ._record import NumericRecord, NumericStatus
 from ._routes import format_judge, numeric_route
@@ -43,8 +42,7 @@ __all__ = [
     "Backend",
     "backend",
     "compile_expression",
-    "exclusive",
-    "route_program",
+    "run_route_program",
     "numpy_dtype",
     "numpy_place",
     "to_numpy",

@@ -10,7 +10,7 @@ import numpy as np
 
 from attnproof.symbolic import Positive
 
-from ..route import compile_expression, exclusive, route_program, to_numpy
+from ..route import compile_expression, run_route_program, to_numpy
 
 # the unit roundoff each format is measured in (MLX float64 computes exp in float32)
 EPSILON = {"float64": 2.0**-52, "float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}
@@ -42,14 +42,11 @@ def run_compiled(row, xp, compiled, arrays: dict, sizes: dict, dtype: str, devic
             if mode != "jit":
                 return to_numpy(compiled(xp, placed, sizes))
             shape = tuple(sorted(sizes.items()))
-            text = f"{compiled.source}\n{shape}"
-            # two workers reaching the same program at once: one compiles it, the other waits
-            # and reads it back from JAX's cache instead of compiling it a second time
-            with exclusive(f"{text}\n{dtype}\n{device}"):
-                run = _jitted(row, dtype, compiled, shape, xp)
-                if row.stores_executables:
-                    run = route_program(f"{owner}.{mode}", text, run, placed, place)
+            run = _jitted(row, dtype, compiled, shape, xp)
+            if not row.stores_executables:
                 return to_numpy(run(placed))
+            return to_numpy(run_route_program(f"{owner}.{mode}", f"{compiled.source}\n{shape}",
+                                              run, placed, place))
 
 
 @functools.lru_cache(maxsize=1024)

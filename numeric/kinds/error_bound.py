@@ -36,10 +36,9 @@ from ..route import (
     NumericStatus,
     bits,
     evidence,
-    exclusive,
     finfo,
     numeric_route,
-    route_program,
+    run_route_program,
     to_numpy,
 )
 from ..route import numpy_dtype as _numpy_dtype
@@ -331,15 +330,13 @@ class Evaluation:
 
 
     def _on_jax(self, expr, sizes: dict, placed: dict):
-        """The as-written evaluation as one JAX program, compiled once per machine: stored
-        across runs (``route_program``), and compiled by one worker at a time."""
+        """The as-written evaluation as one JAX program, compiled once per machine
+        (``run_route_program``)."""
         shape = tuple(sorted(sizes.items()))
         text = f"as written\n{sp.srepr(expr)}\n{shape}\n{[str(i) for i in self.out]}"
-        with exclusive(f"{text}\n{self.dtype}\n{self.device}"):
-            jitted = _jax_as_written(expr, shape, tuple(self.out))
-            program = route_program(f"{self.theorem.name}.as-written", text, jitted, placed,
-                                    self.device)
-            return program(placed)
+        jitted = _jax_as_written(expr, shape, tuple(self.out))
+        return run_route_program(f"{self.theorem.name}.as-written", text, jitted, placed,
+                                 self.device)
 
 
 class _Interpreter:
