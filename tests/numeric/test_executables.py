@@ -3,6 +3,7 @@ compilation does and is not traced again; a damaged entry is compiled again, nev
 changed theorem replaces its own programs and nobody else's; user code (``implementation=``)
 is never stored; with caching off nothing is written."""
 
+import contextlib
 import itertools
 import shutil
 from pathlib import Path
@@ -17,10 +18,10 @@ from attnproof.numeric._plan import Runner, plan_for
 
 jax = pytest.importorskip("jax")
 monitoring = pytest.importorskip("jax.monitoring")
+compilation_cache = pytest.importorskip("jax.experimental.compilation_cache.compilation_cache")
 
 SIZES = {"n_q": 2, "n_k": 3, "d_k": 2, "d_v": 2}
-# Each test its own batch size, so its programs are new to JAX's persistent cache too (when a
-# test before it turned that on): a program JAX reads back from its own cache is not stored.
+# Each test its own batch size, so its programs are new to this process's JAX as well
 BATCHES = itertools.count(8)
 TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
 
@@ -31,7 +32,32 @@ def cache_dir(tmp_path, monkeypatch):
     monkeypatch.setenv(_compile_cache.DIRECTORY_VARIABLE, str(directory))
     monkeypatch.setenv(_compile_cache.NO_CACHE_VARIABLE, "")
     monkeypatch.setitem(SIZES, "batch", next(BATCHES))
-    return directory
+    with _jax_cache_in_this_directory():
+        yield directory
+
+
+def configure_jax_from_the_environment():
+    """JAX's persistent cache as a process started with this test's variables would have it."""
+    _compile_cache.configure(jax)
+    compilation_cache.reset_cache()
+
+
+@contextlib.contextmanager
+def _jax_cache_in_this_directory():
+    """JAX's persistent cache in the test's own directory for the test's duration, then back
+    where it was. JAX reads its cache settings once per process, where the worker's first test
+    left them (a user's cache, kept across runs); a program JAX reads back from its own cache
+    is not stored, so the store's tests must start from a cache that holds nothing."""
+    backend("jax").load()  # configured as every other test finds it
+    names = ("jax_enable_compilation_cache", "jax_compilation_cache_dir")
+    saved = {name: jax.config.values[name] for name in names}
+    configure_jax_from_the_environment()
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            jax.config.update(name, value)
+        compilation_cache.reset_cache()
 
 
 _TRACES: list[float] = []
@@ -164,6 +190,7 @@ def test_user_code_is_never_stored(cache_dir):
 
 def test_nothing_is_stored_with_caching_off(cache_dir, monkeypatch):
     monkeypatch.setenv(_compile_cache.NO_CACHE_VARIABLE, "1")
+    configure_jax_from_the_environment()
     evaluate(samples.softmax_jacobian)
     assert not cache_dir.exists()
 
