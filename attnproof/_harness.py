@@ -1,9 +1,11 @@
 """The generic proof-harness test, collected by the pytest plugin for a user's theorem
 directories (``--attnproof-theorems DIR``) and reused by the repository's own harness.
 
-Each theorem is one symbolic test and one numeric test per backend × dtype × device × mode;
-each attaches its record to the pytest report, so the plugin's controller can write the same
-report as ``attnproof prove`` (``reports/pytest/`` by default).
+Each theorem is one symbolic test and one numeric test per configuration ``attnproof prove``
+checks (backend × dtype × device in each backend's default mode under the default profile;
+``--attnproof-profile thorough`` adds every other mode, eager JAX; ``--attnproof-device D``
+keeps one device or kind); each attaches its record to the pytest report, so the plugin's
+controller can write the same report as ``attnproof prove`` (``reports/pytest/`` by default).
 """
 
 from __future__ import annotations
@@ -23,11 +25,51 @@ from .symbolic._prover import PROOF_TIME_LIMIT, ProofStatus
 SEPARATING_DTYPES = ("float64", "float32")
 
 
-def numeric_cases(theorems) -> list:
+def profile_name(chosen: str | None = None) -> str:
+    """The profile the harness runs: ``--attnproof-profile``, else the one ``numeric.check``
+    takes by default (``$ATTNPROOF_PROFILE``, else "default", as ``attnproof prove``).
+
+    Raises:
+        ValueError: an unknown profile name.
+    """
+    return numeric.profile(chosen).name
+
+
+def on_devices(device: str, devices) -> bool:
+    """Whether ``device`` is one of ``devices`` (names as ``attnproof prove --device`` takes
+    them: a kind such as ``gpu`` matches every device of that kind, ``gpu:1`` one device)."""
+    if not devices:
+        return True
+    from .numeric._devices import selected
+
+    return bool(selected([device], devices))  # the rule of `attnproof prove --device`
+
+
+def configurations(theorem, profile: str | None = None,
+                   devices=None) -> list[tuple[str, str, str, str]]:
+    """The (backend, dtype, device, mode) configurations of ``theorem`` that ``attnproof prove
+    --profile PROFILE`` checks here: the function its runner calls, with the profile choosing the
+    modes (each backend's default mode, or every mode for a profile that runs them), kept to
+    ``devices`` when given."""
+    found = numeric.available_configurations(theorem, profile=profile_name(profile))
+    return [tuple(c) for c in found if on_devices(c[2], devices)]
+
+
+def selection(config=None) -> tuple[str, tuple[str, ...] | None]:
+    """The profile and devices a pytest session asks for (``--attnproof-profile``,
+    ``--attnproof-device``; the defaults without a config or without the plugin)."""
+    chosen = config.getoption("attnproof_profile", None) if config is not None else None
+    devices = config.getoption("attnproof_device", None) if config is not None else None
+    return profile_name(chosen), (tuple(devices) if devices else None)
+
+
+def numeric_cases(theorems, config=None) -> list:
+    """One pytest case per theorem and configuration, for the session's ``selection``."""
+    profile, devices = selection(config)
     return [pytest.param(theorem, backend, dtype, device, mode,
                          id=f"{theorem.name}-{backend}-{dtype}-{device}-{mode}")
             for theorem in theorems
-            for backend, dtype, device, mode in numeric.available_configurations(theorem)]
+            for backend, dtype, device, mode in configurations(theorem, profile, devices)]
 
 
 def proof_of(theorem: Theorem) -> ProofResult:
@@ -50,10 +92,13 @@ def check_symbolic(theorem: Theorem, record_property=None) -> None:
 
 
 def check_numeric(theorem: Theorem, backend: str, dtype: str, device: str, mode: str,
-                  record_property=None) -> None:
-    """One numeric record must agree with the theorem's ``expect`` (skipped where the
-    configuration cannot run here)."""
-    record = numeric.check(theorem, backend, dtype, device, mode)
+                  record_property=None, profile: str | None = None) -> None:
+    """One numeric record, searched as hard as ``profile`` says (default: ``profile_name``),
+    must agree with the theorem's ``expect`` (skipped where the configuration cannot run
+    here). A record of another mode (eager JAX under the thorough profile) is judged as any
+    other: one that strays from the 50-digit evaluation, or a float64 counterexample beside a
+    proof, fails here and makes the theorem "inconsistent" in the report."""
+    record = numeric.check(theorem, backend, dtype, device, mode, profile=profile_name(profile))
     if record_property is not None:
         record_property("attnproof.numeric",
                         json.dumps({"theorem": theorem.name, **record.to_json()}))
@@ -99,15 +144,16 @@ def pytest_generate_tests(metafunc) -> None:
         metafunc.parametrize("theorem", theorems, ids=lambda t: t.name)
     elif metafunc.function is test_numeric:
         metafunc.parametrize(("theorem", "backend", "dtype", "device", "mode"),
-                             numeric_cases(theorems))
+                             numeric_cases(theorems, metafunc.config))
 
 
 def test_symbolic(theorem, record_property):
     check_symbolic(theorem, record_property)
 
 
-def test_numeric(theorem, backend, dtype, device, mode, record_property):
-    check_numeric(theorem, backend, dtype, device, mode, record_property)
+def test_numeric(theorem, backend, dtype, device, mode, record_property, request):
+    profile, _ = selection(request.config)
+    check_numeric(theorem, backend, dtype, device, mode, record_property, profile)
 
 
 def load(directories, include_catalog: bool):

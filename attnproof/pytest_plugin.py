@@ -16,6 +16,13 @@ The plugin is installed with attnproof (a ``pytest11`` entry point) and does not
 ``--attnproof-theorems DIR`` (or ``attnproof_theorems = DIR`` in the pytest configuration) adds
 the generic harness test (``_harness.py``) over the theorems of DIR, and over the built-in
 catalog too with ``--attnproof-catalog``.
+
+The harness's numeric tests are the configurations ``attnproof prove`` checks, from the same
+function: under the default profile each backend's default mode; ``--attnproof-profile NAME``
+chooses another profile (``thorough`` adds every other mode, eager JAX) for the modes and the
+search effort alike, and ``--attnproof-device D`` keeps the configurations on device D (a kind
+such as ``cpu`` or ``gpu``, or ``gpu:1``), which marks the report partial as ``prove --device``
+does.
 """
 
 from __future__ import annotations
@@ -61,6 +68,13 @@ def pytest_addoption(parser) -> None:
                          "repeatable")
     group.addoption("--attnproof-catalog", action="store_true", default=None,
                     help="with --attnproof-theorems, run the built-in catalog too")
+    group.addoption("--attnproof-profile", metavar="NAME", default=None,
+                    help="the harness's numeric profile, as 'attnproof prove --profile': its "
+                         "modes (each backend's default mode; every mode with 'thorough') and "
+                         "its search effort (default: $ATTNPROOF_PROFILE, else 'default')")
+    group.addoption("--attnproof-device", metavar="D", action="append", default=None,
+                    help="run the harness's numeric tests only on device D (a kind such as cpu "
+                         "or gpu, or gpu:N), as 'attnproof prove --device'; repeatable")
     parser.addini("attnproof_theorems", type="paths", default=[],
                   help="theorem directories for the proof harness, as --attnproof-theorems")
     parser.addini("attnproof_catalog", type="bool", default=False,
@@ -68,11 +82,39 @@ def pytest_addoption(parser) -> None:
 
 
 def pytest_configure(config) -> None:
+    devices = _check_selection(config)
     if not _is_worker(config):
-        config.stash[_COLLECTOR] = _Collector()
+        config.stash[_COLLECTOR] = _Collector(restrictions=[
+            f"numeric checks only on devices {', '.join(devices)}"] if devices else [])
     directories = _theorem_directories(config)
     config.attnproof_catalog = harness.load(directories, _include_catalog(config)) \
         if directories else None
+
+
+def _check_selection(config) -> list[str]:
+    """A usage error for an unknown --attnproof-profile or --attnproof-device word (the checks
+    of ``attnproof prove``); the devices chosen, if any, as that check writes them."""
+    from attnproof.numeric import PROFILE_NAMES
+
+    from . import _arguments as arguments
+
+    profile = config.getoption("attnproof_profile")
+    if profile is not None:
+        _checked("--attnproof-profile", arguments.one_of("profile", PROFILE_NAMES), profile)
+    devices = [_checked("--attnproof-device", arguments.device, value)
+               for value in config.getoption("attnproof_device") or []]
+    if devices:
+        config.option.attnproof_device = devices
+    return devices
+
+
+def _checked(option: str, check, value: str) -> str:
+    import argparse
+
+    try:
+        return check(value)
+    except argparse.ArgumentTypeError as error:
+        raise pytest.UsageError(f"{option}: {error}") from None
 
 
 def _theorem_directories(config) -> list[Path]:
@@ -189,7 +231,8 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     if out_dir is None or not collector.has_records():
         return
     report = collector.report(_stopped_early(session, exitstatus), _node_id_arguments(config))
-    report.run = {"by": "pytest", "args": list(config.invocation_params.args)}
+    report.run = {"by": "pytest", "args": list(config.invocation_params.args),
+                  **_selection(config)}
     try:
         write_reports(report, out_dir)
         collector.written = f"attnproof: wrote {out_dir / MARKDOWN_NAME}" + (
@@ -202,6 +245,15 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     collector = config.stash.get(_COLLECTOR, None)
     if collector is not None and collector.written:
         terminalreporter.write_line(collector.written)
+
+
+def _selection(config) -> dict:
+    """The profile and devices the harness ran with, for the report's ``run``."""
+    try:
+        profile, devices = harness.selection(config)
+    except ValueError:  # an unknown $ATTNPROOF_PROFILE: the numeric tests said so already
+        return {}
+    return {"profile": profile, "devices": list(devices) if devices else None}
 
 
 def _report_dir(config) -> Path | None:
@@ -229,6 +281,7 @@ class _Collector:
     properties: dict[str, dict[str, str]] = field(default_factory=dict)
     failures: list[tuple[str, str]] = field(default_factory=list)
     crashes: list[str] = field(default_factory=list)
+    restrictions: list[str] = field(default_factory=list)  # options that check less
     written: str = ""
 
     def expect(self, expected) -> None:
@@ -293,6 +346,7 @@ class _Collector:
             reasons.append("the session stopped early")
         if by_node_id:
             reasons.append("tests were chosen by node id")
+        reasons += self.restrictions
         reasons += self.crashes
         return reasons
 

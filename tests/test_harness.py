@@ -1,4 +1,6 @@
-"""The proof harness: every theorem × backend × dtype × device × mode, as one generic test.
+"""The proof harness: every theorem × configuration ``attnproof prove`` checks, as one generic
+test (each backend's default mode; ``--attnproof-profile thorough`` adds eager JAX, and
+``--attnproof-device D`` keeps one device or kind, as for a user's theorems).
 
 Catalog theorems and the planted false variants go through the same discovery and checks as a
 user's theorem directory under the installed plugin (``attnproof/_harness.py``). Each catalog
@@ -10,7 +12,13 @@ from __future__ import annotations
 
 import pytest
 
-from attnproof._harness import check_numeric, check_symbolic, numeric_cases, proof_of
+from attnproof._harness import (
+    check_numeric,
+    check_symbolic,
+    numeric_cases,
+    proof_of,
+    selection,
+)
 from attnproof.symbolic import AtLeast, ClaimKind, discover
 from tests.conftest import PLANTED_DIR
 
@@ -30,10 +38,17 @@ def test_symbolic(theorem, record_property):
     check_symbolic(theorem, _recorder(theorem, record_property))
 
 
-@pytest.mark.parametrize(("theorem", "backend", "dtype", "device", "mode"),
-                         numeric_cases(THEOREMS))
-def test_numeric(theorem, backend, dtype, device, mode, record_property):
-    check_numeric(theorem, backend, dtype, device, mode, _recorder(theorem, record_property))
+def pytest_generate_tests(metafunc):
+    """The numeric cases follow the session's --attnproof-profile and --attnproof-device."""
+    if metafunc.function is test_numeric:
+        metafunc.parametrize(("theorem", "backend", "dtype", "device", "mode"),
+                             numeric_cases(THEOREMS, metafunc.config))
+
+
+def test_numeric(theorem, backend, dtype, device, mode, record_property, request):
+    profile, _ = selection(request.config)
+    check_numeric(theorem, backend, dtype, device, mode, _recorder(theorem, record_property),
+                  profile)
 
 
 @pytest.mark.parametrize("theorem", CATALOG.theorems, ids=lambda t: t.name)
