@@ -5,12 +5,20 @@ The statement language is re-exported here, so a theorem file needs one import::
     from attnproof import Dim, Equals, Source, Tensor, Theorem, softmax
 
 Importing this package imports SymPy, never an array backend; numeric checks run in worker
-processes and load their backends there.
+processes and load their backends there. It sets JAX's GPU allocator to allocate on demand
+(``XLA_PYTHON_CLIENT_PREALLOCATE=false``, unless the variable is set already), so that the
+workers can share a GPU.
 """
 
 import importlib
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
+
+from .numeric._devices import share_accelerators
+
+# before any backend initialises in this process or the workers it starts: several processes
+# share one GPU, so none of them may preallocate most of its memory
+share_accelerators()
 
 try:
     __version__ = _version("attnproof")

@@ -61,7 +61,15 @@ def dtype_names() -> tuple[str, ...]:
 
 
 def device_kinds() -> tuple[str, ...]:
-    return tuple(dict.fromkeys(kind for row in _rows() for kind in row.dtypes))
+    from attnproof.numeric._devices import KINDS
+
+    return KINDS
+
+
+def device_kind(value: str) -> str:
+    from attnproof.numeric._devices import kind_of
+
+    return kind_of(value)
 
 
 def mode_names() -> tuple[str, ...]:
@@ -69,13 +77,14 @@ def mode_names() -> tuple[str, ...]:
 
 
 def device(value: str) -> str:
-    """A device kind (``cpu``, ``gpu``) or one device of a kind (``gpu:1``)."""
-    kind, _, number = value.partition(":")
-    kinds = device_kinds()
-    if kind not in kinds or (number and not number.isdigit()) or value.endswith(":"):
-        raise argparse.ArgumentTypeError(unknown("device", value, kinds) +
-                                         "; one of several devices is KIND:N, e.g. gpu:1")
-    return value
+    """A device kind (``cpu``, ``gpu``) or one device of a kind (``gpu:1``): the one device
+    vocabulary of every command. Whether the machine has it is checked when the run starts."""
+    from attnproof.numeric._devices import Device, DeviceError
+
+    try:
+        return str(Device.parse(value))
+    except DeviceError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def nothing_selected(backends, dtypes, devices, modes) -> str | None:
@@ -84,7 +93,7 @@ def nothing_selected(backends, dtypes, devices, modes) -> str | None:
     def allowed(chosen, value):
         return chosen is None or value in chosen
 
-    kinds = None if devices is None else {d.partition(":")[0] for d in devices}
+    kinds = None if devices is None else {device_kind(d) for d in devices}
     for row in _rows():
         if not allowed(backends, row.name) or not any(allowed(modes, m) for m in row.modes):
             continue

@@ -17,7 +17,7 @@ from attnproof import symbolic
 from attnproof.numeric import PROFILE_NAMES, profile_timeout, time_log
 from attnproof.symbolic._prover import PROOF_TIME_LIMIT
 
-from . import __version__
+from . import __version__, _runner
 from . import _arguments as arguments
 from . import _sandbox as sandbox
 from ._exits import (
@@ -102,7 +102,17 @@ def _parser(doc: str = "") -> argparse.ArgumentParser:
     replay_command.add_arguments(replay)
     replay.set_defaults(command=_replay)
     _add_kernels_command(commands)
+    devices = commands.add_parser("devices", help="what this machine can run: backends, "
+                                                  "frameworks, devices and dtypes")
+    devices.add_argument("--json", action="store_true", help="as JSON")
+    devices.set_defaults(command=_devices_command)
     return parser
+
+
+def _devices_command(args) -> int:
+    from ._machine import devices_command
+
+    return devices_command(args)
 
 
 def _add_kernels_command(commands) -> None:
@@ -220,9 +230,13 @@ def _unknown_theorem(name: str, known: list[str]) -> str:
 
 def prove_command(args) -> int:
     _check_numeric_filters(args)
+    where = _run_devices(args)
+    jobs = where.jobs(args.jobs) if where is not None else args.jobs
+    if where is not None and where.accelerators:
+        print(f"attnproof: {where.describe(jobs)}", file=sys.stderr)
     # where the reports go is fixed before any theorem file runs (with --in-process one could
     # change the working directory)
-    out, out_if_interrupted = (path.absolute() for path in _destinations(args))
+    out, out_if_interrupted = (path.absolute() for path in _destinations(args, where))
     if args.json is not None and args.json.is_dir():
         raise UsageError(f"--json {args.json} is a directory; name the results file")
     if args.json is not None:
@@ -244,7 +258,7 @@ def prove_command(args) -> int:
         report = run(
             _directories(args), theorem_filter=args.theorem, backends=args.backend,
             dtypes=args.dtype, devices=args.device, modes=args.mode, profile=args.profile,
-            jobs=args.jobs,
+            jobs=jobs,
             progress=progress.finished, started=progress.started, time_limit=args.time_limit,
             timeout=args.timeout, check_numeric=not args.symbolic_only,
             isolate=not args.in_process, catalog=catalog,
@@ -324,17 +338,38 @@ def _check_numeric_filters(args) -> None:
         raise UsageError(problem)
 
 
-def _destinations(args) -> tuple[Path, Path]:
+def _run_devices(args):
+    """The devices this run checks on (None with --symbolic-only): a device word that names
+    no device present is a usage error naming those present."""
+    api = _runner.numeric_api()  # the runner's, which tests replace with a fake
+    if args.symbolic_only or api is None:
+        return None
+    from attnproof.numeric import DeviceError
+
+    from ._machine import run_devices
+
+    try:
+        return run_devices(api.available_configurations(None), args.backend, args.device)
+    except DeviceError as error:
+        raise UsageError(str(error)) from None
+
+
+def _destinations(args, where=None) -> tuple[Path, Path]:
     """Where the report goes when the run completes, and when it is interrupted.
 
     Only a complete run of the whole catalog, with every check, replaces ``reports/``;
-    anything less goes to ``reports/partial/``, unless ``--out`` names a directory.
+    anything less goes to ``reports/partial/``, unless ``--out`` names a directory. A run
+    that uses an accelerator writes beside the CPU run, in ``reports/gpu/`` (and its
+    ``partial/``), never over it.
     """
     if args.out is not None:
         return args.out, args.out
+    base = REPORTS
+    if where is not None and where.folder() is not None:
+        base = REPORTS / where.folder()
     whole = not (args.no_catalog or args.theorems or args.theorem or args.symbolic_only
                  or any((args.backend, args.dtype, args.device, args.mode)))
-    return (REPORTS if whole else PARTIAL), PARTIAL
+    return (base if whole else base / "partial"), base / "partial"
 
 
 def _write(report: Report, args, out: Path, stops: Stops) -> Written:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from attnproof import symbolic
 from attnproof.numeric import NumericRecord, NumericStatus, profile_timeout, time_log
+from attnproof.numeric._devices import selected
 from attnproof.symbolic._prover import PROOF_TIME_LIMIT
 
 from ._cache import cached_proof
@@ -51,9 +52,12 @@ class Options:
     check_numeric: bool = True
 
     def wants(self, backend: str, dtype: str, device: str, mode: str) -> bool:
-        chosen = zip((self.backends, self.dtypes, self.devices, self.modes),
-                     (backend, dtype, device, mode), strict=True)
-        return all(allowed is None or value in allowed for allowed, value in chosen)
+        """Whether the filters keep this configuration; a device word covers devices (``gpu``
+        every GPU, ``gpu:1`` one)."""
+        chosen = zip((self.backends, self.dtypes, self.modes), (backend, dtype, mode),
+                     strict=True)
+        return (all(allowed is None or value in allowed for allowed, value in chosen)
+                and (self.devices is None or bool(selected([device], self.devices))))
 
     def restrictions(self) -> list[str]:
         """Why a run with these options checks less than everything, in words."""

@@ -26,8 +26,11 @@ import math
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
+
+from ._devices import kind_of, named, platform_kind
 
 ALL_FLOATS = ("float64", "float32", "float16", "bfloat16")
 
@@ -163,19 +166,14 @@ def _jax_setup(module) -> None:
 
 
 def _jax_devices() -> dict[str, object]:
+    """JAX's devices on every platform it initialised here: its default platform (a GPU or TPU
+    where there is one) and the host CPU beside it, which JAX always has."""
     import jax
 
-    return _named(jax.devices(), lambda d: d.platform, lambda d: d.id)
-
-
-def _named(devices, kind, number) -> dict[str, object]:
-    """``cpu`` when a kind has one device, ``gpu:0``, ``gpu:1``, ... when it has several."""
-    found: dict[str, object] = {}
-    for device in devices:
-        same_kind = [d for d in devices if kind(d) == kind(device)]
-        name = kind(device) if len(same_kind) == 1 else f"{kind(device)}:{number(device)}"
-        found[name] = device
-    return found
+    found = list(jax.devices())
+    if all(platform_kind(d.platform) != "cpu" for d in found):
+        found += jax.devices("cpu")
+    return named(found, lambda d: platform_kind(d.platform), lambda d: d.id)
 
 
 def _jax_place(xp, array, dtype, device):
@@ -229,7 +227,7 @@ def _mlx_devices() -> dict[str, object]:
         count = mx.device_count(kind) if mx.is_available(kind) else 0
         for n in range(count):
             found[name if count == 1 else f"{name}:{n}"] = mx.Device(kind, n)
-    return found
+    return found  # a CPU-only build has no gpu: asking for one skips, never runs on the CPU
 
 
 def _mlx_place(xp, array, dtype, device):
@@ -339,10 +337,33 @@ def unavailable_reason(row: Backend) -> str | None:
 
 
 def device_kind(device: str) -> str:
-    return device.split(":")[0]
+    return kind_of(device)
 
 
-def available_configurations(theorem=None, profile=None) -> list[tuple[str, str, str, str]]:
+class Configuration(NamedTuple):
+    """Where one numeric record runs: a backend, a dtype, a device name, a mode."""
+
+    backend: str
+    dtype: str
+    device: str
+    mode: str
+
+    @property
+    def id(self) -> str:
+        return "-".join(self)
+
+
+def present_devices() -> dict[str, tuple[str, ...]]:
+    """Every device name present here, with the installed backends that run on it."""
+    found: dict[str, list[str]] = {}
+    for row in BACKENDS:
+        if unavailable_reason(row) is None:
+            for name in row.devices():
+                found.setdefault(name, []).append(row.name)
+    return {name: tuple(rows) for name, rows in found.items()}
+
+
+def available_configurations(theorem=None, profile=None) -> list[Configuration]:
     """Every (backend, dtype, device, mode) that can run here, default mode first per backend.
 
     With a ``profile`` name, only the modes it runs (each backend's default mode, unless the
@@ -362,7 +383,7 @@ def available_configurations(theorem=None, profile=None) -> list[tuple[str, str,
         for mode in row.modes if every_mode else (row.default_mode,):
             for device in row.devices():
                 for dtype in row.dtypes.get(device_kind(device), ()):
-                    found.append((row.name, dtype, device, mode))
+                    found.append(Configuration(row.name, dtype, device, mode))
     if theorem is not None:
         return list(theorem.claim.numeric_configurations(found))
     return found

@@ -19,6 +19,7 @@ from . import _strategies as strategies
 from . import _time_log as time_log
 from ._backends import Backend, backend, device_kind, unavailable_reason
 from ._decide import Outcome, decide, is_stability
+from ._devices import out_of_memory, out_of_memory_reason
 from ._ground_truth import ground_truth_error
 from ._plan import ImplementationError, Runner, is_reference, runner_for
 from ._record import NumericRecord, NumericStatus
@@ -86,7 +87,9 @@ def _search(theorem: Theorem, row: Backend, dtype: str, device: str, mode: str,
                 ratios = run_search(theorem, runner_for(theorem, row, device, mode), dtype,
                                     strategies.profile(profile), record, seed=seed)
         except Exception as error:  # any failure of compiling or evaluating is reported
-            record.status, record.reason = NumericStatus.ERROR, f"{type(error).__name__}: {error}"
+            record.status, record.reason = NumericStatus.ERROR, (
+                out_of_memory_reason(device, error) if out_of_memory(error)
+                else f"{type(error).__name__}: {error}")
     record.seconds = round(time.perf_counter() - start, 4)
     return record, ratios
 

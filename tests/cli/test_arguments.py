@@ -114,13 +114,23 @@ def test_filters_that_select_nothing_are_usage_errors(tmp_path, theorems, capsys
     assert expected in usage_error(capsys, code, out)
 
 
+def test_a_device_this_machine_lacks_is_a_usage_error_naming_the_devices_present(
+        tmp_path, theorems, capsys, monkeypatch):
+    fake = FakeNumeric([("numpy", "float64", "cpu", "eager"), ("jax", "float64", "cpu", "jit")])
+    monkeypatch.setattr(_runner, "numeric_api", lambda: fake)
+    code, out = prove(tmp_path, theorems, "--device", "gpu")
+    assert fake.calls == []
+    assert "no device gpu here; devices present: cpu (numpy, jax)" in \
+        usage_error(capsys, code, out)
+
+
 def test_a_filter_that_matches_nothing_here_says_so_and_exits_one(
         tmp_path, theorems, capsys, monkeypatch):
     fake = FakeNumeric([("numpy", "float64", "cpu", "eager")])
     monkeypatch.setattr(_runner, "numeric_api", lambda: fake)
-    code, _ = prove(tmp_path, theorems, "--device", "gpu")
+    code, _ = prove(tmp_path, theorems, "--dtype", "float16")
     assert code == 1 and fake.calls == []
-    assert "nothing checked numerically: --device gpu matched no configuration here" in \
+    assert "nothing checked numerically: --dtype float16 matched no configuration here" in \
         capsys.readouterr().err
 
 
