@@ -7,7 +7,8 @@ in unused K/V, block-edge lengths, d_v != d_k, n_q != n_k, strided input views, 
 multi-query heads, split-KV merging and the kernel's own merge, soft-capping, a declared
 score_mod) is searched with Hypothesis in every dtype the kernel accepts, and judged by
 flash-attention's rule against the float64 truth, lse included wherever the kernel returns
-it. Kernels are *checked*, never proved.
+it. Kernels are *checked*, never proved. A kernel raises :class:`Refused` for a case outside
+what it supports; such cases are counted and shown, never decided.
 """
 
 from ._cases import Case as Case
@@ -17,6 +18,7 @@ from ._check import check_kernel as check_kernel
 from ._check import replay as replay
 from ._declaration import Kernel as Kernel
 from ._declaration import KernelError as KernelError
+from ._declaration import Refused as Refused
 from ._properties import PROPERTIES as PROPERTIES
 from ._pytest import KernelCell as KernelCell
 from ._pytest import assert_conforms as assert_conforms

@@ -25,7 +25,7 @@ def call(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, devic
                       case.memory, "qkv".index(a), letters_of(kernel, a))
            for a in "qkv"}
     keywords = _keywords(kernel, fw, x, case, dtype, device)
-    forward = fw.bind(kernel.fn, keywords)
+    forward = fw.bind(kernel.fn, keywords, kernel.mode)
 
     result = forward(put["q"], put["k"], put["v"])
     out, lse = result if kernel.returns_lse else (result, None)
@@ -37,7 +37,8 @@ def call(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, devic
         g = fw.put(to_layout(x.g, letters_of(kernel, "out")), dtype, device)
         if kernel.gradients == "autodiff":
             first = _first_of_pair if kernel.returns_lse else _itself
-            grads = fw.gradients(kernel.fn, keywords, first)(put["q"], put["k"], put["v"], g)
+            grads = fw.gradients(kernel.fn, keywords, first, kernel.mode)(put["q"], put["k"],
+                                                                           put["v"], g)
         else:
             grads = kernel.gradients(put["q"], put["k"], put["v"], g, **keywords)
         for name, arg, like in zip(("dq", "dk", "dv"), "qkv", (x.q, x.k, x.v), strict=True):

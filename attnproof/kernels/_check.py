@@ -8,17 +8,23 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis.errors import Flaky
+from hypothesis import HealthCheck, Phase, example, given, reject, settings
+from hypothesis.errors import Flaky, Unsatisfiable
+
+from attnproof.numeric._devices import selected
 
 from ._cases import Case
 from ._declaration import Kernel
+from ._frameworks import devices as devices_of
 from ._frameworks import framework, unavailable_reason
 from ._properties import PROPERTIES, Property, property_named
 from ._run import LIMIT, CaseResult, run_case
 
 # a cell reads "conforms" only after this many decided cases
 MIN_DECIDED = 3
+# a cell whose kernel refused this many cases and ran none is n/a without drawing more (each
+# refusal is a call into the framework; Hypothesis would otherwise draw hundreds)
+REFUSALS_BEFORE_NA = 50
 DEFAULT_EXAMPLES = 20
 CELL_STATUSES = ("conforms", "fails", "raised", "layout", "declaration", "not decisive", "n/a",
                  "skipped")
@@ -41,6 +47,9 @@ class Cell:
     bound_ratio: float | None = None
     cases: int = 0
     decided: int = 0
+    # cases the kernel refused (``Refused``: outside what it supports), and the first reason
+    refused: int = 0
+    refusal: str = ""
     conventions: dict = field(default_factory=dict)
     counterexample: dict | None = None
     replay: str | None = None
@@ -87,24 +96,59 @@ class Conformance:
 def check_kernel(kernel: Kernel, *, properties: Iterable[str] | None = None,
                  dtypes: Iterable[str] | None = None, devices: Iterable[str] | None = None,
                  examples: int = DEFAULT_EXAMPLES, spec: str | None = None,
-                 progress=None, on_case=None) -> Conformance:
+                 progress=None, on_case=None, budget: float | None = None) -> Conformance:
     """Check ``kernel`` for every property (or those named) in every dtype and device it
     declares (or those named): a kernel is *checked*, never proved.
 
     ``spec`` ("module:attribute" or a library name) makes the replay commands runnable;
     ``progress(cell)`` is called after each cell, ``on_case(case, dtype)`` before each case.
+    ``budget``: seconds for the whole kernel; a cell not begun by then is skipped, saying so.
     """
     started = time.perf_counter()
     chosen = [property_named(p) for p in properties] if properties else list(PROPERTIES)
     cells = []
+    where = cell_devices(kernel, devices)
     for prop in chosen:
         for dtype in dtypes or kernel.dtypes:
-            for device in devices or kernel.devices:
-                cells.append(check_cell(kernel, prop, dtype, device, examples, spec, on_case))
+            for device, absent in where:
+                spent = time.perf_counter() - started
+                if absent is None and budget is not None and spent > budget:
+                    absent = f"not begun: the time budget of {budget:g} s was spent"
+                if absent is not None:
+                    cells.append(Cell(prop.name, dtype, device, "skipped", reason=absent))
+                else:
+                    cells.append(check_cell(kernel, prop, dtype, device, examples, spec,
+                                            on_case))
                 if progress is not None:
                     progress(cells[-1])
     return Conformance(kernel.name, kernel.framework, declared(kernel), cells,
                        time.perf_counter() - started)
+
+
+def cell_devices(kernel: Kernel, chosen: Iterable[str] | None = None) -> list[tuple[str, str
+                                                                                   | None]]:
+    """The devices to check ``kernel`` on, each with why it is skipped (None: it runs): the
+    present devices of its framework that both its declaration and ``chosen`` (device words;
+    default: the declaration) cover. A word that covers no present device is one skipped
+    entry naming the devices present, so a GPU asked for is never run on the CPU instead;
+    a declared device the machine lacks is left out unless asked for."""
+    if unavailable_reason(kernel.framework) is not None:
+        return [(d, unavailable_reason(kernel.framework)) for d in (chosen or ("cpu",))]
+    present = devices_of(kernel.framework)
+    if chosen is None:  # the declared devices this machine has
+        return [(name, None) for name in present if kernel.runs_on(name)]
+    found: list[tuple[str, str | None]] = []
+    for word in chosen:
+        covered = [name for name in selected(present, [word]) if kernel.runs_on(name)]
+        if covered:
+            found += [(name, None) for name in covered if (name, None) not in found]
+        elif not selected(present, [word]):
+            found.append((str(word), f"{kernel.framework} has no device {word} here (devices: "
+                                     f"{', '.join(present)})"))
+        else:
+            found.append((str(word), f"{kernel.name} is declared for {', '.join(kernel.devices)}"
+                                     f", not {word}"))
+    return found
 
 
 def declared(kernel: Kernel) -> dict:
@@ -120,7 +164,8 @@ def declared(kernel: Kernel) -> dict:
             "gqa": kernel.gqa, "mqa": kernel.mqa,
             "dtypes": list(kernel.dtypes),
             "compute": {d: kernel.compute_for(d) for d in kernel.dtypes},
-            "devices": list(kernel.devices)}
+            "compute_on": {kind: dict(per_dtype) for kind, per_dtype in kernel.compute_on.items()},
+            "devices": list(kernel.devices), "mode": kernel.mode}
 
 
 def check_cell(kernel: Kernel, prop: Property, dtype: str, device: str, examples: int,
@@ -151,16 +196,25 @@ def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str
         cell.counterexample = {"case": case.to_json(), "sizes": case.sizes(), "ratio":
                                result.ratio, "message": result.message, **result.detail}
         cell.replay = replay_command(spec or _spec_of(kernel), prop.name, dtype, device, case)
+    elif cell.refused and cell.refused == cell.cases:
+        cell.reason = f"the kernel refused every case ({cell.refused}): {cell.refusal}"
     elif cell.decided < MIN_DECIDED:
         cell.status = "not decisive"
         cell.reason = f"{cell.decided} of {cell.cases} cases decided (needs {MIN_DECIDED})"
     else:
         cell.status = "conforms"
+    if cell.refused and cell.refused < cell.cases:
+        cell.reason = "; ".join(filter(None, (cell.reason, f"{cell.refused} of {cell.cases} "
+                                               f"cases refused by the kernel: {cell.refusal}")))
     return cell
 
 
 class _Failed(AssertionError):
     pass
+
+
+class _AllRefused(BaseException):  # noqa: N818 -- escapes Hypothesis without a shrink
+    """So many cases refused and none run that the cell is n/a: drawing on costs time."""
 
 
 def _search(kernel, prop, dtype, device, examples, cell, on_case) -> tuple[Case, CaseResult] | None:
@@ -176,19 +230,31 @@ def _search(kernel, prop, dtype, device, examples, cell, on_case) -> tuple[Case,
             on_case(case, dtype)
         result = run_case(kernel, fw, prop, case, dtype, device)
         _tally(cell, result)
+        if result.status == "refused":  # not a case of this kernel: draw another instead
+            if cell.decided == 0 and cell.refused >= REFUSALS_BEFORE_NA:
+                raise _AllRefused
+            reject()
         if result.failed:
             last[:] = [(case, result)]
             raise _Failed(result.message)
 
+    for case in reversed(prop.explicit):  # run first, in order, before any draw
+        attempt = example(case)(attempt)
     try:
         attempt()
     except (_Failed, Flaky):
         return last[0]
+    except (Unsatisfiable, _AllRefused):  # the kernel refused every case drawn: n/a
+        return None
     return None
 
 
 def _tally(cell: Cell, result: CaseResult) -> None:
     cell.cases += 1
+    if result.status == "refused":
+        cell.refused += 1
+        cell.refusal = cell.refusal or result.message
+        return
     if result.status == "undecided":
         return
     cell.decided += 1

@@ -11,9 +11,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._frameworks import FRAMEWORKS, has_autodiff
+from attnproof.numeric._devices import Device, DeviceError
+
+from ._frameworks import FRAMEWORKS, TF32, has_autodiff
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")
+# what a kernel may compute in: the input dtypes, and TensorFloat-32 products on NVIDIA GPUs
+PRECISIONS = (*DTYPES, TF32)
+MODES = ("jit", "eager")
 MASKS = ("none", "bool", "additive", "bias")
 FULLY_MASKED = ("zeros", "mean_v", "nan")
 FULLY_MASKED_LSE = ("-inf", "+inf", "nan")
@@ -30,6 +35,12 @@ class KernelError(ValueError):
 
     def __init__(self, kernel: str, field_name: str, message: str):
         super().__init__(f"kernel {kernel!r}, {field_name}: {message}")
+
+
+class Refused(Exception):  # noqa: N818 -- it reads as what the kernel did
+    """Raised by a kernel for a case outside what it supports (a head size, a dtype, a mask
+    its backend does not take), with the reason. The case is not run and not decided; a cell
+    whose every case is refused reads "n/a" with the reason, never "raised"."""
 
 
 @dataclass(frozen=True)
@@ -81,8 +92,15 @@ class Kernel:
         equal_head_dims: the kernel requires d_v = d_k (the d_v ≠ d_k property is then n/a).
         dtypes: the input dtypes it accepts.
         compute_dtype: the precision it computes in: one dtype for all inputs, a mapping per
-            input dtype, or None (the inputs' own).
-        devices: the devices to run it on ("cpu", "gpu", ...).
+            input dtype, or None (the inputs' own); "tensorfloat32" (float32's range, products
+            of operands rounded to 10 fraction bits) where the kernel's products run on tensor
+            cores.
+        compute_on: per device kind ("gpu", "tpu"), the input dtypes whose precision differs
+            there from ``compute_dtype``, e.g. ``{"gpu": {"float32": "tensorfloat32"}}``.
+        devices: the devices to run it on, in the one vocabulary ("cpu", "gpu", "gpu:1", ...);
+            a device the machine lacks is skipped with the devices it has.
+        mode: how the framework runs ``fn``: "jit" (JAX's default here: compiled per shape) or
+            "eager"; None for frameworks without the choice.
         keywords: fixed extra keywords for every call (e.g. ``{"enable_gqa": True}``).
     """
 
@@ -113,7 +131,9 @@ class Kernel:
     equal_head_dims: bool = False
     dtypes: tuple[str, ...] = ("float32",)
     compute_dtype: str | Mapping[str, str] | None = None
+    compute_on: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     devices: tuple[str, ...] = ("cpu",)
+    mode: str | None = None
     keywords: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
@@ -135,7 +155,16 @@ class Kernel:
         for dtype in self.dtypes:
             self._choose("dtypes", dtype, DTYPES)
         for dtype in self._compute_dtypes():
-            self._choose("compute_dtype", dtype, DTYPES)
+            self._choose("compute_dtype", dtype, PRECISIONS)
+        for kind, per_dtype in self.compute_on.items():
+            self._device("compute_on", kind)
+            for dtype in per_dtype.values():
+                self._choose(f"compute_on[{kind}]", dtype, PRECISIONS)
+        self._require(len(self.devices) > 0, "devices", "names no device")
+        for device in self.devices:
+            self._device("devices", device)
+        if self.mode is not None:
+            self._choose("mode", self.mode, MODES)
         self._require(len(self.dtypes) > 0, "dtypes", "names no dtype")
         if self.mask_dtype is not None:
             self._choose("mask_dtype", self.mask_dtype, (*DTYPES, "bool", "inputs"))
@@ -165,13 +194,20 @@ class Kernel:
         self._require(not unknown, "layout", f"unknown arguments {sorted(unknown)}")
         return self.layout.get(argument, CANONICAL)
 
-    def compute_for(self, dtype: str) -> str:
-        """The precision the kernel computes in for inputs of ``dtype``."""
+    def compute_for(self, dtype: str, device: str = "cpu") -> str:
+        """The precision the kernel computes in for inputs of ``dtype`` on ``device``."""
+        on_device = self.compute_on.get(Device.parse(device).kind, {})
+        if dtype in on_device:
+            return on_device[dtype]
         if self.compute_dtype is None:
             return dtype
         if isinstance(self.compute_dtype, str):
             return self.compute_dtype
         return self.compute_dtype.get(dtype, dtype)
+
+    def runs_on(self, device: str) -> bool:
+        """Whether a declared device word covers the device name ``device``."""
+        return any(Device.parse(d).covers(device) for d in self.devices)
 
     @property
     def has_gradients(self) -> bool:
@@ -214,6 +250,12 @@ class Kernel:
         if isinstance(self.compute_dtype, str):
             return (self.compute_dtype,)
         return tuple(self.compute_dtype.values())
+
+    def _device(self, field_name: str, word: str) -> None:
+        try:
+            Device.parse(word)
+        except DeviceError as error:
+            raise KernelError(self.name, field_name, str(error)) from None
 
     def _choose(self, field_name: str, value, allowed) -> None:
         self._require(value in allowed, field_name, f"{value!r} is not one of {list(allowed)}")

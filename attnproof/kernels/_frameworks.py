@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnproof.numeric import BACKENDS
+from attnproof.numeric._devices import Device, DeviceError, named
 
 # frameworks that are not numeric backends: their module, and whether it differentiates
 _OTHERS = {"torch": ("torch", True)}
@@ -40,9 +41,18 @@ def has_autodiff(framework: str) -> bool:
     return _OTHERS[framework][1]
 
 
+# precisions a kernel may compute in that are no input dtype: TensorFloat-32 (NVIDIA tensor
+# cores: float32's range, 10 fraction bits) rounds the operands of matrix products only
+TF32 = "tensorfloat32"
+TF32_FRACTION_BITS = 10
+
+
 def numpy_dtype(name: str):
+    """The NumPy dtype of ``name``; a compute-only precision is stored in its container."""
     if name == "bool":
         return np.dtype(bool)
+    if name == TF32:
+        return np.dtype(np.float32)
     if name == "bfloat16":
         import ml_dtypes
 
@@ -52,7 +62,30 @@ def numpy_dtype(name: str):
 
 def rounded(array: np.ndarray, dtype: str) -> np.ndarray:
     """``array`` rounded to ``dtype`` and back to float64: the exact values a kernel receives."""
+    if dtype == TF32:
+        return _tf32(array)
     return np.asarray(array, dtype=np.float64).astype(numpy_dtype(dtype)).astype(np.float64)
+
+
+def machine_epsilon(dtype: str) -> float:
+    """The machine epsilon of ``dtype`` (2^-fraction bits), compute-only precisions included."""
+    if dtype == TF32:
+        return 2.0 ** -TF32_FRACTION_BITS
+    import ml_dtypes
+
+    return float(ml_dtypes.finfo(numpy_dtype(dtype)).eps)
+
+
+def _tf32(array) -> np.ndarray:
+    """Round to float32, then to 10 fraction bits, to nearest with ties to even (the rounding
+    of cuBLAS's TF32 conversion); non-finite values pass through."""
+    single = np.asarray(array, dtype=np.float64).astype(np.float32)
+    bits = single.view(np.uint32).astype(np.uint64)
+    drop = 23 - TF32_FRACTION_BITS
+    half, last = np.uint64(1 << (drop - 1)), (bits >> np.uint64(drop)) & np.uint64(1)
+    kept = ((bits + half - np.uint64(1) + last) >> np.uint64(drop)) << np.uint64(drop)
+    out = kept.astype(np.uint32).view(np.float32)
+    return np.where(np.isfinite(single), out, single).astype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -60,20 +93,21 @@ class Framework:
     """How to hand arrays to one framework and differentiate a function in it."""
 
     name: str
-    put: Callable  # (float64 ndarray, dtype name, device) -> framework array
+    put: Callable  # (float64 ndarray, dtype name, device name) -> framework array
     get: Callable  # framework array -> float64 ndarray
     vjp: Callable | None  # (f, (q, k, v), g) -> (dq, dk, dv), f returning the output only
-    bind: Callable = lambda fn, keywords: lambda q, k, v: fn(q, k, v, **keywords)
-    # (fn, keywords, first) -> (q, k, v, g) -> (dq, dk, dv); first picks the output from fn's
+    # (fn, keywords, mode) -> (q, k, v) -> output; mode "jit" or "eager" where it compiles
+    bind: Callable = lambda fn, keywords, mode=None: lambda q, k, v: fn(q, k, v, **keywords)
+    # (fn, keywords, first, mode) -> (q, k, v, g) -> (dq, dk, dv); first picks fn's output
     bind_vjp: Callable | None = None
     # (array, axis order) -> the same memory seen in that axis order; None: the framework's
     # arrays have no strides a user can see (JAX), so views are not drawn
     permute: Callable | None = None
 
-    def gradients(self, fn, keywords, first):
+    def gradients(self, fn, keywords, first, mode=None):
         if self.bind_vjp is not None:
-            return self.bind_vjp(fn, keywords, first)
-        forward = self.bind(fn, keywords)
+            return self.bind_vjp(fn, keywords, first, mode)
+        forward = self.bind(fn, keywords, mode)
         return lambda q, k, v, g: self.vjp(lambda *p: first(forward(*p)), (q, k, v), g)
 
 
@@ -81,14 +115,40 @@ def framework(name: str) -> Framework:
     return ADAPTERS[name]()
 
 
+def devices(framework_name: str) -> dict[str, object]:
+    """The devices ``framework_name`` has here, by their names in the one vocabulary (cpu, gpu,
+    gpu:N), each with the framework's own device object or name."""
+    return DEVICES[framework_name]()
+
+
+def native_device(framework_name: str, device: str):
+    """The framework's own device for a device name, or a DeviceError naming those present:
+    a kernel never runs on another device than the one asked for."""
+    present = devices(framework_name)
+    if device in present:
+        return present[device]
+    covered = [name for name in present if Device.parse(device).covers(name)]
+    if len(covered) == 1:  # gpu:0 on a machine whose only GPU is named gpu
+        return present[covered[0]]
+    raise DeviceError(f"{framework_name} has no device {device} here (devices: "
+                      f"{', '.join(present) or 'none'})" if not covered else
+                      f"{device} names {len(covered)} devices of {framework_name}: "
+                      f"{', '.join(covered)}; name one")
+
+
 # -- numpy ---------------------------------------------------------------------------------------
 
 
 def _numpy() -> Framework:
     def put(array, dtype, device):
+        native_device("numpy", device)
         return np.asarray(array).astype(numpy_dtype(dtype))
 
     return Framework("numpy", put, _float64, None, permute=np.transpose)
+
+
+def _numpy_devices() -> dict[str, object]:
+    return {"cpu": "cpu"}
 
 
 def _float64(array) -> np.ndarray:
@@ -104,8 +164,8 @@ def _jax() -> Framework:
     jax.config.update("jax_enable_x64", True)  # float64 inputs stay float64
 
     def put(array, dtype, device):
-        placed = jax.device_put(np.asarray(array).astype(numpy_dtype(dtype)), _jax_device(device))
-        return placed
+        return jax.device_put(np.asarray(array).astype(numpy_dtype(dtype)),
+                              native_device("jax", device))
 
     def vjp(f, primals, g):
         _, pullback = jax.vjp(f, *primals)
@@ -132,13 +192,14 @@ def _split_keywords(keywords):
     return arrays, statics
 
 
-def _jax_bind(fn, keywords):
-    """``fn`` with its keywords, under ``jit``: compiled once per shape, dtype and static
-    keyword, where eager dispatch would compile every primitive anew for each shape."""
+def _jax_bind(fn, keywords, mode=None):
+    """``fn`` with its keywords, under ``jit`` (the default mode): compiled once per shape,
+    dtype and static keyword, where eager dispatch would compile every primitive anew for each
+    shape. ``mode="eager"`` calls it as it stands, as a user's eager code does."""
     import jax
 
     arrays, statics = _split_keywords(keywords)
-    if statics is None:  # an unhashable keyword: run eagerly
+    if statics is None or mode == "eager":  # an unhashable keyword: run eagerly
         return lambda q, k, v: fn(q, k, v, **keywords)
     key = ("forward", fn, statics)
     if key not in _JITTED:
@@ -146,12 +207,13 @@ def _jax_bind(fn, keywords):
     return lambda q, k, v: _JITTED[key](q, k, v, arrays)
 
 
-def _jax_bind_vjp(fn, keywords, first):
-    """The VJP of ``fn`` as one jitted program (forward and backward compiled together)."""
+def _jax_bind_vjp(fn, keywords, first, mode=None):
+    """The VJP of ``fn`` as one jitted program (forward and backward compiled together), or
+    eagerly with ``mode="eager"``."""
     import jax
 
     arrays, statics = _split_keywords(keywords)
-    if statics is None:
+    if statics is None or mode == "eager":
         return lambda q, k, v, g: jax.vjp(lambda *p: first(fn(*p, **keywords)), q, k, v)[1](g)
     key = ("vjp", fn, statics, first)
     if key not in _JITTED:
@@ -165,11 +227,10 @@ def _jax_bind_vjp(fn, keywords, first):
     return lambda q, k, v, g: _JITTED[key](q, k, v, g, arrays)
 
 
-def _jax_device(device: str):
-    import jax
+def _jax_devices() -> dict[str, object]:
+    from attnproof.numeric._backends import _jax_devices as every_platform
 
-    kind, _, number = device.partition(":")
-    return jax.devices(kind)[int(number or 0)]
+    return every_platform()
 
 
 # -- mlx -----------------------------------------------------------------------------------------
@@ -179,7 +240,7 @@ def _mlx() -> Framework:
     import mlx.core as mx
 
     def put(array, dtype, device):
-        mx.set_default_device(mx.gpu if device.startswith("gpu") else mx.cpu)
+        mx.set_default_device(native_device("mlx", device))
         if dtype == "bool":
             return mx.array(np.asarray(array, dtype=bool))
         values = np.asarray(array, dtype=np.float64 if dtype == "float64" else np.float32)
@@ -196,6 +257,12 @@ def _mlx() -> Framework:
     return Framework("mlx", put, get, vjp, permute=mx.transpose)
 
 
+def _mlx_devices() -> dict[str, object]:
+    from attnproof.numeric._backends import _mlx_devices as mlx_devices
+
+    return mlx_devices()
+
+
 # -- torch ---------------------------------------------------------------------------------------
 
 
@@ -203,10 +270,11 @@ def _torch() -> Framework:
     import torch
 
     def put(array, dtype, device):
+        where = native_device("torch", device)  # gpu:N is torch's cuda:N
         if dtype == "bool":
-            return torch.from_numpy(np.asarray(array, dtype=bool)).to(device=device)
+            return torch.from_numpy(np.asarray(array, dtype=bool)).to(device=where)
         values = np.asarray(array, dtype=np.float64 if dtype == "float64" else np.float32)
-        return torch.from_numpy(values).to(device=device, dtype=getattr(torch, dtype))
+        return torch.from_numpy(values).to(device=where, dtype=getattr(torch, dtype))
 
     def get(array):
         return array.detach().to(device="cpu", dtype=torch.float64).numpy()
@@ -221,5 +289,16 @@ def _torch() -> Framework:
     return Framework("torch", put, get, vjp, permute=lambda array, axes: array.permute(*axes))
 
 
+def _torch_devices() -> dict[str, object]:
+    """torch's CPU, and its CUDA devices (``cuda:N``) as gpu or gpu:N."""
+    import torch
+
+    cuda = [f"cuda:{n}" for n in range(torch.cuda.device_count())] \
+        if torch.cuda.is_available() else []
+    return {"cpu": "cpu", **named(cuda, lambda d: "gpu", lambda d: int(d.split(":")[1]))}
+
+
 # one per name in FRAMEWORKS (a test checks none is missing)
 ADAPTERS = {"numpy": _numpy, "jax": _jax, "mlx": _mlx, "torch": _torch}
+DEVICES = {"numpy": _numpy_devices, "jax": _jax_devices, "mlx": _mlx_devices,
+           "torch": _torch_devices}

@@ -38,7 +38,7 @@ def _only_runs(kernel: Kernel, fw: Framework, case: Case, kv_heads: int, dtype: 
 
 
 def _runs(kernel: Kernel, fw: Framework, case: Case, dtype: str, device: str) -> bool:
-    x = instance(case, dtype, kernel.compute_for(dtype))
+    x = instance(case, dtype, kernel.compute_for(dtype, device))
     try:
         call(kernel, fw, x, case, dtype, device, ("out",))
     except Exception:  # noqa: BLE001 -- any failure means this sharing does not run

@@ -24,7 +24,8 @@ LEGEND = (f"✅ conforms: the kernel's worst error is at most {LIMIT:g}× the er
           "worst case · ❌ fails, shown as the ratio of the counterexample below · 💥 the kernel "
           "raised · 🔀 wrong shape or axis order · 📝 the kernel contradicts its declaration "
           "(e.g. its head sharing) · ❔ not decisive "
-          "· — does not apply · ⏭ framework not installed. B: the output's largest error over "
+          "· — does not apply, or the kernel refused every case (torch's reason in the JSON) · ⏭ "
+          "framework not installed, or device not present. B: the output's largest error over "
           "the proved error bound of the block-wise algorithm at the declared precision, any "
           "block size (theorems/rounding.py), where the framework has a rounding model and the "
           "scores have no bias or modification; ⚠ above it. Kernels are checked, never proved.")
@@ -56,15 +57,21 @@ def document(results: list) -> doc.Document:
 
 def _kernel_section(result) -> doc.Section:
     dtypes = list(dict.fromkeys(c.dtype for c in result.cells))
+    devices = list(dict.fromkeys(c.device for c in result.cells))
+    # a column group per device when several ran: every dtype on the first, then the next
+    groups = [(device, dtype) for device in devices for dtype in dtypes]
     verdict = "conforms in every checked cell" if result.ok else \
         f"{len(result.failures())} failing cells"
     summary = doc.text_line(f"{verdict}; {sum(c.cases for c in result.cells):,} cases in "
-                            f"{result.seconds:.0f} s. Declared: {_declared(result.declared)}.")
-    columns = (doc.Column("property"), *(doc.Column(d) for d in dtypes))
+                            f"{result.seconds:.0f} s on {', '.join(devices)}. Declared: "
+                            f"{_declared(result.declared)}.")
+    columns = (doc.Column("property"),
+               *(doc.Column(dtype if len(devices) == 1 else f"{device} {dtype}")
+                 for device, dtype in groups))
     rows = []
     for prop in dict.fromkeys(c.property for c in result.cells):
-        cells = [_cell(c) for d in dtypes for c in result.cells
-                 if c.property == prop and c.dtype == d]
+        found = {(c.device, c.dtype): c for c in result.cells if c.property == prop}
+        cells = [_cell(found[group]) if group in found else "" for group in groups]
         rows.append(tuple(doc.text_line(text) for text in [by_name()[prop].title, *cells]))
     blocks = (doc.Paragraph(summary), doc.Table(columns, tuple(rows)), *_conventions(result))
     return doc.Section(f"{result.kernel} ({result.framework})", blocks,
@@ -90,15 +97,20 @@ def _bound(cell) -> str:
 
 def _declared(declared: dict) -> str:
     compute = ", ".join(f"{k}→{v}" for k, v in declared["compute"].items())
+    for kind, per_dtype in (declared.get("compute_on") or {}).items():
+        compute += "".join(f"; on {kind} {k}→{v}" for k, v in per_dtype.items())
+    mode = f", run {declared['mode']}" if declared.get("mode") else ""
     return (f"layout {declared['layout']}, mask {declared['mask']}, gradients "
-            f"{declared['gradients']}, compute {compute}")
+            f"{declared['gradients']}, compute {compute}{mode}")
 
 
 def _conventions(result) -> tuple[doc.Block, ...]:
     seen: dict[tuple, list[str]] = {}
     for cell in result.cells:
         for name, value in cell.conventions.items():
-            seen.setdefault((name, value), []).append(cell.dtype)
+            seen.setdefault((name, value), []).append(
+                cell.dtype if len({c.device for c in result.cells}) == 1
+                else f"{cell.device} {cell.dtype}")
     if not seen:
         return ()
     items = []
@@ -123,4 +135,5 @@ def _failure(cell) -> doc.Section:
     if entries:
         blocks.append(doc.Listing(json.dumps(entries), "json"))
     blocks += [doc.Paragraph(doc.text_line("Replay:")), doc.Listing(cell.replay or "", "bash")]
-    return doc.Section(f"{cell.property}, {cell.dtype}: {cell.status}", tuple(blocks))
+    return doc.Section(f"{cell.property}, {cell.dtype}, {cell.device}: {cell.status}",
+                       tuple(blocks))

@@ -17,8 +17,8 @@ from attnproof.numeric._tolerance import KERNEL_LIMIT as LIMIT
 from . import _proved as proved
 from ._call import LayoutMismatch, call, with_bias
 from ._cases import Case, causal_keep, fully_masked_rows, instance
-from ._declaration import Kernel
-from ._frameworks import Framework, numpy_dtype
+from ._declaration import Kernel, Refused
+from ._frameworks import Framework, machine_epsilon
 from ._heads import heads_declared_wrongly
 from ._split import merged_by_kernel, merged_halves
 from ._truth import Inputs, condition, reference, truth, truth_lse
@@ -38,7 +38,7 @@ LSE_WORDS = {"-inf": "returns −∞", "+inf": "returns +∞", "nan": "returns N
 class CaseResult:
     """``ratio`` is the worst error over the reference's (floor included): conforms <= LIMIT."""
 
-    status: str  # pass | fail | undecided | raised | layout | declaration
+    status: str  # pass | fail | undecided | refused | raised | layout | declaration
     ratio: float | None = None
     output: str | None = None
     message: str = ""
@@ -54,14 +54,12 @@ class CaseResult:
 
 
 def eps(dtype: str) -> float:
-    import ml_dtypes
-
-    return float(ml_dtypes.finfo(numpy_dtype(dtype)).eps)
+    return machine_epsilon(dtype)
 
 
 def run_case(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
              device: str = "cpu") -> CaseResult:
-    compute = kernel.compute_for(dtype)
+    compute = kernel.compute_for(dtype, device)
     outputs = prop.outputs(kernel)
     alignment = kernel.causal_alignment or "upper_left"
     if prop.kind == "alignment":
@@ -76,12 +74,15 @@ def run_case(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
             got = merged_by_kernel(kernel, fw, x, case, dtype, device)
     except LayoutMismatch as mismatch:
         return CaseResult("layout", message=str(mismatch))
+    except Refused as refusal:  # outside what the kernel supports: not run, not decided
+        return CaseResult("refused", message=str(refusal))
     except Exception as error:  # the kernel's own failure is a finding, reported in full
         if prop.kind == "heads":
             mismatch = heads_declared_wrongly(kernel, fw, case, dtype, device)
             if mismatch is not None:
                 return CaseResult("declaration", message=f"{mismatch}\n{_raised(error)}")
-        return CaseResult("raised", message=_raised(error))
+        where = f" (run {kernel.mode})" if kernel.mode else ""
+        return CaseResult("raised", message=f"raised{where}: {_raised(error)}")
     conventions = {}
     if prop.kind == "alignment":
         x, verdict = _alignment(kernel, x, got, dtype, compute, conventions)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._frameworks import rounded
+from ._frameworks import TF32, rounded
 
 
 @dataclass(frozen=True)
@@ -242,17 +242,25 @@ def _scores(x: Inputs, k):
 def reference(x: Inputs, compute: str, output: str, outputs=OUTPUTS) -> dict[str, np.ndarray]:
     """Plain masked attention, forward and backward, every operation rounded to ``compute``
     (accumulating in float32 below float64, as hardware does), every result to ``output``.
+    In TensorFloat-32 the operands of each matrix product are rounded to it and everything
+    else is float32, as on tensor cores.
 
     A fully masked row gets zero weights, as in the truth."""
     work = np.float64 if compute == "float64" else np.float32
+    elementwise = "float32" if compute == TF32 else compute
 
     def r(a):
-        return rounded(a, compute).astype(work)
+        return rounded(a, elementwise).astype(work)
+
+    def product(spec, left, right):
+        """A matrix product: operands in the compute precision, accumulated in ``work``."""
+        return r(np.einsum(spec, rounded(left, compute).astype(work),
+                           rounded(right, compute).astype(work)))
 
     q, k, v, g = (r(a) for a in (x.q, np.repeat(x.k, x.group, 1), np.repeat(x.v, x.group, 1),
                                  x.g))
     scale = r(np.asarray(x.scale))
-    s = r(scale * r(np.einsum("bhqd,bhkd->bhqk", q, k)))
+    s = r(scale * product("bhqd,bhkd->bhqk", q, k))
     if x.bias is not None:
         s = r(s + r(x.bias))
     slope = None
@@ -264,16 +272,16 @@ def reference(x: Inputs, compute: str, output: str, outputs=OUTPUTS) -> dict[str
     e = np.where(x.keep, r(np.exp(shifted)), 0).astype(work)
     total = r(np.sum(e, axis=-1, keepdims=True))
     a = r(e / np.where(total > 0, total, 1))
-    values = {"out": r(np.einsum("bhqk,bhkd->bhqd", a, v))}
+    values = {"out": product("bhqk,bhkd->bhqd", a, v)}
     if "lse" in outputs:
         with np.errstate(divide="ignore"):
             values["lse"] = r(r(np.log(total)) + top)[..., 0]
     if set(outputs) & {"dq", "dk", "dv"}:
-        da = r(np.einsum("bhqd,bhkd->bhqk", g, v))
+        da = product("bhqd,bhkd->bhqk", g, v)
         ds = r(a * r(da - r(np.sum(r(a * da), axis=-1, keepdims=True))))
         if slope is not None:
             ds = r(ds * slope)
-        values["dq"] = r(scale * r(np.einsum("bhqk,bhkd->bhqd", ds, k)))
-        values["dk"] = _sum_groups(r(scale * r(np.einsum("bhqk,bhqd->bhkd", ds, q))), x.group)
-        values["dv"] = _sum_groups(r(np.einsum("bhqk,bhqd->bhkd", a, g)), x.group)
+        values["dq"] = r(scale * product("bhqk,bhkd->bhqd", ds, k))
+        values["dk"] = _sum_groups(r(scale * product("bhqk,bhqd->bhkd", ds, q)), x.group)
+        values["dv"] = _sum_groups(product("bhqk,bhqd->bhkd", a, g), x.group)
     return {name: rounded(values[name], output) for name in outputs}

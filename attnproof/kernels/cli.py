@@ -13,15 +13,16 @@ import json
 import sys
 from pathlib import Path
 
+from attnproof.numeric._devices import Device, DeviceError
+
 from ._cases import Case
-from ._check import DEFAULT_EXAMPLES, check_kernel, replay
+from ._check import DEFAULT_EXAMPLES, cell_devices, check_kernel, replay
 from ._declaration import DTYPES, Kernel
+from ._frameworks import devices as devices_of
 from ._frameworks import unavailable_reason
 from ._matrix import MARKS, write
 from ._properties import by_name, property_named
-from .library import LIBRARY
-
-FRAMEWORK_OF = {"jax": "jax", "mlx": "mlx", "torch": "torch"}
+from .library import FRAMEWORK_OF, LIBRARY
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,11 +33,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--property", metavar="P", action="append",
         help=f"check only property P; repeatable (one of {', '.join(by_name())})")
     add("--dtype", metavar="D", action="append", choices=DTYPES, help="only dtype D; repeatable")
-    add("--device", metavar="D", action="append", help="only device D; repeatable")
+    add("--device", metavar="D", action="append",
+        help="only device D: cpu, gpu or gpu:N (the same words as attnproof prove); "
+             "repeatable (default: every device each kernel is declared for that is present)")
     add("--examples", metavar="N", type=int, default=DEFAULT_EXAMPLES,
         help="Hypothesis examples per cell (default: %(default)s)")
-    add("--out", metavar="DIR", type=Path, default=Path("reports") / "kernels",
-        help="where conformance.md and conformance.json go (default: %(default)s)")
+    add("--out", metavar="DIR", type=Path,
+        help="where conformance.md and conformance.json go (default: reports/kernels, or "
+             "reports/gpu/kernels when a GPU is among the devices checked)")
+    add("--budget", metavar="S", type=float,
+        help="seconds per kernel; cells not begun by then are skipped, saying so")
     add("--case", metavar="JSON", help="replay one case (needs one --kernel, --property, --dtype)")
 
 
@@ -44,20 +50,62 @@ def run(args) -> int:
     try:
         for name in args.property or ():
             property_named(name)
+        for word in args.device or ():
+            Device.parse(word)
         specs = args.kernel or [s for s in LIBRARY if unavailable_reason(FRAMEWORK_OF[s]) is None]
         kernels = [(spec, load(spec)) for spec in specs]
+        if not args.kernel:  # library kernels of implementations this machine lacks stay out
+            kernels = [(s, k) for s, k in kernels if _runs_here(k, args.device)]
+        _check_devices(kernels, args.device)
     except (ImportError, AttributeError, ValueError, TypeError) as error:
         print(f"attnproof kernels: {error}", file=sys.stderr)
         return 2
     if args.case is not None:
         return _replay(kernels, args)
+    if args.out is None:
+        args.out = _default_out(kernels, args.device)
     results = [check_kernel(kernel, properties=args.property, dtypes=args.dtype,
                             devices=args.device, examples=args.examples, spec=spec,
-                            progress=_progress(kernel))
+                            progress=_progress(kernel), budget=args.budget)
                for spec, kernel in kernels]
     for path in write(results, args.out):
         print(f"wrote {path}")
     return 0 if all(r.ok for r in results) else 1
+
+
+def _runs_here(kernel: Kernel, chosen) -> bool:
+    return any(absent is None for _, absent in cell_devices(kernel, chosen))
+
+
+def _check_devices(kernels, chosen) -> None:
+    """A device word that no kernel can run on here, or a kernel with no device here, is a
+    usage error naming what is present."""
+    for _, kernel in kernels:
+        if chosen is None and not _runs_here(kernel, None):
+            raise DeviceError(f"{kernel.name} is declared for {', '.join(kernel.devices)}; "
+                              f"{kernel.framework} has {_present(kernel)} here")
+    for word in chosen or ():
+        if not any(absent is None for _, kernel in kernels
+                   for _, absent in cell_devices(kernel, [word])):
+            present = {k.framework: ", ".join(devices_of(k.framework)) for _, k in kernels
+                       if unavailable_reason(k.framework) is None}
+            listed = "; ".join(f"{f}: {d}" for f, d in present.items()) or "none"
+            raise DeviceError(f"no kernel checked here can run on {word} (devices present: "
+                              f"{listed})")
+
+
+def _present(kernel: Kernel) -> str:
+    reason = unavailable_reason(kernel.framework)
+    return f"no device ({reason})" if reason else ", ".join(devices_of(kernel.framework))
+
+
+def _default_out(kernels, chosen) -> Path:
+    """reports/kernels, or reports/KIND/kernels when an accelerator is among the devices, so a
+    GPU run is written beside the CPU one."""
+    kinds = sorted({Device.parse(name).kind for _, kernel in kernels
+                    for name, absent in cell_devices(kernel, chosen) if absent is None}
+                   - {"cpu"})
+    return Path("reports") / "-".join(kinds) / "kernels" if kinds else Path("reports") / "kernels"
 
 
 def load(spec: str) -> Kernel:

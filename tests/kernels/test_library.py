@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from attnproof.kernels import check_kernel
-from attnproof.kernels.library import LIBRARY
+from attnproof.kernels._check import cell_devices
+from attnproof.kernels.library import FRAMEWORK_OF, LIBRARY
 
 # worker processes, subprocess sessions or backend searches: the slow tier
 pytestmark = pytest.mark.slow
@@ -16,8 +17,12 @@ MODULES = {"jax": "jax", "mlx": "mlx.core", "torch": "torch"}
 
 @pytest.mark.parametrize("name", sorted(LIBRARY))
 def test_library_kernel_conforms_forward_in_float32_and_shows_its_convention(name):
-    pytest.importorskip(MODULES[name])
-    result = check_kernel(LIBRARY[name](), properties=["forward", "fully_masked_rows"],
+    pytest.importorskip(MODULES[FRAMEWORK_OF[name]])
+    kernel = LIBRARY[name]()
+    if not cell_devices(kernel) or "float32" not in kernel.dtypes:
+        pytest.skip(f"{kernel.name} runs on {', '.join(kernel.devices)} in "
+                    f"{', '.join(kernel.dtypes)}; not here in float32")
+    result = check_kernel(kernel, properties=["forward", "fully_masked_rows"],
                           dtypes=["float32"], examples=4)
     assert result.cell("forward", "float32").status == "conforms"
     masked = result.cell("fully_masked_rows", "float32")
