@@ -451,6 +451,10 @@ def _evidence(t: TheoremResult) -> list[Block]:
     ground_truth = view.ground_truth_sentence(t)
     if ground_truth:
         blocks.append(Paragraph(text_line(ground_truth)))
+    differences = view.device_differences(records)
+    if differences:
+        blocks += [Paragraph(text_line("Results that differ by where they ran:")),
+                   Bullets(tuple(Item(text_line(line)) for line in differences))]
     reasons = view.explained(records)
     if reasons:
         blocks.append(Bullets(tuple(

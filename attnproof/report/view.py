@@ -342,3 +342,23 @@ def as_lines(value) -> str:
     if not isinstance(value, dict):
         return json.dumps(value, default=str)
     return "\n".join(f"{key}: {json.dumps(item, default=str)}" for key, item in value.items())
+
+
+def device_differences(records) -> list[str]:
+    """Where a run spans several devices and one dtype's records came out differently, which
+    device gave which (a float16 that overflows on one and not on another):
+    ``float16: failed on numpy/cpu; passed on jax/cpu, jax/gpu``."""
+    if len({r.device for r in records}) < 2:
+        return []
+    lines = []
+    for dtype in dict.fromkeys(r.dtype for r in records):
+        by_status: dict[str, list[str]] = {}
+        for r in records:
+            if r.dtype == dtype:
+                by_status.setdefault(r.status, []).append(f"{r.backend}/{r.device}")
+        if len(by_status) > 1:
+            lines.append(f"{dtype}: " + "; ".join(
+                f"{status} on {', '.join(dict.fromkeys(where))}"
+                for status, where in by_status.items()))
+    return lines
+
