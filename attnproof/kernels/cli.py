@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from attnproof._arguments import positive_int, positive_seconds
 from attnproof.numeric._devices import Device, DeviceError
 
 from ._cases import Case
@@ -36,12 +37,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--device", metavar="D", action="append",
         help="only device D: cpu, gpu or gpu:N (the same words as attnproof prove); "
              "repeatable (default: every device each kernel is declared for that is present)")
-    add("--examples", metavar="N", type=int, default=DEFAULT_EXAMPLES,
+    add("--examples", metavar="N", type=positive_int, default=DEFAULT_EXAMPLES,
         help="Hypothesis examples per cell (default: %(default)s)")
     add("--out", metavar="DIR", type=Path,
         help="where conformance.md and conformance.json go (default: reports/kernels, or "
              "reports/gpu/kernels when a GPU is among the devices checked)")
-    add("--budget", metavar="S", type=float,
+    add("--budget", metavar="S", type=positive_seconds,
         help="seconds per kernel; cells not begun by then are skipped, saying so")
     add("--case", metavar="JSON", help="replay one case (needs one --kernel, --property, --dtype)")
 
@@ -136,7 +137,12 @@ def _replay(kernels, args) -> int:
         print("attnproof kernels: --case needs one --kernel, --property and --dtype",
               file=sys.stderr)
         return 2
-    case = Case.from_json(args.case)
+    try:
+        case = Case.from_json(args.case)
+    except (ValueError, TypeError) as error:  # not JSON, or a field Case does not have
+        print(f"attnproof kernels: --case {args.case!r} is not a case: {error}",
+              file=sys.stderr)
+        return 2
     result = replay(kernels[0][1], args.property[0], args.dtype[0], case,
                     (args.device or ["cpu"])[0])
     print(json.dumps({"case": case.sizes(), "status": result.status, "ratio": result.ratio,

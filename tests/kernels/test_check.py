@@ -396,3 +396,17 @@ def test_a_score_bias_has_no_proved_bound():
     kernel = planted.correct
     cell = check_kernel(kernel, properties=["bias"], examples=4).cells[0]
     assert cell.status == "conforms" and cell.bound_ratio is None
+
+
+@pytest.mark.parametrize("argv", [
+    ["--examples", "0"], ["--budget", "-1"],
+    ["--property", "forward", "--dtype", "float32", "--case", "{bad"],
+    ["--property", "forward", "--dtype", "float32", "--case", '{"n_x": 1}']])
+def test_bad_kernel_options_are_one_line_and_exit_two(argv, capsys):
+    try:
+        code = main(["kernels", "--kernel", "tests.kernels.planted:correct", *argv])
+    except SystemExit as exited:  # argparse's own usage error
+        code = exited.code
+    assert code == 2
+    error = capsys.readouterr().err
+    assert "Traceback" not in error and error.strip()
