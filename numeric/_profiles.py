@@ -31,7 +31,7 @@ class Profile:
     formats: Effort  # float32, and MLX float64 (measured as float32)
     half_formats: Effort  # float16 and bfloat16: stability checks on a few large batches
     other_modes: Effort  # modes other than the backend's default (JAX eager)
-    every_mode: bool  # whether ``attnproof prove`` runs other modes (the test suite always does)
+    every_mode: bool  # whether ``attnproof prove`` and the harness run other modes (eager JAX)
     free_sizes: bool
     shrink_examples: int
     derandomize: bool

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from ._check import DEFAULT_EXAMPLES, FAILING, check_cell
+from ._check import DEFAULT_EXAMPLES, FAILING, cell_devices, check_cell
 from ._declaration import Kernel
 from ._properties import PROPERTIES, property_named
 
@@ -27,6 +27,7 @@ class KernelCell:
     device: str
     examples: int
     spec: str | None
+    absent: str | None = None  # why this device cannot run here (the test skips, saying so)
 
     def __str__(self) -> str:
         return f"{self.kernel.name}-{self.property}-{self.dtype}-{self.device}"
@@ -35,18 +36,23 @@ class KernelCell:
 def conformance_cells(kernel: Kernel, *, properties=None, dtypes=None, devices=None,
                       examples: int = DEFAULT_EXAMPLES, spec: str | None = None) -> list:
     """``pytest.param``s, one per property × dtype × device the kernel declares (or those
-    named), with readable ids such as ``my_attention-forward-float32-cpu``."""
+    named), with readable ids such as ``my_attention-forward-float32-cpu``. A device word
+    stands for each present device it covers (``gpu`` on a machine with two: ``gpu:0`` and
+    ``gpu:1``); one this machine lacks is one test that skips, naming the devices present."""
     names = [property_named(p).name for p in properties] if properties else \
         [p.name for p in PROPERTIES]
-    cells = [KernelCell(kernel, name, dtype, device, examples, spec)
+    where = cell_devices(kernel, list(devices or kernel.devices))
+    cells = [KernelCell(kernel, name, dtype, device, examples, spec, absent)
              for name in names for dtype in (dtypes or kernel.dtypes)
-             for device in (devices or kernel.devices)]
+             for device, absent in where]
     return [pytest.param(cell, id=str(cell)) for cell in cells]
 
 
 def assert_conforms(cell: KernelCell) -> None:
     """Run one cell; skip where it cannot run or does not apply, fail with the shrunk
     counterexample and the replay command where the kernel does not conform."""
+    if cell.absent is not None:
+        pytest.skip(cell.absent)
     result = check_cell(cell.kernel, property_named(cell.property), cell.dtype, cell.device,
                         cell.examples, cell.spec)
     if result.status in ("skipped", "n/a"):

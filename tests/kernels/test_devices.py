@@ -239,3 +239,14 @@ def test_a_kernel_s_time_budget_skips_the_cells_not_begun_saying_so():
                           budget=1e-9)
     assert {c.status for c in result.cells} == {"skipped"}
     assert all("time budget of 1e-09 s" in c.reason for c in result.cells)
+
+
+def test_a_pytest_cell_on_a_device_this_machine_lacks_skips_naming_those_present():
+    from attnproof.kernels import assert_conforms, conformance_cells
+
+    params = conformance_cells(planted.correct, properties=["forward"], dtypes=["float32"],
+                               devices=["cpu", "gpu"], examples=2)
+    assert [p.id for p in params] == ["correct-forward-float32-cpu",
+                                      "correct-forward-float32-gpu"]
+    with pytest.raises(pytest.skip.Exception, match=r"numpy has no device gpu here"):
+        assert_conforms(params[1].values[0])
