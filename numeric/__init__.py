@@ -17,7 +17,6 @@ _EXPORTS = {
     "available_configurations": ("_backends", "available_configurations"),
     "backend": ("_backends", "backend"),
     "Configuration": ("_backends", "Configuration"),
-    "present_devices": ("_backends", "present_devices"),
     "Device": ("_devices", "Device"),
     "DeviceError": ("_devices", "DeviceError"),
     "devices": ("_devices", None),

@@ -348,20 +348,6 @@ class Configuration(NamedTuple):
     device: str
     mode: str
 
-    @property
-    def id(self) -> str:
-        return "-".join(self)
-
-
-def present_devices() -> dict[str, tuple[str, ...]]:
-    """Every device name present here, with the installed backends that run on it."""
-    found: dict[str, list[str]] = {}
-    for row in BACKENDS:
-        if unavailable_reason(row) is None:
-            for name in row.devices():
-                found.setdefault(name, []).append(row.name)
-    return {name: tuple(rows) for name, rows in found.items()}
-
 
 def available_configurations(theorem=None, profile=None) -> list[Configuration]:
     """Every (backend, dtype, device, mode) that can run here, default mode first per backend.

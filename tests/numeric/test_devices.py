@@ -88,10 +88,11 @@ def test_each_jax_device_is_its_own_configuration_and_a_kind_selects_all_of_them
     printed = _child("""
         import json
         from attnproof._runner import Options
-        from attnproof.numeric import available_configurations, present_devices
+        from attnproof._machine import run_devices
+        from attnproof.numeric import available_configurations
         found = available_configurations()
         jax = sorted({c.device for c in found if c.backend == "jax"})
-        print(json.dumps({"present": present_devices(), "jax": jax,
+        print(json.dumps({"present": run_devices(found).present, "jax": jax,
             "kind": sorted({c.device for c in found if Options(devices=("cpu",)).wants(*c)}),
             "one": sorted({c.device for c in found if Options(devices=("cpu:1",)).wants(*c)})}))
         """, XLA_FLAGS="--xla_force_host_platform_device_count=2")
