@@ -24,10 +24,11 @@ LEGEND = (f"✅ conforms: the kernel's worst error is at most {LIMIT:g}× the er
           "worst case · ❌ fails, shown as the ratio of the counterexample below · 💥 the kernel "
           "raised · 🔀 wrong shape or axis order · 📝 the kernel contradicts its declaration "
           "(e.g. its head sharing) · ❔ not decisive "
-          "· — does not apply, or the kernel refused every case (torch's reason in the JSON) · ⏭ "
-          "framework not installed, or device not present. B: the output's largest error over "
-          "the proved error bound of the block-wise algorithm at the declared precision, any "
-          "block size (theorems/rounding.py), where the framework has a rounding model and the "
+          "· — does not apply, or the kernel refused every case · ⏭ framework not installed, "
+          "device not present, or time budget spent; \"N refused\": cases the kernel refused "
+          "(drawn again, never decided). Under each matrix, the cells set aside and why. "
+          "B: the output's largest error over the proved error bound of the block-wise "
+          "algorithm at the declared precision, any block size (theorems/rounding.py), where the framework has a rounding model and the "
           "scores have no bias or modification; ⚠ above it. Kernels are checked, never proved.")
 
 
@@ -73,17 +74,41 @@ def _kernel_section(result) -> doc.Section:
         found = {(c.device, c.dtype): c for c in result.cells if c.property == prop}
         cells = [_cell(found[group]) if group in found else "" for group in groups]
         rows.append(tuple(doc.text_line(text) for text in [by_name()[prop].title, *cells]))
-    blocks = (doc.Paragraph(summary), doc.Table(columns, tuple(rows)), *_conventions(result))
+    blocks = (doc.Paragraph(summary), doc.Table(columns, tuple(rows)), *_conventions(result),
+              *_set_aside(result))
     return doc.Section(f"{result.kernel} ({result.framework})", blocks,
                        children=tuple(_failure(cell) for cell in result.failures()))
 
 
 def _cell(cell) -> str:
     mark = MARKS[cell.status]
+    refused = f" · {cell.refused} refused" if getattr(cell, "refused", 0) else ""
     if cell.status in ("conforms", "fails") and cell.ratio is not None:
         ratio = "∞" if cell.ratio == float("inf") else f"{cell.ratio:.2f}×"
-        return f"{mark} {ratio}{_bound(cell)}"
-    return mark
+        return f"{mark} {ratio}{_bound(cell)}{refused}"
+    return mark + refused
+
+
+def _set_aside(result) -> tuple[doc.Block, ...]:
+    """Every cell not decided as conforming or failing, grouped by why: cases the kernel
+    refused, too few decided cases, devices or time it did not have (a reader of the matrix
+    sees them counted, not only the JSON)."""
+    why: dict[str, list[str]] = {}
+    for cell in result.cells:
+        if cell.status in ("skipped", "not decisive") or getattr(cell, "refused", 0) or (
+                cell.status == "n/a" and cell.reason):
+            refused = getattr(cell, "refused", 0)
+            reason = f"cases refused by the kernel: {cell.refusal}" if refused else \
+                cell.reason or cell.status
+            why.setdefault(reason, []).append(f"{cell.property} {cell.dtype} {cell.device}")
+    if not why:
+        return ()
+    items = [doc.Item(doc.text_line(f"{len(cells)} cell{'s' * (len(cells) > 1)} ("
+                                    f"{', '.join(cells[:4])}{', …' if len(cells) > 4 else ''})"
+                                    f": {reason}"))
+             for reason, cells in why.items()]
+    return (doc.Paragraph(doc.text_line("Set aside (not a verdict):")),
+            doc.Bullets(tuple(items)))
 
 
 def _bound(cell) -> str:

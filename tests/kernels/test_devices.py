@@ -250,3 +250,14 @@ def test_a_pytest_cell_on_a_device_this_machine_lacks_skips_naming_those_present
                                       "correct-forward-float32-gpu"]
     with pytest.raises(pytest.skip.Exception, match=r"numpy has no device gpu here"):
         assert_conforms(params[1].values[0])
+
+
+def test_the_matrix_counts_refused_cases_and_says_why_cells_were_set_aside():
+    kernel = Kernel("even", _even_heads_only, "numpy", dtypes=("float64",),
+                    compute_dtype="float32")
+    result = check_kernel(kernel, properties=["forward", "mask"], examples=5)
+    markdown = result.to_markdown()
+    forward = result.cell("forward", "float64")
+    assert f"{forward.refused} refused" in markdown
+    assert "Set aside (not a verdict):" in markdown
+    assert "cases refused by the kernel: head size must be even" in markdown
