@@ -28,8 +28,9 @@ LEGEND = (f"✅ conforms: the kernel's worst error is at most {LIMIT:g}× the er
           "device not present, or time budget spent; \"N refused\": cases the kernel refused "
           "(drawn again, never decided). Under each matrix, the cells set aside and why. "
           "B: the output's largest error over the proved error bound of the block-wise "
-          "algorithm at the declared precision, any block size (theorems/rounding.py), where the framework has a rounding model and the "
-          "scores have no bias or modification; ⚠ above it. Kernels are checked, never proved.")
+          "algorithm at the declared precision, any block size (theorems/rounding.py), where "
+          "the framework has a rounding model and the scores have no bias or modification; ⚠ "
+          "above it. Kernels are checked, never proved.")
 
 
 def to_json(results: list) -> str:
