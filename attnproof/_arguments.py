@@ -13,6 +13,7 @@ import math
 import os
 from pathlib import Path
 
+from attnproof.numeric._devices import Device, DeviceError, kind_of
 from attnproof.symbolic._catalog import source_problem
 
 
@@ -60,18 +61,6 @@ def dtype_names() -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def device_kinds() -> tuple[str, ...]:
-    from attnproof.numeric._devices import KINDS
-
-    return KINDS
-
-
-def device_kind(value: str) -> str:
-    from attnproof.numeric._devices import kind_of
-
-    return kind_of(value)
-
-
 def mode_names() -> tuple[str, ...]:
     return tuple(dict.fromkeys(mode for row in _rows() for mode in row.modes))
 
@@ -79,8 +68,6 @@ def mode_names() -> tuple[str, ...]:
 def device(value: str) -> str:
     """A device kind (``cpu``, ``gpu``) or one device of a kind (``gpu:1``): the one device
     vocabulary of every command. Whether the machine has it is checked when the run starts."""
-    from attnproof.numeric._devices import Device, DeviceError
-
     try:
         return str(Device.parse(value))
     except DeviceError as error:
@@ -93,7 +80,7 @@ def nothing_selected(backends, dtypes, devices, modes) -> str | None:
     def allowed(chosen, value):
         return chosen is None or value in chosen
 
-    kinds = None if devices is None else {device_kind(d) for d in devices}
+    kinds = None if devices is None else {kind_of(d) for d in devices}
     for row in _rows():
         if not allowed(backends, row.name) or not any(allowed(modes, m) for m in row.modes):
             continue

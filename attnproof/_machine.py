@@ -16,7 +16,14 @@ import os
 import platform
 from dataclasses import dataclass, field
 
-from attnproof.numeric._devices import ACCELERATORS, Device, DeviceError, missing, selected
+from attnproof.numeric._devices import (
+    ACCELERATORS,
+    Device,
+    DeviceError,
+    accelerator_folder,
+    missing,
+    selected,
+)
 
 # workers that may share one accelerator in a `prove` run (each holds a context and its own
 # memory on it); measured on one H200: 12 workers ran the catalog in 83 s with on-demand memory
@@ -87,8 +94,8 @@ def _torch() -> Framework:
     import torch
 
     for name, native in devices("torch").items():
-        what = torch.cuda.get_device_name(native) if native != "cpu" else _host()
-        entry.devices[name] = (what if native == "cpu" else f"{what} ({native})", _TORCH_DTYPES)
+        what = _host() if native == "cpu" else f"{torch.cuda.get_device_name(native)} ({native})"
+        entry.devices[name] = (what, _TORCH_DTYPES)
     entry.missing += _absent_kinds("torch", {"gpu": _TORCH_DTYPES}, entry.devices)
     return entry
 
@@ -184,8 +191,7 @@ class RunDevices:
 
     def folder(self) -> str | None:
         """The report folder beside reports/'s CPU run (``gpu``), or None for a CPU run."""
-        kinds = sorted({Device.parse(name).kind for name in self.accelerators})
-        return "-".join(kinds) or None
+        return accelerator_folder(self.used)
 
     def describe(self, jobs: int | None) -> str:
         used = ", ".join(f"{name} ({', '.join(rows)})" for name, rows in self.used.items())

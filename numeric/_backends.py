@@ -336,10 +336,6 @@ def unavailable_reason(row: Backend) -> str | None:
     return None
 
 
-def device_kind(device: str) -> str:
-    return kind_of(device)
-
-
 class Configuration(NamedTuple):
     """Where one numeric record runs: a backend, a dtype, a device name, a mode."""
 
@@ -368,7 +364,7 @@ def available_configurations(theorem=None, profile=None) -> list[Configuration]:
             continue
         for mode in row.modes if every_mode else (row.default_mode,):
             for device in row.devices():
-                for dtype in row.dtypes.get(device_kind(device), ()):
+                for dtype in row.dtypes.get(kind_of(device), ()):
                     found.append(Configuration(row.name, dtype, device, mode))
     if theorem is not None:
         return list(theorem.claim.numeric_configurations(found))

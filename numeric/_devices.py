@@ -120,6 +120,13 @@ def missing(chosen, present) -> list[str]:
     return [str(c) for c in chosen if not any(Device.parse(c).covers(p) for p in present)]
 
 
+def accelerator_folder(names) -> str | None:
+    """The report folder of a run on these device names, beside the CPU run's: ``gpu`` (or
+    ``gpu-tpu``) where any is an accelerator, None for a CPU run."""
+    kinds = sorted({kind_of(name) for name in names} & set(ACCELERATORS))
+    return "-".join(kinds) or None
+
+
 def share_accelerators(environ=os.environ) -> None:
     """Let several processes share one accelerator: JAX allocates GPU memory as it needs it
     rather than preallocating most of the card per process. Runs before any backend is

@@ -17,9 +17,9 @@ from attnproof.symbolic import Theorem
 from . import _evidence as evidence
 from . import _strategies as strategies
 from . import _time_log as time_log
-from ._backends import Backend, backend, device_kind, unavailable_reason
+from ._backends import Backend, backend, unavailable_reason
 from ._decide import Outcome, decide, is_stability
-from ._devices import out_of_memory, out_of_memory_reason
+from ._devices import kind_of, out_of_memory, out_of_memory_reason
 from ._ground_truth import ground_truth_error
 from ._plan import ImplementationError, Runner, is_reference, runner_for
 from ._record import NumericRecord, NumericStatus
@@ -102,7 +102,7 @@ def _skip_reason(row: Backend, dtype: str, device: str, mode: str) -> str | None
         return f"{row.name} has no mode {mode!r} (modes: {', '.join(row.modes)})"
     if device not in row.devices():
         return f"{row.name} has no device {device!r} here (devices: {', '.join(row.devices())})"
-    if dtype not in row.dtypes.get(device_kind(device), ()):
+    if dtype not in row.dtypes.get(kind_of(device), ()):
         return f"{row.name} does not support {dtype} on {device}"
     return None
 

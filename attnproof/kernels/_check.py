@@ -132,8 +132,9 @@ def cell_devices(kernel: Kernel, chosen: Iterable[str] | None = None) -> list[tu
     default: the declaration) cover. A word that covers no present device is one skipped
     entry naming the devices present, so a GPU asked for is never run on the CPU instead;
     a declared device the machine lacks is left out unless asked for."""
-    if unavailable_reason(kernel.framework) is not None:
-        return [(d, unavailable_reason(kernel.framework)) for d in (chosen or ("cpu",))]
+    reason = unavailable_reason(kernel.framework)
+    if reason is not None:
+        return [(d, reason) for d in (chosen or ("cpu",))]
     present = devices_of(kernel.framework)
     if chosen is None:  # the declared devices this machine has
         return [(name, None) for name in present if kernel.runs_on(name)]

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from attnproof._arguments import positive_int, positive_seconds
-from attnproof.numeric._devices import Device, DeviceError
+from attnproof.numeric._devices import Device, DeviceError, accelerator_folder
 
 from ._cases import Case
 from ._check import DEFAULT_EXAMPLES, cell_devices, check_kernel, replay
@@ -88,7 +88,7 @@ def _check_devices(kernels, chosen) -> None:
     for word in chosen or ():
         if not any(absent is None for _, kernel in kernels
                    for _, absent in cell_devices(kernel, [word])):
-            present = {k.framework: ", ".join(devices_of(k.framework)) for _, k in kernels
+            present = {k.framework: _present(k) for _, k in kernels
                        if unavailable_reason(k.framework) is None}
             listed = "; ".join(f"{f}: {d}" for f, d in present.items()) or "none"
             raise DeviceError(f"no kernel checked here can run on {word} (devices present: "
@@ -103,10 +103,10 @@ def _present(kernel: Kernel) -> str:
 def _default_out(kernels, chosen) -> Path:
     """reports/kernels, or reports/KIND/kernels when an accelerator is among the devices, so a
     GPU run is written beside the CPU one."""
-    kinds = sorted({Device.parse(name).kind for _, kernel in kernels
-                    for name, absent in cell_devices(kernel, chosen) if absent is None}
-                   - {"cpu"})
-    return Path("reports") / "-".join(kinds) / "kernels" if kinds else Path("reports") / "kernels"
+    folder = accelerator_folder(name for _, kernel in kernels
+                                for name, absent in cell_devices(kernel, chosen)
+                                if absent is None)
+    return Path("reports", *([folder] if folder else []), "kernels")
 
 
 def load(spec: str) -> Kernel:
