@@ -294,7 +294,7 @@ class Evaluation:
         return Bounded(computed, exact, scale, bound)
 
     def _ratios(self, claim, model: Rounding, sizes: dict, arrays: dict) -> Ratios:
-        watch = RangeWatch(self.dtype, next(iter(arrays.values())).shape[0])
+        watch = RangeWatch(self.dtype, instances(arrays))
         side = self.bounded(claim, model, sizes, arrays, watch)
         computed, exact, scale, bound = side.computed, side.exact, side.scale, side.bound
         wider = WIDER.get(self.dtype, np.float64)
@@ -315,6 +315,7 @@ class Evaluation:
 
     def as_written(self, expr, sizes, arrays, low: bool, wider=np.float64,
                     watch=None, magnitude: bool = False) -> np.ndarray:
+        arrays = arrays or _ONE_INSTANCE  # a claim with no inputs: one instance of constants
         if low:
             xp = self.xp
             with self.row.scope(self.device):
@@ -324,7 +325,8 @@ class Evaluation:
                     value = self._on_jax(expr, sizes, placed)
                 else:
                     value = _Interpreter(xp, placed, sizes, self.out).eval(expr)
-                return to_numpy(value).astype(np.float64)
+                # a constant side is a literal of the format: rounded into it once
+                return to_numpy(value).astype(self.dtype_numpy).astype(np.float64)
         placed = {k: v.astype(wider) for k, v in arrays.items()}
         return _Interpreter(np, placed, sizes, self.out, watch, magnitude).eval(expr)
 
@@ -337,6 +339,17 @@ class Evaluation:
         jitted = _jax_as_written(expr, shape, tuple(self.out))
         return run_route_program(f"{self.theorem.name}.as-written", text, jitted, placed,
                                  self.device)
+
+
+def instances(arrays: dict) -> int:
+    """The instances in a batch of inputs: one where the claim has no inputs (its sides are
+    constants, the same at every instance)."""
+    return next(iter(arrays.values())).shape[0] if arrays else 1
+
+
+# the carrier of a claim with no inputs: its one instance, in the format once placed (so a size
+# or a constant is rounded into the format as with inputs); no input can have the empty name
+_ONE_INSTANCE = {"": np.zeros(1)}
 
 
 class _Interpreter:
@@ -631,7 +644,7 @@ def bound_values(claim, sizes, arrays, unit: float, c_exp: int, theorem,
     symbols[kind.u] = unit
     symbols[kind.c_exp] = c_exp
     symbols[kind.c_log] = c_log
-    batch = next(iter(arrays.values())).shape[0]
+    batch = instances(arrays)
     if claim.relative_to == "absolute":
         return _absolute_bound_values(claim, symbols, arrays, sizes, out, theorem)
     if isinstance(claim, kind.ErrorBound):
@@ -663,7 +676,7 @@ def _absolute_bound_values(claim, symbols, arrays, sizes, out, theorem) -> np.nd
         derived = claim._derived(theorem).bound
         bound = claim.bound + derived - kind.first_order_part(derived)
     bound = bound.xreplace(symbols)
-    batch = next(iter(arrays.values())).shape[0]
+    batch = instances(arrays)
     unit = float(symbols[kind.u])
     values = {}
     for log_error in bound.atoms(kind.LogError):
@@ -677,7 +690,7 @@ def _absolute_bound_values(claim, symbols, arrays, sizes, out, theorem) -> np.nd
 def _per_entry(expr: sp.Expr, arrays: dict, sizes: dict, out: list) -> np.ndarray:
     """A bound at every entry, axes (batch, *out): its data terms (spreads, |m1 − m2|, ...)
     evaluated from the inputs in float64."""
-    batch = next(iter(arrays.values())).shape[0]
+    batch = instances(arrays)
     data = _data_terms(expr)
     if not data:
         return np.full((batch,) + (1,) * len(out), float(expr))

@@ -125,7 +125,7 @@ def _draw(theorem, sizes: dict, rng, numpy_dtype) -> dict:
 
 
 def _compare_batch(comparison: Comparison, evaluation, sides, model, sizes, arrays):
-    batch = route.INSTANCES_PER_EXAMPLE
+    batch = route.instances(arrays)
     watch = route.RangeWatch(evaluation.dtype, batch)
     computed, limit = [], 0.0
     for _, claim in sides:
