@@ -27,6 +27,7 @@ from ._exits import (
     EXIT_OUTPUT,
     EXIT_USAGE,
 )
+from ._journal import Journal, journal_path, run_key
 from ._progress import Progress, first_error
 from ._runner import RunInterrupted, numeric_api, run
 from ._signals import EXIT_BY_SIGNAL, Stops, described
@@ -252,6 +253,7 @@ def prove_command(args) -> int:
               "symbolic proofs only", file=sys.stderr)
     if args.no_cache:
         disable_caches()
+    journal = _open_journal(args, out)
     progress = Progress()
     stopped = None
     try:
@@ -261,16 +263,49 @@ def prove_command(args) -> int:
             jobs=jobs,
             progress=progress.finished, started=progress.started, time_limit=args.time_limit,
             timeout=args.timeout, check_numeric=not args.symbolic_only,
-            isolate=not args.in_process, catalog=catalog,
+            isolate=not args.in_process, catalog=catalog, journal=journal,
         )
     except RunInterrupted as interrupted:
         report, stopped = interrupted.report, interrupted.signal
     except BaseException:
         progress.close()
+        journal.close()
         raise
     with Stops() as stops:  # from here a signal can no longer lose a finished theorem
         progress.close()
-        return _save(report, args, out_if_interrupted if stopped else out, stopped, stops)
+        code = _save(report, args, out_if_interrupted if stopped else out, stopped, stops)
+    _end_journal(journal, report, stopped)
+    return code
+
+
+def _open_journal(args, out: Path) -> Journal:
+    """The journal beside this run's results (see ``_journal``); ``--no-cache`` recovers
+    nothing from it."""
+    options = {"profile": args.profile, "backends": args.backend, "dtypes": args.dtype,
+               "devices": args.device, "modes": args.mode, "time_limit": args.time_limit,
+               "symbolic_only": args.symbolic_only}
+    path = journal_path(args.json if args.json is not None else out / JSON_NAME)
+    journal = Journal.open(path, run_key(options), recover=not args.no_cache)
+    if journal.recovered:
+        print(f"attnproof: {path} holds {len(journal.recovered)} result(s) of an earlier run "
+              "that did not finish; each theorem unchanged since is not checked again",
+              file=sys.stderr)
+    return journal
+
+
+def _end_journal(journal: Journal, report: Report, stopped: int | None) -> None:
+    """Remove the journal once the whole run's results are on disk; otherwise keep it for
+    the next run, and say how many results it gave this one."""
+    recovered = len(report.run.get("recovered", ()))
+    if recovered:
+        print(f"attnproof: recovered {recovered} finished theorem(s) from the journal "
+              f"{journal.path} (not checked again)", file=sys.stderr)
+    if stopped is None:
+        journal.complete()
+    else:
+        journal.close()
+        print(f"attnproof: the finished theorems are also in {journal.path}; the next run with "
+              "the same options recovers them", file=sys.stderr)
 
 
 def _save(report: Report, args, out: Path, stopped: int | None, stops: Stops) -> int:

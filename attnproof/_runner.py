@@ -22,6 +22,7 @@ from attnproof.numeric._devices import selected
 from attnproof.symbolic._prover import PROOF_TIME_LIMIT
 
 from ._cache import cached_proof
+from ._journal import Journal
 from ._signals import signal_of, sigterm_as_interrupt
 from ._workers import Collected, run_isolated
 from .report import (
@@ -101,6 +102,7 @@ def run(
     check_numeric: bool = True,
     isolate: bool = True,
     catalog: symbolic.Catalog | None = None,
+    journal: Journal | None = None,
 ) -> Report:
     """Check the theorems found in ``directories`` and return the report.
 
@@ -116,6 +118,8 @@ def run(
         timeout: seconds per theorem before its worker is killed (default: by profile).
         isolate: False runs everything in this process (for debugging; no hang protection).
         catalog: the theorems of ``directories`` when the caller has discovered them already.
+        journal: where each finished theorem is recorded as it finishes; the theorems whose
+            results it recovered from an earlier run are not checked again.
 
     Raises:
         ValueError: an unknown profile, jobs < 1, or a name in ``theorem_filter`` that no
@@ -132,15 +136,16 @@ def run(
     options = Options(_tuple(backends), _tuple(dtypes), _tuple(devices), profile,
                       _tuple(modes), time_limit, check_numeric)
     selected = [t for t in catalog.theorems if wanted is None or t.name in wanted]
-    run_state = _RunState(catalog, selected, wanted, options, progress, started)
+    run_state = _RunState(catalog, selected, wanted, options, progress, started, journal)
+    to_check = run_state.recover()
     budget = timeout if timeout is not None else profile_budget
     try:
         with sigterm_as_interrupt():
             if isolate:
-                run_isolated(selected, options, check_steps, jobs or os.cpu_count() or 1, budget,
-                             run_state)
+                run_isolated(to_check, options, check_steps, jobs or os.cpu_count() or 1,
+                             budget, run_state)
             else:
-                _run_in_process(selected, options, run_state)
+                _run_in_process(to_check, options, run_state)
     except KeyboardInterrupt as stop:
         raise RunInterrupted(run_state.report(interrupted=True), signal_of(stop)) from None
     return run_state.report(interrupted=False)
@@ -182,8 +187,22 @@ class _RunState:
     options: Options
     progress: Progress | None
     started: Started | None
+    journal: Journal | None = None
     finished: dict[str, TheoremResult] = field(default_factory=dict)
     errors: list[ErrorEntry] = field(default_factory=list)
+    recovered: list[str] = field(default_factory=list)
+
+    def recover(self) -> list:
+        """Take the results the journal still holds as finished; the theorems left to check."""
+        if self.journal is None:
+            return list(self.selected)
+        for theorem in self.selected:
+            result = self.journal.recover(theorem, self.options.time_limit)
+            if result is not None:
+                self.finished[theorem.name] = result
+                self.journal.record(theorem, self.options.time_limit, result)
+                self.recovered.append(theorem.name)
+        return [t for t in self.selected if t.name not in self.finished]
 
     def start(self, theorem) -> None:
         if self.started:
@@ -193,6 +212,8 @@ class _RunState:
         result = assemble(theorem, collected)
         if collected.failure:
             self.errors.append(ErrorEntry(theorem.origin, theorem.name, collected.failure))
+        elif self.journal is not None:  # a theorem whose worker failed is tried again
+            self.journal.record(theorem, self.options.time_limit, result)
         self.finished[theorem.name] = result
         if self.progress:
             self.progress(result, len(self.finished), len(self.selected))
@@ -204,7 +225,8 @@ class _RunState:
         reasons = self._partial_reasons(interrupted, len(theorems))
         run_info = {**self.options.describe(),
                     "theorems": None if self.wanted is None else sorted(self.wanted),
-                    "user_theorems": sorted(t.name for t in theorems if not _in_catalog(t))}
+                    "user_theorems": sorted(t.name for t in theorems if not _in_catalog(t)),
+                    "recovered": sorted(self.recovered)}
         return Report(theorems, errors, bool(reasons), now_iso(), environment(theorems),
                       "; ".join(reasons), run_info)
 

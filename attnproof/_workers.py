@@ -20,6 +20,7 @@ import contextlib
 import multiprocessing
 import os
 import signal
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -104,6 +105,7 @@ def worker_main(connection, options, check: Check, spawned_at: float) -> None:
     # the parent handles Ctrl-C and SIGTERM (sent to the whole group too) and ends its workers
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _exit_with_parent()
     try:
         while (task := connection.recv()) is not None:
             try:
@@ -111,12 +113,29 @@ def worker_main(connection, options, check: Check, spawned_at: float) -> None:
                 with time_log.phase("theorem file"):
                     theorem = _load_one(*task)
                 check(theorem, options, connection.send)
+            except (BrokenPipeError, ConnectionResetError):
+                raise  # the parent is gone: nobody to tell
             except Exception as error:
                 connection.send(("failure", f"{type(error).__name__}: {error}"))
-    except EOFError:  # the parent is gone
+    except (EOFError, BrokenPipeError, ConnectionResetError):  # the parent is gone
         pass
     finally:
         connection.close()
+
+
+def _exit_with_parent() -> None:
+    """End this worker, quietly, as soon as its parent dies (SIGKILL gives the parent no
+    chance to end it): a thread waits on the parent's sentinel. Without it an orphan would
+    finish its theorem for nobody and then fail to send it."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        wait([parent.sentinel])
+        os._exit(0)
+
+    threading.Thread(target=watch, name="attnproof-parent-watch", daemon=True).start()
 
 
 def _load_one(origin: str, name: str):
