@@ -10,12 +10,52 @@ which is the one step it may cut short; the results are always written first.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import sys
 
 from ._exits import EXIT_INTERRUPTED, EXIT_TERMINATED
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 EXIT_BY_SIGNAL = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: EXIT_TERMINATED}
+
+
+def quiet_interrupts() -> None:
+    """Let no Ctrl-C be printed as "Exception ignored in ...".
+
+    Python raises ``KeyboardInterrupt`` wherever the main thread is, a garbage-collection
+    callback (JAX installs one) or an ``atexit`` function included; there it cannot propagate,
+    so Python prints it with a traceback and goes on as if nothing had been pressed. This hook
+    drops that report and sends the signal again, so the interrupt still stops the command at
+    the next place it can; every other unraisable exception is reported as before.
+    """
+    default = sys.unraisablehook
+
+    def hook(unraisable) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            number = signal_of(unraisable.exc_value)
+            signal.raise_signal(number)
+            return
+        default(unraisable)
+
+    sys.unraisablehook = hook
+
+
+def exit_at_once_on_a_further_signal(code: int) -> None:
+    """From now on SIGINT or SIGTERM ends the process at once with ``code``, the exit code the
+    command has decided, without running what is left of the shutdown: the work is saved, and
+    a further Ctrl-C (users press it several times) must neither change the code nor print a
+    traceback from an ``atexit`` function."""
+
+    def leave(signum, frame) -> None:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+    with contextlib.suppress(ValueError):  # ValueError: not the main thread
+        for number in STOP_SIGNALS:
+            signal.signal(number, leave)
 
 
 class Terminated(KeyboardInterrupt):

@@ -22,13 +22,20 @@ from ._exits import (  # the exit codes are part of the command's interface
     EXIT_TERMINATED,
     EXIT_USAGE,
 )
-from ._signals import Terminated
+from ._signals import Terminated, exit_at_once_on_a_further_signal, quiet_interrupts
 
 __all__ = ["main", "EXIT_OK", "EXIT_NOT_OK", "EXIT_USAGE", "EXIT_OUTPUT", "EXIT_INTERRUPTED",
            "EXIT_TERMINATED"]
 
 
 def main(argv: list[str] | None = None) -> int:
+    quiet_interrupts()
+    code = _main(argv)
+    exit_at_once_on_a_further_signal(code)
+    return code
+
+
+def _main(argv: list[str] | None) -> int:
     # This module imports nothing heavy, so Ctrl-C while SymPy and NumPy load (seconds on a
     # cold start) ends here with one line instead of a traceback.
     try:
@@ -43,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _interrupted_before_work(code: int) -> int:
+    exit_at_once_on_a_further_signal(code)  # a second Ctrl-C must not cut this line short
     how = "terminated" if code == EXIT_TERMINATED else "interrupted"
     print(f"\nattnproof: {how} before any theorem was checked; nothing written", file=sys.stderr)
     return code
