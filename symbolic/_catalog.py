@@ -4,8 +4,9 @@ Every ``*.py`` file (not starting with ``_``) in a theorem directory is imported
 every ``Theorem`` object at its top level joins the catalog. A file is run one top-level
 statement at a time, so a statement that fails (a theorem that does not validate, a tensor
 indexed wrongly) is reported with the file, line and theorem it declares, and the file's other
-theorems still load. A file that cannot be parsed, or declares a name already taken, is
-reported with its path and the other files still load.
+theorems still load. A file that cannot be parsed is reported with its path and the other
+files still load; a theorem name declared in two files is an error of both, with their lines,
+and neither theorem is checked.
 
 Loading runs a file's code. The built-in catalog is part of this package and trusted; a user's
 files are loaded by ``attnproof._sandbox`` in a worker process, with ``contained=True``: there
@@ -99,22 +100,47 @@ def discover(directories=(CATALOG_DIR,), *, load_files=None) -> Catalog:
     """
     theorems: list[Theorem] = []
     errors: list[LoadError] = []
-    seen: dict[str, str] = {}
     paths = theorem_files(directories)
     loaded_files = load_files(paths) if load_files else [load_file(path) for path in paths]
+    # names that differ only in case share a report anchor and, on a case-insensitive file
+    # system, a cache folder: they are one name
+    places: dict[str, list[str]] = {}
+    for path, (loaded, _) in zip(paths, loaded_files, strict=True):
+        for theorem in loaded:
+            places.setdefault(theorem.name.lower(), []).append(str(path))
     for path, (loaded, file_errors) in zip(paths, loaded_files, strict=True):
         errors.extend(file_errors)
         for theorem in loaded:
-            # names that differ only in case share a report anchor and, on a case-insensitive
-            # file system, a cache folder
-            key = theorem.name.lower()
-            if key in seen:
-                errors.append(LoadError(str(path), f"duplicate theorem name {theorem.name!r}, "
-                                        f"already declared in {seen[key]}", theorem.name))
+            if len(places[theorem.name.lower()]) > 1:
+                errors.append(_duplicate_error(theorem.name, str(path),
+                                               places[theorem.name.lower()]))
                 continue
-            seen[key] = str(path)
             theorems.append(replace(theorem, origin=str(path)))
     return Catalog(tuple(theorems), tuple(errors))
+
+
+def _duplicate_error(name: str, path: str, paths: list[str]) -> LoadError:
+    """The error of one file that declares ``name``, which other files declare too: every
+    declaration is named with its line, and none of them is checked, since which one a report
+    under that name would hold cannot be told."""
+    where = " and ".join(_declaration_place(p, name) for p in paths)
+    return LoadError(path, f"{_declaration_place(path, name)}: theorem {name!r} is declared "
+                           f"in more than one file ({where}); none of them is checked until "
+                           "each has a name of its own", name)
+
+
+def _declaration_place(path: str, name: str) -> str:
+    """``path:line`` of the statement that declares theorem ``name`` (``path`` alone where no
+    top-level statement does, e.g. a theorem made in a loop)."""
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return path
+    for statement in tree.body:
+        declared = _declared_theorem(statement)
+        if declared is not None and declared.lower() == name.lower():
+            return f"{path}:{statement.lineno}"
+    return path
 
 
 def load_file(path: Path, *, contained: bool = False,

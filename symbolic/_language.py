@@ -30,8 +30,30 @@ def check_name(name, what: str) -> str:
     return name
 
 
+class NotAValue(TheoremError, TypeError):
+    """A declaration (a dimension, tensor or scalar) used where a value is meant."""
+
+
+class _Declaration:
+    """What dimensions, tensors and scalars share: they declare what a statement uses and are
+    not values themselves, so SymPy and arithmetic get a sentence saying what to write instead
+    (``T.symbol``, ``S[i, j]``), not SymPy's bare "cannot sympify"."""
+
+    def _instead(self) -> str:
+        raise NotImplementedError
+
+    def _sympy_(self):
+        raise NotAValue(self._instead())
+
+    def _not_a_value(self, *_):
+        raise NotAValue(self._instead())
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _not_a_value
+    __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __neg__ = _not_a_value
+
+
 @dataclass(frozen=True)
-class Dim:
+class Dim(_Declaration):
     """A named dimension, symbolic in proofs and drawn from ``sizes`` in numeric checks."""
 
     name: str
@@ -52,9 +74,13 @@ class Dim:
     def indices(self, names: str) -> tuple[sp.Idx, ...]:
         return tuple(self.index(name) for name in names.split())
 
+    def _instead(self) -> str:
+        return (f"dimension {self.name!r} is a declaration, not a value: write "
+                f"{self.name}.symbol for its size, or an index of it ({self.name}.index(\"i\"))")
+
 
 @dataclass(frozen=True, eq=False)
-class Tensor:
+class Tensor(_Declaration):
     """An input array over named dimensions, with the domain its entries are drawn from."""
 
     name: str
@@ -83,9 +109,14 @@ class Tensor:
     def axis_names(self) -> tuple[str, ...]:
         return tuple(dim.name for dim in self.dims)
 
+    def _instead(self) -> str:
+        indices = ", ".join("i" if n == 0 else f"i{n}" for n in range(len(self.dims)))
+        return (f"tensor {self.name!r} is a declaration, not a value: write its entries, "
+                f"indexed ({self.name}[{indices}])")
+
 
 @dataclass(frozen=True, eq=False)
-class Scalar:
+class Scalar(_Declaration):
     """A real parameter such as a temperature, with the domain it is drawn from."""
 
     name: str
@@ -98,6 +129,10 @@ class Scalar:
     @property
     def symbol(self) -> sp.Symbol:
         return sp.Symbol(self.name, **self.domain.sympy_assumptions())
+
+    def _instead(self) -> str:
+        return (f"scalar {self.name!r} is a declaration, not a value: write {self.name}.symbol "
+                "in an expression")
 
 
 @dataclass(frozen=True, eq=False)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 from sympy.concrete.expr_with_limits import ExprWithLimits
+from sympy.core.function import AppliedUndef
 
 from ._kind import Claim
 from ._language import (
@@ -250,6 +251,7 @@ def _validate(theorem: Theorem) -> None:
                                f"got {type(lemma).__name__}")
     _check_names_unique(theorem, where)
     for part, expr in _statement_parts(theorem):
+        _check_code_is_given(theorem, expr, f"{where}, {part}")
         check_names_valid(expr, f"{where}, {part}")
         check_symbols_covered(theorem, expr, f"{where}, {part}")
         check_shapes(theorem, expr, f"{where}, {part}")
@@ -266,6 +268,21 @@ def _statement_parts(theorem: Theorem):
     for number, condition in enumerate(theorem.given, 1):
         what = f"condition {number}"
         yield what, as_expression(condition.lhs, what) - as_expression(condition.rhs, what)
+
+
+def _check_code_is_given(theorem: Theorem, expr: sp.Expr, where: str) -> None:
+    """An undefined function (``sp.Function("Impl")(i, j)``) stands for the code under test:
+    without ``implementation=`` nothing could evaluate it, and the checks would end in an error
+    of the compiler long after the declaration."""
+    if theorem.implementation is not None:
+        return
+    applied = sorted({str(f) for f in expr.atoms(AppliedUndef)})
+    if applied:
+        raise TheoremError(
+            f"{where}: {applied[0]} is an undefined function, which stands for the code under "
+            "test, but the theorem has no implementation= (a function f(xp, **arrays) that "
+            f"computes it); pass implementation=, or write out the expression {applied[0]} "
+            "means")
 
 
 def check_names_valid(expr: sp.Expr, where: str) -> None:

@@ -1,6 +1,7 @@
 """Bad theorem files: each error names the file and the symbol, and the other files still load."""
 
 import textwrap
+from pathlib import Path
 
 from attnproof.symbolic import Sizes, discover
 
@@ -33,14 +34,25 @@ def test_a_file_that_does_not_import_is_reported_and_others_load(tmp_path):
     assert "SyntaxError" in error.message
 
 
-def test_duplicate_names_across_files_are_reported(tmp_path):
+def _declaration_line(path, name: str) -> int:
+    lines = path.read_text().splitlines()
+    return next(n for n, line in enumerate(lines, 1) if f'Theorem("{name}"' in line)
+
+
+def test_one_name_in_two_files_checks_neither_and_names_both_with_their_lines(tmp_path):
     write(tmp_path, "a.py", GOOD.format(name="doubling"))
     write(tmp_path, "b.py", GOOD.format(name="doubling"))
+    write(tmp_path, "c.py", GOOD.format(name="tripling"))
     catalog = discover([tmp_path])
-    assert len(catalog.theorems) == 1
-    error = only_error(catalog)
-    assert "duplicate theorem name 'doubling'" in error.message
-    assert error.path.endswith("b.py") and "a.py" in error.message
+    assert [t.name for t in catalog.theorems] == ["tripling"]  # the rest is unaffected
+    assert sorted(Path(e.path).name for e in catalog.errors) == ["a.py", "b.py"]
+    places = [f"{tmp_path / f}:{_declaration_line(tmp_path / f, 'doubling')}"
+              for f in ("a.py", "b.py")]
+    for error in catalog.errors:
+        assert error.theorem == "doubling"
+        assert "'doubling' is declared in more than one file" in error.message
+        assert all(place in error.message for place in places)
+        assert error.message.startswith(f"{error.path}:")
 
 
 def test_a_symbol_no_strategy_covers_is_named(tmp_path):
@@ -100,9 +112,9 @@ def test_any_identifier_is_a_name_and_names_differing_in_case_are_one_name(tmp_p
     write(tmp_path, "a.py", GOOD.format(name="RoPE_relative"))
     write(tmp_path, "b.py", GOOD.format(name="rope_relative"))
     catalog = discover([tmp_path])
-    assert [t.name for t in catalog.theorems] == ["RoPE_relative"]
-    error = only_error(catalog)
-    assert "duplicate theorem name 'rope_relative'" in error.message and "a.py" in error.message
+    assert catalog.theorems == ()
+    assert {e.theorem for e in catalog.errors} == {"RoPE_relative", "rope_relative"}
+    assert all("a.py" in e.message and "b.py" in e.message for e in catalog.errors)
 
 
 def test_a_dimension_used_through_its_indices_alone_needs_no_tensor(tmp_path):
@@ -125,3 +137,52 @@ def test_a_dimension_used_through_its_indices_alone_needs_no_tensor(tmp_path):
     assert {d.name: d.sizes for d in theorems["count"].dims}["P"] == Sizes(2, 5)
     assert theorems["count"].inputs == (theorems["count"].tensors[0],)
     assert {d.name: d.sizes for d in theorems["undeclared"].dims}["P"] == Sizes()
+
+
+def test_code_named_in_a_claim_without_implementation_is_an_error_of_its_declaration(tmp_path):
+    write(tmp_path, "kernel.py", """
+        import sympy as sp
+        from attnproof.symbolic import Dim, Equals, Source, Tensor, Theorem
+        n = Dim("n")
+        i = n.index("i")
+        x = Tensor("x", (n,))
+        my_kernel_doubles = Theorem(
+            "my_kernel_doubles", Source("f", "s"),
+            Equals(sp.Function("MyKernel")(i), 2 * x[i]), inputs=(x,))
+        doubling = Theorem("doubling", Source("f", "s"), Equals(x[i] + x[i], 2 * x[i]),
+                           inputs=(x,))
+    """)
+    catalog = discover([tmp_path])
+    assert [t.name for t in catalog.theorems] == ["doubling"]
+    error = only_error(catalog)
+    assert error.theorem == "my_kernel_doubles"
+    assert error.message.startswith(f"{tmp_path / 'kernel.py'}:7:")
+    assert "MyKernel(i) is an undefined function" in error.message
+    assert "no implementation=" in error.message
+
+
+def test_a_declaration_used_as_a_value_says_what_to_write(tmp_path):
+    write(tmp_path, "mistakes.py", """
+        import sympy as sp
+        from attnproof.symbolic import (Dim, Equals, Positive, Scalar, Source, Tensor,
+                                        Theorem, softmax)
+        n = Dim("n")
+        i = n.index("i")
+        x = Tensor("x", (n,))
+        T = Scalar("T", Positive(0.1, 10))
+        scalar_in_softmax = Theorem("scalar_in_softmax", Source("f", "s"),
+                                    Equals(softmax(x[i], i, T), softmax(x[i], i, T)),
+                                    inputs=(x, T))
+        scalar_in_product = Theorem("scalar_in_product", Source("f", "s"),
+                                    Equals(x[i] * T, T * x[i]), inputs=(x, T))
+        tensor_unindexed = Theorem("tensor_unindexed", Source("f", "s"),
+                                   Equals(x + 1, 1 + x), inputs=(x,))
+        dimension_as_size = Theorem("dimension_as_size", Source("f", "s"),
+                                    Equals(x[i] / n, x[i] / n), inputs=(x,))
+    """)
+    errors = {e.theorem: e.message for e in discover([tmp_path]).errors}
+    assert "write T.symbol in an expression" in errors["scalar_in_softmax"]
+    assert "write T.symbol in an expression" in errors["scalar_in_product"]
+    assert "indexed (x[i])" in errors["tensor_unindexed"]
+    assert "write n.symbol for its size" in errors["dimension_as_size"]
+    assert all(m.startswith(f"{tmp_path / 'mistakes.py'}:") for m in errors.values())
