@@ -22,6 +22,7 @@ _EXPORTS = {
     "devices": ("_devices", None),
     "Compiled": ("_compiler", "Compiled"),
     "compile_expression": ("_compiler", "compile_expression"),
+    "FINDING": ("_record", "FINDING"),
     "NumericRecord": ("_record", "NumericRecord"),
     "NumericStatus": ("_record", "NumericStatus"),
     "UNDECIDED_SHARE_NOTED": ("_evidence", "UNDECIDED_SHARE_NOTED"),

@@ -4,6 +4,7 @@ backend, and the claimed point (``Theorem.at``) its inputs are moved to."""
 from __future__ import annotations
 
 import functools
+import traceback
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +18,7 @@ from . import _strategies as strategies
 from . import _time_log as time_log
 from ._backends import Backend, backend, to_numpy
 from ._compiler import compile_expression, index_key
+from ._devices import out_of_memory
 from ._tolerance import REFERENCE_DTYPE
 
 
@@ -209,11 +211,40 @@ class ImplementationError(RuntimeError):
         self.expected, self.got = expected, got
 
 
+class ImplementationRaised(RuntimeError):
+    """A theorem's ``implementation=`` raised ``error``; ``where`` is the innermost line of the
+    implementation's own file the exception passed through (empty when none did)."""
+
+    def __init__(self, theorem: Theorem, error: Exception):
+        self.error = error
+        self.where = _innermost_line(error, theorem.implementation)
+        self.exception = f"{type(error).__name__}: {error}".strip()
+        at = f" at {self.where}" if self.where else ""
+        super().__init__(f"theorem {theorem.name!r}: implementation "
+                         f"{getattr(theorem.implementation, '__name__', '')} raised "
+                         f"{self.exception}{at}")
+
+
+def _innermost_line(error: Exception, function) -> str:
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return ""
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if f.filename == code.co_filename]
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+
+
 def checked_implementation(plan: Plan, xp, arrays: dict, rhs):
     """The implementation's value, or an error that blames it, naming both shapes (shapes are
-    static, so this check also holds while tracing under jit)."""
+    static, so this check also holds while tracing under jit); an exception it raises is
+    ``ImplementationRaised``, a fact about the code at these inputs."""
     theorem = plan.theorem
-    value = theorem.implementation(xp, **arrays)
+    try:
+        value = theorem.implementation(xp, **arrays)
+    except Exception as error:  # whatever the user's code raises is a finding about it
+        if out_of_memory(error):  # the machine's limit, not the code's
+            raise
+        raise ImplementationRaised(theorem, error) from error
     expected = tuple(rhs.shape)
     axes = ", ".join(["batch", *(str(index.upper + 1) for index in plan.out)])
     shape = getattr(value, "shape", None)

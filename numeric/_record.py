@@ -15,6 +15,9 @@ from ._backends import reference_names
 # MLX float64 is never one: its exp is accurate only to ~2e-6 on CPU), and low precision is a
 # stability property only.
 TRUTH_DTYPE = "float64"
+# A record's reason that begins so reports a defect of the code under test found on the way (its
+# values may still pass): shown beside the evidence whatever the status.
+FINDING = "finding: "
 
 
 class NumericStatus(enum.StrEnum):

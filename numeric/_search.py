@@ -21,11 +21,11 @@ from ._backends import Backend, backend, unavailable_reason
 from ._decide import Outcome, decide, is_stability
 from ._devices import kind_of, out_of_memory, out_of_memory_reason
 from ._ground_truth import ground_truth_error
-from ._plan import ImplementationError, Runner, is_reference, runner_for
-from ._record import NumericRecord, NumericStatus
+from ._plan import ImplementationError, ImplementationRaised, Runner, is_reference, runner_for
+from ._record import FINDING, NumericRecord, NumericStatus
 from ._routes import format_judges, route_for
 from ._tolerance import TRUTH_ULPS, bits, finfo, format_truth_ulps
-from ._witness import refute, refute_shape
+from ._witness import refute, refute_raised, refute_shape
 
 # Sizes up to this are evaluated exactly (mpmath loops over every sum) from a searched batch.
 GROUND_TRUTH_MAX_SIZE = 4
@@ -84,8 +84,12 @@ def _search(theorem: Theorem, row: Backend, dtype: str, device: str, mode: str,
                     route(theorem, row, dtype, device, mode, strategies.profile(profile),
                           record, seed=seed)
             else:
-                ratios = run_search(theorem, runner_for(theorem, row, device, mode), dtype,
-                                    strategies.profile(profile), record, seed=seed)
+                chosen = strategies.profile(profile)
+                runner, finding = traceable_or_eager(runner_for(theorem, row, device, mode),
+                                                     dtype, chosen)
+                ratios = run_search(theorem, runner, dtype, chosen, record, seed=seed)
+                if finding:
+                    record.reason = finding + (f"; {record.reason}" if record.reason else "")
         except Exception as error:  # any failure of compiling or evaluating is reported
             record.status, record.reason = NumericStatus.ERROR, (
                 out_of_memory_reason(device, error) if out_of_memory(error)
@@ -105,6 +109,40 @@ def _skip_reason(row: Backend, dtype: str, device: str, mode: str) -> str | None
     if dtype not in row.dtypes.get(kind_of(device), ()):
         return f"{row.name} does not support {dtype} on {device}"
     return None
+
+
+def traceable_or_eager(runner: Runner, dtype: str, chosen) -> tuple[Runner, str | None]:
+    """The runner to check with, and a finding where there is one: code under test that raises
+    under jit at the smallest sizes but runs eagerly at the same inputs cannot be compiled,
+    which is a defect of the code (its users jit it), not of the claim; its values are then
+    checked eagerly. Code that raises in both modes is left to the search to judge."""
+    theorem = runner.plan.theorem
+    if (runner.mode != "jit" or theorem.implementation is None
+            or "eager" not in runner.row.modes):
+        return runner, None
+    batch = effort_for(runner, dtype, chosen).batch
+    smallest = _smallest_structure(theorem)
+    try:
+        decide(runner, smallest, batch, dtype)
+        return runner, None
+    except ImplementationRaised as raised:
+        eager = runner_for(theorem, runner.row, runner.device_name, "eager")
+        try:
+            decide(eager, smallest, batch, dtype)
+        except (ImplementationRaised, ImplementationError):
+            return runner, None
+        return eager, (f"{FINDING}the implementation cannot run under {runner.row.name}'s "
+                       f"jit ({raised.exception}"
+                       f"{f' at {raised.where}' if raised.where else ''}) but runs eagerly: "
+                       "its values were checked eagerly")
+    except ImplementationError:
+        return runner, None
+
+
+def _smallest_structure(theorem) -> strategies.Structure:
+    sizes = tuple((d.name, d.sizes.low) for d in theorem.dims)
+    integers = tuple((s.name, s.domain.low) for s in strategies.integer_scalars(theorem))
+    return strategies.Structure(sizes, integers, 0)
 
 
 def effort_for(runner: Runner, dtype: str, chosen) -> strategies.Effort:
@@ -135,6 +173,8 @@ class _Seen:
     small: tuple | None = None  # (structure, outcome) of the first example small enough
     # (structure, ImplementationError) of the last example whose code returned another shape
     wrong_shape: tuple | None = None
+    # (structure, ImplementationRaised) of the last example whose code raised
+    raised: tuple | None = None
     out_of_range: int = 0  # rows whose exact values this format cannot hold
     last: strategies.Structure | None = None  # the structure of the last example drawn
 
@@ -144,16 +184,20 @@ def run_search(theorem, runner: Runner, dtype: str, chosen, record: NumericRecor
     """Search for a failing batch and settle ``record`` from what was seen."""
     effort = effort_for(runner, dtype, chosen)
     seen, ratios = _drive(theorem, runner, dtype, chosen, effort, record, seed)
-    # code that returned another shape, and nothing else wrong: no further batch evaluates
-    wrong_shape_only = seen.failure is None and seen.wrong_shape is not None
-    if not wrong_shape_only:
+    # code that returned another shape or raised, and nothing else wrong: no further batch
+    # evaluates
+    raised_only = seen.failure is None and seen.raised is not None
+    wrong_shape_only = seen.failure is None and seen.wrong_shape is not None and not raised_only
+    if not (wrong_shape_only or raised_only):
         _top_up(runner, dtype, effort, record, seen, ratios)
     record.max_error_ulps = seen.worst
     record.max_error_bits = bits(seen.worst)
     # elsewhere it would measure NumPy, not this record
-    if is_reference(runner.row, dtype) and not wrong_shape_only:
+    if is_reference(runner.row, dtype) and not (wrong_shape_only or raised_only):
         record.ground_truth_ulps = _ground_truth(runner, theorem, seen)
-    if wrong_shape_only:
+    if raised_only:
+        _settle_raised(runner, dtype, effort.batch, record, seen)
+    elif wrong_shape_only:
         _settle_wrong_shape(runner, dtype, effort.batch, record, seen)
     elif record.ground_truth_ulps is not None and record.ground_truth_ulps > TRUTH_ULPS:
         _settle_stray_reference(record)
@@ -178,6 +222,11 @@ def _drive(theorem, runner: Runner, dtype: str, chosen, effort, record: NumericR
         seen.last = structure
         try:
             outcome = decide(runner, structure, effort.batch, dtype)
+        except ImplementationRaised as raised:
+            seen.raised = (structure, raised)
+            if record.examples:  # it returned values before: shrink this failure
+                raise _Refuted("implementation raised") from raised
+            return
         except ImplementationError as error:
             if error.got is None:  # no array at all: a declaration error, whatever the size
                 raise
@@ -259,6 +308,34 @@ def _settle_wrong_shape(runner: Runner, dtype: str, batch: int, record: NumericR
         raise ImplementationError(f"{error} (at every size drawn, and with every dimension at "
                                   "its smallest and at its largest)", error.expected, error.got)
     refute_shape(record, runner, structure, error, dtype, batch)
+
+
+def _settle_raised(runner: Runner, dtype: str, batch: int, record: NumericRecord,
+                   seen: _Seen) -> None:
+    """Code that raised at these inputs and returned values at others is refuted here, with its
+    exception; code that raised wherever it ran has a declaration error, not a counterexample."""
+    structure, raised = seen.raised
+    if not record.examples and not _evaluates_somewhere(runner, dtype, batch):
+        everywhere = ImplementationRaised(runner.plan.theorem, raised.error)
+        everywhere.args = (f"{raised} at every size drawn, and with every dimension at its "
+                           "smallest and at its largest: an error of the declaration",)
+        raise everywhere
+    refute_raised(record, runner, structure, raised, dtype, batch)
+
+
+def _evaluates_somewhere(runner: Runner, dtype: str, batch: int) -> bool:
+    """Whether the code returns values with every dimension at its smallest or its largest
+    size (see ``_stated_shape_somewhere``)."""
+    theorem = runner.plan.theorem
+    integers = tuple((s.name, s.domain.low) for s in strategies.integer_scalars(theorem))
+    for end in ("low", "high"):
+        sizes = tuple((d.name, getattr(d.sizes, end)) for d in theorem.dims)
+        try:
+            decide(runner, strategies.Structure(sizes, integers, 0), batch, dtype)
+        except (ImplementationRaised, ImplementationError):
+            continue
+        return True
+    return False
 
 
 def _stated_shape_somewhere(runner: Runner, dtype: str, batch: int) -> bool:

@@ -53,6 +53,28 @@ def refute_shape(record: NumericRecord, runner: Runner, structure, error, dtype:
                      "it returned the stated shape at other sizes")
 
 
+def refute_raised(record: NumericRecord, runner: Runner, structure, raised, dtype: str,
+                  batch: int) -> None:
+    """Fill ``record`` as failed by code that raised at ``structure``'s inputs (``raised``: an
+    ``ImplementationRaised``) and returned values at others: the claim covers these inputs,
+    and the code does not compute its value there."""
+    record.status = NumericStatus.FAILED
+    record.refutes = True
+    record.counterexample = {
+        "sizes": structure.size_map,
+        "integers": structure.integer_map,
+        "comparison": "implementation raised",
+        "exception": raised.exception,
+        "raised_at": raised.where or None,
+    }
+    record.replay = replay_command(runner, dtype, structure, batch)
+    inputs = ", ".join(f"{k} = {v}" for k, v in {**structure.size_map,
+                                                  **structure.integer_map}.items())
+    at = f" ({raised.where})" if raised.where else ""
+    record.reason = (f"refuted: the implementation raised {raised.exception}{at} at "
+                     f"{inputs or 'these inputs'}; it returned values at other inputs")
+
+
 def _not_finite_reason(comparison: str, dtype: str) -> str:
     side = comparison.split(" vs ")[0]
     where = "float64" if dtype == "float64" else f"float64 and {dtype}"
@@ -192,5 +214,11 @@ def replay_command(runner: Runner, dtype: str, structure, batch: int) -> str:
         parts += ["--integers", ",".join(f"{k}={v}" for k, v in structure.integers)]
     extra = theorem_file_argument(theorem.origin)
     if extra:
-        parts += ["--theorems", extra]
+        # never the absolute path of this machine: a file outside the working directory is
+        # named by its folder and file, to be replayed from the directory that holds that folder
+        from pathlib import PurePath
+
+        path = PurePath(extra)
+        tail = path.parts[1:][-2:] if path.is_absolute() else path.parts
+        parts += ["--theorems", str(PurePath(*tail))] if tail else []
     return shlex.join(parts)

@@ -44,7 +44,7 @@ def replay(args: argparse.Namespace) -> dict:
     # command, and these load Hypothesis and the compiler, which only a replay needs
     from ._backends import backend
     from ._decide import decide
-    from ._plan import runner_for
+    from ._plan import ImplementationError, ImplementationRaised, runner_for
     from ._strategies import Structure, fill_batch
 
     catalog = discover(args.theorems) if args.theorems else discover()
@@ -52,7 +52,16 @@ def replay(args: argparse.Namespace) -> dict:
     row = backend(args.backend)
     runner = runner_for(theorem, row, args.device, args.mode or row.default_mode)
     structure = Structure(_pairs(args.sizes), _pairs(args.integers), args.seed)
-    outcome = decide(runner, structure, args.batch, args.dtype)
+    try:
+        outcome = decide(runner, structure, args.batch, args.dtype)
+    except ImplementationRaised as raised:  # the code under test failed at this batch
+        return {"theorem": theorem.name, "failing_row": None, "comparison":
+                "implementation raised", "exception": raised.exception,
+                "raised_at": raised.where or None, "code_failed": True}
+    except ImplementationError as wrong:
+        return {"theorem": theorem.name, "failing_row": None, "comparison":
+                "implementation shape", "expected_shape": list(wrong.expected),
+                "returned_shape": list(wrong.got or ()), "code_failed": True}
     report = {"theorem": theorem.name, "worst_error_ulps": outcome.worst,
               "failing_row": outcome.failing_row, "comparison": outcome.comparison}
     if outcome.failing_row is not None:
@@ -74,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     report = replay(args)
     json.dump(report, sys.stdout, indent=1, default=str)
     print()
-    return 1 if report["failing_row"] is not None else 0
+    return 1 if report["failing_row"] is not None or report.get("code_failed") else 0
 
 
 if __name__ == "__main__":
