@@ -8,12 +8,13 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import numpy as np
 from hypothesis import HealthCheck, Phase, example, given, reject, settings
 from hypothesis.errors import Flaky, Unsatisfiable
 
 from attnproof.numeric._devices import selected
 
-from ._cases import Case
+from ._cases import Case, instance
 from ._declaration import Kernel
 from ._frameworks import devices as devices_of
 from ._frameworks import framework, unavailable_reason
@@ -195,7 +196,8 @@ def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str
         cell.status = {"fail": "fails"}.get(result.status, result.status)
         cell.ratio = result.ratio  # the counterexample's, so the matrix and the replay agree
         cell.counterexample = {"case": case.to_json(), "sizes": case.sizes(), "ratio":
-                               result.ratio, "message": result.message, **result.detail}
+                               result.ratio, "message": result.message, **result.detail,
+                               "inputs": inputs_shown(kernel, case, dtype, device)}
         cell.replay = replay_command(spec or _spec_of(kernel), prop.name, dtype, device, case)
     elif cell.refused and cell.refused == cell.cases:
         cell.reason = f"the kernel refused every case ({cell.refused}): {cell.refusal}"
@@ -208,6 +210,30 @@ def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str
         cell.reason = "; ".join(filter(None, (cell.reason, f"{cell.refused} of {cell.cases} "
                                                f"cases refused by the kernel: {cell.refusal}")))
     return cell
+
+
+# An input with at most this many entries is shown whole in a counterexample; a larger one by
+# its shape, range and first entries (the replay command rebuilds it exactly).
+SHOWN_ENTRIES = 64
+
+
+def inputs_shown(kernel: Kernel, case: Case, dtype: str, device: str) -> dict:
+    """The q, k, v (and the keep-mask) a failing case gave the kernel, as its checks drew them
+    (rounded to ``dtype``), so a counterexample can be read without running its replay."""
+    x = instance(case, dtype, kernel.compute_for(dtype, device),
+                 kernel.causal_alignment or "upper_left")
+    return {name: _shown(array) for name, array in
+            (("q", x.q), ("k", x.k), ("v", x.v), ("keep", x.keep))}
+
+
+def _shown(array: np.ndarray):
+    if array.size <= SHOWN_ENTRIES:
+        return array.tolist()
+    flat = array.reshape(-1)
+    summary = {"shape": list(array.shape), "first": flat[:8].tolist()}
+    if array.dtype != bool:
+        summary |= {"min": float(flat.min()), "max": float(flat.max())}
+    return summary
 
 
 class _Failed(AssertionError):

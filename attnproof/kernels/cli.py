@@ -8,8 +8,10 @@ one case printed by a failure.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -115,8 +117,22 @@ def load(spec: str) -> Kernel:
         return LIBRARY[spec]()
     module, _, attribute = spec.partition(":")
     if not attribute:
-        raise ValueError(f"{spec!r} is neither {', '.join(LIBRARY)} nor module:attribute")
-    kernel = getattr(importlib.import_module(module), attribute)
+        close = difflib.get_close_matches(spec, list(LIBRARY), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ValueError(f"{spec!r} is neither a library kernel nor module:attribute; {hint}"
+                         f"(library kernels: {', '.join(LIBRARY)})")
+    # as `python -m` and pytest do: a module in the current folder is found without PYTHONPATH
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        found = importlib.import_module(module)
+    except ModuleNotFoundError as error:
+        raise ImportError(f"{spec}: no module named {error.name!r} (looked in the current "
+                          "folder and the installed packages)") from None
+    if not hasattr(found, attribute):
+        raise AttributeError(f"{spec}: module {module!r} ({getattr(found, '__file__', '')}) "
+                             f"has no attribute {attribute!r}")
+    kernel = getattr(found, attribute)
     if not isinstance(kernel, Kernel):
         raise TypeError(f"{spec} is a {type(kernel).__name__}, not an attnproof Kernel")
     return kernel

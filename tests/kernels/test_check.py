@@ -4,6 +4,10 @@ kernels that raise, the truth, and the command line."""
 from __future__ import annotations
 
 import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -410,3 +414,54 @@ def test_bad_kernel_options_are_one_line_and_exit_two(argv, capsys):
     assert code == 2
     error = capsys.readouterr().err
     assert "Traceback" not in error and error.strip()
+
+
+def test_a_kernel_module_in_the_current_folder_is_found_without_pythonpath(tmp_path):
+    """As `python -m` and pytest find it: the folder the command runs in is searched."""
+    (tmp_path / "kernel_of_mine.py").write_text(
+        "from tests.kernels.planted import correct as mine\n")
+    repository = Path(__file__).resolve().parents[2]
+    environment = {**os.environ, "PYTHONPATH": str(repository)}
+    ran = subprocess.run([sys.executable, "-c", "import sys, attnproof.cli; sys.path.remove('');"
+                          " sys.exit(attnproof.cli.main(sys.argv[1:]))", "kernels", "--kernel",
+                          "kernel_of_mine:mine", "--property", "forward", "--examples", "2",
+                          "--out", str(tmp_path / "out")],
+                         cwd=tmp_path, env=environment, capture_output=True, text=True,
+                         timeout=600)
+    assert ran.returncode == 0, ran.stderr
+    assert (tmp_path / "out" / "conformance.md").exists()
+
+
+@pytest.mark.parametrize(("spec", "says"), [
+    ("mxl", "did you mean 'mlx'?"),
+    ("no_such_module_here:kernel", "no module named 'no_such_module_here'"),
+    ("tests.kernels.planted:no_such_kernel", "has no attribute 'no_such_kernel'"),
+])
+def test_a_kernel_that_cannot_be_found_is_one_line_naming_the_nearest(spec, says, capsys):
+    assert main(["kernels", "--kernel", spec]) == 2
+    error = capsys.readouterr().err
+    assert says in error and len(error.strip().splitlines()) == 1
+
+
+def test_a_counterexample_shows_the_inputs_it_was_found_with():
+    result = check_kernel(planted.no_max_shift, properties=["row_offset"], dtypes=["float32"],
+                          examples=10)
+    (cell,) = [c for c in result.cells if c.status == "fails"]
+    shown = cell.counterexample["inputs"]
+    case = Case.from_json(cell.counterexample["case"])
+    x = replay_inputs(case)
+    for name in ("q", "k", "v"):
+        array = getattr(x, name)
+        if array.size <= 64:
+            assert np.array_equal(np.asarray(shown[name]), array)
+        else:
+            assert shown[name]["shape"] == list(array.shape)
+            assert shown[name]["max"] == float(array.max())
+
+
+def replay_inputs(case):
+    from attnproof.kernels._cases import instance
+
+    kernel = planted.no_max_shift
+    return instance(case, "float32", kernel.compute_for("float32", "cpu"),
+                    kernel.causal_alignment or "upper_left")
