@@ -84,11 +84,13 @@ def check_symbolic(theorem: Theorem, record_property=None) -> None:
     if record_property is not None:
         record_property("attnproof.symbolic",
                         json.dumps({"theorem": theorem.name, **result.to_json()}))
-    assert result.status != ProofStatus.ERROR, result.method
+    _require(result.status != ProofStatus.ERROR, f"the symbolic route erred: {result.method}")
     if theorem.expect == "holds":
-        assert result.status != ProofStatus.REFUTED, result.counterexample
+        _require(result.status != ProofStatus.REFUTED,
+                 f"refuted symbolically, expected to hold: {result.counterexample}")
     else:
-        assert result.status not in (ProofStatus.PROVED, ProofStatus.PROVED_BOUNDED), result.method
+        _require(result.status not in (ProofStatus.PROVED, ProofStatus.PROVED_BOUNDED),
+                 f"proved ({result.method}), expected to be refuted")
 
 
 def check_numeric(theorem: Theorem, backend: str, dtype: str, device: str, mode: str,
@@ -104,7 +106,7 @@ def check_numeric(theorem: Theorem, backend: str, dtype: str, device: str, mode:
                         json.dumps({"theorem": theorem.name, **record.to_json()}))
     if record.status == NumericStatus.SKIPPED:
         pytest.skip(record.reason)
-    assert record.status != NumericStatus.ERROR, record.reason
+    _require(record.status != NumericStatus.ERROR, f"the check erred: {record.reason}")
     if getattr(theorem.claim, "measures_rounding", True):
         assert record.max_error_ulps is not None and record.max_error_bits is not None
     if theorem.expect == "holds":
@@ -115,13 +117,23 @@ def check_numeric(theorem: Theorem, backend: str, dtype: str, device: str, mode:
         if (dtype in theorem.unstable_in and not record.decides_truth
                 and not record.refutes):  # declared, and shown
             allowed += (NumericStatus.FAILED,)
-        assert record.status in allowed, explain(record)
+        _require(record.status in allowed, explain(record))
         assert record.instances >= 1 or record.status == NumericStatus.TOO_FEW
     elif dtype in SEPARATING_DTYPES:
-        assert record.status == NumericStatus.FAILED, "a claim expected false was not refuted"
+        _require(record.status == NumericStatus.FAILED,
+                 f"a claim expected false was not refuted ({explain(record)})")
         assert record.counterexample, "a refutation must show its counterexample"
     else:  # too coarse to see every slip, but never fooled by one
-        assert record.status in (NumericStatus.FAILED, NumericStatus.NOT_DECISIVE), explain(record)
+        _require(record.status in (NumericStatus.FAILED, NumericStatus.NOT_DECISIVE),
+                 explain(record))
+
+
+def _require(agrees: bool, message: str) -> None:
+    """A verdict that disagrees with the theorem's ``expect`` fails its test with one line (the
+    record's status, counterexample, replay and reason), not a traceback of the harness: a
+    false claim declared true fails each of its records, and each should read as a sentence."""
+    if not agrees:
+        pytest.fail(message, pytrace=False)
 
 
 def explain(record) -> str:
@@ -165,4 +177,4 @@ def load(directories, include_catalog: bool):
 
 def test_theorem_files_load(request):
     errors = request.config.attnproof_catalog.errors
-    assert not errors, "\n".join(error.message for error in errors)
+    _require(not errors, "\n".join(error.message for error in errors))
