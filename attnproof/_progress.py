@@ -1,7 +1,8 @@
 """Progress of ``attnproof prove``: a redrawn bar on a terminal, plain lines otherwise.
 
-Both print one permanent line per finished theorem (so a log keeps every outcome); on a
-terminal a bar below them shows theorems done, the theorems running, elapsed time and an ETA,
+Both print one permanent line per finished theorem (so a log keeps every outcome), with the
+elapsed time and an estimate of what is left at the pace so far; on a terminal a bar below them
+shows theorems done, the theorems running, elapsed time and an ETA,
 redrawn every second by a daemon thread.
 """
 
@@ -61,8 +62,11 @@ class Progress:
     def _result_line(self, result: TheoremResult) -> str:
         width = len(str(self.total))
         mark = " " if result.ok else "✗"
+        elapsed = self.clock() - self.begun
+        left = (f", about {_eta(elapsed, self.done, self.total)} left"
+                if 0 < self.done < self.total else "")
         return (f"[{self.done:>{width}}/{self.total}] {mark} {result.status:<14} {result.name}  "
-                f"{_detail(result)}  ({_clock(self.clock() - self.begun)})")
+                f"{_detail(result)}  ({_clock(elapsed)}{left})")
 
     def bar_line(self) -> str:
         elapsed = self.clock() - self.begun

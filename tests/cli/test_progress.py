@@ -15,7 +15,7 @@ class Clock:
         return self.now
 
 
-def test_plain_lines_name_each_finished_theorem_with_elapsed_time():
+def test_plain_lines_name_each_finished_theorem_with_elapsed_time_and_what_is_left():
     stream, clock = io.StringIO(), Clock()
     progress = Progress(stream, interactive=False, clock=clock)
     first, second, _ = sample_report().theorems
@@ -25,7 +25,8 @@ def test_plain_lines_name_each_finished_theorem_with_elapsed_time():
     progress.finished(second, 2, 2)
     lines = stream.getvalue().splitlines()
     assert lines[0].startswith("[1/2]   proved         softmax_rows  sum normal form")
-    assert lines[0].endswith("(1:05)")
+    assert lines[0].endswith("(1:05, about 1:05 left)")  # one of two done in 65 s
+    assert lines[1].endswith("(1:05)")  # nothing left to estimate
     assert "\r" not in stream.getvalue() and len(lines) == 2
 
 
