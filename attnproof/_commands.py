@@ -563,6 +563,8 @@ def show_command(args) -> int:
     if args.json.exists() and report is None:
         return EXIT_USAGE
     results = {t.name: t for t in report.theorems} if report else {}
+    if args.name not in results and args.json == DEFAULT_JSON:
+        report, results = _other_run_with(args.name, report, results)
     if args.name in results:
         fixes = view.corrections(report).get(args.name, [])
         print(terminal.section(doc.theorem_section(results[args.name], fixes)))
@@ -571,9 +573,29 @@ def show_command(args) -> int:
     declared = catalog.by_name().get(args.name)
     if declared is None:
         known = [t.name for t in catalog.theorems] + list(results)
-        raise UsageError(_unknown_theorem(args.name, sorted(set(known))))
+        own = ("" if args.theorems else "; a theorem of your own: --theorems DIR shows its "
+               "declaration, --json PATH the results of the run that checked it")
+        raise UsageError(_unknown_theorem(args.name, sorted(set(known))) + own)
     _show_declaration(declared, args.json)
     return EXIT_OK
+
+
+def _other_run_with(name: str, report, results: dict):
+    """The results of the newest other run under reports/ that checked ``name`` (a run of a
+    subset or of one's own files writes reports/partial/, a GPU run reports/gpu/), said on
+    the terminal; else ``report`` and ``results`` unchanged."""
+    others = sorted((p for p in REPORTS.glob(f"**/{JSON_NAME}") if p != DEFAULT_JSON),
+                    key=lambda p: p.stat().st_mtime, reverse=True)
+    for path in others:
+        try:
+            found = load_results(path)
+        except (ResultsError, OSError):
+            continue
+        by_name = {t.name: t for t in found.theorems}
+        if name in by_name:
+            print(f"(from {terminal.escape(path)})", file=sys.stderr)
+            return found, by_name
+    return report, results
 
 
 def _show_declaration(theorem, json_path: Path) -> None:

@@ -175,6 +175,22 @@ def test_show_a_declared_but_unchecked_theorem_says_how_to_check_it(tmp_path, th
     assert main(argv[:1] + ["nope"] + argv[2:]) == 2
 
 
+def test_show_finds_a_theorem_of_ones_own_in_the_run_that_checked_it(tmp_path, theorems,
+                                                                    monkeypatch, capsys):
+    """A run of one's own files writes reports/partial/: `show NAME` looks there too."""
+    monkeypatch.setattr(_runner, "numeric_api", lambda: None)
+    files.write(theorems, "good.py", files.TRUE, name="doubling_of_mine")
+    monkeypatch.chdir(tmp_path)
+    assert main(["prove", "--no-catalog", "--theorems", str(theorems), "--in-process"]) == 0
+    capsys.readouterr()
+    assert main(["show", "doubling_of_mine"]) == 0
+    shown = capsys.readouterr()
+    assert shown.out.startswith("doubling_of_mine\n")
+    assert "reports/partial/results.json" in shown.err
+    assert main(["show", "not_mine_either"]) == 2
+    assert "--theorems DIR shows its declaration" in capsys.readouterr().err
+
+
 def test_device_filter_and_partial_reason_reach_the_json(tmp_path, theorems, monkeypatch):
     fake = FakeNumeric([("numpy", "float64", "cpu", "eager"), ("jax", "float64", "gpu", "jit")])
     monkeypatch.setattr(_runner, "numeric_api", lambda: fake)
