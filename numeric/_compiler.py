@@ -25,6 +25,7 @@ from sympy.core.relational import Relational
 
 from attnproof.symbolic import Defined, Indicator, LogSumExp, Rotation, Scalar, Softmax, Tensor
 from attnproof.symbolic import ReduceMax as RowMax
+from attnproof.symbolic import ReduceMin as RowMin
 
 from ._backends import BACKENDS, Target
 from ._emit import Emitter, Node, Pair, Term, identifier, index_key
@@ -145,6 +146,7 @@ NODE_KINDS: tuple[tuple[type, str], ...] = (
     (ReduceMax, "reduce_max"),
     (KeptMax, "kept_max"),
     (RowMax, "rowmax"),
+    (RowMin, "rowmin"),
 )
 CONSTANT = "constant"
 

@@ -15,7 +15,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from attnproof.symbolic import Indicator, Integer, ReduceMax, Tensor
+from attnproof.symbolic import Indicator, Integer, ReduceMax, ReduceMin, Tensor
 from attnproof.symbolic._theorem import free_indices
 
 from . import _strategies as strategies
@@ -113,9 +113,9 @@ def _exact_function(theorem, expr, out, sizes: dict):
     labels = [str(i.label) for i in out]
     at = {str(i.label): sp.Symbol(f"_at_{i.label}", integer=True) for i in free_indices(expr)}
     entry = expr.xreplace({i: at[str(i.label)] for i in free_indices(expr)}).xreplace(dims)
-    # maxima and products (a masked softmax's "row fully masked" factor) over known ranges;
+    # maxima, minima and products (a masked softmax's "row fully masked" factor) over known ranges;
     # a product stays one term: flattened into Σ + 1 − m, 50 digits would lose a small Σ
-    entry = entry.replace(lambda x: isinstance(x, ReduceMax), lambda x: x.doit())
+    entry = entry.replace(lambda x: isinstance(x, (ReduceMax, ReduceMin)), lambda x: x.doit())
     entry = entry.replace(lambda x: isinstance(x, sp.Product),
                           lambda x: _UNFLATTENED(x.doit()))
     bases = sorted({a.base for a in entry.atoms(sp.Indexed)}, key=str)

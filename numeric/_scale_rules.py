@@ -159,6 +159,11 @@ class ScaleRules:
     def scale_rowmax(self, expr, node: Node) -> Term:
         return self.scale_reduce_max(self._as_reduce_max(expr), node)
 
+    def scale_rowmin(self, expr, node: Node) -> Term:
+        """|min f| ≤ max |f|: the largest abs-scale over the row, as for a maximum."""
+        index = self._whole_range(expr)
+        return self._reduce(self.visit(expr.function).scale, [index_key(index)], "max")
+
     # -- softmax-like nodes ------------------------------------------------------------------
 
     def _logits_scale(self, node: Node) -> Term:

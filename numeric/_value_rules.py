@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sympy as sp
+from sympy.printing.str import StrPrinter
 
 from attnproof.symbolic import Defined, Indicator, LogSumExp, Rotation, Softmax
 
@@ -85,7 +86,7 @@ class ValueRules:
         for symbol in names:
             self._use_symbol(symbol)
         names.update({d: sp.Symbol(positions[i]) for i, d in placeholders.items()})
-        return str(expr.xreplace(names))
+        return _PositionPrinter().doprint(expr.xreplace(names))
 
     def _axis_positions(self, key, axes) -> str:
         """0, 1, …, n − 1 as integers along ``key``'s place among ``axes``."""
@@ -96,6 +97,17 @@ class ValueRules:
         """The index arithmetic of ``expr`` stays within ``dim`` for every size: affine in
         the indices, each coefficient of known sign."""
         if index.is_Integer or isinstance(index, (sp.Idx, sp.Symbol)):
+            return
+        if index.has(sp.Mod, sp.floor):  # the parts ⌊f/D⌋, f mod D of a flat index
+            bounds = _interval(index)
+            if bounds is None:
+                raise NotImplementedError(f"index {index} in {expr}: no range known for it")
+            low, high = bounds
+            if not (sp.simplify(low).is_nonnegative
+                    and sp.simplify(dim.symbol - 1 - high).is_nonnegative):
+                raise NotImplementedError(f"index {index} in {expr} may leave axis {dim.name} "
+                                          f"(0 … {dim.symbol - 1}): it ranges over {low} … "
+                                          f"{high}")
             return
         low = high = index
         for i in index.atoms(sp.Idx):
@@ -144,8 +156,11 @@ class ValueRules:
         a, b = expr.args[:2]
         if index_key(a) == index_key(b):
             return self.value_constant(sp.S.One)
-        if a.is_Integer or b.is_Integer:
-            raise NotImplementedError(f"KroneckerDelta with a fixed entry: {expr}")
+        if not all(isinstance(x, sp.Idx) or isinstance(x, sp.Symbol) and x.name not in
+                   self.scalars for x in (a, b)):
+            # a fixed entry (δ(j, 0)), an integer scalar or an integer expression (δ(j, i mod
+            # k)): the equality test, exact in every format (``value_indicator``)
+            return Node(self.visit(Indicator(sp.Eq(a, b))).value)
         for index in (a, b):
             self._note_index(index)
         size = self._size_code(index_key(a) if index_key(a) in self.sizes else index_key(b))
@@ -351,6 +366,18 @@ class ValueRules:
         """The statement language's ``rowmax``: a maximum over the whole range of one index."""
         return self.value_reduce_max(self._as_reduce_max(expr))
 
+    def value_rowmin(self, expr) -> Node:
+        """The statement language's ``rowmin``: a minimum over the whole range of one index."""
+        index = self._whole_range(expr)
+        self._note_index(index)
+        return Node(self._reduce(self.visit(expr.function).value, [index_key(index)], "min"))
+
+    def _whole_range(self, expr) -> sp.Idx:
+        (index, lower, upper), = expr.limits
+        if not isinstance(index, sp.Idx) or (lower, upper) != (index.lower, index.upper):
+            raise NotImplementedError(f"a minimum over part of a range: {expr}")
+        return index
+
     def _as_reduce_max(self, expr) -> ReduceMax:
         (index, lower, upper), = expr.limits
         if not isinstance(index, sp.Idx) or (lower, upper) != (index.lower, index.upper):
@@ -470,3 +497,47 @@ class ValueRules:
         e = self.emit(f"xp.exp({z.code})", z.axes, z.batched)
         return self.emit(f"{z.code} - xp.log(xp.sum({e.code}, axis={axis}, keepdims=True))",
                          z.axes, z.batched)
+
+
+def _interval(expr: sp.Expr) -> tuple[sp.Expr, sp.Expr] | None:
+    """[low, high] that an integer index expression stays in for every value of its indices:
+    indices over their ranges, sizes and integers as themselves, sums, products by a
+    nonnegative factor, a mod m in [0, m − 1] (m > 0) and ⌊a / d⌋ in [⌊low/d⌋, ⌊high/d⌋]
+    (d > 0); None for anything else (no range is guessed)."""
+    if isinstance(expr, sp.Idx):
+        return (expr.lower, expr.upper) if expr.upper is not None else None
+    if expr.is_Integer or isinstance(expr, sp.Symbol) and expr.is_positive:
+        return expr, expr
+    if isinstance(expr, sp.Add):
+        parts = [_interval(a) for a in expr.args]
+        if any(p is None for p in parts):
+            return None
+        return sp.Add(*(p[0] for p in parts)), sp.Add(*(p[1] for p in parts))
+    if isinstance(expr, sp.Mul):
+        factor, rest = expr.as_independent(sp.Idx, sp.Mod, sp.floor, as_Add=False)
+        inner = _interval(rest) if rest != 1 else None
+        if inner is None or not factor.is_nonnegative:
+            return None
+        return factor * inner[0], factor * inner[1]
+    if isinstance(expr, sp.Mod) and expr.args[1].is_positive:
+        return sp.S.Zero, expr.args[1] - 1
+    if isinstance(expr, sp.floor):
+        numerator, denominator = sp.fraction(sp.together(expr.args[0]))
+        inner = _interval(numerator)
+        if inner is None or not denominator.is_positive or denominator.has(sp.Idx):
+            return None
+        return sp.floor(inner[0] / denominator), sp.floor(inner[1] / denominator)
+    return None
+
+
+class _PositionPrinter(StrPrinter):
+    """Integer index arithmetic as array code: ⌊a / b⌋ as ``a // b`` and a mod b as ``a % b``
+    (a flat position split into its parts, f = h·D + c read at ⌊f / D⌋ and f mod D), exact on
+    integer positions on every backend."""
+
+    def _print_floor(self, expr):
+        numerator, denominator = sp.fraction(sp.together(expr.args[0]))
+        return f"(({self._print(numerator)}) // ({self._print(denominator)}))"
+
+    def _print_Mod(self, expr):
+        return f"(({self._print(expr.args[0])}) % ({self._print(expr.args[1])}))"

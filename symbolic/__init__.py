@@ -35,6 +35,7 @@ from ._vocabulary import Indicator as Indicator
 from ._vocabulary import LogSumExp as LogSumExp
 from ._vocabulary import OnlineSoftmax as OnlineSoftmax
 from ._vocabulary import ReduceMax as ReduceMax
+from ._vocabulary import ReduceMin as ReduceMin
 from ._vocabulary import Rotation as Rotation
 from ._vocabulary import Softmax as Softmax
 from ._vocabulary import entropy as entropy
@@ -48,6 +49,7 @@ from ._vocabulary import online_softmax as online_softmax
 from ._vocabulary import rotate_half as rotate_half
 from ._vocabulary import rotation as rotation
 from ._vocabulary import rowmax as rowmax
+from ._vocabulary import rowmin as rowmin
 from ._vocabulary import rowsum as rowsum
 from ._vocabulary import softmax as softmax
 from .kinds.code_numbers import FromCode as FromCode
@@ -67,6 +69,8 @@ from .kinds.ieee import Between as Between
 from .kinds.ieee import IEEEValue as IEEEValue
 from .kinds.ieee import Near as Near
 from .kinds.ieee import where as where
+from .kinds.inequality import AboveMinimum as AboveMinimum
+from .kinds.inequality import BelowMaximum as BelowMaximum
 from .kinds.inequality import CauchySchwarz as CauchySchwarz
 from .kinds.inequality import EntropyTerms as EntropyTerms
 from .kinds.inequality import ExpPositive as ExpPositive

@@ -16,8 +16,17 @@ import sympy as sp
 
 from ._kind import Claim
 from ._language import TheoremError, as_expression
-from ._prover import check_worked_numbers, prove_identity, prove_relation, refute_inequality
+from ._prover import (
+    NOT_PROVED,
+    PROVED,
+    check_worked_numbers,
+    claim_difference,
+    prove_identity,
+    prove_relation,
+    refute_inequality,
+)
 from ._theorem import Theorem, free_indices
+from ._vocabulary import ReduceMax
 
 
 class _TwoSides(Claim):
@@ -77,8 +86,20 @@ class AtLeast(_Relation):
     truth_measure = "shortfall"
 
     def prove_without_lemmas(self, theorem, bound: int):
-        """No symbolic prover: an exact counterexample refutes, else numeric evidence only."""
-        return refute_inequality(theorem, bound)
+        """An exact counterexample refutes; else proved for all sizes when lhs − rhs is a
+        nonnegative combination of the gaps to a row's maximum or minimum that its weighted sums
+        call for (a convex combination lies between the smallest and the largest entry:
+        ``kinds/inequality.prove_from_extremes``); else numeric evidence only."""
+        refuted = refute_inequality(theorem, bound)
+        if refuted.status != NOT_PROVED:
+            return refuted
+        from .kinds.inequality import prove_from_extremes  # the kinds import this module
+
+        difference = claim_difference(theorem, self)
+        if not difference.has(ReduceMax):
+            return refuted
+        proved = prove_from_extremes(theorem, difference)
+        return proved if proved.status == PROVED else refuted
 
 
 @dataclass(frozen=True)

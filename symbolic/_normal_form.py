@@ -15,8 +15,11 @@ syntactically equal atoms:
   and every ``sin(x)**2`` becomes ``1 - cos(x)**2``, so a polynomial in the cosines and sines
   of the same angles has one spelling;
 * an indicator [j ≤ e] under a sum over ``j`` becomes the sum's limit (Σ_{j ≤ e}), only
-  when ``e`` provably lies where that is exact; an indicator is its own square;
-* bound indices are renamed canonically; sums over adjacent ranges are split at common points;
+  when ``e`` provably lies where that is exact; an indicator is its own square; a fully masked
+  row Π_k (1 − [c(k)]) is 0 where c holds at an end of the range or at an index inside it;
+* bound indices are renamed canonically; sums over adjacent ranges are split at common points,
+  along one index of a sum over several, and a piece of one term is that term (Σ_{j ≤ i} is
+  Σ_{j ≤ i−1} plus the term at i);
 * assumptions such as "p sums to 1" replace the matching sum by 1, and the entries of a 0/1
   mask obey what 0/1 entries do (``_MaskFacts``).
 
@@ -281,10 +284,16 @@ def _indicator_bound(factor, variable):
 
 def _keeps_an_entry(expr, ranges) -> bool:
     """Π_{k=lo}^{hi} (1 − [k ≤ e]) is 0 when some k in range has k ≤ e: e ≥ lo for every value
-    e takes (likewise k ≥ e when e ≤ hi): a row of an index mask that keeps an entry."""
+    e takes (likewise k ≥ e when e ≤ hi): a row of an index mask that keeps an entry. So is any
+    nonempty product whose factor at k = lo or k = hi is 0 for every value of the other symbols
+    (Π_k (1 − [k mod s = 0]): the mask keeps k = 0)."""
     if not (isinstance(expr, sp.Product) and len(expr.limits) == 1):
         return False
     (variable, lower, upper), = expr.limits
+    if (upper - lower).is_nonnegative and any(
+            expr.function.xreplace({variable: point}) == 0
+            for point in _points_in_range(expr.function, variable, lower, upper, ranges)):
+        return True  # a factor vanishes in range: [j mod k = 0] keeps j = 0, [⌊i/B⌋ = ⌊j/B⌋] j = i
     bound = _indicator_bound(1 - expr.function, variable)
     if bound is None:
         return False
@@ -298,6 +307,17 @@ def _keeps_an_entry(expr, ranges) -> bool:
     if side == "upper":
         return bool((low - lower).is_nonnegative)
     return bool((upper - high).is_nonnegative)
+
+
+def _points_in_range(function, variable, lower, upper, ranges) -> list:
+    """Values ``variable`` takes in [lower, upper] for every value of the other symbols: the
+    ends, and each other index in ``function`` whose range lies inside."""
+    others = [x for x in function.free_symbols | function.atoms(sp.Idx)
+              if x != variable and getattr(x, "is_integer", False)
+              and (x in ranges or isinstance(x, sp.Idx))]
+    inside = [x for x in sorted(others, key=sp.default_sort_key)
+              if _within(x, lower, upper, ranges)]
+    return [lower, upper, *inside]
 
 
 def idempotent(expr: sp.Expr) -> sp.Expr:
@@ -504,7 +524,9 @@ class _Atoms:
 
     def atomize(self, expr: sp.Expr) -> sp.Expr:
         expr = _canonical_bound_names(expr, 0)
-        expr = _split_at_common_points(expr)
+        split = _split_at_common_points(expr)
+        if split != expr:  # a piece of one term leaves a sum over fewer indices: named anew
+            expr = _canonical_bound_names(split, 0)
         return self._replace(expr)
 
     def restore(self, expr: sp.Expr) -> sp.Expr:
@@ -584,39 +606,82 @@ def _canonical_bound_names(expr: sp.Expr, depth: int) -> sp.Expr:
 
 
 def _split_at_common_points(expr: sp.Expr) -> sp.Expr:
-    """Split single-index sums of the same summand at each other's endpoints.
+    """Split sums of the same summand at each other's endpoints.
 
     A cut may fall on an endpoint (an empty piece), so only ``lower <= cut <= upper + 1``
     must be provable.
 
     Σ_{0}^{q-1} f and Σ_{0}^{p-1} f, Σ_{p}^{q-1} f then share the pieces [0, p) and [p, q),
     so the identity Σ_{0}^{p-1} f + Σ_{p}^{q-1} f = Σ_{0}^{q-1} f becomes visible to ``cancel``.
+    A sum over several indices is cut along one of them when its other limits are the same
+    (Σ_f Σ_{j ≤ i} against Σ_f Σ_{j ≤ i−1}: nested sums merged, as a causal state read through
+    a feature sum becomes). A piece of one term is that term: Σ_{j ≤ i} cut at i is
+    Σ_{j ≤ i−1} plus the term at i, the step of a running sum's recurrence.
     """
-    sums = [s for s in expr.atoms(sp.Sum) if len(s.limits) == 1]
-    points: dict[sp.Expr, set[sp.Expr]] = {}
+    sums = [s for s in expr.atoms(sp.Sum) if _independent_limits(s)]
+    points: dict[tuple, set[sp.Expr]] = {}
     for s in sums:
-        _, lower, upper = s.limits[0]
-        points.setdefault(s.function, set()).update({lower, upper + 1})
+        for position, (_, lower, upper) in enumerate(s.limits):
+            points.setdefault(_along(s, position), set()).update({lower, upper + 1})
     replacements = {}
     for s in sums:
-        variable, lower, upper = s.limits[0]
-        cuts = _ordered_cuts(points[s.function], lower, upper + 1)
-        if cuts is not None and len(cuts) > 2:
-            pieces = [sp.Sum(s.function, (variable, a, b - 1)) for a, b in itertools.pairwise(cuts)]
-            replacements[s] = sp.Add(*pieces)
+        for position, (_, lower, upper) in enumerate(s.limits):
+            cuts = _ordered_cuts(points[_along(s, position)], lower, upper + 1)
+            if cuts is not None and len(cuts) > 2:
+                replacements[s] = sp.Add(*(_piece(s, position, a, b - 1)
+                                           for a, b in itertools.pairwise(cuts)))
+                break
     return expr.xreplace(replacements) if replacements else expr
+
+
+def _independent_limits(total: sp.Sum) -> bool:
+    """No limit depends on another of the sum's own indices (each can be cut alone)."""
+    bound = {v for v, _, _ in total.limits}
+    return all(not ((sp.sympify(lo).free_symbols | sp.sympify(hi).free_symbols) & bound)
+               for _, lo, hi in total.limits)
+
+
+def _along(total: sp.Sum, position: int) -> tuple:
+    """What a sum must share with another to be cut along its limit at ``position``: the
+    summand, that limit's variable and every other limit."""
+    return (total.function, total.limits[position][0],
+            total.limits[:position] + total.limits[position + 1:])
+
+
+def _piece(total: sp.Sum, position: int, lower, upper) -> sp.Expr:
+    """``total`` with its limit at ``position`` narrowed to [lower, upper]; one term where
+    lower = upper (the variable put in, the other limits kept)."""
+    variable = total.limits[position][0]
+    others = total.limits[:position] + total.limits[position + 1:]
+    if (upper - lower).is_zero:
+        term = total.function.xreplace({variable: lower})
+        # factors that no longer depend on a bound index leave the sum again
+        return normalize(sp.Sum(term, *others), {}) if others else term
+    limits = list(total.limits)
+    limits[position] = (variable, lower, upper)
+    return sp.Sum(total.function, *limits)
 
 
 def _ordered_cuts(points: Iterable[sp.Expr], start, stop):
     inner = [
         p for p in points
-        if p not in (start, stop) and (p - start).is_nonnegative and (stop - p).is_nonnegative
+        if p not in (start, stop) and _nonnegative(p - start) and _nonnegative(stop - p)
     ]
     try:
         ordered = sorted(inner, key=functools.cmp_to_key(_compare))
     except _Unordered:
         return None
     return [start, *ordered, stop]
+
+
+def _nonnegative(expr: sp.Expr) -> bool:
+    """``expr`` ≥ 0 for every value its indices take: known from the assumptions, or with every
+    index written as its lowest value plus a nonnegative number (i ≥ 0 for an index i)."""
+    if expr.is_nonnegative:
+        return True
+    lowest = {i: i.lower + sp.Dummy(nonnegative=True, integer=True) for i in expr.atoms(sp.Idx)
+              if i.lower is not None and i.lower.is_Integer}
+    return bool(lowest) and bool(expr.xreplace(lowest).is_nonnegative)
 
 
 class _Unordered(Exception):

@@ -130,6 +130,37 @@ class ReduceMax(ExprWithIntLimits):
         return rf"\max_{{{printer._print(index)}}} {printer.parenthesize(self.function, 60)}"
 
 
+class ReduceMin(ExprWithIntLimits):
+    """``ReduceMin(x, (k, lo, hi))``: the minimum over ``k`` of ``x`` (−max over ``k`` of −x).
+
+    The provers read it as −``ReduceMax``(−x) (``expand_node``), an opaque real; written out
+    over a concrete range it is SymPy's ``Min``.
+    """
+
+    __slots__ = ()
+
+    def _eval_is_real(self):
+        return True
+
+    def __new__(cls, function, *limits, **assumptions):
+        return ExprWithLimits.__new__(cls, function, *limits, **assumptions)
+
+    def expand_node(self) -> sp.Expr:
+        """−max(−x): the provers see one spelling of a minimum, so facts about maxima (an
+        entry is at most its row's maximum) serve minima too."""
+        return -ReduceMax(-self.function, *self.limits)
+
+    def doit(self, **hints):
+        (index, lower, upper), = self.limits
+        if not (lower.is_Integer and upper.is_Integer):
+            return self
+        return sp.Min(*(self.function.xreplace({index: v}) for v in range(lower, upper + 1)))
+
+    def _latex(self, printer):
+        (index, _, _), = self.limits
+        return rf"\min_{{{printer._print(index)}}} {printer.parenthesize(self.function, 60)}"
+
+
 class OnlineSoftmax(ExprWithIntLimits):
     """``OnlineSoftmax((score, value, block), (j, lo, hi))``: Σ_j softmax_j(score)·value, the
     attention output of one row, *as the block-wise (flash) algorithm computes it*: the keys in
@@ -246,9 +277,16 @@ def indicator(condition) -> Indicator:
 
 
 def indicators_for_piecewise(expr: sp.Basic) -> sp.Basic:
-    """``expr`` with every Piecewise written as a sum of indicators times its pieces:
-    Piecewise((f, c), (g, True)) = [c] f + [¬c] g (the pieces are finite reals)."""
-    if not isinstance(expr, sp.Basic) or not expr.has(sp.Piecewise):
+    """``expr`` with every condition written as indicators:
+
+    * every Piecewise as a sum of indicators times its pieces:
+      Piecewise((f, c), (g, True)) = [c] f + [¬c] g (the pieces are finite reals);
+    * every Kronecker delta between two integer expressions neither of which is an index
+      (δ(0, j mod k), δ(⌊i/B⌋, ⌊j/B⌋)) as the indicator of their equality, [a = b]: no sum can
+      eliminate it by substitution, and the indicator's rules (a row that keeps an entry, the
+      compiled equality test) apply to it. A delta on an index, δ(j, e), stays a delta."""
+    if not isinstance(expr, sp.Basic) or not (
+            expr.has(sp.Piecewise) or any(map(_is_a_condition, expr.atoms(sp.KroneckerDelta)))):
         return expr
     if isinstance(expr, sp.Piecewise):
         total, earlier = sp.S.Zero, sp.false
@@ -257,7 +295,14 @@ def indicators_for_piecewise(expr: sp.Basic) -> sp.Basic:
             total += Indicator(applies) * indicators_for_piecewise(value)
             earlier = sp.Or(earlier, condition)
         return total
+    if isinstance(expr, sp.KroneckerDelta) and _is_a_condition(expr):
+        return Indicator(sp.Eq(*expr.args[:2]))
     return expr.func(*(indicators_for_piecewise(arg) for arg in expr.args))
+
+
+def _is_a_condition(delta: sp.KroneckerDelta) -> bool:
+    """A delta that no substitution of an index can eliminate: neither side is an index."""
+    return not any(isinstance(a, (sp.Idx, sp.Symbol)) for a in delta.args[:2])
 
 
 def rotation(angle: sp.Expr, row: sp.Idx, column: sp.Idx) -> Rotation:
@@ -306,6 +351,11 @@ def rowmax(function: sp.Expr, over: sp.Idx) -> ReduceMax:
     return ReduceMax(function, (over, over.lower, over.upper))
 
 
+def rowmin(function: sp.Expr, over: sp.Idx) -> ReduceMin:
+    """Minimum over ``over``, beside ``rowmax`` (the two ends of a row: max − min is its spread)."""
+    return ReduceMin(function, (over, over.lower, over.upper))
+
+
 def rowsum(function: sp.Expr, over: sp.Idx) -> sp.Sum:
     return sp.Sum(function, (over, over.lower, over.upper))
 
@@ -330,6 +380,6 @@ def expand_vocabulary(expr: sp.Expr) -> sp.Expr:
     if not isinstance(expr, sp.Basic) or not expr.args:
         return expr
     rebuilt = expr.func(*(expand_vocabulary(arg) for arg in expr.args))
-    if isinstance(rebuilt, (Softmax, LogSumExp, Rotation)):
+    if isinstance(rebuilt, (Softmax, LogSumExp, Rotation, ReduceMin)):
         return rebuilt.expand_node()
     return rebuilt

@@ -65,7 +65,7 @@ from ._theorem import (
     free_indices,
     ordered_free_indices,
 )
-from ._vocabulary import OnlineSoftmax, ReduceMax, Softmax, expand_vocabulary
+from ._vocabulary import OnlineSoftmax, ReduceMax, ReduceMin, Softmax, expand_vocabulary
 
 __all__ = [
     # the contract and the language a statement is written in
@@ -87,6 +87,7 @@ __all__ = [
     "Sizes",
     "OnlineSoftmax",
     "ReduceMax",
+    "ReduceMin",
     "Softmax",
     "as_expression",
     "check_name",

@@ -9,7 +9,18 @@ docs/coverage.md).
 
 import sympy as sp
 
-from attnproof import AtLeast, Defined, Equals, Rounds, Source, Tensor, Theorem, rowmax, softmax
+from attnproof import (
+    AtLeast,
+    Defined,
+    Equals,
+    Rounds,
+    Source,
+    Tensor,
+    Theorem,
+    rowmax,
+    rowmin,
+    softmax,
+)
 
 from ._dims import EXAMPLE_48, TUTORIAL, d_k, d_v, n_k, n_q
 
@@ -69,7 +80,7 @@ worked_example_48_weights_nonnegative = Theorem(
 worked_example_48_output_above_smallest_value = Theorem(
     name="worked_example_48_output_above_smallest_value",
     source=Source(EXAMPLE_48, "Notes, Part 3", "o_i in the convex hull of the values (line 124)"),
-    claim=AtLeast(O[i, b], -rowmax(-V[j, b], j)),
+    claim=AtLeast(O[i, b], rowmin(V[j, b], j)),
     inputs=(Q, K, V),
     definitions=three_steps,
     note="A point of the convex hull of v_1 … v_n lies, in every coordinate b, between the "

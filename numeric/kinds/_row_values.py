@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 import sympy as sp
 
-from attnproof.symbolic import Indicator, ReduceMax
+from attnproof.symbolic import Indicator, ReduceMax, ReduceMin
 
 _RELATIONS = {sp.Eq: operator.eq, sp.Ne: operator.ne, sp.Le: operator.le, sp.Lt: operator.lt,
               sp.Ge: operator.ge, sp.Gt: operator.gt}
@@ -70,7 +70,7 @@ class _Evaluator:
             raise NotImplementedError(f"the limit's value depends on {expr}")
         if isinstance(expr, sp.Indexed):
             return self.rows[:, self._index(expr.indices[-1], env)]
-        if isinstance(expr, (sp.Sum, sp.Product, ReduceMax)):
+        if isinstance(expr, (sp.Sum, sp.Product, ReduceMax, ReduceMin)):
             return self._reduce(expr, env)
         if isinstance(expr, sp.Piecewise):
             return self._piecewise(expr, env)
@@ -114,6 +114,8 @@ class _Evaluator:
         values = [np.broadcast_to(np.asarray(v, dtype=float), len(self.rows)) for v in values]
         if isinstance(expr, ReduceMax):
             return np.max(values, axis=0)
+        if isinstance(expr, ReduceMin):
+            return np.min(values, axis=0)
         if isinstance(expr, sp.Product):
             return np.prod(values, axis=0) if values else 1.0
         return np.sum(values, axis=0) if values else 0.0

@@ -123,6 +123,8 @@ class UnsupportedOperation(TheoremError):
 
 def derive(expr: sp.Expr, dims: dict[str, sp.Symbol]) -> Relative | Absolute | Scaled:
     """The error of ``expr`` evaluated as written, under the rounding model (module docstring)."""
+    if isinstance(expr, (sp.Sum, ReduceMax, OnlineSoftmax)):
+        _over_whole_ranges(expr)
     if isinstance(expr, sp.Indexed) or isinstance(expr, ReduceMax) and _of_inputs(expr):
         return EXACT_POSITIVE if expr.is_positive else EXACT
     if isinstance(expr, sp.Max) and all(isinstance(a, sp.Indexed) for a in expr.args):
@@ -158,6 +160,20 @@ def derive(expr: sp.Expr, dims: dict[str, sp.Symbol]) -> Relative | Absolute | S
     raise UnsupportedOperation(
         f"no rounding rule for {type(expr).__name__} in {expr}: the error analysis knows inputs, "
         "rowmax of inputs, x − rowmax(x), exp, sums of positive terms, products and quotients")
+
+
+def _over_whole_ranges(expr: sp.Expr) -> None:
+    """A count is an expression in the sizes, and the as-written evaluation reads every sum and
+    maximum over its index's whole range: limits that depend on an index (Σ_{j ≤ i}, a causal
+    running sum, whose number of terms differs from entry to entry; a free index is an ``Idx``,
+    a bound one renamed a ``Dummy``) have no rule here."""
+    for limit in expr.limits:
+        for bound in map(sp.sympify, limit[1:]):
+            if bound.atoms(sp.Idx) or any(isinstance(s, sp.Dummy) for s in bound.free_symbols):
+                raise UnsupportedOperation(
+                    f"a sum or maximum whose limits depend on an index "
+                    f"({', '.join(map(str, limit))}) in {expr}: the error analysis counts sums "
+                    "over a whole range of sizes")
 
 
 def _of_inputs(maximum: ReduceMax) -> bool:

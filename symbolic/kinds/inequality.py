@@ -31,6 +31,8 @@ from ..route import (
     REFUTED,
     ClaimKind,
     ProofResult,
+    ReduceMax,
+    ReduceMin,
     TheoremError,
     as_expression,
     check_names_valid,
@@ -235,7 +237,69 @@ class EntropyTerms(Fact):
         return Gibbs(self.p, self.p, self.over).unmet_hypothesis(theorem)
 
 
-FACTS = (Gibbs, Squares, ExpPositive, CauchySchwarz, EntropyTerms)
+@dataclass(frozen=True)
+class BelowMaximum(Fact):
+    """Σ_j w_j (max_k x_k − x_j) ≥ 0 over ``over`` for weights w ≥ 0: no entry exceeds its row's
+    maximum. With weights that sum to 1 (a softmax, a distribution), a convex combination of the
+    x_j lies at or below the largest of them."""
+
+    weight: sp.Expr
+    x: sp.Expr
+    over: sp.Idx
+    name = "entries at most their maximum"
+    justification = "x_j ≤ max_k x_k for every j, and nonnegative weights keep the sign"
+
+    @property
+    def quantity(self) -> sp.Expr:
+        return _sum(self.weight * (_extreme(ReduceMax, self.x, self.over) - self.x), self.over)
+
+    def expressions(self):
+        return (self.weight, self.x)
+
+    def unmet_hypothesis(self, theorem) -> str | None:
+        return _weights_and_entries(theorem, self.weight, self.x)
+
+
+@dataclass(frozen=True)
+class AboveMinimum(Fact):
+    """Σ_j w_j (x_j − min_k x_k) ≥ 0 over ``over`` for weights w ≥ 0: no entry lies below its
+    row's minimum (``rowmin``, which the provers read as −max(−x)). With weights that sum to 1,
+    a convex combination lies at or above the smallest entry."""
+
+    weight: sp.Expr
+    x: sp.Expr
+    over: sp.Idx
+    name = "entries at least their minimum"
+    justification = "x_j ≥ min_k x_k for every j, and nonnegative weights keep the sign"
+
+    @property
+    def quantity(self) -> sp.Expr:
+        return _sum(self.weight * (self.x - _extreme(ReduceMin, self.x, self.over)), self.over)
+
+    def expressions(self):
+        return (self.weight, self.x)
+
+    def unmet_hypothesis(self, theorem) -> str | None:
+        return _weights_and_entries(theorem, self.weight, self.x)
+
+
+def _extreme(node, x: sp.Expr, over: sp.Idx) -> sp.Expr:
+    """The maximum or minimum of ``x`` over ``over``'s whole range, under a bound name of its
+    own (the fact's sum binds ``over`` around it)."""
+    inner = sp.Dummy(f"{over.label}_k", integer=True)
+    return node(x.xreplace({over: inner}), (inner, over.lower, over.upper))
+
+
+def _weights_and_entries(theorem, weight: sp.Expr, x: sp.Expr) -> str | None:
+    expanded = theorem.expand(sp.sympify(weight))
+    if not (is_positive(expanded) or expanded.is_nonnegative):
+        return f"the weight {weight} is not shown nonnegative"
+    if theorem.expand(x).is_real is False:
+        return f"{x} is not real"
+    return None
+
+
+FACTS = (Gibbs, Squares, ExpPositive, CauchySchwarz, EntropyTerms, BelowMaximum, AboveMinimum)
 
 
 def elu(x: sp.Expr) -> sp.Expr:
@@ -308,8 +372,7 @@ class _Inequality(ClaimKind):
         if not difference.free_symbols and not difference.has(sp.Indexed):
             return _evaluated_exactly(difference, self.strict)
         if not self.by:
-            return ProofResult(NOT_PROVED, "no facts named (by=) and the exact search found no "
-                               "counterexample; numeric evidence only")
+            return prove_from_extremes(theorem, difference, self.strict)
         for fact in self.by:
             unmet = fact.unmet_hypothesis(theorem)
             if unmet is not None:
@@ -457,6 +520,50 @@ def _depends_on_entries(node: sp.Expr) -> bool:
     return any(s.name[:1] in "ΣΠE" and not isinstance(s, sp.Dummy) for s in node.free_symbols)
 
 
+# -- convex combinations: facts found in the statement -----------------------------------------
+
+
+def extreme_facts(theorem, difference: sp.Expr) -> list[Fact]:
+    """The facts ``BelowMaximum`` that a difference with a row maximum calls for: for every
+    maximum max_k f(k) in lhs − rhs (a ``rowmin`` is −max(−f)) and every sum Σ_j g(j) over the
+    same range whose term is a weight times the same entry, g(j) = w(j)·f(j) with w free of f's
+    entries, the fact Σ_j w (max f − f(j)) ≥ 0, or Σ_j (−w)(max f − f(j)) ≥ 0, whichever weight
+    is shown nonnegative. Whether lhs − rhs is a nonnegative combination of them is then decided
+    as for named facts (``prove_from_facts``): nothing here is assumed."""
+    found: list[Fact] = []
+    sums = [s for s in difference.atoms(sp.Sum) if len(s.limits) == 1]
+    for maximum in sorted(difference.atoms(ReduceMax), key=sp.default_sort_key):
+        (k, low, high), = maximum.limits
+        for total in sums:
+            (j, lower, upper), = total.limits
+            if (lower, upper) != (low, high):
+                continue
+            over = sp.Idx(sp.Symbol(f"{j.name}_w", integer=True), (low, high))
+            entry = maximum.function.xreplace({k: over})
+            term = total.function.xreplace({j: over})
+            weight = sp.cancel(term / entry) if entry != 0 else None
+            if (weight is None or weight.has(*entry.atoms(sp.Indexed))
+                    or sp.expand(weight * entry - term) != 0):
+                continue
+            for signed in (weight, -weight):
+                fact = BelowMaximum(signed, entry, over)
+                if fact.unmet_hypothesis(theorem) is None and fact not in found:
+                    found.append(fact)
+    return found
+
+
+def prove_from_extremes(theorem, difference: sp.Expr, strict: bool = False) -> ProofResult:
+    """An inequality without named facts, from the facts its row maxima and minima call for
+    (``extreme_facts``): min_j x_j ≤ Σ_j w_j x_j ≤ max_j x_j for weights w ≥ 0 that sum to 1,
+    and whatever else is a nonnegative combination of such gaps, for all sizes."""
+    facts = extreme_facts(theorem, difference)
+    if not facts:
+        return ProofResult(NOT_PROVED, "no facts named (by=), no row maximum or minimum with "
+                           "weighted sums of its entries, and the exact search found no "
+                           "counterexample; numeric evidence only")
+    return prove_from_facts(theorem, difference, facts, strict)
+
+
 # -- case analysis ----------------------------------------------------------------------------
 
 
@@ -548,5 +655,5 @@ def _exactly_zero(concrete: sp.Expr, values: dict) -> bool:
         return False
 
 
-__all__ = ["CauchySchwarz", "EntropyTerms", "ExpPositive", "Fact", "Gibbs", "Greater",
-           "GreaterOrEqual", "Squares", "elu"]
+__all__ = ["AboveMinimum", "BelowMaximum", "CauchySchwarz", "EntropyTerms", "ExpPositive",
+           "Fact", "Gibbs", "Greater", "GreaterOrEqual", "Squares", "elu"]

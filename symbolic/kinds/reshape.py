@@ -320,6 +320,7 @@ class Reshape(ClaimKind):
             if not any(view.source is x for x in sources):
                 raise TheoremError(f"{where}: view {view.name!r} lays out {view.source.name}, "
                                    "which is neither an input, a definition nor a view")
+        _check_view_entries(self, where)
         used = {str(x.base.label) for e in (self.lhs, self.rhs) for x in e.atoms(sp.Indexed)}
         known = names | {v.name for v in self.views}
         for name in sorted(used - known):
@@ -343,6 +344,24 @@ class Reshape(ClaimKind):
         return ProofResult(NOT_PROVED, "sum normal form left a residual after splitting every "
                            "flat index, and no exact counterexample at sizes <= 3; numeric "
                            "evidence only", residual=str(left))
+
+
+def _check_view_entries(claim: Reshape, where: str) -> None:
+    """Every entry of a view is read in the view's own axis order: an index runs over the
+    dimension of the axis it indexes (as for tensors), bound indices included, which the
+    statement's check on the expanded sides no longer sees."""
+    views = {v.name: v for v in claim.views}
+    for side in (claim.lhs, claim.rhs):
+        for entry in side.atoms(sp.Indexed):
+            view = views.get(str(entry.base.label))
+            if view is None:
+                continue
+            for index, dim in zip(entry.indices, view.dims, strict=True):
+                if isinstance(index, sp.Idx) and sp.expand(index.upper + 1 - dim.symbol) != 0:
+                    raise TheoremError(
+                        f"{where}: index {index} runs over {index.upper + 1} but indexes axis "
+                        f"{dim.name} of view {view.name}, whose axes are "
+                        f"{[d.name for d in view.dims]} (mismatched shapes)")
 
 
 def atomized_difference(theorem, claim: Reshape, flats) -> sp.Expr:

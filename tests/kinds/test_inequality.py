@@ -9,7 +9,9 @@ import sympy as sp
 from attnproof.numeric import check
 from attnproof.numeric._backends import backend, unavailable_reason
 from attnproof.symbolic import (
+    BelowMaximum,
     Dim,
+    Equals,
     Gibbs,
     Greater,
     GreaterOrEqual,
@@ -23,7 +25,10 @@ from attnproof.symbolic import (
     TheoremError,
     discover,
     kl,
+    latex,
     prove,
+    rowmax,
+    rowmin,
     statement_latex,
 )
 
@@ -136,3 +141,57 @@ def test_concrete_numbers_are_decided_by_exact_evaluation():
     false = Theorem(name="f", source=SOURCE, inputs=(), claim=Greater(sp.pi, sp.Rational(22, 7)))
     assert prove(true).status == "proved" and "exact evaluation" in prove(true).method
     assert prove(false).status == "refuted"
+
+
+CONVEX_TRUE = ("planted_mixture_below_the_largest_level",
+               "planted_tempered_mixture_above_the_smallest_entry")
+CONVEX_FALSE = ("planted_mixture_above_the_largest_level",
+                "planted_smallest_entry_above_the_tempered_mixture")
+
+
+@pytest.mark.parametrize("name", CONVEX_TRUE)
+def test_convex_combinations_are_proved_between_the_extremes_for_all_sizes(name):
+    """Named (BelowMaximum) or found in the statement (AtLeast names no facts)."""
+    result = prove(PLANTED[name])
+    assert result.status == "proved", result.method
+    assert "entries at most their maximum" in result.method and "all sizes" in result.method
+
+
+@pytest.mark.parametrize("name", CONVEX_FALSE)
+def test_a_convex_combination_beyond_an_extreme_is_refuted_exactly(name):
+    result = prove(PLANTED[name])
+    assert result.status == "refuted", result.method
+    assert float(result.counterexample["lhs_minus_rhs"]) < 0
+
+
+@pytest.mark.parametrize(("backend_name", "dtype"), _configurations())
+def test_the_numeric_route_settles_the_convex_twins(backend_name, dtype):
+    for name in CONVEX_TRUE:
+        record = check(PLANTED[name], backend_name, dtype, profile="quick")
+        assert record.status == "passed", (name, record.reason)
+    for name in CONVEX_FALSE:
+        record = check(PLANTED[name], backend_name, dtype, profile="quick")
+        assert record.status == "failed", (name, record.reason)
+
+
+def test_weights_that_do_not_sum_to_one_prove_nothing():
+    """2·Σ p_j x_j ≤ max x is false (x ≡ −1): the gap fact leaves −max x, never a proof."""
+    twice = GreaterOrEqual(rowmax(x[j], j), 2 * sp.Sum(p[j] * x[j], (j, 0, j.upper)),
+                           by=(BelowMaximum(2 * p[j], x[j], j),))
+    theorem = Theorem(name="t", source=SOURCE, inputs=(p, x), claim=twice)
+    assert prove(theorem).status in ("refuted", "not-proved")
+
+
+def test_a_weight_not_shown_nonnegative_proves_nothing():
+    signed = GreaterOrEqual(rowmax(x[j], j), sp.Sum(x[j] * x[j], (j, 0, j.upper)),
+                            by=(BelowMaximum(x[j], x[j], j),))
+    theorem = Theorem(name="t", source=SOURCE, inputs=(x,), claim=signed)
+    result = prove(theorem)
+    assert result.status != "proved"
+
+
+def test_rowmin_renders_as_a_minimum_and_reads_as_minus_the_maximum_of_minus():
+    assert latex(rowmin(x[j], j)) == r"\min_{j} x_{j}"
+    theorem = Theorem(name="t", source=SOURCE, inputs=(x,),
+                      claim=Equals(rowmin(x[j], j), -rowmax(-x[j], j)))
+    assert prove(theorem).status == "proved"

@@ -110,3 +110,40 @@ def test_a_view_of_an_undeclared_tensor_is_refused_naming_theorem_and_tensor():
         Theorem(name="bad_reshape", source=Source("x", "y"),
                 claim=Reshape(concat[i, f], concat[i, f], views=(concat,)),
                 inputs=(Tensor("P", (H, n, D)),))
+
+
+VIEW_ORDER_TRUE = (planted.planted_per_head_gram_through_a_transposed_view,
+                   planted.planted_transposed_view_read_at_the_parts_of_f)
+VIEW_ORDER_FALSE = (planted.planted_per_head_gram_against_feature_major_slices,
+                    planted.planted_transposed_view_read_at_the_other_layouts_parts)
+
+
+@pytest.mark.parametrize("theorem", VIEW_ORDER_TRUE, ids=lambda t: t.name)
+def test_views_in_another_axis_order_are_proved_and_pass_in_every_format(theorem):
+    assert prove(theorem).status == "proved"
+    for backend, dtype in (("numpy", "float64"), ("numpy", "float32"), ("jax", "float32"),
+                           ("mlx", "bfloat16")):
+        record = check(theorem, backend, dtype, profile="quick")
+        assert record.status in ("passed", "skipped"), (backend, dtype, record.reason)
+
+
+@pytest.mark.parametrize("theorem", VIEW_ORDER_FALSE, ids=lambda t: t.name)
+def test_views_read_in_the_other_layout_are_refuted_both_ways(theorem):
+    result = prove(theorem)
+    assert result.status == "refuted"
+    assert result.counterexample["sizes"]["H"] >= 2 and result.counterexample["sizes"]["D"] >= 2
+    record = check(theorem, "numpy", "float64", profile="quick")
+    assert record.status == "failed", record.reason
+
+
+def test_a_view_indexed_in_its_sources_axis_order_is_a_declaration_error():
+    """Y holds X (n, H·D) as (H, n, D): reading it as Y[n-index, h, c] under a sum (where the
+    check on the expanded sides sees only renamed indices) is refused by name."""
+    X, Y = planted.X, planted.heads_first
+    h, i, c = planted.h, planted.i, planted.c
+    everything = ((i, 0, i.upper), (h, 0, h.upper), (c, 0, c.upper))
+    with pytest.raises(TheoremError, match=r"index i runs over n but indexes axis H of view Xh"):
+        Theorem(name="misread", source=Source("t", "t"), inputs=(X,),
+                claim=Reshape(sp.Sum(Y[i, h, c], *everything),
+                              sp.Sum(X[i, h * planted.D.symbol + c], *everything),
+                              views=(Y,)))

@@ -333,3 +333,77 @@ def test_index_arithmetic_gathers_and_an_index_that_may_leave_its_axis_is_refuse
     np.testing.assert_array_equal(got, data.reshape(2, 5, 3, 4).transpose(0, 2, 1, 3))
     with pytest.raises(NotImplementedError, match="may leave axis"):
         compile_expression(S[i, j + 1], (i, j), inputs=(S,))
+
+
+@pytest.mark.parametrize("name", ["numpy", "jax", "mlx"])
+def test_deltas_with_a_fixed_entry_or_a_modulus_are_equality_tests_on_every_backend(name):
+    """δ(j, 0), δ(j, i mod s) and δ(0, j mod s) (an index against an integer expression) compile
+    as the equality they test, exactly, in float32 and bfloat16; a delta between two indices
+    stays an eye."""
+    from attnproof.numeric._backends import backend, to_numpy, unavailable_reason
+    from attnproof.symbolic import Integer, Scalar, Sizes
+
+    row = backend(name)
+    if unavailable_reason(row):
+        pytest.skip(unavailable_reason(row))
+    n = Dim("n", Sizes(1, 8))
+    p, q = n.indices("p q")
+    x, s = Tensor("x", (n,)), Scalar("s", Integer(1, 4))
+    data = RNG.integers(-4, 5, size=(3, 7)).astype(float)
+    positions = np.arange(7)
+    cases = [
+        (sp.Sum(delta(q, 0) * x[q], (q, 0, n.symbol - 1)), (), data[:, 0]),
+        (delta(q, sp.Mod(p, s.symbol)) * x[q], (p, q),
+         (positions[None, :] == positions[:, None] % 3) * data[:, None, :]),
+        (delta(0, sp.Mod(q, s.symbol)) * x[q], (q,), (positions % 3 == 0) * data),
+    ]
+    for dtype in ("float32", "bfloat16"):
+        xp = row.namespace(row.load(), dtype)
+        arrays = {"x": row.place(xp, data, dtype, None), "s": 3}
+        for expr, out, expected in cases:
+            compiled = compile_expression(expr, out, inputs=(x, s), target=row.target)
+            got = to_numpy(compiled(xp, arrays, {"batch": 3, "n": 7}))
+            np.testing.assert_array_equal(got, expected, err_msg=f"{dtype}: {expr}")
+    assert "xp.eye(" in compile_expression(delta(p, q) * x[q], (p, q), inputs=(x,)).source
+
+
+@pytest.mark.parametrize("name", ["numpy", "jax", "mlx"])
+def test_an_entry_read_at_the_floor_and_modulus_of_a_flat_index_gathers_on_every_backend(name):
+    """X[t, f] read back as Y[⌊f/D⌋, t, f mod D] from its split-and-transposed layout."""
+    from attnproof.numeric._backends import backend, to_numpy, unavailable_reason
+    from attnproof.symbolic import Sizes, flat
+
+    row = backend(name)
+    if unavailable_reason(row):
+        pytest.skip(unavailable_reason(row))
+    heads, per_head, tokens = Dim("H", Sizes(1, 4)), Dim("D", Sizes(1, 4)), Dim("T", Sizes(1, 5))
+    t, f = tokens.index("t"), flat(heads, per_head).index("f")
+    Y = Tensor("Y", (heads, tokens, per_head))
+    data = RNG.normal(size=(2, 3, 5, 4)).astype(np.float32)
+    entry = Y[sp.floor(f / per_head.symbol), t, sp.Mod(f, per_head.symbol)]
+    compiled = compile_expression(entry, (t, f), inputs=(Y,), target=row.target)
+    xp = row.namespace(row.load(), "float32")
+    got = to_numpy(compiled(xp, {"Y": row.place(xp, data, "float32", None)},
+                            {"batch": 2, "H": 3, "D": 4, "T": 5}))
+    np.testing.assert_array_equal(got, data.transpose(0, 2, 1, 3).reshape(2, 5, 12))
+    # ⌊f/H⌋ runs to D − 1, which may leave the axis of H heads: refused, not gathered
+    with pytest.raises(NotImplementedError, match="may leave axis H"):
+        compile_expression(Y[sp.floor(f / heads.symbol), t, sp.Mod(f, per_head.symbol)],
+                           (t, f), inputs=(Y,))
+
+
+@pytest.mark.parametrize("name", ["numpy", "jax", "mlx"])
+def test_rowmin_is_the_minimum_with_the_rows_largest_scale(name):
+    from attnproof.numeric._backends import backend, to_numpy, unavailable_reason
+    from attnproof.symbolic import rowmin
+
+    row = backend(name)
+    if unavailable_reason(row):
+        pytest.skip(unavailable_reason(row))
+    xp = row.namespace(row.load(), "float32")
+    values = _FIXED["S"].astype(np.float32)
+    arrays = {"S": row.place(xp, values, "float32", None)}
+    compiled = compile_expression(rowmin(S[i, j], j), (i,), inputs=(S,), target=row.target)
+    np.testing.assert_array_equal(to_numpy(compiled(xp, arrays, SIZES)), values.min(axis=2))
+    scale = compile_expression(rowmin(S[i, j], j), (i,), inputs=(S,), abs_scale=True)
+    np.testing.assert_array_equal(scale(np, {"S": values}, SIZES), np.abs(values).max(axis=2))

@@ -53,3 +53,16 @@ planted_strided_mask_zeroes_the_rest = outside_gets_zero_weight(
     "planted_strided_mask_zeroes_the_rest", strided)
 planted_block_mask_zeroes_the_rest = outside_gets_zero_weight(
     "planted_block_mask_zeroes_the_rest", block)
+
+# dilated masks written as Kronecker deltas on a modulus: keep the keys a multiple of s behind
+# or ahead of the query, δ(0, (i − j) mod s); the row always keeps j = i, so its weights sum to
+# 1 for every size. Keeping (i − j) mod s = 1 instead leaves every row empty when s = 1.
+dilated = sp.KroneckerDelta(0, sp.Mod(i - j, stride.symbol))
+
+planted_dilated_delta_rows_sum_to_one = rows_sum_to_one(
+    "planted_dilated_delta_rows_sum_to_one", dilated)
+planted_dilated_delta_off_by_one_rows_can_be_empty = rows_sum_to_one(
+    "planted_dilated_delta_off_by_one_rows_can_be_empty",
+    sp.KroneckerDelta(1, sp.Mod(i - j, stride.symbol)), expect="refuted")
+planted_dilated_delta_zeroes_the_rest = outside_gets_zero_weight(
+    "planted_dilated_delta_zeroes_the_rest", dilated)

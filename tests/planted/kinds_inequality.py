@@ -1,5 +1,6 @@
-"""Planted inequalities proved from facts: each false one must be refuted (by the exact search
-and by the numeric route), each true one beside it must not be.
+"""Planted inequalities proved from facts (named, or found in the statement for a convex
+combination): each false one must be refuted (by the exact search and by the numeric route),
+each true one beside it must not be.
 
 Test fixtures, discovered from this directory like any user's theorem directory.
 """
@@ -7,18 +8,25 @@ Test fixtures, discovered from this directory like any user's theorem directory.
 import sympy as sp
 
 from attnproof.symbolic import (
+    AtLeast,
+    BelowMaximum,
     Dim,
     ExpPositive,
     Gibbs,
     Greater,
     GreaterOrEqual,
+    Positive,
     Real,
+    Scalar,
     Simplex,
     Source,
     Squares,
     Tensor,
     Theorem,
     kl,
+    rowmax,
+    rowmin,
+    softmax,
 )
 
 SOURCE = Source("tests/planted/kinds_inequality.py", "planted")
@@ -74,4 +82,50 @@ planted_exp_positive = Theorem(
     source=SOURCE,
     claim=Greater(sp.exp(x[j]), 0, by=(ExpPositive(x[j]),)),
     inputs=(x,),
+)
+
+# convex combinations: a mixture of the entries of a row under a distribution lies between the
+# row's smallest and largest entry, proved from the gaps to the extremes (all sizes), named with
+# by= or found in the statement; a mixture is not above the largest entry unless all are equal
+w = Dim("w")
+k = w.index("k")
+mixer = Tensor("mix", (w,), Simplex())
+levels = Tensor("y", (w,), Real(-3, 3))
+mixture = sp.Sum(mixer[k] * levels[k], (k, 0, k.upper))
+x_w = Tensor("x_w", (w,), Real(-3, 3))
+heat = Scalar("heat", Positive(1e-1, 1e1))
+
+planted_mixture_below_the_largest_level = Theorem(
+    name="planted_mixture_below_the_largest_level",
+    source=SOURCE,
+    claim=GreaterOrEqual(rowmax(levels[k], k), mixture,
+                         by=(BelowMaximum(mixer[k], levels[k], k),)),
+    inputs=(mixer, levels),
+)
+
+planted_mixture_above_the_largest_level = Theorem(
+    name="planted_mixture_above_the_largest_level",
+    source=SOURCE,
+    claim=GreaterOrEqual(mixture, rowmax(levels[k], k),
+                         by=(BelowMaximum(mixer[k], levels[k], k),)),
+    inputs=(mixer, levels),
+    expect="refuted",
+)
+
+# found in the statement (AtLeast names no facts): the tempered softmax's mixture of x
+tempered = sp.Sum(softmax(levels[k], k, 1 / heat.symbol) * x_w[k], (k, 0, k.upper))
+
+planted_tempered_mixture_above_the_smallest_entry = Theorem(
+    name="planted_tempered_mixture_above_the_smallest_entry",
+    source=SOURCE,
+    claim=AtLeast(tempered, rowmin(x_w[k], k)),
+    inputs=(levels, x_w, heat),
+)
+
+planted_smallest_entry_above_the_tempered_mixture = Theorem(
+    name="planted_smallest_entry_above_the_tempered_mixture",
+    source=SOURCE,
+    claim=AtLeast(rowmin(x_w[k], k), tempered),
+    inputs=(levels, x_w, heat),
+    expect="refuted",
 )
