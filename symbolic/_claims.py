@@ -28,6 +28,11 @@ from ._prover import (
 from ._theorem import Theorem, free_indices
 from ._vocabulary import ReduceMax
 
+# Proofs of an inequality from the facts its row maxima and minima call for, ``f(theorem,
+# difference) -> ProofResult``: ``kinds/inequality`` registers its own when it loads (the kinds
+# import this module, so this module cannot import them).
+EXTREME_PROOFS: list[Callable] = []
+
 
 class _TwoSides(Claim):
     """A claim stated as two sides, ``lhs`` and ``rhs``, with the same free indices."""
@@ -93,13 +98,14 @@ class AtLeast(_Relation):
         refuted = refute_inequality(theorem, bound)
         if refuted.status != NOT_PROVED:
             return refuted
-        from .kinds.inequality import prove_from_extremes  # the kinds import this module
-
         difference = claim_difference(theorem, self)
         if not difference.has(ReduceMax):
             return refuted
-        proved = prove_from_extremes(theorem, difference)
-        return proved if proved.status == PROVED else refuted
+        for prove_from_extremes in EXTREME_PROOFS:
+            proved = prove_from_extremes(theorem, difference)
+            if proved.status == PROVED:
+                return proved
+        return refuted
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ private module of the language: this is the whole surface a new kind learns, and
 
 from __future__ import annotations
 
-from ._claims import Equals, Rounds
+from ._claims import EXTREME_PROOFS, Equals, Rounds
 from ._domains import (
     Domain,
     Integer,
@@ -74,6 +74,7 @@ __all__ = [
     "Theorem",
     "Equals",
     "Rounds",
+    "EXTREME_PROOFS",
     "Defined",
     "Dim",
     "Scalar",

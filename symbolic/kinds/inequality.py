@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from ..route import (
+    EXTREME_PROOFS,
     NOT_PROVED,
     PROVED,
     REFUTED,
@@ -657,3 +658,6 @@ def _exactly_zero(concrete: sp.Expr, values: dict) -> bool:
 
 __all__ = ["AboveMinimum", "BelowMaximum", "CauchySchwarz", "EntropyTerms", "ExpPositive",
            "Fact", "Gibbs", "Greater", "GreaterOrEqual", "Squares", "elu"]
+
+
+EXTREME_PROOFS.append(prove_from_extremes)  # AtLeast without named facts uses it
