@@ -1,9 +1,15 @@
 """What a report says, decided once: its sections in order, their captions, tables and text.
 
 ``build`` turns a ``Report`` into a ``Document``, a small tree of blocks (paragraphs, tables,
-listings, figures) holding inline pieces (text, math, links, statuses). The Markdown, LaTeX and
-terminal renderers only map these node types to their target, each with its own escaping, so
-the three cannot disagree about what is in a report or in which order.
+listings, commands, figures) holding inline pieces (text, math, links, statuses). The Markdown,
+LaTeX and terminal renderers only map these node types to their target, each with its own
+escaping, so the three cannot disagree about what is in a report or in which order.
+
+The theorems' sections are grouped by topic (``view.topics``: a section per theorem module of
+the catalog, one for a user's own files), each topic a section with a ``page`` of its own: the
+Markdown report set writes it as a page of its own (``topics/<module>.md``) beside the index,
+LaTeX keeps one document with a part per topic. A theorem's section keeps its anchor, its name,
+wherever its page is.
 
 Every string in the tree is raw: escaping belongs to the renderers. ``Math`` nodes hold only
 formulas that ``safe_math`` accepts; any other formula becomes ``Code`` here, once for all.
@@ -79,7 +85,15 @@ class FigureRef:
     key: str
 
 
-Inline = Text | Strong | Alert | Emph | Code | Math | Link | Status | FigureRef
+@dataclass(frozen=True)
+class PageLink:
+    """A link to a section that has a page of its own (``Section.page``), such as a topic."""
+
+    page: str
+    text: str
+
+
+Inline = Text | Strong | Alert | Emph | Code | Math | Link | Status | FigureRef | PageLink
 Line = tuple[Inline, ...]
 
 # -- blocks --------------------------------------------------------------------------------------
@@ -149,6 +163,14 @@ class Listing:
 
 
 @dataclass(frozen=True)
+class Command:
+    """A shell command a reader copies and runs: every target shows it so that a copy gives
+    the exact text (LaTeX breaks it only between words, with a shell line continuation)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class Figure:
     key: str
     stem: str
@@ -156,7 +178,11 @@ class Figure:
     alt: str
 
 
-Block = Paragraph | Lines | Fields | Quote | Statement | Table | Bullets | Listing | Figure
+Block = (Paragraph | Lines | Fields | Quote | Statement | Table | Bullets | Listing | Command
+         | Figure)
+
+# The page that holds every section without a page of its own (Markdown: ``summary.md``).
+INDEX = "summary"
 
 
 @dataclass(frozen=True)
@@ -165,6 +191,10 @@ class Section:
     blocks: tuple[Block, ...]
     theorem: bool = False  # a theorem's own section: numbered, its title a name
     children: tuple[Section, ...] = ()
+    # a page of its own in a report of several pages, as a path without extension relative to
+    # the report directory ("topics/masking"); None: on its parent's page, or the index
+    page: str | None = None
+    topic: bool = False  # a topic: the sections of the theorems of one module or of a user
 
 
 @dataclass(frozen=True)
@@ -194,12 +224,22 @@ def joined(pieces: list[Line], separator: str) -> Line:
 # -- the report ----------------------------------------------------------------------------------
 
 
+TOPICS = "topics"  # the folder of the topic pages
+COVERAGE = "coverage"  # the page of the documents' coverage
+
+
 def build(report: Report, figures: Figures | None = None) -> Document:
     figures = figures or Figures()
+    topics = view.topics(report)
     sections = [_summary(report), _errata(report), _figures(report, figures),
-                _theorems(report, figures), _coverage(report), _errors(report)]
+                _theorems(report, topics), *_topics(report, topics, figures),
+                _coverage(report), _errors(report)]
     return Document("attnproof report", _byline(report), _warning(report),
                     tuple(s for s in sections if s is not None))
+
+
+def topic_page(topic: view.Topic) -> str:
+    return f"{TOPICS}/{topic.key}"
 
 
 def _byline(report: Report) -> str:
@@ -285,17 +325,40 @@ def _figures(report: Report, figures: Figures) -> Section | None:
     return Section("Figures", tuple(blocks)) if blocks else None
 
 
-def _theorems(report: Report, figures: Figures) -> Section | None:
+def _theorems(report: Report, topics: list[view.Topic]) -> Section | None:
+    """The overview: the topics, then a row per theorem linked to its section."""
     if not report.theorems:
         return None
-    fixes = view.corrections(report)
     columns = (Column("theorem", width=0.22), Column("status", width=0.15),
                Column("proof", width=0.24), Column("numeric evidence", width=0.2))
     rows = tuple((text_line(Link(t.name)), (_status(t),), _proof_cell(t),
                   _numeric_cell(t.numeric)) for t in report.theorems)
-    sections = tuple(theorem_section(t, fixes.get(t.name, []), figures)
-                     for t in report.theorems)
-    return Section("Theorems", (Table(columns, rows, pages=True),), children=sections)
+    listed = [(PageLink(topic_page(topic), topic.name),
+               Text(f" ({len(topic.theorems)})")) for topic in topics]
+    by_topic = Paragraph(text_line(Strong("By topic:"), " ") + joined(listed, ", "))
+    return Section("Theorems", (by_topic, Table(columns, rows, pages=True)))
+
+
+def _topics(report: Report, topics: list[view.Topic], figures: Figures) -> list[Section]:
+    fixes = view.corrections(report)
+    return [Section(topic.title, _topic_intro(topic),
+                    children=tuple(theorem_section(t, fixes.get(t.name, []), figures,
+                                                   catalog=topic.catalog)
+                                   for t in topic.theorems),
+                    page=topic_page(topic), topic=True)
+            for topic in topics]
+
+
+def _topic_intro(topic: view.Topic) -> tuple[Block, ...]:
+    count = view.plural(len(topic.theorems), "theorem")
+    if topic.catalog:
+        return (Paragraph(text_line(f"The {count} of the catalog's module ",
+                                    Code(f"theorems/{topic.name}.py"), ".")),)
+    intro = Paragraph(text_line(f"The {count} of your own files (", Code("--theorems"),
+                                "), by file:"))
+    return (intro, Bullets(tuple(
+        Item((Code(path), Text(": ")) + joined([text_line(Link(t.name)) for t in members], ", "))
+        for path, members in topic.files)))
 
 
 def _status(t: TheoremResult) -> Status:
@@ -339,7 +402,7 @@ def _coverage(report: Report) -> Section | None:
         _places_table(stated),
         _equations_table(coverage.equation_rows(places), by_name),
         *_pending_blocks(coverage.pending_claims()),
-    ))
+    ), page=COVERAGE)
 
 
 def _stated_as(names, by_name: dict[str, TheoremResult]) -> Line:
@@ -389,18 +452,23 @@ def _errors(report: Report) -> Section | None:
 
 
 def theorem_section(t: TheoremResult, fixes: list[TheoremResult],
-                    figures: Figures | None = None) -> Section:
-    """Everything a report says about one theorem (``attnproof show`` prints this too)."""
+                    figures: Figures | None = None, catalog: bool | None = None) -> Section:
+    """Everything a report says about one theorem (``attnproof show`` prints this too);
+    ``catalog``: whether it is a theorem of the built-in catalog (None: decided from its file,
+    ``view.in_catalog``)."""
+    if catalog is None:
+        catalog = view.in_catalog(t)
     parts = [
         _facts(t),
         _statement(t),
         _assumptions(t),
         Quote(text_line(t.note)) if t.note else None,
         *_evidence(t),
-        *_counterexamples(t),
+        *_counterexamples(t, catalog),
         _links(t, fixes),
-        _temperature_pointer(t, figures or Figures()),
-        Paragraph(text_line("Reproduce: ", Code(view.reproduce_command(t)))),
+        _temperature_pointer(t, figures or Figures(), catalog),
+        Paragraph(text_line("Reproduce:")),
+        Command(view.reproduce_command(t, catalog)),
     ]
     return Section(t.name, tuple(p for p in parts if p is not None), theorem=True)
 
@@ -472,13 +540,14 @@ def _evidence_row(r: NumericRecord) -> tuple[Line, ...]:
     return tuple(text_line(c) for c in cells)
 
 
-def _counterexamples(t: TheoremResult) -> list[Block]:
+def _counterexamples(t: TheoremResult, catalog: bool) -> list[Block]:
     blocks: list[Block] = []
     for where, values, replay in view.shown_counterexamples(t):
         blocks += [Paragraph(text_line(Strong("Counterexample"), f" ({where}):")),
                    Listing(view.as_lines(values))]
         if replay:
-            blocks += [Paragraph(text_line("Replay:")), Listing(replay, "sh")]
+            blocks += [Paragraph(text_line("Replay:")),
+                       Command(view.portable_command(replay, catalog))]
     return blocks
 
 
@@ -490,8 +559,8 @@ def _links(t: TheoremResult, fixes: list[TheoremResult]) -> Lines | None:
     return Lines(tuple(lines)) if lines else None
 
 
-def _temperature_pointer(t: TheoremResult, figures: Figures) -> Paragraph | None:
-    if not (figures.temperature and view.is_temperature_theorem(t)):
+def _temperature_pointer(t: TheoremResult, figures: Figures, catalog: bool) -> Paragraph | None:
+    if not (figures.temperature and view.shows_temperature_figure(t, catalog)):
         return None
     return Paragraph(text_line("How the weights move with temperature: see ",
                                FigureRef("temperature"), "."))

@@ -57,7 +57,7 @@ def draw(report: Report, out_dir: Path) -> Figures:
     error_bits = temperature = None
     if _heat_map_rows(report.theorems):
         error_bits = _save(_error_bits_figure(Figure, report.theorems), directory, "error_bits")
-    if any(view.is_temperature_theorem(t) for t in report.theorems):
+    if any(view.shows_temperature_figure(t, view.in_catalog(t, report)) for t in report.theorems):
         temperature = _save(_temperature_figure(Figure), directory, "temperature")
     return Figures(error_bits, temperature)
 

@@ -59,6 +59,8 @@ def _block(block: doc.Block) -> str:
             return "\n".join(_item(item) for item in items)
         case doc.Listing(text):
             return _indent(doc.visible(text, keep_newlines=True))
+        case doc.Command(text):
+            return _indent(escape(text))  # one line, to copy whole
         case doc.Figure(_, stem, caption):
             return f"{escape(caption)} ({escape(stem)}.png)"
     raise TypeError(f"no terminal text for {block!r}")
@@ -107,4 +109,6 @@ def _inline(piece: doc.Inline) -> str:
             return escape(text)
         case doc.FigureRef():
             return "the report's figures"
+        case doc.PageLink(_, text):
+            return escape(text)
     raise TypeError(f"no terminal text for {piece!r}")

@@ -1,10 +1,19 @@
-"""The LaTeX report (``report.tex``): a complete document for pdflatex, one section per theorem.
+"""The LaTeX report (``report.tex``): one complete document for pdflatex, a part per topic
+(``\\part``, the level above ``\\section`` in the article class) and a section per theorem.
 
-Rendered from ``document``. Text goes through ``escape`` (one line, every special character
-spelled, control characters shown), listings through ``_listing`` (verbatim, ASCII only, since
-listings cannot read multi-byte characters), and only formulas that ``safe_math`` accepted are
-typeset as math: no report content can reach ``\\input``, ``\\write18`` or a catcode change.
-Packages are those of TeX Live's latex-base, -recommended and -extra Debian packages.
+Rendered from ``document`` (``text`` renders any document of the model: the kernel matrix too).
+Text goes through ``escape`` (one line, every special character spelled, control characters
+shown), listings through ``_listing`` (verbatim, ASCII only, since listings cannot read
+multi-byte characters), and only formulas that ``safe_math`` accepted are typeset as math: no
+report content can reach ``\\input``, ``\\write18`` or a catcode change. Packages are those of TeX
+Live's latex-base, -recommended and -extra Debian packages.
+
+Commands (``document.Command``) are set in ``verbatim``, ASCII only, broken by ``command_lines``
+only between shell words with a trailing `` \\`` (a shell's line continuation): copied from the
+PDF, a command runs as printed. The typewriter font of the default (OT1) encoding has every
+ASCII glyph at its ASCII position, so an underscore set as a character (in ``verbatim``, or as
+``\\char95`` in code) copies as ``_``; ``\\_`` in text draws a rule, which many viewers copy as a
+space.
 """
 
 from __future__ import annotations
@@ -60,7 +69,12 @@ _UNICODE_MATH = {
     "½": r"\tfrac{1}{2}", "¼": r"\tfrac{1}{4}", "¾": r"\tfrac{3}{4}",
 }
 _UNICODE_TEXT = {"§": r"\S{}", "–": "--", "—": "---", "…": r"\dots{}", "“": "``", "”": "''",
-                 "‘": "`", "’": "'", "\u00a0": "~"}
+                 "‘": "`", "’": "'", "\u00a0": "~",
+                 # the marks of the kernel matrix (``attnproof.kernels._matrix.MARKS``)
+                 "✅": r"\textcolor{good}{$\checkmark$}", "❌": r"\textcolor{false}{$\times$}",
+                 "💥": r"\textcolor{bad}{\textbf{!!}}", "🔀": r"$\leftrightarrows$",
+                 "📝": r"\textcolor{bad}{$\neq$}", "❔": r"\textbf{?}", "⏭": r"$\gg$",
+                 "⚠": r"\textcolor{bad}{\textbf{!}}"}
 
 
 # With ``breakable``, a run of this many characters with no space or underscore gets a break
@@ -86,10 +100,66 @@ def escape(text, breakable: bool = False) -> str:
 
 
 def identifier(name: str) -> str:
-    """A theorem name in typewriter, whose underscore is a glyph (so it copies and searches
-    as ``_``), breakable after each underscore and within long runs."""
+    """A theorem name (or any code) in typewriter, whose underscore is a glyph (so it copies
+    and searches as ``_``), breakable after each underscore and within long runs."""
     text = escape(name, breakable=True).replace(r"\_\allowbreak{}", r"\char95\allowbreak{}")
     return r"\texttt{" + text + "}"
+
+
+# Characters of typewriter ``\small`` on the report's line (A4, 2 cm margins): a command line
+# longer than this breaks between words where it can.
+COMMAND_WIDTH = 88
+COMMAND_INDENT = "  "
+
+
+def command_lines(command: str, width: int = COMMAND_WIDTH) -> list[str]:
+    """``command`` in lines of at most ``width`` characters where its words allow, broken only
+    between shell words (never inside quotes, an option kept with its value), each line but
+    the last ending in `` \\`` and the next indented: pasted into a shell, the lines run as the
+    one-line command. A command whose quotes do not close stays one line."""
+    words = _shell_words(command)
+    if words is None:
+        return [command]
+    groups: list[str] = []
+    for word in words:
+        if groups and groups[-1].startswith("-") and " " not in groups[-1] \
+                and not word.startswith("-"):
+            groups[-1] += " " + word  # an option and its value
+        else:
+            groups.append(word)
+    lines: list[str] = []
+    for group in groups:
+        if lines and len(lines[-1]) + 1 + len(group) + 2 <= width:
+            lines[-1] += " " + group
+        else:
+            lines.append((COMMAND_INDENT if lines else "") + group)
+    return [line + " \\" for line in lines[:-1]] + lines[-1:]
+
+
+def _shell_words(command: str) -> list[str] | None:
+    """The shell words of ``command`` as written (quotes and escapes kept), or None when a
+    quote does not close."""
+    words, position, size = [], 0, len(command)
+    while position < size:
+        if command[position] in " \t":
+            position += 1
+            continue
+        start, quote = position, None
+        while position < size and (quote or command[position] not in " \t"):
+            char = command[position]
+            if quote == "'":
+                quote = None if char == "'" else quote
+            elif char == "\\":
+                position += 1  # the next character is escaped (within double quotes too)
+            elif quote == '"':
+                quote = None if char == '"' else quote
+            elif char in "'\"":
+                quote = char
+            position += 1
+        if quote or position > size:
+            return None
+        words.append(command[start:position])
+    return words
 
 
 # Any valid name may be thousands of characters long; in headings and table rows, which cannot
@@ -179,52 +249,100 @@ def _listing(text: str) -> str:
     return "\\begin{lstlisting}\n" + body + "\n\\end{lstlisting}"
 
 
+def _command(text: str) -> str:
+    """A command in ``verbatim`` (so every character copies as itself), ASCII only (verbatim
+    cannot set others), broken by ``command_lines``."""
+    shown = _ascii("".join(_ASCII_FOR_LISTINGS.get(c, c) for c in doc.one_line(text)))
+    body = "\n".join(command_lines(shown)).replace(r"\end{verbatim}", r"\end {verbatim}")
+    return "\\begin{small}\n\\begin{verbatim}\n" + body + "\n\\end{verbatim}\n\\end{small}"
+
+
 _ASCII_FOR_LISTINGS = {"−": "-", "×": "x", "·": "*", "…": "...", "–": "-", "—": "-", "≤": "<=",
                        "≥": ">=", "∞": "inf"}
 
 
 def render(report: Report, figures: Figures | None = None) -> str:
-    document = doc.build(report, figures)
+    return text(doc.build(report, figures))
+
+
+def text(document: doc.Document) -> str:
+    """The LaTeX document of a document model."""
     labels = _labels(document)
-    body = [_title(document), *(_section(s, labels) for s in document.sections)]
+    body, after_topic = [_title(document)], False
+    for section in document.sections:
+        if section.topic:
+            body.append(r"\clearpage")
+        # a section after the topics' parts is a part of its own, not a section of the last
+        body.append(_section(section, labels, 0, after_topic and not section.topic))
+        after_topic = after_topic or section.topic
     return PREAMBLE + "\\begin{document}\n" + "\n\n".join(body) + "\n\\end{document}\n"
 
 
-def _labels(document: doc.Document) -> dict[str, str]:
-    """A label per theorem section, by theorem name (names may hold any character)."""
-    theorems = [c for s in document.sections for c in s.children if c.theorem]
-    return {t.title: f"thm:{number}" for number, t in enumerate(theorems)}
+def _labels(document: doc.Document) -> dict:
+    """A label per theorem section, by theorem name (names may hold any character), and one
+    per section that has a page of its own, by ``("page", its page)``."""
+    theorems: list[str] = []
+    pages: list[str] = []
+
+    def visit(section: doc.Section) -> None:
+        if section.theorem:
+            theorems.append(section.title)
+        if section.page:
+            pages.append(section.page)
+        for child in section.children:
+            visit(child)
+
+    for section in document.sections:
+        visit(section)
+    labels: dict = {("page", page): f"page:{number}" for number, page in enumerate(pages)}
+    return labels | {name: f"thm:{number}" for number, name in enumerate(theorems)}
+
+
+# A byline longer than this (a legend) is a paragraph under the title, not its date.
+BYLINE_AS_DATE = 160
 
 
 def _title(document: doc.Document) -> str:
-    lines = [rf"\title{{{escape(document.title)}}}", rf"\date{{{escape(document.byline)}}}",
-             r"\maketitle"]
+    short = len(document.byline) <= BYLINE_AS_DATE
+    lines = [rf"\title{{{escape(document.title)}}}",
+             rf"\date{{{escape(document.byline) if short else ''}}}", r"\maketitle"]
+    if not short:
+        lines.append(escape(document.byline))
     if document.warning:
         lines.append(r"\begin{center}\fcolorbox{bad}{white}{\parbox{0.9\linewidth}{"
                      rf"{_line(document.warning, {})}}}}}\end{{center}}")
     return "\n".join(lines)
 
 
-def _section(section: doc.Section, labels: dict[str, str]) -> str:
+_UNNUMBERED = ("section", "subsection", "subsubsection", "paragraph")
+
+
+def _section(section: doc.Section, labels: dict, depth: int, part: bool) -> str:
+    """A theorem's section is numbered (``\\section``); a topic is a ``\\part``; any other
+    section is unnumbered, at its depth (``part``: a part of its own)."""
     if section.theorem:
         name = section.title
         head = (rf"\section{{{_heading_text(shortened(name, DISPLAY_LENGTH))}}}"
                 rf"\label{{{labels[name]}}}")
         if len(name) > DISPLAY_LENGTH:  # a heading cannot break across pages; the text can
             head += "\n\n" + rf"Full name: {identifier(name)}"
+    elif section.topic:
+        head = rf"\part{{{escape(section.title)}}}"
     else:
+        level = "part" if part else _UNNUMBERED[min(depth, len(_UNNUMBERED) - 1)]
         title = escape(section.title)
-        head = rf"\section*{{{title}}}\addcontentsline{{toc}}{{section}}{{{title}}}"
+        head = rf"\{level}*{{{title}}}\addcontentsline{{toc}}{{{level}}}{{{title}}}"
+    if section.page:
+        head += rf"\label{{{labels[('page', section.page)]}}}"
     parts = [head, *(_block(b, labels) for b in section.blocks)]
-    if section.children:
-        parts += [r"\clearpage", *(_section(c, labels) for c in section.children)]
+    parts += [_section(c, labels, depth + 1, False) for c in section.children]
     return "\n\n".join(parts)
 
 
 # -- blocks --------------------------------------------------------------------------------------
 
 
-def _block(block: doc.Block, labels: dict[str, str]) -> str:
+def _block(block: doc.Block, labels: dict) -> str:
     match block:
         case doc.Paragraph(line):
             return _line(line, labels)
@@ -247,6 +365,8 @@ def _block(block: doc.Block, labels: dict[str, str]) -> str:
             return "\\begin{itemize}\n" + "\n".join(rows) + "\n\\end{itemize}"
         case doc.Listing(text):
             return _listing(text)
+        case doc.Command(text):
+            return _command(text)
         case doc.Figure():
             return _figure(block)
     raise TypeError(f"no LaTeX for {block!r}")
@@ -261,7 +381,7 @@ def _display(formula: doc.Inline) -> str:
             rf"$\displaystyle {' '.join(formula.latex.split())}$\end{{adjustbox}}\end{{center}}")
 
 
-def _table(table: doc.Table, labels: dict[str, str]) -> str:
+def _table(table: doc.Table, labels: dict) -> str:
     spec = "".join(_column_spec(c) for c in table.columns) + "r" * table.pages
     titles = [escape(c.title) for c in table.columns] + ["page"] * table.pages
     rows = [" & ".join([_cell(cell, labels) for cell in row] + _page(row, labels, table.pages))
@@ -277,11 +397,11 @@ def _column_spec(column: doc.Column) -> str:
     return "r" if column.numeric else "l"
 
 
-def _cell(cell: doc.Line, labels: dict[str, str]) -> str:
+def _cell(cell: doc.Line, labels: dict) -> str:
     return "".join(_inline(piece, labels, breakable=True) for piece in cell)
 
 
-def _page(row: tuple[doc.Line, ...], labels: dict[str, str], pages: bool) -> list[str]:
+def _page(row: tuple[doc.Line, ...], labels: dict, pages: bool) -> list[str]:
     if not pages:
         return []
     link = next((p for p in row[0] if isinstance(p, doc.Link) and p.name in labels), None)
@@ -301,11 +421,11 @@ def _figure(figure: doc.Figure) -> str:
 # -- inline pieces -------------------------------------------------------------------------------
 
 
-def _line(line: doc.Line, labels: dict[str, str]) -> str:
+def _line(line: doc.Line, labels: dict) -> str:
     return "".join(_inline(piece, labels) for piece in line)
 
 
-def _inline(piece: doc.Inline, labels: dict[str, str], breakable: bool = False) -> str:
+def _inline(piece: doc.Inline, labels: dict, breakable: bool = False) -> str:
     match piece:
         case doc.Text(text):
             return doc.spaced(text, lambda t: escape(t, breakable))
@@ -316,7 +436,7 @@ def _inline(piece: doc.Inline, labels: dict[str, str], breakable: bool = False) 
         case doc.Emph(text):
             return rf"\emph{{{escape(text)}}}"
         case doc.Code(text):
-            return rf"\texttt{{{escape(text, breakable=True)}}}"
+            return identifier(text)
         case doc.Math(latex):
             return f"${' '.join(latex.split())}$"
         case doc.Link(name):
@@ -326,10 +446,13 @@ def _inline(piece: doc.Inline, labels: dict[str, str], breakable: bool = False) 
             return rf"\textbf{{{coloured}}}" if strong else coloured
         case doc.FigureRef(key):
             return rf"Figure~\ref{{fig:{key}}}"
+        case doc.PageLink(page, text):
+            label = labels.get(("page", page))
+            return rf"\hyperref[{label}]{{{escape(text)}}}" if label else escape(text)
     raise TypeError(f"no LaTeX for {piece!r}")
 
 
-def _ref(name: str, labels: dict[str, str]) -> str:
+def _ref(name: str, labels: dict) -> str:
     """A theorem's name where it is mentioned (a table row cannot break across pages, so a
     long name is shortened; its section gives it in full)."""
     shown = identifier(shortened(name, DISPLAY_LENGTH))

@@ -7,11 +7,14 @@ renderers only format that document, so the three cannot disagree about what a r
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path, PurePath
 
-from attnproof.numeric import UNDECIDED_SHARE_NOTED, NumericRecord, undecided_share
-from attnproof.symbolic._catalog import theorem_file_argument
+from attnproof.numeric import FINDING, UNDECIDED_SHARE_NOTED, NumericRecord, undecided_share
+from attnproof.symbolic._catalog import CATALOG_DIR
 from attnproof.symbolic._prover import EXACT_EVALUATION
 from attnproof.symbolic._theorem import DOCUMENT_TITLES
 
@@ -34,8 +37,9 @@ STATUS_MEANINGS = {
 # The tutorial's title, as a theorem's source begins with it (``Source.__str__``).
 TUTORIAL_TITLE = DOCUMENT_TITLES["001_9db7190c12608696.txt"] + " "
 
-# Scalar inputs that make a theorem a temperature theorem (the temperature figure applies).
-TEMPERATURE_INPUTS = ("T", "beta")
+# The temperature figure plots the scores and the table of the tutorial's §11.2: it belongs to
+# the catalog's theorems of that section, never to a theorem that merely has a temperature.
+TEMPERATURE_SECTION = TUTORIAL_TITLE + "§11.2 "
 
 
 def status_phrase(t: TheoremResult) -> str:
@@ -145,7 +149,8 @@ EXPLAINED_STATUSES = ("error", "skipped", "not-decisive", "too-few", "inconsiste
 
 
 def explained(records: list[NumericRecord]) -> list[NumericRecord]:
-    return [r for r in records if r.reason and r.status in EXPLAINED_STATUSES]
+    return [r for r in records if r.reason and (r.status in EXPLAINED_STATUSES
+                                                or r.reason.startswith(FINDING))]
 
 
 def numeric_tally(records: list[NumericRecord]) -> str:
@@ -282,24 +287,159 @@ def configuration(r: NumericRecord) -> str:
     return f"{r.backend} {r.dtype} {r.device} {r.mode}"
 
 
-def is_temperature_theorem(t: TheoremResult) -> bool:
-    return any(a.get("name") in TEMPERATURE_INPUTS for a in t.assumptions)
+def shows_temperature_figure(t: TheoremResult, catalog: bool | None = None) -> bool:
+    """Whether the §11.2 temperature figure is about ``t``: a theorem of the catalog stating a
+    claim of that section (a theorem of a user's own, whatever its inputs or source, is not)."""
+    if catalog is None:
+        catalog = in_catalog(t)
+    return catalog and t.source.startswith(TEMPERATURE_SECTION)
 
 
-def reproduce_command(t: TheoremResult) -> str:
-    """The command that re-checks this theorem alone, from the repository root."""
+# -- where a theorem comes from: the catalog, or a user's own file -------------------------------
+
+
+def user_theorems(report: Report) -> set[str] | None:
+    """The names the run recorded as a user's own (``run.user_theorems``), or None where it
+    recorded none (a pytest run, an older results file)."""
+    listed = report.run.get("user_theorems")
+    return {n for n in listed if isinstance(n, str)} if isinstance(listed, list) else None
+
+
+def in_catalog(t: TheoremResult, report: Report | None = None) -> bool:
+    """Whether ``t`` is a theorem of the built-in catalog: as its run recorded it where it did,
+    else by its file, which may have been on another machine (a file of a ``theorems`` folder
+    that the catalog also has)."""
+    users = user_theorems(report) if report is not None else None
+    if users is not None:
+        return t.name not in users
+    origin = t.origin
+    if not origin or "\x00" in origin:
+        return False
+    path = PurePath(origin)
+    try:
+        if Path(origin).resolve().parent == CATALOG_DIR.resolve():
+            return True
+    except (OSError, ValueError, RuntimeError):
+        return False
+    return path.is_absolute() and path.parent.name == "theorems" and path.name in _catalog_files()
+
+
+@cache
+def _catalog_files() -> frozenset[str]:
+    return frozenset(p.name for p in CATALOG_DIR.glob("*.py") if not p.name.startswith("_"))
+
+
+def command_path(origin: str) -> str | None:
+    """A theorem file as a command printed in a report names it: never with the absolute path
+    of the machine that made the run. A relative path stays as it was given (relative to the
+    directory the run was made in); an absolute one below the current directory becomes
+    relative to it; any other is named by its folder and file (``my_theorems/claims.py``), to
+    be run from the directory that holds that folder."""
+    if not origin or origin == "<unknown>":
+        return None
+    path = PurePath(origin)
+    if not path.is_absolute():
+        return str(path)
+    try:
+        return str(Path(origin).resolve().relative_to(Path.cwd().resolve()))
+    except (OSError, ValueError, RuntimeError):
+        pass
+    tail = path.parts[1:][-2:]
+    return str(PurePath(*tail)) if tail else None
+
+
+def reproduce_command(t: TheoremResult, catalog: bool | None = None) -> str:
+    """The command that re-checks this theorem alone: a catalog theorem needs no file; a
+    user's own names its file as ``command_path`` does (``catalog`` None: decided from its
+    file by ``in_catalog``)."""
+    if catalog is None:
+        catalog = in_catalog(t)
     parts = ["attnproof", "prove", "--theorem", t.name]
-    extra = _theorem_file(t.origin)
-    if extra:
-        parts += ["--theorems", extra]
+    shown = None if catalog else command_path(t.origin)
+    if shown:
+        parts += ["--theorems", shown]
     return shlex.join(parts)
 
 
-def _theorem_file(origin: str) -> str | None:
+def portable_command(command: str, catalog: bool) -> str:
+    """A recorded command (a counterexample's replay) as a report prints it: the file after
+    ``--theorems`` dropped for a catalog theorem, else named as ``command_path`` names it, so
+    that no absolute path of the machine that made the run is printed. A command that is not
+    shell words is left as it is."""
     try:
-        return theorem_file_argument(origin)
-    except (ValueError, OSError):  # a results file may hold any text, a NUL byte too
-        return origin
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    kept: list[str] = []
+    rest = iter(words)
+    for word in rest:
+        value = word.partition("=")[2] if word.startswith("--theorems=") else None
+        if word == "--theorems":
+            value = next(rest, "")
+        if value is None:
+            kept.append(word)
+            continue
+        shown = None if catalog else command_path(value)
+        if shown:
+            kept += ["--theorems", shown]
+    return command if kept == words else shlex.join(kept)
+
+
+# -- topics: a page per theorem module of the catalog, one for a user's own files ---------------
+
+USER_TOPIC = "your-theorems"
+USER_TOPIC_TITLE = "Your theorems"
+_UNSAFE_IN_PAGE_NAME = re.compile(r"[^A-Za-z0-9_]")
+PAGE_NAME_LENGTH = 64
+
+
+@dataclass(frozen=True)
+class Topic:
+    """The theorems of one catalog module (``key``: its name), or all of a user's own
+    (``key``: ``USER_TOPIC``), in the report's order; ``files`` their files, for a user's."""
+
+    key: str
+    name: str  # the module's name, or USER_TOPIC_TITLE
+    catalog: bool
+    theorems: tuple[TheoremResult, ...]
+    files: tuple[tuple[str, tuple[TheoremResult, ...]], ...] = ()
+
+    @property
+    def title(self) -> str:
+        return f"{self.name} (theorems/{self.name}.py)" if self.catalog else self.name
+
+
+def topics(report: Report) -> list[Topic]:
+    """The report's theorems by topic: the catalog's modules in the order their theorems first
+    come, then a user's own, grouped by their file. Each key is a safe file name, unique
+    whatever the case (it names the topic's page)."""
+    modules: dict[str, list[TheoremResult]] = {}
+    own: dict[str, list[TheoremResult]] = {}
+    for t in report.theorems:
+        if in_catalog(t, report):
+            modules.setdefault(PurePath(t.origin).stem or "other", []).append(t)
+        else:
+            own.setdefault(command_path(t.origin) or "(no file)", []).append(t)
+    taken = {USER_TOPIC}
+    found = []
+    for module, members in modules.items():
+        key = _page_name(module, taken)
+        found.append(Topic(key, module, True, tuple(members)))
+    if own:
+        members = tuple(t for group in own.values() for t in group)
+        files = tuple((path, tuple(group)) for path, group in own.items())
+        found.append(Topic(USER_TOPIC, USER_TOPIC_TITLE, False, members, files))
+    return found
+
+
+def _page_name(name: str, taken: set[str]) -> str:
+    base = _UNSAFE_IN_PAGE_NAME.sub("-", name)[:PAGE_NAME_LENGTH] or "topic"
+    key, number = base, 1
+    while key.lower() in taken:
+        number += 1
+        key = f"{base}-{number}"
+    taken.add(key.lower())
+    return key
 
 
 def anchor(name: str) -> str:

@@ -1,5 +1,8 @@
 """Writing a report directory: results JSON, Markdown, LaTeX, figures, and optionally the PDF.
 
+The set: ``results.json``; the Markdown index ``summary.md`` with its pages, ``topics/`` (a page
+per topic) and ``coverage.md``; ``report.tex`` (one document) and ``report.pdf``; ``figures/``.
+
 Results first, then reports. Holding the directory's lock, the results JSON is written at once,
 atomically; the reports are then rendered from it into a staging directory inside the report
 directory (the PDF included), and each file replaces its predecessor by an atomic rename;
@@ -28,14 +31,19 @@ from pathlib import Path
 
 from attnproof._signals import Stops
 
-from . import markdown, tex
+from . import document as doc
+from . import markdown, tex, view
 from .figures import FIGURE_DIR, draw
 from .results import Report, readable_mode, write_atomic, write_json
 
-MARKDOWN_NAME = "summary.md"
+MARKDOWN_NAME = markdown.INDEX_NAME  # summary.md
+TOPICS_DIR = doc.TOPICS  # topics/<module>.md
+COVERAGE_NAME = f"{doc.COVERAGE}.md"
 LATEX_NAME = "report.tex"
 PDF_NAME = "report.pdf"
 JSON_NAME = "results.json"
+# every file and folder of a set but the results: what a run did not produce is removed
+RENDERED_NAMES = (FIGURE_DIR, TOPICS_DIR, COVERAGE_NAME, PDF_NAME, MARKDOWN_NAME, LATEX_NAME)
 _STAGING_PREFIX = ".attnproof-staging-"
 
 
@@ -130,10 +138,20 @@ def _render_unless_stopped(report: Report, staging: Path, written: Written, stag
         finally:
             stops.stopping = False
     if stops.received:
-        # the figures come first: with the Markdown staged, they were all drawn (or none apply)
-        figures = [] if MARKDOWN_NAME in staged else [FIGURE_DIR]
-        wanted = figures + [MARKDOWN_NAME, LATEX_NAME] + ([PDF_NAME] if pdf else [])
+        # the figures come first, then the pages, then the index: with the index staged, the
+        # figures were all drawn (or none apply) and every page was written
+        done = MARKDOWN_NAME in staged
+        figures = [] if done else [FIGURE_DIR]
+        pages = [] if done else _pages_of(report)
+        wanted = figures + pages + [MARKDOWN_NAME, LATEX_NAME] + ([PDF_NAME] if pdf else [])
         written.not_rendered = [name for name in wanted if name not in staged]
+
+
+def _pages_of(report: Report) -> list[str]:
+    """The Markdown pages beside the index that ``report`` has: its topics (one for each
+    theorem's module), and the documents' coverage where it holds their theorems."""
+    return [TOPICS_DIR] * bool(report.theorems) + \
+        [COVERAGE_NAME] * bool(view.document_theorems(report))
 
 
 def _render(report: Report, staging: Path, written: Written, staged: list[str], *,
@@ -145,9 +163,15 @@ def _render(report: Report, staging: Path, written: Written, staged: list[str], 
         written.notes.append(figures.missing)
     if (staging / FIGURE_DIR).exists():
         staged.append(FIGURE_DIR)
-    write_atomic(staging / MARKDOWN_NAME, markdown.render(report, figures))
+    document = doc.build(report, figures)
+    pages = markdown.pages(document)
+    index = pages.pop(MARKDOWN_NAME)
+    for name, text in pages.items():  # the pages first: an index never links to a missing one
+        write_atomic(staging / name, text)
+    staged.extend(dict.fromkeys(name.split("/", 1)[0] for name in pages))
+    write_atomic(staging / MARKDOWN_NAME, index)
     staged.append(MARKDOWN_NAME)
-    write_atomic(staging / LATEX_NAME, tex.render(report, figures))
+    write_atomic(staging / LATEX_NAME, tex.text(document))
     staged.append(LATEX_NAME)
     if pdf:
         try:
@@ -160,7 +184,7 @@ def _render(report: Report, staging: Path, written: Written, staged: list[str], 
 def _install(staged: list[str], staging: Path, out_dir: Path, written: Written) -> None:
     """Move the staged files into place; remove the files of the set this run did not
     produce, so that none of an earlier run is left beside them."""
-    for name in (FIGURE_DIR, PDF_NAME, MARKDOWN_NAME, LATEX_NAME):
+    for name in RENDERED_NAMES:
         if name not in staged:
             _remove(out_dir / name, written)
     for name in staged:

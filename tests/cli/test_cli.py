@@ -121,10 +121,12 @@ def test_report_re_renders_markdown_and_latex_with_every_theorem(tmp_path, theor
     elsewhere = tmp_path / "rendered"
     assert main(["report", "--json", str(out / "results.json"), "--out", str(elsewhere)]) == 0
     assert sorted(p.name for p in elsewhere.glob("*.*")) == ["report.tex", "summary.md"]
-    markdown = (elsewhere / "summary.md").read_text()
+    index = (elsewhere / "summary.md").read_text()
+    markdown = (elsewhere / "topics" / "your-theorems.md").read_text()  # a user's own files
     latex = (elsewhere / "report.tex").read_text()
     for name in ("doubling", "tripling"):
-        assert f"### {name}\n" in markdown
+        assert f"(topics/your-theorems.md#{name})" in index
+        assert f"## {name}\n" in markdown
         assert rf"\section{{\texorpdfstring{{\texttt{{{name}}}}}" in latex
 
 
@@ -161,7 +163,9 @@ def test_show_prints_statement_proof_evidence_counterexample_and_replay(
     assert "numpy    float64  cpu     eager  failed        640" in shown
     assert "Counterexample (numpy float64 cpu eager):\n  x[0]: 1.0" in shown
     assert "Replay:\n  attnproof replay x" in shown
-    assert f"attnproof prove --theorem tripling --theorems {theorems / 'false.py'}" in shown
+    # a file outside the folder the command runs in: named by its folder and file, to be run
+    # from the folder that holds it (never the machine's absolute path)
+    assert "attnproof prove --theorem tripling --theorems theorems/false.py" in shown
 
 
 def test_show_a_declared_but_unchecked_theorem_says_how_to_check_it(tmp_path, theorems, capsys):

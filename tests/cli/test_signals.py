@@ -105,7 +105,8 @@ def test_a_signal_while_rendering_keeps_the_complete_results_and_says_so(tmp_pat
             "complete results; not rendered: report.pdf") in stderr
     data = json.loads((out / "results.json").read_text())
     assert [t["name"] for t in data["theorems"]] == ["first"]
-    assert sorted(p.name for p in out.iterdir()) == ["report.tex", "results.json", "summary.md"]
+    assert sorted(p.name for p in out.iterdir()) == ["report.tex", "results.json", "summary.md",
+                                                     "topics"]
     assert "left by an earlier run that was killed" in stdout
 
 

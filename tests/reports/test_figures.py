@@ -8,8 +8,9 @@ import sys
 import numpy as np
 import pytest
 
+from attnproof import symbolic
 from attnproof.numeric import NumericRecord
-from attnproof.report import write_reports
+from attnproof.report import view, write_reports
 from attnproof.report.figures import (
     LABEL_LIMIT,
     TUTORIAL_TEMPERATURE_TABLE,
@@ -51,20 +52,32 @@ def test_heat_map_takes_the_worst_bits_per_backend_and_dtype():
     assert marks[1].tolist() == ["failed", "", "", "not decisive"]
 
 
+def temperature_report():
+    """The sample report with its first theorem one of the catalog's §11.2 theorems."""
+    report = sample_report()
+    report.theorems[0].source = view.TEMPERATURE_SECTION + "Example 2: Temperature Effects"
+    report.theorems[0].origin = str(symbolic._catalog.CATALOG_DIR / "worked_examples.py")
+    return report
+
+
 def test_figures_are_drawn_as_png_and_pdf(tmp_path):
     pytest.importorskip("matplotlib")
-    figures = draw(sample_report(), tmp_path)
+    figures = draw(temperature_report(), tmp_path)
     assert figures == Figures(error_bits="figures/error_bits", temperature="figures/temperature")
     drawn = sorted(p.name for p in (tmp_path / "figures").iterdir())
     assert drawn == ["error_bits.pdf", "error_bits.png", "temperature.pdf", "temperature.png"]
 
 
-def test_the_temperature_figure_only_appears_for_temperature_theorems(tmp_path):
+def test_the_temperature_figure_is_drawn_only_for_the_catalogs_theorems_it_is_about(tmp_path):
     pytest.importorskip("matplotlib")
-    report = sample_report()
-    for theorem in report.theorems:
-        theorem.assumptions = [a for a in theorem.assumptions if a["name"] != "T"]
-    assert draw(report, tmp_path).temperature is None
+    report = temperature_report()
+    report.theorems[0].source = "Attention as Bilinear Form §4.2"  # a temperature, not §11.2
+    assert draw(report, tmp_path / "other").temperature is None
+    users = temperature_report()  # a user's file: an input named beta, even §11.2 as source
+    users.theorems[0].origin = "/home/someone/my_theorems/gibbs.py"
+    users.theorems[0].assumptions.append({"name": "beta", "latex": r"\beta", "domain": "> 0"})
+    assert draw(users, tmp_path / "users").temperature is None
+    assert draw(temperature_report(), tmp_path / "ours").temperature == "figures/temperature"
 
 
 def test_without_matplotlib_reports_fall_back_to_tables(tmp_path, monkeypatch):

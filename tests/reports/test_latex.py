@@ -73,3 +73,101 @@ def test_pdf_text_has_every_theorem_heading(tmp_path):
     headings = re.findall(r"^[ \f]*(\d+) +(\w+) *$", text, flags=re.MULTILINE)
     assert headings == [("1", "softmax_rows"), ("2", "wrong_claim"), ("3", "right_claim")]
     assert "SyntaxError: ``` invalid" in text  # listings keep backticks straight
+
+
+def test_topics_are_parts_and_theorems_their_numbered_sections():
+    report = sample_report()
+    for theorem, module in zip(report.theorems, ("alpha", "beta", "beta"), strict=True):
+        theorem.origin = f"/elsewhere/theorems/{module}.py"
+    report.run["user_theorems"] = []
+    latex = render(report)
+    parts = [line for line in latex.splitlines() if line.startswith(r"\part")]
+    assert parts[:2] == [r"\part{alpha (theorems/alpha.py)}\label{page:0}",
+                         r"\part{beta (theorems/beta.py)}\label{page:1}"]
+    # what follows the topics is a part of its own, not a section of the last topic
+    assert parts[2].startswith(r"\part*{Coverage of the documents}")
+    assert latex.index(parts[1]) < latex.index(r"\label{thm:1}") < latex.index(parts[2])
+    assert r"\textbf{By topic:} \hyperref[page:0]{alpha} (1), \hyperref[page:1]{beta} (2)" \
+        in latex
+
+
+def test_code_keeps_its_underscores_as_glyphs_and_commands_are_verbatim():
+    report = sample_report()
+    report.theorems[0].origin = "my_dir/soft_max.py"
+    latex = render(report)
+    assert r"\item{} \texttt{my\char95\allowbreak{}dir/soft\char95\allowbreak{}max.py}:" in latex
+    command = "attnproof prove --theorem softmax_rows --theorems my_dir/soft_max.py"
+    assert f"\\begin{{verbatim}}\n{command}\n\\end{{verbatim}}" in latex
+
+
+@needs_pdflatex
+@pytest.mark.skipif(shutil.which("pdftotext") is None, reason="pdftotext (poppler-utils) missing")
+def test_commands_copied_out_of_the_pdf_run_as_printed(tmp_path):
+    report = sample_report()
+    report.theorems[0].origin = "/elsewhere/theorems/soft_max_rows.py"
+    report.run["user_theorems"] = ["wrong_claim", "right_claim"]
+    replay = ("attnproof replay wrong_claim --backend numpy --dtype float64 --device cpu "
+              "--mode eager --seed 12345 --batch 512 --sizes n_q=2,n_k=3,d_k=4,d_v=5 "
+              "--integers block_size=3 --theorems my_theorems/wrong_claims_file.py")
+    report.theorems[1].numeric[0].replay = replay
+    tex = tmp_path / "report.tex"
+    tex.write_text(render(report), encoding="utf-8")
+    text = subprocess.run(["pdftotext", str(compile_pdf(tex)), "-"], capture_output=True,
+                          text=True, check=True).stdout
+    pasted = [" ".join(line.split()) for line in re.sub(r" \\\n\s*", " ", text).splitlines()]
+    assert replay in pasted  # broken over lines, each continued by a backslash
+    assert "attnproof prove --theorem softmax_rows" in pasted
+    assert "attnproof prove --theorem wrong_claim --theorems t/wrong.py" in pasted
+    assert "theorems/soft_max_rows.py" in text  # code in the text copies its underscores
+
+
+def _kernel_results():
+    from attnproof.kernels._check import Cell, Conformance
+
+    failing = Cell("forward", "float32", "cpu", "fails", ratio=3.0, cases=4, decided=4,
+                   counterexample={"sizes": "n_q=1", "message": "worse | <b> \\end{lstlisting}"},
+                   replay="attnproof kernels --kernel my_kernels:attention_fn --property "
+                          "forward --dtype float32 --device cpu --case "
+                          "'{\"n_q\":1,\"n_k\":17,\"d_k\":8,\"d_v\":8,\"fully_masked\":true}'")
+    passing = Cell("forward", "float16", "cpu", "conforms", ratio=1.2, bound_ratio=4.1,
+                   cases=9, decided=9)
+    skipped = Cell("forward", "bfloat16", "cpu", "skipped", reason="framework not installed")
+    declared = {"layout": "bhsd", "mask": "none", "gradients": None,
+                "compute": {"float32": "float32"}}
+    return [Conformance("k_under_test|<img>", "numpy", declared, [failing, passing, skipped])]
+
+
+def test_the_kernel_matrix_renders_to_latex_from_the_same_document():
+    from attnproof.kernels._matrix import to_latex
+
+    latex = to_latex(_kernel_results())
+    assert r"\section*{k\_under\_test$|$$<$img$>$ (numpy)}" in latex
+    assert r"\subsection*{forward, float32, cpu: fails}" in latex
+    # the marks, spelled in LaTeX (× is Latin-1: inputenc sets it)
+    assert r"forward O & \textcolor{false}{$\times$} 3.00× & " in latex
+    assert r"\textcolor{good}{$\checkmark$} 1.20× $\cdot$ B 4.1 \textcolor{bad}{\textbf{!}}" \
+        in latex
+    assert "\\begin{verbatim}\nattnproof kernels --kernel my_kernels:attention_fn" in latex
+    assert "worse | <b> \\end {lstlisting}" in latex
+
+
+def test_the_kernel_matrix_is_written_as_markdown_latex_and_json(tmp_path):
+    from attnproof.kernels._matrix import write
+
+    paths = write(_kernel_results(), tmp_path)
+    assert [p.name for p in paths] == ["conformance.md", "conformance.tex", "conformance.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [p.name for p in sorted(paths)]
+
+
+@needs_pdflatex
+@pytest.mark.skipif(shutil.which("pdftotext") is None, reason="pdftotext (poppler-utils) missing")
+def test_the_kernel_matrix_compiles_and_its_replay_copies_whole(tmp_path):
+    from attnproof.kernels._matrix import to_latex
+
+    results = _kernel_results()
+    tex = tmp_path / "conformance.tex"
+    tex.write_text(to_latex(results), encoding="utf-8")
+    text = subprocess.run(["pdftotext", str(compile_pdf(tex)), "-"], capture_output=True,
+                          text=True, check=True).stdout
+    pasted = [" ".join(line.split()) for line in re.sub(r" \\\n\s*", " ", text).splitlines()]
+    assert results[0].cells[0].replay in pasted

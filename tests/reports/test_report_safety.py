@@ -8,6 +8,7 @@ many more.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import uuid
@@ -113,6 +114,11 @@ def test_markdown_of_any_results_keeps_its_tables_and_holds_no_html(data):
     assert [[len(t.columns)] * (1 + len(t.rows)) for t in expected] == tables
     assert _html(tokens) == []
     assert _no_control_characters(summary)
+    pages = markdown.pages(doc.build(report, figures))
+    assert all(re.fullmatch(r"(summary|coverage|topics/[A-Za-z0-9_-]+)\.md", p) for p in pages)
+    assert len({p.lower() for p in pages}) == len(pages)  # distinct on any file system
+    for page in pages.values():
+        assert _html(_tables(page)[1]) == [] and _no_control_characters(page)
 
 
 @settings(max_examples=200 if THOROUGH else 25, deadline=None,

@@ -27,8 +27,19 @@ def no_figures(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
 
 
+# the set of a report of a user's own theorems that state claims of documents (no run recorded
+# which are the user's, so they count as the documents')
+SET = ["coverage.md", "report.tex", "results.json", "summary.md", "topics"]
+
+
 def names_in(directory):
     return sorted(p.name for p in directory.iterdir())
+
+
+def contents(directory):
+    """Every file of a report directory (pages in folders too), by its path there."""
+    return {str(p.relative_to(directory)): p.read_bytes() for p in directory.rglob("*")
+            if p.is_file()}
 
 
 def test_a_run_leaves_only_its_own_files(tmp_path):
@@ -36,7 +47,7 @@ def test_a_run_leaves_only_its_own_files(tmp_path):
     (tmp_path / "figures").mkdir()
     (tmp_path / "figures" / "error_bits.png").write_text("from an earlier run")
     written = write_reports(sample_report(), tmp_path)
-    assert names_in(tmp_path) == ["report.tex", "results.json", "summary.md"]
+    assert names_in(tmp_path) == SET
     assert f"removed {tmp_path / 'report.pdf'}, left by an earlier run" in written.notes
     assert f"removed {tmp_path / 'figures'}, left by an earlier run" in written.notes
 
@@ -44,12 +55,12 @@ def test_a_run_leaves_only_its_own_files(tmp_path):
 def test_a_failing_render_keeps_the_new_results_and_no_file_of_the_previous_set(tmp_path,
                                                                               monkeypatch):
     write_reports(sample_report(), tmp_path)
-    before = {name: (tmp_path / name).read_bytes() for name in names_in(tmp_path)}
+    before = contents(tmp_path)
 
     def broken(*args):
         raise RuntimeError("renderer bug")
 
-    monkeypatch.setattr(tex, "render", broken)
+    monkeypatch.setattr(tex, "text", broken)
     changed = sample_report()
     changed.theorems.pop()
     with pytest.raises(RuntimeError, match="renderer bug"):
@@ -59,6 +70,7 @@ def test_a_failing_render_keeps_the_new_results_and_no_file_of_the_previous_set(
     assert [t.name for t in saved] == [t.name for t in changed.theorems]
     assert "report.tex" not in names_in(tmp_path)
     assert (tmp_path / "summary.md").read_bytes() != before["summary.md"]
+    assert "right\\_claim" not in (tmp_path / "topics" / "your-theorems.md").read_text()
     assert not list(tmp_path.glob(".attnproof-staging-*"))
 
 
@@ -71,7 +83,7 @@ def test_a_failed_pdf_build_is_a_failure_and_leaves_no_stale_pdf(tmp_path, monke
     monkeypatch.setattr(writer, "compile_pdf", fails)
     written = write_reports(sample_report(), tmp_path, pdf=True)
     assert written.failures == ["pdflatex failed on report.tex: ! Undefined control sequence."]
-    assert names_in(tmp_path) == ["report.tex", "results.json", "summary.md"]
+    assert names_in(tmp_path) == SET
 
 
 def test_prove_exits_three_when_the_pdf_fails(tmp_path, monkeypatch, capsys):
@@ -140,10 +152,13 @@ def test_two_writers_at_once_leave_one_consistent_set(tmp_path):
         thread.join()
     assert failures == []
     in_json = [t["name"] for t in json.loads((tmp_path / "results.json").read_text())["theorems"]]
-    markdown = (tmp_path / "summary.md").read_text()
+    markdown = (tmp_path / "topics" / "your-theorems.md").read_text()
     sections = [name for name in ("softmax_rows", "wrong_claim", "right_claim")
-                if f"### {name}\n" in markdown.replace("\\_", "_")]
+                if f"## {name}\n" in markdown.replace("\\_", "_")]
     assert sections == in_json
+    index = (tmp_path / "summary.md").read_text().replace("\\_", "_")
+    assert [name for name in ("softmax_rows", "wrong_claim", "right_claim")
+            if f"[{name}](topics/your-theorems.md#{name})" in index] == in_json
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
@@ -164,14 +179,14 @@ def test_a_users_own_false_claim_is_not_an_erratum_of_the_documents():
 def test_a_signal_before_the_results_are_written_keeps_the_previous_set_and_the_results(
         tmp_path):
     write_reports(sample_report(), tmp_path)
-    before = {name: (tmp_path / name).read_bytes() for name in names_in(tmp_path)}
+    before = contents(tmp_path)
     changed = sample_report()
     changed.theorems.pop()
     arguments = argparse.Namespace(json=None, pdf=False)
     with Stops() as stops:
         stops.received.append(signal.SIGTERM)  # arrived while the run's last theorem ended
         written = _commands._write(changed, arguments, tmp_path, stops)
-    assert {name: (tmp_path / name).read_bytes() for name in names_in(tmp_path)} == before
+    assert contents(tmp_path) == before
     assert written.results is None and written.stopped_by == signal.SIGTERM
     (rescue,) = written.paths
     assert [t.name for t in load_results(rescue).theorems] == [t.name for t in changed.theorems]
@@ -191,11 +206,11 @@ def test_staging_folders_left_by_a_killed_run_are_removed(tmp_path):
 
 def test_a_signal_while_writing_for_a_caller_without_stops_reaches_it_afterwards(tmp_path,
                                                                                  monkeypatch):
-    def markdown_then_ctrl_c(report, figures):
+    def markdown_then_ctrl_c(document):
         signal.raise_signal(signal.SIGINT)  # arrives while the reports render
-        return "# never installed\n"
+        return {"summary.md": "# never installed\n", "topics/a.md": "# never installed\n"}
 
-    monkeypatch.setattr(writer.markdown, "render", markdown_then_ctrl_c)
+    monkeypatch.setattr(writer.markdown, "pages", markdown_then_ctrl_c)
     # Python's own handler, whatever the process running the test installed before
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
