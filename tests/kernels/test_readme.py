@@ -1,20 +1,26 @@
-"""The README's kernel example runs as written and is at most 15 lines."""
+"""The kernel example of the README and of docs/kernels.md runs as written and is at most 15
+lines."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+REPO = Path(__file__).resolve().parents[2]
+PAGES = {"README.md": "## Checking a kernel", "docs/kernels.md": "# Checking a kernel"}
 
 
-def _example() -> str:
-    section = README.read_text(encoding="utf-8").split("## Checking a kernel", 1)[1]
+def _example(page: str) -> str:
+    section = (REPO / page).read_text(encoding="utf-8").split(PAGES[page] + "\n", 1)[1]
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
-def test_the_readme_kernel_example_runs(capsys):
-    example = _example()
+def test_the_readme_shows_the_example_of_the_kernels_page():
+    assert _example("README.md") == _example("docs/kernels.md")
+
+
+def test_the_kernel_example_runs(capsys):
+    example = _example("docs/kernels.md")
     assert len(example.strip().splitlines()) <= 15
-    exec(compile(example, str(README), "exec"), {})
+    exec(compile(example, str(REPO / "docs" / "kernels.md"), "exec"), {})
     assert "fully masked: returns NaN (**not declared**" in capsys.readouterr().out

@@ -14,6 +14,7 @@ from attnproof.symbolic import (
     statement_latex,
 )
 from attnproof.theorems import _dims
+from tests.backends import require_backend
 from tests.planted import kinds_statistical as planted
 
 FALSE = planted.planted_score_scaling_printed_nine
@@ -75,6 +76,7 @@ def test_the_code_text_is_part_of_the_statement():
     pytest.param("mlx", "float32", marks=pytest.mark.slow),
 ])
 def test_the_backends_fail_the_wrong_digit_and_pass_the_right_one(backend, dtype):
+    require_backend(backend)
     failed, _ = search(FALSE, backend, dtype)
     assert failed.status == "failed"
     assert failed.counterexample["raw std"].endswith("printed 9")

@@ -31,6 +31,7 @@ from attnproof.symbolic import (
 from attnproof.symbolic._theorem import free_indices
 from attnproof.symbolic.kinds.error_bound import Scaled, derive, nonnegative, readable, u
 from attnproof.theorems import rounding
+from tests.backends import require_backend
 
 PLANTED = discover([Path(__file__).resolve().parents[1] / "planted"]).by_name()
 HERE = Source("tests", "error bounds")
@@ -128,6 +129,7 @@ def test_the_attention_output_is_bounded_against_its_abs_scale(name):
 
 @pytest.mark.parametrize("backend", ["numpy", "jax", "mlx"])
 def test_a_bound_sixteen_times_too_small_is_refuted_by_an_observed_error(backend):
+    require_backend(backend)
     record = check(PLANTED["planted_softmax_error_a_sixteenth_of_the_length"], backend,
                    "float32", "cpu", profile="quick")
     assert record.status == "failed" and record.refutes
@@ -201,6 +203,7 @@ def test_a_value_through_log_needs_an_absolute_bound():
 
 @pytest.mark.parametrize("backend", ["numpy", "jax", "mlx"])
 def test_log_sum_exp_stays_within_its_bound_on_every_backend(backend):
+    require_backend(backend)
     record = check(rounding.lse_shifted_error_bound, backend, "float32", "cpu", profile="quick")
     assert record.status == "passed", record.reason
 
@@ -226,6 +229,7 @@ def test_a_block_wise_bound_that_forgets_the_rescalings_is_not_proved():
 
 @pytest.mark.parametrize("backend", ["numpy", "jax", "mlx"])
 def test_the_rescalings_cost_is_observed(backend):
+    require_backend(backend)
     record = check(PLANTED["planted_blockwise_bound_without_the_rescalings"], backend,
                    "float32", "cpu", profile="quick")
     assert record.status == "failed" and record.refutes, record.reason
@@ -235,6 +239,7 @@ def test_the_rescalings_cost_is_observed(backend):
 
 @pytest.mark.parametrize("backend", ["numpy", "jax", "mlx"])
 def test_the_block_wise_bound_holds_on_every_backend(backend):
+    require_backend(backend)
     record = check(rounding.online_softmax_blockwise_error_bound, backend, "float32", "cpu",
                    profile="quick")
     assert record.status == "passed", record.reason
@@ -257,6 +262,7 @@ def test_a_sum_over_rows_takes_the_largest_of_their_exponents():
 
 @pytest.mark.parametrize("backend", ["numpy", "jax", "mlx"])
 def test_the_backward_bounds_hold_on_every_backend(backend):
+    require_backend(backend)
     for theorem in (rounding.attention_backward_score_gradient_error_bound,
                     rounding.attention_backward_value_gradient_error_bound):
         record = check(theorem, backend, "float32", "cpu", profile="quick")

@@ -21,6 +21,7 @@ from attnproof.symbolic import (
     statement_latex,
 )
 from attnproof.theorems import temperature_limits as limits
+from tests.backends import require_backend
 
 PLANTED = discover([Path(__file__).resolve().parents[1] / "planted"]).by_name()
 SOURCE = Source("test", "unit")
@@ -68,6 +69,7 @@ def test_planted_variants(name, status):
     (limits.zero_log_zero_is_zero, True),
 ])
 def test_numeric_route_fails_false_limits_and_passes_true_ones(theorem, passes, backend):
+    require_backend(backend)
     record, _ = search(theorem, backend, "float64")
     assert record.status == ("passed" if passes else "failed"), record.reason
     assert "convergence along" in record.reason

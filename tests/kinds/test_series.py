@@ -21,6 +21,7 @@ from attnproof.symbolic import (
 )
 from attnproof.symbolic.kinds.series import coefficients
 from attnproof.theorems import natural_gradient as natural
+from tests.backends import require_backend
 
 PLANTED = discover([Path(__file__).resolve().parents[1] / "planted"]).by_name()
 SECOND_ORDER = PLANTED["planted_natural_gradient_invariant_to_second_order"]
@@ -67,6 +68,7 @@ def test_planted_true_series_is_proved():
     (PLANTED["planted_exp_to_second_order"], True),
 ])
 def test_numeric_route_bounds_the_remainder(theorem, passes, backend):
+    require_backend(backend)
     record, _ = search(theorem, backend, "float64")
     assert record.status == ("passed" if passes else "failed"), record.reason
     if not passes:

@@ -20,6 +20,7 @@ from attnproof.symbolic import (
     prove,
     statement_latex,
 )
+from tests.backends import require_backend
 from tests.planted import kinds_statistical as planted
 
 FALSE = planted.planted_unscaled_dot_product_variance_one
@@ -114,6 +115,7 @@ def test_a_law_needs_a_nonnegative_variance():
     pytest.param("mlx", "float32", None, marks=pytest.mark.slow),
 ])
 def test_monte_carlo_fails_the_false_variance_and_passes_the_true_one(backend, dtype, mode):
+    require_backend(backend)
     failed, _ = search(FALSE, backend, dtype, mode=mode)
     assert failed.status == "failed"
     assert failed.counterexample["sizes"] == {"d_k": 2}

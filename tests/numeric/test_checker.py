@@ -29,6 +29,7 @@ from attnproof.symbolic import (
     lse,
     softmax,
 )
+from tests.backends import require_backend
 
 # worker processes, subprocess sessions or backend searches: the slow tier
 pytestmark = pytest.mark.slow
@@ -124,6 +125,7 @@ def test_unknown_device_and_missing_dtype_are_skipped_with_a_reason():
     assert record.status == "skipped" and "gpu:7" in record.reason
     record = check(theorem, "numpy", "float8_e4m3fn", profile="quick")
     assert record.status == "skipped" and "float8_e4m3fn" in record.reason
+    require_backend("jax")  # without JAX the record is skipped as "not installed" instead
     record = check(theorem, "jax", "float64", mode="compiled", profile="quick")
     assert record.status == "skipped" and "compiled" in record.reason
 

@@ -12,6 +12,7 @@ from attnproof.numeric import check
 from attnproof.numeric.kinds import error_bound as route
 from attnproof.numeric.kinds import proved_bound
 from attnproof.symbolic import discover
+from tests.backends import require_backend
 
 CATALOG = discover([Path(__file__).resolve().parents[2] / "theorems"]).by_name()
 
@@ -22,6 +23,7 @@ CATALOG = discover([Path(__file__).resolve().parents[2] / "theorems"]).by_name()
     ("learned_metric_index_order", "numpy"), ("learned_metric_index_order", "mlx"),
     ("example48_attention_linear_in_queries", "jax")])
 def test_a_claim_false_in_float64_is_refuted_in_bfloat16_by_the_proved_bound(name, backend):
+    require_backend(backend)
     record = check(CATALOG[name], backend, "bfloat16", "cpu", profile="quick")
     assert record.status == "failed" and record.refutes, record.reason
     assert "refuted in bfloat16 too" in record.reason
