@@ -60,7 +60,8 @@ def pytest_addoption(parser) -> None:
     group = parser.getgroup("attnproof")
     group.addoption("--attnproof-report", metavar="DIR", default=None,
                     help="where the controller writes the harness report "
-                         f"(default: {DEFAULT_REPORT_DIR} under the rootdir; 'none' to skip)")
+                         f"(default: {DEFAULT_REPORT_DIR} under the rootdir of a configuration "
+                         "file, else the folder pytest runs in; 'none' to skip)")
     group.addoption("--attnproof-theorem", metavar="NAME", action="append", default=None,
                     help="run only the harness tests of theorem NAME; repeatable")
     group.addoption("--attnproof-theorems", metavar="DIR", action="append", default=None,
@@ -260,7 +261,15 @@ def _report_dir(config) -> Path | None:
     chosen = config.getoption("attnproof_report")
     if chosen and chosen.lower() == "none":
         return None
-    return Path(chosen) if chosen else config.rootpath / DEFAULT_REPORT_DIR
+    return Path(chosen) if chosen else _project_folder(config) / DEFAULT_REPORT_DIR
+
+
+def _project_folder(config) -> Path:
+    """The rootdir where a configuration file fixed it; else the folder pytest ran in. Without
+    a configuration file pytest takes the common ancestor of the command's path arguments, and
+    it reads them before this plugin's options are known, so ``--attnproof-theorems ../mine``
+    alone would move the report one folder up."""
+    return config.rootpath if config.inipath is not None else config.invocation_params.dir
 
 
 def _stopped_early(session, exitstatus) -> bool:

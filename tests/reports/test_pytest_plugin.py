@@ -5,6 +5,7 @@ touched. The harness here is a stand-in whose checks are faked, so each run take
 
 import json
 import os
+import re
 
 import pytest
 
@@ -89,7 +90,9 @@ def test_records_from_xdist_workers_make_one_complete_report(child, pytester):
     assert data["theorems"][0]["source"] == "doc.txt §1, eq. (1)"
     assert data["run"]["by"] == "pytest"
     written = sorted(p.name for p in (pytester.path / "reports" / "pytest").glob("*.*"))
-    assert written == ["report.tex", "results.json", "summary.md"]
+    assert written == ["coverage.md", "report.tex", "results.json", "summary.md"]
+    assert [p.name for p in (pytester.path / "reports" / "pytest" / "topics").iterdir()] == [
+        "your-theorems.md"]
     assert sorted(p.name for p in (pytester.path / "reports").iterdir()) == ["pytest"]
     result.stdout.fnmatch_lines(["attnproof: wrote *summary.md"])
 
@@ -181,7 +184,8 @@ softmax_is_linear = Theorem(
 
 
 def test_a_users_theorem_directory_runs_under_xdist_from_an_empty_directory(pytester):
-    """The README's example: no conftest, no test file, only a directory of theorems."""
+    """The documented case (docs/command-line.md): no conftest, no test file, only a directory
+    of theorems."""
     (pytester.path / "theorems").mkdir()  # a user's own package named like ours changes nothing
     (pytester.path / "theorems" / "__init__.py").write_text("")
     (pytester.path / "theorems" / "mine.py").write_text(USER_THEOREMS)
@@ -195,6 +199,36 @@ def test_a_users_theorem_directory_runs_under_xdist_from_an_empty_directory(pyte
         "softmax_shift_invariance": "proved", "softmax_is_linear": "refuted"}
 
 
+def test_a_theorem_folder_outside_the_folder_pytest_runs_in_leaves_the_report_there(pytester):
+    """No configuration file: pytest would take the rootdir from the option's value too."""
+    project, mine = pytester.path / "project", pytester.path / "mine"
+    project.mkdir()
+    mine.mkdir()
+    (mine / "shift.py").write_text(USER_THEOREMS)
+    pytester.chdir()
+    os.chdir(project)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--attnproof-theorems",
+                                           "../mine", "-k", "symbolic", timeout=300)
+    result.assert_outcomes(passed=2)
+    assert (project / "reports" / "pytest" / "results.json").exists()
+    assert not (pytester.path / "reports").exists()
+
+
+def test_a_false_claim_declared_true_fails_each_record_with_one_line_not_a_traceback(pytester):
+    (pytester.path / "mine").mkdir()
+    declared_true = USER_THEOREMS.replace('    expect="refuted",\n', "")
+    (pytester.path / "mine" / "wrong.py").write_text(declared_true)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--attnproof-theorems",
+                                           "mine", "-k", "softmax_is_linear and (symbolic or "
+                                           "numpy)", timeout=300)
+    outcomes = result.parseoutcomes()
+    assert outcomes["failed"] >= 2  # the symbolic record and NumPy's float64 at least
+    text = result.stdout.str()
+    assert "refuted symbolically, expected to hold" in text
+    assert "Traceback" not in text and "def check_" not in text
+    assert not re.search(r"_harness\.py:\d+", text)  # no frame of the harness is shown
+
+
 def test_a_theorem_file_that_does_not_load_fails_the_run_and_names_the_file(pytester):
     (pytester.path / "mine").mkdir()
     (pytester.path / "mine" / "good.py").write_text(USER_THEOREMS)
@@ -205,21 +239,21 @@ def test_a_theorem_file_that_does_not_load_fails_the_run_and_names_the_file(pyte
     result.stdout.fnmatch_lines(["*broken.py*Nope*"])
 
 
-README = os.path.join(REPO, "README.md")
+GUIDE = os.path.join(REPO, "docs", "command-line.md")  # "Your own theorems under pytest -n auto"
 
 
-def _readme_example():
-    with open(README) as readme:
-        text = readme.read()
+def _documented_example():
+    with open(GUIDE, encoding="utf-8") as guide:
+        text = guide.read()
     file_text = text.split("cat > my_theorems/shift.py <<'PY'\n")[1].split("\nPY\n")[0]
     command = next(line for line in text.splitlines()
                    if line.startswith("pytest -n auto --attnproof-theorems"))
     return file_text, command.split("#")[0].split()
 
 
-@pytest.mark.harness  # every backend and format, as the README's command runs it
-def test_the_readme_example_passes_from_an_empty_directory(pytester):
-    file_text, command = _readme_example()
+@pytest.mark.harness  # every backend and format, as the documented command runs it
+def test_the_documented_example_passes_from_an_empty_directory(pytester):
+    file_text, command = _documented_example()
     (pytester.path / "my_theorems").mkdir()
     (pytester.path / "my_theorems" / "shift.py").write_text(file_text + "\n")
     assert command[:3] == ["pytest", "-n", "auto"]
