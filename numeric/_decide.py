@@ -14,6 +14,7 @@ from ._tolerance import (
     STABILITY_ULPS,
     TRUTH_ULPS,
     error_ulps,
+    finfo,
     format_truth_ulps,
     representable,
     shortfall_ulps,
@@ -77,6 +78,8 @@ def decide(runner: Runner, structure, batch: int, dtype: str, arrays=None) -> Ou
     else:
         measure = runner.row.measured_as(dtype)
         held = representable(reference["exponent_scale"], reference["largest"], measure)
+        held &= ~underflow_decides(runner.reference_for(dtype), evaluated, reference, scale,
+                                   measure, batch)
         out_of_range = int((valid & ~held).sum())
         valid = valid & held
         evaluated.valid = valid
@@ -94,6 +97,44 @@ def decide(runner: Runner, structure, batch: int, dtype: str, arrays=None) -> Ou
     outcome.out_of_range = out_of_range
     outcome.evaluated = evaluated
     return outcome
+
+
+def underflow_decides(reference_runner: Runner, evaluated, reference: dict, scale,
+                      measure: str, batch: int) -> np.ndarray:
+    """Rows where some entry is made of exponentials below ``measure``'s normal range (or of
+    weights e/Σ below it: e under n·tiny, n the longest dimension) and nothing else: flushing
+    those exponentials to zero (as a format without them may, and as XLA and MLX do on CPUs)
+    moves the entry by more than one ulp at its own scale, yet moves
+    no entry of the row by one ulp at the row's largest scale. Such an entry (a gradient of
+    1e-36 beside entries of 1e2) has no digits the format can hold, so the componentwise model
+    (every operation off by at most u relative) does not apply to it, as it does not to a row
+    that overflows: the row is not an instance of the format. Where flushing moves the row as
+    a whole (a softmax whose every exponential underflows, 0/0) the row stays in and is
+    judged: that is the formula's instability."""
+    info = finfo(measure)
+    eps, tiny = float(info.eps), float(info.tiny)
+    # a weight e/Σ falls below the range when e < Σ·tiny, and a sum of n exponentials after the
+    # row's maximum is subtracted lies in [1, n]: exponentials below n·tiny may vanish
+    longest = max((v for k, v in evaluated.sizes.items() if k != "batch"), default=1)
+    flushed = reference_runner.evaluate_flushed(evaluated.inputs, evaluated.sizes,
+                                                tiny * max(longest, 1))
+    entry_scale = np.asarray(scale, np.float64)
+    rows = np.zeros(batch, dtype=bool)
+    for name, value in evidence.sides(flushed).items():
+        if name not in reference:
+            continue
+        exact = np.asarray(reference[name], np.float64)
+        with np.errstate(invalid="ignore"):
+            change = np.abs(np.asarray(value, np.float64) - exact)
+        shape = np.broadcast_shapes(change.shape, entry_scale.shape)
+        change = np.broadcast_to(change, shape).reshape(batch, -1)
+        own = np.broadcast_to(entry_scale, shape).reshape(batch, -1)
+        row_scale = np.nanmax(np.where(np.isfinite(own), own, np.nan), axis=1, initial=0.0)
+        with np.errstate(invalid="ignore"):
+            componentwise = (change > eps * own + tiny).any(axis=1)
+            negligible = (change <= eps * row_scale[:, None] + tiny).all(axis=1)
+        rows |= componentwise & negligible
+    return rows
 
 
 def code_faults(reference: dict, low: dict | None, batch: int) -> dict:

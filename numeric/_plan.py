@@ -141,6 +141,16 @@ class Runner:
             values.update(self._float64_only(arrays, sizes))
         return values
 
+    def evaluate_flushed(self, arrays: dict, sizes: dict, tiny: float) -> dict:
+        """The sides in float64 with every exponential below ``tiny`` flushed to zero: what
+        the values would be if a format whose smallest normal number is ``tiny`` (and that
+        flushes below it, as XLA and MLX do on CPUs) lost those exponentials entirely. Eager,
+        on this runner's backend (the NumPy reference)."""
+        xp = _FlushedExponentials(self.row.namespace(self.module, REFERENCE_DTYPE), tiny)
+        with np.errstate(all="ignore"):
+            values = self._sides(xp, arrays, {**sizes})
+        return {k: to_numpy(v) for k, v in values.items()}
+
     def _attributed(self, dtype: str, sizes: dict):
         return time_log.attributed(self.plan.theorem.name, self.row.name, dtype, self.mode,
                                       sizes)
@@ -200,6 +210,20 @@ class Runner:
         wrt_indices = getattr(plan.wrt, "indices", ())
         axes = [index_key(i) for i in plan.primal.out] + [index_key(i) for i in wrt_indices]
         return _rearrange(xp, jacobian, axes, [index_key(i) for i in plan.out])
+
+
+class _FlushedExponentials:
+    """A NumPy namespace whose ``exp`` flushes results below ``tiny`` to zero."""
+
+    def __init__(self, module, tiny: float):
+        self._module, self._tiny = module, tiny
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+    def exp(self, x, *args, **kwargs):
+        value = self._module.exp(x, *args, **kwargs)
+        return self._module.where(self._module.abs(value) < self._tiny, 0.0, value)
 
 
 class ImplementationError(RuntimeError):

@@ -402,7 +402,8 @@ def _out_of_range_note(rows: int, dtype: str) -> str | None:
     if not rows:
         return None
     return (f"{rows} drawn row(s) not evaluated in {dtype}: their exact values or exponents lie "
-            "outside its range (an overflow there is the format's, not the claim's)")
+            "outside its range, or an entry is made only of exponentials below its smallest "
+            "normal number (an overflow or underflow there is the format's, not the claim's)")
 
 
 def _undecided_note(record: NumericRecord) -> str | None:

@@ -180,3 +180,11 @@ printed_backward_dq_matches_autodiff = _printed_matches_autodiff(
     "printed_backward_dq_matches_autodiff", "step 4, (46)", attention_backward_dq, 0)
 printed_backward_dv_matches_autodiff = _printed_matches_autodiff(
     "printed_backward_dv_matches_autodiff", "step 1, (38)", attention_backward_dv, 2)
+# Once left out: its float32 records on MLX and JAX "exceeded the tolerance" in some runs, at
+# entries of about 1e-36 made only of softmax weights e^(s − max) below float32's smallest
+# normal number (scores near ±1e4 from inputs near ±100), which the CPU flushes to zero. Such
+# an entry holds no float32 digits; its row is now outside the componentwise model (see
+# numeric/_decide.py, underflow_decides), as an overflowing row is, and the verdict is the
+# same for every seed.
+printed_backward_dk_matches_autodiff = _printed_matches_autodiff(
+    "printed_backward_dk_matches_autodiff", "step 5, (47)", attention_backward_dk, 1)
