@@ -78,12 +78,12 @@ def decide(runner: Runner, structure, batch: int, dtype: str, arrays=None) -> Ou
     else:
         measure = runner.row.measured_as(dtype)
         held = representable(reference["exponent_scale"], reference["largest"], measure)
-        held &= ~underflow_decides(runner.reference_for(dtype), evaluated, reference, scale,
+        low = runner.evaluate(evaluated.inputs, evaluated.sizes, dtype, with_scale=False)
+        held &= ~underflow_decides(runner.reference_for(dtype), evaluated, reference, low, scale,
                                    measure, batch)
         out_of_range = int((valid & ~held).sum())
         valid = valid & held
         evaluated.valid = valid
-        low = runner.evaluate(evaluated.inputs, evaluated.sizes, dtype, with_scale=False)
         errors, limits = _format_errors(runner.plan, low, reference, scale, dtype, measure)
     faults = {name: rows & valid for name, rows in code_faults(reference, low, batch).items()}
     errors = {k: _only_valid(v, valid) for k, v in errors.items()}
@@ -99,42 +99,71 @@ def decide(runner: Runner, structure, batch: int, dtype: str, arrays=None) -> Ou
     return outcome
 
 
-def underflow_decides(reference_runner: Runner, evaluated, reference: dict, scale,
+def underflow_decides(reference_runner: Runner, evaluated, reference: dict, low: dict, scale,
                       measure: str, batch: int) -> np.ndarray:
-    """Rows where some entry is made of exponentials below ``measure``'s normal range (or of
-    weights e/Σ below it: e under n·tiny, n the longest dimension) and nothing else: flushing
-    those exponentials to zero (as a format without them may, and as XLA and MLX do on CPUs)
-    moves the entry by more than one ulp at its own scale, yet moves
-    no entry of the row by one ulp at the row's largest scale. Such an entry (a gradient of
-    1e-36 beside entries of 1e2) has no digits the format can hold, so the componentwise model
-    (every operation off by at most u relative) does not apply to it, as it does not to a row
-    that overflows: the row is not an instance of the format. Where flushing moves the row as
-    a whole (a softmax whose every exponential underflows, 0/0) the row stays in and is
-    judged: that is the formula's instability."""
+    """Rows where the format lost an entry to underflow and nothing else: an entry made only of
+    exponentials that may fall below ``measure``'s normal range (or of weights e/Σ below it:
+    e under n·tiny, n the longest dimension, since Σ lies in [1, n] once the row's maximum is
+    subtracted): flushing those exponentials in float64 (as XLA and MLX flush on CPUs) moves the
+    entry by more than one ulp at its own scale, the format's value there is nearer the flushed
+    value than the exact one (it lost them too), and no entry of the row moves by one ulp at
+    the row's largest scale. Such an entry (a gradient of 1e-36 beside entries of 1e2) has no
+    digits the format can hold, so the componentwise model (every operation off by at most u
+    relative) does not apply to it, as it does not to a row that overflows: the row is not an
+    instance of the format. Where flushing moves the row as a whole (a softmax whose every
+    exponential underflows, 0/0) the row stays in and is judged: that is the formula's
+    instability."""
     info = finfo(measure)
     eps, tiny = float(info.eps), float(info.tiny)
     # a weight e/Σ falls below the range when e < Σ·tiny, and a sum of n exponentials after the
     # row's maximum is subtracted lies in [1, n]: exponentials below n·tiny may vanish
     longest = max((v for k, v in evaluated.sizes.items() if k != "batch"), default=1)
-    flushed = reference_runner.evaluate_flushed(evaluated.inputs, evaluated.sizes,
-                                                tiny * max(longest, 1))
-    entry_scale = np.asarray(scale, np.float64)
+    threshold = tiny * max(longest, 1)
     rows = np.zeros(batch, dtype=bool)
+    # a row's exponents are at most its exponent scale in magnitude, and one shifted by the
+    # row's maximum (s − max) at most twice that: only rows where that reaches −log(threshold)
+    # are evaluated again
+    reach = np.asarray(reference["exponent_scale"], np.float64).reshape(batch, -1).max(axis=1)
+    maybe = 2 * reach >= -np.log(threshold)
+    if not maybe.any():
+        return rows
+    flushed = reference_runner.evaluate_flushed(_rows_of(evaluated.inputs, maybe),
+                                                {**evaluated.sizes, "batch": int(maybe.sum())},
+                                                threshold)
+    entry_scale = _rows_of({"scale": np.broadcast_to(scale, np.shape(reference["rhs"]))},
+                           maybe)["scale"]
     for name, value in evidence.sides(flushed).items():
-        if name not in reference:
-            continue
-        exact = np.asarray(reference[name], np.float64)
-        with np.errstate(invalid="ignore"):
-            change = np.abs(np.asarray(value, np.float64) - exact)
-        shape = np.broadcast_shapes(change.shape, entry_scale.shape)
-        change = np.broadcast_to(change, shape).reshape(batch, -1)
-        own = np.broadcast_to(entry_scale, shape).reshape(batch, -1)
-        row_scale = np.nanmax(np.where(np.isfinite(own), own, np.nan), axis=1, initial=0.0)
-        with np.errstate(invalid="ignore"):
-            componentwise = (change > eps * own + tiny).any(axis=1)
-            negligible = (change <= eps * row_scale[:, None] + tiny).all(axis=1)
-        rows |= componentwise & negligible
+        if name in reference and name in low:
+            exact = _rows_of({name: reference[name]}, maybe)[name]
+            computed = _rows_of({name: low[name]}, maybe)[name]
+            rows[maybe] |= _only_a_lost_entry_moves(value, exact, computed, entry_scale, eps,
+                                                    tiny)
     return rows
+
+
+def _rows_of(arrays: dict, chosen: np.ndarray) -> dict:
+    """The chosen rows of a batch's arrays (an Integer input, a Python int, is kept)."""
+    return {k: (np.asarray(v)[chosen] if np.ndim(v) else v) for k, v in arrays.items()}
+
+
+def _only_a_lost_entry_moves(value, exact, computed, entry_scale, eps: float,
+                             tiny: float) -> np.ndarray:
+    """Per row: some entry moved by more than one ulp at its own scale when the exponentials
+    were flushed, and the format's value there is nearer the flushed one than the exact one
+    (the format lost them too); and no entry moved by one ulp at the row's largest scale."""
+    rows = np.shape(exact)[0] if np.ndim(exact) else 0
+    value, exact, computed = (np.asarray(a, np.float64) for a in (value, exact, computed))
+    shape = np.broadcast_shapes(value.shape, exact.shape, computed.shape, np.shape(entry_scale))
+    value, exact, computed = (np.broadcast_to(a, shape).reshape(rows, -1)
+                              for a in (value, exact, computed))
+    own = np.broadcast_to(np.asarray(entry_scale, np.float64), shape).reshape(rows, -1)
+    row_scale = np.nanmax(np.where(np.isfinite(own), own, np.nan), axis=1, initial=0.0)
+    with np.errstate(invalid="ignore"):
+        change = np.abs(value - exact)
+        lost = np.abs(computed - value) < np.abs(computed - exact)
+        componentwise = ((change > eps * own + tiny) & lost).any(axis=1)
+        negligible = (change <= eps * row_scale[:, None] + tiny).all(axis=1)
+    return componentwise & negligible
 
 
 def code_faults(reference: dict, low: dict | None, batch: int) -> dict:
