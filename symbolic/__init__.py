@@ -65,10 +65,12 @@ from .kinds.error_bound import log_error as log_error
 from .kinds.error_bound import spread as spread
 from .kinds.error_bound import u as unit_roundoff  # noqa: F401 (public under this name)
 from .kinds.existence import Exists as Exists
+from .kinds.existence import NotExists as NotExists
 from .kinds.ieee import Between as Between
 from .kinds.ieee import IEEEValue as IEEEValue
 from .kinds.ieee import Near as Near
 from .kinds.ieee import where as where
+from .kinds.implication import Implies as Implies
 from .kinds.inequality import AboveMinimum as AboveMinimum
 from .kinds.inequality import BelowMaximum as BelowMaximum
 from .kinds.inequality import CauchySchwarz as CauchySchwarz
@@ -92,6 +94,10 @@ from .kinds.reshape import Reshape as Reshape
 from .kinds.reshape import View as View
 from .kinds.reshape import flat as flat
 from .kinds.series import Series as Series
+from .kinds.spectral import Spectral as Spectral
+from .kinds.spectral import cond as cond
+from .kinds.spectral import singular_max as singular_max
+from .kinds.spectral import singular_min as singular_min
 from .kinds.statistical import Expectation as Expectation
 from .kinds.statistical import Gaussian as Gaussian
 from .kinds.statistical import Moments as Moments

@@ -87,9 +87,8 @@ README_LINES = (
     theorem((96, 98), "the manual gradients equal the derivatives (dL_dQ, dL_dK, dL_dV)",
             "attention_backward_dq", "attention_backward_dk", "attention_backward_dv",
             "printed_backward_dq_matches_autodiff", "printed_backward_dv_matches_autodiff",
+            "printed_backward_dk_matches_autodiff",
             quote="Manual gradients match JAX autodiff"),
-    pending((96, 98), "the manual backward pass of §6.5 matches JAX autodiff (dL_dK)",
-            quote="'dL_dK': True"),
     not_a_claim((100, 105), "module list: what each module contains"),
     theorem((106, 106), "manual gradient derivations verified against autodiff",
             "attention_backward_dq", "attention_backward_dk", "attention_backward_dv",
@@ -183,8 +182,9 @@ EXAMPLE_48_LINES = (
             "lse_at_least_max", quote="use log-sum-exp for softmax"),
     not_a_claim((69, 69), "advice: ε for divisions and logs; no quantity stated",
                 quote="for divisions/logs"),
-    pending((69, 69), "a small diagonal εI (jitter) makes a PSD matrix fit for SPD solves",
-            quote="(jitter) for SPD solves"),
+    theorem((69, 69), "a small diagonal εI (jitter) makes a PSD matrix fit for SPD solves: "
+            "BᵀB + εI is positive definite (float32 sees ε only when ε ≳ 512·eps·‖BᵀB‖)",
+            "example48_jitter_makes_gram_positive_definite", quote="(jitter) for SPD solves"),
     theorem((70, 70), "masked entries get zero weight (masks zero out excluded entries)",
             "masking_zero_weight", "masking_infinite_fill_zero_weight",
             "masking_finite_fill_zero_weight", quote="zero out excluded entries"),
@@ -200,15 +200,25 @@ EXAMPLE_48_LINES = (
                 "stated", quote="Avoid explicit inverses"),
     theorem((78, 78), "log-sum-exp for softmax (stability)", "softmax_max_shift_prevents_overflow",
             quote="Use log-sum-exp for softmax"),
-    pending((78, 78), "a small diagonal εI (jitter) makes a PSD matrix fit for SPD solves",
-            quote="(jitter) for SPD solves"),
-    pending((78, 78), "prefer QR/SVD for ill-conditioned least squares",
+    theorem((78, 78), "a small diagonal εI (jitter) makes a PSD matrix fit for SPD solves: "
+            "BᵀB + εI is positive definite (float32 sees ε only when ε ≳ 512·eps·‖BᵀB‖)",
+            "example48_jitter_makes_gram_positive_definite", quote="(jitter) for SPD solves"),
+    theorem((78, 78), "prefer QR/SVD for ill-conditioned least squares: the normal equations "
+            "square the condition number, κ(XᵀX) = κ(X)²",
+            "example48_normal_equations_square_the_condition_number",
             quote="prefer QR/SVD for ill-conditioned least squares"),
-    pending((79, 79), "regularization (ridge) improves conditioning", quote="regularize (ridge)"),
+    theorem((79, 79), "regularization (ridge) improves conditioning: κ(XᵀX + λI) ≤ κ(XᵀX), "
+            "equal only when every singular value is the same",
+            "example48_ridge_improves_conditioning", "example48_ridge_shifts_the_spectrum",
+            quote="regularize (ridge)"),
     not_a_claim((79, 80), "advice: inspect cond(A), set seeds, print residuals",
                 quote="Reproducibility"),
     theorem((81, 81), "matmul ~ O(n³)", "example48_matmul_cost_cubic", quote="Matmul ~ $O(n^3)$"),
-    pending((81, 81), "O(n²) for triangular solves/products", quote="triangular solves/products"),
+    theorem((81, 81), "O(n²) for triangular solves/products: a solve and a product with one "
+            "vector are Θ(n²); a product of two triangular matrices is Θ(n³)",
+            "example48_triangular_solve_cost_quadratic",
+            "example48_triangular_product_cost_quadratic",
+            "example48_triangular_matrix_product_cost_cubic", quote="triangular solves/products"),
     not_a_claim((81, 81), "advice: vectorise, avoid large intermediates", quote="vectorization"),
     theorem((82, 82), "add −∞ before softmax, then verify rows sum to ~1 (false for a fully "
             "masked row; corrected)", "masking_rows_sum_to_one",
@@ -243,7 +253,8 @@ EXAMPLE_48_LINES = (
     not_a_claim((92, 101), "pedagogy: learning goals, habits and exercise ideas; no quantity "
                 "stated", quote="Learning goals"),
     not_a_claim((103, 104), "heading"),
-    pending((105, 105), "regularization (ridge) improves conditioning",
+    theorem((105, 105), "regularization (ridge) improves conditioning: κ(XᵀX + λI) ≤ κ(XᵀX)",
+            "example48_ridge_improves_conditioning", "example48_ridge_shifts_the_spectrum",
             quote="regularization (ridge) improves conditioning"),
     not_a_claim((105, 109), "uses of linear-algebra tools (regression, PCA, factorizations, "
                 "solvers, norms) named without a claim about attention or a stated quantity",
@@ -326,8 +337,10 @@ EXAMPLE_48_LINES = (
             "influencing past predictions", "causal_attention_output_is_a_running_sum",
             "causal_mask_gives_future_positions_zero_weight",
             quote="prevent future tokens from influencing"),
-    pending((130, 130), "sparse attention (local windows, strided or block patterns) reduces "
-            "O(n²) to O(n log n) or O(n)", quote="Sparse attention"),
+    theorem((130, 130), "sparse attention reduces O(n²) to O(n): a local window of w keys costs "
+            "n·w·d (which pattern gives O(n log n) the text does not say)",
+            "example48_local_window_attention_cost_linear",
+            "example48_block_sparse_attention_cost_linear", quote="Sparse attention"),
     definition((132, 132), "the pipeline QKᵀ, softmax, AV as a composition of functions",
                quote="operator composition"),
     theorem((132, 132), "each output is a weighted combination in the span of the values "
@@ -340,8 +353,9 @@ EXAMPLE_48_LINES = (
     theorem((132, 132), "softmax is a smooth relaxation of argmax with usable gradients",
             "softmax_approximates_argmax", "softmax_approximates_argmax_unique_maximum",
             "softmax_jacobian", quote="Softmax as differentiable max"),
-    pending((132, 132), "attention matrices often have low effective rank",
-            quote="low effective rank"),
+    theorem((132, 132), "attention matrices often have low effective rank (made precise: the "
+            "scores QKᵀ/√d_k have rank at most d_k; the softmax weights need not)",
+            "example48_attention_scores_low_rank", quote="low effective rank"),
     theorem((134, 134), "computing QKᵀ in blocks saves memory; tiled computation reduces memory "
             "from O(n²) to O(n)", "tiled_attention_memory_linear",
             "standard_attention_memory_quadratic", "flash_attention_memory_linear",
@@ -368,11 +382,14 @@ EXAMPLE_48_LINES = (
     not_a_claim((138, 138), "residual connections stabilise training of deep stacks; layer "
                 "normalisation improves conditioning: training behaviour, with no matrix whose "
                 "conditioning is meant named", quote="improve conditioning"),
-    pending((138, 138), "layer normalization controls activation magnitudes",
-            quote="control activation magnitudes"),
+    theorem((138, 138), "layer normalization controls activation magnitudes: the output's mean "
+            "square is var/(var + ε) < 1 whatever the input's scale",
+            "example48_layer_norm_controls_magnitudes", quote="control activation magnitudes"),
     theorem((138, 138), "FFN(x) = W₂(W₁x): as written one linear map",
             "example48_ffn_as_written_is_one_linear_map", quote="W_2 (W_1 x)"),
-    pending((138, 138), "the feedforward sublayer FFN(x) = W₂(W₁x) adds expressiveness",
+    theorem((138, 138), "the feedforward sublayer FFN(x) = W₂(W₁x) adds expressiveness (false: "
+            "M = W₂W₁ is one linear map; with a ReLU between them no matrix gives it)",
+            "example48_ffn_adds_expressiveness", "example48_ffn_with_relu_is_not_linear",
             quote="for additional expressiveness"),
     theorem((138, 138), "a causal mask (scores −∞ for j > i) keeps future tokens from "
             "influencing past predictions", "causal_attention_output_is_a_running_sum",
@@ -400,10 +417,14 @@ EXAMPLE_48_LINES = (
             "attention has rank one and the most even rows)",
             "example48_uniform_attention_has_rank_one", "entropy_of_uniform_is_log_n",
             quote="Ill-conditioned attention matrices"),
-    pending((153, 153), "ill-conditioned attention matrices (dominated by few large singular "
-            "values) concentrate weights on few keys", quote="concentrate weights on few keys"),
-    pending((154, 154), "sparse attention (local windows, strided or block patterns) reduces "
-            "O(n²) to O(n log n) or O(n)", quote="block patterns"),
+    theorem((153, 153), "ill-conditioned attention matrices (dominated by few large singular "
+            "values) concentrate weights on few keys (false: rank one with uniform rows; true "
+            "the other way, weights on the same r keys have rank ≤ r)",
+            "example48_ill_conditioned_attention_concentrates",
+            "example48_weights_on_few_keys_have_low_rank", quote="concentrate weights on few keys"),
+    theorem((154, 154), "sparse attention (local windows, block patterns) costs O(n) instead of "
+            "O(n²)", "example48_local_window_attention_cost_linear",
+            "example48_block_sparse_attention_cost_linear", quote="block patterns"),
     not_a_claim((155, 156), "where the pattern is used; no quantity stated",
                 quote="flagship example"),
     not_a_claim((158, 158), FURNITURE),

@@ -4,7 +4,7 @@ concentration, what growing scores do to the gradients, that every key gets weig
 least-squares problem the output solves, and what a matrix product costs. docs/coverage.md maps
 every line of the example to these theorems or says why a line has none.
 
-Three of them are false as written:
+Four of them are false as written:
 
 - "Attention is a sequence of linear maps" (line 147): the softmax between QKᵀ and AV is not
   linear, so the output is not linear in the queries (scaling Q by c rescales the scores, which
@@ -15,11 +15,12 @@ Three of them are false as written:
   vanish, stated beside it.
 - "Ill-conditioned attention matrices (dominated by few large singular values) concentrate
   weights on few keys" (line 153): uniform attention has rank one (a single non-zero singular
-  value) and spreads every row evenly, the least concentrated rows there are (entropy log n_k,
-  entropy_of_uniform_is_log_n). The implication as written needs a claim kind joining a
-  spectral property to concentration; it is pending in theorems/_pending.py with this
-  counterexample, as is "FFN(x) = W₂(W₁x) adds expressiveness" (line 138), which needs
-  existence: W₂W₁ is the single matrix it equals.
+  value, an infinite condition number) and spreads every row evenly, the least concentrated rows
+  there are (entropy log n_k, entropy_of_uniform_is_log_n). The implication holds the other way:
+  weights that all lie on the same r keys make a matrix of rank at most r, stated beside it.
+- "FFN(x) = W₂(W₁x) for additional expressiveness" (line 138): W₂W₁ is a single matrix that the
+  sublayer equals, so it adds no map a linear layer lacks; with an activation, W₂ReLU(W₁x), it
+  does (no matrix gives it), stated beside it.
 """
 
 import sympy as sp
@@ -30,7 +31,9 @@ from attnproof import (
     Equals,
     ExpPositive,
     Greater,
+    Implies,
     Limit,
+    NotExists,
     Positive,
     RankAtMost,
     Real,
@@ -39,6 +42,9 @@ from attnproof import (
     Source,
     Tensor,
     Theorem,
+    entropy,
+    indicator,
+    masked_softmax,
     softmax,
 )
 from attnproof.symbolic.kinds.cost import Cost, Step
@@ -118,8 +124,44 @@ example48_ffn_as_written_is_one_linear_map = Theorem(
     definitions=(hidden, W21),
     note="As written (no activation between W₁ and W₂) the sublayer is the single matrix W₂W₁, "
     "a linear map like the projections before it: it adds no function a linear layer lacks. "
-    "The expressiveness claim holds for the usual W₂σ(W₁x); as written it is false, and stating "
-    "'no matrix M gives FFN(x) = Mx' needs existence (pending, theorems/_pending.py).",
+    "The expressiveness claim holds for the usual W₂σ(W₁x); as written it is false "
+    "(example48_ffn_adds_expressiveness).",
+)
+
+M = Tensor("M", (d_model, d_model))
+FFN = Source(EXAMPLE_48, "ML Context: From Attention to Transformers",
+             "'FFN(x) = W₂(W₁x) for additional expressiveness' (line 138)")
+
+example48_ffn_adds_expressiveness = Theorem(
+    name="example48_ffn_adds_expressiveness",
+    source=FFN,
+    claim=NotExists(M, Equals(total(W2[p, f] * hidden[f], f), total(M[p, p2] * x[p2], p2)),
+                    for_all=(x,), witness=W21),
+    inputs=(x, W1, W2),
+    definitions=(hidden,),
+    expect="refuted",
+    note="'Adds expressiveness' says the sublayer is not a map a linear layer already gives: no "
+    "matrix M has W₂(W₁x) = Mx for every x. M = W₂W₁ is one, for every W₁ and W₂ at every size, "
+    "so as written (no activation) the claim is false.",
+)
+
+identity_in = Defined("W_1", (p, p2), sp.KroneckerDelta(p, p2), latex=r"W^{(1)}")
+identity_out = Defined("W_2", (p, p2), sp.KroneckerDelta(p, p2), latex=r"W^{(2)}")
+relu_hidden = Defined("h", (p,), sp.Max(total(identity_in[p, p2] * x[p2], p2), 0))
+
+example48_ffn_with_relu_is_not_linear = Theorem(
+    name="example48_ffn_with_relu_is_not_linear",
+    source=Source(EXAMPLE_48, "ML Context: From Attention to Transformers",
+                  "line 138 corrected, 'FFN(x) = W₂ ReLU(W₁x)'"),
+    claim=NotExists(M, Equals(total(identity_out[p, p2] * relu_hidden[p2], p2),
+                              total(M[p, p2] * x[p2], p2)), for_all=(x,)),
+    inputs=(x,),
+    definitions=(identity_in, identity_out, relu_hidden),
+    corrects="example48_ffn_adds_expressiveness",
+    note="With the activation the sublayer is meant to have, FFN(x) = W₂ ReLU(W₁x), not every "
+    "such map is linear: for W₁ = W₂ = I it is x ↦ max(x, 0) entry by entry, and no matrix M "
+    "gives it, since a linear map has f(x) + f(−x) = 0 while max(x, 0) + max(−x, 0) = |x|. The "
+    "proof gives, at each size, a pair of inputs no linear map joins (d = 1: x = 2 and x = −1).",
 )
 
 # -- uniform attention: rank one, yet spread evenly ----------------------------------------
@@ -137,7 +179,53 @@ example48_uniform_attention_has_rank_one = Theorem(
     "of rank one, one non-zero singular value, infinitely ill-conditioned for n_q, n_k ≥ 2, "
     "whose rows are the least concentrated distributions there are (entropy log n_k, "
     "entropy_of_uniform_is_log_n). So line 153's 'ill-conditioned ⇒ weights on few keys' is "
-    "false as written (pending with this counterexample).",
+    "false as written (example48_ill_conditioned_attention_concentrates).",
+)
+
+# -- line 153: ill-conditioned attention and concentration --------------------------------------
+
+rows_q = Dim("n_q", Sizes(2, 6))
+keys = Dim("n_k", Sizes(2, 8))
+iq, iq2 = rows_q.indices("i i2")
+jk = keys.index("j")
+Qc, Kc = Tensor("Q", (rows_q, d_k)), Tensor("K", (keys, d_k))
+weights_c = Defined("A", (iq, jk),
+                    softmax(total(Qc[iq, a] * Kc[jk, a], a) / sp.sqrt(d_k.symbol), jk))
+CONDITIONING = "Connection to Broader Examples, Chapter 14 (Conditioning)"
+
+example48_ill_conditioned_attention_concentrates = Theorem(
+    name="example48_ill_conditioned_attention_concentrates",
+    source=Source(EXAMPLE_48, CONDITIONING, "line 153, 'ill-conditioned attention matrices ... "
+                  "concentrate weights on few keys'"),
+    claim=Implies(RankAtMost(weights_c[iq, jk], iq, jk, 1),
+                  Greater(rows_q.symbol * sp.log(keys.symbol),
+                          total(entropy(weights_c[iq2, jk], jk), iq2))),
+    inputs=(Qc, Kc),
+    definitions=(weights_c,),
+    expect="refuted",
+    note="Read as generously as the words allow: the strongest hypothesis ('dominated by few "
+    "singular values': a single one, rank one, κ = ∞ for n_q, n_k ≥ 2) and the weakest "
+    "conclusion (some row is not spread evenly: its entropy is below log n_k). Still false: "
+    "Q = 0 gives uniform weights 1/n_k, rank one, with every row at the largest entropy there "
+    "is, so no threshold on the condition number or the entropy rescues it.",
+)
+
+kept = Dim("r", Sizes(1, 4))
+scores_c = Tensor("S", (rows_q, keys))
+on_few_keys = Defined("A", (iq, jk), masked_softmax(scores_c[iq, jk], indicator(jk < kept.symbol),
+                                                    jk))
+
+example48_weights_on_few_keys_have_low_rank = Theorem(
+    name="example48_weights_on_few_keys_have_low_rank",
+    source=Source(EXAMPLE_48, CONDITIONING, "line 153 corrected, the implication the other way"),
+    claim=RankAtMost(on_few_keys[iq, jk], iq, jk, kept.symbol),
+    inputs=(scores_c, kept),
+    definitions=(on_few_keys,),
+    corrects="example48_ill_conditioned_attention_concentrates",
+    note="The implication holds the other way: weights that all lie on the same r keys (every "
+    "other key masked) form a matrix with at most r non-zero columns, so rank ≤ r and, for "
+    "r < min(n_q, n_k), κ = ∞. Concentration on keys that differ from query to query gives no "
+    "such bound (one-hot rows on distinct keys are a permutation matrix, κ = 1).",
 )
 
 # -- the softmax axis: axis=0 normalises over queries, not keys ------------------------------

@@ -1,11 +1,41 @@
-"""Numeric route of ``Exists``: the identity the stated witness makes, checked as any identity
-is (the compiled search on this backend and dtype); a claim without a witness has none."""
+"""Numeric routes of ``Exists`` and ``NotExists``.
+
+``Exists``: the identity the stated witness makes, checked as any identity is (the compiled
+search on this backend and dtype); a claim without a witness has none.
+
+``NotExists``: per instance the other inputs are drawn once and the ``for_all`` inputs many times
+(structured draws, then plain ones from their domains, more draws than the unknown has entries);
+lhs − rhs, affine in the unknown's entries, is evaluated in the record's dtype at the unknown 0
+and at each basis tensor, and the unknown fitted by least squares (float64). A largest residual
+within L · eps · scale (L the checker's truth limit for the dtype, scale the largest |lhs| or
+|rhs| at the fit) is a tensor that makes lhs = rhs at every draw: the claim fails there. A larger
+residual is a set of draws no tensor fits, which shows the claim at that instance.
+"""
 
 from __future__ import annotations
 
-from attnproof.symbolic import Exists
+import random
 
-from ..route import numeric_route, run_search, runner_for
+import numpy as np
+from hypothesis import HealthCheck, Phase, find, settings
+from hypothesis.errors import NoSuchExample
+
+from attnproof.symbolic import Exists, NotExists, Positive, Real
+from attnproof.symbolic.route import ordered_free_indices
+
+from ..route import (
+    NumericStatus,
+    compile_expression,
+    evidence,
+    finfo,
+    format_truth_ulps,
+    is_reference,
+    numeric_route,
+    run_search,
+    runner_for,
+    strategies,
+    to_numpy,
+)
 
 
 @numeric_route(Exists)
@@ -13,3 +43,164 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
     identity = theorem.claim.with_witness(theorem)
     run_search(identity, runner_for(identity, row, device, mode), dtype, profile, record,
                seed=seed)
+
+
+# -- negated existence: a least-squares fit of the unknown ----------------------------------------
+
+# draws of the for_all inputs per instance: the unknown's entry count plus this many, structured,
+# and as many plus FRESH_DRAWS more drawn plainly from their domains (uniform, log-uniform)
+EXTRA_DRAWS = 2
+FRESH_DRAWS = 32
+
+
+@numeric_route(NotExists)
+def check_not_exists(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
+    """Per instance (the other inputs drawn once), fit the unknown by least squares to lhs = rhs
+    over many draws of the ``for_all`` inputs: a fit within rounding on every draw is a tensor
+    that exists there (the claim fails); a residual beyond it is a set of draws no tensor fits
+    (the claim holds at that instance)."""
+    fit = _Fit(theorem, row, dtype, device, mode)
+    effort = profile.truth if is_reference(row, dtype) else profile.formats
+    instances = max(100, effort.batch // 2)
+    seen = {"examples": 0, "decided": 0, "undecided": 0}
+
+    def fails(structure) -> bool:
+        outcome = fit.run(structure, instances)
+        seen["examples"] += 1
+        seen["decided"] += int(outcome["decided"].sum())
+        seen["undecided"] += int((~outcome["decided"]).sum())
+        return bool(outcome["exists"].any())
+
+    options = settings(max_examples=effort.examples, database=None, deadline=None,
+                       phases=(Phase.generate, Phase.shrink), derandomize=profile.derandomize,
+                       suppress_health_check=list(HealthCheck))
+    try:
+        shrunk = find(strategies.from_theorem(theorem, profile), fails, settings=options,
+                      random=None if seed is None else random.Random(seed))
+    except NoSuchExample:
+        shrunk = None
+    record.examples, record.instances = seen["examples"], seen["decided"]
+    record.undecided = seen["undecided"]
+    if shrunk is not None:
+        outcome = fit.run(shrunk, instances)
+        record.status = NumericStatus.FAILED
+        record.counterexample = fit.describe(shrunk, outcome)
+        record.reason = (f"{theorem.claim.unknown.name} exists: {record.counterexample['found']}")
+        return
+    few = evidence.too_few(seen["decided"])
+    record.status = NumericStatus.TOO_FEW if few else NumericStatus.PASSED
+    record.reason = few or (f"no {theorem.claim.unknown.name} fits lhs = rhs at the draws of "
+                            f"{', '.join(x.name for x in theorem.claim.for_all)} of any instance "
+                            f"(least squares, residual above {fit.limit:g} * eps * scale)")
+
+
+class _Fit:
+    def __init__(self, theorem, row, dtype, device, mode):
+        self.theorem, self.claim, self.row, self.dtype, self.mode = (
+            theorem, theorem.claim, row, dtype, mode)
+        self.module = row.load()
+        self.device = row.devices()[device]
+        self.xp = row.namespace(self.module, dtype)
+        self.out = ordered_free_indices(self.claim.claim.lhs, self.claim.claim.rhs)
+        inputs = (*theorem.inputs, self.claim.unknown)
+        common = dict(inputs=inputs, definitions=theorem.definitions, target=row.target)
+        self.sides = [compile_expression(side, self.out, **common)
+                      for side in (self.claim.claim.lhs, self.claim.claim.rhs)]
+        self.varying = {x.name for x in self.claim.for_all}
+        measured = row.measured_as(dtype)
+        self.eps = float(finfo(measured).eps)
+        self.limit = format_truth_ulps(measured)
+        self._evaluators: dict = {}
+
+    def run(self, structure, instances: int) -> dict:
+        sizes = structure.size_map
+        shape = tuple(sizes[d.name] for d in self.claim.unknown.dims)
+        unknowns = int(np.prod(shape))
+        structured_draws = unknowns + EXTRA_DRAWS
+        draws = structured_draws + unknowns + FRESH_DRAWS
+        rows = instances * draws
+        arrays = strategies.fill_batch(self.theorem, structure, rows)
+        rng = np.random.default_rng(structure.seed + 1)
+        for x in self.theorem.inputs:
+            value = arrays[x.name]
+            if not isinstance(value, np.ndarray):
+                continue
+            if x.name in self.varying:  # the fresh draws: plainly from the domain
+                fresh = value.reshape(instances, draws, *value.shape[1:])
+                fresh[:, structured_draws:] = _plain(x.domain, fresh[:, structured_draws:].shape,
+                                                     rng)
+                arrays[x.name] = fresh.reshape(value.shape)
+            else:  # the same value for every draw of an instance
+                arrays[x.name] = np.repeat(value[::draws], draws, axis=0)
+        values = []
+        for column in range(unknowns + 1):
+            basis = np.zeros((rows, unknowns))
+            if column:
+                basis[:, column - 1] = 1.0
+            arrays[self.claim.unknown.name] = basis.reshape(rows, *shape)
+            lhs, rhs = (self._evaluate(k, arrays, {**sizes, "batch": rows}) for k in (0, 1))
+            values.append((lhs.reshape(instances, -1), rhs.reshape(instances, -1)))
+        lhs0, rhs0 = values[0]
+        constant = rhs0 - lhs0  # lhs − rhs is affine in A: D(0) + Σ_j a_j (D(e_j) − D(0)) = 0
+        jacobian = np.stack([(lhs - rhs) - (lhs0 - rhs0) for lhs, rhs in values[1:]], axis=-1)
+        exists = np.zeros(instances, bool)
+        decided = np.zeros(instances, bool)
+        residuals, solutions = np.full(instances, np.nan), []
+        for k in range(instances):
+            finite = np.isfinite(constant[k]).all() and np.isfinite(jacobian[k]).all()
+            if not finite:
+                solutions.append(None)
+                continue
+            solution, *_ = np.linalg.lstsq(jacobian[k], constant[k], rcond=None)
+            fitted = jacobian[k] @ solution
+            residual = np.max(np.abs(constant[k] - fitted), initial=0.0)
+            scale = max(np.max(np.abs(lhs0[k]), initial=0.0), np.max(np.abs(rhs0[k]), initial=0.0),
+                        np.max(np.abs(fitted), initial=0.0))
+            tolerance = self.limit * self.eps * scale
+            residuals[k], decided[k] = residual, True
+            exists[k] = residual <= tolerance
+            solutions.append(solution.reshape(shape))
+        return {"exists": exists, "decided": decided, "residuals": residuals,
+                "solutions": solutions, "arrays": arrays, "draws": draws}
+
+    def _evaluate(self, side, arrays, sizes) -> np.ndarray:
+        with self.row.scope(self.device):
+            placed = {k: (self.row.place(self.xp, v, self.dtype, self.device)
+                          if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
+            traced = {k: v for k, v in placed.items() if hasattr(v, "shape")}
+            statics = tuple(sorted((k, v) for k, v in placed.items() if not hasattr(v, "shape")))
+            key = (side, tuple(sorted(sizes.items())), statics)
+            if key not in self._evaluators:
+                def value(traced, side=side, statics=statics):
+                    return self.sides[side](self.xp, {**traced, **dict(statics)}, sizes)
+
+                self._evaluators[key] = self.row.compile(value) if self.mode == "jit" else value
+            with np.errstate(all="ignore"):
+                result = self._evaluators[key](traced)
+        return np.asarray(to_numpy(result), np.float64)
+
+    def describe(self, structure, outcome) -> dict:
+        k = int(np.argwhere(outcome["exists"])[0][0])
+        first = strategies.instance_at(outcome["arrays"], k * outcome["draws"])
+        fixed = {n: _short(v) for n, v in first.items()
+                 if n not in self.varying and n != self.claim.unknown.name}
+        found = (f"{self.claim.unknown.name} = {_short(outcome['solutions'][k])} fits lhs = rhs "
+                 f"at all {outcome['draws']} draws of "
+                 f"{', '.join(x.name for x in self.claim.for_all)} (largest residual "
+                 f"{outcome['residuals'][k]:.3g})")
+        return {"sizes": structure.size_map, "values": fixed, "found": found}
+
+
+def _plain(domain, shape, rng) -> np.ndarray:
+    """Entries drawn plainly from a domain: uniform on a real range, log-uniform on a positive
+    one; other domains as the strategies draw them."""
+    if isinstance(domain, Real):
+        return rng.uniform(domain.low, domain.high, shape)
+    if isinstance(domain, Positive):
+        return np.exp(rng.uniform(np.log(domain.low), np.log(domain.high), shape))
+    return strategies.tensor_values(domain, shape, rng)
+
+
+def _short(value) -> str:
+    array = np.asarray(value, dtype=np.float64)
+    return np.array2string(array, precision=4, suppress_small=True, max_line_width=200)

@@ -49,7 +49,8 @@ from ..route import (
 COUNTED = ("entries", "multiply-adds", "io")
 ORDERS = ("exact", "O", "Theta")
 EXACT_METHOD = ("exact count from the declared steps (entries = product of the dimensions, "
-                "multiply-adds = entries × product of the summed ranges), equal to the formula "
+                "multiply-adds = entries × product of the summed ranges, or their sum over the "
+                "computed entries where the ranges depend on the entry), equal to the formula "
                 "as an expression: all sizes")
 # sizes up to this are enumerated by the exact refutation of an exact formula
 REFUTATION_LARGEST = 6
@@ -70,11 +71,20 @@ def as_size(value) -> sp.Expr:
 class Step:
     """A materialised intermediate of an algorithm: its name, its dimensions (``Dim``,
     ``Scalar`` or expressions such as ``sp.Min(B, n)``), and the ranges each entry sums over
-    (empty for an element-wise step)."""
+    (empty for an element-wise step).
+
+    ``entries``, where given, says which entries are computed and lets the summed ranges depend
+    on the entry: limits ``(i, low, high)`` as in ``sp.Sum`` (an inner one may depend on an outer
+    index), with ``over`` written in those indices. A triangular solve computes x_i from the i
+    entries before it: ``Step("x", (n,), over=(i,), entries=((i, 0, n.symbol - 1),))`` counts
+    Σ_{i<n} i = n(n − 1)/2 multiply-adds; a product of two lower-triangular matrices computes
+    the entries k ≤ i, each a sum over k ≤ j ≤ i: ``entries=((i, 0, n − 1), (k, 0, i))``,
+    ``over=(i − k + 1,)``. The memory a step holds is still the product of its dimensions."""
 
     name: str
     dims: tuple = ()
     over: tuple = ()
+    entries: tuple = ()
     # the IO model (counted="io"): blocks read from and written to slow memory per run, the
     # blocks held in fast memory while it runs, and how many times it runs
     reads: tuple = ()
@@ -85,14 +95,22 @@ class Step:
     def __post_init__(self):
         for name in ("dims", "over"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
+        object.__setattr__(self, "entries", tuple(tuple(limit) for limit in self.entries))
         for name in ("reads", "writes", "fast"):
             object.__setattr__(self, name, tuple(tuple(block) for block in getattr(self, name)))
 
-    def entries(self) -> sp.Expr:
+    def entries_held(self) -> sp.Expr:
+        """The entries the step holds: the product of its dimensions."""
         return sp.Mul(*(as_size(d) for d in self.dims))
 
     def multiply_adds(self) -> sp.Expr:
-        return self.entries() * sp.Mul(*(as_size(r) for r in self.over))
+        summed = sp.Mul(*(as_size(r) for r in self.over))
+        if not self.entries:
+            return self.entries_held() * summed
+        limits = [tuple(as_expression(v, "a step's entry limit") for v in limit)
+                  for limit in self.entries]
+        # outermost first, as written; SymPy's Sum takes the innermost limit first
+        return sp.factor(sp.Sum(summed, *reversed(limits)).doit())
 
     def traffic(self) -> sp.Expr:
         """Entries moved between slow and fast memory over every run of the step."""
@@ -151,7 +169,7 @@ class Cost(ClaimKind):
     def count(self) -> sp.Expr:
         """The count the declared steps give."""
         if self.counted == "entries":
-            return sp.Add(*(s.entries() for s in self.steps))
+            return sp.Add(*(s.entries_held() for s in self.steps))
         if self.counted == "io":
             return sp.Add(*(s.traffic() for s in self.steps))
         return sp.Add(*(s.multiply_adds() for s in self.steps))

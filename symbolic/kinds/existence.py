@@ -29,7 +29,9 @@ import sympy as sp
 from ..route import (
     NOT_PROVED,
     PROVED,
+    PROVED_BOUNDED,
     REFUTED,
+    STRUCTURED_PATTERNS,
     ClaimKind,
     Defined,
     Equals,
@@ -41,6 +43,7 @@ from ..route import (
     index_assignments,
     instantiate,
     prove_directly,
+    search_steps,
     small_sizes,
     structured_draws,
     substituted,
@@ -244,3 +247,232 @@ def _least_squares_residual(rows, unknowns):
         ridge = mpmath.mpf("1e-40") * mpmath.eye(len(unknowns))
         solution = mpmath.lu_solve(normal + ridge, a.T * b)
         return mpmath.norm(a * solution - b)
+
+
+# -- negated existence ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NotExists(ClaimKind):
+    """There is no ``unknown`` (a tensor, not an input), the same for every value of the
+    ``for_all`` inputs, with ``claim`` (lhs = rhs) for all of them: "FFN adds expressiveness",
+    i.e. no matrix M gives FFN(x) = Mx for every x. Asserted for every value of the other inputs.
+
+    Args:
+        unknown: the tensor claimed not to exist, e.g. ``Tensor("M", (d, d))``.
+        claim: an ``Equals`` in which the unknown's entries appear, linearly.
+        for_all: the inputs the unknown may not depend on.
+        witness: ``Defined`` with the unknown's name: an A the refutation tries first (when it
+            makes the claim an identity, such an A exists for every value and size).
+
+    Symbolic route. Refuted by a witness that makes lhs = rhs an identity (sum normal form, all
+    sizes), else by an exact linear solve at small sizes: the other inputs drawn, the ``for_all``
+    inputs left as symbols, lhs − rhs must vanish as a polynomial in them, a linear system in
+    the unknown's entries solved in rational arithmetic; a solution is an A that exists there.
+    Where lhs − rhs is not a polynomial in the ``for_all`` inputs (a ReLU), they are drawn
+    instead. Proved for sizes <= 3 when every input is among ``for_all`` and at each size the
+    equations at exact rational draws have no solution (an inconsistent system, shown in exact
+    arithmetic: no A exists at that size); with other inputs a drawn value proves nothing for
+    all values and the claim stays unproved.
+    """
+
+    unknown: Tensor
+    claim: Equals
+    for_all: tuple = ()
+    witness: Defined | None = None
+
+    kind = "negated existence"
+    relation = r"\neq"
+    numeric_draws = None
+    measures_rounding = False  # judged by a least-squares residual, not in ulps
+
+    def __post_init__(self):
+        object.__setattr__(self, "for_all", tuple(self.for_all))
+        if not isinstance(self.unknown, Tensor):
+            raise TheoremError(f"NotExists: the unknown must be a Tensor, got "
+                               f"{type(self.unknown).__name__}")
+        if not isinstance(self.claim, Equals):
+            raise TheoremError(f"NotExists: the claim must be Equals(...), got "
+                               f"{type(self.claim).__name__}")
+
+    def exists(self) -> Exists:
+        """The existence claim this one denies."""
+        return Exists(self.unknown, self.claim, self.for_all, self.witness)
+
+    def unknowns(self):
+        return (self.unknown,)
+
+    def expressions(self):
+        return self.exists().expressions()
+
+    def to_latex(self, latex) -> str:
+        every = ", ".join(latex(_symbol_of(x)) for x in self.for_all)
+        quantifier = rf"\nexists\, {latex(self.unknown.base)}\ " + (
+            rf"\forall\, {every}:\ " if every else ":\\ ")
+        return quantifier + rf"{latex(self.claim.lhs)} = {latex(self.claim.rhs)}"
+
+    def numeric_configurations(self, found):
+        """float64 and float32: a least-squares fit of the unknown decides each instance."""
+        return [c for c in found if c[1] in ("float64", "float32")]
+
+    def validate(self, theorem, where: str) -> None:
+        self.exists().validate(theorem, where)
+        if not self.for_all:
+            raise TheoremError(f"{where}: NotExists names the inputs the unknown may not depend "
+                               "on (for_all=...)")
+
+    def prove(self, theorem, bound: int):
+        return prove_non_existence(self, theorem)
+
+
+def prove_non_existence(claim: NotExists, theorem):
+    if claim.witness is not None:
+        result = prove_directly(claim.exists().with_witness(theorem), 3)
+        if result.status == PROVED:
+            return ProofResult(REFUTED, f"the witness {claim.witness.name} = "
+                               f"{claim.witness.body} makes lhs = rhs an identity, proved in sum "
+                               "normal form: such a tensor exists for every value of the inputs "
+                               "(all sizes)",
+                               counterexample={"witness": f"{claim.witness.name} = "
+                                               f"{claim.witness.body}",
+                                               "holds": "lhs = rhs for every value (sum normal "
+                                               "form, all sizes)",
+                                               "lhs_minus_rhs": "0"})
+    others = [x for x in theorem.inputs if not _in(x, claim.for_all)]
+    proved_up_to = 0
+    certificates = []
+    for largest in search_steps(theorem, 3):
+        sizes = small_sizes(theorem, largest)
+        found = _exact_solve(claim, theorem, sizes, largest)
+        if found is None:
+            return ProofResult(NOT_PROVED, "lhs − rhs is not linear in the unknown's entries; "
+                               "no exact route applies")
+        solution, detail = found
+        if solution is not None:
+            return ProofResult(REFUTED, f"exact linear solve at small sizes: {claim.unknown.name} "
+                               "exists there (lhs = rhs for every value of "
+                               f"{', '.join(x.name for x in claim.for_all)})",
+                               counterexample={"sizes": sizes, **detail, "lhs_minus_rhs": "0"})
+        certificates.append(f"sizes {sizes}: {detail['equations']}")
+        proved_up_to = largest
+    if others:
+        return ProofResult(NOT_PROVED, "at the drawn values of "
+                           f"{', '.join(x.name for x in others)} no {claim.unknown.name} exists "
+                           f"(sizes <= {proved_up_to}), which says nothing of their other values; "
+                           "numeric evidence only")
+    return ProofResult(PROVED_BOUNDED, f"no {claim.unknown.name} exists at sizes <= "
+                       f"{proved_up_to}: the equations lhs = rhs at exact rational values of "
+                       f"{', '.join(x.name for x in claim.for_all)} are inconsistent in exact "
+                       f"arithmetic ({'; '.join(certificates)})", max_size=proved_up_to)
+
+
+def _in(x, inputs) -> bool:
+    return any(getattr(y, "name", None) == getattr(x, "name", None) for y in inputs)
+
+
+def _exact_solve(claim: NotExists, theorem, sizes, seed):
+    """(solution, detail): an exact solution of the unknown's entries at ``sizes`` with the other
+    inputs drawn, or (None, detail) with the equations that admit none; None when lhs − rhs is
+    not linear in the unknown."""
+    unknowns, system = _system(claim, theorem, sizes)
+    if system is None:
+        return None
+    draws = structured_draws(theorem, sizes, seed=seed, tries=2 * len(STRUCTURED_PATTERNS))
+    fixed = {k: v for k, v in draws[0].items() if not _varies(k, claim.for_all)}
+    varying = _for_all_symbols(claim, system)
+    symbolic = [substituted(e, fixed).xreplace(varying) for e in system]
+    variables = set(varying.values()) | {x.symbol for x in claim.for_all if isinstance(x, Scalar)}
+    polynomial = _coefficient_equations(symbolic, variables)
+    if polynomial is not None:
+        equations, how = polynomial, "lhs − rhs vanishes identically in " + ", ".join(
+            x.name for x in claim.for_all)
+    else:
+        points = [{**fixed, **{k: v for k, v in draw.items() if _varies(k, claim.for_all)}}
+                  for draw in draws]
+        equations = [sp.nsimplify(substituted(e, point)) for point in points for e in system]
+        how = f"at {len(draws)} exact draws of {', '.join(x.name for x in claim.for_all)}"
+        pair = _inconsistent_pair(claim, system, points, unknowns)
+        if pair is not None:
+            how = f"already at the pair {pair}"
+    equations = [e for e in (sp.expand(e) for e in equations) if e != 0]
+    if not equations:
+        solution = dict.fromkeys(unknowns, sp.Integer(0))
+    else:
+        solved = sp.linsolve(equations, unknowns)
+        solution = None if solved == sp.EmptySet else dict(zip(unknowns, next(iter(solved)),
+                                                               strict=True))
+    detail = {"values": {_entry(k): str(v) for k, v in fixed.items()},
+              "equations": f"{len(equations)} equations in {len(unknowns)} unknowns, {how}"}
+    if solution is None:
+        return None, detail
+    shown = {str(u): str(v.xreplace(dict.fromkeys(v.free_symbols, 0)))
+             for u, v in solution.items()}
+    return solution, {**detail, claim.unknown.name: _as_entries(claim, sizes, shown)}
+
+
+def _inconsistent_pair(claim, system, points, unknowns) -> str | None:
+    """Two of the drawn points whose equations alone admit no solution, as text: the smallest
+    certificate (for a linear map, f(x) and f(y) that no linear map joins)."""
+    for first, second in itertools.combinations(points, 2):
+        equations = [sp.expand(sp.nsimplify(substituted(e, point)))
+                     for point in (first, second) for e in system]
+        equations = [e for e in equations if e != 0]
+        if equations and sp.linsolve(equations, unknowns) == sp.EmptySet:
+            return " and ".join(_point_text(claim, point) for point in (first, second))
+    return None
+
+
+def _point_text(claim, point) -> str:
+    names = {x.name for x in claim.for_all}
+    entries = sorted(((k, v) for k, v in point.items()
+                      if isinstance(k, tuple) and k[0] in names), key=lambda kv: kv[0])
+    by_name: dict = {}
+    for (name, _), value in entries:
+        by_name.setdefault(name, []).append(str(value))
+    scalars = [f"{k} = {v}" for k, v in point.items()
+               if isinstance(k, sp.Symbol) and k.name in names]
+    return ", ".join([f"{n} = [{', '.join(v)}]" for n, v in by_name.items()] + scalars)
+
+
+def _for_all_symbols(claim, system) -> dict:
+    """Every entry of the ``for_all`` tensors in ``system``, as a symbol of its own."""
+    names = {x.name for x in claim.for_all if not isinstance(x, Scalar)}
+    entries = {e for equation in system for e in equation.atoms(sp.Indexed)
+               if str(e.base) in names}
+    return {e: sp.Symbol(f"_{e.base}_{'_'.join(map(str, e.indices))}", real=True)
+            for e in sorted(entries, key=sp.default_sort_key)}
+
+
+def _coefficient_equations(equations, variables):
+    """Each equation's coefficients as a polynomial in ``variables`` (each must vanish), or None
+    where an equation is not a polynomial in them."""
+    found = []
+    for equation in equations:
+        equation = sp.expand(equation)
+        free = equation.free_symbols & variables
+        if not free:
+            found.append(equation)
+            continue
+        try:
+            poly = sp.Poly(equation, *sorted(free, key=sp.default_sort_key))
+        except sp.PolynomialError:
+            return None
+        if not all(c.is_number or not (c.free_symbols & variables) for c in poly.coeffs()):
+            return None
+        found += list(poly.coeffs())
+    return found
+
+
+def _as_entries(claim, sizes, shown: dict) -> str:
+    shape = [sizes[d.name] for d in claim.unknown.dims]
+    flat = [shown.get(f"_u{n}", "?") for n in range(len(shown))]
+    if len(shape) == 2:
+        rows = [flat[r * shape[1]:(r + 1) * shape[1]] for r in range(shape[0])]
+        return "[" + ", ".join("[" + ", ".join(row) + "]" for row in rows) + "]"
+    return "[" + ", ".join(flat) + "]"
+
+
+def _entry(key) -> str:
+    if isinstance(key, tuple):
+        return f"{key[0]}[{', '.join(map(str, key[1]))}]"
+    return str(key)

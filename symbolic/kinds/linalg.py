@@ -137,8 +137,9 @@ class _Definiteness(_MatrixClaim):
         if counterexample is not None:
             return ProofResult(REFUTED, "exact counterexample at small sizes (rational entries, "
                                "exact arithmetic)", counterexample=counterexample)
-        recognized = ("a positive multiple of the identity" if self.strict
-                      else "a nonnegative multiple of a Gram matrix or of the identity")
+        recognized = ("a positive multiple of the identity, or Gram matrices plus one"
+                      if self.strict else "a nonnegative multiple of a Gram matrix or of the "
+                      "identity, or Gram matrices plus one")
         return ProofResult(NOT_PROVED, f"not recognized as {recognized}, and the exact search "
                            f"at sizes <= {SEARCH_SIZES} found no counterexample; numeric "
                            "evidence only")
@@ -275,7 +276,7 @@ def _single_sum_free_of(core, row, column) -> bool:
 def _definiteness_proof(theorem, expanded, row, column, strict: bool) -> ProofResult | None:
     found = gram_factor(expanded, row, column)
     if found is None:
-        return None
+        return _shifted_gram_proof(theorem, expanded, row, column, strict)
     coefficient, factor, limit = found
     if factor is None:  # c · identity: xᵀAx = c Σ_a x_a²
         if coefficient.is_positive or (not strict and coefficient.is_nonnegative):
@@ -295,6 +296,73 @@ def _definiteness_proof(theorem, expanded, row, column, strict: bool) -> ProofRe
     return ProofResult(PROVED, f"Gram matrix: x^T A x = {coefficient} * sum_k (sum_a F_ka x_a)^2 "
                        f"with F_ka = {shown}, an identity checked in sum normal form, and "
                        f"{coefficient} >= 0 (all sizes)")
+
+
+def _shifted_gram_proof(theorem, expanded, row, column, strict: bool) -> ProofResult | None:
+    """A sum of Gram matrices with nonnegative coefficients plus c·I (the jitter of BᵀB + εI):
+    xᵀAx = Σ_g c_g Σ_k (Σ_a F_ka x_a)² + c Σ_a x_a², checked in sum normal form; ≥ 0 when every
+    coefficient is, and > 0 for x ≠ 0 when c > 0. Coefficients may hold inputs through sums
+    without free indices (a jitter scaled to ‖B‖²), their sign read from their form."""
+    grams, shift = [], sp.Integer(0)
+    for term in sp.Add.make_args(sp.expand(expanded)):
+        deltas = [f for f in sp.Mul.make_args(term) if f == sp.KroneckerDelta(row, column)]
+        rest = sp.Mul(*(f for f in sp.Mul.make_args(term) if f not in deltas))
+        if len(deltas) == 1 and not rest.has(row, column):
+            shift += rest
+            continue
+        found = gram_factor(term, row, column)
+        if found is None or found[1] is None:
+            return None
+        grams.append(found)
+    if not grams or shift == 0:
+        return None
+    shift_sign = sign_by_form(shift)
+    if not all(sign_by_form(c) in ("positive", "nonnegative") for c, _, _ in grams):
+        return None
+    if shift_sign != "positive" and (strict or shift_sign != "nonnegative"):
+        return None
+    x = sp.IndexedBase("x_probe", real=True)
+    quadratic = _sum_over(x[row] * expanded * x[column], row, column)
+    squares = shift * _sum_over(x[row] ** 2, row) + sp.Add(*(
+        c * sp.Sum(_sum_over(factor * x[row], row) ** 2, limit) for c, factor, limit in grams))
+    if theorem_residual(theorem, quadratic - squares) != 0:
+        return None
+    shown = ", ".join(str(factor.xreplace({limit[0]: sp.Symbol("k")}))
+                      for _, factor, limit in grams)
+    relation = "> 0 for x != 0" if strict else ">= 0"
+    return ProofResult(PROVED, f"Gram matrices plus a multiple of the identity: x^T A x = "
+                       f"sum_g c_g sum_k (sum_a F_ka x_a)^2 + ({shift}) * sum_a x_a^2 with F_ka "
+                       f"= {shown}, an identity checked in sum normal form; the coefficients "
+                       f"are nonnegative and {shift} is {shift_sign} by its form, so x^T A x "
+                       f"{relation} (all sizes)")
+
+
+def sign_by_form(expr: sp.Expr) -> str | None:
+    """"positive", "nonnegative" or None (not shown), from the form of ``expr`` alone: positive
+    symbols and numbers, even powers, sums and products of such, and Σ over a nonempty range."""
+    expr = sp.sympify(expr)
+    if expr.is_positive:
+        return "positive"
+    if expr.is_zero or expr.is_nonnegative:
+        return "nonnegative"
+    if isinstance(expr, sp.Pow) and expr.exp.is_Integer and expr.exp.is_even:
+        return "positive" if sign_by_form(expr.base) == "positive" else "nonnegative"
+    if isinstance(expr, sp.Pow) and expr.exp.is_real:
+        return sign_by_form(expr.base) if sign_by_form(expr.base) == "positive" else None
+    if isinstance(expr, (sp.Add, sp.Mul)):
+        signs = [sign_by_form(a) for a in expr.args]
+        if None in signs:
+            return None
+        if isinstance(expr, sp.Add):
+            return "positive" if "positive" in signs else "nonnegative"
+        return "positive" if all(s == "positive" for s in signs) else "nonnegative"
+    if isinstance(expr, sp.Sum):
+        inner = sign_by_form(expr.function)
+        nonempty = all((upper - lower).is_nonnegative for _, lower, upper in expr.limits)
+        if inner == "positive" and nonempty:
+            return "positive"
+        return "nonnegative" if inner is not None else None
+    return None
 
 
 # -- symbolic route: rank ------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import sympy as sp
 from attnproof.numeric._backends import available_configurations
 from attnproof.numeric._search import check
 from attnproof.numeric.kinds.cost import measure
-from attnproof.symbolic import Source, Theorem, TheoremError, prove, statement_latex
+from attnproof.symbolic import Dim, Sizes, Source, Theorem, TheoremError, prove, statement_latex
 from attnproof.symbolic.kinds.cost import Cost, Step
 from attnproof.theorems import costs, online_softmax
 
@@ -26,8 +26,10 @@ def _planted():
 
 planted = _planted()
 FALSE = (planted.planted_standard_attention_memory_linear,
-         planted.planted_score_matrix_entries_off_by_t)
-TRUE = (planted.planted_tiled_attention_memory_linear,)
+         planted.planted_score_matrix_entries_off_by_t,
+         planted.planted_triangular_solve_cost_linear)
+TRUE = (planted.planted_tiled_attention_memory_linear,
+        planted.planted_triangular_solve_cost_quadratic)
 
 
 @pytest.mark.parametrize("theorem", FALSE, ids=lambda t: t.name)
@@ -141,3 +143,14 @@ def test_an_io_count_sums_the_blocks_moved_and_refuses_a_step_that_does_not_fit(
     refuted = prove(Theorem(name="hold_io", source=source, claim=claim, inputs=(x, memory),
                             expect="refuted"))
     assert refuted.status == "refuted" and refuted.counterexample["step"] == "hold"
+
+
+def test_a_step_whose_ranges_depend_on_the_entry_sums_over_its_computed_entries():
+    n = Dim("n", Sizes(1, 8))
+    i, k = n.indices("i k")
+    solve = Step("x", (n,), over=(i,), entries=((i, 0, n.symbol - 1),))
+    assert sp.expand(solve.multiply_adds() - n.symbol * (n.symbol - 1) / 2) == 0
+    assert solve.entries_held() == n.symbol  # memory: the product of the dimensions
+    product = Step("LL", (n, n), over=(i - k + 1,), entries=((i, 0, n.symbol - 1), (k, 0, i)))
+    expected = n.symbol * (n.symbol + 1) * (n.symbol + 2) / 6
+    assert sp.expand(product.multiply_adds() - expected) == 0

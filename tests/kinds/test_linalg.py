@@ -13,6 +13,7 @@ from attnproof.symbolic import (
     PositiveDefinite,
     PositiveSemidefinite,
     RankAtMost,
+    Real,
     Scalar,
     Sizes,
     Source,
@@ -23,7 +24,7 @@ from attnproof.symbolic import (
     prove,
     statement_latex,
 )
-from attnproof.symbolic.kinds.linalg import gram_factor
+from attnproof.symbolic.kinds.linalg import gram_factor, sign_by_form
 
 PLANTED_DIR = Path(__file__).resolve().parents[1] / "planted"
 PLANTED = {t.name: t for t in discover([PLANTED_DIR]).theorems
@@ -224,3 +225,36 @@ def test_a_non_symmetric_matrix_is_judged_by_its_quadratic_form():
     record, _ = search(theorem(claim), "numpy", "float64", seed=3)
     assert record.status == "passed", record.reason
     assert prove(theorem(claim)).status != "refuted"
+
+
+# -- jitter: Gram matrices plus a multiple of the identity -----------------------------------------
+
+
+def test_a_gram_matrix_plus_a_positive_multiple_of_the_identity_is_positive_definite():
+    eps = Scalar("epsilon", Positive(1e-6, 1))
+    claim = PositiveDefinite(gram(W) + eps.symbol * sp.KroneckerDelta(a, b), a, b)
+    result = prove(theorem(claim, inputs=(W, eps)))
+    assert result.status == "proved" and "plus a multiple of the identity" in result.method
+    semidefinite = PositiveSemidefinite(gram(W) + eps.symbol * sp.KroneckerDelta(a, b), a, b)
+    assert prove(theorem(semidefinite, inputs=(W, eps))).status == "proved"
+
+
+def test_a_shift_of_unknown_sign_is_not_proved():
+    shift = Scalar("s", Real(-1, 1))
+    claim = PositiveDefinite(gram(W) + shift.symbol * sp.KroneckerDelta(a, b), a, b)
+    assert prove(theorem(claim, inputs=(W, shift))).status == "refuted"
+
+
+def test_the_sign_of_a_coefficient_is_read_from_its_form():
+    rho = Scalar("rho", Positive(1e-3, 1))
+    frobenius = sp.Sum(W[c, b] ** 2, (c, 0, c.upper), (b, 0, b.upper))
+    assert sign_by_form(rho.symbol * frobenius) == "nonnegative"
+    assert sign_by_form(rho.symbol * frobenius + rho.symbol) == "positive"
+    assert sign_by_form(frobenius - rho.symbol) is None
+
+
+def test_catalog_jitter_is_proved_and_float32_sees_it():
+    jitter = CATALOG["example48_jitter_makes_gram_positive_definite"]
+    assert prove(jitter).status == "proved"
+    record, _ = search(jitter, "numpy", "float32", seed=1)
+    assert record.status == "passed", record.reason

@@ -4,6 +4,7 @@ instrumented run), the true one beside it must not be."""
 from attnproof.symbolic import Source, Theorem
 from attnproof.symbolic.kinds.cost import Cost
 from attnproof.theorems import costs
+from attnproof.theorems import example48_numerics as example48
 
 PLANTED = "tests/planted/kinds_cost.py"
 
@@ -34,5 +35,24 @@ planted_score_matrix_entries_off_by_t = Theorem(
     claim=Cost(costs.T.symbol**2 + costs.T.symbol, costs.notebook_score_matrix_entries.claim.steps,
                counted="entries", implementation=costs.score_matrix),
     inputs=(costs.Q_T, costs.K_T),
+    expect="refuted",
+)
+
+# a triangular solve: n(n − 1)/2 multiply-adds, summed over ranges that depend on the entry
+solve = example48.example48_triangular_solve_cost_quadratic.claim
+
+planted_triangular_solve_cost_quadratic = Theorem(
+    name="planted_triangular_solve_cost_quadratic",
+    source=Source(PLANTED, "planted", "forward substitution in Θ(n²)"),
+    claim=solve,
+    inputs=(example48.L, example48.y),
+)
+
+planted_triangular_solve_cost_linear = Theorem(
+    name="planted_triangular_solve_cost_linear",
+    source=Source(PLANTED, "planted", "forward substitution in O(n)"),
+    claim=Cost(example48.size.symbol, solve.steps, counted="multiply-adds", order="O",
+               growing=(example48.size,), implementation=solve.implementation),
+    inputs=(example48.L, example48.y),
     expect="refuted",
 )

@@ -10,9 +10,11 @@ import sympy as sp
 from attnproof.symbolic import (
     Defined,
     Dim,
+    Positive,
     PositiveDefinite,
     PositiveSemidefinite,
     RankAtMost,
+    Scalar,
     Sizes,
     Source,
     Tensor,
@@ -94,4 +96,29 @@ planted_low_rank_product_rank_r = Theorem(
     inputs=(L, R),
     definitions=(LRt,),
     note="L Rᵀ factors through R^r.",
+)
+
+# jitter: BᵀB plus a multiple of the identity, scaled to the matrix so that float32 can see it
+rho = Scalar("rho", Positive(1e-3, 1))
+tau = Scalar("tau", Positive(1e-6, 1))
+e, g = n.indices("e g")
+scaled = rho.symbol * total(W[e, g] ** 2, e, g)  # ρ‖W‖_F²
+
+planted_gram_plus_jitter_is_positive_definite = Theorem(
+    name="planted_gram_plus_jitter_is_positive_definite",
+    source=Source(PLANTED, "planted", "WᵀW + (ρ‖W‖² + τ)I"),
+    claim=PositiveDefinite(WtW[a, b] + (scaled + tau.symbol) * sp.KroneckerDelta(a, b), a, b),
+    inputs=(W, rho, tau),
+    definitions=(WtW,),
+    note="xᵀ(WᵀW + εI)x = ‖Wx‖² + ε‖x‖² > 0 for x ≠ 0.",
+)
+
+planted_gram_minus_jitter_is_positive_definite = Theorem(
+    name="planted_gram_minus_jitter_is_positive_definite",
+    source=Source(PLANTED, "planted", "WᵀW + (ρ‖W‖² − τ)I"),
+    claim=PositiveDefinite(WtW[a, b] + (scaled - tau.symbol) * sp.KroneckerDelta(a, b), a, b),
+    inputs=(W, rho, tau),
+    definitions=(WtW,),
+    expect="refuted",
+    note="The shift may be negative: W = 0 gives −τI.",
 )

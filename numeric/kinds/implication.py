@@ -1,0 +1,179 @@
+"""Numeric route of implications (symbolic/kinds/implication.py): batches of drawn inputs (the
+structured draws included: zeros, repeated rows and kernels are where low-rank matrices are), the
+hypothesis's matrix evaluated on the backend in the record's dtype and its rank read from the
+backend's SVD (singular values above tol = L · eps · (‖A‖_F + ‖|A|‖_F), as for ``RankAtMost``),
+and on the instances where the hypothesis holds the conclusion's two sides evaluated there too.
+The conclusion fails at an instance when lhs − rhs is beyond L · eps · (abs-scale of both sides)
+the wrong way (an identity: apart; lhs ≥ rhs: below; a strict lhs > rhs: not above, equality
+within rounding included, as for ``PositiveDefinite``). Only instances with the hypothesis count
+as decided.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+from hypothesis import HealthCheck, Phase, find, settings
+from hypothesis.errors import NoSuchExample
+
+from attnproof.symbolic import Implies
+from attnproof.symbolic.kinds.implication import relation_of
+from attnproof.symbolic.route import ordered_free_indices
+
+from ..route import (
+    NumericStatus,
+    compile_expression,
+    evidence,
+    finfo,
+    format_truth_ulps,
+    is_reference,
+    numeric_route,
+    strategies,
+    to_numpy,
+)
+
+
+@numeric_route(Implies)
+def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
+    checker = _Checker(theorem, row, dtype, device, mode)
+    effort = profile.truth if is_reference(row, dtype) else profile.formats
+    seen = {"examples": 0, "decided": 0, "undecided": 0}
+
+    def fails(structure) -> bool:
+        outcome = checker.run(structure, effort.batch)
+        seen["examples"] += 1
+        seen["decided"] += int(outcome["hypothesis"].sum())
+        seen["undecided"] += int((~outcome["hypothesis"]).sum())
+        return bool(outcome["failing"].any())
+
+    options = settings(max_examples=effort.examples, database=None, deadline=None,
+                       phases=(Phase.generate, Phase.shrink), derandomize=profile.derandomize,
+                       suppress_health_check=list(HealthCheck))
+    try:
+        shrunk = find(strategies.from_theorem(theorem, profile), fails, settings=options,
+                      random=None if seed is None else random.Random(seed))
+    except NoSuchExample:
+        shrunk = None
+    record.examples, record.instances = seen["examples"], seen["decided"]
+    record.undecided = seen["undecided"]
+    if shrunk is not None:
+        outcome = checker.run(shrunk, effort.batch)
+        record.status = NumericStatus.FAILED
+        record.counterexample = checker.describe(shrunk, outcome)
+        record.reason = f"the hypothesis holds and the conclusion fails: " \
+                        f"{record.counterexample['found']}"
+        return
+    few = evidence.too_few(seen["decided"])
+    record.status = NumericStatus.TOO_FEW if few else NumericStatus.PASSED
+    record.reason = few or (f"the conclusion held on every instance with the hypothesis "
+                            f"({seen['decided']}; {seen['undecided']} drawn instances lacked it); "
+                            f"tol = {checker.limit:g} * eps * scale, eps = {checker.eps:.3g}")
+
+
+class _Checker:
+    def __init__(self, theorem, row, dtype, device, mode):
+        self.theorem, self.row, self.dtype, self.mode = theorem, row, dtype, mode
+        self.claim = theorem.claim
+        self.hypothesis, self.conclusion = self.claim.hypothesis, self.claim.conclusion
+        self.relation = relation_of(self.conclusion)
+        self.module = row.load()
+        self.device = row.devices()[device]
+        self.xp = row.namespace(self.module, dtype)
+        common = dict(inputs=theorem.inputs, definitions=theorem.definitions)
+        h = self.hypothesis
+        self.batch_indices = h.batch_indices()
+        out = (*self.batch_indices, h.row, h.column)
+        self.compiled = {"matrix": compile_expression(h.matrix, out, target=row.target, **common)}
+        self.scales = {"matrix": compile_expression(h.matrix, out, abs_scale=True,
+                                                    target="numpy", **common)}
+        sides = ordered_free_indices(self.conclusion.lhs, self.conclusion.rhs)
+        for name in ("lhs", "rhs"):
+            expr = getattr(self.conclusion, name)
+            self.compiled[name] = compile_expression(expr, sides, target=row.target, **common)
+            self.scales[name] = compile_expression(expr, sides, abs_scale=True, target="numpy",
+                                                   **common)
+        measured = row.measured_as(dtype)
+        self.eps = float(finfo(measured).eps)
+        self.limit = format_truth_ulps(measured)
+        self._evaluators: dict = {}
+
+    def run(self, structure, batch: int) -> dict:
+        arrays = strategies.fill_batch(self.theorem, structure, batch)
+        sizes = {**structure.size_map, "batch": batch}
+        values = {name: self._evaluate(name, arrays, sizes) for name in self.compiled}
+        with np.errstate(all="ignore"):
+            scales = {name: np.abs(np.asarray(self.scales[name](np, arrays, sizes), np.float64))
+                      for name in self.scales}
+        matrices = values["matrix"]
+        finite = np.isfinite(matrices).all(axis=(-2, -1))
+        singular = self._svd(np.where(finite[..., None, None], matrices, 0.0))
+        size = _frobenius(matrices) + _frobenius(scales["matrix"])
+        tolerance = self.limit * self.eps * size
+        rank = (singular > tolerance[..., None]).sum(axis=-1)
+        bound = self.hypothesis.bound_at(structure.size_map)
+        holds = (rank <= bound) & finite
+        holds = holds.reshape(batch, -1).all(axis=1)
+        lhs, rhs = (values[k].reshape(batch, -1) for k in ("lhs", "rhs"))
+        scale = (scales["lhs"].reshape(batch, -1) + scales["rhs"].reshape(batch, -1))
+        margin = self.limit * self.eps * scale
+        with np.errstate(all="ignore"):
+            difference = lhs - rhs
+            if self.relation == "=":
+                wrong = np.abs(difference) > margin
+            elif self.relation == ">=":
+                wrong = difference < -margin
+            else:
+                wrong = difference <= margin
+        wrong |= ~np.isfinite(difference)
+        failing = holds & wrong.any(axis=1)
+        return {"arrays": arrays, "hypothesis": holds, "failing": failing, "rank": rank,
+                "singular": singular, "difference": difference, "margin": margin}
+
+    def _evaluate(self, name, arrays, sizes) -> np.ndarray:
+        with self.row.scope(self.device):
+            placed = {k: (self.row.place(self.xp, v, self.dtype, self.device)
+                          if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
+            traced = {k: v for k, v in placed.items() if hasattr(v, "shape")}
+            statics = tuple(sorted((k, v) for k, v in placed.items() if not hasattr(v, "shape")))
+            key = (name, tuple(sorted(sizes.items())), statics)
+            if key not in self._evaluators:
+                def value(traced, name=name, statics=statics):
+                    return self.compiled[name](self.xp, {**traced, **dict(statics)}, sizes)
+
+                self._evaluators[key] = self.row.compile(value) if self.mode == "jit" else value
+            with np.errstate(all="ignore"):
+                result = self._evaluators[key](traced)
+        return np.asarray(to_numpy(result), np.float64)
+
+    def _svd(self, matrices: np.ndarray) -> np.ndarray:
+        with self.row.scope(self.device):
+            placed = self.row.place(self.xp, matrices, self.dtype, self.device)
+            if self.row.linalg_on_cpu:
+                values = self.module.linalg.svd(placed, compute_uv=False,
+                                                stream=self.module.cpu)
+            else:
+                values = self.module.linalg.svd(placed, compute_uv=False)
+        return np.asarray(to_numpy(values), np.float64)
+
+    def describe(self, structure, outcome) -> dict:
+        failing = np.argwhere(outcome["failing"])[:, 0]
+        closest = np.abs(outcome["difference"][failing]).min(axis=1)
+        k = int(failing[int(np.argmin(closest))])  # the clearest one: lhs - rhs nearest 0
+        worst = int(np.argmin(np.abs(outcome["difference"][k])))
+        inputs = strategies.instance_at(outcome["arrays"], k)
+        found = (f"rank {int(np.max(outcome['rank'][k]))} <= {self.hypothesis.bound} (singular "
+                 f"values {_short(outcome['singular'][k])}), and lhs - rhs = "
+                 f"{outcome['difference'][k][worst]:.6g} (margin "
+                 f"{outcome['margin'][k][worst]:.3g}) where lhs {self.relation} rhs is claimed")
+        return {"sizes": structure.size_map,
+                "values": {n: _short(v) for n, v in inputs.items()}, "found": found}
+
+
+def _frobenius(values: np.ndarray) -> np.ndarray:
+    return np.sqrt(np.sum(np.square(values), axis=(-2, -1)))
+
+
+def _short(value) -> str:
+    array = np.asarray(value, dtype=np.float64)
+    return np.array2string(array, precision=4, suppress_small=True, max_line_width=200)

@@ -1,0 +1,303 @@
+"""Numeric route of spectral claims (symbolic/kinds/spectral.py): each matrix of the statement is
+compiled and evaluated on the backend in the record's dtype for batches of drawn inputs (the
+structured draws included: zero matrices, repeated rows, kernels), and the backend's own SVD
+gives its singular values.
+
+Each singular value is known only to within δ = L · eps · (‖A‖_F + ‖|A|‖_F) (L the checker's truth
+limit for the dtype, ``format_truth_ulps``; |A| the abs-scale of the matrix's expression):
+rounding while forming A moves each entry by about eps times its abs-scale, and a backward-stable
+SVD moves each singular value by about eps ‖A‖. So σ_max and σ_min become intervals
+[σ − δ, σ + δ] ∩ [0, ∞) (σ_min is exactly 0 for a matrix with fewer rows than columns), a
+condition number the interval [max(1, σ_max⁻/σ_min⁺), σ_max⁺/σ_min⁻] (∞ where σ_min⁻ = 0), and
+each side of the claim is evaluated in interval arithmetic. An instance fails only when the
+intervals exclude the relation (lhs⁻ > rhs⁺ for ≤, disjoint for =); it is undecided when a side
+is unbounded without being ∞ itself (the format cannot tell a tiny σ_min from 0), and passes
+otherwise. Never scaled by size.
+
+Only float64 and float32 are checked: the SVDs of NumPy and JAX do not accept float16 or
+bfloat16.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import sympy as sp
+from hypothesis import HealthCheck, Phase, find, settings
+from hypothesis.errors import NoSuchExample
+
+from attnproof.symbolic import Spectral
+from attnproof.symbolic.kinds.spectral import ConditionNumber, SingularMax, SpectralTerm
+
+from ..route import (
+    NumericStatus,
+    compile_expression,
+    evidence,
+    finfo,
+    format_truth_ulps,
+    is_reference,
+    numeric_route,
+    strategies,
+    to_numpy,
+)
+
+
+@numeric_route(Spectral)
+def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
+    """Fill ``record``: search for an instance whose intervals exclude the claim."""
+    checker = _Checker(theorem, row, dtype, device, mode)
+    effort = profile.truth if is_reference(row, dtype) else profile.formats
+    seen = {"examples": 0, "decided": 0, "undecided": 0}
+
+    def fails(structure) -> bool:
+        outcome = checker.run(structure, effort.batch)
+        seen["examples"] += 1
+        seen["decided"] += int((~outcome.undecided).sum())
+        seen["undecided"] += int(outcome.undecided.sum())
+        return bool(outcome.failing.any())
+
+    options = settings(max_examples=effort.examples, database=None, deadline=None,
+                       phases=(Phase.generate, Phase.shrink), derandomize=profile.derandomize,
+                       suppress_health_check=list(HealthCheck))
+    randomness = None if seed is None else random.Random(seed)
+    try:
+        shrunk = find(strategies.from_theorem(theorem, profile), fails, settings=options,
+                      random=randomness)
+    except NoSuchExample:
+        shrunk = None
+    record.examples, record.instances = seen["examples"], seen["decided"]
+    record.undecided = seen["undecided"]
+    if shrunk is not None:
+        outcome = checker.run(shrunk, effort.batch)
+        record.status = NumericStatus.FAILED
+        record.counterexample = checker.describe(shrunk, outcome)
+        record.reason = (f"{checker.claim.relation_text} fails by more than rounding: "
+                         f"{record.counterexample['found']}")
+        return
+    few = evidence.too_few(seen["decided"])
+    record.status = NumericStatus.TOO_FEW if few else NumericStatus.PASSED
+    undecided = (f"; {seen['undecided']} instances undecided (a smallest singular value within "
+                 "rounding of 0 leaves a side unbounded)" if seen["undecided"] else "")
+    record.reason = few or (f"lhs {checker.claim.relation_text} rhs held within the intervals "
+                            f"of every instance ({row.name} SVD); {checker.tolerance_words()}"
+                            f"{undecided}")
+
+
+class _Outcome:
+    def __init__(self, arrays, spectra, sides, failing, undecided):
+        self.arrays, self.spectra, self.sides = arrays, spectra, sides
+        self.failing, self.undecided = failing, undecided
+
+
+class _Checker:
+    def __init__(self, theorem, row, dtype, device, mode):
+        self.theorem, self.claim, self.row, self.dtype, self.mode = (
+            theorem, theorem.claim, row, dtype, mode)
+        self.module = row.load()
+        self.device = row.devices()[device]
+        self.xp = row.namespace(self.module, dtype)
+        self.terms = self.claim.terms()
+        common = dict(inputs=theorem.inputs, definitions=theorem.definitions)
+        self.values = {t: compile_expression(t.matrix, (t.row, t.column), target=row.target,
+                                             **common) for t in self.terms}
+        self.scales = {t: compile_expression(t.matrix, (t.row, t.column), abs_scale=True,
+                                             target="numpy", **common) for t in self.terms}
+        measured = row.measured_as(dtype)
+        self.eps = float(finfo(measured).eps)
+        self.limit = format_truth_ulps(measured)
+        self._evaluators: dict = {}
+
+    # -- evaluation ---------------------------------------------------------------------------
+
+    def run(self, structure, batch: int) -> _Outcome:
+        arrays = strategies.fill_batch(self.theorem, structure, batch)
+        sizes = {**structure.size_map, "batch": batch}
+        intervals, spectra, broken = {}, {}, np.zeros(batch, bool)
+        for term in self.terms:
+            matrices = self._matrices(term, arrays, sizes)
+            with np.errstate(all="ignore"):
+                scale = np.asarray(self.scales[term](np, arrays, sizes), np.float64)
+                size = _frobenius(matrices) + _frobenius(scale)
+            finite = np.isfinite(matrices).all(axis=(-2, -1)) & np.isfinite(size)
+            broken |= ~finite
+            singular = self._svd(np.where(finite[:, None, None], matrices, 0.0))
+            delta = np.where(finite, self.limit * self.eps * size, np.inf)
+            spectra[term] = (matrices, singular, delta)
+            intervals[term] = _term_interval(term, singular, delta, matrices.shape[-2:])
+        scalars = {s.symbol: np.asarray(arrays[s.name], np.float64) * np.ones(batch)
+                   for s in self.theorem.scalars}
+        with np.errstate(all="ignore"):
+            lhs = _interval(self.claim.lhs, intervals, scalars, batch)
+            rhs = _interval(self.claim.rhs, intervals, scalars, batch)
+        failing = _fails(self.claim.relation_text, lhs, rhs) | broken
+        undecided = ~failing & (_unbounded(lhs) | _unbounded(rhs))
+        return _Outcome(arrays, spectra, (lhs, rhs), failing, undecided)
+
+    def _matrices(self, term, arrays, sizes) -> np.ndarray:
+        with self.row.scope(self.device):
+            placed = {k: (self.row.place(self.xp, v, self.dtype, self.device)
+                          if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
+            traced = {k: v for k, v in placed.items() if hasattr(v, "shape")}
+            with np.errstate(all="ignore"):
+                values = self._evaluator(term, placed, sizes)(traced)
+        return np.asarray(to_numpy(values), np.float64)
+
+    def _evaluator(self, term, placed, sizes):
+        statics = tuple(sorted((k, v) for k, v in placed.items() if not hasattr(v, "shape")))
+        key = (term, tuple(sorted(sizes.items())), statics)
+        if key not in self._evaluators:
+            def matrix(traced):
+                return self.values[term](self.xp, {**traced, **dict(statics)}, sizes)
+
+            self._evaluators[key] = self.row.compile(matrix) if self.mode == "jit" else matrix
+        return self._evaluators[key]
+
+    def _svd(self, matrices: np.ndarray) -> np.ndarray:
+        """Singular values, largest first, by the backend's own SVD in the record's dtype."""
+        with self.row.scope(self.device):
+            placed = self.row.place(self.xp, matrices, self.dtype, self.device)
+            if self.row.linalg_on_cpu:
+                values = self.module.linalg.svd(placed, compute_uv=False,
+                                                stream=self.module.cpu)
+            else:
+                values = self.module.linalg.svd(placed, compute_uv=False)
+        return np.asarray(to_numpy(values), np.float64)
+
+    # -- words -----------------------------------------------------------------------------------
+
+    def tolerance_words(self) -> str:
+        return (f"each singular value within delta = {self.limit:g} * eps * (||A||_F + "
+                f"||abs-scale of A||_F), eps = {self.eps:.3g}")
+
+    def describe(self, structure, outcome: _Outcome) -> dict:
+        instance = int(np.argwhere(outcome.failing)[0][0])
+        (lhs_lo, lhs_hi), (rhs_lo, rhs_hi) = outcome.sides
+        terms = {}
+        for term, (matrices, singular, delta) in outcome.spectra.items():
+            terms[str(term.func.__name__) + f" of {_short(matrices[instance])}"] = (
+                f"singular values {_short(singular[instance])} (within {delta[instance]:.3g})")
+        found = (f"lhs in [{lhs_lo[instance]:.6g}, {lhs_hi[instance]:.6g}], rhs in "
+                 f"[{rhs_lo[instance]:.6g}, {rhs_hi[instance]:.6g}]")
+        return {"sizes": structure.size_map,
+                "values": {k: _short(v) for k, v in
+                           strategies.instance_at(outcome.arrays, instance).items()},
+                "terms": terms, "found": found}
+
+
+# -- intervals -------------------------------------------------------------------------------------
+
+
+def _term_interval(term: SpectralTerm, singular, delta, shape):
+    """The interval of one term per instance, from the singular values and their δ."""
+    rows, columns = shape
+    large = singular[:, 0] if singular.shape[-1] else np.zeros(len(delta))
+    large_lo, large_hi = np.maximum(large - delta, 0.0), large + delta
+    if rows < columns:  # fewer rows than columns: σ_min over the columns is 0 exactly
+        small_lo = small_hi = np.zeros(len(delta))
+    else:
+        small = singular[:, columns - 1]
+        small_lo, small_hi = np.maximum(small - delta, 0.0), small + delta
+    if isinstance(term, SingularMax):
+        return large_lo, large_hi
+    if not isinstance(term, ConditionNumber):
+        return small_lo, small_hi
+    with np.errstate(all="ignore"):
+        lo = np.where(small_hi > 0, np.maximum(1.0, large_lo / small_hi), np.inf)
+        hi = np.where(small_lo > 0, large_hi / small_lo, np.inf)
+    return lo, hi
+
+
+def _interval(expr, terms: dict, scalars: dict, batch: int):
+    """(lo, hi) of ``expr`` per instance in interval arithmetic over the extended reals, each
+    operation's result rounded outwards by one ulp at each end; an undefined combination
+    (∞ − ∞, 0 · ∞) widens to (−∞, ∞)."""
+    lo, hi = _exact_interval(expr, terms, scalars, batch)
+    if isinstance(expr, (sp.Add, sp.Mul, sp.Pow)):
+        return np.nextafter(lo, -np.inf), np.nextafter(hi, np.inf)
+    return lo, hi
+
+
+def _exact_interval(expr, terms: dict, scalars: dict, batch: int):
+    if isinstance(expr, SpectralTerm):
+        return terms[expr]
+    if expr in scalars:
+        value = scalars[expr]
+        return value, value
+    if expr.is_Number or expr in (sp.oo, -sp.oo):
+        value = np.full(batch, float(expr))
+        return value, value
+    parts = [_interval(arg, terms, scalars, batch) for arg in expr.args]
+    if isinstance(expr, sp.Add):
+        lo, hi = parts[0]
+        for a_lo, a_hi in parts[1:]:
+            lo, hi = _widened(lo + a_lo, hi + a_hi)
+        return lo, hi
+    if isinstance(expr, sp.Mul):
+        lo, hi = parts[0]
+        for a_lo, a_hi in parts[1:]:
+            products = np.stack([lo * a_lo, lo * a_hi, hi * a_lo, hi * a_hi])
+            lo, hi = _widened(products.min(axis=0), products.max(axis=0),
+                              np.isnan(products).any(axis=0))
+        return lo, hi
+    if isinstance(expr, sp.Pow):
+        return _power(parts[0], expr.exp)
+    raise NotImplementedError(f"no interval rule for {type(expr).__name__}")
+
+
+def _power(base, exponent):
+    """base**exponent for an integer or half-integer exponent."""
+    lo, hi = base
+    if exponent.is_Rational and exponent.q == 2:  # x^(p/2) = (√x)^p, √ of a nonnegative x
+        roots = np.sqrt(np.maximum(lo, 0.0)), np.sqrt(np.maximum(hi, 0.0))
+        return _power(_widened(*roots, lo < 0), sp.Integer(exponent.p))
+    if exponent < 0:
+        lo, hi = _reciprocal(lo, hi)
+        exponent = -exponent
+    n = int(exponent)
+    if n % 2:
+        return lo**n, hi**n
+    low = np.where(lo >= 0, lo**n, np.where(hi <= 0, hi**n, 0.0))
+    return low, np.maximum(np.abs(lo), np.abs(hi)) ** n
+
+
+def _reciprocal(lo, hi):
+    """1/x over [lo, hi]; 1/0 = ∞ for a nonnegative quantity (κ = σ_max/σ_min = ∞ at σ_min = 0),
+    an interval across 0 widens to (−∞, ∞)."""
+    positive = lo > 0
+    negative = hi < 0
+    from_zero = (lo == 0) & (hi >= 0)
+    new_lo = np.where(positive | negative, 1.0 / hi, np.where(from_zero, 1.0 / hi, -np.inf))
+    new_hi = np.where(positive | negative, 1.0 / lo, np.inf)
+    new_lo = np.where(from_zero & (hi == 0), np.inf, new_lo)
+    return new_lo, new_hi
+
+
+def _widened(lo, hi, undefined=None):
+    bad = np.isnan(lo) | np.isnan(hi)
+    if undefined is not None:
+        bad = bad | undefined
+    return np.where(bad, -np.inf, lo), np.where(bad, np.inf, hi)
+
+
+def _fails(relation, lhs, rhs) -> np.ndarray:
+    (lhs_lo, lhs_hi), (rhs_lo, rhs_hi) = lhs, rhs
+    if relation == "=":
+        return (lhs_lo > rhs_hi) | (rhs_lo > lhs_hi)
+    if relation == "<=":
+        return lhs_lo > rhs_hi
+    return lhs_lo >= rhs_hi
+
+
+def _unbounded(side) -> np.ndarray:
+    lo, hi = side
+    return ((hi == np.inf) & (lo < np.inf)) | (lo == -np.inf) | np.isnan(lo) | np.isnan(hi)
+
+
+def _frobenius(values: np.ndarray) -> np.ndarray:
+    return np.sqrt(np.sum(np.square(values), axis=(-2, -1)))
+
+
+def _short(value) -> str:
+    array = np.asarray(value, dtype=np.float64)
+    return np.array2string(array, precision=4, suppress_small=True, max_line_width=200)
