@@ -5,10 +5,16 @@ backward dQ/dK/dV, masks of each declared kind, finite biases, tile-pattern mask
 masked rows, score offsets across the format's range and below finite -inf sentinels, garbage
 in unused K/V, block-edge lengths, d_v != d_k, n_q != n_k, strided input views, grouped- and
 multi-query heads, split-KV merging and the kernel's own merge, soft-capping, a declared
-score_mod) is searched with Hypothesis in every dtype the kernel accepts, and judged by
+score_mod, batch elements against themselves run alone, calls against the same call made on a
+fresh kernel) is searched with Hypothesis in every dtype the kernel accepts, and judged by
 flash-attention's rule against the float64 truth, lse included wherever the kernel returns
 it. Kernels are *checked*, never proved. A kernel raises :class:`Refused` for a case outside
 what it supports; such cases are counted and shown, never decided.
+
+For a kernel's own tests, :func:`proved_tolerance` (and :func:`assert_attention_close` under
+pytest) gives the tolerance its output may be held to on given inputs: the proved error bound
+of its precision, or the conformance rule's allowance where that is tighter, with the
+derivation.
 """
 
 from ._cases import Case as Case
@@ -21,5 +27,8 @@ from ._declaration import KernelError as KernelError
 from ._declaration import Refused as Refused
 from ._properties import PROPERTIES as PROPERTIES
 from ._pytest import KernelCell as KernelCell
+from ._pytest import assert_attention_close as assert_attention_close
 from ._pytest import assert_conforms as assert_conforms
 from ._pytest import conformance_cells as conformance_cells
+from ._tolerance import Tolerance as Tolerance
+from ._tolerance import proved_tolerance as proved_tolerance

@@ -85,7 +85,8 @@ def _keywords(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
     bias = (x.given or {}).get("bias")
     if case.causal_flag:
         keywords[kernel.causal_argument] = kernel.causal_value
-    elif case.mask != "none" or (bias is not None and kind == "bias"):
+    elif case.mask != "none" or case.empty_element is not None or \
+            (bias is not None and kind == "bias"):
         in_mask = bias if kind == "bias" else None
         keywords[kernel.mask_argument] = _mask(kernel, fw, x.keep, kind, in_mask,
                                                _mask_dtype(kernel, case, dtype), device)

@@ -40,8 +40,12 @@ SENTINELS = (-1e4, -5e4, -1e30)
 # the input and computing formats can hold (f = ±1: the format's end, its lowest included)
 RANGE_MARGIN = 8.0
 # garbage written into K and V entries no query keeps (padding, masked-out keys): it must not
-# reach any output or gradient. "huge" is the input format's largest finite value.
-GARBAGE = ("nan", "inf", "-inf", "huge")
+# reach any output or gradient. "huge" is the input format's largest finite value; "ordinary"
+# values of the inputs' own scale (uniform up to the largest |entry| of the keys in use), such
+# as a previous sequence's activations left in a padded buffer.
+GARBAGE = ("nan", "inf", "-inf", "huge", "ordinary")
+# what each ``masked_inputs`` declaration lets unused K/V entries hold
+GARBAGE_ALLOWED = {"any": GARBAGE, "finite": ("huge", "ordinary"), "ordinary": ("ordinary",)}
 # finite biases added to the scores: ALiBi's linear distance penalty (per-head slopes),
 # Gaussian ones (relative-position-like, sd 4), and large ones of either sign (10^2 to 10^4)
 BIASES = ("alibi", "gaussian", "large")
@@ -82,21 +86,35 @@ class Case:
     mask_kind: str | None = None  # which of the kernel's mask kinds (None: its first)
     memory: str | None = None  # q, k, v as views of other memory (None: packed arrays)
     softcap: float | None = None  # the soft-capping value c passed to the kernel
+    # a batch element whose every key is masked (a sequence of length zero beside the others)
+    empty_element: int | None = None
     seed: int = 0
+    # the calls made before this one on the same kernel object, in order: (dtype, Case) each
+    history: tuple = ()
 
     def to_json(self) -> str:
-        fields = {k: v for k, v in dataclasses.asdict(self).items() if v != _DEFAULTS[k]}
-        return json.dumps(fields, separators=(",", ":"))
+        return json.dumps(self._fields(), separators=(",", ":"))
+
+    def _fields(self) -> dict:
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                  if getattr(self, f.name) != _DEFAULTS[f.name]}
+        if self.history:
+            fields["history"] = [[dtype, call._fields()] for dtype, call in self.history]
+        return fields
 
     @classmethod
     def from_json(cls, text: str) -> Case:
-        return cls(**json.loads(text))
+        fields = json.loads(text)
+        history = tuple((dtype, cls(**call)) for dtype, call in fields.pop("history", ()))
+        return cls(**fields, history=history)
 
     def sizes(self) -> str:
         heads = f"{self.heads}" if self.kv_heads == self.heads else \
             f"{self.heads}/{self.kv_heads}kv"
-        return (f"b={self.batch} h={heads} n_q={self.n_q} n_k={self.n_k} d_k={self.d_k} "
-                f"d_v={self.d_v}")
+        empty = "" if self.empty_element is None else \
+            f" (element {self.empty_element} of length zero)"
+        return (f"b={self.batch}{empty} h={heads} n_q={self.n_q} n_k={self.n_k} "
+                f"d_k={self.d_k} d_v={self.d_v}")
 
     @property
     def used_scale(self) -> float:
@@ -156,17 +174,27 @@ def _with_garbage(x: Inputs, garbage: str, dtype: str, rng) -> Inputs:
 
     from ._frameworks import numpy_dtype
 
-    value = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf,
+    value = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf, "ordinary": None,
              "huge": float(ml_dtypes.finfo(numpy_dtype(dtype)).max)}[garbage]
     unused = unused_keys(x.keep, x.group)[..., None]
 
     def spoiled(array):
         features = rng.random(array.shape) < 0.5
         features[..., 0] = True
-        return np.where(unused & features, value, array)
+        filled = value if value is not None else _ordinary(array, unused, dtype, rng)
+        return np.where(unused & features, filled, array)
 
     return dataclasses.replace(x, given={**(x.given or {}), "k": spoiled(x.k),
                                          "v": spoiled(x.v)})
+
+
+def _ordinary(array: np.ndarray, unused: np.ndarray, dtype: str, rng) -> np.ndarray:
+    """Values of ``array``'s own scale: uniform in [-m, m], m the largest |entry| of the keys
+    in use (of the whole array when no key is), rounded to ``dtype``."""
+    used = np.broadcast_to(~unused, array.shape)
+    top = float(np.max(np.abs(array[used]), initial=0.0)) or \
+        float(np.max(np.abs(array), initial=0.0)) or 1.0
+    return rounded(rng.uniform(-top, top, size=array.shape), dtype)
 
 
 def split_point(case: Case) -> int:
@@ -217,6 +245,8 @@ def keep_mask(case: Case, rng: np.random.Generator, alignment: str) -> np.ndarra
         rows = rng.random(shape[:-1]) < FULLY_MASKED_ROW_FRACTION
         rows[..., 0] = True
         keep &= ~rows[..., None]
+    if case.empty_element is not None:  # every key of one element masked: a length of zero
+        keep[case.empty_element] = False
     return keep
 
 

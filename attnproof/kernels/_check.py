@@ -10,10 +10,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from hypothesis import HealthCheck, Phase, example, given, reject, settings
+from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky, Unsatisfiable
 
 from attnproof.numeric._devices import selected
 
+from . import _precision as precision
+from . import _regimes as regimes
 from ._cases import Case, instance
 from ._declaration import Kernel
 from ._frameworks import devices as devices_of
@@ -46,6 +49,11 @@ class Cell:
     # the largest error over the proved bound of the declared precision, over the decided
     # cases that have one (``_proved``): reported beside the rule, never deciding the cell
     bound_ratio: float | None = None
+    # the precision the kernel behaves like in this cell (``_precision.estimate``): declared,
+    # bits, unit roundoff, whether less precise than declared; None with too few decided cases
+    precision: dict | None = None
+    # the regimes its cases reached (``_regimes``): cases per regime, n_k's residues per tile
+    regimes: dict = field(default_factory=dict)
     cases: int = 0
     decided: int = 0
     # cases the kernel refused (``Refused``: outside what it supports), and the first reason
@@ -58,7 +66,7 @@ class Cell:
     seconds: float = 0.0
 
     def to_json(self) -> dict:
-        return {k: v for k, v in self.__dict__.items()}
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
 
 @dataclass
@@ -88,22 +96,39 @@ class Conformance:
 
         return to_markdown([self])
 
+    def precision(self) -> dict[tuple[str, str], dict]:
+        """Per (device, dtype), the precision the kernel behaves like over every cell's rows
+        (``_precision``), where any cell has an estimate."""
+        found = {}
+        for device, dtype in dict.fromkeys((c.device, c.dtype) for c in self.cells):
+            estimates = [c.precision for c in self.cells
+                         if (c.device, c.dtype) == (device, dtype) and c.precision]
+            compute = estimates[0]["declared"] if estimates else None
+            estimate = precision.pooled(estimates, dtype, compute) if estimates else None
+            if estimate is not None:
+                found[(device, dtype)] = estimate
+        return found
+
     def to_json(self) -> dict:
         return {"kernel": self.kernel, "framework": self.framework, "declared": self.declared,
                 "seconds": round(self.seconds, 2), "ok": self.ok,
+                "precision": {f"{device} {dtype}": estimate for (device, dtype), estimate
+                              in self.precision().items()},
                 "cells": [c.to_json() for c in self.cells]}
 
 
 def check_kernel(kernel: Kernel, *, properties: Iterable[str] | None = None,
                  dtypes: Iterable[str] | None = None, devices: Iterable[str] | None = None,
                  examples: int = DEFAULT_EXAMPLES, spec: str | None = None,
-                 progress=None, on_case=None, budget: float | None = None) -> Conformance:
+                 progress=None, on_case=None, budget: float | None = None,
+                 seed: int | None = None) -> Conformance:
     """Check ``kernel`` for every property (or those named) in every dtype and device it
     declares (or those named): a kernel is *checked*, never proved.
 
     ``spec`` ("module:attribute" or a library name) makes the replay commands runnable;
     ``progress(cell)`` is called after each cell, ``on_case(case, dtype)`` before each case.
     ``budget``: seconds for the whole kernel; a cell not begun by then is skipped, saying so.
+    ``seed``: draw other cases, from this seed (None: the same cases in every run).
     """
     started = time.perf_counter()
     chosen = [property_named(p) for p in properties] if properties else list(PROPERTIES)
@@ -119,7 +144,7 @@ def check_kernel(kernel: Kernel, *, properties: Iterable[str] | None = None,
                     cells.append(Cell(prop.name, dtype, device, "skipped", reason=absent))
                 else:
                     cells.append(check_cell(kernel, prop, dtype, device, examples, spec,
-                                            on_case))
+                                            on_case, seed))
                 if progress is not None:
                     progress(cells[-1])
     return Conformance(kernel.name, kernel.framework, declared(kernel), cells,
@@ -171,17 +196,17 @@ def declared(kernel: Kernel) -> dict:
 
 
 def check_cell(kernel: Kernel, prop: Property, dtype: str, device: str, examples: int,
-               spec: str | None = None, on_case=None) -> Cell:
+               spec: str | None = None, on_case=None, seed: int | None = None) -> Cell:
     started = time.perf_counter()
     cell = Cell(prop.name, dtype, device, "n/a")
     try:
-        return _checked(cell, kernel, prop, dtype, device, examples, spec, on_case)
+        return _checked(cell, kernel, prop, dtype, device, examples, spec, on_case, seed)
     finally:
         cell.seconds = round(time.perf_counter() - started, 3)
 
 
 def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str,
-             examples: int, spec: str | None, on_case) -> Cell:
+             examples: int, spec: str | None, on_case, seed: int | None = None) -> Cell:
     reason = unavailable_reason(kernel.framework)
     if reason is not None:
         cell.status, cell.reason = "skipped", reason
@@ -190,7 +215,7 @@ def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str
     if reason is not None:
         cell.reason = reason
         return cell
-    failure = _search(kernel, prop, dtype, device, examples, cell, on_case)
+    failure = _search(kernel, prop, dtype, device, examples, cell, on_case, seed)
     if failure is not None:
         case, result = failure
         cell.status = {"fail": "fails"}.get(result.status, result.status)
@@ -244,10 +269,12 @@ class _AllRefused(BaseException):  # noqa: N818 -- escapes Hypothesis without a 
     """So many cases refused and none run that the cell is n/a: drawing on costs time."""
 
 
-def _search(kernel, prop, dtype, device, examples, cell, on_case) -> tuple[Case, CaseResult] | None:
+def _search(kernel, prop, dtype, device, examples, cell, on_case,
+            seed: int | None = None) -> tuple[Case, CaseResult] | None:
     fw = framework(kernel.framework)
     last: list = []
 
+    # (the test's source seeds its derandomized draws: what it does beyond this goes in _tally)
     @settings(max_examples=examples, derandomize=True, database=None, deadline=None,
               phases=(Phase.explicit, Phase.generate, Phase.shrink), report_multiple_bugs=False,
               suppress_health_check=list(HealthCheck))
@@ -265,19 +292,68 @@ def _search(kernel, prop, dtype, device, examples, cell, on_case) -> tuple[Case,
             last[:] = [(case, result)]
             raise _Failed(result.message)
 
-    for case in reversed(prop.explicit):  # run first, in order, before any draw
+    for case in reversed(prop.explicit_cases(kernel)):  # run first, in order, before any draw
         attempt = example(case)(attempt)
+    if seed is not None:  # a seed given outranks the derandomized one
+        attempt = hypothesis_seed(seed)(attempt)
     try:
         attempt()
     except (_Failed, Flaky):
+        if _estimate_of(cell)["cases"] < MIN_DECIDED:  # cut short by the failure: draw on
+            _precision_pass(kernel, fw, prop, dtype, device, examples, cell, seed)
         return last[0]
     except (Unsatisfiable, _AllRefused):  # the kernel refused every case drawn: n/a
         return None
+    finally:
+        estimate = _estimate_of(cell)
+        if estimate["cases"] >= MIN_DECIDED:
+            cell.precision = precision.estimate(estimate["sums"], dtype,
+                                                kernel.compute_for(dtype, device))
     return None
+
+
+def _estimate_of(cell: Cell) -> dict:
+    """The precision estimate's sums and case count: over the cases drawn before the first
+    failure (the shrinking that follows tries small cases over and over)."""
+    return cell.__dict__.setdefault("_estimate", {"sums": None, "cases": 0, "stopped": False})
+
+
+def _count_precision(estimate: dict, result: CaseResult, stop: bool = True) -> None:
+    if estimate["stopped"]:
+        return
+    if result.status in ("pass", "fail") and result.precision is not None:
+        estimate["sums"] = precision.add(estimate["sums"], result.precision)
+        estimate["cases"] += 1
+    estimate["stopped"] = stop and result.failed
+
+
+def _precision_pass(kernel, fw, prop, dtype, device, examples, cell, seed) -> None:
+    """Cases drawn as a search draws them, run to the end whatever they give, for the precision
+    estimate only: a cell that fails at its first case still gets one."""
+    estimate = cell.__dict__["_estimate"] = {"sums": None, "cases": 0, "stopped": False}
+
+    @settings(max_examples=examples, derandomize=True, database=None, deadline=None,
+              phases=(Phase.explicit, Phase.generate), suppress_health_check=list(HealthCheck))
+    @given(prop.cases(kernel))
+    def measure(case):
+        result = run_case(kernel, fw, prop, case, dtype, device)
+        if result.status == "refused":
+            reject()
+        _count_precision(estimate, result, stop=False)
+
+    for case in reversed(prop.explicit_cases(kernel)):
+        measure = example(case)(measure)
+    if seed is not None:
+        measure = hypothesis_seed(seed)(measure)
+    try:
+        measure()
+    except Exception:  # noqa: BLE001 -- an estimate left out, never a verdict changed
+        return
 
 
 def _tally(cell: Cell, result: CaseResult) -> None:
     cell.cases += 1
+    regimes.tally(cell.regimes, result.regimes)
     if result.status == "refused":
         cell.refused += 1
         cell.refusal = cell.refusal or result.message
@@ -296,6 +372,7 @@ def _tally(cell: Cell, result: CaseResult) -> None:
             result.status = "fail"
             result.message = (f"{name}: inconsistent convention, {first} in one case and "
                               f"{value} in another")
+    _count_precision(_estimate_of(cell), result)
 
 
 def _spec_of(kernel: Kernel) -> str | None:

@@ -7,6 +7,7 @@ Everything is validated when declared, so a misspelt layout or convention is a
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,7 @@ MODES = ("jit", "eager")
 MASKS = ("none", "bool", "additive", "bias")
 FULLY_MASKED = ("zeros", "mean_v", "nan")
 FULLY_MASKED_LSE = ("-inf", "+inf", "nan")
-MASKED_INPUTS = ("any", "finite")
+MASKED_INPUTS = ("any", "finite", "ordinary")
 ALIGNMENTS = ("upper_left", "lower_right")
 ARGUMENTS = ("q", "k", "v", "out")
 # the canonical axes: batch, heads, sequence (queries for q and out, keys for k and v), feature
@@ -80,8 +81,11 @@ class Kernel:
         causal_alignment: "upper_left" (query i keeps keys j <= i) or "lower_right" (keeps
             j <= i + n_k - n_q) when n_q != n_k; None: not declared.
         masked_inputs: what K/V entries no query keeps may hold without reaching any output
-            or gradient: "any" value (NaN and ±inf included: padding left uninitialised) or
-            "finite" values only (the kernel documents that its inputs are finite).
+            or gradient: "any" value (NaN and ±inf included: padding left uninitialised),
+            "finite" values only (the kernel documents that its inputs are finite; the
+            format's largest included), or "ordinary" values, of the inputs' own scale (a
+            kernel that adds its mask to the scores overflows on the format's largest: its
+            padding holds a previous sequence's activations, say, never garbage).
         gradients: "autodiff" (the framework differentiates ``fn``), a callable
             ``vjp(q, k, v, g, **keywords) -> (dq, dk, dv)``, or None (forward only).
         returns_lse: ``fn`` returns ``(out, lse)`` with lse of layout ``lse_layout``.
@@ -185,6 +189,35 @@ class Kernel:
         for argument in ARGUMENTS:
             normalized_layout(self.layout_of(argument), self.name, f"layout[{argument}]")
         normalized_layout(self.lse_layout + "d", self.name, "lse_layout")
+        # the state its callables hold as declared, which every fresh copy starts from
+        object.__setattr__(self, "_declared", self._copies())
+
+    _CALLABLES = ("fn", "gradients", "merge")
+
+    def _copies(self) -> dict | None:
+        """Copies of the callables that hold state of their own (one memo: state they share
+        stays shared), or None when none does."""
+        from ._fresh import copied, holds_state
+
+        held = {name: getattr(self, name) for name in self._CALLABLES
+                if callable(getattr(self, name))}
+        if not any(holds_state(value) for value in held.values()):
+            return None
+        memo: dict = {}
+        return {name: copied(value, memo) for name, value in held.items()}
+
+    def fresh(self) -> Kernel:
+        """This kernel as declared: its callables' own state (a cache in a closure, a bound
+        object's fields) as it was at declaration, whatever calls were made since; the kernel
+        itself when its callables hold no state of their own."""
+        from ._fresh import copied
+
+        declared = getattr(self, "_declared", None)
+        if declared is None:
+            return self
+        memo: dict = {}
+        return dataclasses.replace(self, **{name: copied(value, memo)
+                                            for name, value in declared.items()})
 
     def layout_of(self, argument: str) -> str:
         """The declared axis order of ``argument`` (q, k, v or out)."""

@@ -47,12 +47,30 @@ TF32 = "tensorfloat32"
 TF32_FRACTION_BITS = 10
 
 
+# "bitsN": a precision of N mantissa bits (the implicit one included) with float64's range,
+# every result rounded to nearest, ties to even: the probes the precision estimate is
+# calibrated with (``_precision``), never a declared precision
+PROBE_PREFIX = "bits"
+
+
+def probe(bits: int) -> str:
+    return f"{PROBE_PREFIX}{bits}"
+
+
+def _probe_bits(name: str) -> int | None:
+    if name.startswith(PROBE_PREFIX) and name[len(PROBE_PREFIX):].isdigit():
+        return int(name[len(PROBE_PREFIX):])
+    return None
+
+
 def numpy_dtype(name: str):
     """The NumPy dtype of ``name``; a compute-only precision is stored in its container."""
     if name == "bool":
         return np.dtype(bool)
     if name == TF32:
         return np.dtype(np.float32)
+    if _probe_bits(name) is not None:
+        return np.dtype(np.float64)
     if name == "bfloat16":
         import ml_dtypes
 
@@ -64,6 +82,8 @@ def rounded(array: np.ndarray, dtype: str) -> np.ndarray:
     """``array`` rounded to ``dtype`` and back to float64: the exact values a kernel receives."""
     if dtype == TF32:
         return _tf32(array)
+    if _probe_bits(dtype) is not None:
+        return _to_bits(array, _probe_bits(dtype))
     return np.asarray(array, dtype=np.float64).astype(numpy_dtype(dtype)).astype(np.float64)
 
 
@@ -71,9 +91,21 @@ def machine_epsilon(dtype: str) -> float:
     """The machine epsilon of ``dtype`` (2^-fraction bits), compute-only precisions included."""
     if dtype == TF32:
         return 2.0 ** -TF32_FRACTION_BITS
+    if _probe_bits(dtype) is not None:
+        return 2.0 ** (1 - _probe_bits(dtype))
     import ml_dtypes
 
     return float(ml_dtypes.finfo(numpy_dtype(dtype)).eps)
+
+
+def _to_bits(array, bits: int) -> np.ndarray:
+    """``array`` rounded to ``bits`` mantissa bits, to nearest with ties to even, in float64's
+    range; non-finite values pass through."""
+    x = np.asarray(array, dtype=np.float64)
+    fraction, exponent = np.frexp(x)  # x = fraction 2^exponent, 1/2 <= |fraction| < 1
+    with np.errstate(all="ignore"):
+        kept = np.ldexp(np.rint(np.ldexp(fraction, bits)), exponent - bits)
+    return np.where(np.isfinite(x), kept, x)
 
 
 def _tf32(array) -> np.ndarray:

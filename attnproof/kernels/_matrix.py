@@ -1,10 +1,10 @@
-"""The conformance matrix as Markdown and JSON: kernels x properties x dtypes, then the
+"""The conformance matrix as Markdown, LaTeX and JSON: kernels x properties x dtypes, then the
 conventions each kernel follows, then every failure with its counterexample and replay.
 
-The Markdown is the report's: the matrix is built in the document model
-(``attnproof.report.document``) and written by its Markdown renderer, which does the escaping.
-Each result is a :class:`attnproof.kernels.Conformance` (not imported: it renders itself
-through this module)."""
+The Markdown and the LaTeX are the report's: the matrix is built in the document model
+(``attnproof.report.document``) and written by its Markdown and LaTeX renderers, which do the
+escaping (``conformance.tex`` compiles with pdflatex as ``report.tex`` does). Each result is a
+:class:`attnproof.kernels.Conformance` (not imported: it renders itself through this module)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,13 @@ import json
 from pathlib import Path
 
 from attnproof.report import document as doc
-from attnproof.report import markdown
+from attnproof.report import markdown, tex
 
+from ._precision import FLAG_BITS
+from ._precision import words as precision_words
 from ._properties import by_name
+from ._regimes import REGIMES, TILE_SIZES
+from ._regimes import summary as regime_summary
 from ._run import CONVENTION_WORDS, LIMIT
 
 MARKS = {"conforms": "✅", "fails": "❌", "raised": "💥", "layout": "🔀", "declaration": "📝",
@@ -33,14 +37,25 @@ LEGEND = (f"✅ conforms: the kernel's worst error is at most {LIMIT:g}× the er
           "above it. Kernels are checked, never proved.")
 
 
+PRECISION_NOTE = ("Precision it behaves like (bits of mantissa of a plain evaluation whose "
+                  "errors in O match the kernel's, measured against the proved bound of the "
+                  f"declared precision; ⚠ more than {FLAG_BITS:g} bits below it):")
+
+
+REGIMES_NOTE = ("Regimes reached (cases, over every dtype and device, whose rows reached each; "
+                "for the key length, how many of its residues modulo each tile size were "
+                "drawn):")
+
+
 def to_json(results: list) -> str:
     return json.dumps({"kernels": [r.to_json() for r in results]}, indent=1, default=str)
 
 
 def write(results: list, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
-    paths = [out / "conformance.md", out / "conformance.json"]
-    for path, text in zip(paths, (to_markdown(results), to_json(results)), strict=True):
+    paths = [out / "conformance.md", out / "conformance.tex", out / "conformance.json"]
+    texts = (to_markdown(results), to_latex(results), to_json(results))
+    for path, text in zip(paths, texts, strict=True):
         temporary = path.with_suffix(path.suffix + ".tmp")
         temporary.write_text(text, encoding="utf-8")
         temporary.replace(path)
@@ -49,6 +64,10 @@ def write(results: list, out: Path) -> list[Path]:
 
 def to_markdown(results: list) -> str:
     return markdown.text(document(results))
+
+
+def to_latex(results: list) -> str:
+    return tex.text(document(results))
 
 
 def document(results: list) -> doc.Document:
@@ -67,8 +86,10 @@ def _kernel_section(result) -> doc.Section:
     summary = doc.text_line(f"{verdict}; {sum(c.cases for c in result.cells):,} cases in "
                             f"{result.seconds:.0f} s on {', '.join(devices)}. Declared: "
                             f"{_declared(result.declared)}.")
-    columns = (doc.Column("property"),
-               *(doc.Column(dtype if len(devices) == 1 else f"{device} {dtype}")
+    # widths for LaTeX, where a column of each dtype must fit beside the property's
+    share = round(max(0.04, (0.68 - 0.025 * len(groups)) / max(len(groups), 1)), 3)
+    columns = (doc.Column("property", width=0.24),
+               *(doc.Column(dtype if len(devices) == 1 else f"{device} {dtype}", width=share)
                  for device, dtype in groups))
     rows = []
     for prop in dict.fromkeys(c.property for c in result.cells):
@@ -76,7 +97,7 @@ def _kernel_section(result) -> doc.Section:
         cells = [_cell(found[group]) if group in found else "" for group in groups]
         rows.append(tuple(doc.text_line(text) for text in [by_name()[prop].title, *cells]))
     blocks = (doc.Paragraph(summary), doc.Table(columns, tuple(rows)), *_conventions(result),
-              *_set_aside(result))
+              *_precision(result), *_set_aside(result), *_regimes(result))
     return doc.Section(f"{result.kernel} ({result.framework})", blocks,
                        children=tuple(_failure(cell) for cell in result.failures()))
 
@@ -160,6 +181,53 @@ def _failure(cell) -> doc.Section:
     entries = {k: example[k] for k in ("at", "kernel", "truth") if k in example}
     if entries:
         blocks.append(doc.Listing(json.dumps(entries), "json"))
-    blocks += [doc.Paragraph(doc.text_line("Replay:")), doc.Listing(cell.replay or "", "bash")]
+    if example.get("inputs"):  # the q, k, v and keep-mask the case gave the kernel
+        blocks += [doc.Paragraph(doc.text_line("Inputs (rounded to the dtype):")),
+                   doc.Listing(json.dumps(example["inputs"]), "json")]
+    if getattr(cell, "precision", None):
+        blocks.append(doc.Paragraph(doc.text_line(f"Precision in this cell: "
+                                                  f"{precision_words(cell.precision)}.")))
+    blocks += [doc.Paragraph(doc.text_line("Replay:")), doc.Command(cell.replay or "")]
     return doc.Section(f"{cell.property}, {cell.dtype}, {cell.device}: {cell.status}",
                        tuple(blocks))
+
+
+def _precision(result) -> tuple[doc.Block, ...]:
+    """Per device and dtype, the precision the kernel behaves like over all its cells, and
+    the cells flagged as behaving like less than declared (``_precision.FLAG_BITS``)."""
+    pooled = result.precision() if hasattr(result, "precision") else {}
+    if not pooled:
+        return ()
+    items = []
+    for (device, dtype), estimate in pooled.items():
+        low = [f"{c.property} {c.precision['bits']:.0f}" for c in result.cells
+               if (c.device, c.dtype) == (device, dtype) and c.precision
+               and c.precision["less_precise"]]
+        where = dtype if len({d for d, _ in pooled}) == 1 else f"{device} {dtype}"
+        cells = f"; less precise in {', '.join(low)}" if low and not estimate[
+            "less_precise"] else ""
+        mark = " ⚠" if estimate["less_precise"] else ""
+        items.append(doc.Item(doc.text_line(
+            f"{where}: {precision_words(estimate)}{mark} ({estimate['rows']:,} rows){cells}")))
+    return (doc.Paragraph(doc.text_line(PRECISION_NOTE)), doc.Bullets(tuple(items)))
+
+
+def _regimes(result) -> tuple[doc.Block, ...]:
+    """Per property, over its dtypes and devices: how many cases reached each regime, and how
+    many of the residues of n_k modulo each tile size were drawn."""
+    rows = []
+    for prop in dict.fromkeys(c.property for c in result.cells):
+        cells = [c for c in result.cells if c.property == prop and getattr(c, "regimes", None)]
+        if not cells:
+            continue
+        reached = regime_summary(cells)
+        counts = [str(reached["cases"][name]) for name in REGIMES]
+        residues = [f"{reached['residues'][str(t)]}/{t}" for t in TILE_SIZES]
+        rows.append(tuple(doc.text_line(text) for text in (prop, *counts, *residues)))
+    if not rows:
+        return ()
+    share = round(0.7 / (len(REGIMES) + len(TILE_SIZES)), 3)
+    columns = (doc.Column("property", width=0.2),
+               *(doc.Column(name, numeric=True, width=share) for name in REGIMES),
+               *(doc.Column(f"n_k mod {t}", numeric=True, width=share) for t in TILE_SIZES))
+    return (doc.Paragraph(doc.text_line(REGIMES_NOTE)), doc.Table(columns, tuple(rows)))

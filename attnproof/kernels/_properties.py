@@ -3,6 +3,7 @@ outputs it compares, and when it does not apply."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -12,8 +13,9 @@ from ._cases import (
     BIASES,
     BLOCK_EDGES,
     GAPS,
-    GARBAGE,
+    GARBAGE_ALLOWED,
     MEMORY,
+    OFFSETS,
     SOFTCAPS,
     Case,
     cases,
@@ -34,10 +36,15 @@ class Property:
     cases: Callable[[Kernel], st.SearchStrategy]
     outputs: Callable[[Kernel], tuple[str, ...]]
     unsupported: Callable[[Kernel], str | None] = lambda kernel: None
-    kind: str = "values"  # values | fully_masked | alignment | split_kv | merge | heads
+    # values | fully_masked | alignment | split_kv | merge | heads | batch
+    kind: str = "values"
     # cases every search begins with, whatever it draws after: where a class of bug is known to
-    # live, so that finding it never rests on the draws (which change with the seed)
-    explicit: tuple[Case, ...] = ()
+    # live, so that finding it never rests on the draws (which change with the seed); or a
+    # function of the kernel giving them
+    explicit: tuple[Case, ...] | Callable[[Kernel], tuple[Case, ...]] = ()
+
+    def explicit_cases(self, kernel: Kernel) -> tuple[Case, ...]:
+        return self.explicit(kernel) if callable(self.explicit) else self.explicit
 
 
 def _everything(kernel: Kernel) -> tuple[str, ...]:
@@ -74,9 +81,10 @@ def _any_mask(kernel: Kernel, kinds=("random", "first_block", "padding", "causal
 
 
 def _garbage(kernel: Kernel):
-    """What fills the unused K/V entries: only the largest finite value when the kernel
-    declares its inputs finite."""
-    return st.sampled_from(GARBAGE if kernel.masked_inputs == "any" else ("huge",))
+    """What fills the unused K/V entries: anything (NaN and ±inf included), finite values only
+    (the format's largest among them), or values of the inputs' own scale, as the kernel
+    declares (``masked_inputs``)."""
+    return st.sampled_from(GARBAGE_ALLOWED[kernel.masked_inputs])
 
 
 def _merge_masks(kernel: Kernel):
@@ -141,6 +149,64 @@ def _mask_kinds(kernel: Kernel):
     return st.sampled_from(kernel.mask_kinds)
 
 
+def batch_cases(kernel: Kernel):
+    """Batches of 2 to 4 elements, one of them of length zero (every key masked) wherever the
+    kernel takes a mask, the others padded or randomly masked; sometimes every row offset
+    (its own constant per row, so the elements' scores lie thousands apart at ±1e4). No
+    garbage in unused K/V: an element of length zero has only fully masked rows, whose output
+    is a convention (the mean of V, say) that garbage would reach by design; what garbage
+    does is ``masked_garbage``'s to find."""
+    if kernel.takes_mask:
+        masks = st.sampled_from(("padding", "random", "first_block"))
+    else:
+        masks = st.just("causal" if kernel.takes_causal else "none")
+
+    def with_empty(case: Case):
+        if not kernel.takes_mask:
+            return st.just(case)
+        chosen = st.one_of(st.integers(0, case.batch - 1), st.none())
+        return chosen.map(lambda e: dataclasses.replace(case, empty_element=e))
+
+    return cases(batch=st.integers(2, 4), heads=st.integers(1, 2), mask=masks,
+                 causal_flag=st.just(kernel.takes_causal and not kernel.takes_mask),
+                 same_lengths=not kernel.takes_mask,
+                 offset=st.one_of(st.none(), st.sampled_from(OFFSETS))).flatmap(with_empty)
+
+
+def _batch_explicit(kernel: Kernel) -> tuple[Case, ...]:
+    """An element of length zero first, in the middle and last, beside elements with several
+    heads whose scores lie thousands apart (rows offset by about 1e4, each its own)."""
+    if not kernel.takes_mask:
+        return ()
+    return tuple(Case(n_q=2, n_k=3, batch=batch, heads=2, kv_heads=2, mask="padding",
+                      empty_element=empty, offset="1e4", seed=seed)
+                 for seed, (batch, empty) in enumerate(((2, 0), (3, 1), (2, 1))))
+
+
+SCALES = (None, 0.5, 1.0, 2.0)
+
+
+def history_cases(kernel: Kernel):
+    """A call, and 1 to 4 calls made before it on the same kernel object: the same shapes at
+    another scale, another dtype or another mask, or other shapes altogether (Hypothesis
+    shrinks such a sequence to the fewest calls that still fail: two, when one call leaves
+    the kernel in a state that spoils the next)."""
+    masks = ("random", "padding", "none") if kernel.takes_mask else ("none",)
+    scales = SCALES if kernel.scale_argument is not None else (None,)
+    base = cases(mask=st.sampled_from(masks), scale=st.sampled_from(scales))
+
+    def earlier(call: Case):
+        variations = st.one_of(
+            st.sampled_from(scales).map(lambda s: dataclasses.replace(call, scale=s)),
+            st.sampled_from(masks).map(lambda m: dataclasses.replace(call, mask=m)),
+            cases(mask=st.sampled_from(masks), scale=st.sampled_from(scales)))
+        return st.lists(st.tuples(st.sampled_from(kernel.dtypes), variations), min_size=1,
+                        max_size=4).map(lambda calls: dataclasses.replace(call,
+                                                                          history=tuple(calls)))
+
+    return base.flatmap(earlier)
+
+
 def _bias_kind(kernel: Kernel):
     """The bias goes in the mask when the kernel takes a bias mask, else by its own keyword."""
     return st.just("bias" if "bias" in kernel.mask_kinds else kernel.mask_kinds[0])
@@ -189,6 +255,12 @@ PROPERTIES = (
              # one key and one query past each common block size: a ragged last block
              explicit=tuple(Case(n_q=n_q, n_k=n_k) for edge in (64, 128, 256)
                             for n_q, n_k in ((3, edge + 1), (edge + 1, 3)))),
+    Property("batch_independence", "batch elements independent: each equals itself run "
+             "alone (2–4 elements, one of length zero)", batch_cases, _everything,
+             kind="batch", explicit=_batch_explicit),
+    Property("history_independence", "calls of one kernel object independent of the calls "
+             "before it (scales, dtypes, shapes and masks interleaved)", history_cases,
+             _everything, kind="history"),
     Property("dv_ne_dk", "d_v ≠ d_k",
              lambda k: cases(same_dims=False).filter(lambda c: c.d_v != c.d_k), _everything,
              lambda k: "declared d_v = d_k only" if k.equal_head_dims else None),

@@ -48,13 +48,24 @@ def count_any_block():
     return sp.lambdify((rounding.n, c_exp_symbol), count, "numpy")
 
 
-def bound_ratio(x: Inputs, out: np.ndarray, exact: np.ndarray, size: np.ndarray, dtype: str,
-                compute: str, framework: str, rows: np.ndarray) -> float | None:
-    """The largest |out − exact| over the proved bound, over the rows that have one."""
+def row_bounds(x: Inputs, dtype: str, compute: str, framework: str) -> np.ndarray | None:
+    """The proved bound B of each query row (b, h, n_q), relative to the row's abs-scale A
+    (NaN for a row without one); None where no bound applies."""
     model = ROUNDING_MODEL.get((framework, compute))
     if model is None or x.bias is not None or x.score_mod is not None:
         return None
-    bound = _bound(x, model, dtype, compute)  # (b, h, n_q), NaN where none
+    return _bound(x, model, dtype, compute)
+
+
+def bound_ratio(x: Inputs, out: np.ndarray, exact: np.ndarray, size: np.ndarray, dtype: str,
+                compute: str, framework: str, rows: np.ndarray,
+                bound: np.ndarray | None = None) -> float | None:
+    """The largest |out − exact| over the proved bound, over the rows that have one
+    (``bound``: :func:`row_bounds`, when already computed)."""
+    if bound is None:
+        bound = row_bounds(x, dtype, compute, framework)  # (b, h, n_q), NaN where none
+    if bound is None:
+        return None
     with np.errstate(all="ignore"):
         limit = (bound[..., None] * size)
         ratio = np.abs(out - exact) / limit

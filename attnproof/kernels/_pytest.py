@@ -1,9 +1,13 @@
 """Kernel conformance as pytest tests: one test per property × dtype × device, so a kernel's
-suite reports each cell on its own line and runs in parallel under ``pytest -n auto``.
+suite reports each cell on its own line and runs in parallel under ``pytest -n auto``; and a
+proved tolerance in place of a hand-tuned one in a kernel's own tests.
 
     @pytest.mark.parametrize("cell", conformance_cells(my_kernel))
     def test_my_kernel(cell):
         assert_conforms(cell)
+
+    def test_my_kernel_on_my_inputs():
+        assert_attention_close(my_attention(q, k, v), q, k, v, compute="float32")
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ import pytest
 
 from ._check import DEFAULT_EXAMPLES, FAILING, cell_devices, check_cell
 from ._declaration import Kernel
+from ._precision import words as precision_words
 from ._properties import PROPERTIES, property_named
+from ._tolerance import Tolerance, proved_tolerance
 
 
 @dataclass(frozen=True)
@@ -68,8 +74,23 @@ def _explain(result) -> str:
         lines.append(result.reason)
     if result.ratio is not None:
         lines.append(f"error {result.ratio:.3g}x the reference's (the case shown)")
+    if result.precision:
+        lines.append(f"precision: {precision_words(result.precision)} (over the cell's "
+                     f"{result.precision['rows']:,} rows)")
     if result.counterexample:
         lines.append(f"counterexample: {result.counterexample}")
     if result.replay:
         lines.append(f"replay: {result.replay}")
     return "\n".join(lines)
+
+
+def assert_attention_close(out, q, k, v, **options) -> Tolerance:
+    """Fail the test, with the derivation of the tolerance and the worst entry, where the
+    attention output ``out`` lies farther from the exact output of ``q, k, v`` than the
+    proved tolerance (:func:`attnproof.kernels.proved_tolerance`, which takes ``options``:
+    mask, causal, scale, dtype, compute, framework, layout); return the tolerance."""
+    tolerance = proved_tolerance(q, k, v, **options)
+    message = tolerance.failure(out)
+    if message:
+        pytest.fail(message, pytrace=False)
+    return tolerance

@@ -14,7 +14,10 @@ from attnproof.numeric._tolerance import KERNEL_CONVENTION_ULPS as CONVENTION_UL
 from attnproof.numeric._tolerance import KERNEL_FLOOR_ULPS as FLOOR_ULPS
 from attnproof.numeric._tolerance import KERNEL_LIMIT as LIMIT
 
+from . import _precision as precision
 from . import _proved as proved
+from . import _regimes as regimes
+from ._batch import run_alone
 from ._call import LayoutMismatch, call, with_bias
 from ._cases import Case, causal_keep, fully_masked_rows, instance
 from ._declaration import Kernel, Refused
@@ -47,6 +50,15 @@ class CaseResult:
     # the output's largest error over the proved bound of its precision (``_proved``), beside
     # the rule above; None where no bound applies
     bound_ratio: float | None = None
+    # what the kernel returned and what the verdict was computed from (``_judge``'s pieces):
+    # kept for comparing one call with another, never written out
+    got: dict | None = field(default=None, repr=False)
+    pieces: dict | None = field(default=None, repr=False)
+    # O's errors and the plain reference's relative to each row's proved bound, summed
+    # (``_precision.row_sums``): what the precision the kernel behaves like is estimated from
+    precision: dict | None = None
+    # the regimes the case reached (``_regimes.reached``)
+    regimes: dict | None = None
 
     @property
     def failed(self) -> bool:
@@ -59,6 +71,16 @@ def eps(dtype: str) -> float:
 
 def run_case(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
              device: str = "cpu") -> CaseResult:
+    """One case, run on the kernel as declared (:meth:`Kernel.fresh`: whatever state its
+    callables keep starts as it was declared), or a sequence of calls (``case.history``) on
+    one such kernel object."""
+    if case.history:
+        return _in_sequence(kernel, fw, prop, case, dtype, device)
+    return _run_on(kernel.fresh(), fw, prop, case, dtype, device)
+
+
+def _run_on(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
+            device: str) -> CaseResult:
     compute = kernel.compute_for(dtype, device)
     outputs = prop.outputs(kernel)
     alignment = kernel.causal_alignment or "upper_left"
@@ -66,12 +88,21 @@ def run_case(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
         alignment = "lower_right"  # zeroes the upstream gradient of rows either alignment masks
     x = with_bias(kernel, instance(case, dtype, compute, alignment), case, dtype)
     x = dataclasses.replace(x, score_mod=kernel.modification(case.softcap))
+    result = _outcome(kernel, fw, prop, case, dtype, device, compute, outputs, x)
+    result.regimes = regimes.reached(x, case)
+    return result
+
+
+def _outcome(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, device: str,
+             compute: str, outputs, x: Inputs) -> CaseResult:
     try:
         got = call(kernel, fw, x, case, dtype, device, outputs)
         if prop.kind == "split_kv":
             got = merged_halves(kernel, fw, x, case, dtype, device)
         if prop.kind == "merge":
             got = merged_by_kernel(kernel, fw, x, case, dtype, device)
+        alone = run_alone(kernel, fw, x, case, dtype, device, outputs) \
+            if prop.kind == "batch" else None
     except LayoutMismatch as mismatch:
         return CaseResult("layout", message=str(mismatch))
     except Refused as refusal:  # outside what the kernel supports: not run, not decided
@@ -88,9 +119,78 @@ def run_case(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
         x, verdict = _alignment(kernel, x, got, dtype, compute, conventions)
         if verdict is not None:
             return verdict
-    judged = _judge(kernel, x, got, dtype, compute, outputs, conventions)
+    pieces: dict = {}
+    judged = _judge(kernel, x, got, dtype, compute, outputs, conventions, pieces)
+    if alone is not None and not judged.failed and "exact" in pieces:
+        apart = _independence(got, alone, pieces)
+        if apart.status == "fail" or (apart.ratio is not None and judged.ratio is not None
+                                      and apart.ratio > judged.ratio):
+            apart.bound_ratio = judged.bound_ratio
+            judged = apart
     judged.conventions = conventions
+    judged.got, judged.pieces = got, pieces or None
     return judged
+
+
+def _in_sequence(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
+                 device: str) -> CaseResult:
+    """The calls of ``case.history``, then ``case`` itself, made in that order on one kernel
+    object as declared. Where the kernel's callables keep state of their own, each call is
+    compared with the same call made on a fresh copy (in every dtype): by the rule, their
+    difference at most what it allows an error, and neither raising alone. Where they keep
+    none, the fresh call is what the rule asks of any call: each call in the cell's dtype is
+    judged against the truth (state kept elsewhere, in a module or the framework, shows so)."""
+    calls = [*case.history, (dtype, dataclasses.replace(case, history=()))]
+    plain_prop = dataclasses.replace(prop, kind="values")
+    one = kernel.fresh()
+    stateful = one is not kernel
+    judged = []
+    for number, (call_dtype, call_case) in enumerate(calls, 1):
+        result = _run_on(one, fw, plain_prop, call_case, call_dtype, device)
+        if stateful:
+            fresh = _run_on(kernel.fresh(), fw, plain_prop, call_case, call_dtype, device)
+            reached = result.regimes
+            result = _against_fresh(result, fresh)
+            result.regimes = reached
+        elif call_dtype != dtype:
+            continue  # judged against the truth in its own dtype's cell
+        if number < len(calls) and result.status in ("refused", "undecided"):
+            continue
+        if result.failed:
+            earlier = "" if number == 1 else \
+                f" on one kernel object, after {number - 1} earlier call" \
+                f"{'s' * (number > 2)} (the case's history)"
+            result.message = f"call {number} of {len(calls)} ({call_dtype}){earlier}: " \
+                             f"{result.message}"
+            return result
+        judged.append(result)
+    final = judged[-1]
+    if final.status != "pass":  # refused or undecided: the case is not decided
+        return final
+    return max((r for r in judged if r.status == "pass"), key=lambda r: r.ratio or 0.0)
+
+
+def _against_fresh(result: CaseResult, fresh: CaseResult) -> CaseResult:
+    """A call made after others against the same call made on a fresh kernel: what it returned
+    within what the rule allows an error of the one from the other; running in one and not in
+    the other is a failure, not running in either no evidence."""
+    if result.got is None or fresh.got is None or not fresh.pieces:
+        if result.status == fresh.status or (result.got is not None and fresh.got is not None):
+            return CaseResult("undecided", None, None,
+                              f"not comparable with a fresh call ({fresh.status}): "
+                              f"{fresh.message}")
+        made, other = ("after others", "made fresh") if result.got is None else \
+            ("fresh", "made after others")
+        shown = result if result.got is None else fresh
+        return CaseResult("fail", float("inf"), None,
+                          f"the call made {made} {shown.status}, the same call {other} ran: "
+                          f"{shown.message}")
+    pieces = dict(fresh.pieces, outputs=tuple(o for o in fresh.pieces["outputs"]
+                                              if o in result.got and o in fresh.got))
+    apart = _independence(result.got, fresh.got, pieces,
+                          "the same call made on a fresh kernel", ("after others", "fresh"))
+    apart.bound_ratio = result.bound_ratio
+    return apart
 
 
 def _raised(error: BaseException) -> str:
@@ -114,7 +214,10 @@ def _short_path(path: str) -> str:
 # -- judging -------------------------------------------------------------------------------------
 
 
-def _judge(kernel, x: Inputs, got, dtype, compute, outputs, conventions) -> CaseResult:
+def _judge(kernel, x: Inputs, got, dtype, compute, outputs, conventions,
+           pieces: dict | None = None) -> CaseResult:
+    """The worst output by the rule; ``pieces``, when given, receives what the verdict was
+    computed from (the truth, the plain reference, the floors, the outputs judged)."""
     masked_rows = fully_masked_rows(x.keep)
     if masked_rows.any():
         mismatch = _fully_masked(kernel, x, got["out"], masked_rows, dtype, compute, conventions)
@@ -129,11 +232,24 @@ def _judge(kernel, x: Inputs, got, dtype, compute, outputs, conventions) -> Case
     if "lse" in outputs:
         exact["lse"] = truth_lse(x)
     floor = _floor_ulps(x, dtype, compute)
+    if pieces is not None:
+        pieces.update(exact=exact, plain=plain, floor=floor, masked_rows=masked_rows,
+                      outputs=tuple(outputs))
     with np.errstate(all="ignore"):
         judged = _worst_of(outputs, got, exact, plain, masked_rows, floor)
     if "out" in outputs:
+        bound = proved.row_bounds(x, dtype, compute, kernel.framework)
         judged.bound_ratio = proved.bound_ratio(x, got["out"], *exact["out"], dtype, compute,
-                                                kernel.framework, ~masked_rows)
+                                                kernel.framework, ~masked_rows, bound)
+        if precision.resolvable(dtype, compute):
+            coarse = reference(x, precision.probe_precision(dtype, compute), dtype, ("out",))
+            judged.precision = precision.row_sums(got["out"], *exact["out"], plain["out"],
+                                                  coarse["out"], bound, condition(x)["out"],
+                                                  ~masked_rows, compute)
+        behaves = precision.words(precision.estimate(judged.precision, dtype, compute))
+        if judged.status == "fail" and judged.ratio is not None and \
+                np.isfinite(judged.ratio) and behaves:
+            judged.message += f"; in this case O {behaves.replace('declared', 'is declared')}"
     return judged
 
 
@@ -181,6 +297,51 @@ def _compare(name, value, exact, size, plain, rows, floor_ulps) -> CaseResult:
     if status == "fail" and not np.all(np.isfinite(value)):
         message += "; the kernel returned non-finite values"
     return CaseResult(status, ratio, name, message, detail)
+
+
+def _independence(got, alone, pieces: dict, other: str = "the same element run alone",
+                  labels: tuple[str, str] = ("batched", "alone")) -> CaseResult:
+    """Each batch element's outputs against the same element run alone: their difference per
+    row within what the rule allows an error (LIMIT times the plain reference's worst, plus the
+    row's floor); the same convention value (NaN, ±inf) in both counts as equal."""
+    with np.errstate(all="ignore"):
+        judged = [_compare_alone(name, got[name], alone[name], *pieces["exact"][name],
+                                 pieces["plain"][name], pieces["masked_rows"],
+                                 pieces["floor"][name], other, labels)
+                  for name in pieces["outputs"] if name in got and name in alone]
+    decided = [j for j in judged if j.ratio is not None]
+    return max(decided, key=lambda j: j.ratio) if decided else judged[0]
+
+
+def _compare_alone(name, value, alone, exact, size, plain, masked_rows, floor_ulps,
+                   other: str, labels: tuple[str, str]) -> CaseResult:
+    if name == "lse":
+        value, alone, exact, plain, size = (a[..., None] for a in (value, alone, exact, plain,
+                                                                    size))
+    same = (value == alone) | (np.isnan(value) & np.isnan(alone))
+    apart = np.nan_to_num(np.where(same, 0.0, np.abs(value - alone)), nan=np.inf)
+    apart_rows = np.max(apart, axis=-1)
+    plain_rows = _row_errors(plain, exact)
+    if name in ("out", "lse"):  # a fully masked row has no error to speak of, only a convention
+        plain_rows = plain_rows[~masked_rows]
+    plain_worst = float(np.max(plain_rows, initial=0.0))
+    if not np.isfinite(plain_worst):
+        return CaseResult("undecided", None, name, "the plain reference is not finite here")
+    floors = floor_ulps * np.max(size, axis=-1) + _TINY
+    ratios = LIMIT * apart_rows / (LIMIT * plain_worst + floors)
+    worst = np.unravel_index(int(np.argmax(ratios)), ratios.shape)
+    ratio, floor, difference = (float(a[worst]) for a in (ratios, floors, apart_rows))
+    index = [int(i) for i in worst]
+    detail = {"output": name, "difference": difference, "reference_error": plain_worst,
+              "floor": floor, "at": {"output": name, "row (b, h, i)": index},
+              labels[0]: _short(value[worst]), labels[1]: _short(alone[worst])}
+    if ratio <= LIMIT:
+        return CaseResult("pass", ratio, name, "", detail)
+    where = f" of batch element {index[0]}" if other.startswith("the same element") else ""
+    message = (f"{name}{where} differs from {other}: by {difference:.3g} in row {index} vs "
+               f"the plain reference's worst error {plain_worst:.3g} (floor {floor:.3g}): "
+               f"{ratio:.3g}x, more than {LIMIT:g}x")
+    return CaseResult("fail", ratio, name, message, detail)
 
 
 def _row_errors(value, exact):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._frameworks import TF32, rounded
+from ._frameworks import TF32, machine_epsilon, rounded
 
 
 @dataclass(frozen=True)
@@ -246,7 +246,8 @@ def reference(x: Inputs, compute: str, output: str, outputs=OUTPUTS) -> dict[str
     else is float32, as on tensor cores.
 
     A fully masked row gets zero weights, as in the truth."""
-    work = np.float64 if compute == "float64" else np.float32
+    # a precision finer than float32 (float64, or a probe of more bits) accumulates in float64
+    work = np.float64 if machine_epsilon(compute) < machine_epsilon("float32") else np.float32
     elementwise = "float32" if compute == TF32 else compute
 
     def r(a):

@@ -1,4 +1,4 @@
-"""Planted attention kernels in NumPy: ``correct`` and twenty-three variants, each correct on
+"""Planted attention kernels in NumPy: ``correct`` and twenty-six variants, each correct on
 Gaussian inputs at a fixed shape and wrong in exactly one property of the kernel check.
 
 The table ``PLANTED`` names, for each, the property that must catch it and the fewest keys a
@@ -45,6 +45,8 @@ class Bugs:
     packed_batch_stride: bool = False
     softcap_no_slope: bool = False
     softcap_after_mask: bool = False
+    empty_fill_wrong_layout: bool = False
+    shift_across_batch: bool = False
 
 
 def _repeat_heads(q, k, bugs: Bugs):
@@ -109,6 +111,10 @@ def _weights(q, k, keep, scale, bugs: Bugs, bias=None, softcap=None):
     if bugs.softcap_after_mask and softcap is not None:  # c·tanh(-inf / c) = -c: a finite fill
         return _filled_softmax(s, keep, -softcap)
     top = np.max(np.where(keep, s, -np.inf), axis=-1, keepdims=True)
+    if bugs.shift_across_batch and _has_empty_element(keep):
+        # an element of length zero has no finite max of its own: the batch's largest is taken
+        # instead, reduced across the batch axis, and given to every element
+        top = np.max(top, axis=0, keepdims=True)
     if bugs.no_max_shift:
         top = np.zeros_like(top)
     elif not bugs.nan_fully_masked:
@@ -125,6 +131,24 @@ def _weights(q, k, keep, scale, bugs: Bugs, bias=None, softcap=None):
     if bugs.lse_fully_masked_zero:  # an empty sum clamped to 1 before its log
         lse = np.where(np.any(keep, axis=-1), lse, 0.0)
     return a.astype(np.float32), lse
+
+
+def _has_empty_element(keep) -> bool:
+    """Whether some batch element keeps no key at all (a sequence of length zero)."""
+    return bool(np.any(~np.any(keep, axis=(1, 2, 3))))
+
+
+def _empty_elements_filled(out, lse, keep):
+    """Zeros and -inf written over the rows of each element of length zero, through one flat
+    buffer of rows indexed head-major, (h, b, i), where the rows lie batch-major, (b, h, i):
+    with two heads and two elements, another element's rows are overwritten."""
+    b, h, n_q = out.shape[:3]
+    rows, row_lse = out.reshape(b * h * n_q, -1).copy(), lse.reshape(-1).copy()
+    for empty in np.nonzero(~np.any(keep, axis=(1, 2, 3)))[0]:
+        for head in range(h):
+            start = (head * b + empty) * n_q
+            rows[start:start + n_q], row_lse[start:start + n_q] = 0, -np.inf
+    return rows.reshape(out.shape), row_lse.reshape(lse.shape)
 
 
 def _filled_softmax(s, keep, fill: float):
@@ -183,7 +207,10 @@ def attention(q, k, v, mask=None, causal=False, scale=None, softcap=None, *,
     if not bugs.garbage_leak:
         k, v = _unused_zeroed(k, v, keep)
     a, lse = _weights(q, k, keep, scale, bugs, bias, softcap)
-    return np.einsum("bhqk,bhkd->bhqd", a, v).astype(dtype), lse.astype(dtype)
+    out = np.einsum("bhqk,bhkd->bhqd", a, v)
+    if bugs.empty_fill_wrong_layout:
+        out, lse = _empty_elements_filled(out, lse, keep)
+    return out.astype(dtype), lse.astype(dtype)
 
 
 def _scale(q, v, scale, bugs: Bugs):
@@ -275,6 +302,81 @@ def kernel(name: str, **bugs) -> Kernel:
                   dtypes=("float32",), compute_dtype="float32")
 
 
+def low_precision(q, k, v, mask=None, causal=False, scale=None, softcap=None, *,
+                  products: str, steps: str):
+    """The correct forward pass whose matrix products take operands rounded to ``products``
+    and whose every other step is rounded to ``steps`` (products accumulate in float32)."""
+    from attnproof.kernels._frameworks import rounded
+
+    def operand(a):
+        return rounded(a, products).astype(np.float32)
+
+    def step(a):
+        return rounded(a, steps).astype(np.float32)
+
+    flaws, dtype = Bugs(), q.dtype
+    q, k, v = (np.asarray(a, dtype=np.float32) for a in (q, k, v))
+    scale = _scale(q, v, scale, flaws)
+    k, v = _repeat_heads(q, k, flaws), _repeat_heads(q, v, flaws)
+    mask, bias = _split_mask(mask)
+    keep = _keep(q, k, mask, causal, flaws)
+    k, v = _unused_zeroed(k, v, keep)
+    with np.errstate(all="ignore"):
+        s = step(step(scale) * step(np.einsum("bhqd,bhkd->bhqk", operand(q), operand(k))))
+        if bias is not None:
+            s = step(s + step(bias))
+        if softcap is not None:
+            s = step(softcap * step(np.tanh(step(s / softcap))))
+        top = np.max(np.where(keep, s, -np.inf), axis=-1, keepdims=True)
+        top = np.where(np.isfinite(top), top, 0)
+        e = np.where(keep, step(np.exp(step(s - top))), 0)
+        z = step(np.sum(e, axis=-1, keepdims=True))
+        a = step(e / np.where(z > 0, z, 1))
+        out = step(np.einsum("bhqk,bhkd->bhqd", operand(a), operand(v)))
+        lse = step(step(np.log(z)) + top)[..., 0]
+    return out.astype(dtype), np.where(np.any(keep, axis=-1), lse, -np.inf).astype(dtype)
+
+
+def precision_kernel(name: str, products: str, steps: str, dtype: str) -> Kernel:
+    """A forward-only kernel computing in lower precision than its declaration says: its
+    inputs' own (``dtype``)."""
+    def forward(q, k, v, **keywords):
+        return low_precision(q, k, v, products=products, steps=steps, **keywords)
+
+    return dataclasses.replace(correct, name=name, fn=forward, gradients=None, merge=None,
+                               dtypes=(dtype,), compute_dtype=None)
+
+
+def cached_kernel(name: str) -> Kernel:
+    """The correct kernel behind a cache of "compiled" functions, one per signature: the
+    shapes and dtypes of the arrays and the other keywords, but not the scale, which is baked
+    into the function compiled for the first call of each signature."""
+    compiled: dict = {}
+
+    def cached(which, q, k, v, *rest, scale=None, **keywords):
+        arrays = tuple(sorted((n, a.shape, a.dtype.str) for n, a in keywords.items()
+                              if isinstance(a, np.ndarray)))
+        others = tuple(sorted((n, a) for n, a in keywords.items()
+                              if not isinstance(a, np.ndarray)))
+        key = (which, q.shape, k.shape, v.shape, q.dtype.str, arrays, others)
+        if key not in compiled:
+            compiled[key] = _compiled(which, scale)
+        return compiled[key](q, k, v, *rest, **keywords)
+
+    def forward(q, k, v, **keywords):
+        return cached("forward", q, k, v, **keywords)
+
+    def vjp(q, k, v, g, **keywords):
+        return cached("vjp", q, k, v, g, **keywords)
+
+    return dataclasses.replace(correct, name=name, fn=forward, gradients=vjp)
+
+
+def _compiled(which: str, scale):
+    function = attention if which == "forward" else attention_vjp
+    return lambda *arrays, **keywords: function(*arrays, scale=scale, **keywords)
+
+
 correct = kernel("correct")
 
 # name -> (the property that must catch it, the keys a counterexample needs at most)
@@ -302,7 +404,28 @@ PLANTED = {
     "packed_batch_stride": ("memory_layout", 16),
     "softcap_no_slope": ("softcap", 16),
     "softcap_after_mask": ("softcap", 16),
+    "empty_fill_wrong_layout": ("batch_independence", 16),
+    "shift_across_batch": ("batch_independence", 16),
 }
 
+# kernels whose bug is a state they keep between calls, each made by its function
+STATEFUL = {"cache_without_scale": ("history_independence", 16)}
+PLANTED.update(STATEFUL)
+
+
+def fresh(name: str) -> Kernel:
+    """A new kernel object of the planted ``name``: a stateful one starts with no state."""
+    if name in STATEFUL:
+        return cached_kernel(name)
+    return kernel(name, **{name: True})
+
+
 for _name in PLANTED:
-    globals()[_name] = kernel(_name, **{_name: True})
+    globals()[_name] = fresh(_name)
+
+# kernels declared in their inputs' precision that compute in a lower one: name -> (dtype, the
+# unit roundoff they compute with)
+PRECISION = {"tf32_products": ("float32", 2.0 ** -11),  # products on TF32 operands
+             "bfloat16_inside": ("float16", 2.0 ** -8)}  # float16 inputs, bfloat16 inside
+tf32_products = precision_kernel("tf32_products", "tensorfloat32", "float32", "float32")
+bfloat16_inside = precision_kernel("bfloat16_inside", "bfloat16", "bfloat16", "float16")

@@ -465,3 +465,10 @@ def replay_inputs(case):
     kernel = planted.no_max_shift
     return instance(case, "float32", kernel.compute_for("float32", "cpu"),
                     kernel.causal_alignment or "upper_left")
+
+
+def test_the_matrix_prints_a_counterexample_s_inputs():
+    result = check_kernel(planted.no_max_shift, properties=["row_offset"], dtypes=["float32"],
+                          examples=10)
+    markdown = result.to_markdown()
+    assert "Inputs (rounded to the dtype):" in markdown and '"q": [[[[' in markdown

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from attnproof.kernels import Case, check_kernel
+from attnproof.kernels import Case, check_kernel, replay
 from attnproof.kernels._truth import Inputs, truth
 
 from . import planted
@@ -58,3 +58,33 @@ def test_the_correct_kernel_conforms_in_every_property():
     conventions = {k: v for c in result.cells for k, v in c.conventions.items()}
     assert conventions == {"fully_masked": "zeros", "fully_masked_lse": "-inf",
                            "causal_alignment": "lower_right"}
+
+
+# the planted bugs no property caught before their own was added: each fails that property and
+# no other (every property run on a kernel object of its own, as declared)
+ONLY_THEIR_OWN = ("empty_fill_wrong_layout", "shift_across_batch", "cache_without_scale")
+
+
+@pytest.mark.parametrize("name", ONLY_THEIR_OWN)
+def test_planted_bug_is_caught_by_its_own_property_and_by_no_other(name):
+    from attnproof.kernels import PROPERTIES
+
+    own, _ = planted.PLANTED[name]
+    failing = [prop.name for prop in PROPERTIES
+               if check_kernel(planted.fresh(name), properties=[prop.name],
+                               examples=EXAMPLES).cells[0].status not in ("conforms", "n/a")]
+    assert failing == [own]
+
+
+def test_a_kernel_keeping_state_between_calls_is_shrunk_to_two_calls():
+    cell = check_kernel(planted.fresh("cache_without_scale"),
+                        properties=["history_independence"], examples=EXAMPLES).cells[0]
+    assert cell.status == "fails", cell
+    case = Case.from_json(cell.counterexample["case"])
+    assert len(case.history) == 1  # one call before the one that fails
+    (dtype, before), = case.history
+    assert before.scale != case.scale and before.n_q == case.n_q and before.n_k == case.n_k
+    assert "differs from the same call made on a fresh kernel" in cell.counterexample["message"]
+    again = replay(planted.fresh("cache_without_scale"), "history_independence", "float32",
+                   case)
+    assert again.status == "fail" and again.ratio == cell.ratio
