@@ -26,8 +26,8 @@ figures:
                     one worker free to use every CPU
 
 It then compares the cold run's verdicts and instances with the committed
-``reports/results.json`` of ``--baseline`` (default HEAD): exit 1 if a verdict changed or a
-record has fewer instances.
+``reports/reference/results.json`` of ``--baseline`` (default HEAD): exit 1 if a verdict changed
+or a record has fewer instances.
 
 Run (about 40 minutes on 2 cores; choose a subset with --only):
     python benchmarks/bench_harness.py
@@ -346,7 +346,7 @@ def _fewer_instances(name: str, old: dict, new: dict) -> list[str]:
 
 def committed_results(revision: str) -> dict:
     shown = subprocess.run(["git", "-C", str(REPOSITORY), "show",
-                            f"{revision}:reports/results.json"],
+                            f"{revision}:reports/reference/results.json"],
                            check=True, capture_output=True, text=True)
     return json.loads(shown.stdout)
 
@@ -355,7 +355,7 @@ def report_sameness(baseline: dict, current: dict, revision: str, partial: bool)
     changed, fewer, new = verdict_changes(baseline, current, partial)
     instances = sum(r["instances"] for r in numeric_records(current))
     before = sum(r["instances"] for r in numeric_records(baseline))
-    print(f"  against the committed reports/results.json of {revision}: "
+    print(f"  against the committed reports/reference/results.json of {revision}: "
           f"{len(current['theorems'])} theorems, {instances:,} instances ({before:,} before)")
     print(f"  verdicts changed: {len(changed)}" + "".join(f"\n    {c}" for c in changed))
     print(f"  records with fewer instances: {len(fewer)}"
@@ -439,8 +439,8 @@ def _arguments(argv):
     parser.add_argument("--only", metavar="FIGURES",
                         help=f"comma-separated subset of {','.join(FIGURES)} (default: all)")
     parser.add_argument("--baseline", default="HEAD", metavar="REVISION",
-                        help="compare with this revision's committed reports/results.json "
-                             "(default: %(default)s)")
+                        help="compare with this revision's committed "
+                             "reports/reference/results.json (default: %(default)s)")
     parser.add_argument("--keep", metavar="DIR",
                         help="keep the caches, logs and reports in DIR")
     parser.add_argument("--prove-args", default="", metavar="ARGS",

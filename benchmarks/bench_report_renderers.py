@@ -1,6 +1,6 @@
 """The report renderers written in Python against the same renderer written as Jinja2 templates.
 
-Both render ``reports/summary.md`` from the committed ``reports/results.json`` through the one
+Both render ``summary.md`` from the committed ``reports/reference/results.json`` through the one
 document model (``attnproof.report.document``), and must agree byte for byte. Printed: lines of code
 of each (non-blank, non-comment), and the render time of each as a ratio, best of 7 in one run
 (the machine is shared and noisy, so only ratios from the same run mean anything).
@@ -24,7 +24,7 @@ from attnproof.report import document as doc
 from attnproof.report import load_results, markdown, view
 from attnproof.report.figures import Figures
 
-RESULTS = Path(__file__).resolve().parent.parent / "reports" / "results.json"
+RESULTS = Path(__file__).resolve().parent.parent / "reports" / "reference" / "results.json"
 
 TEMPLATE = r"""
 {%- macro inline(p) -%}

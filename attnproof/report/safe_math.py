@@ -30,7 +30,8 @@ varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta
 Pi Sigma Upsilon Phi Psi Omega partial nabla sum prod int oint lim sup inf max min det log ln exp
 sin cos tan tanh sinh cosh arg cdot times div pm mp leq geq neq le ge ne approx equiv sim simeq
 propto ell infty to mapsto rightarrow leftarrow Rightarrow Leftarrow circ odot otimes oplus in
-notin subset subseteq cup cap forall exists langle rangle lfloor rfloor lceil rceil mid prime
+notin subset subseteq cup cap forall exists nexists langle rangle lfloor rfloor lceil rceil mid
+prime Longrightarrow Longleftarrow implies
 ldots cdots dots vdots ddots quad qquad top bot emptyset lbrace rbrace vert Vert
 """)
 _ONE_ARGUMENT = _words("""

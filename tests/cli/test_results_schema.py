@@ -12,7 +12,7 @@ from attnproof.report.schema import ResultsError, load_results, problem
 
 from .samples import sample_report
 
-COMMITTED = Path(__file__).parents[2] / "reports" / "results.json"
+COMMITTED = Path(__file__).parents[2] / "reports" / "reference" / "results.json"
 
 
 def _valid() -> dict:

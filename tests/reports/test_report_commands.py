@@ -22,8 +22,9 @@ from tests.cli.samples import sample_report
 
 markdown_it = pytest.importorskip("markdown_it")
 
-REPORTS = Path(__file__).parents[2] / "reports"
-# Folders of reports/ that are a local run's output, never committed (.gitignore).
+# the committed reference reports (what runs write under reports/ is ignored by git)
+REPORTS = Path(__file__).parents[2] / "reports" / "reference"
+# Folders of a reference set that are a local run's output, never committed.
 LOCAL = ("pytest", "partial")
 # An absolute path (POSIX, home-relative or Windows) as a word or an option's value.
 ABSOLUTE = re.compile(r"(?:^|[\s='\"])(?:/|~/|[A-Za-z]:[\\/])")

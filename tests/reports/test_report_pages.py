@@ -17,7 +17,7 @@ from tests.cli.samples import sample_report
 
 markdown_it = pytest.importorskip("markdown_it")
 
-REPORTS = Path(__file__).parents[2] / "reports"
+REPORTS = Path(__file__).parents[2] / "reports" / "reference"  # the committed reference
 INDEX_LIMIT = 100_000  # bytes
 PAGE_LIMIT = 150_000
 

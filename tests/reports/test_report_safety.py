@@ -218,7 +218,7 @@ def test_hostile_formulas_are_text_and_sympy_formulas_are_math():
 
 def test_every_formula_of_the_committed_catalog_report_is_typeset_as_math():
     from attnproof.report import load_results
-    report = load_results(Path(__file__).parents[2] / "reports" / "results.json")
+    report = load_results(Path(__file__).parents[2] / "reports" / "reference" / "results.json")
     formulas = [f for t in report.theorems for f in [t.statement_latex, *t.definitions_latex,
                                                       *(a["latex"] for a in t.assumptions)]]
     assert formulas and all(is_safe(f) for f in formulas)
