@@ -76,11 +76,25 @@ class _Layout:
                 parts = parts_of(index, dim) if isinstance(dim, FlatDim) else None
                 dims += list(dim.factors) if parts else [dim]
                 indices += list(parts) if parts else [index]
-            view = View(f"{array.name}_split", array, tuple(dims))
-            if view.name not in {v.name for v in self.views}:
-                self.views.append(view)
+            view = self._split_view(array, tuple(dims))
             replaced[entry] = view[tuple(indices)]
         return expr.xreplace(replaced)
+
+    def _split_view(self, array, dims: tuple) -> View:
+        """The view of ``array`` with its flat axes split into ``dims``: the one made before,
+        else a new one under a name no input, definition or view of the claim has (a user's
+        own view may be called X_split and hold other axes)."""
+        for view in self.views:
+            if view.source is array and tuple(view.dims) == dims:
+                return view
+        taken = ({v.name for v in self.views} | {x.name for x in self.theorem.inputs}
+                 | {d.name for d in self.theorem.definitions})
+        name = f"{array.name}_split"
+        while name in taken:
+            name += "_"
+        view = View(name, array, dims)
+        self.views.append(view)
+        return view
 
     def all_sizes(self, plain: dict) -> dict:
         sizes = dict(plain)

@@ -10,6 +10,7 @@ from attnproof.numeric.kinds.reshape import build_view
 from attnproof.symbolic import (
     Dim,
     Reshape,
+    Sizes,
     Source,
     Tensor,
     Theorem,
@@ -147,3 +148,23 @@ def test_a_view_indexed_in_its_sources_axis_order_is_a_declaration_error():
                 claim=Reshape(sp.Sum(Y[i, h, c], *everything),
                               sp.Sum(X[i, h * planted.D.symbol + c], *everything),
                               views=(Y,)))
+
+
+def _named_like_the_split(rhs_index) -> Theorem:
+    """A user's view called X_split holding (H, T, D), next to an entry at a flat position,
+    which the numeric route reads through a view of its own split along (T, H, D)."""
+    tok, heads, per_head = Dim("T"), Dim("H", Sizes(1, 4)), Dim("D", Sizes(1, 3))
+    t, h, c = tok.index("t"), heads.index("h"), per_head.index("c")
+    X = Tensor("X", (tok, flat(heads, per_head)))
+    mine = View("X_split", X, (heads, tok, per_head))
+    return Theorem("user_view_named_like_the_split", Source("tests", "planted"),
+                   Reshape(mine[h, t, c], X[t, rhs_index(h, c, heads, per_head)],
+                           views=(mine,)),
+                   inputs=(X,))
+
+
+def test_a_users_view_named_like_the_routes_own_split_is_not_taken_for_it():
+    true = _named_like_the_split(lambda h, c, H, D: h * D.symbol + c)
+    false = _named_like_the_split(lambda h, c, H, D: c * H.symbol + h)
+    assert check(true, "numpy", "float64").status == "passed"
+    assert check(false, "numpy", "float64").status == "failed"
