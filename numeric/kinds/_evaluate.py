@@ -1,5 +1,5 @@
-"""Shared by the numeric routes of the limit and series kinds: evaluating one expression of a
-theorem on a backend, in a dtype, on a batch of inputs."""
+"""Shared by the numeric routes of the claim kinds (limit, series, existence, implication, ...):
+evaluating one expression of a theorem on a backend, in a dtype, on a batch of inputs."""
 
 from __future__ import annotations
 
@@ -47,6 +47,28 @@ def run_compiled(row, xp, compiled, arrays: dict, sizes: dict, dtype: str, devic
                 return to_numpy(run(placed))
             return to_numpy(run_route_program(f"{owner}.{mode}", f"{compiled.source}\n{shape}",
                                               run, placed, place))
+
+
+def run_kept(row, xp, device, dtype: str, mode: str, kept: dict, name, compiled, arrays: dict,
+             sizes: dict) -> np.ndarray:
+    """``compiled`` on ``arrays`` (float64 NumPy arrays, Python ints for Integer inputs) placed
+    in ``dtype`` on ``device`` (the backend's device object), jitted in jit mode once per
+    ``name``, sizes and integers and kept in ``kept`` (the caller's, for its checks); the
+    result as float64 NumPy."""
+    with row.scope(device):
+        placed = {k: (row.place(xp, v, dtype, device) if isinstance(v, np.ndarray) else v)
+                  for k, v in arrays.items()}
+        traced = {k: v for k, v in placed.items() if hasattr(v, "shape")}
+        statics = tuple(sorted((k, v) for k, v in placed.items() if not hasattr(v, "shape")))
+        key = (name, tuple(sorted(sizes.items())), statics)
+        if key not in kept:
+            def value(traced, statics=statics):
+                return compiled(xp, {**traced, **dict(statics)}, sizes)
+
+            kept[key] = row.compile(value) if mode == "jit" else value
+        with np.errstate(all="ignore"):
+            result = kept[key](traced)
+    return np.asarray(to_numpy(result), np.float64)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -34,8 +34,8 @@ from ..route import (
     run_search,
     runner_for,
     strategies,
-    to_numpy,
 )
+from ._evaluate import run_kept
 
 
 @numeric_route(Exists)
@@ -164,20 +164,8 @@ class _Fit:
                 "solutions": solutions, "arrays": arrays, "draws": draws}
 
     def _evaluate(self, side, arrays, sizes) -> np.ndarray:
-        with self.row.scope(self.device):
-            placed = {k: (self.row.place(self.xp, v, self.dtype, self.device)
-                          if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
-            traced = {k: v for k, v in placed.items() if hasattr(v, "shape")}
-            statics = tuple(sorted((k, v) for k, v in placed.items() if not hasattr(v, "shape")))
-            key = (side, tuple(sorted(sizes.items())), statics)
-            if key not in self._evaluators:
-                def value(traced, side=side, statics=statics):
-                    return self.sides[side](self.xp, {**traced, **dict(statics)}, sizes)
-
-                self._evaluators[key] = self.row.compile(value) if self.mode == "jit" else value
-            with np.errstate(all="ignore"):
-                result = self._evaluators[key](traced)
-        return np.asarray(to_numpy(result), np.float64)
+        return run_kept(self.row, self.xp, self.device, self.dtype, self.mode, self._evaluators,
+                        side, self.sides[side], arrays, sizes)
 
     def describe(self, structure, outcome) -> dict:
         k = int(np.argwhere(outcome["exists"])[0][0])

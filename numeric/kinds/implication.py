@@ -32,6 +32,7 @@ from ..route import (
     strategies,
     to_numpy,
 )
+from ._evaluate import run_kept
 
 
 @numeric_route(Implies)
@@ -131,20 +132,8 @@ class _Checker:
                 "singular": singular, "difference": difference, "margin": margin}
 
     def _evaluate(self, name, arrays, sizes) -> np.ndarray:
-        with self.row.scope(self.device):
-            placed = {k: (self.row.place(self.xp, v, self.dtype, self.device)
-                          if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
-            traced = {k: v for k, v in placed.items() if hasattr(v, "shape")}
-            statics = tuple(sorted((k, v) for k, v in placed.items() if not hasattr(v, "shape")))
-            key = (name, tuple(sorted(sizes.items())), statics)
-            if key not in self._evaluators:
-                def value(traced, name=name, statics=statics):
-                    return self.compiled[name](self.xp, {**traced, **dict(statics)}, sizes)
-
-                self._evaluators[key] = self.row.compile(value) if self.mode == "jit" else value
-            with np.errstate(all="ignore"):
-                result = self._evaluators[key](traced)
-        return np.asarray(to_numpy(result), np.float64)
+        return run_kept(self.row, self.xp, self.device, self.dtype, self.mode, self._evaluators,
+                        name, self.compiled[name], arrays, sizes)
 
     def _svd(self, matrices: np.ndarray) -> np.ndarray:
         with self.row.scope(self.device):

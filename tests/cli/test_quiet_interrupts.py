@@ -3,9 +3,7 @@
 callback, an atexit function, the shutdown), and the exit code says the run was interrupted."""
 
 import signal
-import subprocess
 import sys
-import textwrap
 import time
 import types
 
@@ -13,8 +11,7 @@ import pytest
 
 from attnproof import _signals
 
-from . import theorem_files as files
-from .test_signals import HANGS_AFTER_SAYING_SO, wait_for
+from .test_signals import start_until_the_second_theorem_hangs, wait_for
 
 
 def test_an_interrupt_raised_where_it_cannot_propagate_is_sent_again_not_printed(capsys):
@@ -48,15 +45,7 @@ def test_other_unraisable_exceptions_are_reported_as_before():
 
 @pytest.mark.slow
 def test_four_quick_interrupts_print_no_traceback(tmp_path):
-    theorems, out, marker = tmp_path / "theorems", tmp_path / "out", tmp_path / "hanging"
-    theorems.mkdir()
-    files.write(theorems, "a_good.py", files.TRUE, name="first")
-    hangs = textwrap.dedent(HANGS_AFTER_SAYING_SO.format(marker=str(marker)))
-    files.write(theorems, "b_hangs.py", hangs + textwrap.dedent(files.TRUE), name="second")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "attnproof", "prove", "--no-catalog", "--theorems", str(theorems),
-         "--out", str(out), "--jobs", "1", "--symbolic-only"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process, out, marker = start_until_the_second_theorem_hangs(tmp_path)
     try:
         wait_for(marker, process)
         for _ in range(4):

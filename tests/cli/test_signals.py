@@ -38,7 +38,9 @@ def wait_for(path, process, limit=600.0):
         time.sleep(0.05)
 
 
-def test_sigterm_keeps_the_finished_theorems_and_exits_143(tmp_path):
+def start_until_the_second_theorem_hangs(tmp_path):
+    """A run of two theorems, one worker: (the process, its output folder, the marker the
+    second, hanging, theorem writes once reached, when the first is finished)."""
     theorems, out, marker = tmp_path / "theorems", tmp_path / "out", tmp_path / "hanging"
     theorems.mkdir()
     files.write(theorems, "a_good.py", files.TRUE, name="first")
@@ -48,6 +50,11 @@ def test_sigterm_keeps_the_finished_theorems_and_exits_143(tmp_path):
         [sys.executable, "-m", "attnproof", "prove", "--no-catalog", "--theorems", str(theorems),
          "--out", str(out), "--jobs", "1", "--symbolic-only"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return process, out, marker
+
+
+def test_sigterm_keeps_the_finished_theorems_and_exits_143(tmp_path):
+    process, out, marker = start_until_the_second_theorem_hangs(tmp_path)
     try:
         wait_for(marker, process)  # one worker, in file order: "first" is finished by now
         process.send_signal(signal.SIGTERM)
