@@ -23,6 +23,7 @@ _EXPORTS = {
     "Compiled": ("_compiler", "Compiled"),
     "compile_expression": ("_compiler", "compile_expression"),
     "FINDING": ("_record", "FINDING"),
+    "NOT_EVALUATED": ("_record", "NOT_EVALUATED"),
     "NumericRecord": ("_record", "NumericRecord"),
     "NumericStatus": ("_record", "NumericStatus"),
     "UNDECIDED_SHARE_NOTED": ("_evidence", "UNDECIDED_SHARE_NOTED"),

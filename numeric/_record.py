@@ -18,6 +18,9 @@ TRUTH_DTYPE = "float64"
 # A record's reason that begins so reports a defect of the code under test found on the way (its
 # values may still pass): shown beside the evidence whatever the status.
 FINDING = "finding: "
+# ... and one that holds this counts rows a format could not hold, set aside from its instances:
+# shown beside the evidence too, so that no row set aside is visible only in the JSON
+NOT_EVALUATED = "drawn row(s) not evaluated in"
 
 
 class NumericStatus(enum.StrEnum):

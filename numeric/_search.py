@@ -22,7 +22,7 @@ from ._decide import Outcome, decide, is_stability
 from ._devices import kind_of, out_of_memory, out_of_memory_reason
 from ._ground_truth import ground_truth_error
 from ._plan import ImplementationError, ImplementationRaised, Runner, is_reference, runner_for
-from ._record import FINDING, NumericRecord, NumericStatus
+from ._record import FINDING, NOT_EVALUATED, NumericRecord, NumericStatus
 from ._routes import format_judges, route_for
 from ._tolerance import TRUTH_ULPS, bits, finfo, format_truth_ulps
 from ._witness import refute, refute_raised, refute_shape
@@ -401,7 +401,7 @@ def _settle_by_calibration(runner: Runner, dtype: str, record: NumericRecord,
 def _out_of_range_note(rows: int, dtype: str) -> str | None:
     if not rows:
         return None
-    return (f"{rows} drawn row(s) not evaluated in {dtype}: their exact values or exponents lie "
+    return (f"{rows} {NOT_EVALUATED} {dtype}: their exact values or exponents lie "
             "outside its range, or an entry is made only of exponentials below its smallest "
             "normal number (an overflow or underflow there is the format's, not the claim's)")
 

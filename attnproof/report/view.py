@@ -13,7 +13,13 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path, PurePath
 
-from attnproof.numeric import FINDING, UNDECIDED_SHARE_NOTED, NumericRecord, undecided_share
+from attnproof.numeric import (
+    FINDING,
+    NOT_EVALUATED,
+    UNDECIDED_SHARE_NOTED,
+    NumericRecord,
+    undecided_share,
+)
 from attnproof.symbolic._catalog import CATALOG_DIR
 from attnproof.symbolic._prover import EXACT_EVALUATION
 from attnproof.symbolic._theorem import DOCUMENT_TITLES
@@ -150,7 +156,8 @@ EXPLAINED_STATUSES = ("error", "skipped", "not-decisive", "too-few", "inconsiste
 
 def explained(records: list[NumericRecord]) -> list[NumericRecord]:
     return [r for r in records if r.reason and (r.status in EXPLAINED_STATUSES
-                                                or r.reason.startswith(FINDING))]
+                                                or r.reason.startswith(FINDING)
+                                                or NOT_EVALUATED in r.reason)]
 
 
 def numeric_tally(records: list[NumericRecord]) -> str:

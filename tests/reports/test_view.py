@@ -71,3 +71,15 @@ def test_a_statement_the_document_denies_is_refuted_as_it_says_and_is_no_erratum
     report.theorems[1].denied = True
     assert view.status_phrase(report.theorems[1]) == "refuted, as the document says"
     assert view.errata(report) == []
+
+
+def test_rows_set_aside_and_findings_are_explained_beside_the_evidence_even_when_it_passed():
+    from attnproof.numeric import FINDING, NOT_EVALUATED, NumericRecord
+
+    set_aside = NumericRecord("numpy", "float32", "cpu", "eager", "passed",
+                              reason=f"12 {NOT_EVALUATED} float32: their exact values ...")
+    finding = NumericRecord("jax", "float64", "cpu", "jit", "passed",
+                            reason=FINDING + "the implementation cannot run under jax's jit")
+    quiet = NumericRecord("numpy", "float64", "cpu", "eager", "passed",
+                          reason="no autodiff: derivative claims compare ...")
+    assert view.explained([set_aside, finding, quiet]) == [set_aside, finding]
