@@ -3,7 +3,8 @@
 A module of ``numeric/kinds/`` registers its route with ``@numeric_route(Series)`` on the route
 function; :func:`route_for` finds a claim's route through its class's bases, so a subclass of a
 registered kind shares its route unless it registers its own. A route is called in a worker as
-``route(theorem, row, dtype, device, mode, profile, record, seed=None)`` (``numeric/kinds/``).
+``route(theorem, where, profile, seed=None)`` and returns its ``Evidence`` (``numeric/kinds/``,
+``numeric/_driver.py``).
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ import importlib
 from collections.abc import Callable
 
 ROUTES: dict[type, Callable] = {}
-# called for every record of the compiled search in a lower format that passed or could not
-# decide: ``judge(record, theorem, row, dtype, device, false_in_float64=...)`` may decide it with
-# more than the calibrated tolerance (``numeric/kinds/proved_bound.py``)
+# called for the evidence of every compiled search in a lower format that would pass or cannot
+# decide: ``judge(evidence, theorem, row, dtype, device, false_in_float64=...)`` may decide it
+# with more than the calibrated tolerance (``numeric/kinds/proved_bound.py``)
 FORMAT_JUDGES: list[Callable] = []
 
 

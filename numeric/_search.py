@@ -14,18 +14,18 @@ from hypothesis import seed as hypothesis_seed
 
 from attnproof.symbolic import Theorem
 
-from . import _evidence as evidence
 from . import _strategies as strategies
 from . import _time_log as time_log
 from ._backends import Backend, backend, unavailable_reason
 from ._decide import Outcome, decide, is_stability
 from ._devices import kind_of, out_of_memory, out_of_memory_reason
+from ._driver import Evidence, Failure, Where, rerun_command, settle, too_few
 from ._ground_truth import ground_truth_error
 from ._plan import ImplementationError, ImplementationRaised, Runner, is_reference, runner_for
 from ._record import FINDING, NOT_EVALUATED, NumericRecord, NumericStatus
 from ._routes import format_judges, route_for
-from ._tolerance import TRUTH_ULPS, bits, finfo, format_truth_ulps
-from ._witness import refute, refute_raised, refute_shape
+from ._tolerance import TRUTH_ULPS, finfo, format_truth_ulps
+from ._witness import derivation_fault, refute, refute_raised, refute_shape
 
 # Sizes up to this are evaluated exactly (mpmath loops over every sum) from a searched batch.
 GROUND_TRUTH_MAX_SIZE = 4
@@ -78,17 +78,20 @@ def _search(theorem: Theorem, row: Backend, dtype: str, device: str, mode: str,
         record.reason = theorem.claim.nothing_to_draw
     route = route_for(theorem.claim)
     if record.reason is None:
+        where = Where(row, dtype, device, mode)
+        chosen = strategies.profile(profile)
         try:
             if route is not None:  # a claim kind brings its own numeric route
                 with time_log.attributed(theorem.name, row.name, dtype, mode, {}):
-                    route(theorem, row, dtype, device, mode, strategies.profile(profile),
-                          record, seed=seed)
+                    seen = route(theorem, where, chosen, seed=seed)
+                settle(record, seen, rerun_command(
+                    theorem, where, seed if seen.seed is None else seen.seed, chosen.name))
             else:
-                chosen = strategies.profile(profile)
                 runner, finding = traceable_or_eager(runner_for(theorem, row, device, mode),
                                                      dtype, chosen)
-                ratios = run_search(theorem, runner, dtype, chosen, record, seed=seed)
-                if finding:
+                seen, ratios = run_search(theorem, runner, dtype, chosen, seed=seed)
+                settle(record, seen, rerun_command(theorem, where, seed, chosen.name))
+                if finding:  # first: a reason that begins with FINDING reports a defect
                     record.reason = finding + (f"; {record.reason}" if record.reason else "")
         except Exception as error:  # any failure of compiling or evaluating is reported
             record.status, record.reason = NumericStatus.ERROR, (
@@ -179,38 +182,45 @@ class _Seen:
     last: strategies.Structure | None = None  # the structure of the last example drawn
 
 
-def run_search(theorem, runner: Runner, dtype: str, chosen, record: NumericRecord,
-               seed: int | None = None) -> Ratios:
-    """Search for a failing batch and settle ``record`` from what was seen."""
+def run_search(theorem, runner: Runner, dtype: str, chosen,
+               seed: int | None = None) -> tuple[Evidence, Ratios]:
+    """Search for a failing batch; what was seen, and the error ratios."""
     effort = effort_for(runner, dtype, chosen)
-    seen, ratios = _drive(theorem, runner, dtype, chosen, effort, record, seed)
+    evidence_seen = Evidence()
+    seen, ratios = _drive(theorem, runner, dtype, chosen, effort, evidence_seen, seed)
     # code that returned another shape or raised, and nothing else wrong: no further batch
     # evaluates
     raised_only = seen.failure is None and seen.raised is not None
     wrong_shape_only = seen.failure is None and seen.wrong_shape is not None and not raised_only
     if not (wrong_shape_only or raised_only):
-        _top_up(runner, dtype, effort, record, seen, ratios)
-    record.max_error_ulps = seen.worst
-    record.max_error_bits = bits(seen.worst)
+        _top_up(runner, dtype, effort, evidence_seen, seen, ratios)
+    evidence_seen.worst_ulps = seen.worst
     # elsewhere it would measure NumPy, not this record
     if is_reference(runner.row, dtype) and not (wrong_shape_only or raised_only):
-        record.ground_truth_ulps = _ground_truth(runner, theorem, seen)
+        evidence_seen.ground_truth_ulps = _ground_truth(runner, theorem, seen)
+    stray = evidence_seen.ground_truth_ulps
     if raised_only:
-        _settle_raised(runner, dtype, effort.batch, record, seen)
+        evidence_seen.failure = _raised_failure(runner, dtype, effort.batch, evidence_seen, seen)
     elif wrong_shape_only:
-        _settle_wrong_shape(runner, dtype, effort.batch, record, seen)
-    elif record.ground_truth_ulps is not None and record.ground_truth_ulps > TRUTH_ULPS:
-        _settle_stray_reference(record)
+        evidence_seen.failure = _wrong_shape_failure(runner, dtype, effort.batch, evidence_seen,
+                                                     seen)
+    elif stray is not None and stray > TRUTH_ULPS:
+        evidence_seen.inconsistent = (f"float64 strays {stray:.3g} ulps from the 50-digit "
+                                      "evaluation of the same statement: the compiled code is "
+                                      "wrong")
     elif seen.failure is None:
-        _settle_without_failure(runner, dtype, record, seen.invisible, seen.out_of_range)
+        _without_failure(runner, dtype, evidence_seen, seen.invisible, seen.out_of_range)
     else:
-        refute(record, runner, *seen.failure, dtype, effort.batch, chosen)
-    return ratios
+        evidence_seen.failure = refute(runner, *seen.failure, dtype, effort.batch, chosen)
+        evidence_seen.error = derivation_fault(evidence_seen.failure)
+    return evidence_seen, ratios
 
 
-def _drive(theorem, runner: Runner, dtype: str, chosen, effort, record: NumericRecord,
+def _drive(theorem, runner: Runner, dtype: str, chosen, effort, record: Evidence,
            seed: int | None) -> tuple[_Seen, Ratios]:
-    """Run Hypothesis over the theorem's structures until one batch fails or examples run out."""
+    """Run Hypothesis over the theorem's structures until one batch fails or examples run out.
+    ``record`` is the evidence counted so far (the name is kept: Hypothesis seeds derandomized
+    draws from the source of ``one_example``, so renaming it would change every draw)."""
     seen, ratios = _Seen(), Ratios()
 
     @settings(max_examples=effort.examples, deadline=None,
@@ -251,7 +261,7 @@ def _drive(theorem, runner: Runner, dtype: str, chosen, effort, record: NumericR
     return seen, ratios
 
 
-def _top_up(runner: Runner, dtype: str, effort, record: NumericRecord, seen: _Seen,
+def _top_up(runner: Runner, dtype: str, effort, record: Evidence, seen: _Seen,
             ratios: Ratios) -> None:
     """One more batch when the record counts fewer instances than it drew: rows a format
     cannot represent, or that no float64 value decides, are not instances, and a record should
@@ -268,7 +278,7 @@ def _top_up(runner: Runner, dtype: str, effort, record: NumericRecord, seen: _Se
         seen.failure = (structure, outcome)
 
 
-def _note(seen: _Seen, ratios: Ratios, record: NumericRecord, structure,
+def _note(seen: _Seen, ratios: Ratios, record: Evidence, structure,
           outcome: Outcome) -> None:
     record.examples += 1
     record.instances += outcome.instances
@@ -299,28 +309,28 @@ def _any(theorem) -> strategies.Structure:
     return strategies.Structure((), integers, 0)
 
 
-def _settle_wrong_shape(runner: Runner, dtype: str, batch: int, record: NumericRecord,
-                        seen: _Seen) -> None:
+def _wrong_shape_failure(runner: Runner, dtype: str, batch: int, tally: Evidence,
+                         seen: _Seen) -> Failure:
     """Code that returned the stated shape at some sizes and another at these is refuted here,
     with both shapes; one that never returned it has a declaration error, not a counterexample."""
     structure, error = seen.wrong_shape
-    if not record.examples and not _stated_shape_somewhere(runner, dtype, batch):
+    if not tally.examples and not _stated_shape_somewhere(runner, dtype, batch):
         raise ImplementationError(f"{error} (at every size drawn, and with every dimension at "
                                   "its smallest and at its largest)", error.expected, error.got)
-    refute_shape(record, runner, structure, error, dtype, batch)
+    return refute_shape(runner, structure, error, dtype, batch)
 
 
-def _settle_raised(runner: Runner, dtype: str, batch: int, record: NumericRecord,
-                   seen: _Seen) -> None:
+def _raised_failure(runner: Runner, dtype: str, batch: int, tally: Evidence,
+                    seen: _Seen) -> Failure:
     """Code that raised at these inputs and returned values at others is refuted here, with its
     exception; code that raised wherever it ran has a declaration error, not a counterexample."""
     structure, raised = seen.raised
-    if not record.examples and not _evaluates_somewhere(runner, dtype, batch):
+    if not tally.examples and not _evaluates_somewhere(runner, dtype, batch):
         everywhere = ImplementationRaised(runner.plan.theorem, raised.error)
         everywhere.args = (f"{raised} at every size drawn, and with every dimension at its "
                            "smallest and at its largest: an error of the declaration",)
         raise everywhere
-    refute_raised(record, runner, structure, raised, dtype, batch)
+    return refute_raised(runner, structure, raised, dtype, batch)
 
 
 def _evaluates_somewhere(runner: Runner, dtype: str, batch: int) -> bool:
@@ -354,48 +364,36 @@ def _stated_shape_somewhere(runner: Runner, dtype: str, batch: int) -> bool:
     return False
 
 
-def _settle_stray_reference(record: NumericRecord) -> None:
-    record.status = NumericStatus.INCONSISTENT
-    record.reason = (f"float64 strays {record.ground_truth_ulps:.3g} ulps from the 50-digit "
-                     "evaluation of the same statement: the compiled code is wrong")
-
-
-def _settle_without_failure(runner: Runner, dtype: str, record: NumericRecord,
-                            invisible: float, out_of_range: int = 0) -> None:
-    _settle_by_calibration(runner, dtype, record, invisible, out_of_range)
+def _without_failure(runner: Runner, dtype: str, tally: Evidence, invisible: float,
+                     out_of_range: int = 0) -> None:
+    _by_calibration(runner, dtype, tally, invisible, out_of_range)
     # a proved bound of both sides' rounding decides what the calibration cannot, where the
     # error analysis covers the equation (the mode's compiled programs are judged above)
+    decided_so_far = tally.cannot_decide is not None or too_few(tally) is None
     if (not is_reference(runner.row, dtype) and runner.mode == runner.row.default_mode
-            and record.status in (NumericStatus.PASSED, NumericStatus.NOT_DECISIVE)
-            and record.instances):
+            and tally.instances and decided_so_far):
         for judge in format_judges():
-            judge(record, runner.plan.theorem, runner.row, dtype, runner.device_name,
+            judge(tally, runner.plan.theorem, runner.row, dtype, runner.device_name,
                   false_in_float64=invisible > 0)
 
 
-def _settle_by_calibration(runner: Runner, dtype: str, record: NumericRecord,
-                           invisible: float, out_of_range: int = 0) -> None:
-    if record.instances == 0 and not record.undecided:
-        record.status = NumericStatus.NOT_DECISIVE
-        record.reason = f"no drawn instance can be evaluated in {dtype} (range or rounding)"
+def _by_calibration(runner: Runner, dtype: str, tally: Evidence, invisible: float,
+                    out_of_range: int = 0) -> None:
+    """What the calibrated tolerance can say of a search without a failing batch."""
+    if tally.instances == 0 and not tally.undecided:
+        tally.cannot_decide = f"no drawn instance can be evaluated in {dtype} (range or rounding)"
         return
     if invisible > 0:
-        record.status = NumericStatus.NOT_DECISIVE
         measured = runner.row.measured_as(dtype)
         # the two figures are in different units: float64's epsilon and the format's
-        record.reason = (f"false in float64 (lhs vs rhs up to {invisible:.3g} float64 ulps) but "
-                         f"within {dtype}'s rounding bound of {format_truth_ulps(measured):g} "
-                         f"{measured} ulps: this format cannot decide the claim")
+        tally.cannot_decide = (
+            f"false in float64 (lhs vs rhs up to {invisible:.3g} float64 ulps) but within "
+            f"{dtype}'s rounding bound of {format_truth_ulps(measured):g} {measured} ulps: "
+            "this format cannot decide the claim")
         return
-    if evidence.too_few(record.instances):
-        record.status = NumericStatus.TOO_FEW
-        record.reason = "; ".join(filter(None, [evidence.too_few(record.instances),
-                                                _undecided_note(record)]))
-        return
-    record.status = NumericStatus.PASSED
-    record.reason = "; ".join(filter(None, [_passing_notes(runner, dtype),
-                                            _undecided_note(record),
-                                            _out_of_range_note(out_of_range, dtype)])) or None
+    tally.description = _passing_notes(runner, dtype)
+    tally.notes += [note for note in (_undecided_note(tally.undecided),
+                                      _out_of_range_note(out_of_range, dtype)) if note]
 
 
 def _out_of_range_note(rows: int, dtype: str) -> str | None:
@@ -406,10 +404,10 @@ def _out_of_range_note(rows: int, dtype: str) -> str | None:
             "normal number (an overflow or underflow there is the format's, not the claim's)")
 
 
-def _undecided_note(record: NumericRecord) -> str | None:
-    if not record.undecided:
+def _undecided_note(undecided: int) -> str | None:
+    if not undecided:
         return None
-    return (f"{record.undecided} instance(s) undecided: the statement's own float64 value or its "
+    return (f"{undecided} instance(s) undecided: the statement's own float64 value or its "
             "error scale was not finite there")
 
 

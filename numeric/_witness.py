@@ -11,68 +11,62 @@ from hypothesis import Phase, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
-from attnproof.symbolic._catalog import theorem_file_argument
-
 from . import _strategies as strategies
 from ._decide import Outcome, decide, failing_rows, float64_side, is_stability
+from ._driver import Failure, theorems_argument
 from ._ground_truth import finite_difference
 from ._plan import Runner
-from ._record import NumericRecord, NumericStatus
 
 
-def refute(record: NumericRecord, runner: Runner, structure, outcome: Outcome, dtype: str,
-           batch: int, chosen) -> None:
-    """Fill ``record`` as failed by ``outcome``: its counterexample, replay command and reason,
-    then let finite differences say whether the fault is the claim's or a derivation's."""
-    record.status = NumericStatus.FAILED
-    record.counterexample = counterexample(runner, structure, outcome, dtype, batch, chosen)
-    record.replay = replay_command(runner, dtype, structure, batch)
-    record.refutes = outcome.refutes
-    record.reason = (_not_finite_reason(outcome.comparison, dtype) if outcome.refutes
-                     else f"{outcome.comparison} exceeds the tolerance")
-    break_tie(record)
+def refute(runner: Runner, structure, outcome: Outcome, dtype: str, batch: int,
+           chosen) -> Failure:
+    """The failure ``outcome`` shows: its counterexample, replay command and reason."""
+    return Failure(
+        counterexample=counterexample(runner, structure, outcome, dtype, batch, chosen),
+        reason=(_not_finite_reason(outcome.comparison, dtype) if outcome.refutes
+                else f"{outcome.comparison} exceeds the tolerance"),
+        refutes=outcome.refutes,
+        replay=replay_command(runner, dtype, structure, batch))
 
 
-def refute_shape(record: NumericRecord, runner: Runner, structure, error, dtype: str,
-                 batch: int) -> None:
-    """Fill ``record`` as failed by code that returned another shape than the statement's at
-    ``structure``'s sizes (``error``: an ``ImplementationError`` with both shapes)."""
-    record.status = NumericStatus.FAILED
-    record.refutes = True
-    record.counterexample = {
-        "sizes": structure.size_map,
-        "integers": structure.integer_map,
-        "comparison": "implementation shape",
-        "expected_shape": list(error.expected),
-        "returned_shape": list(error.got),
-    }
-    record.replay = replay_command(runner, dtype, structure, batch)
+def refute_shape(runner: Runner, structure, error, dtype: str, batch: int) -> Failure:
+    """The failure of code that returned another shape than the statement's at ``structure``'s
+    sizes (``error``: an ``ImplementationError`` with both shapes)."""
     sizes = ", ".join(f"{k} = {v}" for k, v in structure.size_map.items())
-    record.reason = (f"the implementation returned shape {tuple(error.got)} where the statement "
-                     f"has {tuple(error.expected)} (batch first) at {sizes or 'these sizes'}; "
-                     "it returned the stated shape at other sizes")
+    return Failure(
+        counterexample={
+            "sizes": structure.size_map,
+            "integers": structure.integer_map,
+            "comparison": "implementation shape",
+            "expected_shape": list(error.expected),
+            "returned_shape": list(error.got),
+        },
+        reason=(f"the implementation returned shape {tuple(error.got)} where the statement "
+                f"has {tuple(error.expected)} (batch first) at {sizes or 'these sizes'}; "
+                "it returned the stated shape at other sizes"),
+        refutes=True,
+        replay=replay_command(runner, dtype, structure, batch))
 
 
-def refute_raised(record: NumericRecord, runner: Runner, structure, raised, dtype: str,
-                  batch: int) -> None:
-    """Fill ``record`` as failed by code that raised at ``structure``'s inputs (``raised``: an
+def refute_raised(runner: Runner, structure, raised, dtype: str, batch: int) -> Failure:
+    """The failure of code that raised at ``structure``'s inputs (``raised``: an
     ``ImplementationRaised``) and returned values at others: the claim covers these inputs,
     and the code does not compute its value there."""
-    record.status = NumericStatus.FAILED
-    record.refutes = True
-    record.counterexample = {
-        "sizes": structure.size_map,
-        "integers": structure.integer_map,
-        "comparison": "implementation raised",
-        "exception": raised.exception,
-        "raised_at": raised.where or None,
-    }
-    record.replay = replay_command(runner, dtype, structure, batch)
     inputs = ", ".join(f"{k} = {v}" for k, v in {**structure.size_map,
                                                   **structure.integer_map}.items())
     at = f" ({raised.where})" if raised.where else ""
-    record.reason = (f"refuted: the implementation raised {raised.exception}{at} at "
-                     f"{inputs or 'these inputs'}; it returned values at other inputs")
+    return Failure(
+        counterexample={
+            "sizes": structure.size_map,
+            "integers": structure.integer_map,
+            "comparison": "implementation raised",
+            "exception": raised.exception,
+            "raised_at": raised.where or None,
+        },
+        reason=(f"refuted: the implementation raised {raised.exception}{at} at "
+                f"{inputs or 'these inputs'}; it returned values at other inputs"),
+        refutes=True,
+        replay=replay_command(runner, dtype, structure, batch))
 
 
 def _not_finite_reason(comparison: str, dtype: str) -> str:
@@ -187,21 +181,21 @@ def _round(value):
     return rounded.tolist() if isinstance(rounded, np.ndarray) else rounded
 
 
-def break_tie(record: NumericRecord) -> None:
+def derivation_fault(failure: Failure) -> str | None:
     """When a derivation disagrees with the closed form, finite differences say which is wrong:
-    if they side with the closed form, the fault is ours (compiler or autodiff), not the claim."""
-    example = record.counterexample
+    if they side with the closed form, the fault is ours (compiler or autodiff), not the claim;
+    then why, else None."""
+    example = failure.counterexample
     verdict = example.get("finite_difference") if example else None
     if verdict is None:
-        return
+        return None
     if example["comparison"] == "autodiff vs sympy":
-        record.status = NumericStatus.ERROR
-        record.reason = (f"autodiff and SymPy's derivative disagree (finite differences side "
-                         f"with: {verdict['agrees_with']}): a derivation is wrong, not the claim")
-    elif verdict["agrees_with"] == "rhs":
-        record.status = NumericStatus.ERROR
-        record.reason = (f"{example['comparison']}: finite differences agree with the closed "
-                         "form, so the derivation is wrong, not the claim")
+        return (f"autodiff and SymPy's derivative disagree (finite differences side "
+                f"with: {verdict['agrees_with']}): a derivation is wrong, not the claim")
+    if verdict["agrees_with"] == "rhs":
+        return (f"{example['comparison']}: finite differences agree with the closed "
+                "form, so the derivation is wrong, not the claim")
+    return None
 
 
 def replay_command(runner: Runner, dtype: str, structure, batch: int) -> str:
@@ -212,13 +206,6 @@ def replay_command(runner: Runner, dtype: str, structure, batch: int) -> str:
              "--seed", str(structure.seed), "--batch", str(batch), "--sizes", sizes]
     if structure.integers:
         parts += ["--integers", ",".join(f"{k}={v}" for k, v in structure.integers)]
-    extra = theorem_file_argument(theorem.origin)
-    if extra:
-        # never the absolute path of this machine: a file outside the working directory is
-        # named by its folder and file, to be replayed from the directory that holds that folder
-        from pathlib import PurePath
-
-        path = PurePath(extra)
-        tail = path.parts[1:][-2:] if path.is_absolute() else path.parts
-        parts += ["--theorems", str(PurePath(*tail))] if tail else []
+    extra = theorems_argument(theorem)
+    parts += ["--theorems", extra] if extra else []
     return shlex.join(parts)

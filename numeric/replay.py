@@ -1,7 +1,10 @@
-"""Replay one batch of a numeric check from its log line: ``attnproof replay NAME ...``.
+"""Replay a numeric counterexample from its record's command: ``attnproof replay NAME ...``.
 
-Rebuilds the exact batch from the seed and sizes, evaluates it, and prints the verdict with the
-failing row's inputs and values as JSON.
+With ``--batch`` and ``--sizes`` (the compiled search's failures) it rebuilds the exact batch
+from the seed and sizes, evaluates it, and prints the verdict with the failing row's inputs and
+values as JSON. Without them it runs the record's check again on that configuration, with
+``--seed`` where the record had one (a claim kind's route is deterministic given its seed, so
+the same counterexample returns), and prints its status, reason and counterexample.
 """
 
 from __future__ import annotations
@@ -32,10 +35,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dtype", default="float64")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--mode", default=None)
-    parser.add_argument("--seed", type=int, required=True)
-    parser.add_argument("--batch", type=int, required=True)
-    parser.add_argument("--sizes", required=True, help="dim=size,... e.g. n_q=2,n_k=3")
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--batch", type=int, default=None,
+                        help="one batch of the compiled search (with --sizes and --seed)")
+    parser.add_argument("--sizes", default=None, help="dim=size,... e.g. n_q=2,n_k=3")
     parser.add_argument("--integers", default="", help="Integer scalars, e.g. B=2")
+    parser.add_argument("--profile", default=None,
+                        help="the profile the record was checked under (a rerun only)")
     parser.add_argument("--theorems", action="append", help="file or directory of theorems")
 
 
@@ -49,6 +55,11 @@ def replay(args: argparse.Namespace) -> dict:
 
     catalog = discover(args.theorems) if args.theorems else discover()
     theorem = catalog.by_name()[args.theorem]
+    if args.batch is None and args.sizes is None:
+        return _rerun(theorem, args)
+    if args.batch is None or args.sizes is None or args.seed is None:
+        raise ValueError("one batch is replayed from --seed, --batch and --sizes together; "
+                         "without --batch and --sizes the record's check runs again")
     row = backend(args.backend)
     runner = runner_for(theorem, row, args.device, args.mode or row.default_mode)
     structure = Structure(_pairs(args.sizes), _pairs(args.integers), args.seed)
@@ -75,6 +86,16 @@ def replay(args: argparse.Namespace) -> dict:
     return report
 
 
+def _rerun(theorem, args) -> dict:
+    """The record's check run again on one configuration: its status, reason, counterexample."""
+    from ._search import search
+
+    record, _ = search(theorem, args.backend, args.dtype, args.device, args.mode,
+                       profile=args.profile, seed=args.seed)
+    return {"theorem": theorem.name, "status": str(record.status), "reason": record.reason,
+            "counterexample": record.counterexample, "failing_row": None}
+
+
 def main(argv=None) -> int:
     return run(parse(argv))
 
@@ -83,7 +104,9 @@ def run(args: argparse.Namespace) -> int:
     report = replay(args)
     json.dump(report, sys.stdout, indent=1, default=str)
     print()
-    return 1 if report["failing_row"] is not None or report.get("code_failed") else 0
+    failed = (report["failing_row"] is not None or report.get("code_failed")
+              or report.get("status") == "failed")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
 A module in ``numeric/kinds/`` imports from here, from ``attnproof.symbolic`` (and its
 ``route`` toolkit and kind modules) and from its own package, never from a private module of
 ``numeric``: ``tests/packaging/test_layering.py`` holds the kinds to it. A route registers
-itself with ``@numeric_route(KindClass)``; the signature it is called with is in
-``numeric/kinds/__init__.py``.
+itself with ``@numeric_route(KindClass)``; it is called as ``route(theorem, where, profile,
+seed=None)`` and returns the :class:`Evidence` it saw, which the driver (``numeric/_driver.py``)
+turns into the record's status: a route never chooses a status itself.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from ._backends import Backend, backend, to_numpy
 from ._backends import _numpy_dtype as numpy_dtype  # NumPy's dtype of a format name
 from ._backends import _numpy_place as numpy_place  # NumPy's place step: a cast, no device
 from ._compiler import compile_expression
+from ._driver import Evidence, Failure, Where, search_for_failure, would_pass
 from ._evidence import MINIMUM_DECIDED
 from ._executables import run_route_program
 from ._plan import evaluate_reference, is_reference, runner_for
-from ._record import NumericRecord, NumericStatus
 from ._routes import format_judge, numeric_route
 from ._search import effort_for, run_search
 from ._tolerance import (
@@ -36,8 +37,11 @@ __all__ = [
     # registering a route, and what it fills
     "numeric_route",
     "format_judge",
-    "NumericRecord",
-    "NumericStatus",
+    "Where",
+    "Evidence",
+    "Failure",
+    "search_for_failure",
+    "would_pass",
     # backends and compiled statements
     "Backend",
     "backend",

@@ -13,10 +13,10 @@ proved from known facts, an IEEE value, a statistical statement, ...) is a subcl
    order, ...) and under which assumptions;
 3. the numeric route: a function in ``numeric/kinds/`` registered for the kind's class with
    ``@numeric_route(Kind)`` (``numeric/route.py``), called in a worker as
-   ``route(theorem, row, dtype, device, mode, profile, record)`` to fill ``record``
-   (a ``NumericRecord``); ``numeric_configurations`` keeps the configurations the kind makes
-   sense for (none: the symbolic route settles it alone). The built-in identity and
-   inequality register none: the compiled search is their numeric route;
+   ``route(theorem, where, profile, seed)`` to return the ``Evidence`` it saw, which the
+   driver settles into a record (``numeric/_driver.py``); ``numeric_configurations`` keeps
+   the configurations the kind makes sense for (none: the symbolic route settles it alone).
+   The built-in identity and inequality register none: the compiled search is their numeric route;
 4. the exact refutation route, inside ``prove``: small sizes, rationals, special values and
    boundary points, returning ``REFUTED`` with a readable ``counterexample``.
 

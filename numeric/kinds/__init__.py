@@ -1,8 +1,9 @@
 """Numeric routes of the claim kinds (symbolic/_kind.py), one module per kind.
 
-A route is called in a worker as ``route(theorem, row, dtype, device, mode, profile, record,
-seed=None)``: ``row`` is the backend's ``Backend``, ``profile`` a ``Profile``; it fills
-``record`` (status, examples, instances, errors, counterexample, reason) and returns nothing.
+A route is called in a worker as ``route(theorem, where, profile, seed=None)``: ``where`` is
+the configuration (``Where``: the backend's row, dtype, device, mode), ``profile`` a
+``Profile``; it returns the ``Evidence`` it saw (counts, worst error, a failure, or why it
+cannot decide), and the driver (``numeric/_driver.py``) settles the record from it.
 Each module registers its route by kind class, ``@numeric_route(Series)`` from the toolkit
 ``numeric/route.py``; importing this package imports every module of its folder, so every route
 is registered when one is looked up (``numeric/_routes.py``) and a new kind's module needs no

@@ -21,10 +21,9 @@ from ..route import (
     STABILITY_ULPS,
     TRUTH_ULPS,
     Backend,
-    NumericStatus,
-    bits,
+    Evidence,
+    Failure,
     error_ulps,
-    evidence,
     format_truth_ulps,
     strategies,
     structured,
@@ -132,51 +131,32 @@ def worst_entry(batch: Batch, row_index: int, out_names: list[str]) -> dict:
             "lhs": f"{float(lhs[at]):.6g}", "rhs": f"{float(rhs[at]):.6g}"}
 
 
-def settle(record, dtype: str, worst: float, failure: dict | None, saw_false64: bool,
-           description: str) -> None:
-    """The record's status and reason from what the batches showed."""
-    record.max_error_ulps = worst
-    record.max_error_bits = bits(worst)
-    if failure is not None:
-        record.status = NumericStatus.FAILED
-        record.counterexample = failure
-        record.reason = description
-        return
-    if saw_false64:
-        record.status = NumericStatus.NOT_DECISIVE
-        record.reason = (f"{description}; false in float64 but within {dtype}'s rounding: this "
-                         "format cannot decide the claim")
-        return
-    if evidence.too_few(record.instances):
-        record.status = NumericStatus.TOO_FEW
-        record.reason = f"{description}; {evidence.too_few(record.instances)}"
-        return
-    record.status = NumericStatus.PASSED
-    record.reason = description
-
-
-def run_batches(record, row: Backend, dtype: str, draws, evaluate: Callable,
-                describe_row: Callable, description: str) -> None:
-    """Evaluate every size map's batch with ``evaluate(sizes) -> Batch`` and settle ``record``;
+def run_batches(row: Backend, dtype: str, draws, evaluate: Callable, describe_row: Callable,
+                description: str) -> Evidence:
+    """Evaluate every size map's batch with ``evaluate(sizes) -> Batch`` until one fails;
     ``describe_row(sizes, batch, row_index)`` gives a failing row's counterexample."""
-    worst, saw_false64 = 0.0, False
+    seen = Evidence(worst_ulps=0.0, description=description)
+    false64 = False
     for sizes in draws:
         with np.errstate(all="ignore"):  # overflow is measured, not warned about
             batch = evaluate(sizes)
         decided, failed, batch_worst = compare(batch, dtype, row)
-        record.examples += 1
-        record.instances += int(decided.sum())
-        record.undecided += int((~decided).sum())
-        worst = max(worst, batch_worst)
+        seen.examples += 1
+        seen.instances += int(decided.sum())
+        seen.undecided += int((~decided).sum())
+        seen.worst_ulps = max(seen.worst_ulps, batch_worst)
         if failed.any():
             row_index = int(np.flatnonzero(failed)[0])
             failure = describe_row(sizes, batch, row_index)
             failure["dtype"] = dtype
-            settle(record, dtype, worst, failure, False,
-                   f"{description}; {_what_failed(batch, row_index, dtype)}")
-            return
-        saw_false64 = saw_false64 or false_in_float64(batch)
-    settle(record, dtype, worst, None, saw_false64, description)
+            seen.failure = Failure(failure, f"{description}; "
+                                            f"{_what_failed(batch, row_index, dtype)}")
+            return seen
+        false64 = false64 or false_in_float64(batch)
+    if false64:
+        seen.cannot_decide = (f"{description}; false in float64 but within {dtype}'s rounding: "
+                              "this format cannot decide the claim")
+    return seen
 
 
 def _what_failed(batch: Batch, row_index: int, dtype: str) -> str:

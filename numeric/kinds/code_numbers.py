@@ -15,7 +15,7 @@ import numpy as np
 
 from attnproof.symbolic.kinds.code_numbers import FromCode
 
-from ..route import NumericStatus, backend, bits, error_ulps, numeric_route, to_numpy
+from ..route import Evidence, Failure, backend, error_ulps, numeric_route, to_numpy
 
 
 class Arrays:
@@ -68,29 +68,31 @@ def rounds_to(value: float, printed: str) -> bool:
 
 
 @numeric_route(FromCode)
-def check(theorem, row, dtype, device, mode, profile, record, seed=None):
+def check(theorem, where, profile, seed=None) -> Evidence:
+    row, dtype, device, mode = where
     claim = theorem.claim
     values = run(claim, row, dtype, device, mode)
     wrong = {label: f"{value:.10g}, printed {text}"
              for label, value, text in zip(claim.labels, values, claim.printed, strict=True)
              if not rounds_to(value, text)}
-    record.examples, record.instances = 1, len(values)
     reference = run(claim, backend("numpy"), "float64", "cpu")
     ulps = error_ulps(np.array(values), np.array(reference), np.abs(np.array(reference)),
                       row.measured_as(dtype))
-    record.max_error_ulps = float(np.max(ulps))
-    record.max_error_bits = bits(record.max_error_ulps)
     shown = ", ".join(f"{label} = {value:.6g}" for label, value in zip(claim.labels, values,
                                                                        strict=True))
-    record.reason = (f"the demo's code run on {row.name} in {dtype} ({shown}), each value "
-                     "compared with its printed text at the printed precision")
+    description = (f"the demo's code run on {row.name} in {dtype} ({shown}), each value "
+                   "compared with its printed text at the printed precision")
+    seen = Evidence(examples=1, instances=len(values), worst_ulps=float(np.max(ulps)),
+                    description=description,
+                    fixed_inputs="fixed inputs: the demo's data are fixed by its code, and "
+                                 "each of its printed values was compared")
     if not wrong:
-        record.status = NumericStatus.PASSED
-        return
-    record.counterexample = wrong
-    record.status = NumericStatus.FAILED
+        return seen
+    reason = description
     if (dtype, row.name) != ("float64", "numpy") and all(
             rounds_to(v, t) for v, t in zip(reference, claim.printed, strict=True)):
-        record.reason += (f"; NumPy float64 rounds to every printed text, so only {dtype}'s "
-                          "rounding moves a value across a printed digit: an instability of "
-                          "this format (declare it with unstable_in=)")
+        reason += (f"; NumPy float64 rounds to every printed text, so only {dtype}'s "
+                   "rounding moves a value across a printed digit: an instability of "
+                   "this format (declare it with unstable_in=)")
+    seen.failure = Failure(wrong, reason)
+    return seen

@@ -21,7 +21,7 @@ import sympy as sp
 
 from attnproof.symbolic import Cost, Integer
 
-from ..route import NumericStatus, numeric_route, numpy_dtype
+from ..route import Evidence, Failure, numeric_route, numpy_dtype
 
 # growing sizes 1, 2, 4, ..., 2**LADDER_STEPS for an order claim
 LADDER_STEPS = 8
@@ -173,7 +173,8 @@ def measure(implementation, inputs: dict, scalars: dict, dtype) -> Counter:
 
 
 @numeric_route(Cost)
-def check(theorem, row, dtype, device, mode, profile, record, seed=None):
+def check(theorem, where, profile, seed=None) -> Evidence:
+    dtype = where.dtype
     claim = theorem.claim
     array_dtype = numpy_dtype(dtype)
     generator = random.Random(seed if seed is not None else theorem.name)
@@ -191,17 +192,19 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None):
                                     for k, v in sizes.items()}))
         results.append((sizes, measured))
         if measured != expected:
-            return _fail(record, sizes, measured, expected, target, measured_what, len(results))
-    record.examples = record.instances = len(results)
+            return Evidence(examples=len(results), instances=len(results), failure=_failure(
+                sizes, measured, expected, target, measured_what))
+    seen = Evidence(examples=len(results), instances=len(results))
     if claim.order != "exact":
         growth = _worst_growth(claim, results)
         if growth is not None:
-            return _fail_growth(record, claim, growth, measured_what, len(results))
-    record.status = NumericStatus.PASSED
+            seen.failure = _growth_failure(claim, growth, measured_what)
+            return seen
     compared = "the formula" if claim.order == "exact" else "the declared steps' count"
-    record.reason = (f"{measured_what} measured on instrumented NumPy {dtype} arrays at "
-                     f"{len(results)} size assignments, each equal to {compared} exactly"
-                     + _growth_text(claim, results))
+    seen.description = (f"{measured_what} measured on instrumented NumPy {dtype} arrays at "
+                        f"{len(results)} size assignments, each equal to {compared} exactly"
+                        + _growth_text(claim, results))
+    return seen
 
 
 def _size_ranges(theorem) -> dict[str, tuple[int, int]]:
@@ -234,13 +237,11 @@ def _scalars(theorem, sizes) -> dict[str, int]:
     return {s.name: sizes[s.name] for s in theorem.scalars if s.name in sizes}
 
 
-def _fail(record, sizes, measured, expected, target, what, runs):
-    record.status = NumericStatus.FAILED
-    record.examples = record.instances = runs
-    record.counterexample = {"sizes": _text(sizes), "measured": str(measured),
-                             "expected": str(expected), "formula": str(target)}
-    record.reason = (f"{what} measured on instrumented NumPy: {measured} at {_text(sizes)}, "
-                     f"but {target} gives {expected}")
+def _failure(sizes, measured, expected, target, what) -> Failure:
+    return Failure({"sizes": _text(sizes), "measured": str(measured),
+                    "expected": str(expected), "formula": str(target)},
+                   f"{what} measured on instrumented NumPy: {measured} at {_text(sizes)}, "
+                   f"but {target} gives {expected}")
 
 
 def _ladders(claim, results):
@@ -265,17 +266,15 @@ def _worst_growth(claim, results):
     return None
 
 
-def _fail_growth(record, claim, growth, what, runs):
+def _growth_failure(claim, growth, what) -> Failure:
     symbol, sizes, rows, exponent = growth
-    record.status = NumericStatus.FAILED
-    record.counterexample = {
+    return Failure({
         "growing": str(symbol),
         "other sizes": _text({k: v for k, v in sizes.items() if k != symbol.name}),
         "measured/claimed": "; ".join(f"{symbol}={n}: {m}/{f}" for n, m, f in rows[-3:]),
         "exponent over the last doubling": f"{exponent:.3f}",
-    }
-    record.reason = (f"{what} over {claim.formula} grows like {symbol}^{exponent:.2f} over the "
-                     f"last doubling of {symbol} (order {claim.order} allows < {THRESHOLD})")
+    }, (f"{what} over {claim.formula} grows like {symbol}^{exponent:.2f} over the last doubling "
+        f"of {symbol} (order {claim.order} allows < {THRESHOLD})"))
 
 
 def _growth_text(claim, results) -> str:

@@ -33,9 +33,8 @@ from attnproof.symbolic.kinds import error_bound as kind
 from attnproof.symbolic.route import free_indices
 
 from ..route import (
-    NumericStatus,
-    bits,
-    evidence,
+    Evidence,
+    Failure,
     finfo,
     numeric_route,
     run_route_program,
@@ -93,25 +92,22 @@ WIDER = {"float64": np.longdouble}
 
 
 @numeric_route(kind.ErrorBound, kind.FirstOrderErrorBound, kind.AbsoluteErrorBound)
-def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
+def check(theorem, where, profile, seed=None) -> Evidence:
+    row, dtype, device, _ = where
     model = ROUNDING_MODEL.get((row.name, dtype))
     if model is None:
-        record.status = NumericStatus.SKIPPED
-        record.reason = f"no rounding model declared for {row.name} {dtype}" + NO_MODEL.get(
-            (row.name, dtype), "")
-        return
+        return Evidence(unsupported=f"no rounding model declared for {row.name} {dtype}"
+                        + NO_MODEL.get((row.name, dtype), ""))
     claim = theorem.claim
     evaluation = Evaluation(theorem, row, dtype, device)
     for function, declared in (("exp", model.c_exp), ("log", model.c_log)):
         model_error = evaluation.accuracy(function, seed)
         if model_error > declared:
-            record.status = NumericStatus.FAILED
-            record.reason = (f"the rounding model is wrong here: {row.name}'s {function} in "
-                             f"{dtype} is off by {model_error:.2f}u, declared at most "
-                             f"{declared}u ({model.source})")
-            record.counterexample = {f"{function} error in units of u": round(model_error, 3),
-                                     f"declared c_{function}": declared}
-            return
+            return Evidence(failure=Failure(
+                {f"{function} error in units of u": round(model_error, 3),
+                 f"declared c_{function}": declared},
+                f"the rounding model is wrong here: {row.name}'s {function} in {dtype} is off "
+                f"by {model_error:.2f}u, declared at most {declared}u ({model.source})"))
     seen = _Seen()
     rng_seed = 0 if seed is None else seed
 
@@ -131,7 +127,7 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
     for corner in _corners(theorem, dtype):
         one_example = example(corner)(one_example)
     one_example()
-    _settle(record, claim, model, seen, dtype)
+    return _evidence(model, seen, dtype)
 
 
 # -- draws --------------------------------------------------------------------------------------
@@ -741,32 +737,25 @@ class _Seen:
             }
 
 
-def _settle(record, claim, model: Rounding, seen: _Seen, dtype: str) -> None:
-    record.examples = max(1, record.examples)
-    record.instances = seen.instances
-    record.undecided = seen.no_bound
-    record.max_error_ulps = seen.worst_error / model.u if seen.worst_error else 0.0
-    record.max_error_bits = bits(record.max_error_ulps)
+def _evidence(model: Rounding, seen: _Seen, dtype: str) -> Evidence:
     tightness = f"largest observed/B {seen.worst_ratio:.3g}"
     loose = " (never within 10× of the bound)" if 0 < seen.worst_ratio < 0.1 else ""
     model_text = (f"u = {model.u:.3g}, c_exp = {model.c_exp}, c_log = {model.c_log} "
                   f"({model.source})")
+    found = Evidence(examples=1, instances=seen.instances, undecided=seen.no_bound,
+                     worst_ulps=seen.worst_error / model.u if seen.worst_error else 0.0)
     if seen.violation is not None:
-        record.status = NumericStatus.FAILED
-        record.refutes = True  # a bound violated in any format is false under the model
-        record.counterexample = seen.violation
-        record.reason = (f"observed error above the bound under the declared model: {tightness}; "
-                         f"{model_text}")
-        return
+        # a bound violated in any format is false under the model
+        found.failure = Failure(seen.violation, (
+            f"observed error above the bound under the declared model: {tightness}; "
+            f"{model_text}"), refutes=True)
+        return found
     if seen.instances == 0:
-        record.status = NumericStatus.NOT_DECISIVE
-        record.reason = f"no instance where the bound is defined (count·u < 1) in {dtype}"
-        return
+        found.cannot_decide = f"no instance where the bound is defined (count·u < 1) in {dtype}"
+        return found
     no_bound = (f"; {seen.no_bound} instance(s) outside the model in {dtype}, undecided "
                 f"({seen.outside} overflow or underflow an intermediate, the others have "
                 "count·u ≥ 1)" if seen.no_bound else "")
-    record.reason = f"{tightness}{loose} over {seen.instances} instances{no_bound}; {model_text}"
-    too_few = evidence.too_few(seen.instances)
-    record.status = NumericStatus.TOO_FEW if too_few else NumericStatus.PASSED
-    if too_few:
-        record.reason = f"{too_few}; {record.reason}"
+    found.description = (f"{tightness}{loose} over {seen.instances} instances{no_bound}; "
+                         f"{model_text}")
+    return found

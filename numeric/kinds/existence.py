@@ -14,35 +14,31 @@ residual is a set of draws no tensor fits, which shows the claim at that instanc
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
-from hypothesis import HealthCheck, Phase, find, settings
-from hypothesis.errors import NoSuchExample
 
 from attnproof.symbolic import Exists, NotExists, Positive, Real
 from attnproof.symbolic.route import ordered_free_indices
 
 from ..route import (
-    NumericStatus,
+    Evidence,
+    Failure,
     compile_expression,
-    evidence,
     finfo,
     format_truth_ulps,
-    is_reference,
     numeric_route,
     run_search,
     runner_for,
+    search_for_failure,
     strategies,
 )
 from ._evaluate import run_kept
 
 
 @numeric_route(Exists)
-def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
+def check(theorem, where, profile, seed=None) -> Evidence:
     identity = theorem.claim.with_witness(theorem)
-    run_search(identity, runner_for(identity, row, device, mode), dtype, profile, record,
-               seed=seed)
+    runner = runner_for(identity, where.row, where.device, where.mode)
+    return run_search(identity, runner, where.dtype, profile, seed=seed)[0]
 
 
 # -- negated existence: a least-squares fit of the unknown ----------------------------------------
@@ -54,44 +50,35 @@ FRESH_DRAWS = 32
 
 
 @numeric_route(NotExists)
-def check_not_exists(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
+def check_not_exists(theorem, where, profile, seed=None) -> Evidence:
     """Per instance (the other inputs drawn once), fit the unknown by least squares to lhs = rhs
     over many draws of the ``for_all`` inputs: a fit within rounding on every draw is a tensor
     that exists there (the claim fails); a residual beyond it is a set of draws no tensor fits
     (the claim holds at that instance)."""
-    fit = _Fit(theorem, row, dtype, device, mode)
-    effort = profile.truth if is_reference(row, dtype) else profile.formats
+    fit = _Fit(theorem, *where)
+    effort = where.effort(profile)
     instances = max(100, effort.batch // 2)
-    seen = {"examples": 0, "decided": 0, "undecided": 0}
+    seen = Evidence()
 
     def fails(structure) -> bool:
         outcome = fit.run(structure, instances)
-        seen["examples"] += 1
-        seen["decided"] += int(outcome["decided"].sum())
-        seen["undecided"] += int((~outcome["decided"]).sum())
+        seen.examples += 1
+        seen.instances += int(outcome["decided"].sum())
+        seen.undecided += int((~outcome["decided"]).sum())
         return bool(outcome["exists"].any())
 
-    options = settings(max_examples=effort.examples, database=None, deadline=None,
-                       phases=(Phase.generate, Phase.shrink), derandomize=profile.derandomize,
-                       suppress_health_check=list(HealthCheck))
-    try:
-        shrunk = find(strategies.from_theorem(theorem, profile), fails, settings=options,
-                      random=None if seed is None else random.Random(seed))
-    except NoSuchExample:
-        shrunk = None
-    record.examples, record.instances = seen["examples"], seen["decided"]
-    record.undecided = seen["undecided"]
+    shrunk, seed = search_for_failure(strategies.from_theorem(theorem, profile), fails, effort,
+                                      profile, seed)
+    seen.seed = seed
+    unknown = theorem.claim.unknown.name
     if shrunk is not None:
-        outcome = fit.run(shrunk, instances)
-        record.status = NumericStatus.FAILED
-        record.counterexample = fit.describe(shrunk, outcome)
-        record.reason = (f"{theorem.claim.unknown.name} exists: {record.counterexample['found']}")
-        return
-    few = evidence.too_few(seen["decided"])
-    record.status = NumericStatus.TOO_FEW if few else NumericStatus.PASSED
-    record.reason = few or (f"no {theorem.claim.unknown.name} fits lhs = rhs at the draws of "
-                            f"{', '.join(x.name for x in theorem.claim.for_all)} of any instance "
-                            f"(least squares, residual above {fit.limit:g} * eps * scale)")
+        example = fit.describe(shrunk, fit.run(shrunk, instances))
+        seen.failure = Failure(example, f"{unknown} exists: {example['found']}")
+        return seen
+    seen.description = (f"no {unknown} fits lhs = rhs at the draws of "
+                        f"{', '.join(x.name for x in theorem.claim.for_all)} of any instance "
+                        f"(least squares, residual above {fit.limit:g} * eps * scale)")
+    return seen
 
 
 class _Fit:

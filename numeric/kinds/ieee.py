@@ -26,28 +26,28 @@ from attnproof.symbolic import ReduceMax
 from attnproof.symbolic.kinds import ieee as kind
 from attnproof.symbolic.kinds.ieee import FORMATS
 
-from ..route import NumericStatus, bits, numeric_route, to_numpy
+from ..route import Evidence, Failure, numeric_route, to_numpy
 
 
 @numeric_route(kind.IEEEValue)
-def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
+def check(theorem, where, profile, seed=None) -> Evidence:
+    row, dtype, device, _ = where
     claim = theorem.claim
     if row.measured_as(dtype) != dtype:
-        record.status = NumericStatus.SKIPPED
-        record.reason = ("MLX evaluates exp in float32 for float64 arrays (exp(89) = inf), so it "
-                         "has no float64 IEEE values to compare")
-        return
+        return Evidence(unsupported="MLX evaluates exp in float32 for float64 arrays (exp(89) = "
+                                    "inf), so it has no float64 IEEE values to compare")
     xp = row.namespace(row.load(), dtype)
     expected = claim.claimed[dtype]
     fmt = FORMATS[dtype]
     batch = max(8, profile.truth.batch // 4)
     rng = np.random.default_rng(0 if seed is None else seed)
     expr = kind.written(theorem, claim)
-    entries, worst = 0, 0.0
+    entries, worst, drawn_any = 0, 0.0, False
     place_on = row.devices()[device]
     with row.scope(place_on), np.errstate(all="ignore"):
         for sizes in claim.size_assignments():
             fixed = kind.fixed_values(theorem, claim, sizes)
+            drawn_any = drawn_any or bool(kind.free_entries(theorem, sizes, fixed))
             drawn = _draw(theorem, sizes, fixed, batch, rng)
             arrays = {_name(k): row.place(xp, v, dtype, place_on) for k, v in drawn.items()}
             envs = list(kind.index_env(expr, sizes))
@@ -61,21 +61,22 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
                 values = to_numpy(result) * np.ones(batch)
                 entries += 1
                 worst = max(worst, _error_ulps(values, expected, fmt))
-                record.max_error_ulps, record.max_error_bits = worst, bits(worst)
                 wrong = ~_accepted(values, expected, fmt)
                 if wrong.any():
                     first = int(np.argmax(wrong))
-                    _fail(record, sizes, env, fixed, drawn, first, values[first], expected,
-                          dtype)
-                    record.instances = entries * batch
-                    return
-    record.status = NumericStatus.PASSED
-    record.max_error_ulps, record.max_error_bits = worst, bits(worst)
-    record.examples = entries
-    record.instances = entries * batch
-    record.reason = (f"evaluated as written in {dtype} on {row.name}, op by op (eagerly, in "
+                    return Evidence(examples=1, instances=entries * batch, worst_ulps=worst,
+                                    failure=_failure(sizes, env, fixed, drawn, first,
+                                                     values[first], expected, dtype))
+    # with every input given by at=, each entry is one instance however many rows repeat it
+    instances = entries * batch if drawn_any else entries
+    return Evidence(
+        examples=entries, instances=instances, worst_ulps=worst,
+        description=(f"evaluated as written in {dtype} on {row.name}, op by op (eagerly, in "
                      f"every mode: a jit per size would cost more than the check): {entries} "
-                     f"entries × {batch} rows, each {expected.describe()}")
+                     f"entries × {batch if drawn_any else 1} rows, each "
+                     f"{expected.describe()}"),
+        fixed_inputs=None if drawn_any else (
+            "fixed inputs: every input is given by at=, and each entry was evaluated at it"))
 
 
 def _error_ulps(values: np.ndarray, expected, fmt) -> float:
@@ -98,17 +99,14 @@ def _accepted(values: np.ndarray, expected, fmt) -> np.ndarray:
     return ~np.isnan(values) & (values >= lo) & (values <= hi)
 
 
-def _fail(record, sizes, env, fixed, drawn, row_number, value, expected, dtype):
+def _failure(sizes, env, fixed, drawn, row_number, value, expected, dtype) -> Failure:
     shown = {kind.entry_name(k): str(v) for k, v in list(fixed.items())[:8]}
     shown.update({kind.entry_name(k): f"{float(v[row_number]):.6g}"
                   for k, v in list(drawn.items())[:8] if k not in fixed})
-    record.status = NumericStatus.FAILED
-    record.examples = 1
-    record.counterexample = {"format": dtype, "sizes": dict(sizes),
-                             "indices": kind.indices_text(env), "values": shown,
-                             "lhs": _class(value), "rhs": expected.describe()}
-    record.reason = (f"evaluated as written in {dtype}: {_class(value)}, where the claim says "
-                     f"{expected.describe()}")
+    return Failure({"format": dtype, "sizes": dict(sizes), "indices": kind.indices_text(env),
+                    "values": shown, "lhs": _class(value), "rhs": expected.describe()},
+                   f"evaluated as written in {dtype}: {_class(value)}, where the claim says "
+                   f"{expected.describe()}")
 
 
 def _class(value: float) -> str:

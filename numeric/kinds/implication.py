@@ -11,24 +11,20 @@ as decided.
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
-from hypothesis import HealthCheck, Phase, find, settings
-from hypothesis.errors import NoSuchExample
 
 from attnproof.symbolic import Implies
 from attnproof.symbolic.kinds.implication import relation_of
 from attnproof.symbolic.route import ordered_free_indices
 
 from ..route import (
-    NumericStatus,
+    Evidence,
+    Failure,
     compile_expression,
-    evidence,
     finfo,
     format_truth_ulps,
-    is_reference,
     numeric_route,
+    search_for_failure,
     strategies,
     to_numpy,
 )
@@ -36,40 +32,30 @@ from ._evaluate import run_kept
 
 
 @numeric_route(Implies)
-def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
-    checker = _Checker(theorem, row, dtype, device, mode)
-    effort = profile.truth if is_reference(row, dtype) else profile.formats
-    seen = {"examples": 0, "decided": 0, "undecided": 0}
+def check(theorem, where, profile, seed=None) -> Evidence:
+    checker = _Checker(theorem, *where)
+    effort = where.effort(profile)
+    seen = Evidence()
 
     def fails(structure) -> bool:
         outcome = checker.run(structure, effort.batch)
-        seen["examples"] += 1
-        seen["decided"] += int(outcome["hypothesis"].sum())
-        seen["undecided"] += int((~outcome["hypothesis"]).sum())
+        seen.examples += 1
+        seen.instances += int(outcome["hypothesis"].sum())
+        seen.undecided += int((~outcome["hypothesis"]).sum())
         return bool(outcome["failing"].any())
 
-    options = settings(max_examples=effort.examples, database=None, deadline=None,
-                       phases=(Phase.generate, Phase.shrink), derandomize=profile.derandomize,
-                       suppress_health_check=list(HealthCheck))
-    try:
-        shrunk = find(strategies.from_theorem(theorem, profile), fails, settings=options,
-                      random=None if seed is None else random.Random(seed))
-    except NoSuchExample:
-        shrunk = None
-    record.examples, record.instances = seen["examples"], seen["decided"]
-    record.undecided = seen["undecided"]
+    shrunk, seed = search_for_failure(strategies.from_theorem(theorem, profile), fails, effort,
+                                      profile, seed)
+    seen.seed = seed
     if shrunk is not None:
-        outcome = checker.run(shrunk, effort.batch)
-        record.status = NumericStatus.FAILED
-        record.counterexample = checker.describe(shrunk, outcome)
-        record.reason = f"the hypothesis holds and the conclusion fails: " \
-                        f"{record.counterexample['found']}"
-        return
-    few = evidence.too_few(seen["decided"])
-    record.status = NumericStatus.TOO_FEW if few else NumericStatus.PASSED
-    record.reason = few or (f"the conclusion held on every instance with the hypothesis "
-                            f"({seen['decided']}; {seen['undecided']} drawn instances lacked it); "
-                            f"tol = {checker.limit:g} * eps * scale, eps = {checker.eps:.3g}")
+        example = checker.describe(shrunk, checker.run(shrunk, effort.batch))
+        seen.failure = Failure(example, f"the hypothesis holds and the conclusion fails: "
+                                        f"{example['found']}")
+        return seen
+    seen.description = (f"the conclusion held on every instance with the hypothesis "
+                        f"({seen.instances}; {seen.undecided} drawn instances lacked it); "
+                        f"tol = {checker.limit:g} * eps * scale, eps = {checker.eps:.3g}")
+    return seen
 
 
 class _Checker:

@@ -26,8 +26,8 @@ from attnproof.symbolic import AtLeast, Greater, GreaterOrEqual
 from ..route import (
     REFERENCE_DTYPE,
     TRUTH_ULPS,
-    NumericRecord,
-    NumericStatus,
+    Evidence,
+    Failure,
     effort_for,
     evaluate_reference,
     evidence,
@@ -36,21 +36,22 @@ from ..route import (
     run_search,
     runner_for,
     strategies,
+    would_pass,
 )
 
 
 @numeric_route(Greater, GreaterOrEqual)
-def check(theorem, row, dtype: str, device: str, mode: str, profile, record: NumericRecord,
-          seed: int | None = None) -> None:
-    """Fill ``record``: lhs ≥ rhs by the compiled search, then strictness for ``Greater``."""
+def check(theorem, where, profile, seed: int | None = None) -> Evidence:
+    """lhs ≥ rhs by the compiled search, then strictness for ``Greater``."""
     as_at_least = _as_at_least(theorem)
-    runner = runner_for(as_at_least, row, device, mode)
-    run_search(as_at_least, runner, dtype, profile, record, seed=seed)
-    if not getattr(theorem.claim, "strict", False) or record.status != NumericStatus.PASSED:
-        return
+    runner = runner_for(as_at_least, where.row, where.device, where.mode)
+    seen = run_search(as_at_least, runner, where.dtype, profile, seed=seed)[0]
+    if not getattr(theorem.claim, "strict", False) or not would_pass(seen):
+        return seen
     # strictness is decided in float64 on this backend, whatever the record's format: a
     # format's own rounding cannot show that lhs − rhs stays above 0
-    _check_strictness(as_at_least, runner, dtype, profile, record, seed)
+    _check_strictness(as_at_least, runner, where.dtype, profile, seen, seed)
+    return seen
 
 
 @functools.lru_cache(maxsize=256)
@@ -71,8 +72,10 @@ class _Strictness:
     first_equal: dict | None = None
 
 
-def _check_strictness(theorem, runner, dtype: str, profile, record: NumericRecord,
+def _check_strictness(theorem, runner, dtype: str, profile, seen: Evidence,
                       seed: int | None) -> None:
+    """A strict claim's decided instances are those where float64 shows lhs − rhs above its
+    rounding bound; the ≥ search's instances are named in the description."""
     effort = effort_for(runner, dtype, profile)
     counts = _Strictness()
 
@@ -86,16 +89,16 @@ def _check_strictness(theorem, runner, dtype: str, profile, record: NumericRecor
 
     one_example()
     if counts.first_equal is not None:
-        record.status = NumericStatus.FAILED
-        record.counterexample = {"values": counts.first_equal, "lhs_minus_rhs": "0",
-                                 "why": "lhs = rhs exactly in float64 (abs-scale 0: every term "
-                                        "exact), so lhs > rhs fails"}
-        record.reason = _joined(record.reason, "strictness refuted by exact equality")
+        seen.failure = Failure({"values": counts.first_equal, "lhs_minus_rhs": "0",
+                                "why": "lhs = rhs exactly in float64 (abs-scale 0: every term "
+                                       "exact), so lhs > rhs fails"},
+                               "strictness refuted by exact equality")
         return
-    record.reason = _joined(record.reason, _strictness_reason(counts))
-    if evidence.too_few(counts.strict):
-        record.status = NumericStatus.TOO_FEW
-        record.reason = _joined(evidence.too_few(counts.strict), record.reason)
+    seen.description = _joined(seen.description,
+                               f"lhs ≥ rhs on {seen.instances} instance(s) in {dtype}",
+                               _strictness_reason(counts))
+    seen.instances = counts.strict
+    seen.undecided += counts.near_equal
 
 
 def _count(evaluated, batch: int, counts: _Strictness) -> None:

@@ -28,7 +28,7 @@ import sympy as sp
 
 from attnproof.symbolic import Limit
 
-from ..route import MINIMUM_DECIDED, NumericStatus, bits, numeric_route
+from ..route import Evidence, Failure, numeric_route
 from ._evaluate import draw_uniform, epsilon, evaluate
 from ._row_values import row_function
 
@@ -40,7 +40,8 @@ GRID_STEPS = 12  # rows take 13 values evenly spaced over the tensor's range
 
 
 @numeric_route(Limit)
-def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
+def check(theorem, where, profile, seed=None) -> Evidence:
+    row, dtype, device, mode = where
     claim = theorem.claim
     rng = np.random.default_rng(0 if seed is None else seed)
     points = _points(claim)
@@ -50,29 +51,22 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
         points = _reachable(points, claim, _largest_score(theorem, claim), dtype)
         checked = _check_rows(theorem, row, dtype, device, mode, rng, points)
     failed, counterexample, instances, worst = checked
-    record.examples = 3 if claim.row is not None else 1
-    record.instances = instances
     # the error at the sequence's last point: rounding alone at T = 2^-11 (every rate at 0 is
     # below rounding there), rounding plus what the rate still allows elsewhere
-    record.max_error_ulps = worst / epsilon(row, dtype)
-    record.max_error_bits = bits(record.max_error_ulps)
+    seen = Evidence(examples=3 if claim.row is not None else 1, instances=instances,
+                    worst_ulps=worst / epsilon(row, dtype))
     direction = "2^-" if not claim.at_infinity else "2^"
     sequence = f"{claim.variable} = 2^0, {direction}1 … {direction}{points[-1]}"
     if len(points) < len(_points(claim)):
         sequence += f" (S/T beyond that overflows {dtype})"
     if failed:
-        record.status = NumericStatus.FAILED
-        record.counterexample = counterexample
-        record.reason = (f"convergence along {sequence}: {failed} instance(s) outside "
-                         f"the stated rate ({_rate_text(claim)}) plus rounding")
-        return
-    if instances < MINIMUM_DECIDED:
-        record.status = NumericStatus.TOO_FEW
-        record.reason = f"too few instances ({instances})"
-        return
-    record.status = NumericStatus.PASSED
-    record.reason = (f"convergence along {sequence} on {instances} instances: every error "
-                     f"within {_rate_text(claim)} plus 8 ε (1 + |L|)(1 + log n)")
+        seen.failure = Failure(counterexample, (
+            f"convergence along {sequence}: {failed} instance(s) outside the stated rate "
+            f"({_rate_text(claim)}) plus rounding"))
+        return seen
+    seen.description = (f"convergence along {sequence} on {instances} instances: every error "
+                        f"within {_rate_text(claim)} plus 8 ε (1 + |L|)(1 + log n)")
+    return seen
 
 
 def _points(claim) -> np.ndarray:

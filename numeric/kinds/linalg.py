@@ -21,33 +21,28 @@ question that a lower format could answer.
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
-from hypothesis import HealthCheck, Phase, find, settings
-from hypothesis.errors import NoSuchExample
 
 from attnproof.symbolic import PositiveDefinite, PositiveSemidefinite, RankAtMost
 
 from ..route import (
-    NumericStatus,
-    bits,
+    Evidence,
+    Failure,
     compile_expression,
-    evidence,
     finfo,
     format_truth_ulps,
-    is_reference,
     numeric_route,
+    search_for_failure,
     strategies,
     to_numpy,
 )
 
 
 @numeric_route(PositiveDefinite, PositiveSemidefinite, RankAtMost)
-def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
-    """Fill ``record``: search for an instance where the claim fails beyond the tolerance."""
-    checker = _Checker(theorem, row, dtype, device, mode)
-    effort = profile.truth if is_reference(row, dtype) else profile.formats
+def check(theorem, where, profile, seed=None) -> Evidence:
+    """Search for an instance where the claim fails beyond the tolerance."""
+    checker = _Checker(theorem, *where)
+    effort = where.effort(profile)
     seen = _Seen()
 
     def fails(structure) -> bool:
@@ -55,28 +50,17 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
         seen.add(outcome)
         return bool(outcome.failing.any())
 
-    options = settings(max_examples=effort.examples, database=None, deadline=None,
-                       phases=(Phase.generate, Phase.shrink), derandomize=profile.derandomize,
-                       suppress_health_check=list(HealthCheck))
-    randomness = None if seed is None else random.Random(seed)
-    try:
-        shrunk = find(strategies.from_theorem(theorem, profile), fails, settings=options,
-                      random=randomness)
-    except NoSuchExample:
-        shrunk = None
-    record.examples, record.instances = seen.examples, seen.instances
-    record.max_error_ulps = seen.worst_ulps or 0.0
-    record.max_error_bits = bits(record.max_error_ulps)
+    shrunk, seed = search_for_failure(strategies.from_theorem(theorem, profile), fails, effort,
+                                      profile, seed)
+    evidence = Evidence(examples=seen.examples, instances=seen.instances,
+                        worst_ulps=seen.worst_ulps or 0.0, seed=seed)
     if shrunk is not None:
-        outcome = checker.run(shrunk, effort.batch)
-        record.status = NumericStatus.FAILED
-        record.counterexample = checker.describe(shrunk, outcome)
-        record.reason = f"{checker.test_words()} fails: {record.counterexample['found']}"
-        return
-    few = evidence.too_few(seen.instances)
-    record.status = NumericStatus.TOO_FEW if few else NumericStatus.PASSED
-    record.reason = few or (f"{checker.test_words()} held on every instance; "
+        example = checker.describe(shrunk, checker.run(shrunk, effort.batch))
+        evidence.failure = Failure(example, f"{checker.test_words()} fails: {example['found']}")
+        return evidence
+    evidence.description = (f"{checker.test_words()} held on every instance; "
                             f"{checker.tolerance_words()}")
+    return evidence
 
 
 class _Seen:

@@ -16,14 +16,15 @@ from attnproof.symbolic import Defined, Permuted, Tensor
 from attnproof.symbolic.kinds.permutation import permutations_of
 from attnproof.symbolic.route import ordered_free_indices
 
-from ..route import backend, compile_expression, numeric_route
+from ..route import Evidence, backend, compile_expression, numeric_route
 from . import _sides as sides
 
 PATTERNS = ("identity", "swap", "reversal", "uniform")
 
 
 @numeric_route(Permuted)
-def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
+def check(theorem, where, profile, seed=None) -> Evidence:
+    row, dtype, device, mode = where
     rng = np.random.default_rng(0 if seed is None else seed)
     plan = _Gathered(theorem)
     draws = sides.size_draws(list(theorem.dims), rng, sides.examples_for(dtype, row, profile, mode))
@@ -56,7 +57,7 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
                    f"{sides.BATCH} instances per batch draws its permutations (identity, swap, "
                    f"reversal, uniform in turn), at {len(draws)} size maps; sides compared "
                    "entry by entry")
-    sides.run_batches(record, row, dtype, draws, evaluate, describe_row, description)
+    return sides.run_batches(row, dtype, draws, evaluate, describe_row, description)
 
 
 def draw_permutations(n: int, batch: int, rng: np.random.Generator) -> np.ndarray:

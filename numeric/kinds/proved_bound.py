@@ -33,7 +33,7 @@ from attnproof.symbolic import Equals, Positive, Real, Scalar, Tensor, TheoremEr
 from attnproof.symbolic.kinds import error_bound as analysis
 from attnproof.symbolic.route import claim_expressions
 
-from ..route import NumericRecord, NumericStatus, format_judge
+from ..route import Evidence, Failure, format_judge
 from . import error_bound as route
 
 # two draws of sizes, four batches of INSTANCES_PER_EXAMPLE instances at each: a jitting
@@ -156,27 +156,26 @@ def _compare_batch(comparison: Comparison, evaluation, sides, model, sizes, arra
 
 
 @format_judge
-def settle(record: NumericRecord, theorem, row, dtype: str, device: str,
-           false_in_float64: bool) -> None:
-    """Decide or annotate a lower format's record with the proved bound, where one exists."""
+def judge(seen: Evidence, theorem, row, dtype: str, device: str,
+          false_in_float64: bool) -> None:
+    """Decide or annotate a lower format's evidence with the proved bound, where one exists: a
+    violation is a failure where float64 is false, an inconsistency where it is true."""
     comparison = compare(theorem, row, dtype, device)
     if comparison is None or comparison.instances == 0:
         return
     within = (f"as written in {dtype}, lhs − rhs reached {comparison.worst:.3g} of the proved "
               f"bound of their rounding over {comparison.instances} instances")
     if comparison.violation is None:
-        note = f"within the proved bound: {within}"
-        record.reason = "; ".join(filter(None, [record.reason, note]))
+        seen.notes.append(f"within the proved bound: {within}")
         return
-    record.counterexample = comparison.violation
     if false_in_float64:
-        record.status = NumericStatus.FAILED
-        record.refutes = True  # not an instability: the claim is false, seen in this format
-        record.reason = (f"false in float64, and refuted in {dtype} too: its two sides, "
-                         f"evaluated as written, differ by more than the proved bound of their "
-                         f"rounding ({within})")
+        # not an instability: the claim is false, seen in this format
+        seen.failure = Failure(comparison.violation, (
+            f"false in float64, and refuted in {dtype} too: its two sides, evaluated as "
+            f"written, differ by more than the proved bound of their rounding ({within})"),
+            refutes=True)
         return
-    record.status = NumericStatus.INCONSISTENT
-    record.reason = (f"true in float64 but its two sides, evaluated as written in {dtype}, differ "
-                     f"by more than the proved bound of their rounding ({within}): the rounding "
-                     f"model declared for {row.name} {dtype} does not hold")
+    seen.inconsistent = (f"true in float64 but its two sides, evaluated as written in {dtype}, "
+                         f"differ by more than the proved bound of their rounding ({within}): "
+                         f"the rounding model declared for {row.name} {dtype} does not hold")
+    seen.inconsistent_example = comparison.violation

@@ -13,12 +13,13 @@ from attnproof.symbolic import Reshape, Tensor
 from attnproof.symbolic.kinds.reshape import FlatDim, View, parts_of, plain_dims
 from attnproof.symbolic.route import ordered_free_indices
 
-from ..route import backend, compile_expression, numeric_route
+from ..route import Evidence, backend, compile_expression, numeric_route
 from . import _sides as sides
 
 
 @numeric_route(Reshape)
-def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
+def check(theorem, where, profile, seed=None) -> Evidence:
+    row, dtype, device, mode = where
     claim = theorem.claim
     rng = np.random.default_rng(0 if seed is None else seed)
     plain = {d.name: d for t in theorem.tensors for d in plain_dims(t.dims)}
@@ -48,7 +49,7 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
     description = (f"views built with {row.name}'s {' and '.join(methods)}; both sides on "
                    f"{sides.BATCH}-instance batches at {len(draws)} size maps (smallest, largest, "
                    "random), each compared entry by entry")
-    sides.run_batches(record, row, dtype, draws, evaluate, describe_row, description)
+    return sides.run_batches(row, dtype, draws, evaluate, describe_row, description)
 
 
 class _Layout:

@@ -17,7 +17,7 @@ import numpy as np
 
 from attnproof.symbolic import Series, Simplex
 
-from ..route import MINIMUM_DECIDED, NumericStatus, bits, numeric_route
+from ..route import Evidence, Failure, numeric_route
 from ._evaluate import draw_uniform, epsilon, evaluate
 
 INSTANCES = 128
@@ -26,7 +26,8 @@ GROWTH = 2.0
 
 
 @numeric_route(Series)
-def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
+def check(theorem, where, profile, seed=None) -> Evidence:
+    row, dtype, device, mode = where
     claim = theorem.claim
     rng = np.random.default_rng(0 if seed is None else seed)
     eps = epsilon(row, dtype)
@@ -48,13 +49,10 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
     reference = np.nanmax(ratio[:, :EARLY], axis=1, keepdims=True)
     allowed = GROWTH * reference + rounding
     bad = ~(ratio[:, EARLY:] <= allowed[:, EARLY:])  # NaN fails
-    record.examples = 1
-    record.instances = INSTANCES
     finite = ratio[:, -1][np.isfinite(ratio[:, -1])]
     # |lhs − rhs| at the smallest η: the series' remainder plus rounding, in ulps of the dtype
-    record.max_error_ulps = float(np.max(np.abs(lhs - rhs).reshape(per_step)[:, -1],
-                                         initial=0.0)) / eps
-    record.max_error_bits = bits(record.max_error_ulps)
+    seen = Evidence(examples=1, instances=INSTANCES, worst_ulps=float(np.max(
+        np.abs(lhs - rhs).reshape(per_step)[:, -1], initial=0.0)) / eps)
     sequence = f"{claim.variable} = 2^-1 … 2^-{exponents[-1]}"
     rate = (f"|lhs − rhs| / {claim.variable}^{power} within {GROWTH:g}× its largest value at "
             f"{claim.variable} = 2^-1 … 2^-{EARLY}, plus 32 ε (|lhs| + |rhs| + 1) / "
@@ -62,22 +60,18 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None
     if bad.any():
         instance, step, entry = np.argwhere(bad)[-1]
         step += EARLY
-        record.status = NumericStatus.FAILED
-        record.counterexample = _describe(theorem, claim, arrays, instance, steps[step],
-                                          lhs.reshape(per_step)[instance, step, entry],
-                                          rhs.reshape(per_step)[instance, step, entry],
-                                          ratio[instance, step, entry],
-                                          allowed[instance, step, entry])
-        record.reason = (f"along {sequence}: {int(bad.any(axis=(1, 2)).sum())} instance(s) whose "
-                         f"ratio grows past the stated rate ({rate})")
-        return
-    if INSTANCES < MINIMUM_DECIDED:
-        record.status, record.reason = NumericStatus.TOO_FEW, f"too few instances ({INSTANCES})"
-        return
-    record.status = NumericStatus.PASSED
+        seen.failure = Failure(
+            _describe(theorem, claim, arrays, instance, steps[step],
+                      lhs.reshape(per_step)[instance, step, entry],
+                      rhs.reshape(per_step)[instance, step, entry],
+                      ratio[instance, step, entry], allowed[instance, step, entry]),
+            f"along {sequence}: {int(bad.any(axis=(1, 2)).sum())} instance(s) whose ratio grows "
+            f"past the stated rate ({rate})")
+        return seen
     limit = float(np.max(finite, initial=0.0))
-    record.reason = (f"along {sequence} on {INSTANCES} instances: {rate}; the largest ratio at "
-                     f"the last step is {limit:.3g}")
+    seen.description = (f"along {sequence} on {INSTANCES} instances: {rate}; the largest ratio "
+                        f"at the last step is {limit:.3g}")
+    return seen
 
 
 def _last_exponent(eps: float, order: int) -> int:

@@ -20,68 +20,53 @@ bfloat16.
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 import sympy as sp
-from hypothesis import HealthCheck, Phase, find, settings
-from hypothesis.errors import NoSuchExample
 
 from attnproof.symbolic import Spectral
 from attnproof.symbolic.kinds.spectral import ConditionNumber, SingularMax, SpectralTerm
 
 from ..route import (
-    NumericStatus,
+    Evidence,
+    Failure,
     compile_expression,
-    evidence,
     finfo,
     format_truth_ulps,
-    is_reference,
     numeric_route,
+    search_for_failure,
     strategies,
     to_numpy,
 )
 
 
 @numeric_route(Spectral)
-def check(theorem, row, dtype, device, mode, profile, record, seed=None) -> None:
-    """Fill ``record``: search for an instance whose intervals exclude the claim."""
-    checker = _Checker(theorem, row, dtype, device, mode)
-    effort = profile.truth if is_reference(row, dtype) else profile.formats
-    seen = {"examples": 0, "decided": 0, "undecided": 0}
+def check(theorem, where, profile, seed=None) -> Evidence:
+    """Search for an instance whose intervals exclude the claim."""
+    checker = _Checker(theorem, *where)
+    effort = where.effort(profile)
+    seen = Evidence()
 
     def fails(structure) -> bool:
         outcome = checker.run(structure, effort.batch)
-        seen["examples"] += 1
-        seen["decided"] += int((~outcome.undecided).sum())
-        seen["undecided"] += int(outcome.undecided.sum())
+        seen.examples += 1
+        seen.instances += int((~outcome.undecided).sum())
+        seen.undecided += int(outcome.undecided.sum())
         return bool(outcome.failing.any())
 
-    options = settings(max_examples=effort.examples, database=None, deadline=None,
-                       phases=(Phase.generate, Phase.shrink), derandomize=profile.derandomize,
-                       suppress_health_check=list(HealthCheck))
-    randomness = None if seed is None else random.Random(seed)
-    try:
-        shrunk = find(strategies.from_theorem(theorem, profile), fails, settings=options,
-                      random=randomness)
-    except NoSuchExample:
-        shrunk = None
-    record.examples, record.instances = seen["examples"], seen["decided"]
-    record.undecided = seen["undecided"]
+    shrunk, seed = search_for_failure(strategies.from_theorem(theorem, profile), fails, effort,
+                                      profile, seed)
+    seen.seed = seed
     if shrunk is not None:
-        outcome = checker.run(shrunk, effort.batch)
-        record.status = NumericStatus.FAILED
-        record.counterexample = checker.describe(shrunk, outcome)
-        record.reason = (f"{checker.claim.relation_text} fails by more than rounding: "
-                         f"{record.counterexample['found']}")
-        return
-    few = evidence.too_few(seen["decided"])
-    record.status = NumericStatus.TOO_FEW if few else NumericStatus.PASSED
-    undecided = (f"; {seen['undecided']} instances undecided (a smallest singular value within "
-                 "rounding of 0 leaves a side unbounded)" if seen["undecided"] else "")
-    record.reason = few or (f"lhs {checker.claim.relation_text} rhs held within the intervals "
-                            f"of every instance ({row.name} SVD); {checker.tolerance_words()}"
-                            f"{undecided}")
+        example = checker.describe(shrunk, checker.run(shrunk, effort.batch))
+        seen.failure = Failure(example, f"{checker.claim.relation_text} fails by more than "
+                                        f"rounding: {example['found']}")
+        return seen
+    undecided = (f"; {seen.undecided} instances undecided (a smallest singular value within "
+                 "rounding of 0 leaves a side unbounded)" if seen.undecided else "")
+    seen.description = (f"lhs {checker.claim.relation_text} rhs held within the intervals "
+                        f"of every instance ({where.row.name} SVD); "
+                        f"{checker.tolerance_words()}{undecided}")
+    return seen
 
 
 class _Outcome:

@@ -21,7 +21,14 @@ import sympy as sp
 
 from attnproof.symbolic.kinds.statistical import Expectation, Variance, at_sizes
 
-from ..route import NumericStatus, bits, compile_expression, error_ulps, numeric_route, numpy_place
+from ..route import (
+    Evidence,
+    Failure,
+    compile_expression,
+    error_ulps,
+    numeric_route,
+    numpy_place,
+)
 from ._evaluate import draw_uniform, run_compiled
 
 SAMPLES = 20_000
@@ -31,7 +38,8 @@ ENTRIES_CHECKED = 4  # per size: the statistic's first entries (they are exchang
 
 
 @numeric_route(Expectation, Variance)
-def check(theorem, row, dtype, device, mode, profile, record, seed=None):
+def check(theorem, where, profile, seed=None) -> Evidence:
+    row, dtype, device, mode = where
     claim = theorem.claim
     xp = row.namespace(row.load(), dtype)
     statistic = theorem.expand(claim.statistic)
@@ -39,7 +47,7 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None):
     compiled = compile_expression(statistic, out, inputs=theorem.inputs,
                                   definitions=theorem.definitions, target=row.target)
     rng = np.random.default_rng(BASE_SEED if seed is None else seed)
-    checked, worst = 0, 0.0
+    checked, worst, failure = 0, 0.0, None
     for sizes in _size_choices(theorem):
         samples = _samples(theorem, claim.law, sizes, rng)
         shapes = {**sizes, "batch": SAMPLES}
@@ -47,9 +55,7 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None):
         values = run_compiled(row, xp, compiled, samples, shapes, dtype, device, mode,
                               theorem.name).reshape(SAMPLES, -1)
         if not np.all(np.isfinite(values)):
-            record.status = NumericStatus.FAILED
-            record.counterexample = {"sizes": sizes, "values": "a sample of the statistic is "
-                                     "not finite"}
+            failure = {"sizes": sizes, "values": "a sample of the statistic is not finite"}
             break
         worst = max(worst, _rounding_ulps(theorem, row, dtype, statistic, out, samples, shapes,
                                           values))
@@ -59,21 +65,17 @@ def check(theorem, row, dtype, device, mode, profile, record, seed=None):
                                 for x in theorem.inputs if x not in claim.random}
         checked += 1
         if failure is not None:
-            record.status = NumericStatus.FAILED
-            record.counterexample = failure
             break
-    else:
-        record.status = NumericStatus.PASSED
-    record.examples = checked
-    record.max_error_ulps, record.max_error_bits = worst, bits(worst)
-    record.instances = checked * SAMPLES
     fixed = ("; the other inputs fixed, drawn once per size from their domains"
              if claim.random else "")
-    record.reason = (f"Monte Carlo, {SAMPLES} samples per size (seeded PCG64, {_drawn(claim.law)}"
-                     f"{fixed}), sizes {_size_text(theorem)}: the claimed "
-                     f"{'mean' if isinstance(claim, Expectation) else 'variance'} inside the "
-                     "99.9% interval estimate ± 3.29 standard errors of the first "
-                     f"{ENTRIES_CHECKED} entries")
+    description = (f"Monte Carlo, {SAMPLES} samples per size (seeded PCG64, {_drawn(claim.law)}"
+                   f"{fixed}), sizes {_size_text(theorem)}: the claimed "
+                   f"{'mean' if isinstance(claim, Expectation) else 'variance'} inside the "
+                   "99.9% interval estimate ± 3.29 standard errors of the first "
+                   f"{ENTRIES_CHECKED} entries")
+    return Evidence(examples=checked, instances=checked * SAMPLES, worst_ulps=worst,
+                    description=description,
+                    failure=None if failure is None else Failure(failure, description))
 
 
 def _rounding_ulps(theorem, row, dtype, statistic, out, samples, shapes, values) -> float:

@@ -81,8 +81,8 @@ from tests.kinds.test_routes import _DroppedIn
 
 
 @numeric_route(_DroppedIn)
-def check(theorem, row, dtype, device, mode, profile, record, seed=None):
-    record.status = "dropped in"
+def check(theorem, where, profile, seed=None):
+    return "dropped in"
 """
 
 
@@ -114,8 +114,7 @@ def test_a_kind_with_a_numeric_route_resolves_to_a_callable(kind):
     route = registered_route(kind)
     assert callable(route)
     assert route.__module__ == kind.__module__.replace(".symbolic.", ".numeric.")
-    assert list(inspect.signature(route).parameters) == [
-        "theorem", "row", "dtype", "device", "mode", "profile", "record", "seed"]
+    assert list(inspect.signature(route).parameters) == ["theorem", "where", "profile", "seed"]
 
 
 def test_every_registration_belongs_to_a_kind_with_a_numeric_route():
@@ -146,9 +145,9 @@ def test_built_in_claims_and_kinds_without_a_route_have_none():
 def test_a_subclass_shares_its_base_kinds_route_and_a_kind_has_one_route(monkeypatch):
     monkeypatch.setattr(_routes, "ROUTES", {})
 
-    def first(theorem, row, dtype, device, mode, profile, record, seed=None): ...
+    def first(theorem, where, profile, seed=None): ...
 
-    def second(theorem, row, dtype, device, mode, profile, record, seed=None): ...
+    def second(theorem, where, profile, seed=None): ...
 
     numeric_route(_Unregistered)(first)
     numeric_route(_Unregistered)(first)  # the same function again: no conflict

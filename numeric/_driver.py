@@ -1,0 +1,208 @@
+"""The driver: what every numeric route shares, written once.
+
+A route (the compiled search, or a claim kind's route in ``numeric/kinds/``) draws and
+evaluates; it returns :class:`Evidence`, what it saw. The driver turns evidence into a record's
+status with :func:`settle`, the one place a status is chosen, by these rules, in this order:
+
+1. **Our fault first.** A derivation of ours that finite differences contradict (autodiff, the
+   compiler) makes the record an *error*, whatever else was seen.
+2. **A configuration the route cannot judge** (no rounding model, no float64 exp) is *skipped*.
+3. **Two routes that disagree** (float64 against a 50-digit evaluation, a format against its
+   proved rounding bound) make the record *inconsistent*: nothing else it says can be trusted.
+4. **A counterexample** fails the record, with its replay command.
+5. **A format that cannot tell** the claim's falsity from its own rounding gives *not-decisive*.
+6. **The evidence rule.** A record passes only with at least ``MINIMUM_DECIDED`` decided
+   instances, unless its route says why its instances are every instance there is
+   (``Evidence.fixed_inputs``: a claim whose inputs are all given, evaluated at each of its
+   given values; more draws would repeat them). With fewer it reads *too-few*.
+7. Otherwise the record *passed*.
+
+A route that raises is the driver's to report too (``_search``): an *error* with the message.
+"""
+
+from __future__ import annotations
+
+import random
+import shlex
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+from hypothesis import HealthCheck, Phase, find, settings
+from hypothesis.errors import NoSuchExample
+
+from attnproof.symbolic._catalog import theorem_file_argument
+
+from ._backends import Backend
+from ._evidence import MINIMUM_DECIDED
+from ._record import NumericRecord, NumericStatus
+from ._tolerance import bits
+
+# the seed of a search the profile derandomizes (CI): the same draws on every machine
+DERANDOMIZED_SEED = 0
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where a route checks: the backend's row, the dtype, the device's name, the mode."""
+
+    row: Backend
+    dtype: str
+    device: str
+    mode: str
+
+    def __iter__(self):
+        """``row, dtype, device, mode = where``."""
+        return iter((self.row, self.dtype, self.device, self.mode))
+
+    @property
+    def decides_truth(self) -> bool:
+        """Whether this configuration decides truth: float64 on a reference backend."""
+        return self.row.reference and self.dtype == "float64"
+
+    def effort(self, profile):
+        """The profile's effort for this configuration: its truth effort where truth is
+        decided, its formats' effort elsewhere."""
+        return profile.truth if self.decides_truth else profile.formats
+
+
+@dataclass
+class Failure:
+    """A counterexample: what was found (``counterexample``, shown as is), the record's reason,
+    whether it refutes the claim on any record (code NaN or ±∞ where the statement is finite, a
+    violated proved bound), and its replay command where the route's own is finer than the
+    driver's (the compiled search's one batch)."""
+
+    counterexample: dict
+    reason: str
+    refutes: bool = False
+    replay: str | None = None
+
+
+@dataclass
+class Evidence:
+    """What a route saw. ``instances`` counts decided instances; ``undecided`` the drawn ones no
+    float64 value decided. At most one of ``failure``, ``inconsistent``, ``cannot_decide``
+    should be set; :func:`settle` ranks them if several are."""
+
+    examples: int = 0
+    instances: int = 0
+    undecided: int = 0
+    worst_ulps: float | None = None
+    # how the record was checked: the reason of a passing record, appended to the others
+    description: str | None = None
+    failure: Failure | None = None
+    inconsistent: str | None = None
+    inconsistent_example: dict | None = None  # the values where the two routes disagree
+    cannot_decide: str | None = None
+    unsupported: str | None = None
+    fixed_inputs: str | None = None
+    error: str | None = None
+    ground_truth_ulps: float | None = None
+    seed: int | None = None  # the seed that draws this evidence again, where the route chose it
+    notes: list[str] = field(default_factory=list)
+
+
+def settle(record: NumericRecord, evidence: Evidence, replay: str | None = None) -> None:
+    """Fill ``record`` from ``evidence`` by the rules of this module's docstring; ``replay`` is
+    the driver's command for a failure that brings none."""
+    record.examples, record.instances = evidence.examples, evidence.instances
+    record.undecided = evidence.undecided
+    if evidence.worst_ulps is not None:
+        record.max_error_ulps, record.max_error_bits = evidence.worst_ulps, bits(
+            evidence.worst_ulps)
+    if evidence.ground_truth_ulps is not None:
+        record.ground_truth_ulps = evidence.ground_truth_ulps
+    if evidence.failure is not None:
+        record.counterexample = evidence.failure.counterexample
+        record.refutes = evidence.failure.refutes
+        record.replay = evidence.failure.replay or replay
+    elif evidence.inconsistent_example is not None:
+        record.counterexample = evidence.inconsistent_example
+    record.status, why = _status(evidence)
+    record.reason = _joined(why, *evidence.notes) if why or evidence.notes else None
+
+
+def _status(evidence: Evidence) -> tuple[NumericStatus, str | None]:
+    if evidence.error is not None:
+        return NumericStatus.ERROR, evidence.error
+    if evidence.unsupported is not None:
+        return NumericStatus.SKIPPED, evidence.unsupported
+    if evidence.inconsistent is not None:
+        return NumericStatus.INCONSISTENT, evidence.inconsistent
+    if evidence.failure is not None:
+        return NumericStatus.FAILED, evidence.failure.reason
+    if evidence.cannot_decide is not None:
+        return NumericStatus.NOT_DECISIVE, evidence.cannot_decide
+    few = too_few(evidence)
+    if few is not None:
+        return NumericStatus.TOO_FEW, _joined(few, evidence.description)
+    return NumericStatus.PASSED, _joined(evidence.description, evidence.fixed_inputs)
+
+
+def would_pass(evidence: Evidence) -> bool:
+    """Whether ``evidence``, settled as it stands, reads "passed" (a route that checks more
+    only on a passing record asks)."""
+    return _status(evidence)[0] == NumericStatus.PASSED
+
+
+def too_few(evidence: Evidence) -> str | None:
+    """Why ``evidence`` is not enough to pass (rule 6), or None if it is."""
+    if evidence.fixed_inputs is not None or evidence.instances >= MINIMUM_DECIDED:
+        return None
+    return (f"too few instances ({evidence.instances}): a record passes only with at least "
+            f"{MINIMUM_DECIDED} decided instances")
+
+
+def _joined(*parts: str | None) -> str | None:
+    return "; ".join(part for part in parts if part) or None
+
+
+# -- the search for a failing example, for the routes that judge one structure at a time --------
+
+
+def search_for_failure(strategy, fails, effort, profile, seed: int | None):
+    """``(shrunk, seed)``: the first structure ``strategy`` draws on which ``fails(structure)``
+    is true, shrunk by Hypothesis (None when ``effort.examples`` draws found none), and the seed
+    that draws it again. Every search runs from a seed, so that every record can be rerun
+    (``rerun_command``): the one given, else a fixed one where the profile derandomizes (CI),
+    else a fresh one."""
+    if seed is None:
+        seed = DERANDOMIZED_SEED if profile.derandomize else random.SystemRandom().getrandbits(32)
+    options = settings(max_examples=effort.examples, database=None, deadline=None,
+                       phases=(Phase.generate, Phase.shrink), derandomize=False,
+                       suppress_health_check=list(HealthCheck))
+    try:
+        return find(strategy, fails, settings=options, random=random.Random(seed)), seed
+    except NoSuchExample:
+        return None, seed
+
+
+# -- replay ------------------------------------------------------------------------------------
+
+
+def rerun_command(theorem, where: Where, seed: int | None, profile: str = "default") -> str:
+    """The command that runs a record's check again on one configuration and prints its
+    counterexample: a check is deterministic given its seed (derandomized Hypothesis, seeded
+    generators), so the same failure returns. The compiled search's failures bring a finer
+    command of their own, one batch (``_witness.replay_command``)."""
+    parts = ["attnproof", "replay", theorem.name, "--backend", where.row.name,
+             "--dtype", where.dtype, "--device", where.device, "--mode", where.mode]
+    if seed is not None:
+        parts += ["--seed", str(seed)]
+    if profile != "default":
+        parts += ["--profile", profile]
+    extra = theorems_argument(theorem)
+    parts += ["--theorems", extra] if extra else []
+    return shlex.join(parts)
+
+
+def theorems_argument(theorem) -> str | None:
+    """The ``--theorems`` argument that finds ``theorem`` again (None for the catalog's), never
+    an absolute path of this machine: a file outside the working directory is named by its
+    folder and file, to be replayed from the directory that holds that folder."""
+    extra = theorem_file_argument(theorem.origin)
+    if not extra:
+        return None
+    path = PurePath(extra)
+    tail = path.parts[1:][-2:] if path.is_absolute() else path.parts
+    return str(PurePath(*tail)) if tail else None

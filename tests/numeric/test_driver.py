@@ -1,0 +1,208 @@
+"""The driver settles every record: its rules, their order, and that nothing else settles one.
+
+Routes return ``Evidence``; ``numeric/_driver.settle`` alone turns it into a status. These tests
+hold the rules of its docstring one by one, check the source so that no route can settle a record
+on its own again, and replay failures of several claim kinds from their records' commands.
+"""
+
+from __future__ import annotations
+
+import ast
+import shlex
+from pathlib import Path
+
+import pytest
+
+from attnproof import symbolic
+from attnproof.numeric import check
+from attnproof.numeric._driver import (
+    Evidence,
+    Failure,
+    rerun_command,
+    search_for_failure,
+    settle,
+    would_pass,
+)
+from attnproof.numeric._evidence import MINIMUM_DECIDED
+from attnproof.numeric._record import NumericRecord, NumericStatus
+from attnproof.numeric._tolerance import bits
+from attnproof.numeric.replay import parse, replay
+
+NUMERIC = Path(__file__).resolve().parents[2] / "numeric"
+
+
+def _settled(evidence: Evidence, replay_command: str | None = None) -> NumericRecord:
+    record = NumericRecord("numpy", "float64", "cpu", "eager", NumericStatus.SKIPPED)
+    settle(record, evidence, replay_command)
+    return record
+
+
+def _failure() -> Failure:
+    return Failure({"x": "1"}, "lhs vs rhs exceeds the tolerance")
+
+
+ENOUGH = MINIMUM_DECIDED
+
+
+@pytest.mark.parametrize("evidence, status", [
+    (Evidence(instances=ENOUGH, description="checked"), NumericStatus.PASSED),
+    (Evidence(instances=ENOUGH - 1, description="checked"), NumericStatus.TOO_FEW),
+    (Evidence(instances=0, fixed_inputs="every input given"), NumericStatus.PASSED),
+    (Evidence(instances=ENOUGH, failure=_failure()), NumericStatus.FAILED),
+    (Evidence(instances=1, failure=_failure()), NumericStatus.FAILED),
+    (Evidence(instances=ENOUGH, cannot_decide="within rounding"), NumericStatus.NOT_DECISIVE),
+    (Evidence(instances=ENOUGH, inconsistent="strays"), NumericStatus.INCONSISTENT),
+    (Evidence(unsupported="no model"), NumericStatus.SKIPPED),
+    (Evidence(instances=ENOUGH, error="a derivation is wrong"), NumericStatus.ERROR),
+], ids=["passed", "too-few", "fixed-inputs", "failed", "failed-on-one", "not-decisive",
+        "inconsistent", "skipped", "error"])
+def test_each_rule_gives_its_status(evidence, status):
+    assert _settled(evidence).status == status
+
+
+def test_the_rules_are_ranked_as_documented():
+    # each pair: the first outranks the second when both are present
+    ranked = [("error", "a derivation is wrong"), ("unsupported", "no model"),
+              ("inconsistent", "strays"), ("failure", _failure()),
+              ("cannot_decide", "within rounding")]
+    statuses = [NumericStatus.ERROR, NumericStatus.SKIPPED, NumericStatus.INCONSISTENT,
+                NumericStatus.FAILED, NumericStatus.NOT_DECISIVE]
+    for first in range(len(ranked)):
+        evidence = Evidence(instances=0, **dict(ranked[first:]))
+        assert _settled(evidence).status == statuses[first], ranked[first][0]
+
+
+def test_too_few_says_how_many_and_the_minimum():
+    record = _settled(Evidence(instances=7, description="checked on 7"))
+    assert record.reason.startswith(f"too few instances (7): a record passes only with at "
+                                    f"least {MINIMUM_DECIDED} decided instances")
+    assert "checked on 7" in record.reason
+
+
+def test_fixed_inputs_pass_with_their_reason_and_count():
+    record = _settled(Evidence(examples=1, instances=2, description="the demo's run",
+                               fixed_inputs="fixed inputs: the demo's data"))
+    assert record.status == NumericStatus.PASSED and record.instances == 2
+    assert record.reason == "the demo's run; fixed inputs: the demo's data"
+
+
+def test_a_failure_without_its_own_replay_gets_the_drivers():
+    record = _settled(Evidence(failure=_failure()), "attnproof replay t --backend numpy")
+    assert record.replay == "attnproof replay t --backend numpy"
+    own = Failure({"x": "1"}, "why", replay="attnproof replay t --batch 8")
+    assert _settled(Evidence(failure=own), "other").replay == "attnproof replay t --batch 8"
+
+
+def test_settle_copies_the_counts_and_error():
+    record = _settled(Evidence(examples=3, instances=ENOUGH, undecided=4, worst_ulps=2.0,
+                               notes=["a note"]))
+    assert (record.examples, record.instances, record.undecided) == (3, ENOUGH, 4)
+    assert record.max_error_ulps == 2.0 and record.max_error_bits == bits(2.0)
+    assert record.reason == "a note"
+
+
+def test_would_pass_agrees_with_settle():
+    for evidence in (Evidence(instances=ENOUGH), Evidence(instances=1),
+                     Evidence(instances=ENOUGH, cannot_decide="x")):
+        assert would_pass(evidence) == (_settled(evidence).status == NumericStatus.PASSED)
+
+
+# -- nothing else settles a record -------------------------------------------------------------
+
+# modules that may name a status: the record's own, the driver, and the search's error and skip
+# (a route that raised, a configuration absent here), which happen before any evidence exists
+MAY_NAME_STATUSES = {"_record.py", "_driver.py", "_search.py"}
+
+
+def _status_uses(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id == "NumericStatus":
+            found.append(f"{path.name}:{node.lineno} NumericStatus.{node.attr}")
+        targets = node.targets if isinstance(node, ast.Assign) else (
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+        for target in targets:
+            for part in ast.walk(target):
+                if isinstance(part, ast.Attribute) and part.attr == "status":
+                    found.append(f"{path.name}:{node.lineno} assigns .status")
+    return found
+
+
+def test_no_route_names_or_assigns_a_status():
+    uses = [use for path in sorted(NUMERIC.rglob("*.py")) if path.name not in MAY_NAME_STATUSES
+            for use in _status_uses(path)]
+    assert uses == []
+
+
+def test_the_search_names_only_error_and_skipped():
+    uses = _status_uses(NUMERIC / "_search.py")
+    assert uses and all(use.endswith(("NumericStatus.ERROR", "NumericStatus.SKIPPED"))
+                        or "assigns .status" in use for use in uses), uses
+
+
+def test_the_status_check_catches_a_route_that_settles(tmp_path):
+    planted = tmp_path / "route.py"
+    planted.write_text("def check(record):\n    record.status = NumericStatus.PASSED\n",
+                       encoding="utf-8")
+    assert len(_status_uses(planted)) == 2
+
+
+# -- every search runs from a seed, and every failure replays ----------------------------------
+
+
+class _Profile:
+    derandomize = False
+
+
+class _Effort:
+    examples = 30
+
+
+def test_a_search_without_a_seed_reports_the_one_it_drew():
+    from hypothesis import strategies as st
+
+    def fails(value):
+        return value > 50
+
+    first, seed = search_for_failure(st.integers(0, 100), fails, _Effort, _Profile, None)
+    assert isinstance(seed, int)
+    again, same = search_for_failure(st.integers(0, 100), fails, _Effort, _Profile, seed)
+    assert (again, same) == (first, seed)
+
+
+def test_the_rerun_command_names_the_configuration_seed_and_profile():
+    theorem = symbolic.discover().by_name()["psd_sanity_check_strict"]
+    from attnproof.numeric._backends import backend
+    from attnproof.numeric._driver import Where
+
+    command = rerun_command(theorem, Where(backend("numpy"), "float32", "cpu", "eager"), 7,
+                            "quick")
+    assert shlex.split(command) == [
+        "attnproof", "replay", "psd_sanity_check_strict", "--backend", "numpy", "--dtype",
+        "float32", "--device", "cpu", "--mode", "eager", "--seed", "7", "--profile", "quick"]
+
+
+# refuted catalog theorems of claim kinds with routes of their own: a shrinking search (linalg),
+# seeded generators (limit, permutation), and the compiled search with its one-batch replay
+REFUTED = ["psd_sanity_check_strict", "hard_attention_limit",
+           "reordering_keys_values_permutes_output", "hopfield_fixed_point"]
+
+
+@pytest.mark.parametrize("name", REFUTED)
+def test_every_failure_replays_to_the_same_counterexample(name):
+    catalog = symbolic.discover().by_name()
+    if name not in catalog:
+        pytest.fail(f"{name} is not in the catalog: choose another refuted theorem")
+    record = check(catalog[name], "numpy", "float64", "cpu", profile="quick")
+    assert record.status == "failed", record.reason
+    assert record.replay, "a failed record without a replay command"
+    argv = shlex.split(record.replay)
+    assert argv[:3] == ["attnproof", "replay", name]
+    replayed = replay(parse(argv[2:]))
+    if "--batch" in argv:  # the compiled search: one batch, its failing row
+        assert replayed["failing_row"] is not None
+    else:
+        assert replayed["status"] == "failed"
+        assert replayed["counterexample"] == record.counterexample
