@@ -13,8 +13,8 @@ import math
 import os
 from pathlib import Path
 
-from attnproof.numeric._devices import Device, DeviceError, kind_of
-from attnproof.symbolic._catalog import source_problem
+from attnproof.numeric import Device, DeviceError, device_kind
+from attnproof.symbolic import source_problem
 
 
 def closest(value: str, choices) -> str | None:
@@ -80,7 +80,7 @@ def nothing_selected(backends, dtypes, devices, modes) -> str | None:
     def allowed(chosen, value):
         return chosen is None or value in chosen
 
-    kinds = None if devices is None else {kind_of(d) for d in devices}
+    kinds = None if devices is None else {device_kind(d) for d in devices}
     for row in _rows():
         if not allowed(backends, row.name) or not any(allowed(modes, m) for m in row.modes):
             continue

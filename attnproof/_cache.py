@@ -27,7 +27,7 @@ from pathlib import Path
 
 import sympy as sp
 
-from .numeric._compile_cache import cache_directory, folder_name, write_atomically
+from .numeric import cache_directory, cache_folder_name, write_atomically
 from .symbolic import ProofResult
 
 # statuses worth keeping: the others (timeout, error) depend on the machine or on a bug
@@ -197,7 +197,7 @@ class ProofCache:
             write_atomically(self._path(name, key), json.dumps(entry))
 
     def _path(self, name: str, key: str) -> Path:
-        return self.root / folder_name(name) / f"{key}.json"
+        return self.root / cache_folder_name(name) / f"{key}.json"
 
 
 def _digest(value) -> str:

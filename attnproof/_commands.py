@@ -14,8 +14,8 @@ import tempfile
 from pathlib import Path
 
 from attnproof import symbolic
-from attnproof.numeric import PROFILE_NAMES, profile_timeout, time_log
-from attnproof.symbolic._prover import PROOF_TIME_LIMIT
+from attnproof.numeric import PROFILE_NAMES, disable_caches, profile_timeout, time_log
+from attnproof.symbolic import PROOF_TIME_LIMIT
 
 from . import __version__, _runner
 from . import _arguments as arguments
@@ -32,7 +32,6 @@ from ._progress import Progress, first_error
 from ._runner import RunInterrupted, numeric_api, run
 from ._signals import EXIT_BY_SIGNAL, Stops, described
 from .numeric import replay as replay_command
-from .numeric._compile_cache import disable as disable_caches
 from .report import (
     JSON_NAME,
     PDF_NAME,
@@ -180,7 +179,7 @@ def _add_prove_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _directories(args) -> list[Path]:
-    catalog = [] if args.no_catalog else [symbolic._catalog.CATALOG_DIR]
+    catalog = [] if args.no_catalog else [symbolic.CATALOG_DIR]
     return catalog + list(args.theorems)
 
 
@@ -352,7 +351,7 @@ def _replay(args) -> int:
     except argparse.ArgumentTypeError as error:
         raise UsageError(str(error)) from None
     for source in args.theorems or ():
-        if problem := symbolic._catalog.source_problem(source):
+        if problem := symbolic.source_problem(source):
             raise UsageError(problem)
     catalog = symbolic.discover(args.theorems) if args.theorems else symbolic.discover()
     _check_names([args.theorem], catalog)

@@ -17,8 +17,7 @@ import pytest
 from . import numeric
 from ._cache import cached_proof
 from .numeric import NumericStatus
-from .symbolic import ProofResult, Theorem, discover, prove
-from .symbolic._prover import PROOF_TIME_LIMIT, ProofStatus
+from .symbolic import PROOF_TIME_LIMIT, ProofResult, ProofStatus, Theorem, discover, prove
 
 # formats in which every false claim of the catalog and the planted variants is refuted
 # (scripts/calibrate.py shows the margins); float16 and bfloat16 may answer "not-decisive"
@@ -40,9 +39,9 @@ def on_devices(device: str, devices) -> bool:
     them: a kind such as ``gpu`` matches every device of that kind, ``gpu:1`` one device)."""
     if not devices:
         return True
-    from .numeric._devices import selected
+    from .numeric import selected_devices
 
-    return bool(selected([device], devices))  # the rule of `attnproof prove --device`
+    return bool(selected_devices([device], devices))  # the rule of `attnproof prove --device`
 
 
 def configurations(theorem, profile: str | None = None,
@@ -170,7 +169,7 @@ def test_numeric(theorem, backend, dtype, device, mode, record_property, request
 
 def load(directories, include_catalog: bool):
     """The theorems the plugin runs: the user's directories, the catalog if asked for."""
-    from .symbolic._catalog import CATALOG_DIR
+    from .symbolic import CATALOG_DIR
 
     return discover(([CATALOG_DIR] if include_catalog else []) + list(directories))
 

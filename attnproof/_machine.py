@@ -16,13 +16,13 @@ import os
 import platform
 from dataclasses import dataclass, field
 
-from attnproof.numeric._devices import (
+from attnproof.numeric import (
     ACCELERATORS,
     Device,
     DeviceError,
     accelerator_folder,
-    missing,
-    selected,
+    missing_devices,
+    selected_devices,
 )
 
 # workers that may share one accelerator in a `prove` run (each holds a context and its own
@@ -64,8 +64,7 @@ class Framework:
 
 def survey() -> list[Framework]:
     """Every numeric backend, then torch (kernels only), as this machine has them."""
-    from attnproof.numeric import BACKENDS
-    from attnproof.numeric._backends import unavailable_reason
+    from attnproof.numeric import BACKENDS, unavailable_reason
 
     found = []
     for row in BACKENDS:
@@ -210,11 +209,11 @@ def run_devices(configurations, backends=None, devices=None) -> RunDevices:
     for backend, _, device, _ in configurations:
         if (backends is None or backend in backends) and backend not in present.get(device, ()):
             present[device] = (*present.get(device, ()), backend)
-    absent = missing(devices or (), present)
+    absent = missing_devices(devices or (), present)
     if absent:
         listed = ", ".join(f"{name} ({', '.join(rows)})" for name, rows in present.items())
         raise DeviceError(f"no device {' or '.join(absent)} here; devices present: "
                           f"{listed or 'none'} (attnproof devices lists what this machine "
                           "can run)")
-    used = {name: present[name] for name in selected(present, devices)}
+    used = {name: present[name] for name in selected_devices(present, devices)}
     return RunDevices(present, used)

@@ -17,9 +17,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from attnproof import symbolic
-from attnproof.numeric import NumericRecord, NumericStatus, profile_timeout, time_log
-from attnproof.numeric._devices import selected
-from attnproof.symbolic._prover import PROOF_TIME_LIMIT
+from attnproof.numeric import (
+    NumericRecord,
+    NumericStatus,
+    profile_timeout,
+    selected_devices,
+    time_log,
+)
+from attnproof.symbolic import PROOF_TIME_LIMIT
 
 from ._cache import cached_proof
 from ._journal import Journal
@@ -58,7 +63,7 @@ class Options:
         chosen = zip((self.backends, self.dtypes, self.modes), (backend, dtype, mode),
                      strict=True)
         return (all(allowed is None or value in allowed for allowed, value in chosen)
-                and (self.devices is None or bool(selected([device], self.devices))))
+                and (self.devices is None or bool(selected_devices([device], self.devices))))
 
     def restrictions(self) -> list[str]:
         """Why a run with these options checks less than everything, in words."""
@@ -247,7 +252,7 @@ def _in_catalog(result: TheoremResult) -> bool:
     """Whether a result comes from the built-in catalog (not from a user's own directory)."""
     if not result.origin:
         return False
-    return Path(result.origin).resolve().parent == symbolic._catalog.CATALOG_DIR.resolve()
+    return Path(result.origin).resolve().parent == symbolic.CATALOG_DIR.resolve()
 
 
 def _load_error_entry(error: symbolic.LoadError) -> ErrorEntry:

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait
 from pathlib import Path
 
-from attnproof.symbolic import _catalog
-from attnproof.symbolic._catalog import Catalog, LoadError
+from attnproof import symbolic
+from attnproof.symbolic import Catalog, LoadError
 
 from ._signals import sigterm_as_interrupt
 
@@ -60,18 +60,18 @@ def discover(directories, *, timeout: float, render: bool = False) -> Catalog:
     def load_files(paths):
         foreign = [p for p in paths if not _trusted(p)]
         loaded = _load_in_workers(foreign, timeout, render) if foreign else {}
-        return [loaded[p] if p in loaded else _catalog.load_file(p) for p in paths]
+        return [loaded[p] if p in loaded else symbolic.load_file(p) for p in paths]
 
-    return _catalog.discover(directories, load_files=load_files)
+    return symbolic.discover(directories, load_files=load_files)
 
 
 def load_contained(path) -> tuple[list, list[LoadError]]:
     """One file loaded the way the workers load it: an exit or interrupt is the file's error."""
-    return _catalog.load_file(Path(path), contained=True)
+    return symbolic.load_file(Path(path), contained=True)
 
 
 def _trusted(path: Path) -> bool:
-    return Path(path).resolve().parent == _catalog.CATALOG_DIR
+    return Path(path).resolve().parent == symbolic.CATALOG_DIR
 
 
 # -- the parent's side ---------------------------------------------------------------------------
@@ -165,7 +165,7 @@ def _worker_main(connection, paths: list[str], render: bool) -> None:
 
     for path in paths:
         connection.send(("file", path))
-        theorems, errors = _catalog.load_file(Path(path), contained=True,
+        theorems, errors = symbolic.load_file(Path(path), contained=True,
                                               before_statement=at_line)
         declared = []
         for theorem in theorems:

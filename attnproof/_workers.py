@@ -33,7 +33,7 @@ from attnproof.numeric import NumericRecord, NumericStatus, time_log
 from ._cache import remember_timings, slowest_first
 from ._sandbox import how_it_ended, load_contained
 from .report import SymbolicOutcome
-from .symbolic._prover import ProofStatus
+from .symbolic import ProofStatus
 
 # ``check(theorem, options, emit)``: one theorem's checks, each step a message to ``emit``
 Check = Callable[[object, object, Callable[[tuple], None]], None]

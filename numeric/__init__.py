@@ -4,11 +4,19 @@ Hypothesis, decide truth in float64 and stability in lower precision, per backen
 Importing this package imports none of it: each name below loads its module on first use, so
 reading a record (``NumericRecord``) costs the record module alone, and Hypothesis and the
 search load with ``check``. Backends load on first use of a backend.
+
+The rest of attnproof imports these names, never a private module of this package
+(``tests/packaging/test_layering.py``). Type checkers and editors read the same names, imported
+eagerly, from the ``TYPE_CHECKING`` block below, and ``__all__`` is written out so that they
+count the names exported under another name than their own (``profile_timeout``) as exported
+too; ``tests/packaging/test_type_exports.py`` holds both to ``_EXPORTS``. At run time the block
+is skipped and every name stays lazy.
 """
 
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 # public name -> (module, its name there)
 _EXPORTS = {
@@ -17,9 +25,23 @@ _EXPORTS = {
     "available_configurations": ("_backends", "available_configurations"),
     "backend": ("_backends", "backend"),
     "Configuration": ("_backends", "Configuration"),
+    "jax_devices": ("_backends", "jax_devices"),
+    "mlx_devices": ("_backends", "mlx_devices"),
+    "unavailable_reason": ("_backends", "unavailable_reason"),
+    "ACCELERATORS": ("_devices", "ACCELERATORS"),
     "Device": ("_devices", "Device"),
     "DeviceError": ("_devices", "DeviceError"),
+    "accelerator_folder": ("_devices", "accelerator_folder"),
+    "device_kind": ("_devices", "kind_of"),
     "devices": ("_devices", None),
+    "missing_devices": ("_devices", "missing"),
+    "named_devices": ("_devices", "named"),
+    "selected_devices": ("_devices", "selected"),
+    "share_accelerators": ("_devices", "share_accelerators"),
+    "cache_directory": ("_compile_cache", "cache_directory"),
+    "cache_folder_name": ("_compile_cache", "folder_name"),
+    "disable_caches": ("_compile_cache", "disable"),
+    "write_atomically": ("_compile_cache", "write_atomically"),
     "Compiled": ("_compiler", "Compiled"),
     "compile_expression": ("_compiler", "compile_expression"),
     "FINDING": ("_record", "FINDING"),
@@ -34,21 +56,81 @@ _EXPORTS = {
     "Profile": ("_profiles", "Profile"),
     "profile": ("_profiles", "profile"),
     "profile_timeout": ("_profiles", "timeout"),
+    "edge_draws": ("_strategies", "edge_draws"),
     "from_theorem": ("_strategies", "from_theorem"),
+    "KERNEL_CONVENTION_ULPS": ("_tolerance", "KERNEL_CONVENTION_ULPS"),
+    "KERNEL_FLOOR_ULPS": ("_tolerance", "KERNEL_FLOOR_ULPS"),
+    "KERNEL_LIMIT": ("_tolerance", "KERNEL_LIMIT"),
     "STABILITY_ULPS": ("_tolerance", "STABILITY_ULPS"),
     "TRUTH_ULPS": ("_tolerance", "TRUTH_ULPS"),
 }
-__all__ = list(_EXPORTS)
+# the same names, written out for the tools that read ``__all__`` without running this file
+__all__ = [
+    "BACKENDS", "Backend", "available_configurations", "backend", "Configuration", "jax_devices",
+    "mlx_devices", "unavailable_reason", "ACCELERATORS", "Device", "DeviceError",
+    "accelerator_folder", "device_kind", "devices", "missing_devices", "named_devices",
+    "selected_devices", "share_accelerators", "cache_directory", "cache_folder_name",
+    "disable_caches", "write_atomically", "Compiled", "compile_expression", "FINDING",
+    "NOT_EVALUATED", "NumericRecord", "NumericStatus", "UNDECIDED_SHARE_NOTED", "undecided_share",
+    "check", "time_log", "PROFILE_NAMES", "Profile", "profile", "profile_timeout", "edge_draws",
+    "from_theorem", "KERNEL_CONVENTION_ULPS", "KERNEL_FLOOR_ULPS", "KERNEL_LIMIT",
+    "STABILITY_ULPS", "TRUTH_ULPS",
+]
 
+if TYPE_CHECKING:  # what type checkers and editors see: _EXPORTS, imported eagerly
+    from . import _devices as devices
+    from . import _time_log as time_log
+    from ._backends import BACKENDS as BACKENDS
+    from ._backends import Backend as Backend
+    from ._backends import Configuration as Configuration
+    from ._backends import available_configurations as available_configurations
+    from ._backends import backend as backend
+    from ._backends import jax_devices as jax_devices
+    from ._backends import mlx_devices as mlx_devices
+    from ._backends import unavailable_reason as unavailable_reason
+    from ._compile_cache import cache_directory as cache_directory
+    from ._compile_cache import disable as disable_caches
+    from ._compile_cache import folder_name as cache_folder_name
+    from ._compile_cache import write_atomically as write_atomically
+    from ._compiler import Compiled as Compiled
+    from ._compiler import compile_expression as compile_expression
+    from ._devices import ACCELERATORS as ACCELERATORS
+    from ._devices import Device as Device
+    from ._devices import DeviceError as DeviceError
+    from ._devices import accelerator_folder as accelerator_folder
+    from ._devices import kind_of as device_kind
+    from ._devices import missing as missing_devices
+    from ._devices import named as named_devices
+    from ._devices import selected as selected_devices
+    from ._devices import share_accelerators as share_accelerators
+    from ._evidence import UNDECIDED_SHARE_NOTED as UNDECIDED_SHARE_NOTED
+    from ._evidence import undecided_share as undecided_share
+    from ._profiles import PROFILE_NAMES as PROFILE_NAMES
+    from ._profiles import Profile as Profile
+    from ._profiles import profile as profile
+    from ._profiles import timeout as profile_timeout
+    from ._record import FINDING as FINDING
+    from ._record import NOT_EVALUATED as NOT_EVALUATED
+    from ._record import NumericRecord as NumericRecord
+    from ._record import NumericStatus as NumericStatus
+    from ._search import check as check
+    from ._strategies import edge_draws as edge_draws
+    from ._strategies import from_theorem as from_theorem
+    from ._tolerance import KERNEL_CONVENTION_ULPS as KERNEL_CONVENTION_ULPS
+    from ._tolerance import KERNEL_FLOOR_ULPS as KERNEL_FLOOR_ULPS
+    from ._tolerance import KERNEL_LIMIT as KERNEL_LIMIT
+    from ._tolerance import STABILITY_ULPS as STABILITY_ULPS
+    from ._tolerance import TRUTH_ULPS as TRUTH_ULPS
+else:  # at run time: each name loads its module on first use
 
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attribute = _EXPORTS[name]
-    found = importlib.import_module(f".{module}", __name__)
-    value = found if attribute is None else getattr(found, attribute)  # None: the module
-    globals()[name] = value  # later reads skip this function
-    return value
+    def __getattr__(name: str):
+        if name not in _EXPORTS:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        module, attribute = _EXPORTS[name]
+        found = importlib.import_module(f".{module}", __name__)
+        value = found if attribute is None else getattr(found, attribute)  # None: the module
+        globals()[name] = value  # later reads skip this function
+        return value
 
 
 def __dir__() -> list[str]:

@@ -165,7 +165,7 @@ def _jax_setup(module) -> None:
     _time_log.listen()
 
 
-def _jax_devices() -> dict[str, object]:
+def jax_devices() -> dict[str, object]:
     """JAX's devices on every platform it initialised here: its default platform (a GPU or TPU
     where there is one) and the host CPU beside it, which JAX always has."""
     import jax
@@ -219,7 +219,7 @@ def _jax_jacobian(primal: Callable, wrt: str) -> Callable:
 # -- MLX ----------------------------------------------------------------------------------
 
 
-def _mlx_devices() -> dict[str, object]:
+def mlx_devices() -> dict[str, object]:
     import mlx.core as mx
 
     found: dict[str, object] = {}
@@ -287,7 +287,7 @@ BACKENDS: tuple[Backend, ...] = (
         dtypes={"cpu": ALL_FLOATS, "gpu": ALL_FLOATS, "tpu": ("float32", "bfloat16")},
         modes=("jit", "eager"),
         setup=_jax_setup,
-        devices=_jax_devices,
+        devices=jax_devices,
         place=_jax_place,
         scope=_jax_scope,
         compile=_jax_compile,
@@ -306,7 +306,7 @@ BACKENDS: tuple[Backend, ...] = (
         modes=("eager",),  # mx.compile costs 0.5-3.6 s per shape, and shapes vary
         reference=False,
         accuracy={"float64": "float32"},
-        devices=_mlx_devices,
+        devices=mlx_devices,
         place=_mlx_place,
         scope=_mlx_scope,
         jacobian=_mlx_jacobian,

@@ -1,13 +1,21 @@
 """attnproof's statement language: index notation over named dimensions, and its provers.
 
 Importing this package imports SymPy only, never an array backend.
+
+Its public names are the language (``__all__``, which ``attnproof`` re-exports and
+``docs/LANGUAGE.md`` documents) and the few names of ``_TOOL_NAMES`` that the rest of attnproof
+(the command line, the runner, the reports) imports from here rather than from a private module
+(``tests/packaging/test_layering.py``): public, but outside the language and ``__all__``.
 """
 
 from types import ModuleType as _ModuleType
 
+from ._catalog import CATALOG_DIR as CATALOG_DIR
 from ._catalog import Catalog as Catalog
 from ._catalog import LoadError as LoadError
 from ._catalog import discover as discover
+from ._catalog import load_file as load_file
+from ._catalog import source_problem as source_problem
 from ._claims import AtLeast as AtLeast
 from ._claims import Equals as Equals
 from ._claims import Rounds as Rounds
@@ -26,8 +34,12 @@ from ._language import Tensor as Tensor
 from ._latex import definitions_latex as definitions_latex
 from ._latex import latex as latex
 from ._latex import statement_latex as statement_latex
+from ._prover import EXACT_EVALUATION as EXACT_EVALUATION
+from ._prover import PROOF_TIME_LIMIT as PROOF_TIME_LIMIT
 from ._prover import ProofResult as ProofResult
+from ._prover import ProofStatus as ProofStatus
 from ._prover import prove as prove
+from ._theorem import DOCUMENT_TITLES as DOCUMENT_TITLES
 from ._theorem import Source as Source
 from ._theorem import Theorem as Theorem
 from ._theorem import TheoremError as TheoremError
@@ -104,7 +116,13 @@ from .kinds.statistical import Moments as Moments
 from .kinds.statistical import Rademacher as Rademacher
 from .kinds.statistical import Variance as Variance
 
-# every name imported above as ``name as name`` is public, so a new claim kind's one line of
-# import is its whole registration here
+# the tool's own names among the imports above: public, but not the statement language
+_TOOL_NAMES = ("CATALOG_DIR", "DOCUMENT_TITLES", "EXACT_EVALUATION", "PROOF_TIME_LIMIT",
+               "ProofStatus", "load_file", "source_problem")
+
+# every other name imported above as ``name as name`` is the language, so a new claim kind's
+# one line of import is its registration here (``attnproof/__init__.py`` names it once more
+# for type checkers, and a test says so when it does not)
 __all__ = [name for name, value in list(globals().items())
-           if not name.startswith("_") and not isinstance(value, _ModuleType)]
+           if not name.startswith("_") and not isinstance(value, _ModuleType)
+           and name not in _TOOL_NAMES]

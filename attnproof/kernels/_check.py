@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, Phase, example, given, reject, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky, Unsatisfiable
 
-from attnproof.numeric._devices import selected
+from attnproof.numeric import selected_devices
 
 from . import _precision as precision
 from . import _regimes as regimes
@@ -166,10 +166,10 @@ def cell_devices(kernel: Kernel, chosen: Iterable[str] | None = None) -> list[tu
         return [(name, None) for name in present if kernel.runs_on(name)]
     found: list[tuple[str, str | None]] = []
     for word in chosen:
-        covered = [name for name in selected(present, [word]) if kernel.runs_on(name)]
+        covered = [name for name in selected_devices(present, [word]) if kernel.runs_on(name)]
         if covered:
             found += [(name, None) for name in covered if (name, None) not in found]
-        elif not selected(present, [word]):
+        elif not selected_devices(present, [word]):
             found.append((str(word), f"{kernel.framework} has no device {word} here (devices: "
                                      f"{', '.join(present)})"))
         else:

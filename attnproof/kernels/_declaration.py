@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from attnproof.numeric._devices import Device, DeviceError
+from attnproof.numeric import Device, DeviceError
 
 from ._frameworks import FRAMEWORKS, TF32, has_autodiff
 

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnproof.numeric import BACKENDS
-from attnproof.numeric._devices import Device, DeviceError, named
+from attnproof.numeric import BACKENDS, Device, DeviceError, named_devices
 
 # frameworks that are not numeric backends: their module, and whether it differentiates
 _OTHERS = {"torch": ("torch", True)}
@@ -260,7 +259,7 @@ def _jax_bind_vjp(fn, keywords, first, mode=None):
 
 
 def _jax_devices() -> dict[str, object]:
-    from attnproof.numeric._backends import _jax_devices as every_platform
+    from attnproof.numeric import jax_devices as every_platform
 
     return every_platform()
 
@@ -290,7 +289,7 @@ def _mlx() -> Framework:
 
 
 def _mlx_devices() -> dict[str, object]:
-    from attnproof.numeric._backends import _mlx_devices as mlx_devices
+    from attnproof.numeric import mlx_devices
 
     return mlx_devices()
 
@@ -327,7 +326,7 @@ def _torch_devices() -> dict[str, object]:
 
     cuda = [f"cuda:{n}" for n in range(torch.cuda.device_count())] \
         if torch.cuda.is_available() else []
-    return {"cpu": "cpu", **named(cuda, lambda d: "gpu", lambda d: int(d.split(":")[1]))}
+    return {"cpu": "cpu", **named_devices(cuda, lambda d: "gpu", lambda d: int(d.split(":")[1]))}
 
 
 # one per name in FRAMEWORKS (a test checks none is missing)

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 # the conformance rule's limits live beside the numeric checker's, in the tolerance module
-from attnproof.numeric._tolerance import KERNEL_CONVENTION_ULPS as CONVENTION_ULPS
-from attnproof.numeric._tolerance import KERNEL_FLOOR_ULPS as FLOOR_ULPS
-from attnproof.numeric._tolerance import KERNEL_LIMIT as LIMIT
+from attnproof.numeric import KERNEL_CONVENTION_ULPS as CONVENTION_ULPS
+from attnproof.numeric import KERNEL_FLOOR_ULPS as FLOOR_ULPS
+from attnproof.numeric import KERNEL_LIMIT as LIMIT
 
 from . import _precision as precision
 from . import _proved as proved

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 # the conformance rule's limits, as the checker applies them (``_run``)
-from attnproof.numeric._tolerance import KERNEL_FLOOR_ULPS as FLOOR_ULPS
-from attnproof.numeric._tolerance import KERNEL_LIMIT as LIMIT
+from attnproof.numeric import KERNEL_FLOOR_ULPS as FLOOR_ULPS
+from attnproof.numeric import KERNEL_LIMIT as LIMIT
 
 from . import _proved as proved
 from ._declaration import from_layout, layout_shape, normalized_layout

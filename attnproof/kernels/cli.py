@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from attnproof._arguments import positive_int, positive_seconds
-from attnproof.numeric._devices import Device, DeviceError, accelerator_folder
+from attnproof.numeric import Device, DeviceError, accelerator_folder
 
 from ._cases import Case
 from ._check import DEFAULT_EXAMPLES, cell_devices, check_kernel, replay

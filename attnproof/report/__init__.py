@@ -6,8 +6,10 @@ The rest of attnproof (the command line, the runner, the pytest plugin, the kern
 imports the names below from here. Importing this package imports none of it: each name loads
 its module on first use, so a worker that fills a result does not load the renderers, and
 re-rendering a report from its JSON loads neither Hypothesis nor the numeric search
-(``tests/packaging/test_light_imports.py``). The document model and the renderers are modules
-of their own, imported by name (``from attnproof.report import document``).
+(``tests/packaging/test_light_imports.py``); type checkers and editors read the same names,
+imported eagerly, from the ``TYPE_CHECKING`` block below (``test_type_exports.py`` there holds
+it to ``_EXPORTS``). The document model and the renderers are modules of their own, imported by
+name (``from attnproof.report import document``).
 
 Modules: ``results`` (a run's results, the JSON) and ``verdict`` (a theorem's status from its
 routes); ``schema`` (reading a results file safely); ``descriptions`` (what a report says of a
@@ -20,6 +22,7 @@ may be typeset); ``markdown``, ``tex``, ``terminal`` and ``figures`` (its render
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 # public name -> (module, its name there); no public name is also a module's name, since
 # importing a module would replace the name with the module
@@ -46,14 +49,35 @@ _EXPORTS = {
 }
 __all__ = list(_EXPORTS)
 
+if TYPE_CHECKING:  # what type checkers and editors see: _EXPORTS, imported eagerly
+    from .descriptions import declaration as declaration
+    from .descriptions import describe as describe
+    from .descriptions import rendering as rendering
+    from .results import ErrorEntry as ErrorEntry
+    from .results import Report as Report
+    from .results import SymbolicOutcome as SymbolicOutcome
+    from .results import TheoremResult as TheoremResult
+    from .results import TheoremStatus as TheoremStatus
+    from .results import environment as environment
+    from .results import now_iso as now_iso
+    from .results import result_from_records as result_from_records
+    from .results import write_json as write_json
+    from .schema import ResultsError as ResultsError
+    from .schema import load_results as load_results
+    from .writer import JSON_NAME as JSON_NAME
+    from .writer import MARKDOWN_NAME as MARKDOWN_NAME
+    from .writer import PDF_NAME as PDF_NAME
+    from .writer import Written as Written
+    from .writer import write_reports as write_reports
+else:  # at run time: each name loads its module on first use
 
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attribute = _EXPORTS[name]
-    value = getattr(importlib.import_module(f".{module}", __name__), attribute)
-    globals()[name] = value  # later reads skip this function
-    return value
+    def __getattr__(name: str):
+        if name not in _EXPORTS:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        module, attribute = _EXPORTS[name]
+        value = getattr(importlib.import_module(f".{module}", __name__), attribute)
+        globals()[name] = value  # later reads skip this function
+        return value
 
 
 def __dir__() -> list[str]:

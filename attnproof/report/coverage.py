@@ -48,7 +48,7 @@ def pending_claims() -> tuple[dict, ...]:
 
 def pending_place(entry: dict) -> str:
     """Where a pending claim is written: document title, section and place."""
-    from attnproof.symbolic._theorem import DOCUMENT_TITLES
+    from attnproof.symbolic import DOCUMENT_TITLES
 
     title = DOCUMENT_TITLES.get(entry["file"], entry["file"])
     return f"{title} {entry['section']}, {entry['place']}"

@@ -44,7 +44,7 @@ def assumptions(theorem) -> list[dict]:
 def _input_assumption(value, own_draws: str | None) -> dict:
     # here, not at the top: the strategies import Hypothesis, which the command line needs
     # only to check theorems, never to read or re-render results
-    from attnproof.numeric._strategies import edge_draws
+    from attnproof.numeric import edge_draws
 
     symbol = getattr(value, "latex", None) or symbolic.latex(sp.Symbol(value.name))
     domain = value.domain.describe()

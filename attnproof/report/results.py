@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from attnproof.numeric import BACKENDS, NumericRecord, NumericStatus
-from attnproof.symbolic._prover import ProofStatus
+from attnproof.symbolic import ProofStatus
 
 from . import verdict as verdict_rules
 from .verdict import TheoremStatus

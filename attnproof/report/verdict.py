@@ -24,7 +24,7 @@ from __future__ import annotations
 import enum
 
 from attnproof.numeric import NumericStatus
-from attnproof.symbolic._prover import ProofStatus
+from attnproof.symbolic import ProofStatus
 
 
 class TheoremStatus(enum.StrEnum):

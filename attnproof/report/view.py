@@ -20,9 +20,7 @@ from attnproof.numeric import (
     NumericRecord,
     undecided_share,
 )
-from attnproof.symbolic._catalog import CATALOG_DIR
-from attnproof.symbolic._prover import EXACT_EVALUATION
-from attnproof.symbolic._theorem import DOCUMENT_TITLES
+from attnproof.symbolic import CATALOG_DIR, DOCUMENT_TITLES, EXACT_EVALUATION
 
 from .results import STATUSES, VERSIONED_PACKAGES, Report, TheoremResult
 from .verdict import unstable_formats

@@ -14,6 +14,12 @@ Everywhere in the repository, ``symbolic``, ``numeric`` and ``theorems`` are imp
 inside ``symbolic/`` and ``numeric/`` a module imports its own folder relatively, so that every
 absolute import names another layer.
 
+The application layer (``attnproof/*.py``, ``attnproof/report/``, ``attnproof/kernels/``) reaches
+``symbolic/`` and ``numeric/`` the same way, by the names their ``__init__`` exports: it imports
+no private module of theirs (``attnproof.numeric._devices``), no private name, and reads no
+private attribute of what it imported from them (``symbolic._catalog``). scripts/ and
+benchmarks/ are developer tools and may.
+
 Every claim, the three built in (``Equals``, ``AtLeast``, ``Rounds``) as much as the kinds, says
 itself what the tool needs from it (``Claim``, ``symbolic/_kind.py``): outside the kinds packages
 no module of the tool asks which type a claim is.
@@ -244,3 +250,123 @@ def test_the_claim_type_check_names_each_way_of_asking():
     ])
     assert [p.split(":")[0] for p in claim_type_tests(source)] == [
         "line 1", "line 2", "line 3", "line 4", "line 5"]
+
+
+# -- the application layer reaches symbolic/ and numeric/ by their public names -----------------
+
+LOWER_LAYERS = ("attnproof.symbolic", "attnproof.numeric")
+APPLICATION_FOLDERS = (REPO / "attnproof" / "report", REPO / "attnproof" / "kernels")
+
+
+def _application_modules() -> list[tuple[str, Path]]:
+    """The application layer's modules, by dotted name: ``attnproof/*.py``, ``attnproof/report/``
+    and ``attnproof/kernels/`` (not the linked layers, nor scripts/ and benchmarks/)."""
+    paths = sorted((REPO / "attnproof").glob("*.py"))
+    paths += [path for folder in APPLICATION_FOLDERS for path in sorted(folder.rglob("*.py"))]
+    modules = []
+    for path in paths:
+        parts = path.relative_to(REPO).with_suffix("").parts
+        modules.append((".".join(parts[:-1] if parts[-1] == "__init__" else parts), path))
+    return modules
+
+
+def _in_lower_layer(module: str) -> bool:
+    return any(module == layer or module.startswith(layer + ".") for layer in LOWER_LAYERS)
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` for a chain of attribute reads on a name, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and (base := _dotted(node.value)):
+        return f"{base}.{node.attr}"
+    return None
+
+
+def application_import_problems(source: str, name: str, is_package: bool = False) -> list[str]:
+    """Each import or attribute read of ``source`` (the application module ``name``) that reaches
+    a private module or a private name of ``attnproof.symbolic`` or ``attnproof.numeric``."""
+    package = name if is_package else name.rpartition(".")[0]
+    tree = ast.parse(source)
+    problems, bound = [], {}  # bound: a name of this module -> the module it stands for
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            module = _absolute(package, node.module, node.level)
+            for alias in node.names:
+                bound[alias.asname or alias.name] = f"{module}.{alias.name}"
+                if not _in_lower_layer(f"{module}.{alias.name}"):
+                    continue
+                if any(_private(part) for part in module.split(".")):
+                    problems.append(f"line {node.lineno}: imports {alias.name} from the private "
+                                    f"module {module}")
+                elif _private(alias.name):
+                    problems.append(f"line {node.lineno}: imports {alias.name} from {module}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    bound[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".")[0]
+                    bound[top] = top
+                if _in_lower_layer(alias.name) and any(_private(p) for p in alias.name.split(".")):
+                    problems.append(f"line {node.lineno}: imports the private module "
+                                    f"{alias.name}")
+    reads = [node for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+             and _private(node.attr) and _dotted(node.value)]
+    for node in sorted(reads, key=lambda node: (node.lineno, node.col_offset)):
+        first, _, rest = (path := _dotted(node.value)).partition(".")
+        if first in bound and _in_lower_layer(".".join(filter(None, (bound[first], rest)))):
+            problems.append(f"line {node.lineno}: reads {path}.{node.attr}")
+    return problems
+
+
+@pytest.mark.parametrize(("name", "path"), _application_modules(),
+                         ids=lambda value: value if isinstance(value, str) else None)
+def test_the_application_reaches_symbolic_and_numeric_by_public_names_only(name, path):
+    problems = application_import_problems(path.read_text(encoding="utf-8"), name,
+                                           path.name == "__init__.py")
+    assert not problems, (
+        f"{path.relative_to(REPO)}: export the name from attnproof/symbolic/__init__.py or "
+        "attnproof/numeric/__init__.py and import it from there:\n  " + "\n  ".join(problems))
+
+
+def test_the_application_modules_are_found():
+    names = {name for name, _ in _application_modules()}
+    assert {"attnproof", "attnproof._commands", "attnproof.report", "attnproof.report.view",
+            "attnproof.kernels._frameworks"} <= names
+    assert not any(_in_lower_layer(name) for name in names)
+
+
+def test_the_application_check_names_each_way_of_reaching_a_private_name():
+    source = "\n".join([
+        "from attnproof.numeric._devices import Device",       # a private module, absolute
+        "from .numeric._devices import Device",                # relative, from the report
+        "from ..numeric._devices import Device",               # relative, two levels up
+        "import attnproof.numeric._search",                    # imported whole
+        "from attnproof.numeric import _backends",             # a private module, by name
+        "from attnproof.numeric import jax_devices, _hidden",  # a private name
+        "from attnproof import symbolic",
+        "symbolic._catalog.CATALOG_DIR",                       # a private attribute
+        "from attnproof.numeric import Device, devices",       # public: allowed
+        "from ._runner import run",                            # this layer's own: allowed
+        "from .results import _private_helper",                # this layer's own: allowed
+        "symbolic.__file__",                                   # a dunder: allowed
+        "import attnproof.symbolic.kinds._ieee_arithmetic as arithmetic",
+        "attnproof.numeric._plan",                             # through `import attnproof...`
+    ])
+    problems = application_import_problems(source, "attnproof.report.view")
+    assert [p.split(":")[0] for p in problems] == [
+        "line 1", "line 3", "line 4", "line 5", "line 6", "line 13", "line 8", "line 14"]
+    # line 2 names attnproof.report.numeric from inside attnproof.report, which is no layer
+    assert application_import_problems("from .numeric._devices import Device\n",
+                                       "attnproof._commands") != []
+
+
+def test_the_names_only_the_tool_needs_stay_outside_the_language():
+    import attnproof
+    import attnproof.symbolic as symbolic
+
+    assert symbolic._TOOL_NAMES
+    for name in symbolic._TOOL_NAMES:
+        assert hasattr(symbolic, name), f"symbolic/__init__.py does not import {name}"
+        assert name not in symbolic.__all__ and not hasattr(attnproof, name), name
