@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
+from ._batch import run_alone
 from ._cases import (
     BIASES,
     BLOCK_EDGES,
@@ -25,26 +26,52 @@ from ._cases import (
     tiled_cases,
 )
 from ._declaration import Kernel
+from ._heads import heads_declared_wrongly
+from ._run import read_causal_alignment
+from ._split import merged_by_kernel, merged_halves
 
 GRADIENTS = ("dq", "dk", "dv")
 
 
 @dataclass(frozen=True)
 class Property:
+    """One property, one row: its cases, the outputs it compares, when it does not apply, and
+    what a case of it runs beyond the kernel's own call (``_run`` reads these fields and asks
+    nothing else of a property)."""
+
     name: str
     title: str
     cases: Callable[[Kernel], st.SearchStrategy]
     outputs: Callable[[Kernel], tuple[str, ...]]
     unsupported: Callable[[Kernel], str | None] = lambda kernel: None
-    # values | fully_masked | alignment | split_kv | merge | heads | batch
-    kind: str = "values"
     # cases every search begins with, whatever it draws after: where a class of bug is known to
     # live, so that finding it never rests on the draws (which change with the seed); or a
     # function of the kernel giving them
     explicit: tuple[Case, ...] | Callable[[Kernel], tuple[Case, ...]] = ()
+    # the outputs judged instead of the kernel's own call's, ``(kernel, fw, x, case, dtype,
+    # device) -> outputs`` (a split-KV merge); the call still runs first, so a kernel that
+    # raises on it is reported as raising
+    outputs_instead: Callable | None = None
+    # a second run each case's outputs must equal within the rule, ``(kernel, fw, x, case,
+    # dtype, device, outputs) -> outputs`` (each batch element run alone)
+    run_beside: Callable | None = None
+    # why a kernel that raised did, when its declaration explains it, ``(kernel, fw, case,
+    # dtype, device) -> str | None`` (heads declared otherwise than the kernel takes them)
+    explain_raise: Callable | None = None
+    # the causal alignment the case's instance is built with (None: the kernel's declared one)
+    alignment: str | None = None
+    # a convention read from the outputs before they are judged, ``(kernel, x, got, dtype,
+    # compute, conventions) -> (x, verdict or None)``: the instance to judge against, or the
+    # case's verdict (which causal alignment the kernel follows)
+    convention: Callable | None = None
 
     def explicit_cases(self, kernel: Kernel) -> tuple[Case, ...]:
         return self.explicit(kernel) if callable(self.explicit) else self.explicit
+
+    def plain(self) -> Property:
+        """This property's cases run as plain calls, judged against the truth alone."""
+        return dataclasses.replace(self, outputs_instead=None, run_beside=None,
+                                   explain_raise=None, alignment=None, convention=None)
 
 
 def _everything(kernel: Kernel) -> tuple[str, ...]:
@@ -235,8 +262,7 @@ PROPERTIES = (
                                                        batch=st.integers(1, 3)),
              _everything, _needs_mask),
     Property("fully_masked_rows", "fully masked rows",
-             lambda k: cases(mask=st.just("fully_masked")), _everything, _needs_mask,
-             kind="fully_masked"),
+             lambda k: cases(mask=st.just("fully_masked")), _everything, _needs_mask),
     Property("row_offset", "constant added to a row's scores (across the format's range, "
              "whole rows below −1e4, −5e4, −1e30)",
              lambda k: cases(offset=offsets(), mask=_any_mask(k),
@@ -257,10 +283,10 @@ PROPERTIES = (
                             for n_q, n_k in ((3, edge + 1), (edge + 1, 3)))),
     Property("batch_independence", "batch elements independent: each equals itself run "
              "alone (2–4 elements, one of length zero)", batch_cases, _everything,
-             kind="batch", explicit=_batch_explicit),
+             explicit=_batch_explicit, run_beside=run_alone),
     Property("history_independence", "calls of one kernel object independent of the calls "
              "before it (scales, dtypes, shapes and masks interleaved)", history_cases,
-             _everything, kind="history"),
+             _everything),
     Property("dv_ne_dk", "d_v ≠ d_k",
              lambda k: cases(same_dims=False).filter(lambda c: c.d_v != c.d_k), _everything,
              lambda k: "declared d_v = d_k only" if k.equal_head_dims else None),
@@ -268,7 +294,8 @@ PROPERTIES = (
              lambda k: cases().filter(lambda c: c.n_q != c.n_k), _everything),
     Property("causal_nq_ne_nk", "causal mask with n_q ≠ n_k (alignment)",
              lambda k: cases(**_causal(k)).filter(lambda c: c.n_q != c.n_k), _everything,
-             lambda k: None if k.takes_causal else "takes no causal flag", kind="alignment"),
+             lambda k: None if k.takes_causal else "takes no causal flag",
+             alignment="lower_right", convention=read_causal_alignment),
     Property("memory_layout", "q, k, v as strided views: slices of a fused QKV, sbhd "
              "transposed; batch ≥ 2, head dims to 256",
              lambda k: cases(memory=st.sampled_from(MEMORY), batch=st.integers(2, 3),
@@ -276,21 +303,22 @@ PROPERTIES = (
              _everything, _has_strides),
     Property("gqa", "grouped-query heads (2 or more K/V heads)",
              lambda k: cases(heads=st.integers(2, 3), group=st.integers(2, 4)), _everything,
-             lambda k: None if k.gqa else "grouped-query heads not declared", kind="heads"),
+             lambda k: None if k.gqa else "grouped-query heads not declared",
+             explain_raise=heads_declared_wrongly),
     Property("mqa", "multi-query heads (one K/V head)",
              lambda k: cases(heads=st.just(1), group=st.integers(2, 6)), _everything,
              lambda k: None if k.shares_one_kv_head else "multi-query heads not declared",
-             kind="heads"),
+             explain_raise=heads_declared_wrongly),
     Property("split_kv", "split-KV merge by log-sum-exp",
              lambda k: cases(n_k=st.integers(2, 16)), lambda k: ("out", "lse"),
-             _halves_run_alone, kind="split_kv"),
+             _halves_run_alone, outputs_instead=merged_halves),
     Property("merge", "the kernel's own split-KV merge: masks, a fully masked half, lse gaps",
              lambda k: cases(n_k=st.one_of(st.integers(2, 16), st.sampled_from(BLOCK_EDGES)),
                              mask=_merge_masks(k), offset=st.one_of(st.none(),
                                                                     st.sampled_from(GAPS))),
              lambda k: ("out", "lse"),
              lambda k: "declares no merge" if k.merge is None else _halves_run_alone(k),
-             kind="merge"),
+             outputs_instead=merged_by_kernel),
     Property("softcap", "soft-capping c·tanh(s/c), c from 1 to 50, with masks and offsets",
              lambda k: cases(softcap=st.sampled_from(SOFTCAPS), mask=_any_mask(k),
                              causal_flag=st.just(not k.takes_mask), same_lengths=True,

@@ -17,13 +17,10 @@ from attnproof.numeric import KERNEL_LIMIT as LIMIT
 from . import _precision as precision
 from . import _proved as proved
 from . import _regimes as regimes
-from ._batch import run_alone
 from ._call import LayoutMismatch, call, with_bias
 from ._cases import Case, causal_keep, fully_masked_rows, instance
 from ._declaration import Kernel, Refused
 from ._frameworks import Framework, machine_epsilon
-from ._heads import heads_declared_wrongly
-from ._split import merged_by_kernel, merged_halves
 from ._truth import Inputs, condition, reference, truth, truth_lse
 
 TRACEBACK_FRAMES = 3
@@ -83,9 +80,9 @@ def _run_on(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
             device: str) -> CaseResult:
     compute = kernel.compute_for(dtype, device)
     outputs = prop.outputs(kernel)
-    alignment = kernel.causal_alignment or "upper_left"
-    if prop.kind == "alignment":
-        alignment = "lower_right"  # zeroes the upstream gradient of rows either alignment masks
+    # (causal_nq_ne_nk builds its instance lower-right: that zeroes the upstream gradient of
+    # rows either alignment masks)
+    alignment = prop.alignment or kernel.causal_alignment or "upper_left"
     x = with_bias(kernel, instance(case, dtype, compute, alignment), case, dtype)
     x = dataclasses.replace(x, score_mod=kernel.modification(case.softcap))
     result = _outcome(kernel, fw, prop, case, dtype, device, compute, outputs, x)
@@ -97,26 +94,24 @@ def _outcome(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, device
              compute: str, outputs, x: Inputs) -> CaseResult:
     try:
         got = call(kernel, fw, x, case, dtype, device, outputs)
-        if prop.kind == "split_kv":
-            got = merged_halves(kernel, fw, x, case, dtype, device)
-        if prop.kind == "merge":
-            got = merged_by_kernel(kernel, fw, x, case, dtype, device)
-        alone = run_alone(kernel, fw, x, case, dtype, device, outputs) \
-            if prop.kind == "batch" else None
+        if prop.outputs_instead is not None:
+            got = prop.outputs_instead(kernel, fw, x, case, dtype, device)
+        alone = None if prop.run_beside is None else \
+            prop.run_beside(kernel, fw, x, case, dtype, device, outputs)
     except LayoutMismatch as mismatch:
         return CaseResult("layout", message=str(mismatch))
     except Refused as refusal:  # outside what the kernel supports: not run, not decided
         return CaseResult("refused", message=str(refusal))
     except Exception as error:  # the kernel's own failure is a finding, reported in full
-        if prop.kind == "heads":
-            mismatch = heads_declared_wrongly(kernel, fw, case, dtype, device)
+        if prop.explain_raise is not None:
+            mismatch = prop.explain_raise(kernel, fw, case, dtype, device)
             if mismatch is not None:
                 return CaseResult("declaration", message=f"{mismatch}\n{_raised(error)}")
         where = f" (run {kernel.mode})" if kernel.mode else ""
         return CaseResult("raised", message=f"raised{where}: {_raised(error)}")
     conventions = {}
-    if prop.kind == "alignment":
-        x, verdict = _alignment(kernel, x, got, dtype, compute, conventions)
+    if prop.convention is not None:
+        x, verdict = prop.convention(kernel, x, got, dtype, compute, conventions)
         if verdict is not None:
             return verdict
     pieces: dict = {}
@@ -141,7 +136,7 @@ def _in_sequence(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
     none, the fresh call is what the rule asks of any call: each call in the cell's dtype is
     judged against the truth (state kept elsewhere, in a module or the framework, shows so)."""
     calls = [*case.history, (dtype, dataclasses.replace(case, history=()))]
-    plain_prop = dataclasses.replace(prop, kind="values")
+    plain_prop = prop.plain()
     one = kernel.fresh()
     stateful = one is not kernel
     judged = []
@@ -416,7 +411,7 @@ def classify_fully_masked(x: Inputs, out, rows, epsilon: float) -> str:
     return best if distances[best] <= tolerance else "other"
 
 
-def _alignment(kernel, x: Inputs, got, dtype, compute, conventions):
+def read_causal_alignment(kernel, x: Inputs, got, dtype, compute, conventions):
     """Which causal alignment the kernel follows when n_q != n_k, from its output."""
     n_q, n_k = x.q.shape[2], x.k.shape[2]
     keeps = {a: np.broadcast_to(causal_keep(n_q, n_k, a), x.keep.shape) for a in
