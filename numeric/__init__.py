@@ -51,6 +51,9 @@ _EXPORTS = {
     "UNDECIDED_SHARE_NOTED": ("_evidence", "UNDECIDED_SHARE_NOTED"),
     "undecided_share": ("_evidence", "undecided_share"),
     "check": ("_search", "check"),
+    "MINIMUM_DECIDED": ("_driver", "MINIMUM_DECIDED"),
+    "MINIMUM_DECIDED_CASES": ("_driver", "MINIMUM_DECIDED_CASES"),
+    "too_few_cases": ("_driver", "too_few_cases"),
     "time_log": ("_time_log", None),
     "PROFILE_NAMES": ("_profiles", "PROFILE_NAMES"),
     "Profile": ("_profiles", "Profile"),
@@ -72,9 +75,9 @@ __all__ = [
     "selected_devices", "share_accelerators", "cache_directory", "cache_folder_name",
     "disable_caches", "write_atomically", "Compiled", "compile_expression", "FINDING",
     "NOT_EVALUATED", "NumericRecord", "NumericStatus", "UNDECIDED_SHARE_NOTED", "undecided_share",
-    "check", "time_log", "PROFILE_NAMES", "Profile", "profile", "profile_timeout", "edge_draws",
-    "from_theorem", "KERNEL_CONVENTION_ULPS", "KERNEL_FLOOR_ULPS", "KERNEL_LIMIT",
-    "STABILITY_ULPS", "TRUTH_ULPS",
+    "check", "MINIMUM_DECIDED", "MINIMUM_DECIDED_CASES", "too_few_cases", "time_log",
+    "PROFILE_NAMES", "Profile", "profile", "profile_timeout", "edge_draws", "from_theorem",
+    "KERNEL_CONVENTION_ULPS", "KERNEL_FLOOR_ULPS", "KERNEL_LIMIT", "STABILITY_ULPS", "TRUTH_ULPS",
 ]
 
 if TYPE_CHECKING:  # what type checkers and editors see: _EXPORTS, imported eagerly
@@ -103,6 +106,9 @@ if TYPE_CHECKING:  # what type checkers and editors see: _EXPORTS, imported eage
     from ._devices import named as named_devices
     from ._devices import selected as selected_devices
     from ._devices import share_accelerators as share_accelerators
+    from ._driver import MINIMUM_DECIDED as MINIMUM_DECIDED
+    from ._driver import MINIMUM_DECIDED_CASES as MINIMUM_DECIDED_CASES
+    from ._driver import too_few_cases as too_few_cases
     from ._evidence import UNDECIDED_SHARE_NOTED as UNDECIDED_SHARE_NOTED
     from ._evidence import undecided_share as undecided_share
     from ._profiles import PROFILE_NAMES as PROFILE_NAMES

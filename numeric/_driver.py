@@ -14,7 +14,11 @@ status with :func:`settle`, the one place a status is chosen, by these rules, in
 6. **The evidence rule.** A record passes only with at least ``MINIMUM_DECIDED`` decided
    instances, unless its route says why its instances are every instance there is
    (``Evidence.fixed_inputs``: a claim whose inputs are all given, evaluated at each of its
-   given values; more draws would repeat them). With fewer it reads *too-few*.
+   given values; more draws would repeat them). With fewer it reads *too-few*. A kernel
+   checker's cell counts cases, not instances: each case is one call of the kernel whose
+   every output row is judged (1 to 16 query rows per head and batch element, 129 and more at
+   the block edges), and a cell needs ``MINIMUM_DECIDED_CASES`` of them
+   (``attnproof/kernels/_check.py`` asks :func:`too_few_cases`).
 7. Otherwise the record *passed*.
 
 A route that raises is the driver's to report too (``_search``): an *error* with the message.
@@ -33,9 +37,12 @@ from hypothesis.errors import NoSuchExample
 from attnproof.symbolic._catalog import theorem_file_argument
 
 from ._backends import Backend
-from ._evidence import MINIMUM_DECIDED
 from ._record import NumericRecord, NumericStatus
 from ._tolerance import bits
+
+# the evidence rule (rule 6): decided instances a record needs, decided cases a kernel cell needs
+MINIMUM_DECIDED = 100
+MINIMUM_DECIDED_CASES = 3
 
 # the seed of a search the profile derandomizes (CI): the same draws on every machine
 DERANDOMIZED_SEED = 0
@@ -151,6 +158,14 @@ def too_few(evidence: Evidence) -> str | None:
         return None
     return (f"too few instances ({evidence.instances}): a record passes only with at least "
             f"{MINIMUM_DECIDED} decided instances")
+
+
+def too_few_cases(decided: int, cases: int) -> str | None:
+    """Why a kernel cell with ``decided`` of ``cases`` cases decided cannot conform (rule 6), or
+    None if it can."""
+    if decided >= MINIMUM_DECIDED_CASES:
+        return None
+    return f"{decided} of {cases} cases decided (needs {MINIMUM_DECIDED_CASES})"
 
 
 def _joined(*parts: str | None) -> str | None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import numpy as np
 
-MINIMUM_DECIDED = 100
 # A record whose undecided rows pass this share of everything it drew says so in its verdict.
 UNDECIDED_SHARE_NOTED = 0.10
 # keys of an evaluated reference that are error bounds, not values of a side
@@ -83,14 +82,6 @@ def decidable(reference: dict, batch: int) -> tuple[np.ndarray, np.ndarray]:
 def scale_rows(scale: np.ndarray) -> np.ndarray:
     """Rows whose every entry has a finite error scale."""
     return np.isfinite(scale.reshape(scale.shape[0], -1)).all(axis=1)
-
-
-def too_few(decided: int) -> str | None:
-    """Why a record without a failure cannot read "passed", or None if it can."""
-    if decided < MINIMUM_DECIDED:
-        return (f"too few instances ({decided}): a record passes only with at least "
-                f"{MINIMUM_DECIDED} decided instances")
-    return None
 
 
 def autodiff_scale(scale: np.ndarray) -> np.ndarray:

@@ -30,7 +30,7 @@ class NumericStatus(enum.StrEnum):
     FAILED = "failed"
     # false in float64, but this format cannot tell the error from its rounding
     NOT_DECISIVE = "not-decisive"
-    # fewer decided instances than ``_evidence.MINIMUM_DECIDED``: no verdict
+    # fewer decided instances than the evidence rule asks (``_driver.py``): no verdict
     TOO_FEW = "too-few"
     # float64 strays from the 50-digit evaluation of the same statement
     INCONSISTENT = "inconsistent"

@@ -17,8 +17,7 @@ from ._backends import Backend, backend, to_numpy
 from ._backends import _numpy_dtype as numpy_dtype  # NumPy's dtype of a format name
 from ._backends import _numpy_place as numpy_place  # NumPy's place step: a cast, no device
 from ._compiler import compile_expression
-from ._driver import Evidence, Failure, Where, search_for_failure, would_pass
-from ._evidence import MINIMUM_DECIDED
+from ._driver import MINIMUM_DECIDED, Evidence, Failure, Where, search_for_failure, would_pass
 from ._executables import run_route_program
 from ._plan import evaluate_reference, is_reference, runner_for
 from ._routes import format_judge, numeric_route

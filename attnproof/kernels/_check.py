@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, Phase, example, given, reject, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky, Unsatisfiable
 
-from attnproof.numeric import selected_devices
+from attnproof.numeric import MINIMUM_DECIDED_CASES, selected_devices, too_few_cases
 
 from . import _precision as precision
 from . import _regimes as regimes
@@ -24,8 +24,9 @@ from ._frameworks import framework, unavailable_reason
 from ._properties import PROPERTIES, Property, property_named
 from ._run import LIMIT, CaseResult, run_case
 
-# a cell reads "conforms" only after this many decided cases
-MIN_DECIDED = 3
+# a cell reads "conforms" only after this many decided cases: the evidence rule, stated with
+# the numeric records' in the driver
+MIN_DECIDED = MINIMUM_DECIDED_CASES
 # a cell whose kernel refused this many cases and ran none is n/a without drawing more (each
 # refusal is a call into the framework; Hypothesis would otherwise draw hundreds)
 REFUSALS_BEFORE_NA = 50
@@ -226,9 +227,9 @@ def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str
         cell.replay = replay_command(spec or _spec_of(kernel), prop.name, dtype, device, case)
     elif cell.refused and cell.refused == cell.cases:
         cell.reason = f"the kernel refused every case ({cell.refused}): {cell.refusal}"
-    elif cell.decided < MIN_DECIDED:
+    elif too_few_cases(cell.decided, cell.cases):
         cell.status = "not decisive"
-        cell.reason = f"{cell.decided} of {cell.cases} cases decided (needs {MIN_DECIDED})"
+        cell.reason = too_few_cases(cell.decided, cell.cases)
     else:
         cell.status = "conforms"
     if cell.refused and cell.refused < cell.cases:

@@ -16,6 +16,7 @@ import pytest
 from attnproof import symbolic
 from attnproof.numeric import check
 from attnproof.numeric._driver import (
+    MINIMUM_DECIDED,
     Evidence,
     Failure,
     rerun_command,
@@ -23,7 +24,6 @@ from attnproof.numeric._driver import (
     settle,
     would_pass,
 )
-from attnproof.numeric._evidence import MINIMUM_DECIDED
 from attnproof.numeric._record import NumericRecord, NumericStatus
 from attnproof.numeric._tolerance import bits
 from attnproof.numeric.replay import parse, replay

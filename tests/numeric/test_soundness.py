@@ -216,8 +216,6 @@ def test_a_true_claim_unstable_in_lower_precision_fails_the_theorem(tmp_path):
 
 
 def test_a_record_needs_a_minimum_of_decided_instances():
-    from attnproof.numeric import _evidence
-
     def rarely(np, s, **_):
         return {"valid": np.arange(len(s)) % 64 == 0}  # 4 rows of a batch of 256
 
@@ -226,4 +224,6 @@ def test_a_record_needs_a_minimum_of_decided_instances():
     record = check(theorem, "numpy", "float64", profile="quick")
     assert record.status == "too-few"
     assert record.reason.startswith(f"too few instances ({record.instances})")
-    assert record.instances < _evidence.MINIMUM_DECIDED
+    from attnproof.numeric._driver import MINIMUM_DECIDED
+
+    assert record.instances < MINIMUM_DECIDED
