@@ -98,8 +98,13 @@ def _parser(doc: str = "") -> argparse.ArgumentParser:
                         help="report directory (default: the JSON file's directory)")
     report.add_argument("--pdf", action="store_true", help="also compile report.pdf (pdflatex)")
     report.set_defaults(command=report_command)
-    replay = commands.add_parser("replay", help="replay one numeric batch from its replay command")
+    replay = commands.add_parser("replay", help="replay a counterexample from its replay "
+                                 "command: a theorem's numeric record, or a kernel's case")
     replay_command.add_arguments(replay)
+    replay.add_argument("--kernel", metavar="SPEC",
+                        help="replay a kernel checker's case: NAME is then the property, and "
+                             "--case the case (jax, mlx, torch, or module:attribute)")
+    replay.add_argument("--case", metavar="JSON", help="the case a kernel's failure printed")
     replay.set_defaults(command=_replay)
     _add_kernels_command(commands)
     devices = commands.add_parser("devices", help="what this machine can run: backends, "
@@ -340,7 +345,10 @@ def _kept(written: Written, out: Path, signal_number: int) -> str:
 
 
 def _replay(args) -> int:
-    """``attnproof replay``, its values checked first like those of ``prove``."""
+    """``attnproof replay``, its values checked first like those of ``prove``; with
+    ``--kernel``, one case of the kernel checker (the same command for every counterexample)."""
+    if args.kernel is not None or args.case is not None:
+        return _replay_kernel_case(args)
     for what, value, choices in (("backend", args.backend, arguments.backend_names()),
                                  ("dtype", args.dtype, arguments.dtype_names()),
                                  ("mode", args.mode, arguments.mode_names())):
@@ -359,6 +367,25 @@ def _replay(args) -> int:
         return replay_command.run(args)
     except ValueError as error:  # --sizes or --integers that do not parse, or do not fit
         raise UsageError(f"cannot replay {args.theorem}: {error}") from None
+
+
+def _replay_kernel_case(args) -> int:
+    """``attnproof replay PROPERTY --kernel SPEC --dtype D --device X --case JSON``: the kernel
+    checker's replay, which checks the kernel, property, device and case itself."""
+    from .kernels import cli as kernels_cli
+
+    if args.kernel is None or args.case is None:
+        raise UsageError("a kernel's case is replayed with both --kernel and --case")
+    numeric_only = [f"--{name}" for name in ("mode", "seed", "batch", "sizes")
+                    if getattr(args, name) is not None]
+    numeric_only += ["--backend"] if args.backend != "numpy" else []  # its default
+    if numeric_only or args.integers or args.theorems or args.profile:
+        raise UsageError(f"{', '.join(numeric_only) or '--integers, --theorems, --profile'}: "
+                         "for a theorem's record, not a kernel's case")
+    return kernels_cli.run(argparse.Namespace(
+        kernel=[args.kernel], property=[args.theorem], dtype=[args.dtype],
+        device=[args.device], examples=kernels_cli.DEFAULT_EXAMPLES, out=None, budget=None,
+        case=args.case))
 
 
 def _check_numeric_filters(args) -> None:

@@ -399,8 +399,8 @@ def replay_command(spec: str | None, prop: str, dtype: str, device: str, case: C
     """A shell command when the kernel can be imported, else a Python snippet to paste where
     ``kernel`` is defined."""
     if spec is not None:
-        return (f"attnproof kernels --kernel {spec} --property {prop} --dtype {dtype} "
-                f"--device {device} --case '{case.to_json()}'")
+        return (f"attnproof replay {prop} --kernel {spec} --dtype {dtype} --device {device} "
+                f"--case '{case.to_json()}'")
     return ("from attnproof.kernels import Case, replay\n"
             f"print(replay(kernel, {prop!r}, {dtype!r}, Case.from_json({case.to_json()!r}), "
             f"device={device!r}))  # kernel: the Kernel checked")

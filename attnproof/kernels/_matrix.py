@@ -20,6 +20,8 @@ from ._properties import by_name
 from ._regimes import REGIMES, TILE_SIZES
 from ._regimes import summary as regime_summary
 from ._run import CONVENTION_WORDS, LIMIT
+from ._schema import ConformanceError
+from ._schema import problem as schema_problem
 
 MARKS = {"conforms": "✅", "fails": "❌", "raised": "💥", "layout": "🔀", "declaration": "📝",
          "not decisive": "❔", "n/a": "—", "skipped": "⏭"}
@@ -52,13 +54,20 @@ def to_json(results: list) -> str:
 
 
 def write(results: list, out: Path) -> list[Path]:
+    """conformance.md, .tex and .json in ``out``, each atomically. A JSON not of the shape of
+    ``conformance.schema.json`` is a bug of the checker: it is written all the same (the run
+    is not lost), then raised as a ``ConformanceError`` naming the field."""
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / "conformance.md", out / "conformance.tex", out / "conformance.json"]
     texts = (to_markdown(results), to_latex(results), to_json(results))
+    wrong = schema_problem(json.loads(texts[-1]))
     for path, text in zip(paths, texts, strict=True):
         temporary = path.with_suffix(path.suffix + ".tmp")
         temporary.write_text(text, encoding="utf-8")
         temporary.replace(path)
+    if wrong is not None:
+        raise ConformanceError(f"{paths[-1]} is not of the shape of conformance.schema.json (a "
+                               f"bug of the checker; written all the same): {wrong}")
     return paths
 
 

@@ -38,6 +38,7 @@ _EXPORTS = {
     "write_json": ("results", "write_json"),
     "ResultsError": ("schema", "ResultsError"),
     "load_results": ("schema", "load_results"),
+    "short_message": ("schema", "_short"),
     "declaration": ("descriptions", "declaration"),
     "describe": ("descriptions", "describe"),
     "rendering": ("descriptions", "rendering"),
@@ -47,7 +48,14 @@ _EXPORTS = {
     "Written": ("writer", "Written"),
     "write_reports": ("writer", "write_reports"),
 }
-__all__ = list(_EXPORTS)
+# the same names, written out for the tools that read ``__all__`` without running this file
+# (short_message is exported under another name than its own)
+__all__ = [
+    "ErrorEntry", "Report", "SymbolicOutcome", "TheoremResult", "TheoremStatus", "environment",
+    "now_iso", "result_from_records", "write_json", "ResultsError", "load_results",
+    "short_message", "declaration", "describe", "rendering", "JSON_NAME", "MARKDOWN_NAME",
+    "PDF_NAME", "Written", "write_reports",
+]
 
 if TYPE_CHECKING:  # what type checkers and editors see: _EXPORTS, imported eagerly
     from .descriptions import declaration as declaration
@@ -63,6 +71,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: _EXPORTS, imported eage
     from .results import result_from_records as result_from_records
     from .results import write_json as write_json
     from .schema import ResultsError as ResultsError
+    from .schema import _short as short_message
     from .schema import load_results as load_results
     from .writer import JSON_NAME as JSON_NAME
     from .writer import MARKDOWN_NAME as MARKDOWN_NAME

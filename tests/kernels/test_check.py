@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -163,7 +164,7 @@ def test_a_kernel_that_raises_is_reported_with_sizes_traceback_and_replay():
     assert cell.counterexample["sizes"].startswith("b=1 h=1 n_q=1 n_k=1")
     assert "IndexError: no second key to pair with" in cell.counterexample["message"]
     assert "_raises_on_one_key" in cell.counterexample["message"]  # a traceback frame
-    assert cell.replay.startswith("attnproof kernels --kernel my.module:k --property forward")
+    assert cell.replay.startswith("attnproof replay forward --kernel my.module:k --dtype float32")
 
 
 def test_replay_runs_the_shrunk_case_again():
@@ -186,7 +187,8 @@ def test_the_command_writes_the_matrix_and_exits_by_the_verdict(tmp_path, capsys
     assert main(["kernels", "--kernel", "tests.kernels.planted:no_max_shift",
                  "--property", "row_offset", *spec]) == 1
     text = (tmp_path / "conformance.md").read_text()
-    assert "❌" in text and "attnproof kernels --kernel tests.kernels.planted:no_max_shift" in text
+    assert "❌" in text
+    assert "attnproof replay row_offset --kernel tests.kernels.planted:no_max_shift" in text
     assert (tmp_path / "conformance.json").exists()
 
 
@@ -195,6 +197,22 @@ def test_the_command_replays_a_case(capsys):
             "row_offset", "--dtype", "float32", "--case", '{"offset":"1e4"}']
     assert main(argv) == 1
     assert '"status": "fail"' in capsys.readouterr().out
+
+
+def test_a_printed_replay_command_runs_as_printed(capsys):
+    cell = check_kernel(planted.no_max_shift, properties=["row_offset"], examples=5,
+                        spec="tests.kernels.planted:no_max_shift").cells[0]
+    argv = shlex.split(cell.replay)
+    assert argv[:3] == ["attnproof", "replay", "row_offset"]  # one command for every replay
+    assert main(argv[1:]) == 1
+    assert '"status": "fail"' in capsys.readouterr().out
+
+
+def test_a_kernel_case_replay_refuses_a_theorems_options(capsys):
+    argv = ["replay", "row_offset", "--kernel", "tests.kernels.planted:no_max_shift",
+            "--dtype", "float32", "--seed", "3", "--case", '{"offset":"1e4"}']
+    assert main(argv) == 2
+    assert "--seed: for a theorem's record, not a kernel's case" in capsys.readouterr().err
 
 
 def test_the_command_refuses_what_is_not_a_kernel(capsys):

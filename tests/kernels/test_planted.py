@@ -43,8 +43,8 @@ def test_planted_bug_is_caught_at_its_property_with_a_small_counterexample(name)
     assert cell.status == "fails", cell
     case = Case.from_json(cell.counterexample["case"])
     assert case.n_k <= most_keys, case
-    assert cell.replay.startswith(f"attnproof kernels --kernel tests.kernels.planted:{name} "
-                                  f"--property {prop} --dtype float32")
+    assert cell.replay.startswith(f"attnproof replay {prop} --kernel tests.kernels.planted:"
+                                  f"{name} --dtype float32")
     assert json.loads(cell.replay.split("--case ")[1].strip("'")) == json.loads(case.to_json())
 
 

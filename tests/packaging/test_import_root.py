@@ -27,7 +27,8 @@ def test_the_wheel_has_one_top_level_import_name(tmp_path):
     assert top_level == {"attnproof"}
     for module in ("symbolic/__init__.py", "numeric/__init__.py", "theorems/softmax_jacobian.py",
                    "theorems/_dims.py", "_harness.py", "pytest_plugin.py",
-                   "report/__init__.py", "report/results.schema.json", "py.typed"):
+                   "report/__init__.py", "report/results.schema.json",
+                   "kernels/conformance.schema.json", "py.typed"):
         assert f"attnproof/{module}" in names
 
 

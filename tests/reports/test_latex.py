@@ -122,19 +122,21 @@ def test_commands_copied_out_of_the_pdf_run_as_printed(tmp_path):
 
 
 def _kernel_results():
-    from attnproof.kernels._check import Cell, Conformance
+    from attnproof.kernels._check import Cell, Conformance, declared
+    from tests.kernels import planted
 
     failing = Cell("forward", "float32", "cpu", "fails", ratio=3.0, cases=4, decided=4,
-                   counterexample={"sizes": "n_q=1", "message": "worse | <b> \\end{lstlisting}"},
-                   replay="attnproof kernels --kernel my_kernels:attention_fn --property "
-                          "forward --dtype float32 --device cpu --case "
+                   counterexample={"case": '{"n_q":1,"n_k":17,"d_k":8,"d_v":8}', "ratio": 3.0,
+                                   "sizes": "n_q=1", "message": "worse | <b> \\end{lstlisting}"},
+                   replay="attnproof replay forward --kernel my_kernels:attention_fn "
+                          "--dtype float32 --device cpu --case "
                           "'{\"n_q\":1,\"n_k\":17,\"d_k\":8,\"d_v\":8,\"fully_masked\":true}'")
     passing = Cell("forward", "float16", "cpu", "conforms", ratio=1.2, bound_ratio=4.1,
                    cases=9, decided=9)
     skipped = Cell("forward", "bfloat16", "cpu", "skipped", reason="framework not installed")
-    declared = {"layout": "bhsd", "mask": "none", "gradients": None,
-                "compute": {"float32": "float32"}}
-    return [Conformance("k_under_test|<img>", "numpy", declared, [failing, passing, skipped])]
+    # what the checker writes for a kernel declared as the planted ones are
+    return [Conformance("k_under_test|<img>", "numpy", declared(planted.correct),
+                        [failing, passing, skipped])]
 
 
 def test_the_kernel_matrix_renders_to_latex_from_the_same_document():
@@ -147,7 +149,7 @@ def test_the_kernel_matrix_renders_to_latex_from_the_same_document():
     assert r"forward O & \textcolor{false}{$\times$} 3.00× & " in latex
     assert r"\textcolor{good}{$\checkmark$} 1.20× $\cdot$ B 4.1 \textcolor{bad}{\textbf{!}}" \
         in latex
-    assert "\\begin{verbatim}\nattnproof kernels --kernel my_kernels:attention_fn" in latex
+    assert "\\begin{verbatim}\nattnproof replay forward --kernel my_kernels:attention_fn" in latex
     assert "worse | <b> \\end {lstlisting}" in latex
 
 
