@@ -60,6 +60,7 @@ def replay(args: argparse.Namespace) -> dict:
     if args.batch is None or args.sizes is None or args.seed is None:
         raise ValueError("one batch is replayed from --seed, --batch and --sizes together; "
                          "without --batch and --sizes the record's check runs again")
+    theorem = theorem.claim.searched_as(theorem)  # what the compiled search checked
     row = backend(args.backend)
     runner = runner_for(theorem, row, args.device, args.mode or row.default_mode)
     structure = Structure(_pairs(args.sizes), _pairs(args.integers), args.seed)

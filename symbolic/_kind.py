@@ -92,6 +92,12 @@ class Claim:
         """The (backend, dtype, device, mode) configurations this kind is checked on."""
         return found if self.has_numeric_route else []
 
+    def searched_as(self, theorem):
+        """The theorem the compiled search checks for this claim, where a kind's route runs it
+        on another statement (an existence claim: the identity its witness makes; an
+        inequality: the built-in ``AtLeast``); a one-batch replay rebuilds that one."""
+        return theorem
+
     def unknowns(self) -> tuple:
         """Tensors the claim itself quantifies (the A of "there exists A"): not inputs, so no
         strategy draws them, but known to the statement's checks like declared tensors."""

@@ -8,7 +8,7 @@ private module of the language: this is the whole surface a new kind learns, and
 
 from __future__ import annotations
 
-from ._claims import EXTREME_PROOFS, Equals, Rounds
+from ._claims import EXTREME_PROOFS, AtLeast, Equals, Rounds
 from ._domains import (
     Domain,
     Integer,
@@ -73,6 +73,7 @@ __all__ = [
     "TheoremError",
     "Theorem",
     "Equals",
+    "AtLeast",
     "Rounds",
     "EXTREME_PROOFS",
     "Defined",

@@ -36,7 +36,7 @@ from ._evaluate import run_kept
 
 @numeric_route(Exists)
 def check(theorem, where, profile, seed=None) -> Evidence:
-    identity = theorem.claim.with_witness(theorem)
+    identity = theorem.claim.searched_as(theorem)
     runner = runner_for(identity, where.row, where.device, where.mode)
     return run_search(identity, runner, where.dtype, profile, seed=seed)[0]
 

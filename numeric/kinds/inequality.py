@@ -21,7 +21,7 @@ import functools
 import numpy as np
 from hypothesis import HealthCheck, Phase, given, settings
 
-from attnproof.symbolic import AtLeast, Greater, GreaterOrEqual
+from attnproof.symbolic import Greater, GreaterOrEqual
 
 from ..route import (
     REFERENCE_DTYPE,
@@ -58,8 +58,7 @@ def check(theorem, where, profile, seed: int | None = None) -> Evidence:
 def _as_at_least(theorem):
     """The same theorem with the built-in ``AtLeast`` claim on the same sides (cached, so its
     compiled programs serve every configuration)."""
-    claim = AtLeast(theorem.claim.lhs, theorem.claim.rhs)
-    return dataclasses.replace(theorem, claim=claim)
+    return theorem.claim.searched_as(theorem)
 
 
 @dataclasses.dataclass

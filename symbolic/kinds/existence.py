@@ -131,7 +131,10 @@ class Exists(ClaimKind):
         """The identity the witness makes: the claim with the unknown defined by it."""
         return Theorem(name=theorem.name, source=theorem.source, claim=self.claim,
                        inputs=theorem.inputs, dimensions=theorem.dimensions,
-                       definitions=(*theorem.definitions, self.witness))
+                       definitions=(*theorem.definitions, self.witness), origin=theorem.origin)
+
+    def searched_as(self, theorem) -> Theorem:
+        return theorem if self.witness is None else self.with_witness(theorem)
 
 
 def _symbol_of(x):

@@ -21,6 +21,7 @@ one-hot rows, range ends); a ``Greater`` claim is refuted where lhs = rhs exactl
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -30,6 +31,7 @@ from ..route import (
     NOT_PROVED,
     PROVED,
     REFUTED,
+    AtLeast,
     ClaimKind,
     ProofResult,
     ReduceMax,
@@ -338,6 +340,11 @@ class _Inequality(ClaimKind):
 
     def to_latex(self, latex) -> str:
         return rf"{latex(self.lhs)} {self.relation} {latex(self.rhs)}"
+
+    def searched_as(self, theorem):
+        """lhs ≥ rhs as the built-in ``AtLeast``, which the compiled search checks (strictness
+        is the numeric route's second search)."""
+        return dataclasses.replace(theorem, claim=AtLeast(self.lhs, self.rhs))
 
     def numeric_configurations(self, found):
         """None for concrete numbers (nothing to draw: exact evaluation settles them)."""

@@ -206,3 +206,27 @@ def test_every_failure_replays_to_the_same_counterexample(name):
     else:
         assert replayed["status"] == "failed"
         assert replayed["counterexample"] == record.counterexample
+
+
+# kinds whose route runs the compiled search on another statement (the witness's identity, the
+# built-in >=): their one-batch replay rebuilds that statement (Claim.searched_as), and a
+# theorem of a user's file replays with its --theorems argument
+PLANTED_FAILURES = [("existence.py", "planted_shift_is_linear_with_the_witness_reversed"),
+                    ("kinds_inequality.py", "planted_kl_at_most_zero"),
+                    ("kinds_inequality.py", "planted_square_positive")]
+
+
+@pytest.mark.parametrize("file, name", PLANTED_FAILURES)
+def test_a_user_theorems_failure_replays_from_its_file(file, name, monkeypatch):
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])  # the replay names tests/planted/...
+    theorem = symbolic.discover([f"tests/planted/{file}"]).by_name()[name]
+    record = check(theorem, "numpy", "float64", "cpu", profile="quick")
+    assert record.status == "failed", record.reason
+    argv = shlex.split(record.replay)
+    assert argv[argv.index("--theorems") + 1] == f"tests/planted/{file}"
+    replayed = replay(parse(argv[2:]))
+    if "--batch" in argv:
+        assert replayed["failing_row"] is not None
+    else:
+        assert replayed["status"] == "failed"
+        assert replayed["counterexample"] == record.counterexample
