@@ -8,15 +8,12 @@ the wrong shape is refused with one line naming the field, e.g.
 
 from __future__ import annotations
 
-import functools
 import json
-from importlib import resources
 from pathlib import Path
 
-import jsonschema
 from jsonschema.exceptions import best_match
 
-from attnproof.report import short_message
+from attnproof.report import schema_validator, short_message
 
 SCHEMA_FILE = "conformance.schema.json"
 # the characters of a value a message quotes, at most
@@ -27,15 +24,9 @@ class ConformanceError(ValueError):
     """A conformance file that cannot be read, or that is not of the schema's shape."""
 
 
-@functools.cache
-def _validator() -> jsonschema.Draft202012Validator:
-    text = resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
-    return jsonschema.Draft202012Validator(json.loads(text))
-
-
 def problem(data) -> str | None:
     """What is wrong with ``data`` as a conformance file, naming the field; None when valid."""
-    error = best_match(_validator().iter_errors(data))
+    error = best_match(schema_validator(__package__, SCHEMA_FILE).iter_errors(data))
     return None if error is None else f"{error.json_path}: {_message(error)}"
 
 

@@ -26,14 +26,15 @@ class ResultsError(ValueError):
 
 
 @functools.cache
-def _validator() -> jsonschema.Draft202012Validator:
-    text = resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
+def schema_validator(package: str, name: str) -> jsonschema.Draft202012Validator:
+    """The validator of the JSON Schema file ``name`` shipped in ``package`` (read once)."""
+    text = resources.files(package).joinpath(name).read_text(encoding="utf-8")
     return jsonschema.Draft202012Validator(json.loads(text))
 
 
 def problem(data) -> str | None:
     """What is wrong with ``data`` as results, naming the field; None when it is valid."""
-    error = best_match(_validator().iter_errors(data))
+    error = best_match(schema_validator(__package__, SCHEMA_FILE).iter_errors(data))
     if error is not None:
         return f"{error.json_path}: {_short(error.message)}"
     return _duplicate_name(data["theorems"])

@@ -148,7 +148,7 @@ def test_the_schema_file_has_exactly_the_keys_the_writer_writes():
     from attnproof.report import schema as results_schema
 
     from .test_results_json import NUMERIC_KEYS, SYMBOLIC_KEYS, THEOREM_KEYS
-    schema = results_schema._validator().schema
+    schema = results_schema.schema_validator("attnproof.report", results_schema.SCHEMA_FILE).schema
     defs = schema["$defs"]
     assert set(defs["theorem"]["properties"]) == THEOREM_KEYS
     assert set(defs["symbolic"]["properties"]) == SYMBOLIC_KEYS
