@@ -51,6 +51,7 @@ _EXPORTS = {
     "UNDECIDED_SHARE_NOTED": ("_evidence", "UNDECIDED_SHARE_NOTED"),
     "undecided_share": ("_evidence", "undecided_share"),
     "check": ("_search", "check"),
+    "ROUNDING_MODEL": ("_rounding", "ROUNDING_MODEL"),
     "MINIMUM_DECIDED": ("_driver", "MINIMUM_DECIDED"),
     "MINIMUM_DECIDED_CASES": ("_driver", "MINIMUM_DECIDED_CASES"),
     "too_few_cases": ("_driver", "too_few_cases"),
@@ -75,9 +76,10 @@ __all__ = [
     "selected_devices", "share_accelerators", "cache_directory", "cache_folder_name",
     "disable_caches", "write_atomically", "Compiled", "compile_expression", "FINDING",
     "NOT_EVALUATED", "NumericRecord", "NumericStatus", "UNDECIDED_SHARE_NOTED", "undecided_share",
-    "check", "MINIMUM_DECIDED", "MINIMUM_DECIDED_CASES", "too_few_cases", "time_log",
-    "PROFILE_NAMES", "Profile", "profile", "profile_timeout", "edge_draws", "from_theorem",
-    "KERNEL_CONVENTION_ULPS", "KERNEL_FLOOR_ULPS", "KERNEL_LIMIT", "STABILITY_ULPS", "TRUTH_ULPS",
+    "check", "ROUNDING_MODEL", "MINIMUM_DECIDED", "MINIMUM_DECIDED_CASES", "too_few_cases",
+    "time_log", "PROFILE_NAMES", "Profile", "profile", "profile_timeout", "edge_draws",
+    "from_theorem", "KERNEL_CONVENTION_ULPS", "KERNEL_FLOOR_ULPS", "KERNEL_LIMIT",
+    "STABILITY_ULPS", "TRUTH_ULPS",
 ]
 
 if TYPE_CHECKING:  # what type checkers and editors see: _EXPORTS, imported eagerly
@@ -119,6 +121,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: _EXPORTS, imported eage
     from ._record import NOT_EVALUATED as NOT_EVALUATED
     from ._record import NumericRecord as NumericRecord
     from ._record import NumericStatus as NumericStatus
+    from ._rounding import ROUNDING_MODEL as ROUNDING_MODEL
     from ._search import check as check
     from ._strategies import edge_draws as edge_draws
     from ._strategies import from_theorem as from_theorem

@@ -20,6 +20,7 @@ from ._compiler import compile_expression
 from ._driver import MINIMUM_DECIDED, Evidence, Failure, Where, search_for_failure, would_pass
 from ._executables import run_route_program
 from ._plan import evaluate_reference, is_reference, runner_for
+from ._rounding import NO_MODEL, ROUNDING_MODEL, Rounding
 from ._routes import format_judge, numeric_route
 from ._search import effort_for, run_search
 from ._tolerance import (
@@ -60,6 +61,10 @@ __all__ = [
     "is_reference",
     "run_search",
     "runner_for",
+    # the rounding models: per backend and format, u, c_exp and c_log
+    "ROUNDING_MODEL",
+    "NO_MODEL",
+    "Rounding",
     # tolerances and errors in ulps
     "REFERENCE_DTYPE",
     "STABILITY_ULPS",

@@ -19,7 +19,7 @@ prescribes:
   roundings in a score, v one more in every term.
 
 u and c_exp are the rounding model's for the kernel's framework and compute precision
-(``numeric/kinds/error_bound.ROUNDING_MODEL``, checked on every catalog run); a framework
+(``numeric/_rounding.ROUNDING_MODEL``, checked on every catalog run); a framework
 without a model, a score bias or modification (outside the proved statement), or a row whose
 count·u ≥ 1 gets no bound. The ratio is reported beside the conformance rule, not instead of
 it: a kernel above 1 computes less accurately than any block-wise evaluation the model allows.
@@ -32,7 +32,7 @@ import functools
 import numpy as np
 import sympy as sp
 
-from attnproof.numeric.kinds.error_bound import ROUNDING_MODEL
+from attnproof.numeric import ROUNDING_MODEL
 from attnproof.numeric.route import finfo
 from attnproof.symbolic.kinds.error_bound import c_exp as c_exp_symbol
 

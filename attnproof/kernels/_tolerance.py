@@ -8,7 +8,7 @@ Per entry of O, the tolerance is the smaller of
   (``_proved``: the catalog's ``online_softmax_blockwise_error_bound`` with the kernel's own
   rounding of the scores, of inputs narrowed into the compute precision and of the output
   rounded back to its dtype), times the entry's abs-scale A = Σ_j a_ij |v_je|; where the
-  framework has a rounding model (``numeric/kinds/error_bound.ROUNDING_MODEL``) and no bias
+  framework has a rounding model (``numeric/_rounding.ROUNDING_MODEL``) and no bias
   enters the scores;
 * the conformance rule's allowance: 2× the worst error of a plain reference computed at that
   precision on the same inputs, plus 4 ulps of the row's magnitude (``_run``).

@@ -33,7 +33,7 @@ from attnproof.symbolic import Equals, Positive, Real, Scalar, Tensor, TheoremEr
 from attnproof.symbolic.kinds import error_bound as analysis
 from attnproof.symbolic.route import claim_expressions
 
-from ..route import Evidence, Failure, format_judge
+from ..route import ROUNDING_MODEL, Evidence, Failure, format_judge
 from . import error_bound as route
 
 # two draws of sizes, four batches of INSTANCES_PER_EXAMPLE instances at each: a jitting
@@ -94,7 +94,7 @@ def _as_claim(expr, derived):
 def compare(theorem, row, dtype: str, device: str, seed: int | None = None) -> Comparison | None:
     """Both sides evaluated as written in ``dtype`` against their proved bounds."""
     sides = bounded_sides(theorem)
-    model = route.ROUNDING_MODEL.get((row.name, dtype))
+    model = ROUNDING_MODEL.get((row.name, dtype))
     if sides is None or model is None:
         return None
     out = list(theorem.free_indices)

@@ -1,0 +1,61 @@
+"""The rounding models: per backend and format, the unit roundoff of a basic operation and the
+accuracy of exp and log in units of it, each with where it comes from.
+
+A table of its own because three checks read it: the error-bound claims' numeric route
+(``numeric/kinds/error_bound.py``, which also measures exp and log against the model on every
+catalog run and fails the record where the model is wrong), the proved-bound judge of lower
+formats (``numeric/kinds/proved_bound.py``), and the kernel checker's proved bounds
+(``attnproof/kernels/_proved.py``). A backend or format without a row has no model: its
+error-bound records are skipped, saying why (``NO_MODEL``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._tolerance import finfo
+
+
+@dataclass(frozen=True)
+class Rounding:
+    """One format on one backend: the unit roundoff of a basic operation (``u``, the format's
+    2^-p, or slightly more where the backend computes in float32 and rounds), exp's accuracy in
+    units of it (``c_exp``), and where both come from."""
+
+    u: float
+    c_exp: int
+    source: str
+    c_log: int = 2  # log's accuracy relative to its result, in units of u
+
+
+# the unit roundoff of each format: half its epsilon
+_U = {d: float(finfo(d).eps) / 2 for d in ("float64", "float32", "float16", "bfloat16")}
+# float16 and bfloat16 are computed in float32 and rounded back on every backend here: one
+# operation is then off by at most u + u_float32 (two roundings), not u
+_VIA_FLOAT32 = {d: _U[d] + _U["float32"] for d in ("float16", "bfloat16")}
+_MEASURED = ("measured over 10^6 arguments of the format's range: the largest error relative "
+             "to the result is {:.2f}u for exp and {:.2f}u for log; declared with room above it")
+
+ROUNDING_MODEL = {
+    ("numpy", "float64"): Rounding(_U["float64"], 2, "IEEE 754 operations; glibc's exp and log, "
+                                   "within 1 ulp (≤ 2u) by its manual; " + _MEASURED.format(
+                                       1.12, 0.96), c_log=2),
+    ("jax", "float64"): Rounding(_U["float64"], 2, "IEEE 754 operations; XLA's exp and log; "
+                                 + _MEASURED.format(1.71, 0.96), c_log=2),
+    ("numpy", "float32"): Rounding(_U["float32"], 4, "IEEE 754 operations; NumPy's vectorized "
+                                   "float32 exp and log; " + _MEASURED.format(3.41, 2.56),
+                                   c_log=4),
+    ("jax", "float32"): Rounding(_U["float32"], 2, "IEEE 754 operations; XLA's exp and log; "
+                                 + _MEASURED.format(1.30, 1.75), c_log=3),
+    ("mlx", "float32"): Rounding(_U["float32"], 72, "IEEE 754 operations; MLX's exp, whose "
+                                 "error grows with |x| (8.7u on [−10, 10], 64u near ±80), and "
+                                 "log; " + _MEASURED.format(64.35, 1.06), c_log=2),
+    **{(b, d): Rounding(_VIA_FLOAT32[d], 2, "computed in float32 and rounded to the format: an "
+                        "operation is off by at most u + 2^-24, exp and log by u plus float32's "
+                        "error; " + _MEASURED.format(0.98, 1.00), c_log=2)
+       for b in ("numpy", "jax", "mlx") for d in ("float16", "bfloat16")},
+}
+# why a format has no model: MLX's float64 on the CPU computes exp (and, measured here, sums and
+# products of the backward pass) in float32; a model declaring float64 operations with exp's
+# float32 error (c_exp = 2^35) was refuted by its own check (observed/B up to 1.3e5)
+NO_MODEL = {("mlx", "float64"): " (MLX's float64 computes exp and other operations in float32)"}
