@@ -20,6 +20,18 @@ def epsilon(row, dtype: str) -> float:
     return EPSILON[row.measured_as(dtype)]
 
 
+def backend_linalg(row, module, xp, device, dtype: str, name: str, matrices: np.ndarray,
+                   **keywords):
+    """``module.linalg.<name>(matrices, **keywords)`` on the backend's device, the matrices
+    placed in ``dtype``, as NumPy; on the CPU stream where the backend's solvers run only there
+    (MLX's SVD and eigen solvers)."""
+    with row.scope(device):
+        placed = row.place(xp, matrices, dtype, device)
+        if row.linalg_on_cpu:
+            keywords["stream"] = module.cpu
+        return to_numpy(getattr(module.linalg, name)(placed, **keywords))
+
+
 def evaluate(theorem, expr, out, row, dtype: str, device: str, mode: str, arrays: dict,
              sizes: dict) -> np.ndarray:
     """``expr`` compiled for ``row``'s array module and evaluated on ``arrays`` (float64 NumPy

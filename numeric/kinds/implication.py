@@ -26,9 +26,8 @@ from ..route import (
     numeric_route,
     search_for_failure,
     strategies,
-    to_numpy,
 )
-from ._evaluate import run_kept
+from ._evaluate import backend_linalg, run_kept
 
 
 @numeric_route(Implies)
@@ -122,14 +121,9 @@ class _Checker:
                         name, self.compiled[name], arrays, sizes)
 
     def _svd(self, matrices: np.ndarray) -> np.ndarray:
-        with self.row.scope(self.device):
-            placed = self.row.place(self.xp, matrices, self.dtype, self.device)
-            if self.row.linalg_on_cpu:
-                values = self.module.linalg.svd(placed, compute_uv=False,
-                                                stream=self.module.cpu)
-            else:
-                values = self.module.linalg.svd(placed, compute_uv=False)
-        return np.asarray(to_numpy(values), np.float64)
+        """Singular values, largest first, by the backend's own SVD in the record's dtype."""
+        return np.asarray(backend_linalg(self.row, self.module, self.xp, self.device, self.dtype,
+                                         "svd", matrices, compute_uv=False), np.float64)
 
     def describe(self, structure, outcome) -> dict:
         failing = np.argwhere(outcome["failing"])[:, 0]

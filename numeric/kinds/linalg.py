@@ -36,6 +36,7 @@ from ..route import (
     strategies,
     to_numpy,
 )
+from ._evaluate import backend_linalg
 
 
 @numeric_route(PositiveDefinite, PositiveSemidefinite, RankAtMost)
@@ -153,22 +154,13 @@ class _Checker:
             values = self._backend_eigvalsh((safe + np.swapaxes(safe, -1, -2)) / 2)
         return np.where(finite[..., None], values, np.nan)
 
-    def _on_backend(self, array: np.ndarray):
-        with self.row.scope(self.device):
-            return self.row.place(self.xp, array, self.dtype, self.device)
-
     def _backend_eigvalsh(self, symmetric: np.ndarray) -> np.ndarray:
-        placed = self._on_backend(symmetric)
-        if self.row.linalg_on_cpu:  # e.g. MLX's eigen solver runs on the CPU stream only
-            return to_numpy(self.module.linalg.eigvalsh(placed, stream=self.module.cpu))
-        return to_numpy(self.module.linalg.eigvalsh(placed))
+        return backend_linalg(self.row, self.module, self.xp, self.device, self.dtype,
+                              "eigvalsh", symmetric)
 
     def _backend_svd(self, matrices: np.ndarray) -> np.ndarray:
-        placed = self._on_backend(matrices)
-        if self.row.linalg_on_cpu:
-            return to_numpy(self.module.linalg.svd(placed, compute_uv=False,
-                                                   stream=self.module.cpu))
-        return to_numpy(self.module.linalg.svd(placed, compute_uv=False))
+        return backend_linalg(self.row, self.module, self.xp, self.device, self.dtype, "svd",
+                              matrices, compute_uv=False)
 
     # -- deciding --------------------------------------------------------------------------------
 

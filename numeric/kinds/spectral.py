@@ -37,6 +37,7 @@ from ..route import (
     strategies,
     to_numpy,
 )
+from ._evaluate import backend_linalg
 
 
 @numeric_route(Spectral)
@@ -140,14 +141,8 @@ class _Checker:
 
     def _svd(self, matrices: np.ndarray) -> np.ndarray:
         """Singular values, largest first, by the backend's own SVD in the record's dtype."""
-        with self.row.scope(self.device):
-            placed = self.row.place(self.xp, matrices, self.dtype, self.device)
-            if self.row.linalg_on_cpu:
-                values = self.module.linalg.svd(placed, compute_uv=False,
-                                                stream=self.module.cpu)
-            else:
-                values = self.module.linalg.svd(placed, compute_uv=False)
-        return np.asarray(to_numpy(values), np.float64)
+        return np.asarray(backend_linalg(self.row, self.module, self.xp, self.device, self.dtype,
+                                         "svd", matrices, compute_uv=False), np.float64)
 
     # -- words -----------------------------------------------------------------------------------
 
