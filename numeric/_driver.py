@@ -36,6 +36,7 @@ from hypothesis.errors import NoSuchExample
 
 from attnproof.symbolic._catalog import theorem_file_argument
 
+from . import _strategies as strategies
 from ._backends import Backend
 from ._record import NumericRecord, NumericStatus
 from ._tolerance import bits
@@ -173,6 +174,24 @@ def _joined(*parts: str | None) -> str | None:
 
 
 # -- the search for a failing example, for the routes that judge one structure at a time --------
+
+
+def search_structures(theorem, profile, effort, seed: int | None, run, tally):
+    """``(evidence, shrunk, outcome)``: structures of ``theorem`` drawn and shrunk by
+    :func:`search_for_failure` until one fails. ``run(structure)`` evaluates one;
+    ``tally(outcome, evidence)`` adds its decided and undecided instances (and worst error) to
+    the evidence and says whether it fails. The evidence counts every structure run (shrinking
+    included) and records the seed; ``outcome`` is the shrunk structure's, run once more (both
+    None when none failed)."""
+    seen = Evidence()
+
+    def fails(structure) -> bool:
+        seen.examples += 1
+        return tally(run(structure), seen)
+
+    shrunk, seen.seed = search_for_failure(strategies.from_theorem(theorem, profile), fails,
+                                           effort, profile, seed)
+    return seen, shrunk, None if shrunk is None else run(shrunk)
 
 
 def search_for_failure(strategy, fails, effort, profile, seed: int | None):

@@ -17,7 +17,15 @@ from ._backends import Backend, backend, to_numpy
 from ._backends import _numpy_dtype as numpy_dtype  # NumPy's dtype of a format name
 from ._backends import _numpy_place as numpy_place  # NumPy's place step: a cast, no device
 from ._compiler import compile_expression
-from ._driver import MINIMUM_DECIDED, Evidence, Failure, Where, search_for_failure, would_pass
+from ._driver import (
+    MINIMUM_DECIDED,
+    Evidence,
+    Failure,
+    Where,
+    search_for_failure,
+    search_structures,
+    would_pass,
+)
 from ._executables import run_route_program
 from ._plan import evaluate_reference, is_reference, runner_for
 from ._rounding import NO_MODEL, ROUNDING_MODEL, Rounding
@@ -41,6 +49,7 @@ __all__ = [
     "Evidence",
     "Failure",
     "search_for_failure",
+    "search_structures",
     "would_pass",
     # backends and compiled statements
     "Backend",

@@ -28,7 +28,7 @@ from ..route import (
     numeric_route,
     run_search,
     runner_for,
-    search_for_failure,
+    search_structures,
     strategies,
 )
 from ._evaluate import run_kept
@@ -58,21 +58,17 @@ def check_not_exists(theorem, where, profile, seed=None) -> Evidence:
     fit = _Fit(theorem, *where)
     effort = where.effort(profile)
     instances = max(100, effort.batch // 2)
-    seen = Evidence()
 
-    def fails(structure) -> bool:
-        outcome = fit.run(structure, instances)
-        seen.examples += 1
+    def tally(outcome, seen) -> bool:
         seen.instances += int(outcome["decided"].sum())
         seen.undecided += int((~outcome["decided"]).sum())
         return bool(outcome["exists"].any())
 
-    shrunk, seed = search_for_failure(strategies.from_theorem(theorem, profile), fails, effort,
-                                      profile, seed)
-    seen.seed = seed
+    seen, shrunk, outcome = search_structures(
+        theorem, profile, effort, seed, lambda structure: fit.run(structure, instances), tally)
     unknown = theorem.claim.unknown.name
     if shrunk is not None:
-        example = fit.describe(shrunk, fit.run(shrunk, instances))
+        example = fit.describe(shrunk, outcome)
         seen.failure = Failure(example, f"{unknown} exists: {example['found']}")
         return seen
     seen.description = (f"no {unknown} fits lhs = rhs at the draws of "

@@ -24,7 +24,7 @@ from ..route import (
     finfo,
     format_truth_ulps,
     numeric_route,
-    search_for_failure,
+    search_structures,
     strategies,
 )
 from ._evaluate import backend_linalg, run_kept
@@ -34,20 +34,17 @@ from ._evaluate import backend_linalg, run_kept
 def check(theorem, where, profile, seed=None) -> Evidence:
     checker = _Checker(theorem, *where)
     effort = where.effort(profile)
-    seen = Evidence()
 
-    def fails(structure) -> bool:
-        outcome = checker.run(structure, effort.batch)
-        seen.examples += 1
+    def tally(outcome, seen) -> bool:
         seen.instances += int(outcome["hypothesis"].sum())
         seen.undecided += int((~outcome["hypothesis"]).sum())
         return bool(outcome["failing"].any())
 
-    shrunk, seed = search_for_failure(strategies.from_theorem(theorem, profile), fails, effort,
-                                      profile, seed)
-    seen.seed = seed
+    seen, shrunk, outcome = search_structures(
+        theorem, profile, effort, seed, lambda structure: checker.run(structure, effort.batch),
+        tally)
     if shrunk is not None:
-        example = checker.describe(shrunk, checker.run(shrunk, effort.batch))
+        example = checker.describe(shrunk, outcome)
         seen.failure = Failure(example, f"the hypothesis holds and the conclusion fails: "
                                         f"{example['found']}")
         return seen

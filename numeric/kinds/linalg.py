@@ -32,7 +32,7 @@ from ..route import (
     finfo,
     format_truth_ulps,
     numeric_route,
-    search_for_failure,
+    search_structures,
     strategies,
     to_numpy,
 )
@@ -44,38 +44,24 @@ def check(theorem, where, profile, seed=None) -> Evidence:
     """Search for an instance where the claim fails beyond the tolerance."""
     checker = _Checker(theorem, *where)
     effort = where.effort(profile)
-    seen = _Seen()
 
-    def fails(structure) -> bool:
-        outcome = checker.run(structure, effort.batch)
-        seen.add(outcome)
+    def tally(outcome, seen) -> bool:
+        seen.instances += int(outcome.failing.size)
+        worst = float(np.max(outcome.ulps, initial=0.0))
+        seen.worst_ulps = worst if seen.worst_ulps is None else max(seen.worst_ulps, worst)
         return bool(outcome.failing.any())
 
-    shrunk, seed = search_for_failure(strategies.from_theorem(theorem, profile), fails, effort,
-                                      profile, seed)
-    evidence = Evidence(examples=seen.examples, instances=seen.instances,
-                        worst_ulps=seen.worst_ulps or 0.0, seed=seed)
+    evidence, shrunk, outcome = search_structures(
+        theorem, profile, effort, seed, lambda structure: checker.run(structure, effort.batch),
+        tally)
+    evidence.worst_ulps = evidence.worst_ulps or 0.0
     if shrunk is not None:
-        example = checker.describe(shrunk, checker.run(shrunk, effort.batch))
+        example = checker.describe(shrunk, outcome)
         evidence.failure = Failure(example, f"{checker.test_words()} fails: {example['found']}")
         return evidence
     evidence.description = (f"{checker.test_words()} held on every instance; "
                             f"{checker.tolerance_words()}")
     return evidence
-
-
-class _Seen:
-    """What the search saw over every example it ran (shrinking included)."""
-
-    def __init__(self):
-        self.examples = self.instances = 0
-        self.worst_ulps: float | None = None
-
-    def add(self, outcome) -> None:
-        self.examples += 1
-        self.instances += int(outcome.failing.size)
-        worst = float(np.max(outcome.ulps, initial=0.0))
-        self.worst_ulps = worst if self.worst_ulps is None else max(self.worst_ulps, worst)
 
 
 class _Outcome:

@@ -33,7 +33,7 @@ from ..route import (
     finfo,
     format_truth_ulps,
     numeric_route,
-    search_for_failure,
+    search_structures,
     strategies,
     to_numpy,
 )
@@ -45,20 +45,17 @@ def check(theorem, where, profile, seed=None) -> Evidence:
     """Search for an instance whose intervals exclude the claim."""
     checker = _Checker(theorem, *where)
     effort = where.effort(profile)
-    seen = Evidence()
 
-    def fails(structure) -> bool:
-        outcome = checker.run(structure, effort.batch)
-        seen.examples += 1
+    def tally(outcome, seen) -> bool:
         seen.instances += int((~outcome.undecided).sum())
         seen.undecided += int(outcome.undecided.sum())
         return bool(outcome.failing.any())
 
-    shrunk, seed = search_for_failure(strategies.from_theorem(theorem, profile), fails, effort,
-                                      profile, seed)
-    seen.seed = seed
+    seen, shrunk, outcome = search_structures(
+        theorem, profile, effort, seed, lambda structure: checker.run(structure, effort.batch),
+        tally)
     if shrunk is not None:
-        example = checker.describe(shrunk, checker.run(shrunk, effort.batch))
+        example = checker.describe(shrunk, outcome)
         seen.failure = Failure(example, f"{checker.claim.relation_text} fails by more than "
                                         f"rounding: {example['found']}")
         return seen
