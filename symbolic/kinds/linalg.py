@@ -91,15 +91,7 @@ class _MatrixClaim(ClaimKind):
         return sorted(others, key=lambda i: str(i.label))
 
     def validate(self, theorem, where: str) -> None:
-        for name, index in (("row", self.row), ("column", self.column)):
-            if not isinstance(index, sp.Idx):
-                raise TheoremError(f"{where}: the {name} index of {self.kind} must be an index "
-                                   f"(Dim.index), got {index!r}")
-            if index not in free_indices(self.matrix):
-                raise TheoremError(f"{where}: the {name} index {index} is not a free index of "
-                                   f"the matrix {self.matrix}")
-        if self.row == self.column:
-            raise TheoremError(f"{where}: row and column are the same index {self.row}")
+        check_matrix_indices(where, self.kind, self.matrix, self.row, self.column)
 
     def _matrix_latex(self, latex) -> str:
         return rf"\left[{latex(self.matrix)}\right]_{{{latex(self.row)} {latex(self.column)}}}"
@@ -521,3 +513,17 @@ def _least_eigenvector(symmetric: sp.Matrix):
 
 def _definiteness_witness_for(strict: bool):
     return lambda matrix, sizes: _definiteness_witness(matrix, sizes, strict)
+
+
+def check_matrix_indices(where: str, what: str, matrix, row, column) -> None:
+    """A matrix named by an expression and two of its free indices: each an index of it, and
+    not the same one (``TheoremError`` naming ``where`` and ``what`` otherwise)."""
+    for name, index in (("row", row), ("column", column)):
+        if not isinstance(index, sp.Idx):
+            raise TheoremError(f"{where}: the {name} index of {what} must be an index "
+                               f"(Dim.index), got {index!r}")
+        if index not in free_indices(matrix):
+            raise TheoremError(f"{where}: the {name} index {index} is not a free index of "
+                               f"the matrix {matrix}")
+    if row == column:
+        raise TheoremError(f"{where}: row and column are the same index {row}")

@@ -58,7 +58,7 @@ from ..route import (
     small_sizes,
     structured_draws,
 )
-from .linalg import gram_factor
+from .linalg import check_matrix_indices, gram_factor
 
 RELATIONS = ("=", "<=", "<")
 SEARCH_SIZES = 3
@@ -207,15 +207,7 @@ class Spectral(ClaimKind):
             raise TheoremError(f"{where}: a spectral claim names singular_max, singular_min or "
                                "cond of a matrix")
         for term in terms:
-            for name, index in (("row", term.row), ("column", term.column)):
-                if not isinstance(index, sp.Idx):
-                    raise TheoremError(f"{where}: the {name} index of {type(term).__name__} must "
-                                       f"be an index (Dim.index), got {index!r}")
-                if index not in free_indices(term.matrix):
-                    raise TheoremError(f"{where}: the {name} index {index} is not a free index "
-                                       f"of the matrix {term.matrix}")
-            if term.row == term.column:
-                raise TheoremError(f"{where}: row and column are the same index {term.row}")
+            check_matrix_indices(where, type(term).__name__, term.matrix, term.row, term.column)
             extra = free_indices(term.matrix) - {term.row, term.column}
             if extra:
                 raise TheoremError(f"{where}: the matrix {term.matrix} has free indices "
