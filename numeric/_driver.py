@@ -47,6 +47,8 @@ MINIMUM_DECIDED_CASES = 3
 
 # the seed of a search the profile derandomizes (CI): the same draws on every machine
 DERANDOMIZED_SEED = 0
+# further searches a route's structure search runs while it has decided too few instances
+TOP_UP_SEARCHES = 3
 
 
 @dataclass(frozen=True)
@@ -180,17 +182,26 @@ def search_structures(theorem, profile, effort, seed: int | None, run, tally):
     """``(evidence, shrunk, outcome)``: structures of ``theorem`` drawn and shrunk by
     :func:`search_for_failure` until one fails. ``run(structure)`` evaluates one;
     ``tally(outcome, evidence)`` adds its decided and undecided instances (and worst error) to
-    the evidence and says whether it fails. The evidence counts every structure run (shrinking
-    included) and records the seed; ``outcome`` is the shrunk structure's, run once more (both
-    None when none failed)."""
+    the evidence and says whether it fails. Where a search finds no failure and decides fewer
+    instances than the evidence rule asks, up to ``TOP_UP_SEARCHES`` more run from the next
+    seeds. The evidence counts every structure run (shrinking included) and records the first
+    seed; ``outcome`` is the shrunk structure's, run once more (both None when none failed)."""
     seen = Evidence()
 
     def fails(structure) -> bool:
         seen.examples += 1
         return tally(run(structure), seen)
 
-    shrunk, seen.seed = search_for_failure(strategies.from_theorem(theorem, profile), fails,
-                                           effort, profile, seed)
+    strategy = strategies.from_theorem(theorem, profile)
+    shrunk, seen.seed = search_for_failure(strategy, fails, effort, profile, seed)
+    # a search that found nothing but decided too few instances (the hypothesis of an
+    # implication holds on few draws) searches again from the next seeds: more evidence, never
+    # a lower bar; a rerun from the recorded seed repeats these searches too
+    for more in range(1, TOP_UP_SEARCHES + 1):
+        if shrunk is not None or seen.instances >= MINIMUM_DECIDED:
+            break
+        shrunk, _ = search_for_failure(strategy, fails, effort, profile,
+                                       (seen.seed + more) % 2**32)
     return seen, shrunk, None if shrunk is None else run(shrunk)
 
 

@@ -230,3 +230,27 @@ def test_a_user_theorems_failure_replays_from_its_file(file, name, monkeypatch):
     else:
         assert replayed["status"] == "failed"
         assert replayed["counterexample"] == record.counterexample
+
+
+def test_a_search_that_decided_too_few_searches_again():
+    from attnproof.numeric import profile
+    from attnproof.numeric._driver import TOP_UP_SEARCHES, search_structures
+
+    chosen = profile("quick")
+    theorem = symbolic.discover().by_name()["softmax_jacobian"]  # only its structures are drawn
+
+    def one_each(outcome, seen):
+        seen.instances += 1
+        return False
+
+    def enough_each(outcome, seen):
+        seen.instances += MINIMUM_DECIDED
+        return False
+
+    few, shrunk, outcome = search_structures(theorem, chosen, chosen.truth, 5, lambda s: s,
+                                             one_each)
+    assert (shrunk, outcome, few.seed) == (None, None, 5)
+    assert chosen.truth.examples < few.instances == few.examples
+    assert few.instances <= (1 + TOP_UP_SEARCHES) * chosen.truth.examples
+    enough, _, _ = search_structures(theorem, chosen, chosen.truth, 5, lambda s: s, enough_each)
+    assert enough.examples <= chosen.truth.examples  # one search was enough
