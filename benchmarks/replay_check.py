@@ -1,8 +1,8 @@
 """Does each counterexample's replay command reproduce it? Runs them and counts.
 
     python benchmarks/replay_check.py reports/results.json
-    python benchmarks/replay_check.py reports/gpu/results.json reports/gpu/kernels/torch/conformance.json \
-        --device gpu --jobs 8 --out reports/gpu/replays.md
+    python benchmarks/replay_check.py reports/gpu/results.json \
+        reports/gpu/kernels/torch/conformance.json --device gpu --jobs 8 --out replays.md
 
 A failed record of ``attnproof prove`` (``results.json``) and a failing cell of ``attnproof
 kernels`` (``conformance.json``) each carry the one command that replays their counterexample.
