@@ -178,21 +178,26 @@ def _joined(*parts: str | None) -> str | None:
 # -- the search for a failing example, for the routes that judge one structure at a time --------
 
 
-def search_structures(theorem, profile, effort, seed: int | None, run, tally):
-    """``(evidence, shrunk, outcome)``: structures of ``theorem`` drawn and shrunk by
-    :func:`search_for_failure` until one fails. ``run(structure)`` evaluates one;
-    ``tally(outcome, evidence)`` adds its decided and undecided instances (and worst error) to
-    the evidence and says whether it fails. Where a search finds no failure and decides fewer
-    instances than the evidence rule asks, up to ``TOP_UP_SEARCHES`` more run from the next
-    seeds. The evidence counts every structure run (shrinking included) and records the first
-    seed; ``outcome`` is the shrunk structure's, run once more (both None when none failed)."""
+def search_structures(theorem, profile, effort, seed: int | None, run, tally, dims=None,
+                      extremes: bool = False):
+    """``(evidence, shrunk, outcome)``: structures of ``theorem`` (sizes of ``dims``, else of
+    the theorem's dimensions) drawn and shrunk by :func:`search_for_failure` until one fails.
+    ``run(structure)`` evaluates one; ``tally(outcome, evidence)`` adds its decided and
+    undecided instances (and worst error) to the evidence and says whether it fails. Where a
+    search finds no failure and decides fewer instances than the evidence rule asks, up to
+    ``TOP_UP_SEARCHES`` more run from the next seeds. With ``extremes``, a search that found no
+    failure then runs every size at its largest and at its smallest
+    (``strategies.extreme_structures``); a failing one is the counterexample as it is (an
+    extreme is not shrunk). The evidence counts every structure run (shrinking included) and
+    records the first seed; ``outcome`` is the failing structure's, run once more (both None
+    when none failed)."""
     seen = Evidence()
 
     def fails(structure) -> bool:
         seen.examples += 1
         return tally(run(structure), seen)
 
-    strategy = strategies.from_theorem(theorem, profile)
+    strategy = strategies.from_theorem(theorem, profile, dims)
     shrunk, seen.seed = search_for_failure(strategy, fails, effort, profile, seed)
     # a search that found nothing but decided too few instances (the hypothesis of an
     # implication holds on few draws) searches again from the next seeds: more evidence, never
@@ -202,6 +207,10 @@ def search_structures(theorem, profile, effort, seed: int | None, run, tally):
             break
         shrunk, _ = search_for_failure(strategy, fails, effort, profile,
                                        (seen.seed + more) % 2**32)
+    if extremes and shrunk is None:
+        extreme = strategies.extreme_structures(theorem.dims if dims is None else dims,
+                                                seen.seed)
+        shrunk = next((structure for structure in extreme if fails(structure)), None)
     return seen, shrunk, None if shrunk is None else run(shrunk)
 
 

@@ -79,11 +79,12 @@ def integer_scalars(theorem) -> tuple[Scalar, ...]:
     return tuple(s for s in theorem.scalars if isinstance(s.domain, Integer))
 
 
-def from_theorem(theorem, chosen: Profile) -> st.SearchStrategy[Structure]:
-    """Structures for ``theorem``: sizes per dimension, Integer scalars, a seed. Every value of
-    every declared range is reachable in every profile; Integer scalars are drawn given the
-    sizes, so that block sizes that do and do not divide a length both come up."""
-    dims = theorem.dims
+def from_theorem(theorem, chosen: Profile, dims=None) -> st.SearchStrategy[Structure]:
+    """Structures for ``theorem``: sizes per dimension (of ``dims``, else the theorem's), Integer
+    scalars, a seed. Every value of every declared range is reachable in every profile; Integer
+    scalars are drawn given the sizes, so that block sizes that do and do not divide a length
+    both come up."""
+    dims = theorem.dims if dims is None else tuple(dims)
     if chosen.free_sizes:
         sizes = st.tuples(*(st.integers(d.sizes.low, d.sizes.high) for d in dims))
     else:
@@ -123,6 +124,20 @@ def corner_structures(theorem) -> list[Structure]:
         if corner.integers not in [c.integers for c in corners]:
             corners.append(corner)
     return corners
+
+
+def extreme_structures(dims, seed: int) -> list[Structure]:
+    """Every size at its largest, then every size at its smallest, with seeds following
+    ``seed``: the two structures a search runs where Hypothesis's few examples drew no failure
+    (``search_structures(extremes=True)``), since a lower format shows a claim's falsity only
+    beyond its rounding, often only at the largest sizes."""
+    found: list[Structure] = []
+    for pick in (lambda d: d.sizes.high, lambda d: d.sizes.low):
+        sizes = flat_sizes_from_factors(dims, tuple(pick(d) for d in dims))
+        named = tuple((d.name, n) for d, n in zip(dims, sizes, strict=True))
+        if named not in [s.sizes for s in found]:
+            found.append(Structure(named, (), (seed + 1 + len(found)) % 2**32))
+    return found
 
 
 def _largest_non_divisor(domain: Integer, n: int) -> int:

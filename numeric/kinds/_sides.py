@@ -1,5 +1,5 @@
-"""What the reshape and permutation routes share: sizes to draw, inputs, and the comparison of
-two sides that settles a record.
+"""What the reshape and permutation routes share: a batch per structure that the driver draws
+and shrinks, the inputs, and the comparison of two sides.
 
 Both routes evaluate the two sides of an identity on batches of random inputs, each side built
 with the backend's own array operations (reshape, transpose, concatenate, gather), and decide
@@ -25,34 +25,13 @@ from ..route import (
     Failure,
     error_ulps,
     format_truth_ulps,
+    search_structures,
     strategies,
     structured,
     to_numpy,
 )
 
 BATCH = 64
-
-
-def size_draws(dims, rng: np.random.Generator, count: int) -> list[dict[str, int]]:
-    """``count`` size maps over the plain ``dims``: every dimension at its smallest, every one at
-    its largest, then uniform draws over each range."""
-    lows = {d.name: d.sizes.low for d in dims}
-    highs = {d.name: d.sizes.high for d in dims}
-    draws = [lows, highs]
-    while len(draws) < count:
-        draws.append({d.name: int(rng.integers(d.sizes.low, d.sizes.high + 1)) for d in dims})
-    return draws[:count]
-
-
-def examples_for(dtype: str, row: Backend, profile, mode: str) -> int:
-    """How many size maps a record draws: where truth is decided the profile's number of
-    examples (at least four; under jit, where each new shape is a compilation, a tenth of it
-    and at least three), two (the smallest and the largest sizes) elsewhere."""
-    if not (row.reference and dtype == "float64"):
-        return 2
-    if mode == "jit":
-        return max(3, profile.truth.examples // 10)
-    return max(4, profile.truth.examples)
 
 
 def draw_inputs(theorem, tensors, shapes: dict, rng: np.random.Generator, batch: int) -> dict:
@@ -131,31 +110,49 @@ def worst_entry(batch: Batch, row_index: int, out_names: list[str]) -> dict:
             "lhs": f"{float(lhs[at]):.6g}", "rhs": f"{float(rhs[at]):.6g}"}
 
 
-def run_batches(row: Backend, dtype: str, draws, evaluate: Callable, describe_row: Callable,
-                description: str) -> Evidence:
-    """Evaluate every size map's batch with ``evaluate(sizes) -> Batch`` until one fails;
+def search_batches(theorem, where, profile, seed: int | None, evaluate: Callable,
+                   describe_row: Callable, description: str, dims=None) -> Evidence:
+    """Batches of ``BATCH`` instances, one per structure (sizes and a seed) that the driver's
+    :func:`search_structures` draws (sizes of ``dims``, else of the theorem's), counts and
+    shrinks, until one fails; then, where none failed, the largest and the smallest sizes.
+    ``evaluate(sizes, rng) -> Batch`` draws its inputs from ``rng``, seeded by the structure, so
+    that the shrunk structure, and a rerun from the record's seed, draw the same instances;
     ``describe_row(sizes, batch, row_index)`` gives a failing row's counterexample."""
-    seen = Evidence(worst_ulps=0.0, description=description)
-    false64 = False
-    for sizes in draws:
+    row, dtype = where.row, where.dtype
+    false64 = []  # a batch false in float64 but within the format's rounding
+
+    def run(structure) -> Batch:
         with np.errstate(all="ignore"):  # overflow is measured, not warned about
-            batch = evaluate(sizes)
+            return evaluate(structure.size_map, np.random.default_rng(structure.seed))
+
+    def tally(batch: Batch, seen: Evidence) -> bool:
         decided, failed, batch_worst = compare(batch, dtype, row)
-        seen.examples += 1
         seen.instances += int(decided.sum())
         seen.undecided += int((~decided).sum())
-        seen.worst_ulps = max(seen.worst_ulps, batch_worst)
-        if failed.any():
-            row_index = int(np.flatnonzero(failed)[0])
-            failure = describe_row(sizes, batch, row_index)
-            failure["dtype"] = dtype
-            seen.failure = Failure(failure, f"{description}; "
-                                            f"{_what_failed(batch, row_index, dtype)}")
-            return seen
-        false64 = false64 or false_in_float64(batch)
-    if false64:
-        seen.cannot_decide = (f"{description}; false in float64 but within {dtype}'s rounding: "
-                              "this format cannot decide the claim")
+        seen.worst_ulps = max(seen.worst_ulps or 0.0, batch_worst)
+        if not failed.any() and false_in_float64(batch):
+            false64.append(batch)
+        return bool(failed.any())
+
+    seen, shrunk, batch = search_structures(theorem, profile, where.effort(profile), seed, run,
+                                            tally, dims, extremes=True)
+    seen.worst_ulps = seen.worst_ulps or 0.0
+    seen.description = (f"{description}; {seen.examples} batches of {BATCH} instances, their "
+                        "sizes and seeds drawn and shrunk by Hypothesis, then the largest and "
+                        "smallest sizes where none failed")
+    if shrunk is not None:
+        failed = compare(batch, dtype, row)[1]
+        if not failed.any():
+            raise RuntimeError("the shrunk failing batch passed when run again: the evaluation "
+                               "is not deterministic given its seed")
+        row_index = int(np.flatnonzero(failed)[0])
+        failure = describe_row(shrunk.size_map, batch, row_index)
+        failure["dtype"] = dtype
+        seen.failure = Failure(failure, f"{seen.description}; "
+                                        f"{_what_failed(batch, row_index, dtype)}")
+    elif false64:
+        seen.cannot_decide = (f"{seen.description}; false in float64 but within {dtype}'s "
+                              "rounding: this format cannot decide the claim")
     return seen
 
 

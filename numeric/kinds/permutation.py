@@ -25,14 +25,12 @@ PATTERNS = ("identity", "swap", "reversal", "uniform")
 @numeric_route(Permuted)
 def check(theorem, where, profile, seed=None) -> Evidence:
     row, dtype, device, mode = where
-    rng = np.random.default_rng(0 if seed is None else seed)
     plan = _Gathered(theorem)
-    draws = sides.size_draws(list(theorem.dims), rng, sides.examples_for(dtype, row, profile, mode))
     target = _Evaluator(plan, row, dtype, device, mode)
     reference = _Evaluator(plan, backend("numpy"), "float64", "cpu", "eager")
     drawn_orders: dict = {}
 
-    def evaluate(sizes):
+    def evaluate(sizes, rng):
         shapes = {t.name: tuple(sizes[d.name] for d in t.dims) for t in plan.values}
         drawn = sides.draw_inputs(theorem, plan.values, shapes, rng, sides.BATCH)
         orders = {p.name: draw_permutations(sizes[p.dim.name], sides.BATCH, rng)
@@ -53,11 +51,11 @@ def check(theorem, where, profile, seed=None) -> Evidence:
         found.update(sides.worst_entry(batch, row_index, [str(i) for i in plan.out]))
         return found
 
-    description = (f"permuted inputs gathered with {row.name}'s take_along_axis; each of "
-                   f"{sides.BATCH} instances per batch draws its permutations (identity, swap, "
-                   f"reversal, uniform in turn), at {len(draws)} size maps; sides compared "
-                   "entry by entry")
-    return sides.run_batches(row, dtype, draws, evaluate, describe_row, description)
+    description = (f"permuted inputs gathered with {row.name}'s take_along_axis; each instance "
+                   "draws its permutations (identity, swap, reversal, uniform in turn); sides "
+                   "compared entry by entry")
+    return sides.search_batches(theorem, where, profile, seed, evaluate, describe_row,
+                                description)
 
 
 def draw_permutations(n: int, batch: int, rng: np.random.Generator) -> np.ndarray:

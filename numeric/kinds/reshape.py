@@ -20,18 +20,14 @@ from . import _sides as sides
 @numeric_route(Reshape)
 def check(theorem, where, profile, seed=None) -> Evidence:
     row, dtype, device, mode = where
-    claim = theorem.claim
-    rng = np.random.default_rng(0 if seed is None else seed)
-    plain = {d.name: d for t in theorem.tensors for d in plain_dims(t.dims)}
-    draws = sides.size_draws(list(plain.values()), rng,
-                             sides.examples_for(dtype, row, profile, mode))
-    layout = _Layout(theorem, claim)
+    layout = _Layout(theorem, theorem.claim)
     target = _evaluator(layout, row, dtype, device, mode)
     reference = _evaluator(layout, backend("numpy"), "float64", "cpu", "eager")
     methods = sorted({v.method for v in layout.views})
+    plain = {d.name: d for t in theorem.tensors for d in plain_dims(t.dims)}  # views' sizes
 
-    def evaluate(sizes):
-        all_sizes = layout.all_sizes(sizes)
+    def evaluate(sizes, rng):
+        all_sizes = layout.all_sizes({name: sizes[name] for name in plain})
         drawn = sides.draw_inputs(theorem, theorem.tensors, layout.shapes(all_sizes), rng,
                                   sides.BATCH)
         placed = target.place(drawn)
@@ -42,14 +38,14 @@ def check(theorem, where, profile, seed=None) -> Evidence:
         return sides.Batch(lhs, rhs, lhs64, rhs64, scale)
 
     def describe_row(sizes, batch, row_index):
-        found = {"sizes": {k: str(v) for k, v in sizes.items()}}
+        found = {"sizes": {k: str(v) for k, v in sizes.items() if k in plain}}
         found.update(sides.worst_entry(batch, row_index, [str(i) for i in layout.out]))
         return found
 
-    description = (f"views built with {row.name}'s {' and '.join(methods)}; both sides on "
-                   f"{sides.BATCH}-instance batches at {len(draws)} size maps (smallest, largest, "
-                   "random), each compared entry by entry")
-    return sides.run_batches(row, dtype, draws, evaluate, describe_row, description)
+    description = (f"views built with {row.name}'s {' and '.join(methods)}; both sides "
+                   "compared entry by entry")
+    return sides.search_batches(theorem, where, profile, seed, evaluate, describe_row,
+                                description, dims=list(plain.values()))
 
 
 class _Layout:

@@ -254,3 +254,34 @@ def test_a_search_that_decided_too_few_searches_again():
     assert few.instances <= (1 + TOP_UP_SEARCHES) * chosen.truth.examples
     enough, _, _ = search_structures(theorem, chosen, chosen.truth, 5, lambda s: s, enough_each)
     assert enough.examples <= chosen.truth.examples  # one search was enough
+
+
+def test_a_search_with_extremes_runs_the_largest_and_smallest_sizes_where_none_failed():
+    from attnproof.numeric import profile
+    from attnproof.numeric._driver import search_structures
+
+    chosen = profile("quick")
+    theorem = symbolic.discover().by_name()["softmax_jacobian"]  # only its structures are drawn
+    largest = {d.name: d.sizes.high for d in theorem.dims}
+    smallest = {d.name: d.sizes.low for d in theorem.dims}
+    seen_sizes = []
+
+    def only_largest_fails(structure, seen):
+        seen.instances += MINIMUM_DECIDED
+        seen_sizes.append(structure.size_map)
+        return structure.size_map == largest
+
+    one_example = type(chosen.truth)(1, chosen.truth.batch)  # too few to reach the largest
+    plain, shrunk, _ = search_structures(theorem, chosen, one_example, 5, lambda s: s,
+                                         only_largest_fails)
+    assert shrunk is None and largest not in seen_sizes
+    seen_sizes.clear()
+    found, shrunk, outcome = search_structures(theorem, chosen, one_example, 5, lambda s: s,
+                                               only_largest_fails, extremes=True)
+    assert shrunk.size_map == largest and outcome is shrunk  # run once more: the identity here
+    assert found.examples == plain.examples + 1  # the largest failed: the smallest not run
+    seen_sizes.clear()
+    _, none, _ = search_structures(theorem, chosen, one_example, 5, lambda s: s,
+                                   lambda structure, seen: bool(seen_sizes.append(
+                                       structure.size_map)), extremes=True)
+    assert none is None and seen_sizes[-2:] == [largest, smallest]
