@@ -1,6 +1,7 @@
 """Numeric route of ``Series``: |lhs − rhs| / η^(k+1) stays bounded as η → 0.
 
-Every instance (the other inputs drawn from their domains) is evaluated on the backend at
+Batches of instances (the other inputs drawn from their domains; each batch's sizes and seed
+drawn, and a failing one shrunk, by the driver's ``search_structures``) are evaluated at
 η = 2^-1, 2^-2, …, 2^-K. If lhs − rhs = O(η^(k+1)), the ratio |lhs − rhs| / η^(k+1) tends to the
 coefficient of η^(k+1); if a coefficient of order ≤ k is nonzero the ratio at least doubles at
 each halving of η. The stated rate: at every η from 2^-4 on, the ratio stays within twice its
@@ -12,12 +13,13 @@ claim false at one order then exceeds the rate by a factor 2^(K−3) / 2 ≥ 4.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from attnproof.symbolic import Series, Simplex
 
-from ..route import Evidence, Failure, numeric_route
+from ..route import Evidence, Failure, numeric_route, search_structures
 from ._evaluate import draw_uniform, epsilon, evaluate
 
 INSTANCES = 128
@@ -27,61 +29,88 @@ GROWTH = 2.0
 
 @numeric_route(Series)
 def check(theorem, where, profile, seed=None) -> Evidence:
-    row, dtype, device, mode = where
     claim = theorem.claim
-    rng = np.random.default_rng(0 if seed is None else seed)
-    eps = epsilon(row, dtype)
-    exponents = np.arange(1, _last_exponent(eps, claim.order) + 1)
-    steps = 2.0 ** -exponents.astype(float)
-    sizes = _sizes(theorem, rng)
-    arrays = _draw(theorem, claim, sizes, rng)
-    batch = {k: np.repeat(v, len(steps), axis=0) for k, v in arrays.items()}
-    batch[str(claim.variable)] = np.tile(steps, INSTANCES)
-    shape = {**sizes, "batch": INSTANCES * len(steps)}
-    out = theorem.free_indices
-    lhs = evaluate(theorem, claim.lhs, out, row, dtype, device, mode, batch, shape)
-    rhs = evaluate(theorem, claim.rhs, out, row, dtype, device, mode, batch, shape)
+    walk = _Walk(theorem, where)
+    last_ratio = [0.0]  # the largest ratio at the last step, over every batch
+
+    def tally(outcome: _Outcome, seen: Evidence) -> bool:
+        seen.instances += INSTANCES
+        seen.worst_ulps = max(seen.worst_ulps or 0.0, outcome.last_error / walk.eps)
+        finite = outcome.ratio[:, -1][np.isfinite(outcome.ratio[:, -1])]
+        last_ratio[0] = max(last_ratio[0], float(np.max(finite, initial=0.0)))
+        return bool(outcome.bad.any())
+
+    seen, shrunk, outcome = search_structures(theorem, profile, where.effort(profile), seed,
+                                              walk.run, tally)
     power = claim.order + 1
-    per_step = (INSTANCES, len(steps), -1)
-    ratio = (np.abs(lhs - rhs).reshape(per_step) / steps[None, :, None] ** power)
-    rounding = (32 * eps * (np.abs(lhs) + np.abs(rhs) + 1)).reshape(per_step)
-    rounding = rounding / steps[None, :, None] ** power
-    reference = np.nanmax(ratio[:, :EARLY], axis=1, keepdims=True)
-    allowed = GROWTH * reference + rounding
-    bad = ~(ratio[:, EARLY:] <= allowed[:, EARLY:])  # NaN fails
-    finite = ratio[:, -1][np.isfinite(ratio[:, -1])]
-    # |lhs − rhs| at the smallest η: the series' remainder plus rounding, in ulps of the dtype
-    seen = Evidence(examples=1, instances=INSTANCES, worst_ulps=float(np.max(
-        np.abs(lhs - rhs).reshape(per_step)[:, -1], initial=0.0)) / eps)
-    sequence = f"{claim.variable} = 2^-1 … 2^-{exponents[-1]}"
+    sequence = f"{claim.variable} = 2^-1 … 2^-{walk.exponents[-1]}"
     rate = (f"|lhs − rhs| / {claim.variable}^{power} within {GROWTH:g}× its largest value at "
             f"{claim.variable} = 2^-1 … 2^-{EARLY}, plus 32 ε (|lhs| + |rhs| + 1) / "
             f"{claim.variable}^{power}")
-    if bad.any():
-        instance, step, entry = np.argwhere(bad)[-1]
+    if shrunk is not None:
+        instance, step, entry = np.argwhere(outcome.bad)[-1]
         step += EARLY
         seen.failure = Failure(
-            _describe(theorem, claim, arrays, instance, steps[step],
-                      lhs.reshape(per_step)[instance, step, entry],
-                      rhs.reshape(per_step)[instance, step, entry],
-                      ratio[instance, step, entry], allowed[instance, step, entry]),
-            f"along {sequence}: {int(bad.any(axis=(1, 2)).sum())} instance(s) whose ratio grows "
-            f"past the stated rate ({rate})")
+            _describe(claim, shrunk, outcome, instance, step, entry, walk.steps),
+            f"along {sequence}: {int(outcome.bad.any(axis=(1, 2)).sum())} instance(s) whose "
+            f"ratio grows past the stated rate ({rate})")
         return seen
-    limit = float(np.max(finite, initial=0.0))
-    seen.description = (f"along {sequence} on {INSTANCES} instances: {rate}; the largest ratio "
-                        f"at the last step is {limit:.3g}")
+    seen.description = (f"along {sequence} on {seen.instances} instances ({seen.examples} "
+                        f"batches of {INSTANCES}, their sizes and seeds drawn and shrunk by "
+                        f"Hypothesis): {rate}; the largest ratio at the last step is "
+                        f"{last_ratio[0]:.3g}")
     return seen
+
+
+class _Outcome(NamedTuple):
+    arrays: dict
+    lhs: np.ndarray  # (INSTANCES, steps, entries)
+    rhs: np.ndarray
+    ratio: np.ndarray
+    allowed: np.ndarray
+    bad: np.ndarray  # (INSTANCES, steps after EARLY, entries)
+    last_error: float  # the largest |lhs − rhs| at the smallest η
+
+
+class _Walk:
+    """One batch of INSTANCES instances per structure, each walked along η = 2^-1 … 2^-K."""
+
+    def __init__(self, theorem, where):
+        self.theorem, self.where = theorem, where
+        self.eps = epsilon(where.row, where.dtype)
+        self.exponents = np.arange(1, _last_exponent(self.eps, theorem.claim.order) + 1)
+        self.steps = 2.0 ** -self.exponents.astype(float)
+
+    def run(self, structure) -> _Outcome:
+        theorem, claim, steps = self.theorem, self.theorem.claim, self.steps
+        row, dtype, device, mode = self.where
+        sizes = structure.size_map
+        arrays = _draw(theorem, claim, sizes, np.random.default_rng(structure.seed))
+        batch = {k: np.repeat(v, len(steps), axis=0) for k, v in arrays.items()}
+        batch[str(claim.variable)] = np.tile(steps, INSTANCES)
+        shape = {**sizes, "batch": INSTANCES * len(steps)}
+        out = theorem.free_indices
+        lhs = evaluate(theorem, claim.lhs, out, row, dtype, device, mode, batch, shape)
+        rhs = evaluate(theorem, claim.rhs, out, row, dtype, device, mode, batch, shape)
+        power = claim.order + 1
+        per_step = (INSTANCES, len(steps), -1)
+        lhs, rhs = lhs.reshape(per_step), rhs.reshape(per_step)
+        with np.errstate(all="ignore"):
+            ratio = np.abs(lhs - rhs) / steps[None, :, None] ** power
+            rounding = 32 * self.eps * (np.abs(lhs) + np.abs(rhs) + 1)
+            rounding = rounding / steps[None, :, None] ** power
+            reference = np.nanmax(ratio[:, :EARLY], axis=1, keepdims=True)
+        allowed = GROWTH * reference + rounding
+        bad = ~(ratio[:, EARLY:] <= allowed[:, EARLY:])  # NaN fails
+        # |lhs − rhs| at the smallest η: the series' remainder plus rounding
+        last_error = float(np.max(np.abs(lhs - rhs)[:, -1], initial=0.0))
+        return _Outcome(arrays, lhs, rhs, ratio, allowed, bad, last_error)
 
 
 def _last_exponent(eps: float, order: int) -> int:
     """The largest K with 32 ε / 2^(-K (order + 1)) ≤ 10^-3, clamped to [6, 16]."""
     exponent = math.floor(math.log2(1e-3 / (32 * eps)) / (order + 1))
     return max(6, min(16, exponent))
-
-
-def _sizes(theorem, rng) -> dict:
-    return {d.name: int(rng.integers(d.sizes.low, d.sizes.high + 1)) for d in theorem.dims}
 
 
 def _draw(theorem, claim, sizes: dict, rng) -> dict:
@@ -105,13 +134,17 @@ def _uniform(domain, shape, rng) -> np.ndarray:
     return draw_uniform(domain, shape, rng)
 
 
-def _describe(theorem, claim, arrays, instance, step, lhs, rhs, ratio, allowed) -> dict:
-    values = {name: np.round(np.asarray(v[instance]), 6).tolist() for name, v in arrays.items()}
+def _describe(claim, structure, outcome: _Outcome, instance, step, entry, steps) -> dict:
+    values = {name: np.round(np.asarray(v[instance]), 6).tolist()
+              for name, v in outcome.arrays.items()}
+    sizes = {"sizes": {k: str(v) for k, v in structure.size_map.items()}} \
+        if structure.size_map else {}
     return {
+        **sizes,
         "values": {k: str(v) for k, v in values.items()},
-        str(claim.variable): f"{step:.6g}",
-        "lhs": f"{lhs:.9g}",
-        "rhs": f"{rhs:.9g}",
-        "ratio": f"{ratio:.6g}",
-        "allowed": f"{allowed:.6g}",
+        str(claim.variable): f"{steps[step]:.6g}",
+        "lhs": f"{outcome.lhs[instance, step, entry]:.9g}",
+        "rhs": f"{outcome.rhs[instance, step, entry]:.9g}",
+        "ratio": f"{outcome.ratio[instance, step, entry]:.6g}",
+        "allowed": f"{outcome.allowed[instance, step, entry]:.6g}",
     }
