@@ -2,8 +2,9 @@
 
 For a limit over a row of scores, rows are drawn on a grid of 13 values evenly spaced over the
 tensor's declared range (so ties are frequent and distinct entries differ by at least a grid
-step), in three shapes: the row's smallest size, its largest and one between. Each row is
-evaluated at every point of the sequence T = 2^0, 2^-1, …, 2^-11 (limit at 0; a format whose
+step), 48 rows a batch, each batch's sizes and seed drawn (and a failing one shrunk) by the
+driver's ``search_structures``, then every size at its largest and its smallest where none
+failed. Each row is evaluated at every point of the sequence T = 2^0, 2^-1, …, 2^-11 (limit at 0; a format whose
 largest value S/T would pass stops earlier) or T = 2^0, …, 2^15 (limit at ∞; float16 reaches
 65504). The expression is evaluated on the backend in the dtype; the claimed limit exactly from
 the row, in float64. At every point the error must stay within the rate the kind states, plus
@@ -22,51 +23,66 @@ Rounding allowed: 8 ε (1 + |L|)(1 + log n) in the dtype's unit roundoff ε, nev
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import sympy as sp
 
 from attnproof.symbolic import Limit
 
-from ..route import Evidence, Failure, numeric_route
+from ..route import Evidence, Failure, numeric_route, search_structures
 from ._evaluate import draw_uniform, epsilon, evaluate
 from ._row_values import row_function
 
 # the sequence: exponents k of 2^-k (limit at 0) or 2^k (limit at ∞)
 TOWARD_ZERO = tuple(range(0, 12))
 TOWARD_INFINITY = tuple(range(0, 16))
-ROWS_PER_SHAPE = 48
+ROWS_PER_SHAPE = 48  # rows of scores per structure
+SCALAR_INSTANCES = 128  # a limit in scalars: instances per structure, each along the sequence
 GRID_STEPS = 12  # rows take 13 values evenly spaced over the tensor's range
 
 
 @numeric_route(Limit)
 def check(theorem, where, profile, seed=None) -> Evidence:
-    row, dtype, device, mode = where
+    row, dtype = where.row, where.dtype
     claim = theorem.claim
-    rng = np.random.default_rng(0 if seed is None else seed)
     points = _points(claim)
-    if claim.row is None:
-        checked = _check_scalar(theorem, row, dtype, device, mode, rng, points)
-    else:
+    if claim.row is not None:
         points = _reachable(points, claim, _largest_score(theorem, claim), dtype)
-        checked = _check_rows(theorem, row, dtype, device, mode, rng, points)
-    failed, counterexample, instances, worst = checked
+    walk = (_RowWalk if claim.row is not None else _ScalarWalk)(theorem, where, points)
+
+    def tally(outcome: _Outcome, seen: Evidence) -> bool:
+        seen.instances += outcome.instances
+        seen.worst_ulps = max(seen.worst_ulps or 0.0, outcome.worst / epsilon(row, dtype))
+        return outcome.failed > 0
+
+    # the row's smallest and largest sizes run too where no drawn one failed: ties and a
+    # single entry are what a row-size-dependent rate misses
+    seen, shrunk, outcome = search_structures(theorem, profile, where.effort(profile), seed,
+                                              walk.run, tally, extremes=claim.row is not None)
     # the error at the sequence's last point: rounding alone at T = 2^-11 (every rate at 0 is
     # below rounding there), rounding plus what the rate still allows elsewhere
-    seen = Evidence(examples=3 if claim.row is not None else 1, instances=instances,
-                    worst_ulps=worst / epsilon(row, dtype))
     direction = "2^-" if not claim.at_infinity else "2^"
     sequence = f"{claim.variable} = 2^0, {direction}1 … {direction}{points[-1]}"
     if len(points) < len(_points(claim)):
         sequence += f" (S/T beyond that overflows {dtype})"
-    if failed:
-        seen.failure = Failure(counterexample, (
-            f"convergence along {sequence}: {failed} instance(s) outside the stated rate "
-            f"({_rate_text(claim)}) plus rounding"))
+    if shrunk is not None:
+        seen.failure = Failure(outcome.counterexample, (
+            f"convergence along {sequence}: {outcome.failed} instance(s) outside the stated "
+            f"rate ({_rate_text(claim)}) plus rounding"))
         return seen
-    seen.description = (f"convergence along {sequence} on {instances} instances: every error "
-                        f"within {_rate_text(claim)} plus 8 ε (1 + |L|)(1 + log n)")
+    seen.description = (f"convergence along {sequence} on {seen.instances} instances "
+                        f"({seen.examples} batches, their sizes and seeds drawn and shrunk by "
+                        f"Hypothesis): every error within {_rate_text(claim)} plus 8 ε "
+                        "(1 + |L|)(1 + log n)")
     return seen
+
+
+class _Outcome(NamedTuple):
+    failed: int  # instances outside the rate
+    counterexample: dict | None
+    instances: int
+    worst: float  # the largest finite error at the sequence's last point
 
 
 def _points(claim) -> np.ndarray:
@@ -92,23 +108,6 @@ def _rounding(eps: float, limit: np.ndarray, size: int) -> np.ndarray:
 
 
 # -- a limit over rows of scores ------------------------------------------------------------
-
-
-def _shapes(theorem, claim, rng) -> list[dict]:
-    """Three shapes: the row's smallest size, its largest, one between; other axes random."""
-    row_dim = str(claim.row.indices[-1].upper + 1)
-    shapes = []
-    for which in ("low", "high", "between"):
-        sizes = {}
-        for dim in theorem.dims:
-            low, high = dim.sizes.low, dim.sizes.high
-            if dim.name == row_dim:
-                sizes[dim.name] = {"low": low, "high": high}.get(which) or int(
-                    rng.integers(low, high + 1))
-            else:
-                sizes[dim.name] = int(rng.integers(low, high + 1))
-        shapes.append(sizes)
-    return shapes
 
 
 def _draw_scores(theorem, claim, sizes, rng) -> np.ndarray:
@@ -158,34 +157,41 @@ def _row_bound(claim, scores: np.ndarray, temperature: np.ndarray) -> np.ndarray
         return n * (spread / t + 2 + 2 * math.log(n)) * decay
 
 
-def _check_rows(theorem, row, dtype, device, mode, rng, points):
-    claim = theorem.claim
-    eps = epsilon(row, dtype)
-    temperatures = _sequence(claim, points)
-    failed, counterexample, instances, worst = 0, None, 0, 0.0
-    out = theorem.free_indices
-    for sizes in _shapes(theorem, claim, rng):
+class _RowWalk:
+    """One batch of ROWS_PER_SHAPE rows of scores per structure, each row evaluated at every
+    point of the sequence."""
+
+    def __init__(self, theorem, where, points):
+        self.theorem, self.where = theorem, where
+        self.temperatures = _sequence(theorem.claim, points)
+
+    def run(self, structure) -> _Outcome:
+        theorem, claim, temperatures = self.theorem, self.theorem.claim, self.temperatures
+        row, dtype, device, mode = self.where
+        sizes = structure.size_map
+        rng = np.random.default_rng(structure.seed)
         scores = _draw_scores(theorem, claim, sizes, rng)
         batch = np.repeat(scores, len(temperatures), axis=0)
         temperature = np.tile(temperatures, len(scores))
         arrays = {str(claim.row.base): batch, str(claim.variable): temperature}
         arrays.update(_other_scalars(theorem, claim, len(batch), rng))
+        out = theorem.free_indices
         found = evaluate(theorem, claim.expr, out, row, dtype, device, mode, arrays,
                          {**sizes, "batch": len(batch)})
         limit = row_function(theorem, claim, claim.value, out)(batch, sizes)
         error = np.abs(found - limit)
         allowed = _row_bound(claim, batch, temperature)
-        allowed = _broadcast_bound(allowed, error) + _rounding(eps, limit, scores.shape[-1])
+        allowed = _broadcast_bound(allowed, error) + _rounding(epsilon(row, dtype), limit,
+                                                                scores.shape[-1])
         bad = ~(error <= allowed)  # NaN fails
-        instances += len(scores)
-        worst = max(worst, _final_error(error, temperature == temperatures[-1]))
         by_instance = bad.reshape(len(scores), len(temperatures), -1)
-        failed += int(by_instance.any(axis=(1, 2)).sum())
-        if counterexample is None and bad.any():
+        counterexample = None
+        if bad.any():
             index = tuple(np.argwhere(bad)[-1])  # at the smallest distance to the point
             counterexample = _describe_row(claim, sizes, batch, temperature, found, limit,
                                            allowed, index)
-    return failed, counterexample, instances, worst
+        return _Outcome(int(by_instance.any(axis=(1, 2)).sum()), counterexample, len(scores),
+                        _final_error(error, temperature == temperatures[-1]))
 
 
 def _broadcast_bound(bound: np.ndarray, error: np.ndarray) -> np.ndarray:
@@ -223,27 +229,36 @@ def _other_scalars(theorem, claim, batch: int, rng) -> dict:
 # -- a limit in scalars only ------------------------------------------------------------------
 
 
-def _check_scalar(theorem, row, dtype, device, mode, rng, points):
-    claim = theorem.claim
-    values = _sequence(claim, points)
-    repeats = 128  # instances, each along the whole sequence
-    variable = np.tile(values, repeats)
-    arrays = {str(claim.variable): variable}
-    arrays.update(_other_scalars(theorem, claim, len(variable), rng))
-    sizes = {"batch": len(variable)}
-    found = evaluate(theorem, claim.expr, (), row, dtype, device, mode, arrays, sizes)
-    scalars = {s.symbol: arrays[s.name] for s in theorem.scalars}
-    limit = _lambdified(claim.value, scalars)
-    rate = _lambdified(claim.rate, scalars)
-    error = np.abs(found - limit)
-    allowed = rate + _rounding(epsilon(row, dtype), limit, 1)
-    bad = ~(error <= allowed)
-    counterexample = None
-    for k in np.flatnonzero(bad)[-1:]:
-        counterexample = {str(claim.variable): f"{variable[k]:.6g}", "lhs": f"{found[k]:.6g}",
-                          "limit": f"{limit[k]:.6g}", "allowed": f"{allowed[k]:.3g}"}
-    worst = _final_error(error, variable == values[-1])
-    return int(bad.reshape(repeats, -1).any(axis=1).sum()), counterexample, repeats, worst
+class _ScalarWalk:
+    """SCALAR_INSTANCES instances per structure, each along the whole sequence."""
+
+    def __init__(self, theorem, where, points):
+        self.theorem, self.where = theorem, where
+        self.values = _sequence(theorem.claim, points)
+
+    def run(self, structure) -> _Outcome:
+        theorem, claim, values = self.theorem, self.theorem.claim, self.values
+        row, dtype, device, mode = self.where
+        variable = np.tile(values, SCALAR_INSTANCES)
+        arrays = {str(claim.variable): variable}
+        arrays.update(_other_scalars(theorem, claim, len(variable),
+                                     np.random.default_rng(structure.seed)))
+        sizes = {"batch": len(variable)}
+        found = evaluate(theorem, claim.expr, (), row, dtype, device, mode, arrays, sizes)
+        scalars = {s.symbol: arrays[s.name] for s in theorem.scalars}
+        limit = _lambdified(claim.value, scalars)
+        rate = _lambdified(claim.rate, scalars)
+        error = np.abs(found - limit)
+        allowed = rate + _rounding(epsilon(row, dtype), limit, 1)
+        bad = ~(error <= allowed)
+        counterexample = None
+        for k in np.flatnonzero(bad)[-1:]:
+            counterexample = {str(claim.variable): f"{variable[k]:.6g}",
+                              "lhs": f"{found[k]:.6g}", "limit": f"{limit[k]:.6g}",
+                              "allowed": f"{allowed[k]:.3g}"}
+        return _Outcome(int(bad.reshape(SCALAR_INSTANCES, -1).any(axis=1).sum()),
+                        counterexample, SCALAR_INSTANCES,
+                        _final_error(error, variable == values[-1]))
 
 
 def _final_error(error: np.ndarray, last: np.ndarray) -> float:
