@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._devices import kind_of, named, platform_kind
+from ._devices import Device, kind_of, named, platform_kind
 
 ALL_FLOATS = ("float64", "float32", "float16", "bfloat16")
 
@@ -336,13 +336,41 @@ def unavailable_reason(row: Backend) -> str | None:
     return None
 
 
-class Configuration(NamedTuple):
-    """Where one numeric record runs: a backend, a dtype, a device name, a mode."""
-
+class _ConfigurationFields(NamedTuple):
     backend: str
     dtype: str
     device: str
     mode: str
+
+
+class Configuration(_ConfigurationFields):
+    """Where one numeric record runs: a backend, a dtype, a device, a mode, as their names
+    (``backend, dtype, device, mode = configuration``).
+
+    Every configuration is created and checked here: the backend is a row of the table, the
+    dtype a float format, the device a word of the one device vocabulary (written in its one
+    spelling) and the mode one of the backend's; anything else raises ``ValueError`` naming
+    what is known. Whether this machine has the backend, the device or the dtype on it is not
+    checked here: a record says that (skipped, with the reason).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, backend_name: str, dtype: str, device: str, mode: str | None = None):
+        try:
+            row = backend(backend_name)
+        except KeyError as error:
+            raise ValueError(error.args[0]) from None
+        if dtype not in ALL_FLOATS:
+            raise ValueError(f"unknown dtype {dtype!r}; known: {', '.join(ALL_FLOATS)}")
+        mode = row.default_mode if mode is None else mode
+        if mode not in row.modes:
+            raise ValueError(f"{row.name} has no mode {mode!r} (modes: {', '.join(row.modes)})")
+        return super().__new__(cls, row.name, dtype, str(Device.parse(device)), mode)
+
+    @property
+    def row(self) -> Backend:
+        return backend(self.backend)
 
 
 def available_configurations(theorem=None, profile=None) -> list[Configuration]:

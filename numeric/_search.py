@@ -16,7 +16,7 @@ from attnproof.symbolic import Theorem
 
 from . import _strategies as strategies
 from . import _time_log as time_log
-from ._backends import Backend, backend, unavailable_reason
+from ._backends import Backend, Configuration, unavailable_reason
 from ._decide import Outcome, decide, is_stability
 from ._devices import kind_of, out_of_memory, out_of_memory_reason
 from ._driver import Evidence, Failure, Where, rerun_command, settle, too_few
@@ -62,18 +62,20 @@ def search(theorem: Theorem, backend_name: str = "numpy", dtype: str = "float64"
            seed: int | None = None) -> tuple[NumericRecord, Ratios]:
     """:func:`check`, with the error ratios it saw (for ``scripts/calibrate.py``); ``seed``
     fixes Hypothesis's random source."""
-    row = backend(backend_name)
+    configuration = Configuration(backend_name, dtype, device, mode)  # raises on a typo
     # its own time: Hypothesis's draws, the comparisons and decisions, the kinds' own routes
     with time_log.phase("search"):
-        return _search(theorem, row, dtype, device, mode or row.default_mode, profile, seed)
+        return _search(theorem, configuration, profile, seed)
 
 
-def _search(theorem: Theorem, row: Backend, dtype: str, device: str, mode: str,
-            profile: str | None, seed: int | None) -> tuple[NumericRecord, Ratios]:
+def _search(theorem: Theorem, configuration: Configuration, profile: str | None,
+            seed: int | None) -> tuple[NumericRecord, Ratios]:
+    row = configuration.row
+    _, dtype, device, mode = configuration
     record = NumericRecord(row.name, dtype, device, mode, NumericStatus.SKIPPED)
     ratios = Ratios()
     start = time.perf_counter()
-    record.reason = _skip_reason(row, dtype, device, mode)
+    record.reason = _skip_reason(row, dtype, device)
     if theorem.claim.nothing_to_draw:  # worked numbers: settled exactly by the symbolic side
         record.reason = theorem.claim.nothing_to_draw
     route = route_for(theorem.claim)
@@ -101,12 +103,11 @@ def _search(theorem: Theorem, row: Backend, dtype: str, device: str, mode: str,
     return record, ratios
 
 
-def _skip_reason(row: Backend, dtype: str, device: str, mode: str) -> str | None:
+def _skip_reason(row: Backend, dtype: str, device: str) -> str | None:
+    """Why this machine cannot run a configuration (its names are checked by Configuration)."""
     missing = unavailable_reason(row)
     if missing:
         return missing
-    if mode not in row.modes:
-        return f"{row.name} has no mode {mode!r} (modes: {', '.join(row.modes)})"
     if device not in row.devices():
         return f"{row.name} has no device {device!r} here (devices: {', '.join(row.devices())})"
     if dtype not in row.dtypes.get(kind_of(device), ()):

@@ -4,11 +4,11 @@ For a limit over a row of scores, rows are drawn on a grid of 13 values evenly s
 tensor's declared range (so ties are frequent and distinct entries differ by at least a grid
 step), 48 rows a batch, each batch's sizes and seed drawn (and a failing one shrunk) by the
 driver's ``search_structures``, then every size at its largest and its smallest where none
-failed. Each row is evaluated at every point of the sequence T = 2^0, 2^-1, …, 2^-11 (limit at 0; a format whose
-largest value S/T would pass stops earlier) or T = 2^0, …, 2^15 (limit at ∞; float16 reaches
-65504). The expression is evaluated on the backend in the dtype; the claimed limit exactly from
-the row, in float64. At every point the error must stay within the rate the kind states, plus
-rounding:
+failed. Each row is evaluated at every point of the sequence T = 2^0, 2^-1, …, 2^-11 (limit
+at 0; a format whose largest value S/T would pass stops earlier) or T = 2^0, …, 2^15 (limit
+at ∞; float16 reaches 65504). The expression is evaluated on the backend in the dtype; the
+claimed limit exactly from the row, in float64. At every point the error must stay within the
+rate the kind states, plus rounding:
 
 - at 0: |f(T) − L| ≤ n (r/T + 2 + 2 log n) e^{−g/T}, with n the row size, r the row's range and
   g the gap between its maximum and the next value (no bound but rounding when every entry is a

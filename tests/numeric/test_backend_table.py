@@ -51,3 +51,20 @@ def test_a_kernel_asks_for_autodiff_only_where_its_row_has_it(row):
     else:
         with pytest.raises(KernelError, match=f"{row.name} has no autodiff"):
             Kernel(**kernel)
+
+
+def test_a_configuration_is_checked_where_it_is_made():
+    from attnproof.numeric import Configuration, check
+
+    made = Configuration("jax", "float16", "gpu:0", "eager")
+    assert tuple(made) == ("jax", "float16", "gpu:0", "eager") and made.row.name == "jax"
+    assert Configuration("numpy", "float32", "cpu").mode == "eager"  # the backend's default
+    for wrong, says in ((("nmupy", "float32", "cpu", "eager"), "unknown backend 'nmupy'"),
+                        (("numpy", "float17", "cpu", "eager"), "unknown dtype 'float17'"),
+                        (("numpy", "float32", "cuda", "eager"), "cuda"),
+                        (("numpy", "float32", "cpu", "jit"), "numpy has no mode 'jit'")):
+        with pytest.raises(ValueError, match=says):
+            Configuration(*wrong)
+    # a typo in a check's arguments is an error naming the vocabulary, not a skipped record
+    with pytest.raises(ValueError, match="unknown dtype"):
+        check(None, "numpy", "float17")
