@@ -350,8 +350,9 @@ class Configuration(_ConfigurationFields):
     Every configuration is created and checked here: the backend is a row of the table, the
     dtype a float format, the device a word of the one device vocabulary (written in its one
     spelling) and the mode one of the backend's; anything else raises ``ValueError`` naming
-    what is known. Whether this machine has the backend, the device or the dtype on it is not
-    checked here: a record says that (skipped, with the reason).
+    what is known (``numeric.check`` turns it into a skipped record with that reason). Whether
+    this machine has the backend, the device or the dtype on it is not checked here: a record
+    says that (skipped, with the reason).
     """
 
     __slots__ = ()

@@ -62,7 +62,13 @@ def search(theorem: Theorem, backend_name: str = "numpy", dtype: str = "float64"
            seed: int | None = None) -> tuple[NumericRecord, Ratios]:
     """:func:`check`, with the error ratios it saw (for ``scripts/calibrate.py``); ``seed``
     fixes Hypothesis's random source."""
-    configuration = Configuration(backend_name, dtype, device, mode)  # raises on a typo
+    try:
+        configuration = Configuration(backend_name, dtype, device, mode)
+    except ValueError as error:  # a name outside the vocabulary: skipped, saying what is known
+        record = NumericRecord(backend_name, dtype, str(device), mode or "",
+                               NumericStatus.SKIPPED)
+        record.reason = str(error)
+        return record, Ratios()
     # its own time: Hypothesis's draws, the comparisons and decisions, the kinds' own routes
     with time_log.phase("search"):
         return _search(theorem, configuration, profile, seed)

@@ -157,16 +157,21 @@ def _row_bound(claim, scores: np.ndarray, temperature: np.ndarray) -> np.ndarray
         return n * (spread / t + 2 + 2 * math.log(n)) * decay
 
 
-class _RowWalk:
-    """One batch of ROWS_PER_SHAPE rows of scores per structure, each row evaluated at every
-    point of the sequence."""
+class _Walk:
+    """A claim evaluated along its sequence (``sequence``: the limit variable's values) on one
+    batch per structure; ``run(structure)`` gives the batch's :class:`_Outcome`."""
 
     def __init__(self, theorem, where, points):
         self.theorem, self.where = theorem, where
-        self.temperatures = _sequence(theorem.claim, points)
+        self.sequence = _sequence(theorem.claim, points)
+
+
+class _RowWalk(_Walk):
+    """One batch of ROWS_PER_SHAPE rows of scores per structure, each row evaluated at every
+    point of the sequence."""
 
     def run(self, structure) -> _Outcome:
-        theorem, claim, temperatures = self.theorem, self.theorem.claim, self.temperatures
+        theorem, claim, temperatures = self.theorem, self.theorem.claim, self.sequence
         row, dtype, device, mode = self.where
         sizes = structure.size_map
         rng = np.random.default_rng(structure.seed)
@@ -229,15 +234,11 @@ def _other_scalars(theorem, claim, batch: int, rng) -> dict:
 # -- a limit in scalars only ------------------------------------------------------------------
 
 
-class _ScalarWalk:
+class _ScalarWalk(_Walk):
     """SCALAR_INSTANCES instances per structure, each along the whole sequence."""
 
-    def __init__(self, theorem, where, points):
-        self.theorem, self.where = theorem, where
-        self.values = _sequence(theorem.claim, points)
-
     def run(self, structure) -> _Outcome:
-        theorem, claim, values = self.theorem, self.theorem.claim, self.values
+        theorem, claim, values = self.theorem, self.theorem.claim, self.sequence
         row, dtype, device, mode = self.where
         variable = np.tile(values, SCALAR_INSTANCES)
         arrays = {str(claim.variable): variable}
