@@ -208,7 +208,7 @@ def search_structures(theorem, profile, effort, seed: int | None, run, tally, di
         shrunk, _ = search_for_failure(strategy, fails, effort, profile,
                                        (seen.seed + more) % 2**32)
     if extremes and shrunk is None:
-        extreme = strategies.extreme_structures(theorem.dims if dims is None else dims,
+        extreme = strategies.extreme_structures(theorem, theorem.dims if dims is None else dims,
                                                 seen.seed)
         shrunk = next((structure for structure in extreme if fails(structure)), None)
     return seen, shrunk, None if shrunk is None else run(shrunk)

@@ -126,17 +126,18 @@ def corner_structures(theorem) -> list[Structure]:
     return corners
 
 
-def extreme_structures(dims, seed: int) -> list[Structure]:
-    """Every size at its largest, then every size at its smallest, with seeds following
-    ``seed``: the two structures a search runs where Hypothesis's few examples drew no failure
-    (``search_structures(extremes=True)``), since a lower format shows a claim's falsity only
-    beyond its rounding, often only at the largest sizes."""
+def extreme_structures(theorem, dims, seed: int) -> list[Structure]:
+    """Every size (and Integer scalar) at its largest, then every one at its smallest, with
+    seeds following ``seed``: the two structures a search runs where Hypothesis's few examples
+    drew no failure (``search_structures(extremes=True)``), since a lower format shows a claim's
+    falsity only beyond its rounding, often only at the largest sizes."""
     found: list[Structure] = []
-    for pick in (lambda d: d.sizes.high, lambda d: d.sizes.low):
-        sizes = flat_sizes_from_factors(dims, tuple(pick(d) for d in dims))
+    for end in ("high", "low"):
+        sizes = flat_sizes_from_factors(dims, tuple(getattr(d.sizes, end) for d in dims))
         named = tuple((d.name, n) for d, n in zip(dims, sizes, strict=True))
-        if named not in [s.sizes for s in found]:
-            found.append(Structure(named, (), (seed + 1 + len(found)) % 2**32))
+        integers = tuple((s.name, getattr(s.domain, end)) for s in integer_scalars(theorem))
+        if (named, integers) not in [(s.sizes, s.integers) for s in found]:
+            found.append(Structure(named, integers, (seed + 1 + len(found)) % 2**32))
     return found
 
 
