@@ -6,7 +6,10 @@
 
 A failed record of ``attnproof prove`` (``results.json``) and a failing cell of ``attnproof
 kernels`` (``conformance.json``) each carry the one command that replays their counterexample.
-This runs those commands as a user would paste them, and a replay reproduces its failure when
+This runs those commands as a user would paste them (never through a shell, and only
+``attnproof replay`` and ``attnproof kernels``; one that would import code named by the report,
+a ``--theorems`` file or a ``--kernel module:attribute``, only with ``--allow-code``: a report
+is text, and its text alone runs nothing else), and a replay reproduces its failure when
 the command exits 1 (``attnproof replay`` exits 1 when the replayed case fails again, 0 when it
 passes, 2 on a usage error). A replay that passes where its record failed is the finding this
 looks for: a counterexample that depends on something the command does not carry (a device's
@@ -73,14 +76,37 @@ def _on(device: str, wanted: str | None) -> bool:
     return wanted is None or device == wanted or device.split(":")[0] == wanted
 
 
-def run_replay(replay: Replay, seconds: float) -> Outcome:
-    """Run one replay command; exit 124 when it runs past ``seconds``, -1 when there is none."""
-    if not replay.command.startswith("attnproof "):
-        return Outcome(replay, -1, 0.0, "no replay command")
+RUNNABLE = ("replay", "kernels")  # the attnproof commands a report's replay may name
+
+
+def refusal(argv: list[str], allow_code: bool) -> str | None:
+    """Why a replay's arguments are not run, or None: another program or command, or code
+    that the report names (a theorem file, a kernel's module) without ``allow_code``."""
+    if len(argv) < 2 or argv[0] != "attnproof" or argv[1] not in RUNNABLE:
+        return "no replay command"
+    if allow_code:
+        return None
+    words = [part for word in argv for part in word.split("=", 1)]  # --flag=value as two
+    for flag, value in zip(words, words[1:], strict=False):
+        if flag == "--theorems" or (flag == "--kernel" and ":" in value):
+            return f"not run: it imports {value} ({flag}); --allow-code runs it"
+    return None
+
+
+def run_replay(replay: Replay, seconds: float, allow_code: bool = False) -> Outcome:
+    """Run one replay command; exit 124 when it runs past ``seconds``, -1 when it is not run
+    (none, or one :func:`refusal` names)."""
+    try:
+        argv = shlex.split(replay.command)
+    except ValueError:
+        argv = []
+    refused = refusal(argv, allow_code)
+    if refused:
+        return Outcome(replay, -1, 0.0, refused)
     started = time.perf_counter()
     try:
-        done = subprocess.run(CLI + shlex.split(replay.command)[1:], cwd=ROOT, text=True,
-                              capture_output=True, timeout=seconds)
+        done = subprocess.run(CLI + argv[1:], cwd=ROOT, text=True, capture_output=True,
+                              timeout=seconds)
     except subprocess.TimeoutExpired:
         return Outcome(replay, 124, time.perf_counter() - started, f"over {seconds:g} s")
     lines = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]
@@ -108,6 +134,9 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2, help="replays run at once")
     parser.add_argument("--seconds", type=float, default=120.0, help="limit of one replay")
     parser.add_argument("--limit", type=int, help="at most this many replays of each report")
+    parser.add_argument("--allow-code", action="store_true",
+                        help="also run replays that import a theorem file or a kernel module "
+                             "named in the report (only for reports you trust)")
     parser.add_argument("--out", type=Path, help="write the table here too")
     args = parser.parse_args()
     replays: list[Replay] = []
@@ -117,7 +146,8 @@ def main() -> int:
                  else failed_records(data, args.device))
         replays += found[:args.limit]
     with ThreadPoolExecutor(max_workers=max(args.jobs, 1)) as pool:
-        outcomes = list(pool.map(lambda replay: run_replay(replay, args.seconds), replays))
+        outcomes = list(pool.map(
+            lambda replay: run_replay(replay, args.seconds, args.allow_code), replays))
     text = table(outcomes)
     print(text, end="")
     if args.out:

@@ -70,3 +70,24 @@ def test_a_replay_reproduces_only_when_it_exits_1(replay_check, monkeypatch, tmp
 def test_a_record_without_a_replay_command_is_not_counted_as_reproduced(replay_check):
     outcome = replay_check.run_replay(replay_check.Replay("x", "cpu", ""), seconds=1)
     assert outcome.exit_code == -1 and outcome.last_line == "no replay command"
+
+
+@pytest.mark.parametrize("command, says", [
+    ("rm -rf /", "no replay command"),
+    ("attnproof prove --out /", "no replay command"),
+    ("attnproof replay x --theorems elsewhere/evil.py", "imports elsewhere/evil.py"),
+    ("attnproof replay forward --kernel evil:kernel --case '{}'", "imports evil:kernel"),
+    ("attnproof replay x --theorems=elsewhere/evil.py", "imports elsewhere/evil.py"),
+    ("attnproof replay 'unclosed", "no replay command")])
+def test_a_report_cannot_run_anything_but_a_replay_or_import_code_by_default(replay_check,
+                                                                           command, says):
+    outcome = replay_check.run_replay(replay_check.Replay("x", "cpu", command), seconds=1)
+    assert outcome.exit_code == -1 and says in outcome.last_line
+
+
+def test_code_a_report_names_runs_only_when_allowed(replay_check, monkeypatch, tmp_path):
+    stand_in = tmp_path / "stand_in.py"
+    stand_in.write_text("import sys\nsys.exit(1)\n")
+    monkeypatch.setattr(replay_check, "CLI", [sys.executable, str(stand_in)])
+    replay = replay_check.Replay("x", "cpu", "attnproof replay x --theorems mine/claims.py")
+    assert replay_check.run_replay(replay, seconds=60, allow_code=True).exit_code == 1
