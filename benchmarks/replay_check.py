@@ -28,6 +28,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
 
+from attnproof.numeric import Device, DeviceError
+
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "attnproof.cli"]
 FAILING_CELL = ("fails", "raised")  # the kernel matrix's words for a failing cell
@@ -72,8 +74,12 @@ def failing_cells(conformance: dict, device: str | None) -> list[Replay]:
 
 
 def _on(device: str, wanted: str | None) -> bool:
-    """Whether a record's device is the one asked for (a kind, gpu, matches gpu:0 too)."""
-    return wanted is None or device == wanted or device.split(":")[0] == wanted
+    """Whether a record's device is the one asked for, in the one device vocabulary (gpu
+    selects gpu:1 too); a device the vocabulary does not know is not selected."""
+    try:
+        return wanted is None or Device.parse(wanted).covers(device)
+    except DeviceError:
+        return False
 
 
 RUNNABLE = ("replay", "kernels")  # the attnproof commands a report's replay may name

@@ -189,9 +189,10 @@ def search_structures(theorem, profile, effort, seed: int | None, run, tally, di
     failure then runs every size at its largest and at its smallest
     (``strategies.extreme_structures``); a failing one is the counterexample as it is (an
     extreme is not shrunk). The evidence counts every structure run (shrinking included) and
-    records the first seed; ``outcome`` is the failing structure's, run once more (both None
-    when none failed)."""
+    records the first seed; ``outcome`` is the failing structure's, run once more and checked
+    to fail again (both None when none failed)."""
     seen = Evidence()
+    dims = theorem.dims if dims is None else tuple(dims)
 
     def fails(structure) -> bool:
         seen.examples += 1
@@ -208,10 +209,17 @@ def search_structures(theorem, profile, effort, seed: int | None, run, tally, di
         shrunk, _ = search_for_failure(strategy, fails, effort, profile,
                                        (seen.seed + more) % 2**32)
     if extremes and shrunk is None:
-        extreme = strategies.extreme_structures(theorem, theorem.dims if dims is None else dims,
-                                                seen.seed)
+        extreme = strategies.extreme_structures(theorem, dims, seed=seen.seed)
         shrunk = next((structure for structure in extreme if fails(structure)), None)
-    return seen, shrunk, None if shrunk is None else run(shrunk)
+    if shrunk is None:
+        return seen, None, None
+    outcome = run(shrunk)
+    # the counterexample a route describes is this run's: it must fail as it did (tallied
+    # apart, so that the evidence counts it once)
+    if not tally(outcome, Evidence()):
+        raise RuntimeError("the failing structure passed when run again: the evaluation is not "
+                           "deterministic given its seed")
+    return seen, shrunk, outcome
 
 
 def search_for_failure(strategy, fails, effort, profile, seed: int | None):

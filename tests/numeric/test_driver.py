@@ -285,3 +285,28 @@ def test_a_search_with_extremes_runs_the_largest_and_smallest_sizes_where_none_f
                                    lambda structure, seen: bool(seen_sizes.append(
                                        structure.size_map)), extremes=True)
     assert none is None and seen_sizes[-2:] == [largest, smallest]
+
+
+def test_a_failing_structure_that_passes_when_run_again_is_an_error_not_a_counterexample():
+    # Hypothesis itself refuses a drawn example that fails only once (FlakyFailure); an extreme
+    # structure is run outside it, and the driver's rerun is what catches it there
+    from attnproof.numeric import profile
+    from attnproof.numeric._driver import search_structures
+
+    chosen = profile("quick")
+    theorem = symbolic.discover().by_name()["softmax_jacobian"]  # only its structures are drawn
+    largest = {d.name: d.sizes.high for d in theorem.dims}
+    failed_once = []
+
+    def largest_fails_only_the_first_time(structure, seen):  # not deterministic
+        seen.instances += MINIMUM_DECIDED
+        if structure.size_map == largest and not failed_once:
+            failed_once.append(structure)
+            return True
+        return False
+
+    one_example = type(chosen.truth)(1, chosen.truth.batch)
+    with pytest.raises(RuntimeError, match="not deterministic given its seed"):
+        search_structures(theorem, chosen, one_example, 5, lambda s: s,
+                          largest_fails_only_the_first_time, extremes=True)
+    assert failed_once  # the extreme failed, then passed when run again
