@@ -28,11 +28,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
 
-from attnproof.numeric import Device, DeviceError
+from attnproof.numeric import CellStatus, Device, DeviceError
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "attnproof.cli"]
-FAILING_CELL = ("fails", "raised")  # the kernel matrix's words for a failing cell
+# the kernel matrix's words for a failing cell: fails, raised, layout, declaration
+FAILING_CELL = tuple(status for status in CellStatus if status.failing)
 
 
 class Replay(NamedTuple):

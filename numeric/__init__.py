@@ -48,6 +48,8 @@ _EXPORTS = {
     "NOT_EVALUATED": ("_record", "NOT_EVALUATED"),
     "NumericRecord": ("_record", "NumericRecord"),
     "NumericStatus": ("_record", "NumericStatus"),
+    "CellStatus": ("_record", "CellStatus"),
+    "CELL_FAILURES": ("_record", "CELL_FAILURES"),
     "UNDECIDED_SHARE_NOTED": ("_evidence", "UNDECIDED_SHARE_NOTED"),
     "undecided_share": ("_evidence", "undecided_share"),
     "check": ("_search", "check"),
@@ -55,6 +57,7 @@ _EXPORTS = {
     "MINIMUM_DECIDED": ("_driver", "MINIMUM_DECIDED"),
     "MINIMUM_DECIDED_CASES": ("_driver", "MINIMUM_DECIDED_CASES"),
     "too_few_cases": ("_driver", "too_few_cases"),
+    "settle_cell": ("_driver", "settle_cell"),
     "time_log": ("_time_log", None),
     "PROFILE_NAMES": ("_profiles", "PROFILE_NAMES"),
     "Profile": ("_profiles", "Profile"),
@@ -77,6 +80,7 @@ __all__ = [
     "disable_caches", "write_atomically", "Compiled", "compile_expression", "FINDING",
     "NOT_EVALUATED", "NumericRecord", "NumericStatus", "UNDECIDED_SHARE_NOTED", "undecided_share",
     "check", "ROUNDING_MODEL", "MINIMUM_DECIDED", "MINIMUM_DECIDED_CASES", "too_few_cases",
+    "settle_cell", "CellStatus", "CELL_FAILURES",
     "time_log", "PROFILE_NAMES", "Profile", "profile", "profile_timeout", "edge_draws",
     "from_theorem", "KERNEL_CONVENTION_ULPS", "KERNEL_FLOOR_ULPS", "KERNEL_LIMIT",
     "STABILITY_ULPS", "TRUTH_ULPS",
@@ -110,6 +114,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: _EXPORTS, imported eage
     from ._devices import share_accelerators as share_accelerators
     from ._driver import MINIMUM_DECIDED as MINIMUM_DECIDED
     from ._driver import MINIMUM_DECIDED_CASES as MINIMUM_DECIDED_CASES
+    from ._driver import settle_cell as settle_cell
     from ._driver import too_few_cases as too_few_cases
     from ._evidence import UNDECIDED_SHARE_NOTED as UNDECIDED_SHARE_NOTED
     from ._evidence import undecided_share as undecided_share
@@ -117,8 +122,10 @@ if TYPE_CHECKING:  # what type checkers and editors see: _EXPORTS, imported eage
     from ._profiles import Profile as Profile
     from ._profiles import profile as profile
     from ._profiles import timeout as profile_timeout
+    from ._record import CELL_FAILURES as CELL_FAILURES
     from ._record import FINDING as FINDING
     from ._record import NOT_EVALUATED as NOT_EVALUATED
+    from ._record import CellStatus as CellStatus
     from ._record import NumericRecord as NumericRecord
     from ._record import NumericStatus as NumericStatus
     from ._rounding import ROUNDING_MODEL as ROUNDING_MODEL

@@ -17,9 +17,13 @@ status with :func:`settle`, the one place a status is chosen, by these rules, in
    given values; more draws would repeat them). With fewer it reads *too-few*. A kernel
    checker's cell counts cases, not instances: each case is one call of the kernel whose
    every output row is judged (1 to 16 query rows per head and batch element, 129 and more at
-   the block edges), and a cell needs ``MINIMUM_DECIDED_CASES`` of them
-   (``attnproof/kernels/_check.py`` asks :func:`too_few_cases`).
+   the block edges), and a cell needs ``MINIMUM_DECIDED_CASES`` of them.
 7. Otherwise the record *passed*.
+
+A kernel checker's cell is settled by the same rules (:func:`settle_cell`), in a kernel's
+words (``CellStatus``): passed reads *conforms*, a failure is named by what the kernel did
+(*fails*, *raised*, *layout*, *declaration*), a configuration the property cannot judge reads
+*n/a*, and too few decided cases *too-few*.
 
 A route that raises is the driver's to report too (``_search``): an *error* with the message.
 """
@@ -38,7 +42,7 @@ from attnproof.symbolic._catalog import theorem_file_argument
 
 from . import _strategies as strategies
 from ._backends import Backend
-from ._record import NumericRecord, NumericStatus
+from ._record import CELL_FAILURES, CellStatus, NumericRecord, NumericStatus
 from ._tolerance import bits
 
 # the evidence rule (rule 6): decided instances a record needs, decided cases a kernel cell needs
@@ -132,7 +136,27 @@ def settle(record: NumericRecord, evidence: Evidence, replay: str | None = None)
     record.reason = _joined(why, *evidence.notes) if why or evidence.notes else None
 
 
-def _status(evidence: Evidence) -> tuple[NumericStatus, str | None]:
+def settle_cell(cell, evidence: Evidence, failed_as: str = "fail") -> None:
+    """Fill a kernel checker's cell's status and reason from ``evidence``, by the rules of this
+    module's docstring: its ``examples`` are the cases run and its ``instances`` the decided
+    ones, ``unsupported`` reads n/a, and a ``failure`` is named by what the kernel did in the
+    failing case, ``failed_as`` (a case's word: fail, raised, layout, declaration)."""
+    status, why = _status(evidence, lambda seen: too_few_cases(seen.instances, seen.examples))
+    if status not in _CELL_STATUS:
+        raise ValueError(f"a kernel cell cannot be {status.value}: {why}")
+    cell.status = CELL_FAILURES[failed_as] if status == NumericStatus.FAILED else \
+        _CELL_STATUS[status]
+    cell.reason = _joined(why, *evidence.notes) or ""
+
+
+_CELL_STATUS = {NumericStatus.PASSED: CellStatus.CONFORMS, NumericStatus.TOO_FEW:
+                CellStatus.TOO_FEW, NumericStatus.SKIPPED: CellStatus.NOT_APPLICABLE,
+                NumericStatus.FAILED: CellStatus.FAILS}  # a failure: by CELL_FAILURES
+
+
+def _status(evidence: Evidence, rule=None) -> tuple[NumericStatus, str | None]:
+    """The status and its reason; ``rule(evidence)``: why the evidence is too little (rule 6,
+    :func:`too_few` unless given)."""
     if evidence.error is not None:
         return NumericStatus.ERROR, evidence.error
     if evidence.unsupported is not None:
@@ -143,7 +167,7 @@ def _status(evidence: Evidence) -> tuple[NumericStatus, str | None]:
         return NumericStatus.FAILED, evidence.failure.reason
     if evidence.cannot_decide is not None:
         return NumericStatus.NOT_DECISIVE, evidence.cannot_decide
-    few = too_few(evidence)
+    few = (too_few if rule is None else rule)(evidence)
     if few is not None:
         return NumericStatus.TOO_FEW, _joined(few, evidence.description)
     return NumericStatus.PASSED, _joined(evidence.description, evidence.fixed_inputs)

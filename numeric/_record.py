@@ -38,6 +38,38 @@ class NumericStatus(enum.StrEnum):
     ERROR = "error"
 
 
+class CellStatus(enum.StrEnum):
+    """A kernel checker cell's status (``attnproof kernels``): the record statuses in a kernel's
+    words, a failure named by what the kernel did. Each is one record status
+    (:attr:`record_status`), chosen by the same rules (``_driver.settle_cell``); the values are
+    the strings the conformance JSON holds."""
+
+    CONFORMS = "conforms"  # passed: at least MINIMUM_DECIDED_CASES decided cases, none failed
+    FAILS = "fails"  # failed: an error over the conformance limit
+    RAISED = "raised"  # failed: the kernel raised on a case it supports
+    LAYOUT = "layout"  # failed: outputs of the wrong shape for the declared layout
+    DECLARATION = "declaration"  # failed: the kernel refused what its declaration promises
+    TOO_FEW = "too-few"  # fewer decided cases than the evidence rule asks: no verdict
+    NOT_APPLICABLE = "n/a"  # skipped: the property does not apply to this kernel
+    SKIPPED = "skipped"  # skipped: not run here (no framework, no device, no time)
+
+    @property
+    def record_status(self) -> NumericStatus:
+        return _RECORD_STATUS.get(self, NumericStatus.FAILED)
+
+    @property
+    def failing(self) -> bool:
+        return self.record_status == NumericStatus.FAILED
+
+
+_RECORD_STATUS = {CellStatus.CONFORMS: NumericStatus.PASSED, CellStatus.TOO_FEW:
+                  NumericStatus.TOO_FEW, CellStatus.NOT_APPLICABLE: NumericStatus.SKIPPED,
+                  CellStatus.SKIPPED: NumericStatus.SKIPPED}
+# a cell's failure, by the word a case's result gives it (``attnproof/kernels/_run.py``)
+CELL_FAILURES = {"fail": CellStatus.FAILS, "raised": CellStatus.RAISED,
+                 "layout": CellStatus.LAYOUT, "declaration": CellStatus.DECLARATION}
+
+
 @dataclass
 class NumericRecord:
     """The outcome of checking one theorem on one backend, dtype, device and mode.

@@ -13,7 +13,13 @@ from hypothesis import HealthCheck, Phase, example, given, reject, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky, Unsatisfiable
 
-from attnproof.numeric import MINIMUM_DECIDED_CASES, selected_devices, too_few_cases
+from attnproof.numeric import (
+    MINIMUM_DECIDED_CASES,
+    CellStatus,
+    selected_devices,
+    settle_cell,
+)
+from attnproof.numeric.route import Evidence, Failure
 
 from . import _precision as precision
 from . import _regimes as regimes
@@ -24,16 +30,13 @@ from ._frameworks import framework, unavailable_reason
 from ._properties import PROPERTIES, Property, property_named
 from ._run import LIMIT, CaseResult, run_case
 
-# a cell reads "conforms" only after this many decided cases: the evidence rule, stated with
-# the numeric records' in the driver
+# a cell conforms only after this many decided cases: the evidence rule, stated with the
+# numeric records' in the driver, which settles every cell (``settle_cell``)
 MIN_DECIDED = MINIMUM_DECIDED_CASES
 # a cell whose kernel refused this many cases and ran none is n/a without drawing more (each
 # refusal is a call into the framework; Hypothesis would otherwise draw hundreds)
 REFUSALS_BEFORE_NA = 50
 DEFAULT_EXAMPLES = 20
-CELL_STATUSES = ("conforms", "fails", "raised", "layout", "declaration", "not decisive", "n/a",
-                 "skipped")
-FAILING = ("fails", "raised", "layout", "declaration")
 
 
 @dataclass
@@ -43,7 +46,7 @@ class Cell:
     property: str
     dtype: str
     device: str
-    status: str
+    status: CellStatus
     # error over the reference's (floor included, see _run._compare) of the case shown: the
     # counterexample when the cell fails, else the worst case
     ratio: float | None = None
@@ -66,8 +69,12 @@ class Cell:
     reason: str = ""
     seconds: float = 0.0
 
+    def __post_init__(self):
+        self.status = CellStatus(self.status)
+
     def to_json(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+        return {k: str(v) if k == "status" else v for k, v in self.__dict__.items()
+                if not k.startswith("_")}
 
 
 @dataclass
@@ -85,7 +92,7 @@ class Conformance:
         return not self.failures()
 
     def failures(self) -> list[Cell]:
-        return [c for c in self.cells if c.status in FAILING]
+        return [c for c in self.cells if c.status.failing]
 
     def cell(self, prop: str, dtype: str, device: str = "cpu") -> Cell:
         return next(c for c in self.cells if (c.property, c.dtype, c.device) == (prop, dtype,
@@ -141,8 +148,9 @@ def check_kernel(kernel: Kernel, *, properties: Iterable[str] | None = None,
                 spent = time.perf_counter() - started
                 if absent is None and budget is not None and spent > budget:
                     absent = f"not begun: the time budget of {budget:g} s was spent"
-                if absent is not None:
-                    cells.append(Cell(prop.name, dtype, device, "skipped", reason=absent))
+                if absent is not None:  # not run here: skipped before any search
+                    cells.append(Cell(prop.name, dtype, device, CellStatus.SKIPPED,
+                                      reason=absent))
                 else:
                     cells.append(check_cell(kernel, prop, dtype, device, examples, spec,
                                             on_case, seed))
@@ -199,7 +207,7 @@ def declared(kernel: Kernel) -> dict:
 def check_cell(kernel: Kernel, prop: Property, dtype: str, device: str, examples: int,
                spec: str | None = None, on_case=None, seed: int | None = None) -> Cell:
     started = time.perf_counter()
-    cell = Cell(prop.name, dtype, device, "n/a")
+    cell = Cell(prop.name, dtype, device, CellStatus.SKIPPED)
     try:
         return _checked(cell, kernel, prop, dtype, device, examples, spec, on_case, seed)
     finally:
@@ -209,32 +217,31 @@ def check_cell(kernel: Kernel, prop: Property, dtype: str, device: str, examples
 def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str,
              examples: int, spec: str | None, on_case, seed: int | None = None) -> Cell:
     reason = unavailable_reason(kernel.framework)
-    if reason is not None:
-        cell.status, cell.reason = "skipped", reason
+    if reason is not None:  # not run here: skipped before any search
+        cell.status, cell.reason = CellStatus.SKIPPED, reason
         return cell
-    reason = prop.unsupported(kernel)
-    if reason is not None:
-        cell.reason = reason
-        return cell
-    failure = _search(kernel, prop, dtype, device, examples, cell, on_case, seed)
-    if failure is not None:
-        case, result = failure
-        cell.status = {"fail": "fails"}.get(result.status, result.status)
-        cell.ratio = result.ratio  # the counterexample's, so the matrix and the replay agree
-        cell.counterexample = {"case": case.to_json(), "sizes": case.sizes(), "ratio":
-                               result.ratio, "message": result.message, **result.detail,
-                               "inputs": inputs_shown(kernel, case, dtype, device)}
-        cell.replay = replay_command(spec or _spec_of(kernel), prop.name, dtype, device, case)
-    elif cell.refused and cell.refused == cell.cases:
-        cell.reason = f"the kernel refused every case ({cell.refused}): {cell.refusal}"
-    elif too_few_cases(cell.decided, cell.cases):
-        cell.status = "not decisive"
-        cell.reason = too_few_cases(cell.decided, cell.cases)
-    else:
-        cell.status = "conforms"
-    if cell.refused and cell.refused < cell.cases:
-        cell.reason = "; ".join(filter(None, (cell.reason, f"{cell.refused} of {cell.cases} "
-                                               f"cases refused by the kernel: {cell.refusal}")))
+    seen = Evidence(unsupported=prop.unsupported(kernel))
+    failed_as = "fail"  # what the kernel did in the failing case, if one fails
+    if seen.unsupported is None:
+        failure = _search(kernel, prop, dtype, device, examples, cell, on_case, seed)
+        seen.examples, seen.instances = cell.cases, cell.decided
+        if failure is not None:
+            case, result = failure
+            failed_as = result.status
+            cell.ratio = result.ratio  # the counterexample's, so the matrix and the replay agree
+            cell.counterexample = {"case": case.to_json(), "sizes": case.sizes(), "ratio":
+                                   result.ratio, "message": result.message, **result.detail,
+                                   "inputs": inputs_shown(kernel, case, dtype, device)}
+            cell.replay = replay_command(spec or _spec_of(kernel), prop.name, dtype, device,
+                                         case)
+            seen.failure = Failure(cell.counterexample, result.message, replay=cell.replay)
+        elif cell.refused and cell.refused == cell.cases:
+            seen.unsupported = (f"the kernel refused every case ({cell.refused}): "
+                                f"{cell.refusal}")
+        if cell.refused and cell.refused < cell.cases:
+            seen.notes.append(f"{cell.refused} of {cell.cases} cases refused by the kernel: "
+                              f"{cell.refusal}")
+    settle_cell(cell, seen, failed_as)
     return cell
 
 

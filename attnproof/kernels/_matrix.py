@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from attnproof.numeric import CellStatus
 from attnproof.report import document as doc
 from attnproof.report import markdown, tex
 
@@ -23,13 +24,14 @@ from ._run import CONVENTION_WORDS, LIMIT
 from ._schema import ConformanceError
 from ._schema import problem as schema_problem
 
-MARKS = {"conforms": "✅", "fails": "❌", "raised": "💥", "layout": "🔀", "declaration": "📝",
-         "not decisive": "❔", "n/a": "—", "skipped": "⏭"}
+MARKS = {CellStatus.CONFORMS: "✅", CellStatus.FAILS: "❌", CellStatus.RAISED: "💥",
+         CellStatus.LAYOUT: "🔀", CellStatus.DECLARATION: "📝", CellStatus.TOO_FEW: "❔",
+         CellStatus.NOT_APPLICABLE: "—", CellStatus.SKIPPED: "⏭"}
 LEGEND = (f"✅ conforms: the kernel's worst error is at most {LIMIT:g}× the error of a plain "
           "reference at its declared precision (plus a few ulps), shown as that ratio for the "
           "worst case · ❌ fails, shown as the ratio of the counterexample below · 💥 the kernel "
           "raised · 🔀 wrong shape or axis order · 📝 the kernel contradicts its declaration "
-          "(e.g. its head sharing) · ❔ not decisive "
+          "(e.g. its head sharing) · ❔ too few decided cases for a verdict "
           "· — does not apply, or the kernel refused every case · ⏭ framework not installed, "
           "device not present, or time budget spent; \"N refused\": cases the kernel refused "
           "(drawn again, never decided). Under each matrix, the cells set aside and why. "
@@ -114,7 +116,7 @@ def _kernel_section(result) -> doc.Section:
 def _cell(cell) -> str:
     mark = MARKS[cell.status]
     refused = f" · {cell.refused} refused" if getattr(cell, "refused", 0) else ""
-    if cell.status in ("conforms", "fails") and cell.ratio is not None:
+    if cell.status in (CellStatus.CONFORMS, CellStatus.FAILS) and cell.ratio is not None:
         ratio = "∞" if cell.ratio == float("inf") else f"{cell.ratio:.2f}×"
         return f"{mark} {ratio}{_bound(cell)}{refused}"
     return mark + refused
@@ -126,8 +128,8 @@ def _set_aside(result) -> tuple[doc.Block, ...]:
     sees them counted, not only the JSON)."""
     why: dict[str, list[str]] = {}
     for cell in result.cells:
-        if cell.status in ("skipped", "not decisive") or getattr(cell, "refused", 0) or (
-                cell.status == "n/a" and cell.reason):
+        if cell.status in (CellStatus.SKIPPED, CellStatus.TOO_FEW) or getattr(
+                cell, "refused", 0) or (cell.status == CellStatus.NOT_APPLICABLE and cell.reason):
             refused = getattr(cell, "refused", 0)
             reason = f"cases refused by the kernel: {cell.refusal}" if refused else \
                 cell.reason or cell.status

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 # the conformance rule's limits live beside the numeric checker's, in the tolerance module
+from attnproof.numeric import CELL_FAILURES
 from attnproof.numeric import KERNEL_CONVENTION_ULPS as CONVENTION_ULPS
 from attnproof.numeric import KERNEL_FLOOR_ULPS as FLOOR_ULPS
 from attnproof.numeric import KERNEL_LIMIT as LIMIT
@@ -59,7 +60,7 @@ class CaseResult:
 
     @property
     def failed(self) -> bool:
-        return self.status in ("fail", "raised", "layout", "declaration")
+        return self.status in CELL_FAILURES
 
 
 def eps(dtype: str) -> float:

@@ -14,11 +14,11 @@ import pytest
 
 from attnproof.kernels import _declaration as declaration
 from attnproof.kernels import check_kernel
-from attnproof.kernels._check import CELL_STATUSES
 from attnproof.kernels._frameworks import FRAMEWORKS
 from attnproof.kernels._matrix import to_json, write
 from attnproof.kernels._regimes import REGIMES, TILE_SIZES
 from attnproof.kernels._schema import SCHEMA_FILE, ConformanceError, load_conformance, problem
+from attnproof.numeric import CellStatus
 
 from . import planted
 
@@ -127,7 +127,7 @@ def test_writing_a_json_of_another_shape_is_a_bug_named_after_writing(tmp_path):
 def test_the_schema_s_enums_are_the_checker_s():
     defs = _schema()["$defs"]
     declared = defs["declared"]["properties"]
-    assert defs["cell"]["properties"]["status"]["enum"] == list(CELL_STATUSES)
+    assert defs["cell"]["properties"]["status"]["enum"] == list(CellStatus)
     assert defs["kernel"]["properties"]["framework"]["enum"] == list(FRAMEWORKS)
     assert defs["dtype"]["enum"] == list(declaration.DTYPES)
     assert defs["compute_precision"]["enum"] == list(declaration.PRECISIONS)
