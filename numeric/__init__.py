@@ -24,6 +24,8 @@ _EXPORTS = {
     "Backend": ("_backends", "Backend"),
     "available_configurations": ("_backends", "available_configurations"),
     "backend": ("_backends", "backend"),
+    "prepared_module": ("_backends", "prepared"),
+    "to_numpy": ("_backends", "to_numpy"),
     "Configuration": ("_backends", "Configuration"),
     "jax_devices": ("_backends", "jax_devices"),
     "mlx_devices": ("_backends", "mlx_devices"),
@@ -58,6 +60,9 @@ _EXPORTS = {
     "MINIMUM_DECIDED_CASES": ("_driver", "MINIMUM_DECIDED_CASES"),
     "too_few_cases": ("_driver", "too_few_cases"),
     "settle_cell": ("_driver", "settle_cell"),
+    "find_failure": ("_driver", "find_failure"),
+    "DERANDOMIZED_SEED": ("_driver", "DERANDOMIZED_SEED"),
+    "draw_each": ("_driver", "draw_each"),
     "time_log": ("_time_log", None),
     "PROFILE_NAMES": ("_profiles", "PROFILE_NAMES"),
     "Profile": ("_profiles", "Profile"),
@@ -73,16 +78,16 @@ _EXPORTS = {
 }
 # the same names, written out for the tools that read ``__all__`` without running this file
 __all__ = [
-    "BACKENDS", "Backend", "available_configurations", "backend", "Configuration", "jax_devices",
-    "mlx_devices", "unavailable_reason", "ACCELERATORS", "Device", "DeviceError",
-    "accelerator_folder", "device_kind", "devices", "missing_devices", "named_devices",
-    "selected_devices", "share_accelerators", "cache_directory", "cache_folder_name",
-    "disable_caches", "write_atomically", "Compiled", "compile_expression", "FINDING",
-    "NOT_EVALUATED", "NumericRecord", "NumericStatus", "UNDECIDED_SHARE_NOTED", "undecided_share",
-    "check", "ROUNDING_MODEL", "MINIMUM_DECIDED", "MINIMUM_DECIDED_CASES", "too_few_cases",
-    "settle_cell", "CellStatus", "CELL_FAILURES",
-    "time_log", "PROFILE_NAMES", "Profile", "profile", "profile_timeout", "edge_draws",
-    "from_theorem", "KERNEL_CONVENTION_ULPS", "KERNEL_FLOOR_ULPS", "KERNEL_LIMIT",
+    "BACKENDS", "Backend", "available_configurations", "backend", "prepared_module", "to_numpy",
+    "Configuration", "jax_devices", "mlx_devices", "unavailable_reason", "ACCELERATORS", "Device",
+    "DeviceError", "accelerator_folder", "device_kind", "devices", "missing_devices",
+    "named_devices", "selected_devices", "share_accelerators", "cache_directory",
+    "cache_folder_name", "disable_caches", "write_atomically", "Compiled", "compile_expression",
+    "FINDING", "NOT_EVALUATED", "NumericRecord", "NumericStatus", "CellStatus", "CELL_FAILURES",
+    "UNDECIDED_SHARE_NOTED", "undecided_share", "check", "ROUNDING_MODEL", "MINIMUM_DECIDED",
+    "MINIMUM_DECIDED_CASES", "too_few_cases", "settle_cell", "find_failure", "DERANDOMIZED_SEED",
+    "draw_each", "time_log", "PROFILE_NAMES", "Profile", "profile", "profile_timeout",
+    "edge_draws", "from_theorem", "KERNEL_CONVENTION_ULPS", "KERNEL_FLOOR_ULPS", "KERNEL_LIMIT",
     "STABILITY_ULPS", "TRUTH_ULPS",
 ]
 
@@ -96,6 +101,8 @@ if TYPE_CHECKING:  # what type checkers and editors see: _EXPORTS, imported eage
     from ._backends import backend as backend
     from ._backends import jax_devices as jax_devices
     from ._backends import mlx_devices as mlx_devices
+    from ._backends import prepared as prepared_module
+    from ._backends import to_numpy as to_numpy
     from ._backends import unavailable_reason as unavailable_reason
     from ._compile_cache import cache_directory as cache_directory
     from ._compile_cache import disable as disable_caches
@@ -112,8 +119,11 @@ if TYPE_CHECKING:  # what type checkers and editors see: _EXPORTS, imported eage
     from ._devices import named as named_devices
     from ._devices import selected as selected_devices
     from ._devices import share_accelerators as share_accelerators
+    from ._driver import DERANDOMIZED_SEED as DERANDOMIZED_SEED
     from ._driver import MINIMUM_DECIDED as MINIMUM_DECIDED
     from ._driver import MINIMUM_DECIDED_CASES as MINIMUM_DECIDED_CASES
+    from ._driver import draw_each as draw_each
+    from ._driver import find_failure as find_failure
     from ._driver import settle_cell as settle_cell
     from ._driver import too_few_cases as too_few_cases
     from ._evidence import UNDECIDED_SHARE_NOTED as UNDECIDED_SHARE_NOTED

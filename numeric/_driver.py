@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from hypothesis import HealthCheck, Phase, find, settings
-from hypothesis.errors import NoSuchExample
+from hypothesis.errors import NoSuchExample, Unsatisfiable, UnsatisfiedAssumption
 
 from attnproof.symbolic._catalog import theorem_file_argument
 
@@ -254,13 +254,40 @@ def search_for_failure(strategy, fails, effort, profile, seed: int | None):
     else a fresh one."""
     if seed is None:
         seed = DERANDOMIZED_SEED if profile.derandomize else random.SystemRandom().getrandbits(32)
-    options = settings(max_examples=effort.examples, database=None, deadline=None,
+    return find_failure(strategy, fails, effort.examples, seed), seed
+
+
+def find_failure(strategy, fails, examples: int, seed: int, explicit=()):
+    """The one search of the driver, for the claim kinds' routes and the kernel checker's
+    properties alike: the first of ``explicit`` on which ``fails(value)`` is true, as it is
+    (a value written out is not shrunk), else the first of ``examples`` values ``strategy``
+    draws from ``seed`` on which it is, shrunk by Hypothesis; None when none is. ``fails`` may
+    call ``hypothesis.reject()`` for a value that is no instance (another is drawn; an explicit
+    one is passed over); a ``BaseException`` it raises ends the search and propagates."""
+    for value in explicit:
+        try:
+            if fails(value):
+                return value
+        except UnsatisfiedAssumption:
+            continue
+    options = settings(max_examples=examples, database=None, deadline=None,
                        phases=(Phase.generate, Phase.shrink), derandomize=False,
                        suppress_health_check=list(HealthCheck))
     try:
-        return find(strategy, fails, settings=options, random=random.Random(seed)), seed
-    except NoSuchExample:
-        return None, seed
+        return find(strategy, fails, settings=options, random=random.Random(seed))
+    except (NoSuchExample, Unsatisfiable):  # none failed, or every draw was rejected
+        return None
+
+
+def draw_each(strategy, run, examples: int, seed: int, explicit=()) -> None:
+    """``run(value)`` on each of ``explicit``, then on ``examples`` values drawn from ``seed``
+    as :func:`find_failure` draws them, whatever each gives (a pass that measures rather than
+    searches); ``run`` may reject a value as there."""
+    def never_fails(value) -> bool:
+        run(value)
+        return False
+
+    find_failure(strategy, never_fails, examples, seed, explicit)
 
 
 # -- replay ------------------------------------------------------------------------------------

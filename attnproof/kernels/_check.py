@@ -9,13 +9,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
-from hypothesis import HealthCheck, Phase, example, given, reject, settings
-from hypothesis import seed as hypothesis_seed
-from hypothesis.errors import Flaky, Unsatisfiable
+from hypothesis import reject
 
 from attnproof.numeric import (
+    DERANDOMIZED_SEED,
     MINIMUM_DECIDED_CASES,
     CellStatus,
+    draw_each,
+    find_failure,
     selected_devices,
     settle_cell,
 )
@@ -269,25 +270,19 @@ def _shown(array: np.ndarray):
     return summary
 
 
-class _Failed(AssertionError):
-    pass
-
-
-class _AllRefused(BaseException):  # noqa: N818 -- escapes Hypothesis without a shrink
+class _AllRefused(BaseException):  # noqa: N818 -- ends the search without a shrink
     """So many cases refused and none run that the cell is n/a: drawing on costs time."""
 
 
 def _search(kernel, prop, dtype, device, examples, cell, on_case,
             seed: int | None = None) -> tuple[Case, CaseResult] | None:
+    """The driver's search over this property's cases (``find_failure``): its explicit cases
+    first, in order, then ``examples`` drawn ones; the first failing case, shrunk, with its
+    result (None when none failed or the kernel refused them all)."""
     fw = framework(kernel.framework)
     last: list = []
 
-    # (the test's source seeds its derandomized draws: what it does beyond this goes in _tally)
-    @settings(max_examples=examples, derandomize=True, database=None, deadline=None,
-              phases=(Phase.explicit, Phase.generate, Phase.shrink), report_multiple_bugs=False,
-              suppress_health_check=list(HealthCheck))
-    @given(prop.cases(kernel))
-    def attempt(case):
+    def fails(case) -> bool:
         if on_case is not None:
             on_case(case, dtype)
         result = run_case(kernel, fw, prop, case, dtype, device)
@@ -296,28 +291,24 @@ def _search(kernel, prop, dtype, device, examples, cell, on_case,
             if cell.decided == 0 and cell.refused >= REFUSALS_BEFORE_NA:
                 raise _AllRefused
             reject()
-        if result.failed:
+        if result.failed:  # the last failing case is the shrunk one: shrinking only improves
             last[:] = [(case, result)]
-            raise _Failed(result.message)
+        return result.failed
 
-    for case in reversed(prop.explicit_cases(kernel)):  # run first, in order, before any draw
-        attempt = example(case)(attempt)
-    if seed is not None:  # a seed given outranks the derandomized one
-        attempt = hypothesis_seed(seed)(attempt)
+    seed = DERANDOMIZED_SEED if seed is None else seed  # None: the same cases in every run
     try:
-        attempt()
-    except (_Failed, Flaky):
-        if _estimate_of(cell)["cases"] < MIN_DECIDED:  # cut short by the failure: draw on
-            _precision_pass(kernel, fw, prop, dtype, device, examples, cell, seed)
-        return last[0]
-    except (Unsatisfiable, _AllRefused):  # the kernel refused every case drawn: n/a
-        return None
-    finally:
-        estimate = _estimate_of(cell)
-        if estimate["cases"] >= MIN_DECIDED:
-            cell.precision = precision.estimate(estimate["sums"], dtype,
-                                                kernel.compute_for(dtype, device))
-    return None
+        found = find_failure(prop.cases(kernel), fails, examples, seed,
+                             prop.explicit_cases(kernel))
+    except _AllRefused:  # the kernel refused every case drawn: n/a
+        found = None
+    if found is not None and _estimate_of(cell)["cases"] < MIN_DECIDED:
+        # cut short by the failure: draw on, for the precision estimate only
+        _precision_pass(kernel, fw, prop, dtype, device, examples, cell, seed)
+    estimate = _estimate_of(cell)
+    if estimate["cases"] >= MIN_DECIDED:
+        cell.precision = precision.estimate(estimate["sums"], dtype,
+                                            kernel.compute_for(dtype, device))
+    return None if found is None else last[0]
 
 
 def _estimate_of(cell: Cell) -> dict:
@@ -335,27 +326,20 @@ def _count_precision(estimate: dict, result: CaseResult, stop: bool = True) -> N
     estimate["stopped"] = stop and result.failed
 
 
-def _precision_pass(kernel, fw, prop, dtype, device, examples, cell, seed) -> None:
+def _precision_pass(kernel, fw, prop, dtype, device, examples, cell, seed: int) -> None:
     """Cases drawn as a search draws them, run to the end whatever they give, for the precision
     estimate only: a cell that fails at its first case still gets one."""
     estimate = cell.__dict__["_estimate"] = {"sums": None, "cases": 0, "stopped": False}
 
-    @settings(max_examples=examples, derandomize=True, database=None, deadline=None,
-              phases=(Phase.explicit, Phase.generate), suppress_health_check=list(HealthCheck))
-    @given(prop.cases(kernel))
-    def measure(case):
+    def measure(case) -> None:
         result = run_case(kernel, fw, prop, case, dtype, device)
         if result.status == "refused":
             reject()
         _count_precision(estimate, result, stop=False)
 
-    for case in reversed(prop.explicit_cases(kernel)):
-        measure = example(case)(measure)
-    if seed is not None:
-        measure = hypothesis_seed(seed)(measure)
     try:
-        measure()
-    except Exception:  # noqa: BLE001 -- an estimate left out, never a verdict changed
+        draw_each(prop.cases(kernel), measure, examples, seed, prop.explicit_cases(kernel))
+    except Exception:  # noqa: BLE001 -- an estimate cut short, never a verdict changed
         return
 
 

@@ -163,12 +163,34 @@ def _masked_lengths(kernel: Kernel):
     return st.sampled_from(("none", "padding") if kernel.takes_mask else ("none",))
 
 
+OTHER_MASK_DTYPES = ("float32", "float64")
+
+
+def _takes_float_masks_of_any_dtype(kernel: Kernel) -> bool:
+    return bool({"additive", "bias"} & set(kernel.mask_kinds)) and kernel.mask_dtype is None
+
+
 def _other_mask_dtypes(kernel: Kernel):
     """A float mask sometimes comes in float32 or float64 whatever the scores' dtype."""
-    floats = {"additive", "bias"} & set(kernel.mask_kinds)
-    if not floats or kernel.mask_dtype is not None:
+    if not _takes_float_masks_of_any_dtype(kernel):
         return st.none()
-    return st.sampled_from((None, "float32", "float64"))
+    return st.sampled_from((None, *OTHER_MASK_DTYPES))
+
+
+def _mask_dtype_explicit(**fields):
+    """A float mask in each of float32 and float64, whatever the scores' dtype, before any draw:
+    where dtype-promotion bugs live (the mask cast to the scores' dtype, or the scores to the
+    mask's), so that finding one never rests on the draws."""
+    def explicit(kernel: Kernel) -> tuple[Case, ...]:
+        if not _takes_float_masks_of_any_dtype(kernel):
+            return ()
+        kind = fields.get("mask_kind") or ("additive" if "additive" in kernel.mask_kinds
+                                           else "bias")
+        return tuple(Case(n_q=3, n_k=5, mask="random", mask_kind=kind, mask_dtype=mask_dtype,
+                          seed=seed, **{k: v for k, v in fields.items() if k != "mask_kind"})
+                     for seed, mask_dtype in enumerate(OTHER_MASK_DTYPES))
+
+    return explicit
 
 
 def _mask_kinds(kernel: Kernel):
@@ -234,6 +256,15 @@ def history_cases(kernel: Kernel):
     return base.flatmap(earlier)
 
 
+def _bias_mask_dtype_explicit(kernel: Kernel) -> tuple[Case, ...]:
+    """The bias property's: a bias in a float mask of each other dtype (by the kernel's way of
+    taking a bias)."""
+    kind = "bias" if "bias" in kernel.mask_kinds else kernel.mask_kinds[0]
+    if kernel.takes_bias and kind in ("additive", "bias"):
+        return _mask_dtype_explicit(bias=BIASES[0], mask_kind=kind)(kernel)
+    return ()
+
+
 def _bias_kind(kernel: Kernel):
     """The bias goes in the mask when the kernel takes a bias mask, else by its own keyword."""
     return st.just("bias" if "bias" in kernel.mask_kinds else kernel.mask_kinds[0])
@@ -247,12 +278,13 @@ PROPERTIES = (
     Property("mask", "boolean/additive mask",
              lambda k: cases(mask=st.sampled_from(("random", "first_block")),
                              mask_dtype=_other_mask_dtypes(k), mask_kind=_mask_kinds(k)),
-             _everything, _needs_mask),
+             _everything, _needs_mask, explicit=_mask_dtype_explicit()),
     Property("bias", "finite additive bias (ALiBi, Gaussian, ±10²–10⁴), with masks",
              lambda k: cases(bias=st.sampled_from(BIASES), mask=_any_mask(k, ("random",
                                                                            "padding")),
                              mask_kind=_bias_kind(k), mask_dtype=_other_mask_dtypes(k)),
-             _everything, lambda k: None if k.takes_bias else "takes no bias"),
+             _everything, lambda k: None if k.takes_bias else "takes no bias",
+             explicit=_bias_mask_dtype_explicit),
     Property("tile_masks", "masks by tile pattern, active tiles not contiguous (1–4 tiles of "
              "16–128)", lambda k: tiled_cases(), _everything, _needs_mask),
     Property("causal", "causal mask (n_q = n_k)",
