@@ -10,11 +10,12 @@ claim kinds and the kernel checker read this table instead of listing backends o
 names.
 
 Adding a backend is one row in :data:`BACKENDS` plus its adapter functions (a section of this
-module, as for NumPy, JAX and MLX, or a module of its own the row points to), and its kernel
-adapter in ``attnproof/kernels/_frameworks.py`` (every backend is a framework kernels may be
-written in; a fast test checks each has its adapter). Compiled code only ever calls
-``xp.<function>``. Backends import on first use, and one that cannot be imported is
-reported unavailable, never raised.
+module, as for NumPy, JAX and MLX, or a module of its own the row points to): one adapter per
+framework, which the numeric checker and the kernel checker both use (every backend is a
+framework kernels may be written in; ``attnproof/kernels/_frameworks.py`` builds its view of
+a backend from the row, and holds an adapter only for a framework that is no backend, PyTorch).
+Compiled code only ever calls ``xp.<function>``. Backends import on first use, and one that
+cannot be imported is reported unavailable, never raised.
 """
 
 from __future__ import annotations
@@ -60,6 +61,13 @@ class Backend:
     ``linalg_on_cpu``: its decompositions (eigvalsh, svd) run on the CPU stream only.
     ``index_array``: the module function that turns NumPy integer indices into its array
     (``asarray``, or ``array`` where the module has no ``asarray``).
+
+    What the kernel checker asks of the same adapter: ``prepare`` (what any use of the module
+    needs, where ``setup`` configures the numeric checker's own arithmetic), ``select`` (make
+    a device the default for the code a kernel runs), ``vjp`` (differentiate a kernel),
+    ``permute`` (a view in another axis order; None where the module's arrays have no strides
+    a user can see) and ``bind``/``bind_vjp`` (compile a kernel's call, where the module
+    compiles).
     """
 
     name: str
@@ -82,6 +90,16 @@ class Backend:
     linalg_on_cpu: bool = False
     index_array: str = "asarray"
     notes: str = ""
+    prepare: Callable[[object], None] = lambda module: None
+    select: Callable[[object], None] = lambda device: None
+    # (f, primals, cotangent) -> the cotangents of f's inputs, f returning one array
+    vjp: Callable | None = None
+    # (array, axis order) -> the same memory seen in that axis order
+    permute: Callable | None = None
+    # (fn, keywords, mode) -> (q, k, v) -> output, compiled where mode is not "eager"
+    bind: Callable | None = None
+    # (fn, keywords, first, mode) -> (q, k, v, g) -> (dq, dk, dv); first picks fn's output
+    bind_vjp: Callable | None = None
 
     @property
     def target(self) -> str:
@@ -108,8 +126,17 @@ def _load(backend: Backend):
     from . import _time_log
 
     with _time_log.phase("imports"):
-        module = importlib.import_module(backend.module)
+        module = prepared(backend)
         backend.setup(module)
+    return module
+
+
+@functools.cache
+def prepared(backend: Backend):
+    """The array module with what any use of it needs (``Backend.prepare``), without the numeric
+    checker's own configuration: what the kernel checker calls a kernel with."""
+    module = importlib.import_module(backend.module)
+    backend.prepare(module)
     return module
 
 
@@ -153,10 +180,15 @@ class _Bfloat16Numpy(types.SimpleNamespace):
 # -- JAX ----------------------------------------------------------------------------------
 
 
+def _jax_prepare(module) -> None:
+    import jax
+
+    jax.config.update("jax_enable_x64", True)  # float64 arrays stay float64
+
+
 def _jax_setup(module) -> None:
     import jax
 
-    jax.config.update("jax_enable_x64", True)
     # the CPU default is already exact; GPUs and TPUs otherwise use TF32 / bfloat16 passes
     jax.config.update("jax_default_matmul_precision", "highest")
     from . import _compile_cache, _time_log
@@ -216,6 +248,66 @@ def _jax_jacobian(primal: Callable, wrt: str) -> Callable:
     return batched
 
 
+def _jax_vjp(f, primals, cotangent):
+    import jax
+
+    _, pullback = jax.vjp(f, *primals)
+    return pullback(cotangent)
+
+
+# a kernel's call compiled once per function, static keywords and (for gradients) output picked
+_JITTED: dict = {}
+
+
+def _split_keywords(keywords):
+    """Array keywords (traced) apart from the others (static, closed over), or None for the
+    statics when one of them cannot be hashed."""
+    import jax
+
+    arrays = {k: v for k, v in keywords.items() if isinstance(v, jax.Array)}
+    statics = tuple(sorted((k, v) for k, v in keywords.items() if k not in arrays))
+    try:
+        hash(statics)
+    except TypeError:
+        return arrays, None
+    return arrays, statics
+
+
+def _jax_bind(fn, keywords, mode=None):
+    """``fn`` with its keywords, under ``jit`` (the default mode): compiled once per shape,
+    dtype and static keyword, where eager dispatch would compile every primitive anew for each
+    shape. ``mode="eager"`` calls it as it stands, as a user's eager code does."""
+    import jax
+
+    arrays, statics = _split_keywords(keywords)
+    if statics is None or mode == "eager":  # an unhashable keyword: run eagerly
+        return lambda q, k, v: fn(q, k, v, **keywords)
+    key = ("forward", fn, statics)
+    if key not in _JITTED:
+        _JITTED[key] = jax.jit(lambda q, k, v, arrays: fn(q, k, v, **arrays, **dict(statics)))
+    return lambda q, k, v: _JITTED[key](q, k, v, arrays)
+
+
+def _jax_bind_vjp(fn, keywords, first, mode=None):
+    """The VJP of ``fn`` as one jitted program (forward and backward compiled together), or
+    eagerly with ``mode="eager"``."""
+    import jax
+
+    arrays, statics = _split_keywords(keywords)
+    if statics is None or mode == "eager":
+        return lambda q, k, v, g: jax.vjp(lambda *p: first(fn(*p, **keywords)), q, k, v)[1](g)
+    key = ("vjp", fn, statics, first)
+    if key not in _JITTED:
+        def pullback(q, k, v, g, arrays):
+            def forward(*p):
+                return first(fn(*p, **arrays, **dict(statics)))
+
+            return jax.vjp(forward, q, k, v)[1](g)
+
+        _JITTED[key] = jax.jit(pullback)
+    return lambda q, k, v, g: _JITTED[key](q, k, v, g, arrays)
+
+
 # -- MLX ----------------------------------------------------------------------------------
 
 
@@ -231,8 +323,29 @@ def mlx_devices() -> dict[str, object]:
 
 
 def _mlx_place(xp, array, dtype, device):
+    if dtype == "bool":  # a kernel's boolean mask
+        return xp.array(np.asarray(array, dtype=bool))
     return xp.array(np.asarray(array, np.float32 if dtype == "bfloat16" else None),
                     dtype=getattr(xp, dtype))
+
+
+def _mlx_select(device) -> None:
+    import mlx.core as mx
+
+    mx.set_default_device(device)
+
+
+def _mlx_vjp(f, primals, cotangent):
+    import mlx.core as mx
+
+    _, grads = mx.vjp(lambda q, k, v: f(q, k, v), list(primals), [cotangent])
+    return tuple(grads)
+
+
+def _mlx_transpose(array, axes):
+    import mlx.core as mx
+
+    return mx.transpose(array, axes)
 
 
 def _mlx_scope(device):
@@ -278,6 +391,7 @@ BACKENDS: tuple[Backend, ...] = (
         place=_numpy_place,
         namespace=_numpy_namespace,
         notes="no autodiff: derivative claims compare the SymPy derivative with the closed form",
+        permute=np.transpose,
     ),
     Backend(
         name="jax",
@@ -293,6 +407,10 @@ BACKENDS: tuple[Backend, ...] = (
         compile=_jax_compile,
         stores_executables=True,
         jacobian=_jax_jacobian,
+        prepare=_jax_prepare,
+        vjp=_jax_vjp,
+        bind=_jax_bind,
+        bind_vjp=_jax_bind_vjp,  # a jax array has no strides a user can see: no permute
     ),
     Backend(
         name="mlx",
@@ -312,6 +430,9 @@ BACKENDS: tuple[Backend, ...] = (
         jacobian=_mlx_jacobian,
         linalg_on_cpu=True,
         index_array="array",
+        select=_mlx_select,
+        vjp=_mlx_vjp,
+        permute=_mlx_transpose,
     ),
 )
 

@@ -1,10 +1,11 @@
-"""One adapter per framework: moving NumPy arrays in and out, and differentiating a kernel.
+"""The frameworks a kernel may be written in, and how the checker hands them arrays.
 
-The frameworks a kernel may be written in are the numeric backends (their rows in
-``numeric/_backends.py`` name the module and say whether it differentiates) and PyTorch, which
-kernels are written in but the numeric checker does not run on. Each has its adapter below.
-Frameworks load on first use; one that is not installed is reported by
-:func:`unavailable_reason`, never raised at import.
+The frameworks are the numeric backends and PyTorch, which kernels are written in but the
+numeric checker does not run on. A backend has one adapter, its row in ``numeric/_backends.py``
+(placing and reading arrays, devices, differentiating, compiling a call), which
+:func:`framework` turns into the checker's view of it; PyTorch's adapter is below. Frameworks
+load on first use; one that is not installed is reported by :func:`unavailable_reason`, never
+raised at import.
 """
 
 from __future__ import annotations
@@ -15,7 +16,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnproof.numeric import BACKENDS, Device, DeviceError, named_devices
+from attnproof.numeric import (
+    BACKENDS,
+    Device,
+    DeviceError,
+    backend,
+    named_devices,
+    prepared_module,
+    to_numpy,
+)
 
 # frameworks that are not numeric backends: their module, and whether it differentiates
 _OTHERS = {"torch": ("torch", True)}
@@ -36,7 +45,7 @@ def has_autodiff(framework: str) -> bool:
     """Whether ``framework`` can differentiate a kernel itself (``gradients="autodiff"``)."""
     for row in BACKENDS:
         if row.name == framework:
-            return row.autodiff
+            return row.vjp is not None
     return _OTHERS[framework][1]
 
 
@@ -128,7 +137,7 @@ class Framework:
     get: Callable  # framework array -> float64 ndarray
     vjp: Callable | None  # (f, (q, k, v), g) -> (dq, dk, dv), f returning the output only
     # (fn, keywords, mode) -> (q, k, v) -> output; mode "jit" or "eager" where it compiles
-    bind: Callable = lambda fn, keywords, mode=None: lambda q, k, v: fn(q, k, v, **keywords)
+    bind: Callable = lambda fn, keywords, mode=None: _call_as_is(fn, keywords, mode)
     # (fn, keywords, first, mode) -> (q, k, v, g) -> (dq, dk, dv); first picks fn's output
     bind_vjp: Callable | None = None
     # (array, axis order) -> the same memory seen in that axis order; None: the framework's
@@ -143,7 +152,29 @@ class Framework:
 
 
 def framework(name: str) -> Framework:
-    return ADAPTERS[name]()
+    """The checker's view of framework ``name``: a backend's from its row, else its adapter."""
+    if name in _OTHERS:
+        return ADAPTERS[name]()
+    return _from_row(name)
+
+
+def _from_row(name: str) -> Framework:
+    """A numeric backend's adapter as the kernel checker uses it: arrays placed on the device
+    asked for (made the default for the kernel's own code), read back as float64 NumPy."""
+    row = backend(name)
+    module = prepared_module(row)
+
+    def put(array, dtype, device):
+        native = native_device(name, device)
+        row.select(native)
+        return row.place(module, array, dtype, native)
+
+    return Framework(name, put, to_numpy, row.vjp, bind=row.bind or _call_as_is,
+                     bind_vjp=row.bind_vjp, permute=row.permute)
+
+
+def _call_as_is(fn, keywords, mode=None):
+    return lambda q, k, v: fn(q, k, v, **keywords)
 
 
 def devices(framework_name: str) -> dict[str, object]:
@@ -165,133 +196,6 @@ def native_device(framework_name: str, device: str):
                       f"{', '.join(present) or 'none'})" if not covered else
                       f"{device} names {len(covered)} devices of {framework_name}: "
                       f"{', '.join(covered)}; name one")
-
-
-# -- numpy ---------------------------------------------------------------------------------------
-
-
-def _numpy() -> Framework:
-    def put(array, dtype, device):
-        native_device("numpy", device)
-        return np.asarray(array).astype(numpy_dtype(dtype))
-
-    return Framework("numpy", put, _float64, None, permute=np.transpose)
-
-
-def _numpy_devices() -> dict[str, object]:
-    return {"cpu": "cpu"}
-
-
-def _float64(array) -> np.ndarray:
-    return np.asarray(array).astype(np.float64)
-
-
-# -- jax -----------------------------------------------------------------------------------------
-
-
-def _jax() -> Framework:
-    import jax
-
-    jax.config.update("jax_enable_x64", True)  # float64 inputs stay float64
-
-    def put(array, dtype, device):
-        return jax.device_put(np.asarray(array).astype(numpy_dtype(dtype)),
-                              native_device("jax", device))
-
-    def vjp(f, primals, g):
-        _, pullback = jax.vjp(f, *primals)
-        return pullback(g)
-
-    return Framework("jax", put, lambda a: np.asarray(a).astype(np.float64), vjp, _jax_bind,
-                     _jax_bind_vjp)
-
-
-_JITTED: dict = {}
-
-
-def _split_keywords(keywords):
-    """Array keywords (traced) apart from the others (static, closed over), or None for the
-    statics when one of them cannot be hashed."""
-    import jax
-
-    arrays = {k: v for k, v in keywords.items() if isinstance(v, jax.Array)}
-    statics = tuple(sorted((k, v) for k, v in keywords.items() if k not in arrays))
-    try:
-        hash(statics)
-    except TypeError:
-        return arrays, None
-    return arrays, statics
-
-
-def _jax_bind(fn, keywords, mode=None):
-    """``fn`` with its keywords, under ``jit`` (the default mode): compiled once per shape,
-    dtype and static keyword, where eager dispatch would compile every primitive anew for each
-    shape. ``mode="eager"`` calls it as it stands, as a user's eager code does."""
-    import jax
-
-    arrays, statics = _split_keywords(keywords)
-    if statics is None or mode == "eager":  # an unhashable keyword: run eagerly
-        return lambda q, k, v: fn(q, k, v, **keywords)
-    key = ("forward", fn, statics)
-    if key not in _JITTED:
-        _JITTED[key] = jax.jit(lambda q, k, v, arrays: fn(q, k, v, **arrays, **dict(statics)))
-    return lambda q, k, v: _JITTED[key](q, k, v, arrays)
-
-
-def _jax_bind_vjp(fn, keywords, first, mode=None):
-    """The VJP of ``fn`` as one jitted program (forward and backward compiled together), or
-    eagerly with ``mode="eager"``."""
-    import jax
-
-    arrays, statics = _split_keywords(keywords)
-    if statics is None or mode == "eager":
-        return lambda q, k, v, g: jax.vjp(lambda *p: first(fn(*p, **keywords)), q, k, v)[1](g)
-    key = ("vjp", fn, statics, first)
-    if key not in _JITTED:
-        def pullback(q, k, v, g, arrays):
-            def forward(*p):
-                return first(fn(*p, **arrays, **dict(statics)))
-
-            return jax.vjp(forward, q, k, v)[1](g)
-
-        _JITTED[key] = jax.jit(pullback)
-    return lambda q, k, v, g: _JITTED[key](q, k, v, g, arrays)
-
-
-def _jax_devices() -> dict[str, object]:
-    from attnproof.numeric import jax_devices as every_platform
-
-    return every_platform()
-
-
-# -- mlx -----------------------------------------------------------------------------------------
-
-
-def _mlx() -> Framework:
-    import mlx.core as mx
-
-    def put(array, dtype, device):
-        mx.set_default_device(native_device("mlx", device))
-        if dtype == "bool":
-            return mx.array(np.asarray(array, dtype=bool))
-        values = np.asarray(array, dtype=np.float64 if dtype == "float64" else np.float32)
-        return mx.array(values).astype(getattr(mx, dtype))
-
-    def get(array):
-        return np.asarray(array.astype(mx.float64 if array.dtype == mx.float64 else mx.float32),
-                          dtype=np.float64)
-
-    def vjp(f, primals, g):
-        _, grads = mx.vjp(lambda q, k, v: f(q, k, v), list(primals), [g])
-        return tuple(grads)
-
-    return Framework("mlx", put, get, vjp, permute=mx.transpose)
-
-
-def _mlx_devices() -> dict[str, object]:
-    from attnproof.numeric import mlx_devices
-
-    return mlx_devices()
 
 
 # -- torch ---------------------------------------------------------------------------------------
@@ -329,7 +233,9 @@ def _torch_devices() -> dict[str, object]:
     return {"cpu": "cpu", **named_devices(cuda, lambda d: "gpu", lambda d: int(d.split(":")[1]))}
 
 
-# one per name in FRAMEWORKS (a test checks none is missing)
-ADAPTERS = {"numpy": _numpy, "jax": _jax, "mlx": _mlx, "torch": _torch}
-DEVICES = {"numpy": _numpy_devices, "jax": _jax_devices, "mlx": _mlx_devices,
-           "torch": _torch_devices}
+# the adapters of the frameworks that are no numeric backend (a test checks every framework
+# has one adapter: its row's or one here)
+ADAPTERS = {"torch": _torch}
+# every framework's devices: a backend's by its row
+DEVICES: dict[str, Callable[[], dict[str, object]]] = {
+    **{row.name: row.devices for row in BACKENDS}, "torch": _torch_devices}

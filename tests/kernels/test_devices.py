@@ -21,6 +21,7 @@ from attnproof.kernels._check import REFUSALS_BEFORE_NA, cell_devices
 from attnproof.kernels._frameworks import TF32, machine_epsilon, native_device, rounded
 from attnproof.kernels._matrix import to_markdown
 from attnproof.numeric import DeviceError
+from attnproof.numeric import _backends as backends
 
 from . import planted
 
@@ -226,12 +227,12 @@ def test_a_jax_kernel_runs_jitted_by_default_and_eagerly_when_declared():
         calls.append(type(q).__name__)
         return q
 
-    before = len(frameworks._JITTED)
+    before = len(backends._JITTED)
     ones = jax_adapter.put(np.ones((1, 1, 2, 2)), "float32", "cpu")
     jax_adapter.bind(fn, {}, "eager")(ones, ones, ones)
-    assert len(frameworks._JITTED) == before and "Tracer" not in calls[-1]
+    assert len(backends._JITTED) == before and "Tracer" not in calls[-1]
     jax_adapter.bind(fn, {}, "jit")(ones, ones, ones)
-    assert len(frameworks._JITTED) == before + 1 and "Tracer" in calls[-1]
+    assert len(backends._JITTED) == before + 1 and "Tracer" in calls[-1]
 
 
 def test_a_kernel_s_time_budget_skips_the_cells_not_begun_saying_so():
