@@ -22,7 +22,6 @@ import math
 import numpy as np
 import sympy as sp
 
-from attnproof.symbolic import ReduceMax
 from attnproof.symbolic.kinds import ieee as kind
 from attnproof.symbolic.kinds.ieee import FORMATS
 
@@ -53,7 +52,8 @@ def check(theorem, where, profile, seed=None) -> Evidence:
             envs = list(kind.index_env(expr, sizes))
 
             def every_entry(arrays, sizes=sizes, fixed=fixed, envs=envs):
-                evaluation = _Evaluation(xp, row, dtype, place_on, sizes, fixed, arrays)
+                arithmetic = _BackendArithmetic(xp, row, dtype, place_on, arrays)
+                evaluation = kind.AsWritten(arithmetic, sizes, fixed)
                 return [evaluation.eval(expr, env) for env in envs]
 
             results = every_entry(arrays)
@@ -145,117 +145,52 @@ def _float(value: sp.Expr) -> float:
     return float(value)
 
 
-class _Evaluation:
-    """The written formula with the backend's arithmetic: the symbolic evaluator's node rules,
-    with arrays instead of enclosures."""
+class _BackendArithmetic:
+    """The arithmetic of :class:`AsWritten` on a backend's arrays in the record's dtype: each
+    literal placed into the dtype once, each operation one call of the backend."""
 
-    def __init__(self, xp, row, dtype, device, sizes, fixed, arrays):
+    def __init__(self, xp, row, dtype, device, arrays):
         self.xp, self.row, self.dtype, self.device = xp, row, dtype, device
-        self.sizes, self.fixed, self.arrays = sizes, fixed, arrays
-        self.known: dict = {}  # a subexpression is evaluated once per value of its indices
+        self.arrays = arrays
+        self.literals: dict = {}
 
     def literal(self, value):
-        key = ("literal", _float(value))
-        if key not in self.known:
-            self.known[key] = self.row.place(self.xp, np.full(1, key[1]), self.dtype,
-                                             self.device)
-        return self.known[key]
+        number = _float(value)
+        if number not in self.literals:
+            self.literals[number] = self.row.place(self.xp, np.full(1, number), self.dtype,
+                                                   self.device)
+        return self.literals[number]
 
-    def eval(self, expr, env):
-        key = (expr, kind.loop_values(env, expr))
-        if key not in self.known:
-            self.known[key] = self.evaluate(expr, env)
-        return self.known[key]
+    exact = size = literal  # an integer, as a literal of the dtype
 
-    def evaluate(self, expr, env):
-        if expr.is_Number or expr in (sp.oo, -sp.oo, sp.nan, sp.zoo):
-            return self.literal(sp.nan if expr is sp.zoo else expr)
-        if isinstance(expr, sp.Idx):
-            return self.literal(kind.integer_value(expr, env, self.sizes))
-        if isinstance(expr, sp.Symbol):
-            if expr in env:
-                return self.literal(env[expr])
-            if expr.name in self.sizes:
-                return self.literal(self.sizes[expr.name])
-            return self.arrays[expr.name]
-        if isinstance(expr, sp.Indexed):
-            key = (str(expr.base), tuple(kind.integer_value(i, env, self.sizes)
-                                         for i in expr.indices))
-            return self.arrays[_name(key)]
-        for node, rule in self.RULES:
-            if isinstance(expr, node):
-                return rule(self, expr, env)
-        raise kind.TheoremError(f"IEEE value: no rule for {type(expr).__name__} ({expr})")
+    def input(self, key):
+        return self.arrays[_name(key)]
 
-    def add(self, expr, env):
-        total = None
-        for group in kind.addition_groups(expr.args):
-            value = self.eval(group[0], env)
-            if len(group) == 2:
-                value = value + self.eval(group[1], env)
-            total = value if total is None else total + value
-        return total
+    def add(self, a, b):
+        return a + b
 
-    def multiply(self, expr, env):
-        numerator, denominator = kind.fraction_parts(expr)
-        if numerator[:1] == [sp.S.NegativeOne] and len(numerator) == 2 and not denominator:
-            return -self.eval(numerator[1], env)
-        top = self.product(numerator, env)
-        return top if not denominator else top / self.product(denominator, env)
+    subtract_maximum = add  # x − max(…) is x + (−max(…)) in floating point
 
-    def product(self, factors, env):
-        value = None
-        for factor in factors:
-            item = self.eval(factor, env)
-            value = item if value is None else value * item
-        return value if value is not None else self.literal(1)
+    def negate(self, value):
+        return -value
 
-    def power(self, expr, env):
-        base, exponent = expr.args
-        if exponent == sp.Rational(1, 2):
-            return self.xp.sqrt(self.eval(base, env))
-        if exponent.is_Integer and exponent > 0:
-            return self.product([base] * int(exponent), env)
-        if exponent.is_Integer and exponent < 0:
-            return self.literal(1) / self.product([base] * -int(exponent), env)
-        raise kind.TheoremError(f"IEEE value: no rule for the power {expr}")
+    def multiply(self, a, b):
+        return a * b
 
-    def fold(self, expr, env, operation, empty):
-        (variable, lower, upper), = expr.limits
-        total = None
-        for v in range(kind.integer_value(lower, env, self.sizes),
-                       kind.integer_value(upper, env, self.sizes) + 1):
-            item = self.eval(expr.function, {**env, kind.loop_key(variable): sp.Integer(v)})
-            total = item if total is None else operation(total, item)
-        return total if total is not None else self.literal(empty)
+    def divide(self, a, b):
+        return a / b
 
-    def maximum(self, expr, env):
-        operands = [self.eval(o, e) for o, e in kind.max_operands(expr, env, self.sizes)]
+    def sqrt(self, value):
+        return self.xp.sqrt(value)
+
+    def exp(self, value):
+        return self.xp.exp(value)
+
+    def log(self, value):
+        return self.xp.log(value)
+
+    def maximum(self, operands, expr, env):
         total = operands[0]
         for item in operands[1:]:  # NaN-propagating, as IEEE 754-2019 maximum
             total = self.xp.maximum(total, item)
         return total
-
-    def where(self, expr, env):
-        mask, x, fill = expr.args
-        return self.eval(x if kind.mask_keeps(mask, env, self.sizes, self.fixed) else fill, env)
-
-    def piecewise(self, expr, env):
-        for branch, condition in expr.args:
-            if kind.condition_holds(condition, env, self.sizes, self.fixed):
-                return self.eval(branch, env)
-        return self.literal(sp.nan)
-
-    RULES = (
-        (sp.Add, add),
-        (sp.Mul, multiply),
-        (sp.Pow, power),
-        (sp.exp, lambda self, e, env: self.xp.exp(self.eval(e.args[0], env))),
-        (sp.log, lambda self, e, env: self.xp.log(self.eval(e.args[0], env))),
-        (sp.Sum, lambda self, e, env: self.fold(e, env, lambda a, b: a + b, 0)),
-        (sp.Product, lambda self, e, env: self.fold(e, env, lambda a, b: a * b, 1)),
-        (sp.Max, maximum),
-        (ReduceMax, maximum),
-        (kind.Where, where),
-        (sp.Piecewise, piecewise),
-    )

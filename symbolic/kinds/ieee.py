@@ -510,7 +510,131 @@ def first_unsupported(expr):
     return None
 
 
-# -- the symbolic evaluator ------------------------------------------------------------------
+# -- the one "as written" evaluator ------------------------------------------------------------
+
+
+class AsWritten:
+    """The written formula evaluated node by node, by the rules of :attr:`RULES` (looked up in
+    that order), with an ``arithmetic``: the symbolic route's enclosures of every value a format
+    can produce (:class:`EnclosureArithmetic`), or a backend's arrays in a format (the numeric
+    route's). Both routes evaluate the same operations in the same order: a sum's x − max(…)
+    first where it is written, then its terms left to right; x/y one division; x^n as n − 1
+    products; a literal rounded into the format; indices and loop values exact; a where() or
+    a Piecewise decided by the fixed inputs and the indices. A subexpression is evaluated once
+    per value of the indices it depends on.
+
+    An arithmetic gives ``literal(number)``, ``exact(integer)`` (an index, a loop value, the
+    empty sum's 0 and product's 1), ``size(n)``, ``input(key)`` (an input's name, or
+    ``(tensor, indices)`` for one of its entries), ``add``, ``subtract_maximum`` (x − max(…)),
+    ``negate``, ``multiply``, ``divide``, ``sqrt``, ``exp``, ``log`` and
+    ``maximum(operands, expr, env)``.
+    """
+
+    def __init__(self, arithmetic, sizes: dict, fixed: dict):
+        self.arithmetic, self.sizes, self.fixed = arithmetic, sizes, fixed
+        self.known: dict = {}
+
+    def eval(self, expr, env):
+        key = (expr, loop_values(env, expr))
+        if key not in self.known:
+            self.known[key] = self.evaluate(expr, env)
+        return self.known[key]
+
+    def evaluate(self, expr, env):
+        arithmetic = self.arithmetic
+        if expr.is_Number or expr in (sp.oo, -sp.oo, sp.nan, sp.zoo):
+            return arithmetic.literal(sp.nan if expr is sp.zoo else expr)
+        if isinstance(expr, sp.Idx):
+            return arithmetic.exact(integer_value(expr, env, self.sizes))
+        if isinstance(expr, sp.Symbol):
+            if expr in env:
+                return arithmetic.exact(int(env[expr]))
+            if expr.name in self.sizes:
+                return arithmetic.size(self.sizes[expr.name])
+            return arithmetic.input(expr.name)
+        if isinstance(expr, sp.Indexed):
+            return arithmetic.input((str(expr.base), tuple(integer_value(i, env, self.sizes)
+                                                           for i in expr.indices)))
+        for node, rule in self.RULES:
+            if isinstance(expr, node):
+                return rule(self, expr, env)
+        raise TheoremError(f"IEEE value: no IEEE rule for {type(expr).__name__} ({expr})")
+
+    def add(self, expr, env):
+        total = None
+        for group in addition_groups(expr.args):
+            value = self.eval(group[0], env)
+            if len(group) == 2:
+                value = self.arithmetic.subtract_maximum(value, self.eval(group[1], env))
+            total = value if total is None else self.arithmetic.add(total, value)
+        return total
+
+    def multiply(self, expr, env):
+        numerator, denominator = fraction_parts(expr)
+        if numerator[:1] == [sp.S.NegativeOne] and len(numerator) == 2 and not denominator:
+            return self.arithmetic.negate(self.eval(numerator[1], env))
+        top = self.product(numerator, env)
+        if not denominator:
+            return top
+        return self.arithmetic.divide(top, self.product(denominator, env))
+
+    def product(self, factors, env):
+        value = None
+        for factor in factors:
+            item = self.eval(factor, env)
+            value = item if value is None else self.arithmetic.multiply(value, item)
+        return value if value is not None else self.arithmetic.exact(1)
+
+    def power(self, expr, env):
+        base, exponent = expr.args
+        if exponent == sp.Rational(1, 2):
+            return self.arithmetic.sqrt(self.eval(base, env))
+        if exponent.is_Integer and exponent > 0:
+            return self.product([base] * int(exponent), env)
+        if exponent.is_Integer and exponent < 0:
+            return self.arithmetic.divide(self.arithmetic.exact(1),
+                                          self.product([base] * -int(exponent), env))
+        raise TheoremError(f"IEEE value: no IEEE rule for the power {expr}")
+
+    def fold(self, expr, env, operation, empty: int):
+        (variable, lower, upper), = expr.limits
+        total = None
+        for v in range(integer_value(lower, env, self.sizes),
+                       integer_value(upper, env, self.sizes) + 1):
+            item = self.eval(expr.function, {**env, loop_key(variable): sp.Integer(v)})
+            total = item if total is None else operation(total, item)
+        return total if total is not None else self.arithmetic.exact(empty)
+
+    def maximum(self, expr, env):
+        operands = [self.eval(o, e) for o, e in max_operands(expr, env, self.sizes)]
+        return self.arithmetic.maximum(operands, expr, env)
+
+    def where(self, expr, env):
+        mask, x, fill = expr.args
+        return self.eval(x if mask_keeps(mask, env, self.sizes, self.fixed) else fill, env)
+
+    def piecewise(self, expr, env):
+        for branch, condition in expr.args:
+            if condition_holds(condition, env, self.sizes, self.fixed):
+                return self.eval(branch, env)
+        return self.arithmetic.literal(sp.nan)
+
+    RULES = (
+        (sp.Add, add),
+        (sp.Mul, multiply),
+        (sp.Pow, power),
+        (sp.exp, lambda self, e, env: self.arithmetic.exp(self.eval(e.args[0], env))),
+        (sp.log, lambda self, e, env: self.arithmetic.log(self.eval(e.args[0], env))),
+        (sp.Sum, lambda self, e, env: self.fold(e, env, self.arithmetic.add, 0)),
+        (sp.Product, lambda self, e, env: self.fold(e, env, self.arithmetic.multiply, 1)),
+        (sp.Max, maximum),
+        (ReduceMax, maximum),
+        (Where, where),
+        (sp.Piecewise, piecewise),
+    )
+
+
+# -- the symbolic route's arithmetic -----------------------------------------------------------
 
 
 class _NeedChoice(Exception):
@@ -522,42 +646,15 @@ class _Infeasible(Exception):
     pass
 
 
-class _Evaluation:
-    """One case of the case analysis: each maximum met so far is attained by a chosen operand."""
+class EnclosureArithmetic:
+    """Enclosures in ``fmt``, every operation correctly rounded, for one case of the case
+    analysis: each maximum met so far is attained by a chosen operand (``choices``)."""
 
-    def __init__(self, fmt, sizes, inputs, fixed, choices):
-        self.fmt, self.sizes, self.inputs, self.fixed = fmt, sizes, inputs, fixed
-        self.choices = choices
-        self.known: dict = {}  # a subexpression is evaluated once per value of its indices
+    def __init__(self, fmt, inputs, choices):
+        self.fmt, self.inputs, self.choices = fmt, inputs, choices
 
     def round(self, value: Enclosure) -> Enclosure:
         return ieee.rounded(value, self.fmt)
-
-    def eval(self, expr, env) -> Enclosure:
-        key = (expr, loop_values(env, expr))
-        if key not in self.known:
-            self.known[key] = self.evaluate(expr, env)
-        return self.known[key]
-
-    def evaluate(self, expr, env) -> Enclosure:
-        if expr.is_Number or expr in (sp.oo, -sp.oo, sp.nan, sp.zoo):
-            return self.literal(expr)
-        if isinstance(expr, sp.Idx):
-            return ieee.point(integer_value(expr, env, self.sizes))
-        if isinstance(expr, sp.Symbol):
-            return self.symbol(expr, env)
-        if isinstance(expr, sp.Indexed):
-            key = (str(expr.base), tuple(integer_value(i, env, self.sizes) for i in expr.indices))
-            return self.inputs[key]
-        handler = getattr(self, f"eval_{type(expr).__name__}", None)
-        if handler is None:
-            for kind, name in ((sp.Max, "max"), (ReduceMax, "max"), (sp.exp, "exp"),
-                               (sp.log, "log")):
-                if isinstance(expr, kind):
-                    handler = getattr(self, f"eval_{name}")
-        if handler is None:
-            raise TheoremError(f"IEEE value: no IEEE rule for {type(expr).__name__} ({expr})")
-        return handler(expr, env)
 
     def literal(self, expr) -> Enclosure:
         if expr in (sp.nan, sp.zoo):
@@ -565,21 +662,17 @@ class _Evaluation:
         value = self.round(ieee.point(as_mpf(expr)))
         return ieee.Enclosure(value.lo, value.hi, source=("literal", str(value.lo)))
 
-    def symbol(self, expr, env) -> Enclosure:
-        if expr in env:
-            return ieee.point(int(env[expr]))
-        if expr.name in self.sizes:
-            return self.round(ieee.point(self.sizes[expr.name]))
-        return self.inputs[expr.name]
+    def exact(self, value: int) -> Enclosure:
+        return ieee.point(int(value))
 
-    def eval_Add(self, expr, env):
-        total = None
-        for group in addition_groups(expr.args):
-            value = self.eval(group[0], env)
-            if len(group) == 2:
-                value = self.subtract_maximum(value, self.eval(group[1], env))
-            total = value if total is None else self.round(ieee.add(total, value))
-        return total
+    def size(self, value: int) -> Enclosure:
+        return self.round(ieee.point(value))
+
+    def input(self, key) -> Enclosure:
+        return self.inputs[key]
+
+    def add(self, a: Enclosure, b: Enclosure) -> Enclosure:
+        return self.round(ieee.add(a, b))
 
     def subtract_maximum(self, x: Enclosure, minus_max: Enclosure) -> Enclosure:
         """x − max(…): exactly x − x when x attains the maximum in this case, ≤ 0 when x is
@@ -594,70 +687,25 @@ class _Evaluation:
                                    value.nan)
         return value
 
-    def eval_Mul(self, expr, env):
-        numerator, denominator = fraction_parts(expr)
-        if numerator[:1] == [sp.S.NegativeOne] and len(numerator) == 2 and not denominator:
-            return ieee.negate(self.eval(numerator[1], env))
-        top = self.product(numerator, env)
-        if not denominator:
-            return top
-        return self.round(ieee.divide(top, self.product(denominator, env)))
+    def negate(self, value: Enclosure) -> Enclosure:
+        return ieee.negate(value)
 
-    def product(self, factors, env):
-        value = None
-        for factor in factors:
-            item = self.eval(factor, env)
-            value = item if value is None else self.round(ieee.multiply(value, item))
-        return value if value is not None else ieee.point(1)
+    def multiply(self, a: Enclosure, b: Enclosure) -> Enclosure:
+        return self.round(ieee.multiply(a, b))
 
-    def eval_Pow(self, expr, env):
-        base, exponent = expr.args
-        if exponent == sp.Rational(1, 2):
-            return self.round(ieee.sqrt(self.eval(base, env)))
-        if exponent.is_Integer and exponent > 0:
-            return self.product([base] * int(exponent), env)
-        if exponent.is_Integer and exponent < 0:
-            return self.round(ieee.divide(ieee.point(1), self.product([base] * -int(exponent),
-                                                                       env)))
-        raise TheoremError(f"IEEE value: no IEEE rule for the power {expr}")
+    def divide(self, a: Enclosure, b: Enclosure) -> Enclosure:
+        return self.round(ieee.divide(a, b))
 
-    def eval_exp(self, expr, env):
-        return self.round(ieee.exp(self.eval(expr.args[0], env)))
+    def sqrt(self, value: Enclosure) -> Enclosure:
+        return self.round(ieee.sqrt(value))
 
-    def eval_log(self, expr, env):
-        return self.round(ieee.log(self.eval(expr.args[0], env)))
+    def exp(self, value: Enclosure) -> Enclosure:
+        return self.round(ieee.exp(value))
 
-    def eval_Sum(self, expr, env):
-        return self.fold(expr, env, ieee.add)
+    def log(self, value: Enclosure) -> Enclosure:
+        return self.round(ieee.log(value))
 
-    def eval_Product(self, expr, env):
-        return self.fold(expr, env, ieee.multiply)
-
-    eval_AllMasked = eval_Product
-
-    def fold(self, expr, env, operation):
-        (variable, lower, upper), = expr.limits
-        values = range(integer_value(lower, env, self.sizes),
-                       integer_value(upper, env, self.sizes) + 1)
-        total = None
-        for v in values:
-            item = self.eval(expr.function, {**env, loop_key(variable): sp.Integer(v)})
-            total = item if total is None else self.round(operation(total, item))
-        empty = ieee.point(0 if operation is ieee.add else 1)
-        return total if total is not None else empty
-
-    def eval_Piecewise(self, expr, env):
-        for branch, condition in expr.args:
-            if condition_holds(condition, env, self.sizes, self.fixed):
-                return self.eval(branch, env)
-        return ieee.NAN
-
-    def eval_Where(self, expr, env):
-        mask, x, fill = expr.args
-        return self.eval(x if mask_keeps(mask, env, self.sizes, self.fixed) else fill, env)
-
-    def eval_max(self, expr, env):
-        operands = [self.eval(o, e) for o, e in max_operands(expr, env, self.sizes)]
+    def maximum(self, operands: list, expr, env) -> Enclosure:
         if any(o.is_nan for o in operands):
             return ieee.NAN
         identities = tuple(o.identity for o in operands)
@@ -711,7 +759,8 @@ def enclose(expr, env, fmt, sizes, inputs, fixed) -> Enclosure | None:
         if cases > CASE_LIMIT:
             return None
         try:
-            value = _Evaluation(fmt, sizes, inputs, fixed, choices).eval(expr, env)
+            arithmetic = EnclosureArithmetic(fmt, inputs, choices)
+            value = AsWritten(arithmetic, sizes, fixed).eval(expr, env)
         except _NeedChoice as need:
             pending.extend({**choices, need.key: c} for c in range(need.count))
             continue
