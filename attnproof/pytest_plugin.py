@@ -17,6 +17,12 @@ The plugin is installed with attnproof (a ``pytest11`` entry point) and does not
 the generic harness test (``_harness.py``) over the theorems of DIR, and over the built-in
 catalog too with ``--attnproof-catalog``.
 
+``--attnproof-kernel SPEC`` (repeatable, or ``attnproof_kernels`` in the configuration) adds
+the kernel checker's generic test (``kernels/_harness.py``): one test per property × dtype ×
+device of each kernel, as ``attnproof kernels --kernel SPEC`` checks them
+(``--attnproof-kernel-examples N`` draws per cell), and the controller writes the session's
+conformance matrix into ``kernels/`` of the report folder.
+
 The harness's numeric tests are the configurations ``attnproof prove`` checks, from the same
 function: under the default profile each backend's default mode; ``--attnproof-profile NAME``
 chooses another profile (``thorough`` adds every other mode, eager JAX) for the modes and the
@@ -50,6 +56,7 @@ from .report import (
 SYMBOLIC_KEY = "attnproof.symbolic"
 NUMERIC_KEY = "attnproof.numeric"
 THEOREM_KEY = "attnproof.theorem"
+KERNEL_KEY = "attnproof.kernel"  # a kernel cell's record (kernels._pytest.KERNEL_KEY)
 EXPECTED_KEY = "attnproof.expected"  # a worker's collected harness tests, sent at its end
 DEFAULT_REPORT_DIR = Path("reports") / "pytest"
 CONFIGURATION = ("backend", "dtype", "device", "mode")
@@ -76,6 +83,15 @@ def pytest_addoption(parser) -> None:
     group.addoption("--attnproof-device", metavar="D", action="append", default=None,
                     help="run the harness's numeric tests only on device D (a kind such as cpu "
                          "or gpu, or gpu:N), as 'attnproof prove --device'; repeatable")
+    group.addoption("--attnproof-kernel", metavar="SPEC", action="append", default=None,
+                    help="check kernel SPEC (a library kernel, or module:attribute of a Kernel) "
+                         "as 'attnproof kernels --kernel SPEC': one test per property, dtype "
+                         "and device; repeatable")
+    group.addoption("--attnproof-kernel-examples", metavar="N", type=int, default=None,
+                    help="Hypothesis examples per kernel cell (default: as 'attnproof "
+                         "kernels')")
+    parser.addini("attnproof_kernels", type="linelist", default=[],
+                  help="kernels to check, as --attnproof-kernel")
     parser.addini("attnproof_theorems", type="paths", default=[],
                   help="theorem directories for the proof harness, as --attnproof-theorems")
     parser.addini("attnproof_catalog", type="bool", default=False,
@@ -90,6 +106,8 @@ def pytest_configure(config) -> None:
     directories = _theorem_directories(config)
     config.attnproof_catalog = harness.load(directories, _include_catalog(config)) \
         if directories else None
+    specs = config.getoption("attnproof_kernel") or config.getini("attnproof_kernels")
+    config.attnproof_kernels = kernel_harness().load(specs) if specs else None
 
 
 def _check_selection(config) -> list[str]:
@@ -137,10 +155,19 @@ def _is_worker(config) -> bool:
 # -- collection: remember what a complete run would check, then apply --theorem -----------------
 
 
+def kernel_harness():
+    """The kernel checker's harness module, imported only when a session names a kernel."""
+    from .kernels import _harness as kernels
+
+    return kernels
+
+
 @pytest.hookimpl(tryfirst=True)  # before -k, -m, --lf and --deselect remove anything
 def pytest_collection_modifyitems(session, config, items) -> None:
     if config.attnproof_catalog is not None:
         items.extend(_harness_items(session))
+    if config.attnproof_kernels is not None:
+        items.extend(_harness_items(session, kernel_harness()))
     expected = [(item.nodeid, theorem.name) for item in items
                 if (theorem := _theorem_of(item)) is not None]
     if _is_worker(config):
@@ -150,11 +177,12 @@ def pytest_collection_modifyitems(session, config, items) -> None:
     _select_theorems(config, items)
 
 
-def _harness_items(session) -> list:
-    """The generic test over the configured theorems, and one failing test per file that did
-    not load, so that a broken theorem file fails the run without hiding the others."""
-    module = pytest.Module.from_parent(session, path=Path(harness.__file__))
-    return list(session.genitems(module))
+def _harness_items(session, module=harness) -> list:
+    """The generic test over the configured theorems (or kernels), and one failing test for
+    the files (or specs) that did not load, so that a broken one fails the run without hiding
+    the others."""
+    collected = pytest.Module.from_parent(session, path=Path(module.__file__))
+    return list(session.genitems(collected))
 
 
 def _select_theorems(config, items) -> None:
@@ -229,23 +257,45 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     _active.clear()
     collector = config.stash[_COLLECTOR]
     out_dir = _report_dir(config)
-    if out_dir is None or not collector.has_records():
+    if out_dir is None:
         return
+    if collector.has_records():
+        _write_theorem_report(session, exitstatus, collector, out_dir)
+    if collector.kernel_records():
+        _write_conformance(collector, out_dir / "kernels")
+
+
+def _write_theorem_report(session, exitstatus, collector: _Collector, out_dir: Path) -> None:
+    config = session.config
     report = collector.report(_stopped_early(session, exitstatus), _node_id_arguments(config))
     report.run = {"by": "pytest", "args": list(config.invocation_params.args),
                   **_selection(config)}
     try:
         write_reports(report, out_dir)
-        collector.written = f"attnproof: wrote {out_dir / MARKDOWN_NAME}" + (
-            f" (partial: {report.partial_reason})" if report.partial else "")
+        collector.written.append(f"attnproof: wrote {out_dir / MARKDOWN_NAME}" + (
+            f" (partial: {report.partial_reason})" if report.partial else ""))
     except Exception as error:  # a report that cannot be written must not hide test results
-        collector.written = f"attnproof: could not write the report to {out_dir}: {error}"
+        collector.written.append(f"attnproof: could not write the report to {out_dir}: {error}")
+
+
+def _write_conformance(collector: _Collector, out_dir: Path) -> None:
+    """The session's conformance matrix: every kernel cell whose test ran, as its test
+    recorded it (a cell whose test did not run is not in it)."""
+    from .kernels._matrix import write
+    from .kernels._pytest import conformance_from_records
+
+    try:
+        paths = write(conformance_from_records(collector.kernel_records()), out_dir)
+        collector.written.append(f"attnproof: wrote {paths[0]}")
+    except Exception as error:  # a matrix that cannot be written must not hide test results
+        collector.written.append(f"attnproof: could not write the conformance matrix to "
+                                 f"{out_dir}: {error}")
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     collector = config.stash.get(_COLLECTOR, None)
-    if collector is not None and collector.written:
-        terminalreporter.write_line(collector.written)
+    for line in collector.written if collector is not None else ():
+        terminalreporter.write_line(line)
 
 
 def _selection(config) -> dict:
@@ -291,7 +341,7 @@ class _Collector:
     failures: list[tuple[str, str]] = field(default_factory=list)
     crashes: list[str] = field(default_factory=list)
     restrictions: list[str] = field(default_factory=list)  # options that check less
-    written: str = ""
+    written: list[str] = field(default_factory=list)  # what the controller wrote, a line each
 
     def expect(self, expected) -> None:
         for nodeid, theorem in expected:
@@ -307,6 +357,11 @@ class _Collector:
 
     def has_records(self) -> bool:
         return any(SYMBOLIC_KEY in p or NUMERIC_KEY in p for p in self.properties.values())
+
+    def kernel_records(self) -> list[str]:
+        """The kernel cells' records (``kernels._pytest.KERNEL_KEY``), in the order their
+        tests reported."""
+        return [p[KERNEL_KEY] for p in self.properties.values() if KERNEL_KEY in p]
 
     def report(self, stopped_early: bool, by_node_id: bool) -> Report:
         theorems, errors = self._results()

@@ -12,13 +12,14 @@ proved tolerance in place of a hand-tuned one in a kernel's own tests.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import pytest
 
 from attnproof.numeric import CellStatus, NumericStatus
 
-from ._check import DEFAULT_EXAMPLES, cell_devices, check_cell
+from ._check import DEFAULT_EXAMPLES, Cell, Conformance, cell_devices, check_cell, declared
 from ._declaration import Kernel
 from ._precision import words as precision_words
 from ._properties import PROPERTIES, property_named
@@ -56,17 +57,49 @@ def conformance_cells(kernel: Kernel, *, properties=None, dtypes=None, devices=N
     return [pytest.param(cell, id=str(cell)) for cell in cells]
 
 
-def assert_conforms(cell: KernelCell) -> None:
+# the key under which a cell's record travels with its test's report (``record_property``), to
+# the plugin's controller, which writes the session's conformance matrix
+KERNEL_KEY = "attnproof.kernel"
+
+
+def assert_conforms(cell: KernelCell, record_property=None) -> None:
     """Run one cell; skip where it cannot run or does not apply, fail with the shrunk
-    counterexample and the replay command where the kernel does not conform."""
-    if cell.absent is not None:
+    counterexample and the replay command where the kernel does not conform. With pytest's
+    ``record_property``, the cell's record goes with the test's report, so that the plugin
+    writes the session's conformance matrix (``reports/pytest/kernels/``)."""
+    if cell.absent is not None:  # not run here: skipped before any search
+        _record(record_property, cell, Cell(cell.property, cell.dtype, cell.device,
+                                            CellStatus.SKIPPED, reason=cell.absent))
         pytest.skip(cell.absent)
     result = check_cell(cell.kernel, property_named(cell.property), cell.dtype, cell.device,
                         cell.examples, cell.spec)
+    _record(record_property, cell, result)
     if result.status.record_status == NumericStatus.SKIPPED:  # n/a, or not run here
         pytest.skip(result.reason or "not applicable to this kernel")
     if result.status != CellStatus.CONFORMS:  # a failure, or too few decided cases to conform
         pytest.fail(_explain(result), pytrace=False)
+
+
+def _record(record_property, cell: KernelCell, result: Cell) -> None:
+    if record_property is not None:
+        record_property(KERNEL_KEY, json.dumps({
+            "kernel": cell.kernel.name, "framework": cell.kernel.framework,
+            "declared": declared(cell.kernel), "cell": result.to_json()}))
+
+
+def conformance_from_records(records) -> list[Conformance]:
+    """The conformance of each kernel, from its cells' records (``KERNEL_KEY``) in the order
+    they came: what the plugin's controller writes."""
+    kernels: dict[tuple, Conformance] = {}
+    for text in records:
+        record = json.loads(text)
+        key = (record["kernel"], record["framework"])
+        if key not in kernels:
+            kernels[key] = Conformance(record["kernel"], record["framework"],
+                                       record["declared"], [])
+        kernels[key].cells.append(Cell(**record["cell"]))
+        kernels[key].seconds += record["cell"].get("seconds", 0.0)
+    return list(kernels.values())
 
 
 def _explain(result) -> str:
