@@ -246,22 +246,32 @@ def search_structures(theorem, profile, effort, seed: int | None, run, tally, di
     return seen, shrunk, outcome
 
 
-def search_for_failure(strategy, fails, effort, profile, seed: int | None):
+def search_for_failure(strategy, fails, effort, profile, seed: int | None, explicit=(),
+                       targets: bool = False):
     """``(shrunk, seed)``: the first structure ``strategy`` draws on which ``fails(structure)``
     is true, shrunk by Hypothesis (None when ``effort.examples`` draws found none), and the seed
-    that draws it again. Every search runs from a seed, so that every record can be rerun
-    (``rerun_command``): the one given, else a fixed one where the profile derandomizes (CI),
-    else a fresh one."""
-    if seed is None:
-        seed = DERANDOMIZED_SEED if profile.derandomize else random.SystemRandom().getrandbits(32)
-    return find_failure(strategy, fails, effort.examples, seed), seed
+    that draws it again (:func:`find_failure` says what ``explicit`` and ``targets`` add). Every
+    search runs from a seed, so that every record can be rerun (``rerun_command``): the one
+    given, else a fixed one where the profile derandomizes (CI), else a fresh one."""
+    seed = search_seed(profile, seed)
+    return find_failure(strategy, fails, effort.examples, seed, explicit, targets), seed
 
 
-def find_failure(strategy, fails, examples: int, seed: int, explicit=()):
+def search_seed(profile, seed: int | None) -> int:
+    """The seed a search runs from: the one given, else the derandomized one where the profile
+    derandomizes (CI), else a fresh one."""
+    if seed is not None:
+        return seed
+    return DERANDOMIZED_SEED if profile.derandomize else random.SystemRandom().getrandbits(32)
+
+
+def find_failure(strategy, fails, examples: int, seed: int, explicit=(), targets: bool = False):
     """The one search of the driver, for the claim kinds' routes and the kernel checker's
     properties alike: the first of ``explicit`` on which ``fails(value)`` is true, as it is
     (a value written out is not shrunk), else the first of ``examples`` values ``strategy``
-    draws from ``seed`` on which it is, shrunk by Hypothesis; None when none is. ``fails`` may
+    draws from ``seed`` on which it is, shrunk by Hypothesis; None when none is. With
+    ``targets``, the search also climbs toward what ``fails`` reports to
+    ``hypothesis.target`` (an error against its bound) once its draws are done. ``fails`` may
     call ``hypothesis.reject()`` for a value that is no instance (another is drawn; an explicit
     one is passed over); a ``BaseException`` it raises ends the search and propagates."""
     for value in explicit:
@@ -270,9 +280,10 @@ def find_failure(strategy, fails, examples: int, seed: int, explicit=()):
                 return value
         except UnsatisfiedAssumption:
             continue
-    options = settings(max_examples=examples, database=None, deadline=None,
-                       phases=(Phase.generate, Phase.shrink), derandomize=False,
-                       suppress_health_check=list(HealthCheck))
+    phases = (Phase.generate, Phase.target, Phase.shrink) if targets else (Phase.generate,
+                                                                            Phase.shrink)
+    options = settings(max_examples=examples, database=None, deadline=None, phases=phases,
+                       derandomize=False, suppress_health_check=list(HealthCheck))
     try:
         return find(strategy, fails, settings=options, random=random.Random(seed))
     except (NoSuchExample, Unsatisfiable):  # none failed, or every draw was rejected

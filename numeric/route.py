@@ -22,7 +22,9 @@ from ._driver import (
     Evidence,
     Failure,
     Where,
+    find_failure,
     search_for_failure,
+    search_seed,
     search_structures,
     would_pass,
 )
@@ -50,6 +52,8 @@ __all__ = [
     "Failure",
     "search_for_failure",
     "search_structures",
+    "search_seed",
+    "find_failure",
     "would_pass",
     # backends and compiled statements
     "Backend",

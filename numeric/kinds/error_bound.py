@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import sympy as sp
-from hypothesis import HealthCheck, Phase, example, given, settings, target
+from hypothesis import currently_in_test_context, target
 from hypothesis import strategies as st
 
 from attnproof.symbolic import OnlineSoftmax, Positive, ReduceMax
@@ -38,9 +38,11 @@ from ..route import (
     Evidence,
     Failure,
     Rounding,
+    find_failure,
     finfo,
     numeric_route,
     run_route_program,
+    search_seed,
     to_numpy,
 )
 from ..route import numpy_dtype as _numpy_dtype
@@ -68,25 +70,25 @@ def check(theorem, where, profile, seed=None) -> Evidence:
                 f"the rounding model is wrong here: {row.name}'s {function} in {dtype} is off "
                 f"by {model_error:.2f}u, declared at most {declared}u ({model.source})"))
     seen = _Seen()
-    rng_seed = 0 if seed is None else seed
+    seed = search_seed(profile, seed)
 
-    @settings(max_examples=max(8, profile.truth.examples * 2), deadline=None, database=None,
-              derandomize=seed is None, phases=(Phase.explicit, Phase.generate, Phase.target),
-              suppress_health_check=list(HealthCheck))
-    @given(_structures(theorem, dtype))
-    def one_example(structure):
+    def fails(structure) -> bool:
         sizes, pattern, scale, draw_seed = structure
-        rng = np.random.default_rng((rng_seed, draw_seed))
+        rng = np.random.default_rng((seed, draw_seed))
         arrays = _draw(theorem, sizes, pattern, scale, rng, evaluation.dtype_numpy)
         ratio = evaluation.ratios(claim, model, sizes, arrays)
-        seen.note(ratio, sizes, arrays)
-        target(float(np.nanmax(np.where(np.isfinite(ratio.ratio), ratio.ratio, 0.0),
-                               initial=0.0)), label="observed error / bound")
+        if currently_in_test_context():  # a drawn structure, not a corner run before them
+            target(float(np.nanmax(np.where(np.isfinite(ratio.ratio), ratio.ratio, 0.0),
+                                   initial=0.0)), label="observed error / bound")
+        return seen.note(ratio, sizes, arrays)
 
-    for corner in _corners(theorem, dtype):
-        one_example = example(corner)(one_example)
-    one_example()
-    return _evidence(model, seen, dtype)
+    # the corners first, then draws that climb toward the bound (the largest observed/B is
+    # its tightness); a violation is shrunk to the smallest sizes that still show it
+    find_failure(_structures(theorem, dtype), fails, max(8, profile.truth.examples * 2), seed,
+                 _corners(theorem, dtype), targets=True)
+    found = _evidence(model, seen, dtype)
+    found.seed = seed
+    return found
 
 
 # -- draws --------------------------------------------------------------------------------------
@@ -115,14 +117,17 @@ def _structures(theorem, dtype: str):
 def _corners(theorem, dtype: str) -> list:
     """Every size at its largest, and each one at its smallest with the others at their
     largest: where a count grows fastest (the longest row in blocks of one key), which random
-    sizes reach rarely."""
+    sizes reach rarely; each with Gaussian scores, and with ascending ones at every scale (a
+    running maximum that rises at every block, by steps as large as the format allows: where
+    the rescalings' rounding adds up, which one scale alone shows in some draws only)."""
     dims = theorem.dims
-    scale = SCALES.get(dtype, DEFAULT_SCALES)[1]
+    scales = SCALES.get(dtype, DEFAULT_SCALES)
     largest = {d.name: d.sizes.high for d in dims}
     corners = [largest] + [{**largest, d.name: d.sizes.low} for d in dims
                            if d.sizes.low != d.sizes.high]
     return [(sizes, pattern, scale, 0) for sizes in corners
-            for pattern in ("gaussian", "ascending")]
+            for pattern, scale in (("gaussian", scales[1]),
+                                   *(("ascending", scale) for scale in scales))]
 
 
 def _draw(theorem, sizes, pattern, scale, rng, numpy_dtype) -> dict:
@@ -675,7 +680,9 @@ class _Seen:
     worst_error: float = 0.0
     violation: dict | None = None
 
-    def note(self, ratios: Ratios, sizes: dict, arrays: dict) -> None:
+    def note(self, ratios: Ratios, sizes: dict, arrays: dict) -> bool:
+        """Count a batch; whether it violates the bound (its first violating instance is then
+        the counterexample: the last batch noted that violates is the search's shrunk one)."""
         bounded = np.isfinite(ratios.bound)
         self.no_bound += int((~bounded).sum())
         self.outside += ratios.outside
@@ -686,7 +693,7 @@ class _Seen:
         self.worst_error = max(self.worst_error, float(np.nanmax(
             np.where(bounded, ratios.observed, 0.0), initial=0.0)))
         bad = np.flatnonzero(ratio > 1.0)
-        if bad.size and self.violation is None:
+        if bad.size:
             row = int(bad[0])
             self.violation = {
                 "sizes": sizes,
@@ -694,6 +701,7 @@ class _Seen:
                 "observed relative error": float(ratios.observed[row]),
                 "bound": float(ratios.bound[row]),
             }
+        return bool(bad.size)
 
 
 def _evidence(model: Rounding, seen: _Seen, dtype: str) -> Evidence:
