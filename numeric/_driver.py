@@ -273,7 +273,9 @@ def find_failure(strategy, fails, examples: int, seed: int, explicit=(), targets
     ``targets``, the search also climbs toward what ``fails`` reports to
     ``hypothesis.target`` (an error against its bound) once its draws are done. ``fails`` may
     call ``hypothesis.reject()`` for a value that is no instance (another is drawn; an explicit
-    one is passed over); a ``BaseException`` it raises ends the search and propagates."""
+    one is passed over); a ``BaseException`` it raises ends the search and propagates. The
+    explicit values run before Hypothesis does, outside its test: ``hypothesis.target`` is only
+    to be called where ``hypothesis.currently_in_test_context()``."""
     for value in explicit:
         try:
             if fails(value):

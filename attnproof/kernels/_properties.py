@@ -177,17 +177,17 @@ def _other_mask_dtypes(kernel: Kernel):
     return st.sampled_from((None, *OTHER_MASK_DTYPES))
 
 
-def _mask_dtype_explicit(**fields):
-    """A float mask in each of float32 and float64, whatever the scores' dtype, before any draw:
-    where dtype-promotion bugs live (the mask cast to the scores' dtype, or the scores to the
-    mask's), so that finding one never rests on the draws."""
+def _mask_dtype_explicit(kind: str | None = None, **fields):
+    """A float mask (of ``kind``, else the kernel's additive or bias one) in each of float32 and
+    float64, whatever the scores' dtype, before any draw: where dtype-promotion bugs live (the
+    mask cast to the scores' dtype, or the scores to the mask's), so that finding one never
+    rests on the draws."""
     def explicit(kernel: Kernel) -> tuple[Case, ...]:
         if not _takes_float_masks_of_any_dtype(kernel):
             return ()
-        kind = fields.get("mask_kind") or ("additive" if "additive" in kernel.mask_kinds
-                                           else "bias")
-        return tuple(Case(n_q=3, n_k=5, mask="random", mask_kind=kind, mask_dtype=mask_dtype,
-                          seed=seed, **{k: v for k, v in fields.items() if k != "mask_kind"})
+        mask_kind = kind or ("additive" if "additive" in kernel.mask_kinds else "bias")
+        return tuple(Case(n_q=3, n_k=5, mask="random", mask_kind=mask_kind,
+                          mask_dtype=mask_dtype, seed=seed, **fields)
                      for seed, mask_dtype in enumerate(OTHER_MASK_DTYPES))
 
     return explicit
@@ -259,15 +259,19 @@ def history_cases(kernel: Kernel):
 def _bias_mask_dtype_explicit(kernel: Kernel) -> tuple[Case, ...]:
     """The bias property's: a bias in a float mask of each other dtype (by the kernel's way of
     taking a bias)."""
-    kind = "bias" if "bias" in kernel.mask_kinds else kernel.mask_kinds[0]
+    kind = _bias_mask_kind(kernel)
     if kernel.takes_bias and kind in ("additive", "bias"):
-        return _mask_dtype_explicit(bias=BIASES[0], mask_kind=kind)(kernel)
+        return _mask_dtype_explicit(kind, bias=BIASES[0])(kernel)
     return ()
 
 
-def _bias_kind(kernel: Kernel):
+def _bias_mask_kind(kernel: Kernel) -> str:
     """The bias goes in the mask when the kernel takes a bias mask, else by its own keyword."""
-    return st.just("bias" if "bias" in kernel.mask_kinds else kernel.mask_kinds[0])
+    return "bias" if "bias" in kernel.mask_kinds else kernel.mask_kinds[0]
+
+
+def _bias_kind(kernel: Kernel):
+    return st.just(_bias_mask_kind(kernel))
 
 
 PROPERTIES = (
