@@ -3,14 +3,11 @@ settled from what was seen (a failure goes to the witness)."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import time
 from dataclasses import dataclass
 
-from hypothesis import HealthCheck, Phase, given, settings, target
-from hypothesis import example as hypothesis_example
-from hypothesis import seed as hypothesis_seed
+from hypothesis import currently_in_test_context, target
 
 from attnproof.symbolic import Theorem
 
@@ -19,7 +16,16 @@ from . import _time_log as time_log
 from ._backends import Backend, Configuration, unavailable_reason
 from ._decide import Outcome, decide, is_stability
 from ._devices import kind_of, out_of_memory, out_of_memory_reason
-from ._driver import Evidence, Failure, Where, rerun_command, settle, too_few
+from ._driver import (
+    Evidence,
+    Failure,
+    Where,
+    find_failure,
+    rerun_command,
+    search_seed,
+    settle,
+    too_few,
+)
 from ._ground_truth import ground_truth_error
 from ._plan import ImplementationError, ImplementationRaised, Runner, is_reference, runner_for
 from ._record import FINDING, NOT_EVALUATED, NumericRecord, NumericStatus
@@ -32,9 +38,6 @@ GROUND_TRUTH_MAX_SIZE = 4
 
 # Every phase but "explain", which reruns a failure many times only to annotate a traceback
 # nobody reads here; the counterexample is described by the witness instead.
-_SEARCH_PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
-
-
 def check(theorem: Theorem, backend_name: str = "numpy", dtype: str = "float64",
           device: str = "cpu", mode: str | None = None,
           profile: str | None = None) -> NumericRecord:
@@ -98,7 +101,7 @@ def _search(theorem: Theorem, configuration: Configuration, profile: str | None,
                 runner, finding = traceable_or_eager(runner_for(theorem, row, device, mode),
                                                      dtype, chosen)
                 seen, ratios = run_search(theorem, runner, dtype, chosen, seed=seed)
-                settle(record, seen, rerun_command(theorem, where, seed, chosen.name))
+                settle(record, seen, rerun_command(theorem, where, seen.seed, chosen.name))
                 if finding:  # first: a reason that begins with FINDING reports a defect
                     record.reason = finding + (f"; {record.reason}" if record.reason else "")
         except Exception as error:  # any failure of compiling or evaluating is reported
@@ -169,10 +172,6 @@ def _effort(runner: Runner, dtype: str, chosen) -> strategies.Effort:
     return chosen.half_formats if finfo(dtype).bits <= 16 else chosen.formats
 
 
-class _Refuted(AssertionError):
-    pass
-
-
 @dataclass
 class _Seen:
     """What the search saw over every example."""
@@ -191,10 +190,12 @@ class _Seen:
 
 def run_search(theorem, runner: Runner, dtype: str, chosen,
                seed: int | None = None) -> tuple[Evidence, Ratios]:
-    """Search for a failing batch; what was seen, and the error ratios."""
+    """Search for a failing batch; what was seen, and the error ratios. The evidence records
+    the seed the search drew from, so that ``attnproof replay --seed`` draws it again."""
     effort = effort_for(runner, dtype, chosen)
-    evidence_seen = Evidence()
-    seen, ratios = _drive(theorem, runner, dtype, chosen, effort, evidence_seen, seed)
+    searched_from = search_seed(chosen, seed)
+    evidence_seen = Evidence(seed=searched_from)
+    seen, ratios = _drive(theorem, runner, dtype, chosen, effort, evidence_seen, searched_from)
     # code that returned another shape or raised, and nothing else wrong: no further batch
     # evaluates
     raised_only = seen.failure is None and seen.raised is not None
@@ -224,47 +225,36 @@ def run_search(theorem, runner: Runner, dtype: str, chosen,
 
 
 def _drive(theorem, runner: Runner, dtype: str, chosen, effort, record: Evidence,
-           seed: int | None) -> tuple[_Seen, Ratios]:
-    """Run Hypothesis over the theorem's structures until one batch fails or examples run out.
-    ``record`` is the evidence counted so far (the name is kept: Hypothesis seeds derandomized
-    draws from the source of ``one_example``, so renaming it would change every draw)."""
+           seed: int) -> tuple[_Seen, Ratios]:
+    """The driver's search over the theorem's structures, from ``seed``: its corner
+    structures first, then drawn ones that climb toward the largest error, until one batch
+    fails (shrunk) or the examples run out. ``record`` counts the evidence as it comes."""
     seen, ratios = _Seen(), Ratios()
 
-    @settings(max_examples=effort.examples, deadline=None,
-              derandomize=chosen.derandomize and seed is None, database=None,
-              report_multiple_bugs=False, print_blob=False, phases=_SEARCH_PHASES,
-              suppress_health_check=list(HealthCheck))
-    @given(strategies.from_theorem(theorem, chosen))
-    def one_example(structure):
+    def fails(structure) -> bool:
         seen.last = structure
         try:
             outcome = decide(runner, structure, effort.batch, dtype)
         except ImplementationRaised as raised:
             seen.raised = (structure, raised)
-            if record.examples:  # it returned values before: shrink this failure
-                raise _Refuted("implementation raised") from raised
-            return
+            return record.examples > 0  # it returned values before: shrink this failure
         except ImplementationError as error:
             if error.got is None:  # no array at all: a declaration error, whatever the size
                 raise
             seen.wrong_shape = (structure, error)
-            if record.examples:  # it returned the stated shape before: shrink this failure
-                raise _Refuted("implementation shape") from error
-            return
+            return record.examples > 0  # it returned the stated shape before: shrink this
         _note(seen, ratios, record, structure, outcome)
-        target(min(outcome.worst, 1e300), label="worst error (ulps)")
-        if not is_reference(runner.row, dtype):
-            target(min(outcome.format_ratio, 1e300), label="lhs-rhs in format / its limit")
-        if outcome.failing_row is not None:
-            seen.failure = (structure, outcome)
-            raise _Refuted(outcome.comparison)
+        if currently_in_test_context():  # a corner runs outside Hypothesis's test
+            target(min(outcome.worst, 1e300), label="worst error (ulps)")
+            if not is_reference(runner.row, dtype):
+                target(min(outcome.format_ratio, 1e300), label="lhs-rhs in format / its limit")
+        if outcome.failing_row is None:
+            return False
+        seen.failure = (structure, outcome)
+        return True
 
-    for corner in reversed(strategies.corner_structures(theorem)):
-        one_example = hypothesis_example(corner)(one_example)
-    if seed is not None:
-        one_example = hypothesis_seed(seed)(one_example)
-    with contextlib.suppress(_Refuted):
-        one_example()
+    find_failure(strategies.from_theorem(theorem, chosen), fails, effort.examples, seed,
+                 explicit=strategies.corner_structures(theorem), targets=True)
     return seen, ratios
 
 

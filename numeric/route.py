@@ -22,6 +22,7 @@ from ._driver import (
     Evidence,
     Failure,
     Where,
+    draw_each,
     find_failure,
     search_for_failure,
     search_seed,
@@ -54,6 +55,7 @@ __all__ = [
     "search_structures",
     "search_seed",
     "find_failure",
+    "draw_each",
     "would_pass",
     # backends and compiled statements
     "Backend",

@@ -19,7 +19,6 @@ import dataclasses
 import functools
 
 import numpy as np
-from hypothesis import HealthCheck, Phase, given, settings
 
 from attnproof.symbolic import Greater, GreaterOrEqual
 
@@ -28,6 +27,7 @@ from ..route import (
     TRUTH_ULPS,
     Evidence,
     Failure,
+    draw_each,
     effort_for,
     evaluate_reference,
     evidence,
@@ -50,7 +50,7 @@ def check(theorem, where, profile, seed: int | None = None) -> Evidence:
         return seen
     # strictness is decided in float64 on this backend, whatever the record's format: a
     # format's own rounding cannot show that lhs − rhs stays above 0
-    _check_strictness(as_at_least, runner, where.dtype, profile, seen, seed)
+    _check_strictness(as_at_least, runner, where.dtype, profile, seen)
     return seen
 
 
@@ -71,22 +71,18 @@ class _Strictness:
     first_equal: dict | None = None
 
 
-def _check_strictness(theorem, runner, dtype: str, profile, seen: Evidence,
-                      seed: int | None) -> None:
+def _check_strictness(theorem, runner, dtype: str, profile, seen: Evidence) -> None:
     """A strict claim's decided instances are those where float64 shows lhs − rhs above its
-    rounding bound; the ≥ search's instances are named in the description."""
+    rounding bound; the ≥ search's instances are named in the description. The structures are
+    drawn from the ≥ search's seed, so its replay draws them again."""
     effort = effort_for(runner, dtype, profile)
     counts = _Strictness()
 
-    @settings(max_examples=effort.examples, deadline=None, database=None,
-              derandomize=profile.derandomize and seed is None,
-              phases=(Phase.explicit, Phase.generate), suppress_health_check=list(HealthCheck))
-    @given(strategies.from_theorem(theorem, profile))
-    def one_example(structure):
-        evaluated = evaluate_reference(runner, structure, effort.batch)
-        _count(evaluated, effort.batch, counts)
+    def count(structure) -> None:
+        _count(evaluate_reference(runner, structure, effort.batch), effort.batch, counts)
 
-    one_example()
+    draw_each(strategies.from_theorem(theorem, profile), count, effort.examples,
+              seen.seed or 0)
     if counts.first_equal is not None:
         seen.failure = Failure({"values": counts.first_equal, "lhs_minus_rhs": "0",
                                 "why": "lhs = rhs exactly in float64 (abs-scale 0: every term "
