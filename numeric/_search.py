@@ -36,8 +36,6 @@ from ._witness import derivation_fault, refute, refute_raised, refute_shape
 # Sizes up to this are evaluated exactly (mpmath loops over every sum) from a searched batch.
 GROUND_TRUTH_MAX_SIZE = 4
 
-# Every phase but "explain", which reruns a failure many times only to annotate a traceback
-# nobody reads here; the counterexample is described by the witness instead.
 def check(theorem: Theorem, backend_name: str = "numpy", dtype: str = "float64",
           device: str = "cpu", mode: str | None = None,
           profile: str | None = None) -> NumericRecord:
@@ -217,7 +215,8 @@ def run_search(theorem, runner: Runner, dtype: str, chosen,
                                       "evaluation of the same statement: the compiled code is "
                                       "wrong")
     elif seen.failure is None:
-        _without_failure(runner, dtype, evidence_seen, seen.invisible, seen.out_of_range)
+        _without_failure(runner, dtype, chosen, evidence_seen, seen.invisible,
+                         seen.out_of_range)
     else:
         evidence_seen.failure = refute(runner, *seen.failure, dtype, effort.batch, chosen)
         evidence_seen.error = derivation_fault(evidence_seen.failure)
@@ -361,7 +360,7 @@ def _stated_shape_somewhere(runner: Runner, dtype: str, batch: int) -> bool:
     return False
 
 
-def _without_failure(runner: Runner, dtype: str, tally: Evidence, invisible: float,
+def _without_failure(runner: Runner, dtype: str, chosen, tally: Evidence, invisible: float,
                      out_of_range: int = 0) -> None:
     _by_calibration(runner, dtype, tally, invisible, out_of_range)
     # a proved bound of both sides' rounding decides what the calibration cannot, where the
@@ -371,7 +370,7 @@ def _without_failure(runner: Runner, dtype: str, tally: Evidence, invisible: flo
             and tally.instances and decided_so_far):
         for judge in format_judges():
             judge(tally, runner.plan.theorem, runner.row, dtype, runner.device_name,
-                  false_in_float64=invisible > 0)
+                  false_in_float64=invisible > 0, profile=chosen)
 
 
 def _by_calibration(runner: Runner, dtype: str, tally: Evidence, invisible: float,

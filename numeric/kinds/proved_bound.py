@@ -28,17 +28,26 @@ from dataclasses import dataclass
 
 import numpy as np
 import sympy as sp
+from hypothesis import currently_in_test_context, target
 
 from attnproof.symbolic import Equals, Positive, Real, Scalar, Tensor, TheoremError
 from attnproof.symbolic.kinds import error_bound as analysis
 from attnproof.symbolic.route import claim_expressions
 
-from ..route import ROUNDING_MODEL, Evidence, Failure, format_judge
+from ..route import (
+    DERANDOMIZED_SEED,
+    ROUNDING_MODEL,
+    Evidence,
+    Failure,
+    find_failure,
+    format_judge,
+    strategies,
+)
 from . import error_bound as route
 
-# two draws of sizes, four batches of INSTANCES_PER_EXAMPLE instances at each: a jitting
-# backend compiles each operation once per shape, so batches at the same sizes cost little
-SIZE_DRAWS, BATCHES_PER_SIZE = 2, 4
+# batches the judge draws: sizes and a seed each, from the compiled search's seed, climbing toward
+# the largest |lhs − rhs| / bound; a jitting backend compiles each operation once per shape
+JUDGED_BATCHES = 8
 
 
 @dataclass
@@ -91,22 +100,33 @@ def _as_claim(expr, derived):
                                else "value")
 
 
-def compare(theorem, row, dtype: str, device: str, seed: int | None = None) -> Comparison | None:
-    """Both sides evaluated as written in ``dtype`` against their proved bounds."""
+def compare(theorem, row, dtype: str, device: str, profile, seed: int) -> Comparison | None:
+    """Both sides evaluated as written in ``dtype`` against their proved bounds, on batches the
+    driver's search draws from ``seed`` (a violation is shrunk to the smallest sizes)."""
     sides = bounded_sides(theorem)
     model = ROUNDING_MODEL.get((row.name, dtype))
     if sides is None or model is None:
         return None
     out = list(theorem.free_indices)
     evaluation = route.Evaluation(theorem, row, dtype, device, out=out)
-    rng = np.random.default_rng(0 if seed is None else seed)
     comparison = Comparison()
-    for _ in range(SIZE_DRAWS):
-        sizes = {d.name: int(rng.integers(d.sizes.low, d.sizes.high + 1)) for d in theorem.dims}
-        for _ in range(BATCHES_PER_SIZE):
-            arrays = _draw(theorem, sizes, rng, evaluation.dtype_numpy)
-            with np.errstate(all="ignore"):
-                _compare_batch(comparison, evaluation, sides, model, sizes, arrays)
+
+    def violates(structure) -> bool:
+        sizes = dict(structure.size_map)
+        arrays = _draw(theorem, sizes, np.random.default_rng(structure.seed),
+                       evaluation.dtype_numpy)
+        with np.errstate(all="ignore"):
+            worst, violation = _compare_batch(comparison, evaluation, sides, model, sizes,
+                                              arrays)
+        if currently_in_test_context():
+            target(min(worst, 1e300), label="|lhs − rhs| / proved bound")
+        if violation is None:
+            return False
+        comparison.violation = violation  # the last one found is the shrunk one
+        return True
+
+    find_failure(strategies.from_theorem(theorem, profile), violates, JUDGED_BATCHES, seed,
+                 targets=True)
     return comparison
 
 
@@ -124,7 +144,10 @@ def _draw(theorem, sizes: dict, rng, numpy_dtype) -> dict:
     return arrays
 
 
-def _compare_batch(comparison: Comparison, evaluation, sides, model, sizes, arrays):
+def _compare_batch(comparison: Comparison, evaluation, sides, model, sizes,
+                   arrays) -> tuple[float, dict | None]:
+    """Count one batch's instances inside the model into ``comparison``: its largest ratio,
+    and its first instance above the bound (None when none is)."""
     batch = route.instances(arrays)
     watch = route.RangeWatch(evaluation.dtype, batch)
     computed, limit = [], 0.0
@@ -141,26 +164,30 @@ def _compare_batch(comparison: Comparison, evaluation, sides, model, sizes, arra
     ratio = np.where(np.isnan(ratio), np.inf, ratio)[inside]
     comparison.instances += int(inside.sum())
     if not ratio.size:
-        return
-    comparison.worst = max(comparison.worst, float(ratio.max()))
+        return 0.0, None
+    worst = float(ratio.max())
+    comparison.worst = max(comparison.worst, worst)
     rows = np.flatnonzero(inside)
     bad = np.flatnonzero(ratio.max(axis=1) > 1.0)
-    if bad.size and comparison.violation is None:
-        row, entry = int(rows[bad[0]]), int(ratio[bad[0]].argmax())
-        comparison.violation = {
-            "sizes": sizes,
-            "inputs": {k: np.round(v[row], 6).tolist() for k, v in arrays.items()},
-            "|lhs − rhs| as written": float(difference[row, entry]),
-            "proved bound of the two sides' rounding": float(limit[row, entry]),
-        }
+    if not bad.size:
+        return worst, None
+    row, entry = int(rows[bad[0]]), int(ratio[bad[0]].argmax())
+    return worst, {
+        "sizes": sizes,
+        "inputs": {k: np.round(v[row], 6).tolist() for k, v in arrays.items()},
+        "|lhs − rhs| as written": float(difference[row, entry]),
+        "proved bound of the two sides' rounding": float(limit[row, entry]),
+    }
 
 
 @format_judge
-def judge(seen: Evidence, theorem, row, dtype: str, device: str,
-          false_in_float64: bool) -> None:
+def judge(seen: Evidence, theorem, row, dtype: str, device: str, false_in_float64: bool,
+          profile) -> None:
     """Decide or annotate a lower format's evidence with the proved bound, where one exists: a
-    violation is a failure where float64 is false, an inconsistency where it is true."""
-    comparison = compare(theorem, row, dtype, device)
+    violation is a failure where float64 is false, an inconsistency where it is true. Its
+    batches are drawn from the search's seed, so the record's replay draws them again."""
+    comparison = compare(theorem, row, dtype, device, profile,
+                         DERANDOMIZED_SEED if seen.seed is None else seen.seed)
     if comparison is None or comparison.instances == 0:
         return
     within = (f"as written in {dtype}, lhs − rhs reached {comparison.worst:.3g} of the proved "
