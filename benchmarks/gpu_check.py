@@ -13,7 +13,11 @@ It runs, each as a user would type it and timed:
 3. ``attnproof prove`` with the defaults, so on every device present (the CPU and the GPU),
    which on a machine with a GPU writes ``reports/gpu/`` beside the CPU run's ``reports/``.
    Stopped with SIGTERM at ``--prove-seconds``, it keeps the theorems finished as a partial
-   report.
+   report;
+4. with ``--pytest-kernel SPEC``, the same kernel checker under pytest, as a user's test suite
+   runs it: ``pytest -n W --attnproof-kernel SPEC --attnproof-device gpu`` in an empty folder
+   (so that only the kernels' cells are collected), whose session matrix lands in
+   ``reports/gpu/pytest/kernels/``.
 
 and writes ``reports/gpu/gpu_check.md``: the machine, each command with its exit code and wall
 time. On a machine without the device it asks for, each step says so (exit 2) and the check
@@ -23,6 +27,7 @@ still completes.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import os
 import platform
 import signal
@@ -55,6 +60,11 @@ def main() -> int:
                         help="extra arguments for attnproof prove (e.g. '--theorem NAME')")
     parser.add_argument("--skip", action="append", default=[],
                         help="leave out a step: devices, jax, torch, prove")
+    parser.add_argument("--pytest-kernel", action="append", default=[], metavar="SPEC",
+                        help="also check this kernel through the pytest plugin; repeatable")
+    parser.add_argument("--pytest-select", default=None, metavar="EXPR",
+                        help="pytest -k expression for those cells (e.g. 'float32')")
+    parser.add_argument("--pytest-workers", type=int, default=4, help="pytest -n")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     steps: list[tuple[str, int, float]] = []
@@ -73,17 +83,42 @@ def main() -> int:
     if "prove" not in args.skip:
         steps.append(_step(CLI + ["prove", *args.prove_args.split()], env, OUT / "prove.log",
                            stop_after=args.prove_seconds))
+    if args.pytest_kernel:
+        steps.append(_pytest_kernels(args, env))
     _summary(steps)
     return 0
 
 
-def _step(command: list[str], env: dict, log: Path, stop_after: float | None = None):
+def _pytest_kernels(args, env: dict):
+    """The kernel checker as a pytest session: an empty folder, so that the plugin's cells are
+    the only tests, with the repository importable and the plugin loaded where the package is
+    not installed (its entry point then absent)."""
+    folder = OUT / "pytest"
+    folder.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+               "-n", str(args.pytest_workers), "--attnproof-device", args.device,
+               "--attnproof-kernel-examples", str(args.examples),
+               "--attnproof-report", str(folder)]
+    if not any(point.name == "attnproof"
+               for point in importlib.metadata.entry_points(group="pytest11")):
+        command += ["-p", "attnproof.pytest_plugin"]
+    for spec in args.pytest_kernel:
+        command += ["--attnproof-kernel", spec]
+    if args.pytest_select:
+        command += ["-k", args.pytest_select]
+    path = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return _step(command, {**env, "PYTHONPATH": path}, OUT / "pytest-kernels.log", cwd=folder,
+                 shown=" ".join(["pytest", *command[3:]]))
+
+
+def _step(command: list[str], env: dict, log: Path, stop_after: float | None = None,
+          cwd: Path = ROOT, shown: str | None = None):
     """Run one command, its output to the terminal and ``log``; SIGTERM at ``stop_after``."""
-    shown = " ".join(["attnproof", *command[len(CLI):]])
+    shown = shown or " ".join(["attnproof", *command[len(CLI):]])
     print(f"\n$ {shown}", flush=True)
     started = time.perf_counter()
     with log.open("w", encoding="utf-8") as sink:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, text=True)
         pump = threading.Thread(target=_copy, args=(process.stdout, sink), daemon=True)
         pump.start()

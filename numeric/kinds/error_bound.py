@@ -188,7 +188,7 @@ class RangeWatch:
         self.outside = np.zeros(batch, dtype=bool)
 
     def __call__(self, value) -> None:
-        if not isinstance(value, np.ndarray):
+        if not isinstance(value, np.ndarray) or value.ndim == 0:
             return
         magnitude = np.abs(value.astype(np.float64)).reshape(value.shape[0], -1)
         with np.errstate(invalid="ignore"):
@@ -380,7 +380,7 @@ class _Interpreter:
         if isinstance(expr, sp.Mul):
             return self._product(expr)
         if isinstance(expr, sp.Add):
-            return _fold(lambda a, b: a + b, [self.eval(a) for a in expr.args])
+            return self._fold_watched(lambda a, b: a + b, [self.eval(a) for a in expr.args])
         raise NotImplementedError(f"cannot evaluate {type(expr).__name__} as written")
 
     def _over(self, expr, reduce):
@@ -441,12 +441,23 @@ class _Interpreter:
             for value in values:
                 self.watch(value)
 
+    def _fold_watched(self, function, values):
+        """``values`` combined left to right, as written; every partial result is an
+        intermediate of the computation (e^s·v overflows float16 before the division by the sum
+        brings it back), so the range watch sees each, not only the node's value."""
+        result = values[0]
+        for value in values[1:]:
+            result = function(result, value)
+            self._watched(result)
+        return result
+
     def _left_to_right(self, terms):
         if getattr(self.xp, "__name__", "") == "jax.numpy":  # one dispatch, same order
             return _jax_left_to_right(terms)
         total = terms[..., 0]
         for k in range(1, terms.shape[-1]):
             total = total + terms[..., k]
+            self._watched(total)  # a partial sum can leave the range where the whole does not
         return total
 
     def _plain(self, compute):
@@ -482,9 +493,10 @@ class _Interpreter:
     def _product(self, expr):
         numerator = [a for a in expr.args if not (isinstance(a, sp.Pow) and a.exp == -1)]
         denominator = [a.base for a in expr.args if isinstance(a, sp.Pow) and a.exp == -1]
-        value = _fold(lambda a, b: a * b, [self.eval(a) for a in numerator])
+        value = self._fold_watched(lambda a, b: a * b, [self.eval(a) for a in numerator])
         for d in denominator:  # x / y is one division, as written
             value = value / self.eval(d)
+            self._watched(value)
         return value
 
     def _entry(self, expr: sp.Indexed):

@@ -6,9 +6,12 @@ in the format too (what the calibrated tolerance could not see), makes a true cl
 import dataclasses
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from attnproof.numeric import check
+from attnproof.numeric._backends import backend
+from attnproof.numeric._profiles import profile
 from attnproof.numeric.kinds import error_bound as route
 from attnproof.numeric.kinds import proved_bound
 from attnproof.symbolic import discover
@@ -55,3 +58,37 @@ def test_a_broken_rounding_model_makes_a_true_claim_inconsistent(monkeypatch):
                                   "softmax_jacobian"])  # derivatives: no rounding rule
 def test_equations_the_analysis_does_not_cover_keep_the_calibrated_verdict(name):
     assert proved_bound.bounded_sides(CATALOG[name]) is None
+
+
+def test_an_intermediate_that_overflows_puts_the_row_outside_the_model():
+    # Vᵀ softmax(βKξ) as written computes e^(βs)·v before dividing by the sum: at βs = 10.57
+    # and v = −2.24 that product is −8.7e4, beyond float16's largest 65504, while every
+    # node's own value (the quotient, the sums) is in range. The model assumes no overflow,
+    # so the row gets no bound; judged, its −inf would read as a broken rounding model.
+    theorem = CATALOG["hopfield_update_is_attention"]
+    row = {"K": [[2.564453, 2.806641, -2.912109], [2.181641, 2.886719, 2.744141]],
+           "V": [[1.518555, -0.364746, 0.530273, -2.236328],
+                 [1.356445, -1.319336, -1.856445, 2.177734]],
+           "xi": [0.673828, 0.664551, -0.703125], "beta": 1.874023}
+    arrays = {name: np.asarray([value], np.float64) for name, value in row.items()}
+    sizes = {"N": 2, "d_k": 3, "d_v": 4}
+    model = route.ROUNDING_MODEL[("numpy", "float16")]
+    evaluation = route.Evaluation(theorem, backend("numpy"), "float16", "cpu",
+                                  out=list(theorem.free_indices))
+    ((_, side), _) = proved_bound.bounded_sides(theorem)
+    watch = route.RangeWatch("float16", 1)
+    with np.errstate(all="ignore"):
+        written = evaluation.bounded(side, model, sizes, arrays, watch).computed
+    assert np.isneginf(written).any()  # the overflow is real in float16
+    assert watch.outside.all()
+
+
+def test_the_judge_searches_its_batches_from_the_records_seed():
+    # the same seed draws the same batches (the replay's promise); another seed draws others
+    theorem, row = CATALOG["linear_attention_reassociation"], backend("numpy")
+    chosen = profile("quick")
+    first, again, other = (proved_bound.compare(theorem, row, "float16", "cpu", chosen, seed)
+                           for seed in (3, 3, 4))
+    assert first is not None and first.instances > 0
+    assert (first.instances, first.worst) == (again.instances, again.worst)
+    assert (first.instances, first.worst) != (other.instances, other.worst)
