@@ -275,13 +275,16 @@ def find_failure(strategy, fails, examples: int, seed: int, explicit=(), targets
     call ``hypothesis.reject()`` for a value that is no instance (another is drawn; an explicit
     one is passed over); a ``BaseException`` it raises ends the search and propagates. The
     explicit values run before Hypothesis does, outside its test: ``hypothesis.target`` is only
-    to be called where ``hypothesis.currently_in_test_context()``."""
+    to be called where ``hypothesis.currently_in_test_context()``. With no ``examples``, the
+    explicit values are the whole search (a route that enumerates its domain)."""
     for value in explicit:
         try:
             if fails(value):
                 return value
         except UnsatisfiedAssumption:
             continue
+    if examples <= 0:  # the written-out values were the whole search (a declared domain)
+        return None
     phases = (Phase.generate, Phase.target, Phase.shrink) if targets else (Phase.generate,
                                                                             Phase.shrink)
     options = settings(max_examples=examples, database=None, deadline=None, phases=phases,

@@ -21,7 +21,7 @@ import sympy as sp
 
 from attnproof.symbolic import Cost, Integer
 
-from ..route import Evidence, Failure, numeric_route, numpy_dtype
+from ..route import Evidence, Failure, find_failure, numeric_route, numpy_dtype, search_seed
 
 # growing sizes 1, 2, 4, ..., 2**LADDER_STEPS for an order claim
 LADDER_STEPS = 8
@@ -174,17 +174,22 @@ def measure(implementation, inputs: dict, scalars: dict, dtype) -> Counter:
 
 @numeric_route(Cost)
 def check(theorem, where, profile, seed=None) -> Evidence:
+    """Every size assignment (the ladders, then sizes over each range), one case each, through
+    the driver's search in order: the first whose count differs from the formula fails; an
+    order claim is then judged on the growth along each whole ladder."""
     dtype = where.dtype
     claim = theorem.claim
     array_dtype = numpy_dtype(dtype)
-    generator = random.Random(seed if seed is not None else theorem.name)
-    ranges = _size_ranges(theorem)
-    assignments = _assignments(claim, ranges, generator)
+    searched_from = search_seed(profile, seed)
+    generator = random.Random(searched_from)
+    assignments = _assignments(claim, _size_ranges(theorem), generator)
     measured_what = "peak entries held at once" if claim.counted == "entries" else "multiply-adds"
     target = claim.formula if claim.order == "exact" else claim.count()
     values = np.random.default_rng(generator.randrange(2**32))
-    results = []
-    for sizes in assignments:
+    results: list = []
+    mismatch: list = []
+
+    def differs(sizes) -> bool:
         counter = measure(claim.implementation, _inputs(theorem, sizes, values),
                           _scalars(theorem, sizes), array_dtype)
         measured = counter.peak if claim.counted == "entries" else counter.multiply_adds
@@ -192,9 +197,14 @@ def check(theorem, where, profile, seed=None) -> Evidence:
                                     for k, v in sizes.items()}))
         results.append((sizes, measured))
         if measured != expected:
-            return Evidence(examples=len(results), instances=len(results), failure=_failure(
-                sizes, measured, expected, target, measured_what))
-    seen = Evidence(examples=len(results), instances=len(results))
+            mismatch[:] = [_failure(sizes, measured, expected, target, measured_what)]
+        return bool(mismatch)
+
+    find_failure(None, differs, 0, searched_from, explicit=assignments)
+    seen = Evidence(examples=len(results), instances=len(results), seed=searched_from)
+    if mismatch:
+        seen.failure = mismatch[0]
+        return seen
     if claim.order != "exact":
         growth = _worst_growth(claim, results)
         if growth is not None:

@@ -25,58 +25,77 @@ import sympy as sp
 from attnproof.symbolic.kinds import ieee as kind
 from attnproof.symbolic.kinds.ieee import FORMATS
 
-from ..route import Evidence, Failure, numeric_route, to_numpy
+from ..route import Evidence, Failure, find_failure, numeric_route, search_seed, to_numpy
 
 
 @numeric_route(kind.IEEEValue)
 def check(theorem, where, profile, seed=None) -> Evidence:
+    """Every declared size assignment, one case each (the domain enumerated, not drawn),
+    through the driver's search in order: its batch's free entries drawn from the case's seed,
+    the search's seed plus the case's number."""
     row, dtype, device, _ = where
     claim = theorem.claim
     if row.measured_as(dtype) != dtype:
         return Evidence(unsupported="MLX evaluates exp in float32 for float64 arrays (exp(89) = "
                                     "inf), so it has no float64 IEEE values to compare")
-    xp = row.namespace(row.load(), dtype)
+    searched_from = search_seed(profile, seed)
+    cases = [(sizes, (searched_from + number) % 2**32)
+             for number, sizes in enumerate(claim.size_assignments())]
+    judged = _Judged(theorem, row, dtype, row.devices()[device],
+                     batch=max(8, profile.truth.batch // 4))
+    with row.scope(judged.place_on), np.errstate(all="ignore"):
+        find_failure(None, judged.fails, 0, searched_from, explicit=cases)
     expected = claim.claimed[dtype]
-    fmt = FORMATS[dtype]
-    batch = max(8, profile.truth.batch // 4)
-    rng = np.random.default_rng(0 if seed is None else seed)
-    expr = kind.written(theorem, claim)
-    entries, worst, drawn_any = 0, 0.0, False
-    place_on = row.devices()[device]
-    with row.scope(place_on), np.errstate(all="ignore"):
-        for sizes in claim.size_assignments():
-            fixed = kind.fixed_values(theorem, claim, sizes)
-            drawn_any = drawn_any or bool(kind.free_entries(theorem, sizes, fixed))
-            drawn = _draw(theorem, sizes, fixed, batch, rng)
-            arrays = {_name(k): row.place(xp, v, dtype, place_on) for k, v in drawn.items()}
-            envs = list(kind.index_env(expr, sizes))
-
-            def every_entry(arrays, sizes=sizes, fixed=fixed, envs=envs):
-                arithmetic = _BackendArithmetic(xp, row, dtype, place_on, arrays)
-                evaluation = kind.AsWritten(arithmetic, sizes, fixed)
-                return [evaluation.eval(expr, env) for env in envs]
-
-            results = every_entry(arrays)
-            for env, result in zip(envs, results, strict=True):
-                values = to_numpy(result) * np.ones(batch)
-                entries += 1
-                worst = max(worst, _error_ulps(values, expected, fmt))
-                wrong = ~_accepted(values, expected, fmt)
-                if wrong.any():
-                    first = int(np.argmax(wrong))
-                    return Evidence(examples=1, instances=entries * batch, worst_ulps=worst,
-                                    failure=_failure(sizes, env, fixed, drawn, first,
-                                                     values[first], expected, dtype))
+    if judged.failure is not None:
+        return Evidence(examples=1, instances=judged.entries * judged.batch,
+                        worst_ulps=judged.worst, failure=judged.failure, seed=searched_from)
     # with every input given by at=, each entry is one instance however many rows repeat it
-    instances = entries * batch if drawn_any else entries
+    rows = judged.batch if judged.drawn_any else 1
     return Evidence(
-        examples=entries, instances=instances, worst_ulps=worst,
+        examples=judged.entries, instances=judged.entries * rows, worst_ulps=judged.worst,
+        seed=searched_from,
         description=(f"evaluated as written in {dtype} on {row.name}, op by op (eagerly, in "
-                     f"every mode: a jit per size would cost more than the check): {entries} "
-                     f"entries × {batch if drawn_any else 1} rows, each "
-                     f"{expected.describe()}"),
-        fixed_inputs=None if drawn_any else (
+                     f"every mode: a jit per size would cost more than the check): "
+                     f"{judged.entries} entries × {rows} rows, each {expected.describe()}"),
+        fixed_inputs=None if judged.drawn_any else (
             "fixed inputs: every input is given by at=, and each entry was evaluated at it"))
+
+
+class _Judged:
+    """One case at a time: every entry of the written formula at one size assignment,
+    evaluated on the backend in the record's dtype, against the claimed class or bounds."""
+
+    def __init__(self, theorem, row, dtype: str, place_on, batch: int):
+        self.theorem, self.row, self.dtype, self.place_on = theorem, row, dtype, place_on
+        self.batch = batch
+        self.xp = row.namespace(row.load(), dtype)
+        self.expr = kind.written(theorem, theorem.claim)
+        self.expected = theorem.claim.claimed[dtype]
+        self.fmt = FORMATS[dtype]
+        self.entries, self.worst, self.drawn_any = 0, 0.0, False
+        self.failure: Failure | None = None
+
+    def fails(self, case) -> bool:
+        sizes, seed = case
+        theorem, claim = self.theorem, self.theorem.claim
+        fixed = kind.fixed_values(theorem, claim, sizes)
+        self.drawn_any = self.drawn_any or bool(kind.free_entries(theorem, sizes, fixed))
+        drawn = _draw(theorem, sizes, fixed, self.batch, np.random.default_rng(seed))
+        arrays = {_name(k): self.row.place(self.xp, v, self.dtype, self.place_on)
+                  for k, v in drawn.items()}
+        arithmetic = _BackendArithmetic(self.xp, self.row, self.dtype, self.place_on, arrays)
+        evaluation = kind.AsWritten(arithmetic, sizes, fixed)
+        for env in kind.index_env(self.expr, sizes):
+            values = to_numpy(evaluation.eval(self.expr, env)) * np.ones(self.batch)
+            self.entries += 1
+            self.worst = max(self.worst, _error_ulps(values, self.expected, self.fmt))
+            wrong = ~_accepted(values, self.expected, self.fmt)
+            if wrong.any():
+                first = int(np.argmax(wrong))
+                self.failure = _failure(sizes, env, fixed, drawn, first, values[first],
+                                        self.expected, self.dtype)
+                return True
+        return False
 
 
 def _error_ulps(values: np.ndarray, expected, fmt) -> float:
