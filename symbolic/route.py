@@ -65,7 +65,14 @@ from ._theorem import (
     free_indices,
     ordered_free_indices,
 )
-from ._vocabulary import OnlineSoftmax, ReduceMax, ReduceMin, Softmax, expand_vocabulary
+from ._vocabulary import (
+    Indicator,
+    OnlineSoftmax,
+    ReduceMax,
+    ReduceMin,
+    Softmax,
+    expand_vocabulary,
+)
 
 __all__ = [
     # the contract and the language a statement is written in
@@ -87,6 +94,7 @@ __all__ = [
     "Real",
     "Simplex",
     "Sizes",
+    "Indicator",
     "OnlineSoftmax",
     "ReduceMax",
     "ReduceMin",

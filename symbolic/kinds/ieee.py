@@ -33,12 +33,14 @@ from ..route import (
     PROVED_BOUNDED,
     REFUTED,
     ClaimKind,
+    Indicator,
     Integer,
     Mask,
     Positive,
     ProofResult,
     Real,
     ReduceMax,
+    ReduceMin,
     Simplex,
     TheoremError,
     expand_vocabulary,
@@ -512,6 +514,9 @@ def first_unsupported(expr):
 
 # -- the one "as written" evaluator ------------------------------------------------------------
 
+# a relation's name, as an arithmetic that decides conditions compares it
+RELATIONS = {sp.Eq: "==", sp.Ne: "!=", sp.Le: "<=", sp.Lt: "<", sp.Ge: ">=", sp.Gt: ">"}
+
 
 class AsWritten:
     """The written formula evaluated node by node, by the rules of :attr:`RULES` (looked up in
@@ -528,6 +533,12 @@ class AsWritten:
     ``(tensor, indices)`` for one of its entries), ``add``, ``subtract_maximum`` (x − max(…)),
     ``negate``, ``multiply``, ``divide``, ``sqrt``, ``exp``, ``log`` and
     ``maximum(operands, expr, env)``.
+
+    An arithmetic over drawn values (a limit's value over rows of scores,
+    ``numeric/kinds/_row_values.py``) sets ``decides_conditions``: a Piecewise or an Indicator
+    is then decided per value, its relations through ``compare(relation, a, b)``, ``both``,
+    ``either``, ``negation`` and ``select(holds, a, b)``; it may also give ``minimum``,
+    ``absolute`` and ``power``. An arithmetic without one of those has no rule for its node.
     """
 
     def __init__(self, arithmetic, sizes: dict, fixed: dict):
@@ -594,7 +605,9 @@ class AsWritten:
         if exponent.is_Integer and exponent < 0:
             return self.arithmetic.divide(self.arithmetic.exact(1),
                                           self.product([base] * -int(exponent), env))
-        raise TheoremError(f"IEEE value: no IEEE rule for the power {expr}")
+        if getattr(self.arithmetic, "power", None) is None:
+            raise TheoremError(f"IEEE value: no IEEE rule for the power {expr}")
+        return self.arithmetic.power(self.eval(base, env), self.eval(exponent, env))
 
     def fold(self, expr, env, operation, empty: int):
         (variable, lower, upper), = expr.limits
@@ -614,10 +627,58 @@ class AsWritten:
         return self.eval(x if mask_keeps(mask, env, self.sizes, self.fixed) else fill, env)
 
     def piecewise(self, expr, env):
-        for branch, condition in expr.args:
-            if condition_holds(condition, env, self.sizes, self.fixed):
-                return self.eval(branch, env)
-        return self.arithmetic.literal(sp.nan)
+        return self.branches(expr.args, env)
+
+    def indicator(self, expr, env):
+        return self.branches(((sp.S.One, expr.args[0]), (sp.S.Zero, sp.true)), env)
+
+    def branches(self, pairs, env):
+        """The first branch whose condition holds (NaN where none does): decided by the fixed
+        inputs and the indices, or, for an arithmetic that decides conditions, per value."""
+        if not getattr(self.arithmetic, "decides_conditions", False):
+            for branch, condition in pairs:
+                if condition_holds(condition, env, self.sizes, self.fixed):
+                    return self.eval(branch, env)
+            return self.arithmetic.literal(sp.nan)
+        result = self.arithmetic.literal(sp.nan)
+        for branch, condition in reversed(pairs):  # so that the first that holds is kept
+            result = self.arithmetic.select(self.condition(condition, env),
+                                            self.eval(branch, env), result)
+        return result
+
+    def condition(self, condition, env):
+        """A condition's truth per value, its relations compared through the arithmetic."""
+        if condition in (sp.true, sp.false):
+            return condition == sp.true
+        if isinstance(condition, (sp.And, sp.Or)):
+            combine = self.arithmetic.both if isinstance(condition, sp.And) else \
+                self.arithmetic.either
+            parts = [self.condition(part, env) for part in condition.args]
+            result = parts[0]
+            for part in parts[1:]:
+                result = combine(result, part)
+            return result
+        if isinstance(condition, sp.Not):
+            return self.arithmetic.negation(self.condition(condition.args[0], env))
+        if type(condition) not in RELATIONS:
+            raise TheoremError(f"no rule for the condition {condition}")
+        return self.arithmetic.compare(RELATIONS[type(condition)],
+                                       self.eval(condition.lhs, env),
+                                       self.eval(condition.rhs, env))
+
+    def minimum(self, expr, env):
+        operands = [self.eval(o, e) for o, e in max_operands(expr, env, self.sizes)]
+        return self.operation("minimum", expr)(operands)
+
+    def absolute(self, expr, env):
+        return self.operation("absolute", expr)(self.eval(expr.args[0], env))
+
+    def operation(self, name: str, expr):
+        """The arithmetic's ``name``, which only some arithmetics give."""
+        found = getattr(self.arithmetic, name, None)
+        if found is None:
+            raise TheoremError(f"IEEE value: no IEEE rule for {type(expr).__name__} ({expr})")
+        return found
 
     RULES = (
         (sp.Add, add),
@@ -629,8 +690,12 @@ class AsWritten:
         (sp.Product, lambda self, e, env: self.fold(e, env, self.arithmetic.multiply, 1)),
         (sp.Max, maximum),
         (ReduceMax, maximum),
+        (sp.Min, minimum),
+        (ReduceMin, minimum),
+        (sp.Abs, absolute),
         (Where, where),
         (sp.Piecewise, piecewise),
+        (Indicator, indicator),
     )
 
 
@@ -740,8 +805,8 @@ def _free_labels(expr) -> frozenset:
 
 
 def max_operands(expr, env, sizes):
-    """The (operand, loop values) pairs a maximum is taken over."""
-    if isinstance(expr, ReduceMax):
+    """The (operand, loop values) pairs a maximum (or a minimum) is taken over."""
+    if isinstance(expr, (ReduceMax, ReduceMin)):
         (variable, lower, upper), = expr.limits
         return [(expr.function, {**env, loop_key(variable): sp.Integer(v)})
                 for v in range(integer_value(lower, env, sizes),

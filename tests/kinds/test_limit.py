@@ -136,3 +136,21 @@ def test_the_claimed_value_counts_tied_maxima_from_the_row():
     value = row_function(theorem, claim, claim.value, theorem.free_indices)(
         scores, {"n_q": 2, "n_k": 3})
     assert value.tolist() == [[[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]]]
+
+
+def test_a_limits_value_decides_its_conditions_row_by_row():
+    # the one as-written evaluator with the rows' arithmetic: a Piecewise whose condition
+    # (a relation, And, Not) depends on the drawn scores is decided per row, not once
+    import numpy as np
+    import sympy as sp
+
+    from attnproof.numeric.kinds._row_values import RowArithmetic
+    from attnproof.symbolic.kinds.ieee import AsWritten
+
+    S, i = sp.IndexedBase("S"), sp.Symbol("i", integer=True)
+    first, second = S[i, 0], S[i, 1]
+    value = sp.Piecewise((first, sp.And(first > second, sp.Not(sp.Eq(first, 0)))),
+                         (sp.Abs(second) + sp.Min(first, second), True))
+    rows = np.array([[1.0, 3.0], [2.0, 2.0], [0.5, -1.0], [0.0, -1.0]])
+    got = AsWritten(RowArithmetic(rows), {}, fixed={}).eval(value, {i: sp.Integer(0)})
+    assert np.asarray(got).tolist() == [4.0, 4.0, 0.5, 0.0]
