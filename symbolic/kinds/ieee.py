@@ -569,7 +569,7 @@ class AsWritten:
         for node, rule in self.RULES:
             if isinstance(expr, node):
                 return rule(self, expr, env)
-        raise TheoremError(f"IEEE value: no IEEE rule for {type(expr).__name__} ({expr})")
+        raise TheoremError(f"no rule evaluates {type(expr).__name__} as written ({expr})")
 
     def add(self, expr, env):
         total = None
@@ -606,7 +606,7 @@ class AsWritten:
             return self.arithmetic.divide(self.arithmetic.exact(1),
                                           self.product([base] * -int(exponent), env))
         if getattr(self.arithmetic, "power", None) is None:
-            raise TheoremError(f"IEEE value: no IEEE rule for the power {expr}")
+            raise TheoremError(f"no rule evaluates the power {expr} as written")
         return self.arithmetic.power(self.eval(base, env), self.eval(exponent, env))
 
     def fold(self, expr, env, operation, empty: int):
@@ -661,7 +661,7 @@ class AsWritten:
         if isinstance(condition, sp.Not):
             return self.arithmetic.negation(self.condition(condition.args[0], env))
         if type(condition) not in RELATIONS:
-            raise TheoremError(f"no rule for the condition {condition}")
+            raise TheoremError(f"no rule decides the condition {condition} as written")
         return self.arithmetic.compare(RELATIONS[type(condition)],
                                        self.eval(condition.lhs, env),
                                        self.eval(condition.rhs, env))
@@ -677,7 +677,8 @@ class AsWritten:
         """The arithmetic's ``name``, which only some arithmetics give."""
         found = getattr(self.arithmetic, name, None)
         if found is None:
-            raise TheoremError(f"IEEE value: no IEEE rule for {type(expr).__name__} ({expr})")
+            raise TheoremError(f"no rule evaluates {type(expr).__name__} as written here ({expr}):"
+                               f" this arithmetic has no {name}")
         return found
 
     RULES = (

@@ -154,3 +154,18 @@ def test_a_limits_value_decides_its_conditions_row_by_row():
     rows = np.array([[1.0, 3.0], [2.0, 2.0], [0.5, -1.0], [0.0, -1.0]])
     got = AsWritten(RowArithmetic(rows), {}, fixed={}).eval(value, {i: sp.Integer(0)})
     assert np.asarray(got).tolist() == [4.0, 4.0, 0.5, 0.0]
+
+
+def test_a_node_no_rule_evaluates_is_named():
+    import numpy as np
+    import sympy as sp
+
+    from attnproof.numeric.kinds._row_values import RowArithmetic
+    from attnproof.symbolic import TheoremError
+    from attnproof.symbolic.kinds.ieee import AsWritten
+
+    S, i = sp.IndexedBase("S"), sp.Symbol("i", integer=True)
+    evaluation = AsWritten(RowArithmetic(np.ones((2, 2))), {}, fixed={})
+    named = r"no rule evaluates sin as written \(sin\(S\[i, 0\]\)\)"
+    with pytest.raises(TheoremError, match=named):
+        evaluation.eval(sp.sin(S[i, 0]), {i: sp.Integer(0)})
