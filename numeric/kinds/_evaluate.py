@@ -97,3 +97,42 @@ def draw_uniform(domain, shape, rng) -> np.ndarray:
     if isinstance(domain, Positive):
         return np.exp(rng.uniform(math.log(domain.low), math.log(domain.high), size=shape))
     return rng.uniform(getattr(domain, "low", -1.0), getattr(domain, "high", 1.0), size=shape)
+
+
+class ArrayArithmetic:
+    """The element-wise operations of an arithmetic of ``AsWritten`` (the one as-written
+    evaluator, ``symbolic/kinds/ieee.py``) on the array module ``xp``: each operation one call,
+    the maximum NaN-propagating. A route's arithmetic adds how its literals and inputs become
+    arrays (IEEE values: a backend's arrays in a dtype; a limit's row values: float64 rows)."""
+
+    def __init__(self, xp):
+        self.xp = xp
+
+    def add(self, a, b):
+        return a + b
+
+    subtract_maximum = add  # x − max(…) is x + (−max(…)) in floating point
+
+    def negate(self, value):
+        return -value
+
+    def multiply(self, a, b):
+        return a * b
+
+    def divide(self, a, b):
+        return a / b
+
+    def sqrt(self, value):
+        return self.xp.sqrt(value)
+
+    def exp(self, value):
+        return self.xp.exp(value)
+
+    def log(self, value):
+        return self.xp.log(value)
+
+    def maximum(self, operands, expr=None, env=None):
+        total = operands[0]
+        for item in operands[1:]:  # NaN-propagating, as IEEE 754-2019 maximum
+            total = self.xp.maximum(total, item)
+        return total

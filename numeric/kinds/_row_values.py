@@ -20,6 +20,8 @@ import sympy as sp
 
 from attnproof.symbolic.kinds.ieee import AsWritten, loop_key
 
+from ._evaluate import ArrayArithmetic
+
 _COMPARE = {"==": operator.eq, "!=": operator.ne, "<=": operator.le, "<": operator.lt,
             ">=": operator.ge, ">": operator.gt}
 
@@ -50,13 +52,14 @@ def row_function(theorem, claim, expr, out) -> Callable[[np.ndarray, dict], np.n
     return function
 
 
-class RowArithmetic:
+class RowArithmetic(ArrayArithmetic):
     """Exact float64 values of every row at once (a column per entry); conditions decided per
     row."""
 
     decides_conditions = True
 
     def __init__(self, rows: np.ndarray):
+        super().__init__(np)
         self.rows = rows
 
     def literal(self, value) -> float:
@@ -74,29 +77,9 @@ class RowArithmetic:
         _, indices = key
         return self.rows[:, indices[-1]]
 
-    def add(self, a, b):
-        return a + b
-
-    def subtract_maximum(self, x, minus_max):
-        return x + minus_max
-
-    def negate(self, value):
-        return -value
-
-    def multiply(self, a, b):
-        return a * b
-
     def divide(self, a, b):
+        # literals here are Python floats, and 1.0 / 0.0 raises where a row's value is ±inf
         return np.divide(a, b)
-
-    def sqrt(self, value):
-        return np.sqrt(value)
-
-    def exp(self, value):
-        return np.exp(value)
-
-    def log(self, value):
-        return np.log(value)
 
     def power(self, base, exponent):
         return np.power(np.asarray(base, dtype=float), exponent)
@@ -104,11 +87,11 @@ class RowArithmetic:
     def absolute(self, value):
         return np.abs(value)
 
-    def maximum(self, operands, expr=None, env=None):
-        return _fold(np.maximum, operands)
-
     def minimum(self, operands):
-        return _fold(np.minimum, operands)
+        total = operands[0]
+        for item in operands[1:]:
+            total = np.minimum(total, item)
+        return total
 
     def compare(self, relation: str, a, b):
         return _COMPARE[relation](a, b)
@@ -124,10 +107,3 @@ class RowArithmetic:
 
     def select(self, holds, a, b):
         return np.where(holds, a, b)
-
-
-def _fold(function, values):
-    result = values[0]
-    for value in values[1:]:
-        result = function(result, value)
-    return result

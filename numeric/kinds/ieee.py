@@ -26,6 +26,7 @@ from attnproof.symbolic.kinds import ieee as kind
 from attnproof.symbolic.kinds.ieee import FORMATS
 
 from ..route import Evidence, Failure, find_failure, numeric_route, search_seed, to_numpy
+from ._evaluate import ArrayArithmetic
 
 
 @numeric_route(kind.IEEEValue)
@@ -45,7 +46,6 @@ def check(theorem, where, profile, seed=None) -> Evidence:
                      batch=max(8, profile.truth.batch // 4))
     with row.scope(judged.place_on), np.errstate(all="ignore"):
         find_failure(None, judged.fails, 0, searched_from, explicit=cases)
-    expected = claim.claimed[dtype]
     if judged.failure is not None:
         return Evidence(examples=1, instances=judged.entries * judged.batch,
                         worst_ulps=judged.worst, failure=judged.failure, seed=searched_from)
@@ -56,7 +56,8 @@ def check(theorem, where, profile, seed=None) -> Evidence:
         seed=searched_from,
         description=(f"evaluated as written in {dtype} on {row.name}, op by op (eagerly, in "
                      f"every mode: a jit per size would cost more than the check): "
-                     f"{judged.entries} entries × {rows} rows, each {expected.describe()}"),
+                     f"{judged.entries} entries × {rows} rows, each "
+                     f"{judged.expected.describe()}"),
         fixed_inputs=None if judged.drawn_any else (
             "fixed inputs: every input is given by at=, and each entry was evaluated at it"))
 
@@ -164,12 +165,13 @@ def _float(value: sp.Expr) -> float:
     return float(value)
 
 
-class _BackendArithmetic:
+class _BackendArithmetic(ArrayArithmetic):
     """The arithmetic of :class:`AsWritten` on a backend's arrays in the record's dtype: each
     literal placed into the dtype once, each operation one call of the backend."""
 
     def __init__(self, xp, row, dtype, device, arrays):
-        self.xp, self.row, self.dtype, self.device = xp, row, dtype, device
+        super().__init__(xp)
+        self.row, self.dtype, self.device = row, dtype, device
         self.arrays = arrays
         self.literals: dict = {}
 
@@ -184,32 +186,3 @@ class _BackendArithmetic:
 
     def input(self, key):
         return self.arrays[_name(key)]
-
-    def add(self, a, b):
-        return a + b
-
-    subtract_maximum = add  # x − max(…) is x + (−max(…)) in floating point
-
-    def negate(self, value):
-        return -value
-
-    def multiply(self, a, b):
-        return a * b
-
-    def divide(self, a, b):
-        return a / b
-
-    def sqrt(self, value):
-        return self.xp.sqrt(value)
-
-    def exp(self, value):
-        return self.xp.exp(value)
-
-    def log(self, value):
-        return self.xp.log(value)
-
-    def maximum(self, operands, expr, env):
-        total = operands[0]
-        for item in operands[1:]:  # NaN-propagating, as IEEE 754-2019 maximum
-            total = self.xp.maximum(total, item)
-        return total
