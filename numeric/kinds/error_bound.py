@@ -380,7 +380,7 @@ class _Interpreter:
         if isinstance(expr, sp.Mul):
             return self._product(expr)
         if isinstance(expr, sp.Add):
-            return self._fold_watched(lambda a, b: a + b, [self.eval(a) for a in expr.args])
+            return _fold(lambda a, b: a + b, [self.eval(a) for a in expr.args], self._watched)
         raise NotImplementedError(f"cannot evaluate {type(expr).__name__} as written")
 
     def _over(self, expr, reduce):
@@ -441,16 +441,6 @@ class _Interpreter:
             for value in values:
                 self.watch(value)
 
-    def _fold_watched(self, function, values):
-        """``values`` combined left to right, as written; every partial result is an
-        intermediate of the computation (e^s·v overflows float16 before the division by the sum
-        brings it back), so the range watch sees each, not only the node's value."""
-        result = values[0]
-        for value in values[1:]:
-            result = function(result, value)
-            self._watched(result)
-        return result
-
     def _left_to_right(self, terms):
         if getattr(self.xp, "__name__", "") == "jax.numpy":  # one dispatch, same order
             return _jax_left_to_right(terms)
@@ -493,7 +483,7 @@ class _Interpreter:
     def _product(self, expr):
         numerator = [a for a in expr.args if not (isinstance(a, sp.Pow) and a.exp == -1)]
         denominator = [a.base for a in expr.args if isinstance(a, sp.Pow) and a.exp == -1]
-        value = self._fold_watched(lambda a, b: a * b, [self.eval(a) for a in numerator])
+        value = _fold(lambda a, b: a * b, [self.eval(a) for a in numerator], self._watched)
         for d in denominator:  # x / y is one division, as written
             value = value / self.eval(d)
             self._watched(value)
@@ -601,10 +591,15 @@ def _jax_online_softmax_program(block: int):
     return run
 
 
-def _fold(function, values):
+def _fold(function, values, each=None):
+    """``values`` combined left to right, as written; ``each`` sees every partial result (the
+    range watch: e^s·v can overflow float16 before the division by the sum brings it back, so
+    a node's value alone does not show every intermediate)."""
     result = values[0]
     for value in values[1:]:
         result = function(result, value)
+        if each is not None:
+            each(result)
     return result
 
 
