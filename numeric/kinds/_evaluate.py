@@ -103,33 +103,40 @@ class ArrayArithmetic:
     """The element-wise operations of an arithmetic of ``AsWritten`` (the one as-written
     evaluator, ``symbolic/kinds/ieee.py``) on the array module ``xp``: each operation one call,
     the maximum NaN-propagating. A route's arithmetic adds how its literals and inputs become
-    arrays (IEEE values: a backend's arrays in a dtype; a limit's row values: float64 rows)."""
+    arrays (IEEE values: a backend's arrays in a dtype; a limit's row values: float64 rows; the
+    error bounds: arrays along axes, ``_along_axes.py``)."""
 
     def __init__(self, xp):
         self.xp = xp
 
-    def add(self, a, b):
-        return a + b
+    def seen(self, value):
+        """Every result passes here: an arithmetic that watches its intermediate values (the
+        error bounds' range watch) looks at it."""
+        return value
 
-    subtract_maximum = add  # x − max(…) is x + (−max(…)) in floating point
+    def add(self, a, b):
+        return self.seen(a + b)
+
+    def subtract_maximum(self, x, minus_max):  # x − max(…) is x + (−max(…)) in floating point
+        return self.add(x, minus_max)
 
     def negate(self, value):
         return -value
 
     def multiply(self, a, b):
-        return a * b
+        return self.seen(a * b)
 
     def divide(self, a, b):
-        return a / b
+        return self.seen(a / b)
 
     def sqrt(self, value):
-        return self.xp.sqrt(value)
+        return self.seen(self.xp.sqrt(value))
 
     def exp(self, value):
-        return self.xp.exp(value)
+        return self.seen(self.xp.exp(value))
 
     def log(self, value):
-        return self.xp.log(value)
+        return self.seen(self.xp.log(value))
 
     def maximum(self, operands, expr=None, env=None):
         total = operands[0]

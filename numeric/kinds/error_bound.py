@@ -7,9 +7,11 @@ the backend's exp in that format against a wider one on ``MODEL_SAMPLES`` argume
 range the claim can reach; an exp less accurate than declared fails the record (the model, not
 the bound, is then wrong), so a backend cannot be absorbed into a bound that assumes better.
 
-Evaluation is as written, operation by operation in the record's format: inputs drawn and
-rounded into the format, a sum added left to right (a loop, not the backend's pairwise or
-blocked reduction), exp, division and products one call each, rowmax exact. The exact value is
+Evaluation is as written, by the one as-written evaluator walked a whole axis at a time
+(``_along_axes.py``), operation by operation in the record's format: inputs drawn and rounded
+into the format, each literal rounded into it once, a sum added left to right (a loop, not the
+backend's pairwise or blocked reduction), exp, division and products one call each, rowmax
+exact. The exact value is
 the same evaluation in a wider format (float64; numpy.longdouble, 64-bit significand, for
 float64 records), whose own rounding is allowed for. Every instance's observed relative error
 is compared with B at that instance (its sizes, its spread, the format's u and the declared
@@ -28,7 +30,7 @@ import sympy as sp
 from hypothesis import currently_in_test_context, target
 from hypothesis import strategies as st
 
-from attnproof.symbolic import OnlineSoftmax, Positive, ReduceMax
+from attnproof.symbolic import Positive, ReduceMax
 from attnproof.symbolic.kinds import error_bound as kind
 from attnproof.symbolic.route import free_indices
 
@@ -46,6 +48,7 @@ from ..route import (
     to_numpy,
 )
 from ..route import numpy_dtype as _numpy_dtype
+from ._along_axes import along_axes
 
 MODEL_SAMPLES = 4096
 INSTANCES_PER_EXAMPLE = 32
@@ -274,22 +277,24 @@ class Evaluation:
         return Ratios(observed, np.asarray(bound, np.float64), int(watch.outside.sum()), ratio)
 
     def as_written(self, expr, sizes, arrays, low: bool, wider=np.float64,
-                    watch=None, magnitude: bool = False) -> np.ndarray:
+                   watch=None, magnitude: bool = False) -> np.ndarray:
+        """``expr`` walked along axes (``_along_axes``): in the record's format on the backend
+        where ``low``, else exactly, in ``wider`` on NumPy, ``watch`` seeing every
+        intermediate value, the abs-scale's where ``magnitude``."""
         arrays = arrays or _ONE_INSTANCE  # a claim with no inputs: one instance of constants
         if low:
             xp = self.xp
             with self.row.scope(self.device):
                 placed = {k: self.row.place(xp, v, self.dtype, self.device)
                           for k, v in arrays.items()}
-                if getattr(xp, "__name__", "") == "jax.numpy":
+                if self.row.name == "jax":  # one program per shape, not one dispatch per op
                     value = self._on_jax(expr, sizes, placed)
                 else:
-                    value = _Interpreter(xp, placed, sizes, self.out).eval(expr)
+                    value = along_axes(xp, placed, sizes, self.out).eval(expr)
                 # a constant side is a literal of the format: rounded into it once
                 return to_numpy(value).astype(self.dtype_numpy).astype(np.float64)
         placed = {k: v.astype(wider) for k, v in arrays.items()}
-        return _Interpreter(np, placed, sizes, self.out, watch, magnitude).eval(expr)
-
+        return along_axes(np, placed, sizes, self.out, watch, magnitude).eval(expr)
 
     def _on_jax(self, expr, sizes: dict, placed: dict):
         """The as-written evaluation as one JAX program, compiled once per machine
@@ -312,229 +317,6 @@ def instances(arrays: dict) -> int:
 _ONE_INSTANCE = {"": np.zeros(1)}
 
 
-class _Interpreter:
-    """Evaluates the error analysis's expressions as written. Every value is an array with axes
-    (batch, *axes): the claim's free indices, then the bound index of each sum or maximum being
-    evaluated, size 1 where the value does not depend on it. A sum's terms are computed at once
-    along its axis and then added one by one, left to right, in the format (a loop of n − 1
-    additions: the backend's own reduction may add pairwise); a maximum is exact in any order."""
-
-    def __init__(self, xp, arrays: dict, sizes: dict, out: list, watch=None,
-                 magnitude: bool = False):
-        self.xp, self.arrays, self.sizes = xp, arrays, sizes
-        # indices by name: substituting sizes rebuilds an index with numeric bounds
-        self.axes = [_name(i) for i in out]
-        self.watch = watch  # called with every intermediate value (the exact evaluation's)
-        # the abs-scale: every input outside exp and max by its absolute value
-        self.magnitude = magnitude
-        # a row maximum or a denominator inside a sum's term does not depend on the term's
-        # index: computed once, per layout of axes
-        self._memo: dict = {}
-
-    def eval(self, expr):
-        key = (expr, self.magnitude, tuple(self.axes))
-        if key in self._memo:
-            return self._padded(self._memo[key])
-        value = self._padded(self._eval(expr))
-        if self.watch is not None:
-            self.watch(value)
-        if isinstance(expr, (ReduceMax, sp.Sum)):
-            self._memo[key] = value
-        return value
-
-    def _padded(self, value):
-        """``value`` with trailing axes of size 1 for the bound indices opened since."""
-        if not hasattr(value, "shape"):
-            return value
-        missing = 1 + len(self.axes) - len(value.shape)
-        return self.xp.reshape(value, (*value.shape, *(1,) * missing)) if missing > 0 else value
-
-    def _eval(self, expr):
-        xp = self.xp
-        if isinstance(expr, sp.Indexed):
-            entry = self._entry(expr)
-            return xp.abs(entry) if self.magnitude else entry
-        if expr.is_number:
-            return abs(float(expr)) if self.magnitude else float(expr)
-        if isinstance(expr, sp.exp):
-            return xp.exp(self._plain(lambda: self.eval(expr.args[0])))
-        if isinstance(expr, sp.log):
-            return xp.log(self._plain(lambda: self.eval(expr.args[0])))
-        if isinstance(expr, sp.Abs):
-            return xp.abs(self.eval(expr.args[0]))
-        if isinstance(expr, sp.Max):  # exact in any order
-            return self._plain(lambda: _fold(xp.maximum, [self.eval(a) for a in expr.args]))
-        if isinstance(expr, ReduceMax):
-            return self._plain(lambda: self._over(expr, lambda terms: xp.max(terms, axis=-1)))
-        if isinstance(expr, sp.Sum):
-            return self._over(expr, self._left_to_right)
-        if isinstance(expr, OnlineSoftmax):
-            return self._online_softmax(expr)
-        if isinstance(expr, sp.Pow):
-            return self._power(expr)
-        if isinstance(expr, sp.Symbol) and str(expr) in self.sizes:  # a size, as a number
-            return self._in_format(float(self.sizes[str(expr)]))
-        if isinstance(expr, sp.Symbol) and str(expr) in self.arrays:  # a scalar input
-            value = self.xp.reshape(self.arrays[str(expr)], (-1, *(1,) * len(self.axes)))
-            return self.xp.abs(value) if self.magnitude else value
-        if isinstance(expr, sp.Mul):
-            return self._product(expr)
-        if isinstance(expr, sp.Add):
-            return _fold(lambda a, b: a + b, [self.eval(a) for a in expr.args], self._watched)
-        raise NotImplementedError(f"cannot evaluate {type(expr).__name__} as written")
-
-    def _over(self, expr, reduce):
-        """Every term of a sum or maximum at once, along a new last axis per bound index, then
-        reduced over each, the first limit innermost (SymPy's order)."""
-        function, opened = expr.function, []
-        for index, _, _ in reversed(expr.limits):
-            if _name(index) in self.axes:  # a bound index named as a free one (spread(S[i, j], j))
-                fresh = sp.Symbol(f"{_name(index)}_{len(self.axes)}", integer=True)
-                function, index = function.xreplace({index: fresh}), fresh
-            self.axes.append(_name(index))
-            opened.append(index)
-        try:
-            terms = self.eval(function)
-        finally:
-            del self.axes[len(self.axes) - len(opened):]
-        if not hasattr(terms, "shape"):  # a constant term (Σ_k 0): one per index value
-            counts = [int((high - low + 1).xreplace(self._size_symbols()))
-                      for _, low, high in reversed(expr.limits)]
-            terms = self.xp.broadcast_to(self._in_format(terms), tuple(counts))
-        for _ in opened:
-            terms = reduce(terms)
-        return terms
-
-    def _online_softmax(self, expr: OnlineSoftmax):
-        """The block-wise algorithm as ``OnlineSoftmax`` states it: per block of b keys the
-        running maximum, the rescaling e^(m_old − m_new), the block's partial sums added left to
-        right and added once to the rescaled running ones; one division at the end."""
-        xp = self.xp
-        scores = self._plain(lambda: self._over(_with_function(expr, expr.score), _keep))
-        values = self._over(_with_function(expr, expr.value), _keep)
-        block = int(expr.block.xreplace(self._size_symbols()))
-        if getattr(xp, "__name__", "") == "jax.numpy":  # the same steps, compiled once
-            return _jax_online_softmax(scores, values, block)
-        maximum = total = output = None
-        for start in range(0, scores.shape[-1], block):
-            chunk, chunk_values = scores[..., start:start + block], values[..., start:start + block]
-            seen = xp.max(chunk, axis=-1) if maximum is None else xp.maximum(
-                maximum, xp.max(chunk, axis=-1))
-            weights = xp.exp(chunk - seen[..., None])
-            partial_total = self._left_to_right(weights)
-            partial_output = self._left_to_right(weights * chunk_values)
-            if maximum is None:
-                total, output = partial_total, partial_output
-            else:
-                rescale = xp.exp(maximum - seen)
-                total = rescale * total + partial_total
-                output = rescale * output + partial_output
-                self._watched(rescale)
-            maximum = seen
-            self._watched(weights, total, output)
-        # the weights the closed form rounds, e^(s_j − max): below the normal range there too
-        self._watched(xp.exp(scores - maximum[..., None]))
-        return output / total
-
-    def _watched(self, *values) -> None:
-        if self.watch is not None:
-            for value in values:
-                self.watch(value)
-
-    def _left_to_right(self, terms):
-        if getattr(self.xp, "__name__", "") == "jax.numpy":  # one dispatch, same order
-            return _jax_left_to_right(terms)
-        total = terms[..., 0]
-        for k in range(1, terms.shape[-1]):
-            total = total + terms[..., k]
-            self._watched(total)  # a partial sum can leave the range where the whole does not
-        return total
-
-    def _plain(self, compute):
-        """``compute()`` without the abs-scale's absolute values (inside exp and max)."""
-        magnitude, self.magnitude = self.magnitude, False
-        try:
-            return compute()
-        finally:
-            self.magnitude = magnitude
-
-    def _size_symbols(self) -> dict:
-        return {sp.Symbol(k, integer=True, positive=True): v for k, v in self.sizes.items()}
-
-    def _in_format(self, value: float):
-        """``value`` rounded into the inputs' format, shape (1,): NumPy's sqrt of a Python
-        number is a float64 scalar, which would carry float64 into every later operation."""
-        template = self.xp.reshape(next(iter(self.arrays.values())), (-1,))[:1]
-        return template * 0 + value
-
-    def _power(self, expr):
-        """x^p as p − 1 products (one division more for p < 0), √x by the backend's sqrt."""
-        base, power = self.eval(expr.base), expr.exp
-        if not hasattr(base, "shape"):
-            base = self._in_format(base)
-        if power in (sp.S.Half, -sp.S.Half):
-            root = self.xp.sqrt(base)
-            return root if power > 0 else 1.0 / root
-        if not power.is_Integer or power == 0:
-            raise NotImplementedError(f"cannot evaluate the power {power} as written")
-        value = _fold(lambda a, b: a * b, [base] * abs(int(power)))
-        return value if power > 0 else 1.0 / value
-
-    def _product(self, expr):
-        numerator = [a for a in expr.args if not (isinstance(a, sp.Pow) and a.exp == -1)]
-        denominator = [a.base for a in expr.args if isinstance(a, sp.Pow) and a.exp == -1]
-        value = _fold(lambda a, b: a * b, [self.eval(a) for a in numerator], self._watched)
-        for d in denominator:  # x / y is one division, as written
-            value = value / self.eval(d)
-            self._watched(value)
-        return value
-
-    def _entry(self, expr: sp.Indexed):
-        """The tensor's entries with axes (batch, *self.axes), size 1 where it has none."""
-        indices = [_name(i) if isinstance(i, (sp.Idx, sp.Symbol)) else i for i in expr.indices]
-        if any(index not in self.axes for index in indices):
-            raise NotImplementedError(f"cannot evaluate {expr}: index arithmetic or constants")
-        array = self.arrays[str(expr.base.label)]
-        present = [axis for axis in self.axes if axis in indices]
-        value = self.xp.transpose(array, (0, *(1 + indices.index(a) for a in present)))
-        shape = [value.shape[0]]
-        at = 1
-        for axis in self.axes:
-            if axis in indices:
-                shape.append(value.shape[at])
-                at += 1
-            else:
-                shape.append(1)
-        return self.xp.reshape(value, tuple(shape))
-
-
-def _with_function(node, function):
-    """A maximum over ``node``'s index of ``function``: evaluated along that index's axis by
-    ``_over`` (the reduction given with it), so a block-wise node's operands get their axis."""
-    return ReduceMax(function, *node.limits)
-
-
-def _keep(terms):
-    """Every term, unreduced."""
-    return terms
-
-
-def _name(index) -> str:
-    return str(index.label) if isinstance(index, sp.Idx) else str(index)
-
-
-def _jax_left_to_right(terms):
-    """JAX's sequential scan: the same additions in the same order as the loop, compiled once
-    per shape instead of dispatched one by one."""
-    import jax
-
-    def add(total, term):
-        return total + term, None
-
-    rest = jax.numpy.moveaxis(terms[..., 1:], -1, 0)
-    return jax.lax.scan(add, terms[..., 0], rest)[0]
-
-
 @functools.lru_cache(maxsize=256)
 def _jax_as_written(expr, sizes: tuple, out: tuple):
     """The as-written evaluation traced once per expression and sizes and compiled by XLA: the
@@ -546,61 +328,9 @@ def _jax_as_written(expr, sizes: tuple, out: tuple):
 
     @jax.jit
     def run(placed):
-        return _Interpreter(jnp, placed, dict(sizes), list(out)).eval(expr)
+        return along_axes(jnp, placed, dict(sizes), list(out), traced=True).eval(expr)
 
     return run
-
-
-def _jax_online_softmax(scores, values, block: int):
-    """``_Interpreter._online_softmax`` as one compiled program per shape and block size: a
-    scan over the blocks, each block's sums a scan over its keys. The last block is padded with
-    scores of −∞ and values of 0, whose weights e^(−∞) = 0 add exactly nothing."""
-    return _jax_online_softmax_program(block)(scores, values)
-
-
-@functools.cache
-def _jax_online_softmax_program(block: int):
-    import jax
-    import jax.numpy as jnp
-
-    def step(carry, chunk):
-        maximum, total, output = carry
-        chunk_scores, chunk_values = chunk
-        seen = jnp.maximum(maximum, jnp.max(chunk_scores, axis=-1))
-        weights = jnp.exp(chunk_scores - seen[..., None])
-        rescale = jnp.exp(maximum - seen)  # 0 before the first block: 0·0 + partial is exact
-        total = rescale * total + _jax_left_to_right(weights)
-        output = rescale * output + _jax_left_to_right(weights * chunk_values)
-        return (seen, total, output), None
-
-    @jax.jit
-    def run(scores, values):
-        scores, values = jnp.broadcast_arrays(scores, values)
-        length = scores.shape[-1]
-        pad = -length % block
-        widths = [(0, 0)] * (scores.ndim - 1) + [(0, pad)]
-        scores = jnp.pad(scores, widths, constant_values=-jnp.inf)
-        values = jnp.pad(values, widths)
-        chunks = [jnp.moveaxis(x.reshape(*x.shape[:-1], -1, block), -2, 0)
-                  for x in (scores, values)]
-        start = jnp.full(scores.shape[:-1], -jnp.inf, scores.dtype)
-        zero = jnp.zeros(scores.shape[:-1], scores.dtype)
-        (_, total, output), _ = jax.lax.scan(step, (start, zero, zero), tuple(chunks))
-        return output / total
-
-    return run
-
-
-def _fold(function, values, each=None):
-    """``values`` combined left to right, as written; ``each`` sees every partial result (the
-    range watch: e^s·v can overflow float16 before the division by the sum brings it back, so
-    a node's value alone does not show every intermediate)."""
-    result = values[0]
-    for value in values[1:]:
-        result = function(result, value)
-        if each is not None:
-            each(result)
-    return result
 
 
 def bound_values(claim, sizes, arrays, unit: float, c_exp: int, theorem,
@@ -661,10 +391,10 @@ def _per_entry(expr: sp.Expr, arrays: dict, sizes: dict, out: list) -> np.ndarra
     data = _data_terms(expr)
     if not data:
         return np.full((batch,) + (1,) * len(out), float(expr))
-    interpreter = _Interpreter(np, arrays, sizes, out)
+    walk = along_axes(np, arrays, sizes, out)
     names = {node: sp.Dummy("data") for node in data}
     function = sp.lambdify(list(names.values()), expr.xreplace(names), "numpy")
-    values = function(*(interpreter.eval(node) for node in names))
+    values = function(*(walk.eval(node) for node in names))
     return np.asarray(values, np.float64)
 
 

@@ -442,7 +442,7 @@ def _exact(expr: sp.Expr, env: dict, sizes: dict) -> sp.Expr:
     """``expr`` with indices, loop variables and sizes replaced by their integers."""
     dims = {sp.Symbol(n, integer=True, positive=True): v for n, v in sizes.items()}
     expr = expr.xreplace({i: i.label for i in expr.atoms(sp.Idx)})
-    return expr.xreplace(env).xreplace(dims)
+    return sp.sympify(expr.xreplace(env).xreplace(dims))  # a size alone becomes a Python int
 
 
 def loop_key(variable):
@@ -526,7 +526,8 @@ class AsWritten:
     first where it is written, then its terms left to right; x/y one division; x^n as n − 1
     products; a literal rounded into the format; indices and loop values exact; a where() or
     a Piecewise decided by the fixed inputs and the indices. A subexpression is evaluated once
-    per value of the indices it depends on.
+    per value of the indices it depends on. The error bounds walk the same rules a whole axis
+    at a time (``AlongAxes``, ``numeric/kinds/_along_axes.py``).
 
     An arithmetic gives ``literal(number)``, ``exact(integer)`` (an index, a loop value, the
     empty sum's 0 and product's 1), ``size(n)``, ``input(key)`` (an input's name, or
@@ -600,6 +601,9 @@ class AsWritten:
         base, exponent = expr.args
         if exponent == sp.Rational(1, 2):
             return self.arithmetic.sqrt(self.eval(base, env))
+        if exponent == -sp.Rational(1, 2):  # 1/√x: a root and a division
+            return self.arithmetic.divide(self.arithmetic.exact(1),
+                                          self.arithmetic.sqrt(self.eval(base, env)))
         if exponent.is_Integer and exponent > 0:
             return self.product([base] * int(exponent), env)
         if exponent.is_Integer and exponent < 0:
@@ -610,11 +614,13 @@ class AsWritten:
         return self.arithmetic.power(self.eval(base, env), self.eval(exponent, env))
 
     def fold(self, expr, env, operation, empty: int):
-        (variable, lower, upper), = expr.limits
+        # over several indices, the first innermost (SymPy's order): the last one loops here
+        *inner, (variable, lower, upper) = expr.limits
+        function = type(expr)(expr.function, *inner) if inner else expr.function
         total = None
         for v in range(integer_value(lower, env, self.sizes),
                        integer_value(upper, env, self.sizes) + 1):
-            item = self.eval(expr.function, {**env, loop_key(variable): sp.Integer(v)})
+            item = self.eval(function, {**env, loop_key(variable): sp.Integer(v)})
             total = item if total is None else operation(total, item)
         return total if total is not None else self.arithmetic.exact(empty)
 

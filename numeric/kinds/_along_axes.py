@@ -1,0 +1,331 @@
+"""The one "as written" evaluator (``AsWritten``, ``symbolic/kinds/ieee.py``) walked a whole
+axis at a time: the error bounds' evaluation.
+
+``AsWritten`` walks a formula entry by entry: an index is a number and a sum a loop over its
+values, which suits one case of a case analysis or one entry of a row. An error bound's sums run
+to n_k = 512 keys over batches of 32 instances, where that walk would evaluate each term's
+subtree once per key. :class:`AlongAxes` applies the same node rules (a sum's x − max(…) first
+where it is written, then its terms left to right; x/y one division; x^n as n − 1 products; a
+literal rounded into the format) to arrays with axes (batch, *axes): the claim's free indices,
+then the bound index of each sum or maximum being evaluated, size 1 where a value does not
+depend on it. Only the index rules are its own:
+
+- an entry is its input laid out along the open axes;
+- a sum's terms are computed at once along a new last axis, then added one by one, left to
+  right, in the format (a loop of n − 1 additions: a backend's own reduction may add pairwise;
+  in a JAX program, a sequential scan); a maximum is exact in any order;
+- the block-wise online softmax runs its blocks along the key axis.
+
+The abs-scale of a bound relative to Σ|t| is the same walk with :class:`MagnitudeArithmetic`:
+every input and literal by its absolute value and negation dropped, except inside exp, log and
+a maximum, whose arguments are read as they are.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import sympy as sp
+
+from attnproof.symbolic import OnlineSoftmax, ReduceMax, ReduceMin, TheoremError
+from attnproof.symbolic.kinds.ieee import AsWritten, integer_value
+
+from ._evaluate import ArrayArithmetic
+
+
+class AxisArithmetic(ArrayArithmetic):
+    """The arithmetic of the walk along axes on ``xp``'s arrays, in the inputs' format. ``watch``,
+    where given, sees every result: every partial product, quotient and partial sum."""
+
+    magnitude = False
+
+    def __init__(self, xp, template, watch=None, traced: bool = False):
+        super().__init__(xp)
+        self.template = template  # an input: its format is the format of every literal
+        self.watch = watch
+        # values traced into one JAX program: a loop along an axis is a sequential scan there
+        self.traced = traced
+
+    def seen(self, value):
+        if self.watch is not None:
+            self.watch(value)
+        return value
+
+    def literal(self, value):
+        """A literal rounded once into the inputs' format: a Python number would carry NumPy's
+        bfloat16 into float32, the format of bfloat16 and a Python float combined."""
+        return self.xp.asarray(float(value), dtype=self.template.dtype)
+
+    exact = size = literal  # an integer, as a literal of the format
+
+    def read(self, value):
+        """An input's entries, as the walk reads them."""
+        return value
+
+    def absolute(self, value):
+        return self.seen(self.xp.abs(value))
+
+    def along(self, operation, terms):
+        """``terms`` combined by ``operation`` along their last axis, left to right."""
+        if self.traced:
+            return _scan_last_axis(operation, terms)
+        total = terms[..., 0]
+        for k in range(1, terms.shape[-1]):
+            total = operation(total, terms[..., k])
+        return total
+
+
+class MagnitudeArithmetic(AxisArithmetic):
+    """The abs-scale's arithmetic: inputs and literals by their absolute values, and a negation
+    dropped, so that every term adds its magnitude."""
+
+    magnitude = True
+
+    def literal(self, value):
+        return super().literal(abs(float(value)))
+
+    exact = size = literal
+
+    def read(self, value):
+        return self.xp.abs(value)
+
+    def negate(self, value):
+        return value
+
+
+def along_axes(xp, arrays: dict, sizes: dict, out: list, watch=None, magnitude: bool = False,
+               traced: bool = False) -> AlongAxes:
+    """The walk of ``arrays`` (each with a leading batch axis) at ``sizes``, the values laid out
+    along the free indices ``out``; the abs-scale's where ``magnitude``."""
+    template = next(iter(arrays.values()))
+    plain = AxisArithmetic(xp, template, watch, traced)
+    walked = MagnitudeArithmetic(xp, template, traced=traced) if magnitude else plain
+    return AlongAxes(walked, arrays, sizes, out, plain)
+
+
+class AlongAxes(AsWritten):
+    """``AsWritten``'s rules on arrays with axes (batch, *axes) (the module docstring). Its
+    state is the list of open axes; the ``env`` the rules pass along is always empty."""
+
+    def __init__(self, arithmetic: AxisArithmetic, arrays: dict, sizes: dict, out: list,
+                 plain: AxisArithmetic):
+        super().__init__(arithmetic, sizes, fixed={})
+        self.arrays = arrays
+        self.plain = plain  # the arithmetic inside exp, log and a maximum
+        self.axes = [_name(i) for i in out]  # by name: sizes put in rebuild an index
+
+    def eval(self, expr, env=None):
+        """``expr``'s value, computed once per arithmetic and layout of open axes (a row maximum
+        or a denominator inside a sum's term does not depend on the term's index); the
+        arithmetic sees every node's value."""
+        key = (expr, self.arithmetic.magnitude, tuple(self.axes))
+        if key not in self.known:
+            self.known[key] = self.arithmetic.seen(self.padded(self.evaluate(expr, {})))
+        return self.known[key]
+
+    def evaluate(self, expr, env):
+        if isinstance(expr, sp.Indexed):
+            return self.arithmetic.read(self.entry(expr))
+        if isinstance(expr, sp.Symbol) and expr.name in self.arrays:  # a scalar input
+            value = self.arithmetic.xp.reshape(self.arrays[expr.name],
+                                               (-1, *(1,) * len(self.axes)))
+            return self.arithmetic.read(value)
+        if isinstance(expr, sp.Idx) or (isinstance(expr, sp.Symbol)
+                                        and expr.name not in self.sizes):
+            raise TheoremError(f"no rule evaluates {expr} as written along axes: an index or a "
+                               "symbol that is neither an input nor a size")
+        return super().evaluate(expr, env)
+
+    def padded(self, value):
+        """``value`` with trailing axes of size 1 for the axes it does not depend on."""
+        if not hasattr(value, "shape"):
+            return value
+        missing = 1 + len(self.axes) - len(value.shape)
+        if missing <= 0:
+            return value
+        return self.arithmetic.xp.reshape(value, (*value.shape, *(1,) * missing))
+
+    def plainly(self, compute):
+        """``compute()`` with the plain arithmetic: the abs-scale reads the arguments of exp,
+        log and a maximum as they are."""
+        arithmetic, self.arithmetic = self.arithmetic, self.plain
+        try:
+            return compute()
+        finally:
+            self.arithmetic = arithmetic
+
+    def over(self, function, limits, reduce):
+        """Every term of ``function`` at once, along a new last axis per bound index, then
+        reduced over each, the first limit innermost (SymPy's order)."""
+        opened = []
+        for index, _, _ in reversed(limits):
+            if _name(index) in self.axes:  # a bound index named as a free one (spread(S[i, j], j))
+                fresh = sp.Symbol(f"{_name(index)}_{len(self.axes)}", integer=True)
+                function, index = function.xreplace({index: fresh}), fresh
+            self.axes.append(_name(index))
+            opened.append(index)
+        try:
+            terms = self.eval(function, {})
+        finally:
+            del self.axes[len(self.axes) - len(opened):]
+        # a term that does not depend on an index (Σ_k c) is still added once per index value
+        counts = tuple(integer_value(high - low + 1, {}, self.sizes)
+                       for _, low, high in reversed(limits))
+        terms = self.arithmetic.xp.broadcast_to(terms, (*terms.shape[:-len(counts)], *counts))
+        for _ in opened:
+            terms = reduce(terms)
+        return terms
+
+    def entry(self, expr: sp.Indexed):
+        """The tensor's entries with axes (batch, *self.axes), size 1 where it has none."""
+        xp = self.arithmetic.xp
+        indices = [_name(i) if isinstance(i, (sp.Idx, sp.Symbol)) else i for i in expr.indices]
+        if any(index not in self.axes for index in indices):
+            raise TheoremError(f"no rule evaluates {expr} as written along axes: index "
+                               "arithmetic or constant indices")
+        present = [axis for axis in self.axes if axis in indices]
+        value = xp.transpose(self.arrays[str(expr.base.label)],
+                             (0, *(1 + indices.index(a) for a in present)))
+        shape, at = [value.shape[0]], 1
+        for axis in self.axes:
+            if axis in indices:
+                shape.append(value.shape[at])
+                at += 1
+            else:
+                shape.append(1)
+        return xp.reshape(value, tuple(shape))
+
+    def summed(self, expr, env):
+        return self.over(expr.function, expr.limits,
+                         lambda terms: self.arithmetic.along(self.arithmetic.add, terms))
+
+    def multiplied(self, expr, env):
+        return self.over(expr.function, expr.limits,
+                         lambda terms: self.arithmetic.along(self.arithmetic.multiply, terms))
+
+    def row_maximum(self, expr, env):
+        return self.plainly(lambda: self.over(
+            expr.function, expr.limits, lambda terms: self.arithmetic.xp.max(terms, axis=-1)))
+
+    def row_minimum(self, expr, env):
+        return self.plainly(lambda: self.over(
+            expr.function, expr.limits, lambda terms: self.arithmetic.xp.min(terms, axis=-1)))
+
+    def maximum(self, expr, env):
+        return self.plainly(lambda: self.arithmetic.maximum([self.eval(a, env)
+                                                             for a in expr.args]))
+
+    def exponential(self, expr, env):
+        return self.arithmetic.exp(self.plainly(lambda: self.eval(expr.args[0], env)))
+
+    def logarithm(self, expr, env):
+        return self.arithmetic.log(self.plainly(lambda: self.eval(expr.args[0], env)))
+
+    def online_softmax(self, expr: OnlineSoftmax, env):
+        """The block-wise algorithm as ``OnlineSoftmax`` states it: per block of b keys the
+        running maximum, the rescaling e^(m_old − m_new), the block's partial sums added left
+        to right and added once to the rescaled running ones; one division at the end."""
+        arithmetic = self.arithmetic
+        xp = arithmetic.xp
+        scores = self.plainly(lambda: self.over(expr.score, expr.limits, _keep))
+        values = self.over(expr.value, expr.limits, _keep)
+        block = integer_value(expr.block, {}, self.sizes)
+        if arithmetic.traced:  # the same steps, one program
+            return _online_softmax_program(block)(scores, values)
+        maximum = total = output = None
+        for start in range(0, scores.shape[-1], block):
+            chunk = scores[..., start:start + block]
+            seen = xp.max(chunk, axis=-1)
+            if maximum is not None:
+                seen = xp.maximum(maximum, seen)
+            weights = arithmetic.exp(chunk - seen[..., None])
+            partial_total = arithmetic.along(arithmetic.add, weights)
+            partial_output = arithmetic.along(arithmetic.add, arithmetic.multiply(
+                weights, values[..., start:start + block]))
+            if maximum is None:
+                total, output = partial_total, partial_output
+            else:
+                rescale = arithmetic.exp(maximum - seen)
+                total = arithmetic.add(arithmetic.multiply(rescale, total), partial_total)
+                output = arithmetic.add(arithmetic.multiply(rescale, output), partial_output)
+            maximum = seen
+        # the weights the closed form rounds, e^(s_j − max): below the normal range there too
+        arithmetic.seen(xp.exp(scores - maximum[..., None]))
+        return arithmetic.divide(output, total)
+
+    # AsWritten's rules, with those of indices and of the abs-scale's plain reading its own; a
+    # node without a rule here (a condition decided entry by entry) is refused by name
+    RULES = (
+        (sp.Add, AsWritten.add),
+        (sp.Mul, AsWritten.multiply),
+        (sp.Pow, AsWritten.power),
+        (sp.exp, exponential),
+        (sp.log, logarithm),
+        (sp.Sum, summed),
+        (sp.Product, multiplied),
+        (sp.Max, maximum),
+        (ReduceMax, row_maximum),
+        (ReduceMin, row_minimum),
+        (sp.Abs, AsWritten.absolute),
+        (OnlineSoftmax, online_softmax),
+    )
+
+
+def _keep(terms):
+    """Every term, unreduced."""
+    return terms
+
+
+def _name(index) -> str:
+    return str(index.label) if isinstance(index, sp.Idx) else str(index)
+
+
+def _scan_last_axis(operation, terms):
+    """JAX's sequential scan: the same operations in the same order as the loop, one program
+    instead of one dispatch per entry."""
+    import jax
+
+    def step(total, term):
+        return operation(total, term), None
+
+    rest = jax.numpy.moveaxis(terms[..., 1:], -1, 0)
+    return jax.lax.scan(step, terms[..., 0], rest)[0]
+
+
+@functools.cache
+def _online_softmax_program(block: int):
+    """``AlongAxes.online_softmax`` as one compiled JAX program per block size: a scan over the
+    blocks, each block's sums a scan over its keys. The last block is padded with scores of −∞
+    and values of 0, whose weights e^(−∞) = 0 add exactly nothing."""
+    import jax
+    import jax.numpy as jnp
+
+    def add(a, b):
+        return a + b
+
+    def step(carry, chunk):
+        maximum, total, output = carry
+        chunk_scores, chunk_values = chunk
+        seen = jnp.maximum(maximum, jnp.max(chunk_scores, axis=-1))
+        weights = jnp.exp(chunk_scores - seen[..., None])
+        rescale = jnp.exp(maximum - seen)  # 0 before the first block: 0·0 + partial is exact
+        total = rescale * total + _scan_last_axis(add, weights)
+        output = rescale * output + _scan_last_axis(add, weights * chunk_values)
+        return (seen, total, output), None
+
+    @jax.jit
+    def run(scores, values):
+        scores, values = jnp.broadcast_arrays(scores, values)
+        length = scores.shape[-1]
+        pad = -length % block
+        widths = [(0, 0)] * (scores.ndim - 1) + [(0, pad)]
+        scores = jnp.pad(scores, widths, constant_values=-jnp.inf)
+        values = jnp.pad(values, widths)
+        chunks = [jnp.moveaxis(x.reshape(*x.shape[:-1], -1, block), -2, 0)
+                  for x in (scores, values)]
+        start = jnp.full(scores.shape[:-1], -jnp.inf, scores.dtype)
+        zero = jnp.zeros(scores.shape[:-1], scores.dtype)
+        (_, total, output), _ = jax.lax.scan(step, (start, zero, zero), tuple(chunks))
+        return output / total
+
+    return run
