@@ -23,6 +23,7 @@ it up with ``hypothesis.target``.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,6 +53,11 @@ from ._along_axes import along_axes
 
 MODEL_SAMPLES = 4096
 INSTANCES_PER_EXAMPLE = 32
+# a batch of short rows costs what a batch of long ones does when it holds as many entries: an
+# error bound's violation at two keys needs its few roundings aligned, which a batch of 32
+# instances shows from some seeds only
+ENTRIES_PER_BATCH = 32 * 1024
+MOST_INSTANCES = 1024
 WIDER = {"float64": np.longdouble}
 
 
@@ -109,34 +115,61 @@ DEFAULT_SCALES = (1.0, 4.0, 16.0)
 
 
 def _structures(theorem, dtype: str):
+    """Sizes (each an end of its range, or log-uniform across it), a pattern, a scale and a
+    seed. Log-uniform: a bound's count grows with n while the errors of exp and division do
+    not, so a count too small shows at n = 2 or 3 and a count too small in n at hundreds; n
+    uniform on [1, 512] would put seven draws in eight above 64."""
     dims = theorem.dims
     sizes = st.tuples(*(st.one_of(st.sampled_from(sorted({d.sizes.low, d.sizes.high})),
-                                  st.integers(d.sizes.low, d.sizes.high)) for d in dims))
+                                  _log_uniform(d.sizes.low, d.sizes.high)) for d in dims))
     return st.tuples(sizes.map(lambda s: dict(zip((d.name for d in dims), s, strict=True))),
                      st.sampled_from(PATTERNS), st.sampled_from(SCALES.get(dtype, DEFAULT_SCALES)),
                      st.integers(0, 2**31 - 1))
 
 
+def _log_uniform(low: int, high: int):
+    """An integer in [low, high] whose binary magnitude is uniform: an octave [2^b, 2^(b+1)),
+    then a size in it (shrinking toward the lowest octave)."""
+    octaves = range(max(low, 1).bit_length() - 1, high.bit_length())
+    return st.sampled_from(octaves).flatmap(
+        lambda b: st.integers(max(low, 2**b), min(high, 2 ** (b + 1) - 1)))
+
+
 def _corners(theorem, dtype: str) -> list:
-    """Every size at its largest, and each one at its smallest with the others at their
-    largest: where a count grows fastest (the longest row in blocks of one key), which random
-    sizes reach rarely; each with Gaussian scores, and with ascending ones at every scale (a
-    running maximum that rises at every block, by steps as large as the format allows: where
-    the rescalings' rounding adds up, which one scale alone shows in some draws only)."""
+    """Every size at its largest; each one at its smallest, and at the smallest with more than
+    one term, the others at their largest. Where a count grows fastest (the longest row in
+    blocks of one key), and where it is smallest against the errors every term carries (exp's,
+    the division's): random sizes reach both rarely. Each with Gaussian scores, with tied ones
+    (equal terms: every addition of a left-to-right sum rounds the same way, recursive
+    summation's worst case) and with ascending ones at every scale (a running maximum that
+    rises at every block, by steps as large as the format allows: where the rescalings'
+    rounding adds up, which one scale alone shows in some draws only)."""
     dims = theorem.dims
     scales = SCALES.get(dtype, DEFAULT_SCALES)
     largest = {d.name: d.sizes.high for d in dims}
-    corners = [largest] + [{**largest, d.name: d.sizes.low} for d in dims
-                           if d.sizes.low != d.sizes.high]
+    corners = [largest]
+    for d in dims:
+        for size in (d.sizes.low, d.sizes.low + 1):
+            corner = {**largest, d.name: min(size, d.sizes.high)}
+            if corner not in corners:
+                corners.append(corner)
     return [(sizes, pattern, scale, 0) for sizes in corners
-            for pattern, scale in (("gaussian", scales[1]),
+            for pattern, scale in (("gaussian", scales[1]), ("ties", scales[1]),
                                    *(("ascending", scale) for scale in scales))]
+
+
+def batch_size(theorem, sizes: dict) -> int:
+    """Instances in a batch at ``sizes``: ``ENTRIES_PER_BATCH`` entries of the inputs, at least
+    ``INSTANCES_PER_EXAMPLE`` and at most ``MOST_INSTANCES`` instances."""
+    entries = sum(math.prod(sizes[d.name] for d in tensor.dims) for tensor in theorem.tensors)
+    return min(MOST_INSTANCES, max(INSTANCES_PER_EXAMPLE, ENTRIES_PER_BATCH // max(entries, 1)))
 
 
 def _draw(theorem, sizes, pattern, scale, rng, numpy_dtype) -> dict:
     arrays = {}
+    batch = batch_size(theorem, sizes)
     for tensor in theorem.tensors:
-        shape = (INSTANCES_PER_EXAMPLE, *(sizes[d.name] for d in tensor.dims))
+        shape = (batch, *(sizes[d.name] for d in tensor.dims))
         values = rng.standard_normal(shape) * scale
         if pattern == "spread":
             values = rng.uniform(-scale * 4, scale * 4, shape)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
-from attnproof.numeric import DERANDOMIZED_SEED, check
+from attnproof.numeric import check
 from attnproof.numeric._search import search
 from attnproof.numeric.kinds import error_bound as numeric_route
 from attnproof.symbolic import (
@@ -128,14 +128,16 @@ def test_the_attention_output_is_bounded_against_its_abs_scale(name):
     assert "2*(c_exp + n_k)" in result.method
 
 
+# from a fresh seed each run: the corners (tied rows at the longest, two keys at the shortest)
+# show both, where uniform sizes and no tied corner missed the first from 2 seeds in 20 and the
+# second from every one of 40 (NumPy float32, largest observed/B 0.25)
 @pytest.mark.parametrize("backend", ["numpy", "jax", "mlx"])
-def test_a_bound_sixteen_times_too_small_is_refuted_by_an_observed_error(backend):
+@pytest.mark.parametrize("name", ["planted_softmax_error_a_sixteenth_of_the_length",
+                                  "planted_softmax_error_without_the_exponentials"])
+def test_a_bound_that_counts_too_few_errors_is_refuted_by_an_observed_error(backend, name):
     require_backend(backend)
-    # from the seed CI derandomizes to: outside CI a search's seed is fresh, and this search
-    # misses the planted bound from some seeds (NumPy: 2 of 20, seeds 11 and 17)
-    record = search(PLANTED["planted_softmax_error_a_sixteenth_of_the_length"], backend,
-                    "float32", "cpu", profile="quick", seed=DERANDOMIZED_SEED)[0]
-    assert record.status == "failed" and record.refutes
+    record = search(PLANTED[name], backend, "float32", "cpu", profile="quick")[0]
+    assert record.status == "failed" and record.refutes, record.reason
     example = record.counterexample
     assert example["observed relative error"] > example["bound"]
 

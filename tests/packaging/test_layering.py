@@ -37,7 +37,7 @@ KINDS_PACKAGES = {"attnproof.symbolic.kinds": REPO / "symbolic" / "kinds",
                   "attnproof.numeric.kinds": REPO / "numeric" / "kinds"}
 SHARED_HELPERS = {
     "attnproof.symbolic.kinds": {"_ieee_arithmetic"},
-    "attnproof.numeric.kinds": {"_evaluate", "_row_values", "_sides"},
+    "attnproof.numeric.kinds": {"_along_axes", "_evaluate", "_row_values", "_sides"},
 }
 LAYERS = ("symbolic", "numeric", "theorems")
 SOURCE_FOLDERS = ("attnproof", "symbolic", "numeric", "theorems", "tests", "scripts",

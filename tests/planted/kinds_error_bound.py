@@ -1,7 +1,8 @@
 """Planted error bounds: softmax's rounding error grows with the row (its observed error reaches
 a fifth of the n + 2·c_exp errors counted), so a bound counting n/16 errors must be refuted by an
-observed error on every backend; the proved bound with one more error counted must hold. Test
-fixtures, never in the catalog."""
+observed error on every backend, and so must one that leaves out the exponentials' errors (at
+two keys); the proved bound with one more error counted must hold. Test fixtures, never in the
+catalog."""
 
 from attnproof.symbolic import ErrorBound, Source, Theorem, c_exp
 from attnproof.theorems import rounding
@@ -36,5 +37,15 @@ planted_blockwise_bound_without_the_rescalings = Theorem(
                      exponent=rounding.online_softmax_blockwise_error_bound.claim.exponent,
                      relative_to="abs-scale"),
     inputs=(rounding.S, rounding.V, rounding.block),
+    expect="refuted",
+)
+
+# the bound without the exponentials' errors: at n = 2 an exp's own error (c_exp·u each) is
+# already larger than γ_2; the claimed count only outgrows the error as n grows
+planted_softmax_error_without_the_exponentials = Theorem(
+    name="planted_softmax_error_without_the_exponentials",
+    source=PLANTED,
+    claim=ErrorBound(rounding.unshifted, count=rounding.n),
+    inputs=(rounding.S,),
     expect="refuted",
 )
