@@ -141,9 +141,10 @@ def _corners(theorem, dtype: str) -> list:
     blocks of one key), and where it is smallest against the errors every term carries (exp's,
     the division's): random sizes reach both rarely. Each with Gaussian scores, with tied ones
     (equal terms: every addition of a left-to-right sum rounds the same way, recursive
-    summation's worst case) and with ascending ones at every scale (a running maximum that
-    rises at every block, by steps as large as the format allows: where the rescalings'
-    rounding adds up, which one scale alone shows in some draws only)."""
+    summation's worst case), with the widest spread (exp's error grows with |x| on some
+    backends: MLX's float32 exp, declared at 72u) and with ascending ones at every scale (a
+    running maximum that rises at every block, by steps as large as the format allows: where
+    the rescalings' rounding adds up, which one scale alone shows in some draws only)."""
     dims = theorem.dims
     scales = SCALES.get(dtype, DEFAULT_SCALES)
     largest = {d.name: d.sizes.high for d in dims}
@@ -155,6 +156,7 @@ def _corners(theorem, dtype: str) -> list:
                 corners.append(corner)
     return [(sizes, pattern, scale, 0) for sizes in corners
             for pattern, scale in (("gaussian", scales[1]), ("ties", scales[1]),
+                                   ("spread", scales[-1]),
                                    *(("ascending", scale) for scale in scales))]
 
 
