@@ -18,7 +18,6 @@ from ._backends import _numpy_dtype as numpy_dtype  # NumPy's dtype of a format 
 from ._backends import _numpy_place as numpy_place  # NumPy's place step: a cast, no device
 from ._compiler import compile_expression
 from ._driver import (
-    DERANDOMIZED_SEED,
     MINIMUM_DECIDED,
     Evidence,
     Failure,
@@ -57,7 +56,6 @@ __all__ = [
     "search_seed",
     "find_failure",
     "draw_each",
-    "DERANDOMIZED_SEED",
     "would_pass",
     # backends and compiled statements
     "Backend",

@@ -62,9 +62,6 @@ class AxisArithmetic(ArrayArithmetic):
         """An input's entries, as the walk reads them."""
         return value
 
-    def absolute(self, value):
-        return self.seen(self.xp.abs(value))
-
     def along(self, operation, terms):
         """``terms`` combined by ``operation`` along their last axis, left to right."""
         if self.traced:

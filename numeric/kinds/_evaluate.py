@@ -102,9 +102,9 @@ def draw_uniform(domain, shape, rng) -> np.ndarray:
 class ArrayArithmetic:
     """The element-wise operations of an arithmetic of ``AsWritten`` (the one as-written
     evaluator, ``symbolic/kinds/ieee.py``) on the array module ``xp``: each operation one call,
-    the maximum NaN-propagating. A route's arithmetic adds how its literals and inputs become
-    arrays (IEEE values: a backend's arrays in a dtype; a limit's row values: float64 rows; the
-    error bounds: arrays along axes, ``_along_axes.py``)."""
+    the maximum and minimum NaN-propagating. A route's arithmetic adds how its literals and
+    inputs become arrays (IEEE values: a backend's arrays in a dtype; a limit's row values:
+    float64 rows; the error bounds: arrays along axes, ``_along_axes.py``)."""
 
     def __init__(self, xp):
         self.xp = xp
@@ -138,8 +138,20 @@ class ArrayArithmetic:
     def log(self, value):
         return self.seen(self.xp.log(value))
 
+    def absolute(self, value):
+        return self.seen(self.xp.abs(value))
+
     def maximum(self, operands, expr=None, env=None):
-        total = operands[0]
-        for item in operands[1:]:  # NaN-propagating, as IEEE 754-2019 maximum
-            total = self.xp.maximum(total, item)
-        return total
+        return _pairwise(self.xp.maximum, operands)
+
+    def minimum(self, operands):
+        return _pairwise(self.xp.minimum, operands)
+
+
+def _pairwise(extremum, operands):
+    """The operands' maximum or minimum, one pair at a time: NaN-propagating, as IEEE 754-2019
+    maximum and minimum."""
+    total = operands[0]
+    for item in operands[1:]:
+        total = extremum(total, item)
+    return total

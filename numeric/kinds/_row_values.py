@@ -84,15 +84,6 @@ class RowArithmetic(ArrayArithmetic):
     def power(self, base, exponent):
         return np.power(np.asarray(base, dtype=float), exponent)
 
-    def absolute(self, value):
-        return np.abs(value)
-
-    def minimum(self, operands):
-        total = operands[0]
-        for item in operands[1:]:
-            total = np.minimum(total, item)
-        return total
-
     def compare(self, relation: str, a, b):
         return _COMPARE[relation](a, b)
 

@@ -81,8 +81,7 @@ def _check_strictness(theorem, runner, dtype: str, profile, seen: Evidence) -> N
     def count(structure) -> None:
         _count(evaluate_reference(runner, structure, effort.batch), effort.batch, counts)
 
-    draw_each(strategies.from_theorem(theorem, profile), count, effort.examples,
-              seen.seed or 0)
+    draw_each(strategies.from_theorem(theorem, profile), count, effort.examples, seen.seed)
     if counts.first_equal is not None:
         seen.failure = Failure({"values": counts.first_equal, "lhs_minus_rhs": "0",
                                 "why": "lhs = rhs exactly in float64 (abs-scale 0: every term "

@@ -35,7 +35,6 @@ from attnproof.symbolic.kinds import error_bound as analysis
 from attnproof.symbolic.route import claim_expressions
 
 from ..route import (
-    DERANDOMIZED_SEED,
     ROUNDING_MODEL,
     Evidence,
     Failure,
@@ -186,8 +185,7 @@ def judge(seen: Evidence, theorem, row, dtype: str, device: str, false_in_float6
     """Decide or annotate a lower format's evidence with the proved bound, where one exists: a
     violation is a failure where float64 is false, an inconsistency where it is true. Its
     batches are drawn from the search's seed, so the record's replay draws them again."""
-    comparison = compare(theorem, row, dtype, device, profile,
-                         DERANDOMIZED_SEED if seen.seed is None else seen.seed)
+    comparison = compare(theorem, row, dtype, device, profile, seen.seed)
     if comparison is None or comparison.instances == 0:
         return
     within = (f"as written in {dtype}, lhs − rhs reached {comparison.worst:.3g} of the proved "

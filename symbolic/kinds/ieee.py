@@ -538,8 +538,9 @@ class AsWritten:
     An arithmetic over drawn values (a limit's value over rows of scores,
     ``numeric/kinds/_row_values.py``) sets ``decides_conditions``: a Piecewise or an Indicator
     is then decided per value, its relations through ``compare(relation, a, b)``, ``both``,
-    ``either``, ``negation`` and ``select(holds, a, b)``; it may also give ``minimum``,
-    ``absolute`` and ``power``. An arithmetic without one of those has no rule for its node.
+    ``either``, ``negation`` and ``select(holds, a, b)``. An arithmetic may also give
+    ``minimum``, ``absolute`` and ``power`` (the arrays' arithmetics give the first two, the
+    rows' all three); one without them has no rule for their nodes.
     """
 
     def __init__(self, arithmetic, sizes: dict, fixed: dict):
@@ -609,9 +610,7 @@ class AsWritten:
         if exponent.is_Integer and exponent < 0:
             return self.arithmetic.divide(self.arithmetic.exact(1),
                                           self.product([base] * -int(exponent), env))
-        if getattr(self.arithmetic, "power", None) is None:
-            raise TheoremError(f"no rule evaluates the power {expr} as written")
-        return self.arithmetic.power(self.eval(base, env), self.eval(exponent, env))
+        return self.operation("power", expr)(self.eval(base, env), self.eval(exponent, env))
 
     def fold(self, expr, env, operation, empty: int):
         # over several indices, the first innermost (SymPy's order): the last one loops here
