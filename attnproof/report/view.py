@@ -154,7 +154,7 @@ EXPLAINED_STATUSES = ("error", "skipped", "not-decisive", "too-few", "inconsiste
 
 def explained(records: list[NumericRecord]) -> list[NumericRecord]:
     return [r for r in records if r.reason and (r.status in EXPLAINED_STATUSES
-                                                or r.reason.startswith(FINDING)
+                                                or FINDING in r.reason
                                                 or NOT_EVALUATED in r.reason)]
 
 

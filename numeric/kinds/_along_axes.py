@@ -35,7 +35,8 @@ from ._evaluate import ArrayArithmetic
 
 class AxisArithmetic(ArrayArithmetic):
     """The arithmetic of the walk along axes on ``xp``'s arrays, in the inputs' format. ``watch``,
-    where given, sees every result: every partial product, quotient and partial sum."""
+    where given, sees every result (every partial product, quotient and partial sum) and every
+    argument of exp and log (``watch.argument``)."""
 
     magnitude = False
 
@@ -50,6 +51,16 @@ class AxisArithmetic(ArrayArithmetic):
         if self.watch is not None:
             self.watch(value)
         return value
+
+    def exp(self, value):
+        if self.watch is not None:
+            self.watch.argument("exp", value)
+        return super().exp(value)
+
+    def log(self, value):
+        if self.watch is not None:
+            self.watch.argument("log", value)
+        return super().log(value)
 
     def literal(self, value):
         """A literal rounded once into the inputs' format: a Python number would carry NumPy's

@@ -18,8 +18,10 @@ Only equations without user code, whose inputs (tensors and scalars) are drawn f
 positive range, are judged this way; the instances are drawn inside those ranges, rounded into
 the format, and evaluated as the error-bound route evaluates (sums left to right, one call per
 operation).
-Rows whose exact intermediates leave the format's normal range, or where a count·u ≥ 1, are
-outside the model and not counted.
+Rows whose exact intermediates leave the format's normal range, that take exp past where the
+backend's is finite, where a count·u ≥ 1, or where the backend's own exp or log broke the
+declared model (a finding about the backend, named in the record), are outside the model and
+not counted.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from attnproof.symbolic.kinds import error_bound as analysis
 from attnproof.symbolic.route import claim_expressions
 
 from ..route import (
+    FINDING,
     ROUNDING_MODEL,
     Evidence,
     Failure,
@@ -57,6 +60,8 @@ class Comparison:
     instances: int = 0
     worst: float = 0.0
     violation: dict | None = None
+    breaches: int = 0  # instances above the bound where the backend's exp or log broke the model
+    first_breach: str | None = None
 
 
 def bounded_sides(theorem) -> list | None:
@@ -148,7 +153,7 @@ def _compare_batch(comparison: Comparison, evaluation, sides, model, sizes,
     """Count one batch's instances inside the model into ``comparison``: its largest ratio,
     and its first instance above the bound (None when none is)."""
     batch = route.instances(arrays)
-    watch = route.RangeWatch(evaluation.dtype, batch)
+    watch = evaluation.range_watch(batch)
     computed, limit = [], 0.0
     for _, claim in sides:
         side = evaluation.bounded(claim, model, sizes, arrays, watch)
@@ -159,8 +164,17 @@ def _compare_batch(comparison: Comparison, evaluation, sides, model, sizes,
     difference = np.broadcast_to(difference, shape).reshape(batch, -1)
     limit = np.broadcast_to(limit, shape).reshape(batch, -1)
     ratio = np.where(difference == 0, 0.0, difference / limit)
+    ratio = np.where(np.isnan(ratio), np.inf, ratio)
     inside = ~watch.outside & np.isfinite(limit).all(axis=1)
-    ratio = np.where(np.isnan(ratio), np.inf, ratio)[inside]
+    # above the bound where the backend's own exp or log broke the model: outside it too, a
+    # finding about the backend (``Evaluation.breaches``), not a disagreement of the routes
+    breaches = evaluation.breaches(watch, np.flatnonzero(inside & (ratio.max(axis=1) > 1.0)),
+                                   model)
+    if breaches:
+        comparison.breaches += len(breaches)
+        comparison.first_breach = comparison.first_breach or next(iter(breaches.values()))
+        inside[list(breaches)] = False
+    ratio = ratio[inside]
     comparison.instances += int(inside.sum())
     if not ratio.size:
         return 0.0, None
@@ -190,6 +204,10 @@ def judge(seen: Evidence, theorem, row, dtype: str, device: str, false_in_float6
         return
     within = (f"as written in {dtype}, lhs − rhs reached {comparison.worst:.3g} of the proved "
               f"bound of their rounding over {comparison.instances} instances")
+    if comparison.first_breach is not None:
+        seen.notes.append(f"{FINDING}the backend broke its declared rounding model at "
+                          f"{comparison.breaches} instance(s), set aside as outside the model; "
+                          f"the first: {comparison.first_breach}")
     if comparison.violation is None:
         seen.notes.append(f"within the proved bound: {within}")
         return

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
-from attnproof.numeric import check
+from attnproof.numeric import FINDING, check
 from attnproof.numeric._search import search
 from attnproof.numeric.kinds import error_bound as numeric_route
 from attnproof.symbolic import (
@@ -152,7 +152,8 @@ def test_a_looser_true_bound_holds_on_every_backend(backend):
     assert "largest observed/B" in record.reason
 
 
-# NumPy's float32 exp is off by up to ~3.4u and its log by ~2.6u: declared as 1u, each is caught
+# NumPy's float32 exp is off by up to ~3.3u and its log by ~4u: declared as 1u, each is caught,
+# and the fault is the backend's (a finding, the record unjudged), not the bound's
 @pytest.mark.parametrize(("function", "theorem"), [
     ("exp", rounding.softmax_unshifted_error_bound), ("log", rounding.lse_unshifted_error_bound)])
 def test_a_function_less_accurate_than_declared_fails_the_model_not_the_bound(
@@ -162,8 +163,9 @@ def test_a_function_less_accurate_than_declared_fails_the_model_not_the_bound(
     monkeypatch.setitem(numeric_route.ROUNDING_MODEL, key,
                         dataclasses.replace(declared, **{f"c_{function}": 1}))
     record = check(theorem, "numpy", "float32", "cpu", profile="quick")
-    assert record.status == "failed" and "rounding model is wrong" in record.reason
-    assert f"{function} in float32" in record.reason
+    assert record.status == "skipped" and record.reason.startswith(FINDING), record.reason
+    assert "rounding model is wrong" in record.reason
+    assert f"{function} in float32" in record.reason and "declared at most 1u" in record.reason
 
 
 def test_spread_is_max_minus_min():
