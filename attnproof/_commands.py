@@ -172,7 +172,8 @@ def _add_prove_options(parser: argparse.ArgumentParser) -> None:
         help="worker processes (default: CPU count)")
     add("--time-limit", metavar="S", type=arguments.positive_seconds,
         default=PROOF_TIME_LIMIT,
-        help="seconds per symbolic proof (default: %(default)s)")
+        help="CPU seconds per symbolic proof, so that a busy machine reaches the same "
+             "verdicts (default: %(default)s)")
     add("--timeout", metavar="S", type=arguments.positive_seconds,
         help="seconds per theorem before its worker is killed (default: by profile)")
     add("--symbolic-only", action="store_true", help="skip numeric checks")
