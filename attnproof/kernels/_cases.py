@@ -27,7 +27,9 @@ MASKS = ("none", "random", "first_block", "causal", "padding", "fully_masked")
 # masks drawn tile by tile (which tiles of a row are active, then which entries), whose active
 # tiles are not contiguous: local plus strided tiles, a set of its own for each query row, and
 # random block-sparse; at 1 to 4 tiles of the sizes kernels tile by
-TILE_PATTERNS = ("local_strided", "per_row_tiles", "block_sparse")
+# "checkerboard": every other tile; at three or more tiles no row or column of tiles keeps its
+# active tiles contiguous, whatever the draw (the random patterns leave that to chance)
+TILE_PATTERNS = ("local_strided", "per_row_tiles", "block_sparse", "checkerboard")
 TILES = (16, 32, 64, 128)
 FILLS = ("gaussian", "low_rank", "spikes")
 # offsets added to every score of a row: far beyond exp's range, and just past the overflow of
@@ -255,9 +257,11 @@ def _tile_keep(pattern: str, tile: int, shape, rng) -> np.ndarray:
     entry, or (half the time) most of them."""
     n_q, n_k = shape[-2:]
     tiles_q, tiles_k = -(-n_q // tile), -(-n_k // tile)
-    if pattern == "local_strided":  # the tile on the diagonal, the one before, every stride-th
-        i, j = np.arange(tiles_q)[:, None], np.arange(tiles_k)[None, :]
-        blocks = ((j <= i) & (j >= i - 1)) | (j % rng.integers(2, 4) == 0)
+    i, j = np.arange(tiles_q)[:, None], np.arange(tiles_k)[None, :]
+    if pattern in ("local_strided", "checkerboard"):
+        # local: the tile on the diagonal, the one before, every stride-th
+        blocks = ((i + j) % 2 == 0 if pattern == "checkerboard"
+                  else ((j <= i) & (j >= i - 1)) | (j % rng.integers(2, 4) == 0))
         rows = np.broadcast_to(np.repeat(blocks, tile, axis=0)[:n_q], (*shape[:-1], tiles_k))
     elif pattern == "per_row_tiles":
         rows = rng.random((*shape[:-1], tiles_k)) < 0.5

@@ -18,6 +18,7 @@ from ._cases import (
     MEMORY,
     OFFSETS,
     SOFTCAPS,
+    TILES,
     Case,
     cases,
     lengths,
@@ -290,7 +291,11 @@ PROPERTIES = (
              _everything, lambda k: None if k.takes_bias else "takes no bias",
              explicit=_bias_mask_dtype_explicit),
     Property("tile_masks", "masks by tile pattern, active tiles not contiguous (1–4 tiles of "
-             "16–128)", lambda k: tiled_cases(), _everything, _needs_mask),
+             "16–128)", lambda k: tiled_cases(), _everything, _needs_mask,
+             # every other tile at three tiles a side, at each tile size: holes in every row
+             # and column of tiles from every seed
+             explicit=tuple(Case(n_q=3 * tile, n_k=3 * tile, mask="checkerboard", tile=tile)
+                            for tile in TILES)),
     Property("causal", "causal mask (n_q = n_k)",
              lambda k: cases(same_lengths=True, **_causal(k)), _everything,
              _needs_mask_or_causal),
