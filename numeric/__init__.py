@@ -47,6 +47,7 @@ _EXPORTS = {
     "Compiled": ("_compiler", "Compiled"),
     "compile_expression": ("_compiler", "compile_expression"),
     "FINDING": ("_record", "FINDING"),
+    "BACKEND_FINDING": ("_record", "BACKEND_FINDING"),
     "NOT_EVALUATED": ("_record", "NOT_EVALUATED"),
     "NumericRecord": ("_record", "NumericRecord"),
     "NumericStatus": ("_record", "NumericStatus"),
@@ -83,7 +84,8 @@ __all__ = [
     "DeviceError", "accelerator_folder", "device_kind", "devices", "missing_devices",
     "named_devices", "selected_devices", "share_accelerators", "cache_directory",
     "cache_folder_name", "disable_caches", "write_atomically", "Compiled", "compile_expression",
-    "FINDING", "NOT_EVALUATED", "NumericRecord", "NumericStatus", "CellStatus", "CELL_FAILURES",
+    "FINDING", "BACKEND_FINDING", "NOT_EVALUATED", "NumericRecord", "NumericStatus", "CellStatus",
+    "CELL_FAILURES",
     "UNDECIDED_SHARE_NOTED", "undecided_share", "check", "ROUNDING_MODEL", "MINIMUM_DECIDED",
     "MINIMUM_DECIDED_CASES", "too_few_cases", "settle_cell", "find_failure", "DERANDOMIZED_SEED",
     "draw_each", "time_log", "PROFILE_NAMES", "Profile", "profile", "profile_timeout",
@@ -132,6 +134,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: _EXPORTS, imported eage
     from ._profiles import Profile as Profile
     from ._profiles import profile as profile
     from ._profiles import timeout as profile_timeout
+    from ._record import BACKEND_FINDING as BACKEND_FINDING
     from ._record import CELL_FAILURES as CELL_FAILURES
     from ._record import FINDING as FINDING
     from ._record import NOT_EVALUATED as NOT_EVALUATED

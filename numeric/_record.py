@@ -15,10 +15,14 @@ from ._backends import reference_names
 # MLX float64 is never one: its exp is accurate only to ~2e-6 on CPU), and low precision is a
 # stability property only.
 TRUTH_DTYPE = "float64"
-# A record's reason that holds this reports a defect found on the way, of the code under test or
-# of the backend (an exp that overflows before its format does): its values may still pass, and
-# it is shown beside the evidence whatever the status.
+# A record's reason that holds this reports a defect of the code under test found on the way (its
+# values may still pass): shown beside the evidence whatever the status.
 FINDING = "finding: "
+# ... and one that holds this, a backend that broke the rounding model declared for it (an exp
+# that overflows before its format does): the instances it touched are set aside as outside the
+# model, the theorem keeps its verdict, and the report lists the backend's fault on its own.
+# The sentence up to its first ";" says what the backend did.
+BACKEND_FINDING = "finding about the backend: "
 # ... and one that holds this counts rows a format could not hold, set aside from its instances:
 # shown beside the evidence too, so that no row set aside is visible only in the JSON
 NOT_EVALUATED = "drawn row(s) not evaluated in"

@@ -31,7 +31,7 @@ from ._driver import (
 )
 from ._executables import run_route_program
 from ._plan import evaluate_reference, is_reference, runner_for
-from ._record import FINDING
+from ._record import BACKEND_FINDING
 from ._rounding import NO_MODEL, ROUNDING_MODEL, Rounding
 from ._routes import format_judge, numeric_route
 from ._search import effort_for, run_search
@@ -58,7 +58,7 @@ __all__ = [
     "find_failure",
     "draw_each",
     "would_pass",
-    "FINDING",
+    "BACKEND_FINDING",
     # backends and compiled statements
     "Backend",
     "backend",

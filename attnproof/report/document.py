@@ -231,7 +231,8 @@ COVERAGE = "coverage"  # the page of the documents' coverage
 def build(report: Report, figures: Figures | None = None) -> Document:
     figures = figures or Figures()
     topics = view.topics(report)
-    sections = [_summary(report), _errata(report), _figures(report, figures),
+    sections = [_summary(report), _backend_findings(report), _errata(report),
+                _figures(report, figures),
                 _theorems(report, topics), *_topics(report, topics, figures),
                 _coverage(report), _errors(report)]
     return Document("attnproof report", _byline(report), _warning(report),
@@ -281,6 +282,27 @@ def _summary(report: Report) -> Section:
     environment = Table(tuple(Column(name) for name, _ in env),
                         (tuple(text_line(value) for _, value in env),))
     return Section("Summary", (counts, Paragraph(sentence), environment))
+
+
+def _backend_findings(report: Report) -> Section | None:
+    """Backends that broke the rounding model declared for them: the backend's fault, named
+    apart from the theorems, whose verdicts stand."""
+    found = view.backend_findings(report)
+    if not found:
+        return None
+    columns = (Column("backend", width=0.14), Column("what it did", width=0.5),
+               Column("theorems whose records saw it", width=0.3))
+    rows = tuple((text_line(f"{f.backend} {f.dtype}"), text_line(f.what),
+                  text_line(_some_names(f.theorems))) for f in found)
+    intro = text_line("Where a backend broke the rounding model declared for it, the instances "
+                      "it touched are outside the model, as an overflow is: set aside, counted "
+                      "in each record, and no theorem's verdict rests on them.")
+    return Section("Backend findings", (Paragraph(intro), Table(columns, rows)))
+
+
+def _some_names(names: tuple[str, ...], most: int = 6) -> str:
+    shown = ", ".join(names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def _errata(report: Report) -> Section | None:

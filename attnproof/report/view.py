@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path, PurePath
 
 from attnproof.numeric import (
+    BACKEND_FINDING,
     FINDING,
     NOT_EVALUATED,
     UNDECIDED_SHARE_NOTED,
@@ -155,7 +156,38 @@ EXPLAINED_STATUSES = ("error", "skipped", "not-decisive", "too-few", "inconsiste
 def explained(records: list[NumericRecord]) -> list[NumericRecord]:
     return [r for r in records if r.reason and (r.status in EXPLAINED_STATUSES
                                                 or FINDING in r.reason
+                                                or BACKEND_FINDING in r.reason
                                                 or NOT_EVALUATED in r.reason)]
+
+
+@dataclass(frozen=True)
+class BackendFinding:
+    """What one backend did in one format against the rounding model declared for it, and the
+    theorems whose records saw it (their verdicts stand: the instances it touched were set
+    aside as outside the model)."""
+
+    backend: str
+    dtype: str
+    what: str
+    theorems: tuple[str, ...]
+
+
+def backend_findings(report: Report) -> list[BackendFinding]:
+    """Every backend finding of the run, one per backend, format and what it did."""
+    seen: dict[tuple[str, str, str], list[str]] = {}
+    for t in report.theorems:
+        for r in t.numeric:
+            for what in _backend_sentences(r.reason or ""):
+                names = seen.setdefault((r.backend, r.dtype, what), [])
+                if t.name not in names:
+                    names.append(t.name)
+    return [BackendFinding(b, d, what, tuple(names)) for (b, d, what), names in seen.items()]
+
+
+def _backend_sentences(reason: str) -> list[str]:
+    """What each backend finding of a reason says the backend did: its text up to its first
+    ";" (the rest counts the instances of this record)."""
+    return [part.split(";")[0].strip() for part in reason.split(BACKEND_FINDING)[1:]]
 
 
 def numeric_tally(records: list[NumericRecord]) -> str:

@@ -47,7 +47,7 @@ from attnproof.symbolic.kinds import error_bound as kind
 from attnproof.symbolic.route import free_indices
 
 from ..route import (
-    FINDING,
+    BACKEND_FINDING,
     NO_MODEL,
     ROUNDING_MODEL,
     Evidence,
@@ -90,9 +90,9 @@ def check(theorem, where, profile, seed=None) -> Evidence:
             # the backend breaks the model the bound is proved under: no instance can be
             # judged here, and the fault is the backend's, not the bound's
             return Evidence(unsupported=(
-                f"{FINDING}the rounding model is wrong here: {backend_version(row)}'s "
-                f"{function} in {dtype} is off by {model_error:.2f}u, declared at most "
-                f"{declared}u ({model.source}); the bound is not judged under a model the "
+                f"{BACKEND_FINDING}{backend_version(row)}'s {function} in {dtype} is off by "
+                f"{model_error:.2f}u, declared at most {declared}u: the rounding model is "
+                f"wrong here ({model.source}); the bound is not judged under a model the "
                 "backend does not meet"))
     seen = _Seen()
     seed = search_seed(profile, seed)
@@ -350,7 +350,7 @@ class Evaluation:
         log breaks the declared model at an argument the instance takes (its exact value
         rounded into the format): off by more than c_exp or c_log units of u, or not finite
         where the exact result is. Each with the sentence that names the operation, the
-        argument, both results and the backend's version."""
+        argument and both results."""
         rows = np.asarray(sorted(rows), dtype=int)
         found: dict[int, str] = {}
         for function, declared in (("exp", model.c_exp), ("log", model.c_log)):
@@ -370,8 +370,8 @@ class Evaluation:
             computed = float(to_numpy(getattr(self.xp, function)(placed)).astype(np.float64)[0])
         exact = float(getattr(np, function)(np.longdouble(x)))
         off = "not finite" if not math.isfinite(error) else f"off by {error:.3g}u"
-        return (f"{backend_version(self.row)}'s {self.dtype} {function}({x!r}) = {computed!r} "
-                f"where the exact value is {exact:.6g}: {off}, declared at most {declared}u")
+        return (f"its {self.dtype} {function}({x!r}) = {computed!r} where the exact value is "
+                f"{exact:.6g}: {off}, declared at most {declared}u")
 
     def ratios(self, claim, model: Rounding, sizes: dict, arrays: dict) -> Ratios:
         with np.errstate(all="ignore"):  # overflow shows up as inf/NaN and is judged there
@@ -695,9 +695,9 @@ def _evidence(model: Rounding, seen: _Seen, evaluation: Evaluation) -> Evidence:
 
 
 def _backend_findings(seen: _Seen, evaluation: Evaluation) -> str:
-    """What the search found about the backend itself, as a record's reason begins (``FINDING``):
-    an exp that overflows before the format does, and instances where its exp or log broke
-    the declared model; empty where it found nothing."""
+    """What the search found about the backend itself, as a record's reason begins
+    (``BACKEND_FINDING``, one each): an exp that overflows before the format does, and
+    instances where its exp or log broke the declared model; empty where it found nothing."""
     domain, dtype = evaluation.exp_domain(), evaluation.dtype
     found = []
     if domain.early and domain.first_infinite is not None:
@@ -708,6 +708,10 @@ def _backend_findings(seen: _Seen, evaluation: Evaluation) -> str:
             f"arguments up to {domain.limit!r}, and {seen.beyond_exp} instance(s) past it are "
             "outside the model, as overflow is")
     if seen.first_breach is not None:
-        found.append(f"the backend broke its declared model at {seen.breaches} instance(s), set "
-                     f"aside as outside the model; the first: {seen.first_breach}")
-    return FINDING + "; ".join(found) + "; " if found else ""
+        found.append(f"{breach_heading(evaluation.row)}{seen.first_breach}; {seen.breaches} "
+                     "instance(s) where it did are set aside as outside the model")
+    return "".join(f"{BACKEND_FINDING}{finding}; " for finding in found)
+
+
+def breach_heading(row) -> str:
+    return f"{backend_version(row)} broke its declared rounding model: "

@@ -37,7 +37,7 @@ from attnproof.symbolic.kinds import error_bound as analysis
 from attnproof.symbolic.route import claim_expressions
 
 from ..route import (
-    FINDING,
+    BACKEND_FINDING,
     ROUNDING_MODEL,
     Evidence,
     Failure,
@@ -205,9 +205,9 @@ def judge(seen: Evidence, theorem, row, dtype: str, device: str, false_in_float6
     within = (f"as written in {dtype}, lhs − rhs reached {comparison.worst:.3g} of the proved "
               f"bound of their rounding over {comparison.instances} instances")
     if comparison.first_breach is not None:
-        seen.notes.append(f"{FINDING}the backend broke its declared rounding model at "
-                          f"{comparison.breaches} instance(s), set aside as outside the model; "
-                          f"the first: {comparison.first_breach}")
+        seen.notes.append(f"{BACKEND_FINDING}{route.breach_heading(row)}"
+                          f"{comparison.first_breach}; {comparison.breaches} instance(s) where "
+                          "it did are set aside as outside the model")
     if comparison.violation is None:
         seen.notes.append(f"within the proved bound: {within}")
         return

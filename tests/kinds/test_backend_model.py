@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attnproof.numeric import FINDING, NumericRecord
+from attnproof.numeric import BACKEND_FINDING, NumericRecord
 from attnproof.numeric._backends import backend
 from attnproof.numeric._driver import Where, settle
 from attnproof.numeric._profiles import profile
@@ -70,9 +70,8 @@ def test_an_exp_that_overflows_early_is_measured_where_it_stops():
 def test_instances_past_the_limit_are_outside_the_model_and_the_backend_is_named(seed):
     record = _record(rounding.softmax_unshifted_error_bound, _row(_EarlyExpNumPy), seed)
     assert record.status == "passed", record.reason
-    assert record.reason.startswith(FINDING)
-    assert "exp is not finite from x = 40.000003814697266" in record.reason
-    assert "numpy 2" in record.reason  # the backend's version
+    assert record.reason.startswith(BACKEND_FINDING + "numpy 2")  # the backend's version
+    assert "float32 exp is not finite from x = 40.000003814697266" in record.reason
     assert " 0 instance(s) past it" not in record.reason and record.undecided > 0
     # the mathematics keeps its verdict: a proof and this record compose to "proved"
     proof = ProofResult(status=ProofStatus.PROVED, method="error analysis")
@@ -86,8 +85,9 @@ def test_without_the_measured_limit_the_backend_still_answers_for_its_exp(monkey
                         lambda row, dtype, device: route.ExpDomain(math.inf, math.inf, None))
     record = _record(rounding.softmax_unshifted_error_bound, _row(_EarlyExpNumPy), 0)
     assert record.status == "passed", record.reason
-    assert FINDING + "the backend broke its declared model at" in record.reason
-    assert "float32 exp(" in record.reason and "= inf where the exact value is" in record.reason
+    assert record.reason.startswith(BACKEND_FINDING + "numpy 2")
+    assert "broke its declared rounding model: its float32 exp(" in record.reason
+    assert "= inf where the exact value is" in record.reason
 
 
 def test_a_bound_too_small_is_still_refuted_on_a_backend_whose_exp_overflows_early():
@@ -102,5 +102,23 @@ def test_a_bound_too_small_is_still_refuted_on_a_backend_whose_exp_overflows_ear
 def test_an_exp_less_accurate_than_declared_leaves_the_record_unjudged_naming_the_backend():
     record = _record(rounding.softmax_unshifted_error_bound, _row(_InaccurateExpNumPy), 0)
     assert record.status == "skipped", record.reason
-    assert record.reason.startswith(FINDING + "the rounding model is wrong here: numpy 2")
+    assert record.reason.startswith(BACKEND_FINDING + "numpy 2")
     assert "exp in float32 is off by" in record.reason
+    assert "the rounding model is wrong here" in record.reason
+
+
+def test_the_report_lists_the_backends_fault_apart_from_the_theorems_verdicts():
+    from attnproof.report import document, view
+    from attnproof.report.results import Report, TheoremResult
+
+    record = _record(rounding.softmax_unshifted_error_bound, _row(_EarlyExpNumPy), 0)
+    theorem = TheoremResult("softmax_unshifted_error_bound", "tests", "holds", PROVED, True,
+                            numeric=[record])
+    report = Report([theorem], [], generated="now")
+    (found,) = view.backend_findings(report)
+    assert (found.backend, found.dtype) == ("numpy", "float32")
+    assert found.what.startswith("numpy 2") and found.what.endswith("3.4e+38)")
+    assert found.theorems == ("softmax_unshifted_error_bound",)
+    titles = [section.title for section in document.build(report).sections]
+    assert titles.index("Backend findings") == titles.index("Summary") + 1
+    assert view.explained([record]) == [record]  # shown beside the theorem's evidence too

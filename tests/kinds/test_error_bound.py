@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
-from attnproof.numeric import FINDING, check
+from attnproof.numeric import BACKEND_FINDING, check
 from attnproof.numeric._search import search
 from attnproof.numeric.kinds import error_bound as numeric_route
 from attnproof.symbolic import (
@@ -163,7 +163,7 @@ def test_a_function_less_accurate_than_declared_fails_the_model_not_the_bound(
     monkeypatch.setitem(numeric_route.ROUNDING_MODEL, key,
                         dataclasses.replace(declared, **{f"c_{function}": 1}))
     record = check(theorem, "numpy", "float32", "cpu", profile="quick")
-    assert record.status == "skipped" and record.reason.startswith(FINDING), record.reason
+    assert record.status == "skipped" and record.reason.startswith(BACKEND_FINDING), record.reason
     assert "rounding model is wrong" in record.reason
     assert f"{function} in float32" in record.reason and "declared at most 1u" in record.reason
 
