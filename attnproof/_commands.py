@@ -27,7 +27,7 @@ from ._exits import (
     EXIT_OUTPUT,
     EXIT_USAGE,
 )
-from ._journal import Journal, journal_path, run_key
+from ._journal import Journal, run_key
 from ._progress import Progress, first_error
 from ._runner import RunInterrupted, numeric_api, run
 from ._signals import EXIT_BY_SIGNAL, Stops, described
@@ -279,36 +279,37 @@ def prove_command(args) -> int:
     with Stops() as stops:  # from here a signal can no longer lose a finished theorem
         progress.close()
         code = _save(report, args, out_if_interrupted if stopped else out, stopped, stops)
-    _end_journal(journal, report, stopped)
+    _end_journal(journal, stopped)
     return code
 
 
 def _open_journal(args, out: Path) -> Journal:
-    """The journal beside this run's results (see ``_journal``); ``--no-cache`` recovers
-    nothing from it."""
+    """This run's journal, beside its results (see ``_journal``), having taken over those of
+    earlier runs with the same options that did not finish; ``--no-cache`` takes over none."""
     options = {"profile": args.profile, "backends": args.backend, "dtypes": args.dtype,
                "devices": args.device, "modes": args.mode, "time_limit": args.time_limit,
                "symbolic_only": args.symbolic_only}
-    path = journal_path(args.json if args.json is not None else out / JSON_NAME)
-    journal = Journal.open(path, run_key(options), recover=not args.no_cache)
-    if journal.recovered:
-        print(f"attnproof: {path} holds {len(journal.recovered)} result(s) of an earlier run "
-              "that did not finish; each theorem unchanged since is not checked again",
-              file=sys.stderr)
+    results = args.json if args.json is not None else out / JSON_NAME
+    journal = Journal.open(results, run_key(options), recover=not args.no_cache)
+    for earlier in journal.earlier:
+        if earlier.entries:
+            print(f"attnproof: {earlier.path} holds {len(earlier.entries)} result(s) of an "
+                  f"earlier run that did not finish ({earlier.who()}); each theorem unchanged "
+                  "since is not checked again", file=sys.stderr)
     return journal
 
 
-def _end_journal(journal: Journal, report: Report, stopped: int | None) -> None:
-    """Remove the journal once the whole run's results are on disk; otherwise keep it for
-    the next run, and say how many results it gave this one."""
-    recovered = len(report.run.get("recovered", ()))
-    if recovered:
-        print(f"attnproof: recovered {recovered} finished theorem(s) from the journal "
-              f"{journal.path} (not checked again)", file=sys.stderr)
+def _end_journal(journal: Journal, stopped: int | None) -> None:
+    """Say which earlier runs' results this run recovered; once the whole run's results are
+    on disk, remove its journal (and those it supersedes), else keep it for the next run."""
+    for earlier, count in journal.recoveries():
+        print(f"attnproof: recovered {count} finished theorem(s) from the journal "
+              f"{earlier.path} ({earlier.who()}); not checked again", file=sys.stderr)
     if stopped is None:
         journal.complete()
-    else:
-        journal.close()
+        return
+    journal.close()
+    if journal.path is not None:
         print(f"attnproof: the finished theorems are also in {journal.path}; the next run with "
               "the same options recovers them", file=sys.stderr)
 

@@ -2,16 +2,32 @@
 
 ``attnproof prove`` writes its results only at the end. A run stopped by Ctrl-C or SIGTERM
 still writes what it finished, but SIGKILL (the kernel's out-of-memory killer, a CI job's hard
-timeout) gives it no chance. So every theorem's result is also appended, as it finishes, to a
-journal beside the results file (``results.journal.jsonl``, one JSON object per line). The
-journal is removed once a complete run's results are written; after any other ending it stays,
-and the next run with the same options recovers from it every theorem whose result still
-stands, instead of checking it again.
+timeout) gives it no chance. So every theorem's result is also appended, as it finishes, to the
+run's own journal beside the results file (``results.journal.<key prefix>-<pid>-<token>.jsonl``,
+one JSON object per line; the first names the run: its key, pid, host and start).
+
+Every run writes a journal of its own, so runs that write one results file, at once or one
+after another, never write over or remove each other's. A run holds a lock on its journal
+while it lives (``flock``, which the kernel drops when the process ends, by SIGKILL too): that
+is how a later run tells a journal left by a run that ended from one still being written. A run
+recovers from every journal that a run with the same key (options, checker, libraries) left
+unfinished each theorem whose result still stands, instead of checking it again, and says from
+which journal and run; it leaves alone the journal of a run still live, and of a run with other
+options. A complete run removes its own journal once its results are written, and each journal
+it recovered from whose every theorem it has now checked or recovered (its results supersede
+that journal's); after any other ending its journal stays for the next run. A journal of a run
+with other options stays until a run with those options completes: whether they will be used
+again cannot be told.
 
 A recorded result stands only while nothing that could change it has changed: the run's
-options, the checker's own source, the versions of the libraries it runs on (the run's key,
-in the journal's first line), and the theorem's statement and the file that declares it (the
-theorem's key, on its line). A line cut short by the kill, or whose digest does not match, is
+options, the checker's own source, Python's version and the version of every distribution
+installed (the run's key, in the journal's first line), and the theorem's statement, the file
+that declares it and every module that file imported from outside the installed environment
+as it loaded (``_imports``: a module beside it imported through ``sys.path``, a library on
+``PYTHONPATH``; not one imported only later, while the theorem is checked): the theorem's key,
+on its line. A result that depends on a file that can no longer be read does not stand. A
+theorem of one's own loaded in this process (``--in-process``) is not journaled: what its file
+imported is not known. A line cut short by the kill, or whose digest does not match, is
 ignored. A theorem whose worker died or overran its time is not journaled: the next run tries
 it again.
 
@@ -23,84 +39,158 @@ a disk flush per theorem to guard).
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import glob
 import hashlib
 import json
 import os
+import secrets
+import socket
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import IO
 
 from ._cache import _with_imports, statement_key
-from .report import TheoremResult
+from ._imports import checker_roots
+from .report import TheoremResult, now_iso
+from .symbolic import CATALOG_DIR
 
-JOURNAL_VERSION = 1
-# the libraries whose behaviour a recorded result depends on
-_LIBRARIES = ("sympy", "numpy", "hypothesis", "jax", "jaxlib", "mlx", "torch", "ml_dtypes")
+# 2: one journal per run, each theorem keyed by the modules its file imported
+JOURNAL_VERSION = 2
+Entries = dict[str, tuple[str, TheoremResult]]  # theorem: (its key, its result)
 
 
-def journal_path(results: Path) -> Path:
-    """The journal of the run whose complete results go to ``results``."""
-    return results.with_name(results.stem + ".journal.jsonl")
+@dataclass(eq=False)
+class EarlierRun:
+    """The journal of a run with this run's key that ended unfinished, locked by this run from
+    the moment it is read until this run ends, so that no other run takes it over meanwhile."""
+
+    path: Path
+    header: dict
+    entries: Entries
+    handle: IO  # holds the lock
+
+    def who(self) -> str:
+        """The run, in words: its pid, host and start."""
+        return (f"pid {self.header.get('pid')} on {self.header.get('host')}, started "
+                f"{self.header.get('started')}")
+
+    def release(self) -> None:
+        with contextlib.suppress(OSError):
+            self.handle.close()
 
 
 @dataclass
 class Journal:
-    """The journal at ``path`` for a run whose key is ``run_key``: what it recovered when it
-    was opened, and each result recorded since."""
+    """This run's journal (``path``, None where it could not be written) for a run whose key
+    is ``run_key``; the earlier runs it recovers from, and which theorem came from which."""
 
-    path: Path
     run_key: str
-    recovered: dict[str, tuple[str, TheoremResult]] = field(default_factory=dict)
-    _file: object = None
+    path: Path | None = None
+    earlier: list[EarlierRun] = field(default_factory=list)
+    recovered_from: dict[str, EarlierRun] = field(default_factory=dict)
+    _file: IO | None = None
+    _asked: set[str] = field(default_factory=set)
+    _keys: dict[tuple[str, float], str | None] = field(default_factory=dict)
+    _digests: dict[str, str | None] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, path: Path, run_key: str, recover: bool = True) -> Journal:
-        """Read what an earlier run with the same key left at ``path`` (unless ``recover`` is
-        false), then start the file afresh: a journal never holds another run's results, and
-        the run records again each recovered result that still stands (``recover``)."""
-        journal = cls(Path(path), run_key)
+    def open(cls, results: Path, run_key: str, recover: bool = True) -> Journal:
+        """A new journal beside ``results``, after taking over the journals that runs with
+        the same key left unfinished there (unless ``recover`` is false)."""
+        journal = cls(run_key)
+        results = Path(results)
         if recover:
-            journal.recovered = _read(journal.path, run_key)
-        journal._start()
+            journal.earlier = _unfinished_runs(results, run_key)
+        journal._start(results)
         return journal
 
     def recover(self, theorem, time_limit: float) -> TheoremResult | None:
-        """``theorem``'s recorded result, if it still stands."""
-        found = self.recovered.get(theorem.name)
-        if found is None or found[0] != theorem_key(theorem, time_limit):
+        """``theorem``'s recorded result, if it still stands (the newest earlier run's first).
+
+        Every theorem asked about is one this run settles: once it completes, its own result
+        supersedes what any earlier run recorded of it."""
+        self._asked.add(theorem.name)
+        key = self._key(theorem, time_limit)
+        if key is None:
             return None
-        return found[1]
+        for run in self.earlier:
+            found = run.entries.get(theorem.name)
+            if found is not None and found[0] == key:
+                self.recovered_from[theorem.name] = run
+                return found[1]
+        return None
+
+    def recoveries(self) -> list[tuple[EarlierRun, int]]:
+        """Each earlier run this one recovered theorems from, and how many."""
+        runs = list(self.recovered_from.values())
+        return [(run, runs.count(run)) for run in self.earlier if run in runs]
 
     def record(self, theorem, time_limit: float, result: TheoremResult) -> None:
-        """Append ``result``; a journal that cannot be written costs only its protection."""
-        self._append(_line(theorem.name, theorem_key(theorem, time_limit), result))
+        """Append ``result``; a journal that cannot be written costs only its protection, and a
+        theorem that cannot be keyed is not recorded (nothing could tell its result stands)."""
+        key = self._key(theorem, time_limit)
+        if key is not None:
+            self._append(_line(theorem.name, key, result))
 
     def complete(self) -> None:
-        """The run's results are written: the journal has nothing left to protect."""
-        self.close()
-        with contextlib.suppress(OSError):
-            self.path.unlink()
+        """The run's results are written: remove this journal, and each earlier one whose
+        every theorem this run has settled; the others stay for a run that needs them."""
+        self._close_own()
+        if self.path is not None:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+        for run in self.earlier:
+            if run.entries.keys() <= self._asked:
+                with contextlib.suppress(OSError):
+                    run.path.unlink()
+        self._release_earlier()
 
     def close(self) -> None:
-        if self._file is not None:
-            with contextlib.suppress(OSError):
-                self._file.close()
-            self._file = None
+        """Leave every journal where it is, unlocked: this run's for the next one."""
+        self._close_own()
+        self._release_earlier()
 
-    def _start(self) -> None:
-        """Write the header to a new file and put it in place of the old one in one step, then
-        keep it open for appending."""
-        header = json.dumps({"attnproof_journal": JOURNAL_VERSION, "run": self.run_key})
-        fresh = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+    def _key(self, theorem, time_limit: float) -> str | None:
+        """``theorem``'s key, taken once, when the run asks for its recorded result: a file
+        edited while the run checks it keys the result by its former bytes, so the next run
+        checks it again rather than trust a result of code it may not have run."""
+        memo = (theorem.name, time_limit)
+        if memo not in self._keys:
+            self._keys[memo] = theorem_key(theorem, time_limit, self._file_digest)
+        return self._keys[memo]
+
+    def _file_digest(self, path: str) -> str | None:
+        """A file's digest, read once a run: the theorems of one file share its imports."""
+        if path not in self._digests:
+            self._digests[path] = file_digest(path)
+        return self._digests[path]
+
+    def _start(self, results: Path) -> None:
+        """Create this run's journal and lock it before its header names the run: until then
+        no run with this key can take it for an unfinished one."""
+        name = f"{results.stem}.journal.{self.run_key[:12]}-{os.getpid()}-{secrets.token_hex(4)}"
+        path = results.with_name(name + ".jsonl")
+        header = {"attnproof_journal": JOURNAL_VERSION, "run": self.run_key,
+                  "pid": os.getpid(), "host": socket.gethostname(), "started": now_iso()}
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fresh.write_text(header + "\n", encoding="utf-8")
-            os.replace(fresh, self.path)
-            self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (kept open)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle = open(path, "x", encoding="utf-8")  # noqa: SIM115 (kept open, and locked)
         except OSError:
+            return
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            handle.write(json.dumps(header) + "\n")
+            handle.flush()
+        except OSError:  # unlocked, it would look unfinished to the next run: no journal
+            handle.close()
             with contextlib.suppress(OSError):
-                fresh.unlink()
-            self._file = None
+                path.unlink()
+            return
+        self.path, self._file = path, handle
 
     def _append(self, line: str) -> None:
         if self._file is None:
@@ -109,59 +199,134 @@ class Journal:
             self._file.write(line + "\n")
             self._file.flush()
         except OSError:
-            self.close()
+            self._close_own()
+
+    def _close_own(self) -> None:
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                self._file.close()
+            self._file = None
+
+    def _release_earlier(self) -> None:
+        for run in self.earlier:
+            run.release()
 
 
 def run_key(options: dict) -> str:
-    """The key of a run: its options, the checker's source and the libraries' versions."""
+    """The key of a run: its options, the checker's source, Python's version and the version
+    of every distribution installed (any of them may be what a theorem file imports)."""
     digest = hashlib.sha256(json.dumps(options, sort_keys=True, default=str).encode())
     digest.update(_source_digest().encode())
-    for library in _LIBRARIES:
-        digest.update(f"\n{library} {_version(library)}".encode())
+    digest.update(f"\npython {sys.version}".encode())
+    for distribution in _installed_distributions():
+        digest.update(f"\n{distribution}".encode())
     return digest.hexdigest()
 
 
-def theorem_key(theorem, time_limit: float) -> str:
-    """The key of one theorem's result: the bytes of the file that declares it and of the
-    modules of its folder that file imports (``from . import ...``, transitively), which hold
-    its statement and its code (hooks, implementations), the time limit, and, where the run
-    holds the theorem itself (the catalog's, loaded in this process), its statement as the
-    proof cache keys it. A user's theorem is known here only by its declaration: its file was
-    loaded in a worker."""
+def file_digest(path: str) -> str | None:
+    """The digest of a file's bytes, None where it cannot be read."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def theorem_key(theorem, time_limit: float,
+                digest_of: Callable[[str], str | None] = file_digest) -> str | None:
+    """The key of one theorem's result, or None where nothing could tell that it stands.
+
+    It covers the theorem's name, its file and the time limit; where the run holds the
+    theorem itself (the catalog's, loaded in this process), its statement as the proof cache
+    keys it; and the bytes of every file its code came from (``_files_behind``), each read
+    with ``digest_of`` (default ``file_digest``): a file that can no longer be read keys
+    nothing.
+    """
+    files = _files_behind(theorem)
+    if files is None:
+        return None
     digest = hashlib.sha256(f"{theorem.name}\n{theorem.origin}\n{time_limit!r}\n".encode())
     if hasattr(theorem, "claim"):
         digest.update(statement_key(theorem, time_limit).encode())
-    for path in _declaring_files(theorem.origin):
-        with contextlib.suppress(OSError):
-            digest.update(str(path).encode() + b"\0" + path.read_bytes())
+    for path in files:
+        content = digest_of(path)
+        if content is None:
+            return None
+        digest.update(f"{path}\0{content}\n".encode())
     return digest.hexdigest()
 
 
-def _declaring_files(origin: str) -> list[Path]:
-    """The file ``origin`` and the modules of its folder it imports, transitively."""
+def _files_behind(theorem) -> list[str] | None:
+    """The files that hold ``theorem``'s statement and code: its own file and what that
+    imported as it loaded in a worker (``_sandbox``); for the catalog's, its file and the
+    modules of its folder it imports (``from . import ...``, the only way it imports any).
+    None for a theorem of one's own loaded in this process: what its file imported is
+    unknown."""
+    imported = getattr(theorem, "imported_files", None)
+    if imported is not None:
+        return sorted({str(theorem.origin), *imported})
+    if Path(theorem.origin).resolve().parent == CATALOG_DIR:
+        return _catalog_files(theorem.origin)
+    return None
+
+
+def _catalog_files(origin: str) -> list[str] | None:
     path = Path(origin)
     try:
-        return sorted(_with_imports(path.parent, frozenset([path.stem])))
-    except (OSError, SyntaxError, ValueError):  # unreadable now: only the name keys it
-        return [path]
+        return sorted(str(p) for p in _with_imports(path.parent, frozenset([path.stem])))
+    except (OSError, SyntaxError, ValueError):  # unreadable now
+        return None
 
 
 def _source_digest() -> str:
     """A digest of every source file of the checker (``attnproof``, ``numeric``, ``symbolic``)."""
-    package = Path(__file__).resolve().parent
-    roots = sorted({package, (package / "numeric").resolve(), (package / "symbolic").resolve()})
     digest = hashlib.sha256()
-    for root in roots:
+    for root in checker_roots():
         for path in sorted(root.rglob("*.py")):
             digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
-def _version(library: str) -> str:
+def _installed_distributions() -> list[str]:
+    return sorted({f"{d.metadata['Name']} {d.version}" for d in metadata.distributions()})
+
+
+def _unfinished_runs(results: Path, run_key: str) -> list[EarlierRun]:
+    """The journals beside ``results`` of runs with ``run_key`` that have ended, each taken
+    over (locked), the newest first."""
+    pattern = f"{glob.escape(results.stem)}.journal.{run_key[:12]}-*.jsonl"
+    runs = [run for path in sorted(results.parent.glob(pattern))
+            if (run := _take_over(path, run_key)) is not None]
+    return sorted(runs, key=lambda run: str(run.header.get("started")), reverse=True)
+
+
+def _take_over(path: Path, run_key: str) -> EarlierRun | None:
+    """The journal at ``path``, locked, if a run with ``run_key`` left it and has ended; None
+    for another run's, one a live run holds (its own, or one it took over), or one removed
+    meanwhile."""
     try:
-        return metadata.version(library)
-    except metadata.PackageNotFoundError:
-        return "absent"
+        handle = open(path, encoding="utf-8")  # noqa: SIM115 (kept open: it holds the lock)
+    except OSError:
+        return None
+    try:
+        header = _header(handle.readline())
+        if header is not None and header.get("run") == run_key:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError: still live
+            if os.fstat(handle.fileno()).st_ino == path.stat().st_ino:
+                handle.seek(0)
+                return EarlierRun(path, header, _entries(handle.read().splitlines()[1:]),
+                                  handle)
+    except (OSError, UnicodeDecodeError):
+        pass
+    handle.close()
+    return None
+
+
+def _header(line: str) -> dict | None:
+    with contextlib.suppress(ValueError, TypeError):
+        header = json.loads(line)
+        if isinstance(header, dict) and header.get("attnproof_journal") == JOURNAL_VERSION:
+            return header
+    return None
 
 
 def _line(name: str, key: str, result: TheoremResult) -> str:
@@ -174,29 +339,13 @@ def _digest(data: dict) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _read(path: Path, run_key: str) -> dict[str, tuple[str, TheoremResult]]:
-    """The entries of the journal at ``path`` recorded under ``run_key``; a missing or
-    foreign journal, or a damaged line, gives nothing for it."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return {}
-    if not lines or _header_key(lines[0]) != run_key:
-        return {}
+def _entries(lines: list[str]) -> Entries:
     found = {}
-    for line in lines[1:]:
+    for line in lines:
         entry = _entry(line)
         if entry is not None:
             found[entry[0]] = entry[1:]
     return found
-
-
-def _header_key(line: str) -> str | None:
-    with contextlib.suppress(ValueError, TypeError, AttributeError):
-        header = json.loads(line)
-        if header.get("attnproof_journal") == JOURNAL_VERSION:
-            return header.get("run")
-    return None
 
 
 def _entry(line: str) -> tuple[str, str, TheoremResult] | None:

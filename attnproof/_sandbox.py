@@ -12,11 +12,14 @@ error of that file at the line it had reached. A fresh worker then loads the rem
 every other file, and the catalog, is still checked.
 
 The theorems themselves never cross to the parent (they need not pickle): the workers of
-``_workers`` load each one again from its file, contained the same way, to check it.
+``_workers`` load each one again from its file, contained the same way, to check it. What does
+cross is, with each declaration, the files of the modules its file imported from outside the
+installed environment (``_imports``): the journal keys a recorded result by their bytes.
 """
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import signal
 import time
@@ -28,6 +31,7 @@ from pathlib import Path
 from attnproof import symbolic
 from attnproof.symbolic import Catalog, LoadError
 
+from ._imports import ImportRecorder
 from ._signals import sigterm_as_interrupt
 
 # Spawning a worker that imports SymPy takes seconds on a busy machine; this much is allowed
@@ -40,7 +44,9 @@ class DeclaredTheorem:
     """What the run needs of a theorem loaded in a worker: its declaration, not its objects.
 
     The fields are those of ``attnproof.report.declaration``; ``rendered`` holds the statement,
-    definitions and assumptions when they were asked for (``attnproof show``).
+    definitions and assumptions when they were asked for (``attnproof show``);
+    ``imported_files`` the files of the modules its file imported from outside the installed
+    environment as it loaded (``_imports``).
     """
 
     name: str
@@ -52,6 +58,7 @@ class DeclaredTheorem:
     denied: bool
     origin: str
     rendered: dict | None = None
+    imported_files: tuple[str, ...] = ()
 
 
 def discover(directories, *, timeout: float, render: bool = False) -> Catalog:
@@ -163,10 +170,11 @@ def _worker_main(connection, paths: list[str], render: bool) -> None:
     def at_line(line: int) -> None:
         connection.send(("line", line))
 
+    imports = ImportRecorder()
     for path in paths:
         connection.send(("file", path))
-        theorems, errors = symbolic.load_file(Path(path), contained=True,
-                                              before_statement=at_line)
+        (theorems, errors), imported = imports.loading(functools.partial(
+            symbolic.load_file, Path(path), contained=True, before_statement=at_line))
         declared = []
         for theorem in theorems:
             try:
@@ -176,6 +184,7 @@ def _worker_main(connection, paths: list[str], render: bool) -> None:
                 errors.append(LoadError(path, f"{path}: theorem {theorem.name!r} cannot be "
                                               f"rendered: {type(error).__name__}: {error}",
                                         theorem.name))
-            declared.append(DeclaredTheorem(**declaration(theorem), rendered=rendered))
+            declared.append(DeclaredTheorem(**declaration(theorem), rendered=rendered,
+                                            imported_files=imported))
         connection.send(("loaded", (declared, errors)))
     connection.close()
