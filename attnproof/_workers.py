@@ -1,17 +1,20 @@
-"""Worker processes that check theorems one at a time each, and what a theorem's checks report.
+"""Worker processes that run tasks one at a time each: the theorems of ``attnproof prove``, and
+what a theorem's checks report; the cells of ``attnproof kernels`` run in the same workers.
 
 Workers are started with the "spawn" context so that no JAX or MLX thread is ever forked. Each
-worker is a process with its own pipe, checking one theorem at a time, rather than a slot in a
+worker is a process with its own pipe, running one task at a time, rather than a slot in a
 ``ProcessPoolExecutor``: a pool cannot stop a task that hangs, and one dead worker breaks the
 pool and every task in flight. Here a worker that dies or overruns its time loses only the
-theorem it was checking, which is recorded as an error with the step it was in (everything
-reported before that step is kept), and a fresh worker takes its place. A theorem's time limit
-counts from the moment its worker begins it, so the start-up of a worker on a busy machine is
-never charged to a theorem.
+task it was running, which its caller records with the step it was in (a theorem's error:
+everything reported before that step is kept), and a fresh worker takes its place. A task's
+time limit counts from the moment its worker begins it, so the start-up of a worker on a busy
+machine is never charged to a task; a limit per step (``TimeLimit.per_step``) counts again
+from each message.
 
-A worker runs the check the runner gives it, ``check(theorem, options, emit)``, which emits
-messages (:class:`Collected` reads them); the runner runs the same check in its own process
-when it does not isolate.
+A worker runs the work its caller gives it, ``work(task, emit)``, which emits messages; a
+collector (:class:`Collected` for a theorem) reads them in the parent. A theorem's work is
+``check(theorem, options, emit)``, which the runner runs in its own process when it does not
+isolate.
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ import os
 import signal
 import threading
 import time
-from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from multiprocessing.connection import wait
+from typing import Any, Protocol
 
 from attnproof import symbolic
 from attnproof.numeric import NumericRecord, NumericStatus, time_log
@@ -37,9 +41,53 @@ from .symbolic import ProofStatus
 
 # ``check(theorem, options, emit)``: one theorem's checks, each step a message to ``emit``
 Check = Callable[[object, object, Callable[[tuple], None]], None]
-# A new worker imports SymPy (and the numeric stack) before it can begin a theorem; on a loaded
+# ``work(task, emit)``: what a worker does with one task, each step a message to ``emit``; a
+# module-level function (or a ``partial`` of one), so that it pickles to a spawned worker
+Work = Callable[[Any, Callable[[tuple], None]], None]
+# A new worker imports SymPy (and the numeric stack) before it can begin a task; on a loaded
 # machine that takes seconds. This much extra time is allowed before it says it has begun.
 STARTUP_ALLOWANCE = 120.0
+
+
+# -- what a pool of workers needs of its caller ---------------------------------------------------
+
+
+class Collector(Protocol):
+    """What the parent reads of one task's messages: over once ``done`` or ``failure`` is set."""
+
+    done: bool
+    failure: str | None
+
+    def take(self, message: tuple) -> None: ...
+
+    def fail(self, reason: str) -> None:
+        """The worker ended, or raised, before the task was done."""
+
+    def overran(self, seconds: float) -> None:
+        """The task ran past its time limit of ``seconds`` and its worker was killed."""
+
+
+class Followed(Protocol):
+    """A caller of :func:`run_in_workers`: what each task is sent as, and what it hears."""
+
+    def message(self, task: Any) -> object:
+        """What a worker is sent for ``task`` (it must pickle; the task need not)."""
+
+    def collector(self, task: Any) -> Collector: ...
+
+    def start(self, task: Any) -> None: ...
+
+    def finish(self, task: Any, collected: Any, seconds: float) -> None:
+        """``collected``: what ``collector(task)`` made, once the task is over."""
+
+
+@dataclass(frozen=True)
+class TimeLimit:
+    """Seconds a task may take, from its worker's first message, or, ``per_step``, from each
+    message (a step: a kernel's case), so that a long task of short steps is never cut."""
+
+    seconds: float
+    per_step: bool = False
 
 
 # -- what one theorem's checks have reported ------------------------------------------------------
@@ -83,6 +131,9 @@ class Collected:
         elif self.symbolic is None:
             self.symbolic = asdict(SymbolicOutcome(ProofStatus.ERROR, self.failure))
 
+    def overran(self, seconds: float) -> None:
+        self.fail(f"worker killed: no result within the {seconds:g} s limit")
+
 
 def _describe_step(step) -> str:
     if isinstance(step, tuple):
@@ -94,13 +145,10 @@ def _describe_step(step) -> str:
 # -- worker processes ------------------------------------------------------------------------------
 
 
-def worker_main(connection, options, check: Check, spawned_at: float) -> None:
-    """Entry point of a worker process: check theorems, one per task, until told to stop.
-
-    A task is ``(origin, name)``; the worker reloads the theorem from its file (theorems need
-    not pickle) and streams its checks, ``check(theorem, options, send)``. ``None`` ends the
-    worker. ``spawned_at`` (wall clock) times the start-up: a new interpreter and its imports.
-    """
+def worker_main(connection, work: Work, spawned_at: float) -> None:
+    """Entry point of a worker process: run tasks, ``work(task, send)`` for each, until told to
+    stop. ``None`` ends the worker. ``spawned_at`` (wall clock) times the start-up: a new
+    interpreter and its imports."""
     time_log.record("start-up", time.time() - spawned_at)
     # the parent handles Ctrl-C and SIGTERM (sent to the whole group too) and ends its workers
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -109,10 +157,7 @@ def worker_main(connection, options, check: Check, spawned_at: float) -> None:
     try:
         while (task := connection.recv()) is not None:
             try:
-                connection.send(("start", "loading the theorem file"))  # starts its clock
-                with time_log.phase("theorem file"):
-                    theorem = _load_one(*task)
-                check(theorem, options, connection.send)
+                work(task, connection.send)
             except (BrokenPipeError, ConnectionResetError):
                 raise  # the parent is gone: nobody to tell
             except Exception as error:
@@ -121,6 +166,16 @@ def worker_main(connection, options, check: Check, spawned_at: float) -> None:
         pass
     finally:
         connection.close()
+
+
+def check_theorem(task: tuple[str, str], emit, options, check: Check) -> None:
+    """A theorem's work in a worker: ``task`` is ``(origin, name)``; the theorem is reloaded from
+    its file (theorems need not pickle) and its checks stream, ``check(theorem, options,
+    emit)``."""
+    emit(("start", "loading the theorem file"))  # starts its clock
+    with time_log.phase("theorem file"):
+        theorem = _load_one(*task)
+    check(theorem, options, emit)
 
 
 def _exit_with_parent() -> None:
@@ -176,12 +231,15 @@ def _load_contained(paths):
 
 @dataclass
 class _Job:
-    """A theorem given to a worker; its ``budget`` counts from the worker's first message."""
+    """A task given to a worker; its ``budget`` counts from the worker's first message, or, with
+    ``per_step``, from its latest."""
 
-    theorem: object
+    task: object
     budget: float
-    collected: Collected = field(default_factory=Collected)
+    collected: Collector = field(default_factory=Collected)
+    per_step: bool = False
     begun: float | None = None
+    heard: float | None = None
 
     def __post_init__(self):
         self.assigned = time.monotonic()
@@ -190,69 +248,118 @@ class _Job:
     def deadline(self) -> float:
         if self.begun is None:
             return self.assigned + STARTUP_ALLOWANCE + self.budget
-        return self.begun + self.budget
+        return (self.heard if self.per_step else self.begun) + self.budget
 
     def elapsed(self) -> float:
-        """Seconds the theorem has taken, from its worker's first message when there was one."""
+        """Seconds the task has taken, from its worker's first message when there was one."""
         return time.monotonic() - (self.begun if self.begun is not None else self.assigned)
+
+    def heard_from(self) -> None:
+        self.heard = time.monotonic()
+        if self.begun is None:
+            self.begun = self.heard
 
 
 @dataclass(eq=False)
 class _Worker:
-    """A worker process that checks one theorem after another; replaced if it dies or hangs.
+    """A worker process that runs one task after another; replaced if it dies or hangs.
 
-    Reusing workers saves each theorem the start-up of a Python process that imports SymPy,
-    JAX and MLX (about a second here); a death or a kill still loses only the theorem in flight.
+    Reusing workers saves each task the start-up of a Python process that imports SymPy,
+    JAX and MLX (about a second here); a death or a kill still loses only the task in flight.
     """
 
     process: multiprocessing.process.BaseProcess
     connection: object
     job: _Job | None = None
 
-    def assign(self, theorem, budget: float) -> None:
-        self.job = _Job(theorem, budget)
-        self.connection.send((theorem.origin, theorem.name))
+    def assign(self, job: _Job, message) -> None:
+        self.job = job
+        self.connection.send(message)
 
 
 def run_isolated(theorems, options, check: Check, jobs: int, budget: float, state) -> None:
     """Check ``theorems`` in up to ``jobs`` worker processes, each theorem within ``budget``
     seconds; ``state.start(theorem)`` and ``state.finish(theorem, collected)`` follow them."""
-    context = multiprocessing.get_context("spawn")
-    pending = deque(slowest_first(theorems))
-    workers: list[_Worker] = []
-    seconds: dict[str, float] = {}
+    followed = _Theorems(state)
     try:
-        while pending or any(w.job for w in workers):
-            for worker in _idle(workers, context, (options, check), jobs, len(pending)):
-                worker.assign(pending.popleft(), budget)
-                state.start(worker.job.theorem)
-            for worker, alive in _poll([w for w in workers if w.job]):
+        run_in_workers(slowest_first(theorems), partial(check_theorem, options=options,
+                                                        check=check),
+                       followed, jobs, TimeLimit(budget))
+    finally:
+        remember_timings(followed.seconds)
+
+
+@dataclass
+class _Theorems:
+    """The runner's state, told of each theorem; the seconds each took, for the next run's
+    order (``slowest_first``)."""
+
+    state: object
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def message(self, theorem) -> tuple[str, str]:
+        return theorem.origin, theorem.name
+
+    def collector(self, theorem) -> Collected:
+        return Collected()
+
+    def start(self, theorem) -> None:
+        self.state.start(theorem)
+
+    def finish(self, theorem, collected: Collected, seconds: float) -> None:
+        self.state.finish(theorem, collected)
+        self.seconds[theorem.name] = seconds
+
+
+def run_in_workers(tasks: Iterable, work: Work, followed: Followed, jobs: int,
+                   limit: TimeLimit) -> None:
+    """Run ``work`` on each of ``tasks`` in up to ``jobs`` worker processes, one task at a time
+    each, within ``limit``. A task is taken when a worker is free for it, so a lazy iterable
+    may decide the next task once the ones before it are done (a kernel's time budget)."""
+    context = multiprocessing.get_context("spawn")
+    pending = iter(tasks)
+    workers: list[_Worker] = []
+    more = True
+    try:
+        while True:
+            more = more and _assign(workers, pending, context, work, followed, jobs, limit)
+            busy = [w for w in workers if w.job]
+            if not busy:
+                return
+            for worker, alive in _poll(busy):
                 job, worker.job = worker.job, None
                 if not alive:
                     _stop(worker)
                     workers.remove(worker)
-                state.finish(job.theorem, job.collected)
-                seconds[job.theorem.name] = job.elapsed()
+                followed.finish(job.task, job.collected, job.elapsed())
     finally:
-        remember_timings(seconds)
         for worker in workers:
             _stop(worker, politely=worker.job is None)
 
 
-def _idle(workers: list[_Worker], context, arguments: tuple, jobs: int, wanted: int):
-    """Workers ready for a task, starting new ones up to ``jobs`` while there is work."""
-    idle = [w for w in workers if w.job is None][:wanted]
-    while len(workers) < jobs and len(idle) < wanted:
-        worker = _spawn(context, arguments)
-        workers.append(worker)
-        idle.append(worker)
-    return idle
+def _assign(workers: list[_Worker], pending, context, work: Work, followed: Followed,
+            jobs: int, limit: TimeLimit) -> bool:
+    """Give the next tasks to the idle workers, starting new ones up to ``jobs``; whether any
+    task may be left."""
+    while True:
+        idle = next((w for w in workers if w.job is None), None)
+        if idle is None and len(workers) >= jobs:
+            return True
+        task = next(pending, None)
+        if task is None:
+            return False
+        if idle is None:
+            idle = _spawn(context, work)
+            workers.append(idle)
+        idle.assign(_Job(task, limit.seconds, followed.collector(task), limit.per_step),
+                    followed.message(task))
+        followed.start(task)
 
 
-def _spawn(context, arguments: tuple) -> _Worker:
-    """A worker running ``worker_main(pipe, *arguments, now)`` (the options and the check)."""
+def _spawn(context, work: Work) -> _Worker:
+    """A worker running ``worker_main(pipe, work, now)``."""
     ours, theirs = context.Pipe(duplex=True)
-    process = context.Process(target=worker_main, args=(theirs, *arguments, time.time()),
+    process = context.Process(target=worker_main, args=(theirs, work, time.time()),
                               daemon=True)
     process.start()
     theirs.close()  # so the worker's exit shows as end-of-file on our side
@@ -274,8 +381,7 @@ def _poll(busy: list[_Worker]) -> list[tuple[_Worker, bool]]:
     now = time.monotonic()
     for worker in busy:
         if all(worker is not w for w, _ in ended) and now >= worker.job.deadline:
-            worker.job.collected.fail(
-                f"worker killed: no result within the {worker.job.budget:g} s limit")
+            worker.job.collected.overran(worker.job.budget)
             ended.append((worker, False))
     return ended
 
@@ -285,8 +391,7 @@ def _receive(worker: _Worker) -> tuple[bool, bool]:
     collected = worker.job.collected
     try:
         message = worker.connection.recv()
-        if worker.job.begun is None:
-            worker.job.begun = time.monotonic()
+        worker.job.heard_from()
         collected.take(message)
     except Exception:  # end of file, or a message cut short by the worker's death
         if not collected.done and collected.failure is None:

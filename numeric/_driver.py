@@ -22,8 +22,9 @@ status with :func:`settle`, the one place a status is chosen, by these rules, in
 
 A kernel checker's cell is settled by the same rules (:func:`settle_cell`), in a kernel's
 words (``CellStatus``): passed reads *conforms*, a failure is named by what the kernel did
-(*fails*, *raised*, *layout*, *declaration*), a configuration the property cannot judge reads
-*n/a*, and too few decided cases *too-few*.
+(*fails*, *raised*, *layout*, *declaration*, or *crashed* and *timed-out* where the worker
+running a case died or was killed at its time limit), a configuration the property cannot judge
+reads *n/a*, and too few decided cases *too-few*.
 
 A route that raises is the driver's to report too (``_search``): an *error* with the message.
 """
@@ -140,7 +141,8 @@ def settle_cell(cell, evidence: Evidence, failed_as: str = "fail") -> None:
     """Fill a kernel checker's cell's status and reason from ``evidence``, by the rules of this
     module's docstring: its ``examples`` are the cases run and its ``instances`` the decided
     ones, ``unsupported`` reads n/a, and a ``failure`` is named by what the kernel did in the
-    failing case, ``failed_as`` (a case's word: fail, raised, layout, declaration)."""
+    failing case, ``failed_as`` (a case's word: fail, raised, layout, declaration; or what
+    stopped the worker running it: crashed, timed-out)."""
     status, why = _status(evidence, lambda seen: too_few_cases(seen.instances, seen.examples))
     if status not in _CELL_STATUS:
         raise ValueError(f"a kernel cell cannot be {status.value}: {why}")

@@ -54,6 +54,8 @@ class CellStatus(enum.StrEnum):
     RAISED = "raised"  # failed: the kernel raised on a case it supports
     LAYOUT = "layout"  # failed: outputs of the wrong shape for the declared layout
     DECLARATION = "declaration"  # failed: the kernel refused what its declaration promises
+    CRASHED = "crashed"  # failed: the kernel's worker died on a case (a segfault, an exit)
+    TIMED_OUT = "timed-out"  # failed: a case ran past the time limit, and its worker was killed
     TOO_FEW = "too-few"  # fewer decided cases than the evidence rule asks: no verdict
     NOT_APPLICABLE = "n/a"  # skipped: the property does not apply to this kernel
     SKIPPED = "skipped"  # skipped: not run here (no framework, no device, no time)
@@ -70,9 +72,11 @@ class CellStatus(enum.StrEnum):
 _RECORD_STATUS = {CellStatus.CONFORMS: NumericStatus.PASSED, CellStatus.TOO_FEW:
                   NumericStatus.TOO_FEW, CellStatus.NOT_APPLICABLE: NumericStatus.SKIPPED,
                   CellStatus.SKIPPED: NumericStatus.SKIPPED}
-# a cell's failure, by the word a case's result gives it (``attnproof/kernels/_run.py``)
+# a cell's failure, by the word a case's result gives it (``attnproof/kernels/_run.py``), or
+# by what ended the worker running the case (``attnproof/kernels/_isolated.py``)
 CELL_FAILURES = {"fail": CellStatus.FAILS, "raised": CellStatus.RAISED,
-                 "layout": CellStatus.LAYOUT, "declaration": CellStatus.DECLARATION}
+                 "layout": CellStatus.LAYOUT, "declaration": CellStatus.DECLARATION,
+                 "crashed": CellStatus.CRASHED, "timed-out": CellStatus.TIMED_OUT}
 
 
 @dataclass

@@ -132,7 +132,8 @@ def check_kernel(kernel: Kernel, *, properties: Iterable[str] | None = None,
                  progress=None, on_case=None, budget: float | None = None,
                  seed: int | None = None) -> Conformance:
     """Check ``kernel`` for every property (or those named) in every dtype and device it
-    declares (or those named): a kernel is *checked*, never proved.
+    declares (or those named): a kernel is *checked*, never proved. Everything runs in this
+    process (``attnproof kernels`` runs each cell in a worker: ``_isolated``).
 
     ``spec`` ("module:attribute" or a library name) makes the replay commands runnable;
     ``progress(cell)`` is called after each cell, ``on_case(case, dtype)`` before each case.
@@ -140,8 +141,41 @@ def check_kernel(kernel: Kernel, *, properties: Iterable[str] | None = None,
     ``seed``: draw other cases, from this seed (None: the same cases in every run).
     """
     started = time.perf_counter()
-    chosen = [property_named(p) for p in properties] if properties else list(PROPERTIES)
     cells = []
+    for planned in planned_cells(kernel, properties, dtypes, devices, budget):
+        if planned.absent is not None:  # not run here: skipped before any search
+            cells.append(planned.skipped())
+        else:
+            cells.append(check_cell(kernel, planned.prop, planned.dtype, planned.device,
+                                    examples, spec, on_case, seed))
+        if progress is not None:
+            progress(cells[-1])
+    return Conformance(kernel.name, kernel.framework, declared(kernel), cells,
+                       time.perf_counter() - started)
+
+
+@dataclass(frozen=True)
+class PlannedCell:
+    """A cell to check: its property, dtype and device, and why it is skipped (None: it runs)."""
+
+    prop: Property
+    dtype: str
+    device: str
+    absent: str | None
+
+    def skipped(self) -> Cell:
+        return Cell(self.prop.name, self.dtype, self.device, CellStatus.SKIPPED,
+                    reason=self.absent)
+
+
+def planned_cells(kernel: Kernel, properties: Iterable[str] | None = None,
+                  dtypes: Iterable[str] | None = None, devices: Iterable[str] | None = None,
+                  budget: float | None = None):
+    """Each cell of ``kernel`` to check, in the matrix's order (property, dtype, device). Lazy,
+    so that the ``budget`` (seconds from the first cell) is read as each cell is about to
+    begin: a cell not begun in time is skipped, saying so."""
+    started = time.perf_counter()
+    chosen = [property_named(p) for p in properties] if properties else list(PROPERTIES)
     where = cell_devices(kernel, devices)
     for prop in chosen:
         for dtype in dtypes or kernel.dtypes:
@@ -149,16 +183,7 @@ def check_kernel(kernel: Kernel, *, properties: Iterable[str] | None = None,
                 spent = time.perf_counter() - started
                 if absent is None and budget is not None and spent > budget:
                     absent = f"not begun: the time budget of {budget:g} s was spent"
-                if absent is not None:  # not run here: skipped before any search
-                    cells.append(Cell(prop.name, dtype, device, CellStatus.SKIPPED,
-                                      reason=absent))
-                else:
-                    cells.append(check_cell(kernel, prop, dtype, device, examples, spec,
-                                            on_case, seed))
-                if progress is not None:
-                    progress(cells[-1])
-    return Conformance(kernel.name, kernel.framework, declared(kernel), cells,
-                       time.perf_counter() - started)
+                yield PlannedCell(prop, dtype, device, absent)
 
 
 def cell_devices(kernel: Kernel, chosen: Iterable[str] | None = None) -> list[tuple[str, str
@@ -303,7 +328,7 @@ def _search(kernel, prop, dtype, device, examples, cell, on_case,
         found = None
     if found is not None and _estimate_of(cell)["cases"] < MIN_DECIDED:
         # cut short by the failure: draw on, for the precision estimate only
-        _precision_pass(kernel, fw, prop, dtype, device, examples, cell, seed)
+        _precision_pass(kernel, fw, prop, dtype, device, examples, cell, seed, on_case)
     estimate = _estimate_of(cell)
     if estimate["cases"] >= MIN_DECIDED:
         cell.precision = precision.estimate(estimate["sums"], dtype,
@@ -326,12 +351,15 @@ def _count_precision(estimate: dict, result: CaseResult, stop: bool = True) -> N
     estimate["stopped"] = stop and result.failed
 
 
-def _precision_pass(kernel, fw, prop, dtype, device, examples, cell, seed: int) -> None:
+def _precision_pass(kernel, fw, prop, dtype, device, examples, cell, seed: int,
+                    on_case) -> None:
     """Cases drawn as a search draws them, run to the end whatever they give, for the precision
     estimate only: a cell that fails at its first case still gets one."""
     estimate = cell.__dict__["_estimate"] = {"sums": None, "cases": 0, "stopped": False}
 
     def measure(case) -> None:
+        if on_case is not None:  # a worker names the case it runs, should the kernel crash
+            on_case(case, dtype)
         result = run_case(kernel, fw, prop, case, dtype, device)
         if result.status == "refused":
             reject()

@@ -25,13 +25,18 @@ from ._schema import ConformanceError
 from ._schema import problem as schema_problem
 
 MARKS = {CellStatus.CONFORMS: "✅", CellStatus.FAILS: "❌", CellStatus.RAISED: "💥",
-         CellStatus.LAYOUT: "🔀", CellStatus.DECLARATION: "📝", CellStatus.TOO_FEW: "❔",
+         CellStatus.LAYOUT: "🔀", CellStatus.DECLARATION: "📝", CellStatus.CRASHED: "💀",
+         CellStatus.TIMED_OUT: "⌛", CellStatus.TOO_FEW: "❔",
          CellStatus.NOT_APPLICABLE: "—", CellStatus.SKIPPED: "⏭"}
+# cells whose worker stopped on a case: shown with the case it was running, not a shrunk one
+STOPPED = {CellStatus.CRASHED, CellStatus.TIMED_OUT}
 LEGEND = (f"✅ conforms: the kernel's worst error is at most {LIMIT:g}× the error of a plain "
           "reference at its declared precision (plus a few ulps), shown as that ratio for the "
           "worst case · ❌ fails, shown as the ratio of the counterexample below · 💥 the kernel "
           "raised · 🔀 wrong shape or axis order · 📝 the kernel contradicts its declaration "
-          "(e.g. its head sharing) · ❔ too few decided cases for a verdict "
+          "(e.g. its head sharing) · 💀 the kernel's process died on a case (a segfault, an exit, "
+          "the out-of-memory killer) · ⌛ a case ran past the time limit per case, and its "
+          "process was killed · ❔ too few decided cases for a verdict "
           "· — does not apply, or the kernel refused every case · ⏭ framework not installed, "
           "device not present, or time budget spent; \"N refused\": cases the kernel refused "
           "(drawn again, never decided). Under each matrix, the cells set aside and why. "
@@ -186,9 +191,8 @@ def _conventions(result) -> tuple[doc.Block, ...]:
 
 def _failure(cell) -> doc.Section:
     example = cell.counterexample or {}
-    blocks: list[doc.Block] = [
-        doc.Paragraph(doc.text_line(f"Smallest case found: {example.get('sizes')}.")),
-        doc.Listing(example.get("message", ""))]
+    blocks: list[doc.Block] = [doc.Paragraph(doc.text_line(_case_shown(cell, example))),
+                               doc.Listing(example.get("message", cell.reason))]
     entries = {k: example[k] for k in ("at", "kernel", "truth") if k in example}
     if entries:
         blocks.append(doc.Listing(json.dumps(entries), "json"))
@@ -198,9 +202,20 @@ def _failure(cell) -> doc.Section:
     if getattr(cell, "precision", None):
         blocks.append(doc.Paragraph(doc.text_line(f"Precision in this cell: "
                                                   f"{precision_words(cell.precision)}.")))
-    blocks += [doc.Paragraph(doc.text_line("Replay:")), doc.Command(cell.replay or "")]
+    if cell.replay:  # a worker that stopped before any case has none to replay
+        blocks += [doc.Paragraph(doc.text_line("Replay:")), doc.Command(cell.replay)]
     return doc.Section(f"{cell.property}, {cell.dtype}, {cell.device}: {cell.status}",
                        tuple(blocks))
+
+
+def _case_shown(cell, example: dict) -> str:
+    """A failure's case: the shrunk one, or the one its worker was running when it stopped (a
+    crash or a kill is never shrunk: each try would cost a worker)."""
+    if cell.status not in STOPPED:
+        return f"Smallest case found: {example.get('sizes')}."
+    if not example:
+        return "Stopped before any case ran."
+    return f"The case it was running: {example['sizes']}."
 
 
 def _precision(result) -> tuple[doc.Block, ...]:

@@ -1,8 +1,9 @@
 """``attnproof kernels``: check attention kernels and write their conformance matrix.
 
 With no ``--kernel``, checks the library kernels whose framework is installed (jax, mlx,
-torch); ``--kernel module:attribute`` names a :class:`Kernel` of one's own. ``--case`` replays
-one case printed by a failure.
+torch); ``--kernel module:attribute`` names a :class:`Kernel` of one's own. Each cell is checked
+in a worker process (``_isolated``), ``--in-process`` checks them here. ``--case`` replays one
+case printed by a failure, here.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import importlib
 import json
 import os
 import sys
+from functools import partial
 from pathlib import Path
 
 from attnproof._arguments import positive_int, positive_seconds
@@ -23,7 +25,8 @@ from ._check import DEFAULT_EXAMPLES, cell_devices, check_kernel, replay
 from ._declaration import DTYPES, Kernel
 from ._frameworks import devices as devices_of
 from ._frameworks import unavailable_reason
-from ._matrix import MARKS, write
+from ._isolated import DEFAULT_CASE_TIMEOUT, check_isolated
+from ._matrix import MARKS, STOPPED, write
 from ._properties import by_name, property_named
 from ._schema import ConformanceError
 from .library import FRAMEWORK_OF, LIBRARY
@@ -49,6 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "reports/gpu/kernels when a GPU is among the devices checked)")
     add("--budget", metavar="S", type=positive_seconds,
         help="seconds per kernel; cells not begun by then are skipped, saying so")
+    add("--case-timeout", metavar="S", type=positive_seconds, default=DEFAULT_CASE_TIMEOUT,
+        help="seconds one case may run before its worker is killed and its cell reads "
+             "timed-out (default: %(default)g)")
+    add("--in-process", action="store_true",
+        help="check the kernels in this process, not in worker processes (for debugging: a "
+             "kernel that crashes or hangs then ends or stalls the run)")
     add("--case", metavar="JSON", help="replay one case (needs one --kernel, --property, --dtype)")
 
 
@@ -70,9 +79,11 @@ def run(args) -> int:
         return _replay(kernels, args)
     if args.out is None:
         args.out = _default_out(kernels, args.device)
-    results = [check_kernel(kernel, properties=args.property, dtypes=args.dtype,
-                            devices=args.device, examples=args.examples, spec=spec,
-                            progress=_progress(kernel), budget=args.budget)
+    check = check_kernel if args.in_process else partial(check_isolated,
+                                                         case_timeout=args.case_timeout)
+    results = [check(kernel, properties=args.property, dtypes=args.dtype, devices=args.device,
+                     examples=args.examples, spec=spec, progress=_progress(kernel),
+                     budget=args.budget)
                for spec, kernel in kernels]
     try:
         written = write(results, args.out)
@@ -149,9 +160,11 @@ def load(spec: str) -> Kernel:
 def _progress(kernel: Kernel):
     def show(cell) -> None:
         ratio = f" {cell.ratio:.2f}x" if cell.ratio is not None else ""
+        # why a worker stopped is said at once: the matrix is written only at the end
+        why = f": {cell.reason}" if cell.status in STOPPED else ""
         print(f"{kernel.name} {cell.property} {cell.dtype} {cell.device}: "
               f"{MARKS[cell.status]} {cell.status}{ratio} ({cell.cases} cases, "
-              f"{cell.seconds:.1f} s)", flush=True)
+              f"{cell.seconds:.1f} s){why}", flush=True)
 
     return show
 

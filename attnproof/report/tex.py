@@ -73,7 +73,8 @@ _UNICODE_TEXT = {"§": r"\S{}", "–": "--", "—": "---", "…": r"\dots{}", "�
                  # the marks of the kernel matrix (``attnproof.kernels._matrix.MARKS``)
                  "✅": r"\textcolor{good}{$\checkmark$}", "❌": r"\textcolor{false}{$\times$}",
                  "💥": r"\textcolor{bad}{\textbf{!!}}", "🔀": r"$\leftrightarrows$",
-                 "📝": r"\textcolor{bad}{$\neq$}", "❔": r"\textbf{?}", "⏭": r"$\gg$",
+                 "📝": r"\textcolor{bad}{$\neq$}", "💀": r"\textcolor{bad}{$\dagger$}",
+                 "⌛": r"\textcolor{bad}{$\circlearrowright$}", "❔": r"\textbf{?}", "⏭": r"$\gg$",
                  "⚠": r"\textcolor{bad}{\textbf{!}}"}
 
 

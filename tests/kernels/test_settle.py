@@ -34,8 +34,11 @@ def _failure() -> Failure:
     (Evidence(examples=1, instances=0, failure=_failure()), "raised", CellStatus.RAISED),
     (Evidence(failure=_failure()), "layout", CellStatus.LAYOUT),
     (Evidence(failure=_failure()), "declaration", CellStatus.DECLARATION),
+    (Evidence(examples=1, failure=_failure()), "crashed", CellStatus.CRASHED),
+    (Evidence(examples=1, failure=_failure()), "timed-out", CellStatus.TIMED_OUT),
     (Evidence(unsupported="the kernel has no mask"), "fail", CellStatus.NOT_APPLICABLE),
-], ids=["conforms", "too-few", "fails", "raised", "layout", "declaration", "n/a"])
+], ids=["conforms", "too-few", "fails", "raised", "layout", "declaration", "crashed",
+        "timed-out", "n/a"])
 def test_each_rule_gives_its_word(evidence, failed_as, status):
     assert _settled(evidence, failed_as).status == status
 
@@ -64,7 +67,8 @@ def test_every_word_is_one_record_status():
     assert {word: word.record_status for word in CellStatus} == {
         CellStatus.CONFORMS: NumericStatus.PASSED, CellStatus.FAILS: NumericStatus.FAILED,
         CellStatus.RAISED: NumericStatus.FAILED, CellStatus.LAYOUT: NumericStatus.FAILED,
-        CellStatus.DECLARATION: NumericStatus.FAILED, CellStatus.TOO_FEW: NumericStatus.TOO_FEW,
+        CellStatus.DECLARATION: NumericStatus.FAILED, CellStatus.CRASHED: NumericStatus.FAILED,
+        CellStatus.TIMED_OUT: NumericStatus.FAILED, CellStatus.TOO_FEW: NumericStatus.TOO_FEW,
         CellStatus.NOT_APPLICABLE: NumericStatus.SKIPPED, CellStatus.SKIPPED:
         NumericStatus.SKIPPED}
 

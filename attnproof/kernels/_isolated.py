@@ -1,0 +1,199 @@
+"""``attnproof kernels`` with each cell checked in a worker process, so that nothing a kernel
+does can end or stall the run.
+
+A kernel is a user's code, often native (a framework, an extension of their own). Run in the
+command's own process, a segfault in it ended the command with exit 139, printing and writing
+nothing, not even the cells already checked, and a case that never returned stalled it for
+good (``--budget`` skips only cells not yet begun). Here the cells run in the workers of
+``attnproof prove`` (``attnproof._workers``: spawned, never forked, so that no JAX, MLX or
+torch thread is forked), one cell per task, each worker loading the kernel again from its spec
+(a kernel need not pickle). A worker names each case before it runs it, and each message
+restarts the clock, so ``--case-timeout`` is a limit per case, never per cell: a cell of many
+quick cases is never cut. A worker that dies on a case (a segfault, ``os._exit``, the
+out-of-memory killer) makes its cell *crashed*, one killed at the limit *timed-out*, each with
+the case and its replay command; a fresh worker checks the cells after it, and every cell
+checked before it is kept.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+from attnproof._signals import sigterm_as_interrupt
+from attnproof._workers import TimeLimit, run_in_workers
+from attnproof.numeric import CellStatus, settle_cell
+from attnproof.numeric.route import Evidence, Failure
+
+from ._cases import Case
+from ._check import (
+    DEFAULT_EXAMPLES,
+    Cell,
+    Conformance,
+    PlannedCell,
+    check_cell,
+    declared,
+    inputs_shown,
+    planned_cells,
+    replay_command,
+)
+from ._declaration import Kernel
+from ._properties import property_named
+
+# Seconds one case may run before its worker is killed. A case of a library kernel takes well
+# under a second on a CPU; the first case of a kernel on a device also compiles it (JAX's jit,
+# a GPU's autotuning), seconds on a busy machine. The limit is there to stop a hang, and a case
+# cut short is a failure of the kernel, so it is generous.
+DEFAULT_CASE_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class CellTask:
+    """One cell as a worker is sent it: the kernel by its spec, the cell, its place in the
+    matrix."""
+
+    index: int
+    spec: str
+    property: str
+    dtype: str
+    device: str
+    examples: int
+
+
+def check_isolated(kernel: Kernel, *, spec: str, properties: Iterable[str] | None = None,
+                   dtypes: Iterable[str] | None = None, devices: Iterable[str] | None = None,
+                   examples: int = DEFAULT_EXAMPLES, progress=None, budget: float | None = None,
+                   case_timeout: float = DEFAULT_CASE_TIMEOUT) -> Conformance:
+    """What ``check_kernel`` returns for the kernel at ``spec``, each cell checked in a worker
+    with ``case_timeout`` seconds per case. ``kernel``, this process's copy, plans the cells
+    and shows the inputs of a case a worker stopped on; the workers load their own."""
+    started = time.perf_counter()
+    cells = _Cells(kernel, spec, progress)
+    plan = planned_cells(kernel, properties, dtypes, devices, budget)
+    # one worker: the cells of a kernel share its device, and are shown in the matrix's order
+    with sigterm_as_interrupt():  # SIGTERM, like Ctrl-C, ends the worker before the command
+        run_in_workers(cells.to_check(plan, examples), check_in_worker, cells, 1,
+                       TimeLimit(case_timeout, per_step=True))
+    return Conformance(kernel.name, kernel.framework, declared(kernel), cells.in_order(),
+                       time.perf_counter() - started)
+
+
+# -- the worker's side ---------------------------------------------------------------------------
+
+
+# the kernels this worker has loaded, by spec
+_LOADED: dict[str, Kernel] = {}
+
+
+def check_in_worker(task: CellTask, emit) -> None:
+    """One cell's work in a worker: a "loading" message, a "case" message before each case,
+    then the checked cell."""
+    emit(("loading", task.spec))
+    kernel = _loaded(task.spec)
+    cell = check_cell(kernel, property_named(task.property), task.dtype, task.device,
+                      task.examples, task.spec, on_case=lambda case, dtype: emit(("case", case)))
+    emit(("cell", cell))
+
+
+def _loaded(spec: str) -> Kernel:
+    """The kernel at ``spec``, loaded once per worker: importing its framework takes seconds."""
+    if spec not in _LOADED:
+        from .cli import load  # the command's own reading of a spec (cli imports this module)
+
+        _LOADED[spec] = load(spec)
+    return _LOADED[spec]
+
+
+# -- the parent's side ---------------------------------------------------------------------------
+
+
+@dataclass
+class _CellReport:
+    """What a worker has said of one cell: each case it began, then the cell it checked."""
+
+    cell: Cell | None = None
+    case: Case | None = None  # the case begun last; None while the kernel loads
+    cases: int = 0
+    done: bool = False
+    failure: str | None = None
+    stopped_as: str = "crashed"  # the cell's word if its worker stops: crashed or timed-out
+
+    def take(self, message: tuple) -> None:
+        """("loading", spec) only starts the clock; ("case", case) names the case begun."""
+        kind, data = message
+        if kind == "case":
+            self.case, self.cases = data, self.cases + 1
+        elif kind == "cell":
+            self.cell, self.done = data, True
+        elif kind == "failure":  # the check raised: the cell cannot be trusted, nor finished
+            self.fail(data)
+
+    def fail(self, reason: str) -> None:
+        where = "the loading of the kernel" if self.case is None else \
+            f"case {self.case.sizes()}"
+        self.failure = f"{reason} during {where}"
+
+    def overran(self, seconds: float) -> None:
+        self.stopped_as = "timed-out"
+        self.fail(f"worker killed: no result within the {seconds:g} s limit per case "
+                  "(--case-timeout)")
+
+
+@dataclass
+class _Cells:
+    """The cells of one kernel, as its workers check them, kept in the matrix's order."""
+
+    kernel: Kernel
+    spec: str
+    progress: Callable[[Cell], None] | None
+    found: dict[int, Cell] = field(default_factory=dict)
+
+    def to_check(self, plan: Iterable[PlannedCell], examples: int) -> Iterator[CellTask]:
+        """A task per cell that runs here; a skipped cell is kept as the plan reaches it."""
+        for index, planned in enumerate(plan):
+            if planned.absent is not None:
+                self._keep(index, planned.skipped())
+            else:
+                yield CellTask(index, self.spec, planned.prop.name, planned.dtype,
+                               planned.device, examples)
+
+    def in_order(self) -> list[Cell]:
+        return [self.found[index] for index in sorted(self.found)]
+
+    def message(self, task: CellTask) -> CellTask:
+        return task
+
+    def collector(self, task: CellTask) -> _CellReport:
+        return _CellReport()
+
+    def start(self, task: CellTask) -> None:
+        """Nothing to show yet: a cell is shown once it is checked."""
+
+    def finish(self, task: CellTask, report: _CellReport, seconds: float) -> None:
+        stopped = report.failure is not None
+        self._keep(task.index, self._stopped(task, report, seconds) if stopped else report.cell)
+
+    def _keep(self, index: int, cell: Cell) -> None:
+        self.found[index] = cell
+        if self.progress is not None:
+            self.progress(cell)
+
+    def _stopped(self, task: CellTask, report: _CellReport, seconds: float) -> Cell:
+        """The cell whose worker stopped: failed by the case it was running, which its replay
+        command runs again (in the replaying process: a crash crashes it)."""
+        cell = Cell(task.property, task.dtype, task.device, CellStatus.SKIPPED,
+                    cases=report.cases, seconds=round(seconds, 3))
+        if report.case is not None:
+            case = report.case
+            cell.counterexample = {"case": case.to_json(), "sizes": case.sizes(), "ratio": None,
+                                   "message": report.failure,
+                                   "inputs": inputs_shown(self.kernel, case, task.dtype,
+                                                          task.device)}
+            cell.replay = replay_command(self.spec, task.property, task.dtype, task.device,
+                                         case)
+        seen = Evidence(examples=report.cases,
+                        failure=Failure(cell.counterexample or {}, report.failure,
+                                        replay=cell.replay))
+        settle_cell(cell, seen, report.stopped_as)
+        return cell
