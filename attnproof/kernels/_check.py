@@ -322,7 +322,7 @@ def _search(kernel, prop, dtype, device, examples, cell, on_case,
 
     seed = DERANDOMIZED_SEED if seed is None else seed  # None: the same cases in every run
     try:
-        found = find_failure(prop.cases(kernel), fails, examples, seed,
+        found = find_failure(prop.strategy(kernel), fails, examples, seed,
                              prop.explicit_cases(kernel))
     except _AllRefused:  # the kernel refused every case drawn: n/a
         found = None
@@ -366,7 +366,7 @@ def _precision_pass(kernel, fw, prop, dtype, device, examples, cell, seed: int,
         _count_precision(estimate, result, stop=False)
 
     try:
-        draw_each(prop.cases(kernel), measure, examples, seed, prop.explicit_cases(kernel))
+        draw_each(prop.strategy(kernel), measure, examples, seed, prop.explicit_cases(kernel))
     except Exception:  # noqa: BLE001 -- an estimate cut short, never a verdict changed
         return
 

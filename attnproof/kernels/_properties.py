@@ -66,13 +66,41 @@ class Property:
     # case's verdict (which causal alignment the kernel follows)
     convention: Callable | None = None
 
+    def strategy(self, kernel: Kernel) -> st.SearchStrategy:
+        """The cases drawn for ``kernel``, each as its declaration lets it be asked."""
+        return self.cases(kernel).map(lambda case: as_declared(kernel, case))
+
     def explicit_cases(self, kernel: Kernel) -> tuple[Case, ...]:
-        return self.explicit(kernel) if callable(self.explicit) else self.explicit
+        """The cases every search begins with, each as ``kernel``'s declaration lets it be
+        asked."""
+        explicit = self.explicit(kernel) if callable(self.explicit) else self.explicit
+        return tuple(as_declared(kernel, case) for case in explicit)
 
     def plain(self) -> Property:
         """This property's cases run as plain calls, judged against the truth alone."""
         return dataclasses.replace(self, outputs_instead=None, run_beside=None,
                                    explain_raise=None, alignment=None, convention=None)
+
+
+def as_declared(kernel: Kernel, case: Case) -> Case:
+    """``case`` as ``kernel``'s declaration lets it be asked, in the call itself and in every
+    earlier call of its history: a field the declaration fixes is fixed in every draw of every
+    property, one place for all of them (``tests/kernels/test_declaration_binds.py`` walks every
+    property × every field). A kernel with no scale keyword is judged at 1/√d_k, the scale it
+    always uses; one with no soft-capping keyword is never asked to cap; one that requires
+    d_v = d_k gets it. (Heads and masks a kernel does not take are each property's to refuse:
+    n/a, never a case.)"""
+    changes: dict = {}
+    if kernel.scale_argument is None and case.scale is not None:
+        changes["scale"] = None
+    if kernel.softcap_argument is None and case.softcap is not None:
+        changes["softcap"] = None
+    if kernel.equal_head_dims and case.d_v != case.d_k:
+        changes["d_v"] = case.d_k
+    if case.history:
+        changes["history"] = tuple((dtype, as_declared(kernel, call))
+                                   for dtype, call in case.history)
+    return dataclasses.replace(case, **changes) if changes else case
 
 
 def _everything(kernel: Kernel) -> tuple[str, ...]:
