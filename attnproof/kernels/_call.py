@@ -9,8 +9,15 @@ import dataclasses
 import numpy as np
 
 from ._cases import Case
-from ._declaration import Kernel, from_layout, layout_shape, normalized_layout, to_layout
-from ._frameworks import Framework, rounded
+from ._declaration import (
+    Kernel,
+    Refused,
+    from_layout,
+    layout_shape,
+    normalized_layout,
+    to_layout,
+)
+from ._frameworks import Framework, numpy_dtype, rounded
 from ._truth import Inputs
 
 
@@ -20,7 +27,48 @@ class LayoutMismatch(Exception):
 
 def call(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, device: str,
          outputs) -> dict[str, np.ndarray]:
-    """The kernel's outputs as canonical float64 arrays (out, lse, dq, dk, dv as asked)."""
+    """The kernel's outputs as canonical float64 arrays (out, lse, dq, dk, dv as asked), in
+    the canonical conventions: query heads grouped (h // group), lse in base e."""
+    heads = _kernel_heads(kernel, x)
+    got = _called(kernel, fw, _with_heads(x, heads), case, dtype, device, outputs)
+    if "lse" in got and kernel.lse_base == "2":
+        got["lse"] = got["lse"] * np.log(2.0)  # log2 of the sum, read as its natural log
+    return {name: value if name in ("dk", "dv") else _heads_back(value, heads)
+            for name, value in got.items()}
+
+
+def _kernel_heads(kernel: Kernel, x: Inputs) -> np.ndarray | None:
+    """The canonical query head at each of the kernel's head positions, where its head mapping
+    is not the canonical one: an interleaved kernel's head h reads K/V head h % kv_heads,
+    which is canonical head (h % kv_heads)·group + h // kv_heads (None: the same order)."""
+    kv_heads, group = x.k.shape[1], x.group
+    if kernel.gqa_mapping == "grouped" or group == 1:
+        return None
+    h = np.arange(x.q.shape[1])
+    return (h % kv_heads) * group + h // kv_heads
+
+
+def _with_heads(x: Inputs, heads: np.ndarray | None) -> Inputs:
+    """``x`` with its query-head arrays in the kernel's head order."""
+    if heads is None:
+        return x
+    given = {name: value[:, heads] if name == "bias" else value
+             for name, value in (x.given or {}).items()}
+    return dataclasses.replace(
+        x, q=x.q[:, heads], keep=x.keep[:, heads], g=x.g[:, heads], given=given or x.given,
+        bias=None if x.bias is None else np.asarray(x.bias)[:, heads])
+
+
+def _heads_back(value: np.ndarray, heads: np.ndarray | None) -> np.ndarray:
+    if heads is None:
+        return value
+    canonical = np.empty_like(value)
+    canonical[:, heads] = value
+    return canonical
+
+
+def _called(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, device: str,
+            outputs) -> dict[str, np.ndarray]:
     put = {a: _placed(fw, to_layout(x.passed(a), letters_of(kernel, a)), dtype, device,
                       case.memory, "qkv".index(a), letters_of(kernel, a))
            for a in "qkv"}
@@ -81,6 +129,8 @@ def _keywords(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
     keywords = dict(kernel.keywords)
     if kernel.scale_argument is not None and case.scale is not None:
         keywords[kernel.scale_argument] = x.scale
+    if kernel.dropout_argument is not None:
+        keywords[kernel.dropout_argument] = 0.0
     kind = _mask_kind(kernel, case)
     bias = (x.given or {}).get("bias")
     if case.causal_flag:
@@ -113,7 +163,28 @@ def _mask(kernel: Kernel, fw: Framework, keep: np.ndarray, kind: str, bias, dtyp
     (or 0) where it keeps one."""
     if kind == "bool":
         return fw.put(keep, "bool", device)
-    return fw.put(np.where(keep, 0.0 if bias is None else bias, -np.inf), dtype, device)
+    if kind == "lengths":
+        return fw.put(key_lengths(keep), "int32", device)
+    dropped = -np.inf if kernel.mask_fill == "-inf" else float(_lowest(dtype))
+    return fw.put(np.where(keep, 0.0 if bias is None else bias, dropped), dtype, device)
+
+
+def _lowest(dtype: str) -> float:
+    import ml_dtypes
+
+    return float(ml_dtypes.finfo(numpy_dtype(dtype)).min)
+
+
+def key_lengths(keep: np.ndarray) -> np.ndarray:
+    """Each batch element's key length, where ``keep`` is a padding mask (every row of every
+    head keeps the keys before its element's length and no other); else the case is one a
+    kernel taking lengths cannot be asked (``Refused``)."""
+    lengths = keep[:, 0, 0, :].sum(axis=-1)
+    padding = np.arange(keep.shape[-1]) < lengths[:, None, None, None]
+    if not np.array_equal(keep, np.broadcast_to(padding, keep.shape)):
+        raise Refused("the kernel takes key lengths, which say padding only: this mask is "
+                      "not a padding mask")
+    return lengths.astype(np.int32)
 
 
 def with_bias(kernel: Kernel, x: Inputs, case: Case, dtype: str) -> Inputs:

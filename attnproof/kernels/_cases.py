@@ -78,6 +78,7 @@ class Case:
     kv_heads: int = 1
     mask: str = "none"
     causal_flag: bool = False  # causal masking asked through the kernel's causal argument
+    causal_too: bool = False  # causal beside the mask: a kernel that is always causal
     fill: str = "gaussian"
     offset: str | None = None
     scale: float | None = None  # None: the kernel's default, 1/sqrt(d_k)
@@ -243,6 +244,8 @@ def keep_mask(case: Case, rng: np.random.Generator, alignment: str) -> np.ndarra
         rows, first = rng.random(shape[:-1]) < 0.5, rng.random(shape[:-1]) < 0.5
         before = np.arange(case.n_k) < split_point(case)
         keep &= ~(rows[..., None] & (first[..., None] == before))
+    if case.causal_too:
+        keep &= causal_keep(case.n_q, case.n_k, alignment)
     if case.mask == "fully_masked":
         rows = rng.random(shape[:-1]) < FULLY_MASKED_ROW_FRACTION
         rows[..., 0] = True

@@ -20,7 +20,14 @@ DTYPES = ("float64", "float32", "float16", "bfloat16")
 # what a kernel may compute in: the input dtypes, and TensorFloat-32 products on NVIDIA GPUs
 PRECISIONS = (*DTYPES, TF32)
 MODES = ("jit", "eager")
-MASKS = ("none", "bool", "additive", "bias")
+MASKS = ("none", "bool", "additive", "bias", "lengths")
+# what an additive or bias mask holds where it drops a key: -inf, or the format's lowest finite
+# number (HuggingFace's torch.finfo(dtype).min)
+MASK_FILLS = ("-inf", "lowest")
+# which K/V head query head h reads when K/V have fewer heads: h // group (grouped, as
+# repeat_interleave lays them out) or h % kv_heads (interleaved, as a tiled repeat does)
+GQA_MAPPINGS = ("grouped", "interleaved")
+LSE_BASES = ("e", "2")
 FULLY_MASKED = ("zeros", "mean_v", "nan")
 FULLY_MASKED_LSE = ("-inf", "+inf", "nan")
 MASKED_INPUTS = ("any", "finite", "ordinary")
@@ -55,10 +62,18 @@ class Kernel:
         layout: axis order of q, k, v and the output, e.g. "bhsd" (batch, heads, sequence,
             feature) or "bshd"; ``q``/``k``/``t`` may stand for ``s``. A mapping gives one
             layout per argument (keys q, k, v, out); missing keys take "bhsd".
-        mask: "none", "bool" (True keeps a key), "additive" (0 keeps, -inf drops) or "bias"
+        mask: "none", "bool" (True keeps a key), "additive" (0 keeps, -inf drops), "bias"
             (any finite value added to the score, -inf drops), passed as the keyword
             ``mask_argument`` with shape (batch, heads, n_q, n_k); a tuple of kinds for a
-            kernel that tells them apart by dtype (e.g. ``("bool", "bias")``).
+            kernel that tells them apart by dtype (e.g. ``("bool", "bias")``); or "lengths":
+            each batch element's key length, an int array (batch,) passed as
+            ``mask_argument`` (only padding masks can be asked: any other is refused).
+        mask_fill: what an additive or bias mask holds where it drops a key: "-inf", or
+            "lowest", the format's lowest finite number (HuggingFace's ``finfo(dtype).min``;
+            a fully masked row then weighs every key alike: declare ``fully_masked``).
+        always_causal: the kernel applies causal masking on every call, with no keyword to
+            turn it on or off (aligned as ``causal_alignment``); every case is then causal,
+            beside any mask it takes.
         mask_dtype: dtype of an additive or bias mask; "inputs": the inputs' dtype only; None:
             the inputs' dtype, float32 or float64.
         bias_argument: the keyword of a finite bias (batch, heads, n_q, n_k) taken apart from
@@ -92,6 +107,12 @@ class Kernel:
         merge: the kernel's own split-KV merge ``merge(o1, lse1, o2, lse2) -> (o, lse)``, in
             its framework and layouts (out's and ``lse_layout``); needs ``returns_lse``.
         gqa: k and v may have fewer heads than q (any divisor of them; one head included).
+        gqa_mapping: which K/V head query head h reads: "grouped" (h // group, as
+            ``repeat_interleave`` lays them out) or "interleaved" (h % kv_heads).
+        lse_base: the base of the lse the kernel returns: "e", or "2" (log2 of the sum, as
+            kernels that use exp2 return it).
+        dropout_argument: the keyword of a dropout rate: the checker passes 0.0 on every
+            call (dropout is random by design; its absence is what is checked).
         mqa: k and v may have one head shared by every query head (implied by ``gqa``).
         equal_head_dims: the kernel requires d_v = d_k (the d_v ≠ d_k property is then n/a).
         dtypes: the input dtypes it accepts.
@@ -115,6 +136,8 @@ class Kernel:
     mask: str | tuple[str, ...] = "none"
     mask_argument: str = "mask"
     mask_dtype: str | None = None
+    mask_fill: str = "-inf"
+    always_causal: bool = False
     bias_argument: str | None = None
     bias_scaled: bool = False
     score_mod: Callable | None = None
@@ -132,6 +155,9 @@ class Kernel:
     merge: Callable | None = None
     gqa: bool = False
     mqa: bool = False
+    gqa_mapping: str = "grouped"
+    lse_base: str = "e"
+    dropout_argument: str | None = None
     equal_head_dims: bool = False
     dtypes: tuple[str, ...] = ("float32",)
     compute_dtype: str | Mapping[str, str] | None = None
@@ -149,6 +175,13 @@ class Kernel:
                       "'none' cannot be one of several kinds")
         self._require(self.bias_argument is None or self.takes_mask, "bias_argument",
                       "a bias needs a mask kind to mask with (mask='bool', ...)")
+        self._require("lengths" not in self.mask_kinds or len(self.mask_kinds) == 1, "mask",
+                      "key lengths cannot be told apart from another mask kind")
+        self._choose("mask_fill", self.mask_fill, MASK_FILLS)
+        self._choose("gqa_mapping", self.gqa_mapping, GQA_MAPPINGS)
+        self._choose("lse_base", self.lse_base, LSE_BASES)
+        self._require(not (self.always_causal and self.causal_argument is not None),
+                      "always_causal", "a kernel that is always causal takes no causal keyword")
         if self.fully_masked is not None:
             self._choose("fully_masked", self.fully_masked, FULLY_MASKED)
         if self.fully_masked_lse is not None:

@@ -88,9 +88,12 @@ def as_declared(kernel: Kernel, case: Case) -> Case:
     property, one place for all of them (``tests/kernels/test_declaration_binds.py`` walks every
     property × every field). A kernel with no scale keyword is judged at 1/√d_k, the scale it
     always uses; one with no soft-capping keyword is never asked to cap; one that requires
-    d_v = d_k gets it. (Heads and masks a kernel does not take are each property's to refuse:
-    n/a, never a case.)"""
+    d_v = d_k gets it; one that is always causal is judged causal in every case. (Heads and
+    masks a kernel does not take are each property's to refuse: n/a, never a case.)"""
     changes: dict = {}
+    if kernel.always_causal:  # no switch: causal in every call, beside any mask it takes
+        changes.update(causal_too=True, causal_flag=False,
+                       mask="none" if case.mask == "causal" else case.mask)
     if kernel.scale_argument is None and case.scale is not None:
         changes["scale"] = None
     if kernel.softcap_argument is None and case.softcap is not None:
@@ -121,7 +124,13 @@ def _needs_mask(kernel: Kernel) -> str | None:
 
 
 def _needs_mask_or_causal(kernel: Kernel) -> str | None:
-    return None if kernel.takes_mask or kernel.takes_causal else "takes no mask nor causal flag"
+    if kernel.takes_mask or kernel.takes_causal or kernel.always_causal:
+        return None
+    return "takes no mask nor causal flag"
+
+
+def _needs_causal(kernel: Kernel) -> str | None:
+    return None if kernel.takes_causal or kernel.always_causal else "takes no causal flag"
 
 
 def _causal(kernel: Kernel) -> dict:
@@ -363,8 +372,7 @@ PROPERTIES = (
              lambda k: cases().filter(lambda c: c.n_q != c.n_k), _everything),
     Property("causal_nq_ne_nk", "causal mask with n_q ≠ n_k (alignment)",
              lambda k: cases(**_causal(k)).filter(lambda c: c.n_q != c.n_k), _everything,
-             lambda k: None if k.takes_causal else "takes no causal flag",
-             alignment="lower_right", convention=read_causal_alignment),
+             _needs_causal, alignment="lower_right", convention=read_causal_alignment),
     Property("memory_layout", "q, k, v as strided views: slices of a fused QKV, sbhd "
              "transposed; batch ≥ 2, head dims to 256",
              lambda k: cases(memory=st.sampled_from(MEMORY), batch=st.integers(2, 3),

@@ -33,6 +33,9 @@ DECLARATIONS = {
     "causal flag only": (dict(mask="none", causal_argument="causal"),
                          lambda case, dtype: case.mask in ("none", "causal")
                          and case.causal_flag == (case.mask == "causal")),
+    "always causal": (dict(always_causal=True, causal_argument=None),
+                      lambda case, dtype: case.causal_too and not case.causal_flag
+                      and case.mask != "causal"),
     "no softcap keyword": (dict(softcap_argument=None),
                            lambda case, dtype: case.softcap is None),
     "no bias": (dict(bias_argument=None, mask="bool"),
