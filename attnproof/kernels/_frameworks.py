@@ -215,11 +215,12 @@ def _torch() -> Framework:
         return array.detach().to(device="cpu", dtype=torch.float64).numpy()
 
     def vjp(f, primals, g):
+        # .backward(), as users train: torch.autograd.grad is refused by reentrant
+        # checkpointing (torch.utils.checkpoint with use_reentrant=True: "Checkpointing is not
+        # compatible with .grad()"), which memory-efficient attention libraries use
         leaves = [p.detach().requires_grad_(True) for p in primals]
-        out = f(*leaves)
-        grads = torch.autograd.grad(out, leaves, g, allow_unused=True)
-        return tuple(torch.zeros_like(p) if d is None else d for p, d in zip(leaves, grads,
-                                                                             strict=True))
+        f(*leaves).backward(g)
+        return tuple(torch.zeros_like(p) if p.grad is None else p.grad for p in leaves)
 
     return Framework("torch", put, get, vjp, permute=lambda array, axes: array.permute(*axes))
 

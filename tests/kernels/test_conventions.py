@@ -243,3 +243,26 @@ def test_a_dropout_keyword_is_passed_zero_and_its_default_would_fail():
 def test_a_convention_outside_the_vocabulary_is_refused_naming_the_field(field, value):
     with pytest.raises(KernelError, match=field):
         Kernel("k", planted.correct.fn, "numpy", **{field: value})
+
+
+# -- gradients as users take them ----------------------------------------------------------------
+
+
+def test_a_torch_kernel_under_reentrant_checkpointing_is_differentiated_as_users_do():
+    # torch.autograd.grad raises under torch.utils.checkpoint(use_reentrant=True), which
+    # memory-efficient attention libraries use; .backward(), as users train, does not
+    torch = pytest.importorskip("torch")
+    from torch.utils.checkpoint import checkpoint
+
+    def attention(q, k, v, scale=None, **keywords):
+        scale = q.shape[-1] ** -0.5 if scale is None else scale
+        def inner(q, k, v):
+            return torch.softmax(q @ k.transpose(-1, -2) * scale, dim=-1) @ v
+        return checkpoint(inner, q, k, v, use_reentrant=True)
+
+    kernel = Kernel("checkpointed", attention, "torch", gradients="autodiff",
+                    dtypes=("float32",))
+    result = check_kernel(kernel, examples=EXAMPLES, properties=["forward", "backward_dq",
+                                                                  "backward_dv"])
+    assert torch is not None and not _failing(result)
+    assert result.cell("backward_dq", "float32").decided >= 3
