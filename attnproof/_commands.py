@@ -401,7 +401,8 @@ def _check_numeric_filters(args) -> None:
 
 def _run_devices(args):
     """The devices this run checks on (None with --symbolic-only): a device word that names
-    no device present is a usage error naming those present."""
+    no device present is a usage error naming those present. A backend that cannot start here
+    is said in one line and left out; when it is every backend asked for, nothing is run."""
     api = _runner.numeric_api()  # the runner's, which tests replace with a fake
     if args.symbolic_only or api is None:
         return None
@@ -409,10 +410,24 @@ def _run_devices(args):
 
     from ._machine import run_devices
 
+    _leave_out_backends_that_cannot_start(api, args.backend)
+
     try:
         return run_devices(api.available_configurations(None), args.backend, args.device)
     except DeviceError as error:
         raise UsageError(str(error)) from None
+
+
+def _leave_out_backends_that_cannot_start(api, chosen) -> None:
+    """One line for each backend the run would use that cannot start here (a ``JAX_PLATFORMS``
+    this machine cannot serve, say); a usage error when no backend asked for can start."""
+    failed = {name: reason for name, reason in api.backends_that_cannot_start().items()
+              if chosen is None or name in chosen}
+    if chosen is not None and set(chosen) <= set(failed):
+        raise UsageError(f"nothing to check: {'; '.join(failed.values())}")
+    for reason in failed.values():
+        print(f"attnproof: {reason}; its numeric checks are left out of this run",
+              file=sys.stderr)
 
 
 def _destinations(args, where=None) -> tuple[Path, Path]:

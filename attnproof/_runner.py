@@ -162,7 +162,7 @@ def numeric_api():
         from attnproof import numeric
     except ImportError:
         return None
-    needed = ("available_configurations", "check")
+    needed = ("available_configurations", "check", "backends_that_cannot_start")
     return numeric if all(hasattr(numeric, name) for name in needed) else None
 
 
