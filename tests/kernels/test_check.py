@@ -434,6 +434,34 @@ def test_bad_kernel_options_are_one_line_and_exit_two(argv, capsys):
     assert "Traceback" not in error and error.strip()
 
 
+@pytest.mark.parametrize(("case", "says"), [
+    ('{"n_q": -3}', "n_q must be a whole number of at least 1, got -3"),
+    ('{"d_k": 0}', "d_k must be a whole number of at least 1, got 0"),
+    ('{"batch": 2.5}', "batch must be a whole number of at least 1, got 2.5"),
+    ('{"n_q": 100000, "n_k": 100000}', "the scores would hold batch × heads × n_q × n_k = "
+                                       "1 × 1 × 100000 × 100000 = 10,000,000,000 entries, "
+                                       "more than the 67,108,864 a case may hold"),
+    ('{"d_v": 1000000000}', "v would hold batch × kv_heads × n_k × d_v"),
+    ('{"seed": -1}', "seed must be a whole number of at least 0, got -1"),
+    ('{"heads": 3, "kv_heads": 2}', "heads must be a multiple of kv_heads"),
+    ('{"empty_element": 5}', "empty_element must be one of the batch's elements, 0 to 0"),
+    ('{"garbage": "nothing"}', "garbage must be one of nan, inf, -inf, huge, ordinary"),
+    ('{"history": [["float32", {"n_k": -1}]]}', "n_k must be a whole number of at least 1"),
+    ("[4, 4]", "a case is a JSON object of its fields, not a list"),
+], ids=["negative", "zero", "fraction", "huge-scores", "huge-features", "seed", "heads",
+        "empty-element", "garbage", "history", "not-an-object"])
+@pytest.mark.parametrize("command", ["kernels", "replay"])
+def test_a_case_no_kernel_can_run_is_one_line_naming_the_field(case, says, command, capsys):
+    spec = "tests.kernels.planted:correct"
+    argv = (["kernels", "--kernel", spec, "--property", "forward", "--dtype", "float32"]
+            if command == "kernels" else
+            ["replay", "forward", "--kernel", spec, "--dtype", "float32", "--device", "cpu"])
+    assert main([*argv, "--case", case]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"attnproof kernels: --case {case!r} is not a case: ")
+    assert says in error and len(error.strip().splitlines()) == 1
+
+
 def test_a_kernel_module_in_the_current_folder_is_found_without_pythonpath(tmp_path):
     """As `python -m` and pytest find it: the folder the command runs in is searched."""
     (tmp_path / "kernel_of_mine.py").write_text(
