@@ -462,6 +462,29 @@ def test_a_case_no_kernel_can_run_is_one_line_naming_the_field(case, says, comma
     assert says in error and len(error.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(("source", "says"), [
+    ("raise RuntimeError('no GPU here')\n", "raised RuntimeError: no GPU here at {file}:1"),
+    ("import numpy\n1 / 0\n", "raised ZeroDivisionError: division by zero at {file}:2"),
+    ("import a_package_nobody_installed\n",
+     "raised ModuleNotFoundError: No module named 'a_package_nobody_installed' at {file}:1"),
+    ("def broken(:\n", "raised SyntaxError: invalid syntax at {file}:1"),
+    ("import sys\nsys.exit(3)\n", "raised SystemExit: 3 at {file}:2"),
+], ids=["raises", "divides-by-zero", "a-missing-dependency", "syntax", "exits"])
+@pytest.mark.parametrize("command", ["kernels", "replay"])
+def test_a_kernel_module_that_fails_at_import_is_one_line_naming_it_and_the_exception(
+        tmp_path, monkeypatch, capsys, source, says, command):
+    name = f"fails_at_import_{len(says)}_{command}"  # a module no other test has imported
+    module = tmp_path / f"{name}.py"
+    module.write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    argv = ["kernels", "--kernel", f"{name}:kernel"] if command == "kernels" else \
+        ["replay", "forward", "--kernel", f"{name}:kernel", "--dtype", "float32", "--case", "{}"]
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert error.strip() == (f"attnproof kernels: {name}:kernel: importing module {name!r} "
+                             + says.format(file=module))
+
+
 def test_a_kernel_module_in_the_current_folder_is_found_without_pythonpath(tmp_path):
     """As `python -m` and pytest find it: the folder the command runs in is searched."""
     (tmp_path / "kernel_of_mine.py").write_text(
