@@ -485,6 +485,35 @@ def test_a_kernel_module_that_fails_at_import_is_one_line_naming_it_and_the_exce
                              + says.format(file=module))
 
 
+def _returns(value):
+    def kernel(q, k, v, **keywords):
+        return value(planted.attention(q, k, v, **keywords)[0])
+
+    return kernel
+
+
+@pytest.mark.parametrize(("returned", "says"), [
+    (lambda out: out.tolist(), "out: expected an array, layout 'bhsd', shape (1, 1, 4, 4); got "
+                               "a Python list of 1 item"),
+    (lambda out: None, "out: expected an array, layout 'bhsd', shape (1, 1, 4, 4); got None "
+                       "(the kernel returned nothing)"),
+    (lambda out: float(out.sum()), "got a float"),
+], ids=["list", "none", "float"])
+def test_a_kernel_that_returns_no_array_is_a_layout_failure_naming_what_it_returned(
+        returned, says):
+    kernel = _variant(fn=_returns(returned), returns_lse=False, merge=None, gradients=None)
+    result = replay(kernel, "forward", "float32", Case())
+    assert result.status == "layout" and says in result.message
+
+
+def test_a_kernel_declared_to_return_its_lse_that_returns_no_pair_says_so():
+    kernel = _variant(fn=_returns(lambda out: None), gradients=None)
+    result = replay(kernel, "forward", "float32", Case())
+    assert result.status == "layout"
+    assert result.message == ("declared returns_lse: expected a pair (out, lse), got None (the "
+                              "kernel returned nothing)")
+
+
 def test_a_kernel_module_in_the_current_folder_is_found_without_pythonpath(tmp_path):
     """As `python -m` and pytest find it: the folder the command runs in is searched."""
     (tmp_path / "kernel_of_mine.py").write_text(
