@@ -259,7 +259,22 @@ def prove_command(args) -> int:
         disable_caches()
     journal = _open_journal(args, out)
     progress = Progress()
-    stopped = None
+    report, stopped, late = _check_theorems(args, catalog, jobs, progress, journal)
+    # from here a signal can no longer lose a finished theorem
+    with Stops(received=[late] if late else []) as stops:
+        progress.close()
+        destination = out_if_interrupted if stopped else out
+        written = _save(report, args, destination, stopped, stops)
+        _end_journal(journal, report, stopped)
+        stops.finish()  # the work is saved: a signal from here ends the process, saying so
+        return _exit_code_after_saving(report, written, args, destination, stopped, stops)
+
+
+def _check_theorems(args, catalog, jobs, progress: Progress,
+                    journal: Journal) -> tuple[Report, int | None, int | None]:
+    """The run's report; the signal that stopped the checks, or None; and the signal that came
+    after the last theorem had finished, or None: it stopped nothing, and is taken as one that
+    comes while the results are saved."""
     try:
         report = run(
             _directories(args), theorem_filter=args.theorem, backends=args.backend,
@@ -270,16 +285,14 @@ def prove_command(args) -> int:
             isolate=not args.in_process, catalog=catalog, journal=journal,
         )
     except RunInterrupted as interrupted:
-        report, stopped = interrupted.report, interrupted.signal
+        if interrupted.after_the_last:
+            return interrupted.report, None, interrupted.signal
+        return interrupted.report, interrupted.signal, None
     except BaseException:
         progress.close()
         journal.close()
         raise
-    with Stops() as stops:  # from here a signal can no longer lose a finished theorem
-        progress.close()
-        code = _save(report, args, out_if_interrupted if stopped else out, stopped, stops)
-    _end_journal(journal, report, stopped)
-    return code
+    return report, None, None
 
 
 def _open_journal(args, out: Path) -> Journal:
@@ -312,9 +325,9 @@ def _end_journal(journal: Journal, report: Report, stopped: int | None) -> None:
               "the same options recovers them", file=sys.stderr)
 
 
-def _save(report: Report, args, out: Path, stopped: int | None, stops: Stops) -> int:
-    """Write the results, then the reports; say what was kept if a signal stopped either the
-    run (``stopped``) or the writing (``stops``)."""
+def _save(report: Report, args, out: Path, stopped: int | None, stops: Stops) -> Written:
+    """Write the results, then the reports, and say what was written (and kept, if a signal
+    stopped the run: ``stopped``)."""
     written = _write(report, args, out, stops)
     if stopped is not None:
         print(f"attnproof: {described(stopped)}; the {len(report.theorems)} theorems finished "
@@ -322,6 +335,13 @@ def _save(report: Report, args, out: Path, stopped: int | None, stops: Stops) ->
         _print_written(written, out, args)
     else:
         _print_summary(report, written, out, args)
+    return written
+
+
+def _exit_code_after_saving(report: Report, written: Written, args, out: Path,
+                            stopped: int | None, stops: Stops) -> int:
+    """The exit code, the work saved: a signal's if one stopped the run (``stopped``) or came
+    after the last theorem (``stops``, which then says in one line what it left)."""
     if stops.received:
         print(f"attnproof: {_kept(written, out, stops.first)}", file=sys.stderr)
     signal_number = stopped or stops.first
