@@ -260,7 +260,22 @@ def prove_command(args) -> int:
         disable_caches()
     journal = _open_journal(args, out)
     progress = Progress()
-    stopped = None
+    report, stopped, late = _check_theorems(args, catalog, jobs, progress, journal)
+    # from here a signal can no longer lose a finished theorem
+    with Stops(received=[late] if late else []) as stops:
+        progress.close()
+        destination = out_if_interrupted if stopped else out
+        written = _save(report, args, destination, stopped, stops)
+        _end_journal(journal, stopped)
+        stops.finish()  # the work is saved: a signal from here ends the process, saying so
+        return _exit_code_after_saving(report, written, args, destination, stopped, stops)
+
+
+def _check_theorems(args, catalog, jobs, progress: Progress,
+                    journal: Journal) -> tuple[Report, int | None, int | None]:
+    """The run's report; the signal that stopped the checks, or None; and the signal that came
+    after the last theorem had finished, or None: it stopped nothing, and is taken as one that
+    comes while the results are saved."""
     try:
         report = run(
             _directories(args), theorem_filter=args.theorem, backends=args.backend,
@@ -271,16 +286,14 @@ def prove_command(args) -> int:
             isolate=not args.in_process, catalog=catalog, journal=journal,
         )
     except RunInterrupted as interrupted:
-        report, stopped = interrupted.report, interrupted.signal
+        if interrupted.after_the_last:
+            return interrupted.report, None, interrupted.signal
+        return interrupted.report, interrupted.signal, None
     except BaseException:
         progress.close()
         journal.close()
         raise
-    with Stops() as stops:  # from here a signal can no longer lose a finished theorem
-        progress.close()
-        code = _save(report, args, out_if_interrupted if stopped else out, stopped, stops)
-    _end_journal(journal, stopped)
-    return code
+    return report, None, None
 
 
 def _open_journal(args, out: Path) -> Journal:
@@ -314,9 +327,9 @@ def _end_journal(journal: Journal, stopped: int | None) -> None:
               "the same options recovers them", file=sys.stderr)
 
 
-def _save(report: Report, args, out: Path, stopped: int | None, stops: Stops) -> int:
-    """Write the results, then the reports; say what was kept if a signal stopped either the
-    run (``stopped``) or the writing (``stops``)."""
+def _save(report: Report, args, out: Path, stopped: int | None, stops: Stops) -> Written:
+    """Write the results, then the reports, and say what was written (and kept, if a signal
+    stopped the run: ``stopped``)."""
     written = _write(report, args, out, stops)
     if stopped is not None:
         print(f"attnproof: {described(stopped)}; the {len(report.theorems)} theorems finished "
@@ -324,6 +337,13 @@ def _save(report: Report, args, out: Path, stopped: int | None, stops: Stops) ->
         _print_written(written, out, args)
     else:
         _print_summary(report, written, out, args)
+    return written
+
+
+def _exit_code_after_saving(report: Report, written: Written, args, out: Path,
+                            stopped: int | None, stops: Stops) -> int:
+    """The exit code, the work saved: a signal's if one stopped the run (``stopped``) or came
+    after the last theorem (``stops``, which then says in one line what it left)."""
     if stops.received:
         print(f"attnproof: {_kept(written, out, stops.first)}", file=sys.stderr)
     signal_number = stopped or stops.first
@@ -403,7 +423,8 @@ def _check_numeric_filters(args) -> None:
 
 def _run_devices(args):
     """The devices this run checks on (None with --symbolic-only): a device word that names
-    no device present is a usage error naming those present."""
+    no device present is a usage error naming those present. A backend that cannot start here
+    is said in one line and left out; when it is every backend asked for, nothing is run."""
     api = _runner.numeric_api()  # the runner's, which tests replace with a fake
     if args.symbolic_only or api is None:
         return None
@@ -411,10 +432,24 @@ def _run_devices(args):
 
     from ._machine import run_devices
 
+    _leave_out_backends_that_cannot_start(api, args.backend)
+
     try:
         return run_devices(api.available_configurations(None), args.backend, args.device)
     except DeviceError as error:
         raise UsageError(str(error)) from None
+
+
+def _leave_out_backends_that_cannot_start(api, chosen) -> None:
+    """One line for each backend the run would use that cannot start here (a ``JAX_PLATFORMS``
+    this machine cannot serve, say); a usage error when no backend asked for can start."""
+    failed = {name: reason for name, reason in api.backends_that_cannot_start().items()
+              if chosen is None or name in chosen}
+    if chosen is not None and set(chosen) <= set(failed):
+        raise UsageError(f"nothing to check: {'; '.join(failed.values())}")
+    for reason in failed.values():
+        print(f"attnproof: {reason}; its numeric checks are left out of this run",
+              file=sys.stderr)
 
 
 def _destinations(args, where=None) -> tuple[Path, Path]:

@@ -81,13 +81,16 @@ class Options:
 
 
 class RunInterrupted(KeyboardInterrupt):
-    """Ctrl-C or SIGTERM during a run; ``report`` holds the theorems finished so far
-    (``partial``), ``signal`` the signal's number (SIGINT or SIGTERM)."""
+    """Ctrl-C or SIGTERM during a run; ``report`` holds the theorems finished so far, ``signal``
+    the signal's number (SIGINT or SIGTERM). ``after_the_last`` when every theorem had finished
+    (the signal cut short only the end of the workers): the report is then whole, not partial."""
 
-    def __init__(self, report: Report, signal_number: int = signal.SIGINT):
+    def __init__(self, report: Report, signal_number: int = signal.SIGINT,
+                 after_the_last: bool = False):
         super().__init__("run interrupted")
         self.report = report
         self.signal = signal_number
+        self.after_the_last = after_the_last
 
 
 def run(
@@ -129,7 +132,8 @@ def run(
     Raises:
         ValueError: an unknown profile, jobs < 1, or a name in ``theorem_filter`` that no
             file declares.
-        RunInterrupted: on Ctrl-C or SIGTERM, carrying the partial report.
+        RunInterrupted: on Ctrl-C or SIGTERM, carrying the theorems finished (the whole
+            report when the signal came after the last of them).
     """
     profile_budget = profile_timeout(profile)  # raises ValueError for an unknown profile
     if jobs is not None and jobs < 1:
@@ -152,7 +156,9 @@ def run(
             else:
                 _run_in_process(to_check, options, run_state)
     except KeyboardInterrupt as stop:
-        raise RunInterrupted(run_state.report(interrupted=True), signal_of(stop)) from None
+        every_one = run_state.all_finished()
+        raise RunInterrupted(run_state.report(interrupted=not every_one), signal_of(stop),
+                             after_the_last=every_one) from None
     return run_state.report(interrupted=False)
 
 
@@ -162,7 +168,7 @@ def numeric_api():
         from attnproof import numeric
     except ImportError:
         return None
-    needed = ("available_configurations", "check")
+    needed = ("available_configurations", "check", "backends_that_cannot_start")
     return numeric if all(hasattr(numeric, name) for name in needed) else None
 
 
@@ -222,6 +228,9 @@ class _RunState:
         self.finished[theorem.name] = result
         if self.progress:
             self.progress(result, len(self.finished), len(self.selected))
+
+    def all_finished(self) -> bool:
+        return len(self.finished) == len(self.selected)
 
     def report(self, interrupted: bool) -> Report:
         theorems = [self.finished[t.name] for t in self.selected if t.name in self.finished]

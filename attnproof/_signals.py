@@ -4,7 +4,10 @@ While theorems are being checked or files loaded, a signal stops the work at onc
 ``KeyboardInterrupt`` as usual and, within ``sigterm_as_interrupt``, SIGTERM raises
 ``Terminated``, so both unwind the same way and the workers are ended. Once the last theorem has
 finished, ``Stops`` takes over: a signal is recorded and stops only the rendering of reports,
-which is the one step it may cut short; the results are always written first.
+which is the one step it may cut short; the results are always written first. Once the work is
+saved, a signal ends the process at once (``Stops.finish``, then
+``end_at_once_on_a_signal``): with the code a signal already decided, else with its own code,
+saying in one line that the command had finished.
 """
 
 from __future__ import annotations
@@ -41,21 +44,32 @@ def quiet_interrupts() -> None:
     sys.unraisablehook = hook
 
 
-def exit_at_once_on_a_further_signal(code: int) -> None:
-    """From now on SIGINT or SIGTERM ends the process at once with ``code``, the exit code the
-    command has decided, without running what is left of the shutdown: the work is saved, and
-    a further Ctrl-C (users press it several times) must neither change the code nor print a
-    traceback from an ``atexit`` function."""
+def end_at_once_on_a_signal(code: int) -> None:
+    """From now on SIGINT or SIGTERM ends the process at once, without running what is left of
+    the shutdown (the work is saved, and no ``atexit`` function may print a traceback): with
+    ``code`` where a signal decided it (a further Ctrl-C, as users press it several times, must
+    not change it), else with the signal's own code, saying so, as for any signal that comes
+    after the last theorem."""
+    decided = code if code in EXIT_BY_SIGNAL.values() else None
 
     def leave(signum, frame) -> None:
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(code)
+        _end_now(signum, decided)
 
     with contextlib.suppress(ValueError):  # ValueError: not the main thread
         for number in STOP_SIGNALS:
             signal.signal(number, leave)
+
+
+def _end_now(signum: int, decided: int | None) -> None:
+    """End the process: with ``decided``, else with ``signum``'s code after one line saying the
+    command had finished before it came."""
+    with contextlib.suppress(Exception):  # a stream closed, or in use where the signal came
+        if decided is None:
+            print(f"\nattnproof: {described(signum)} after the command had finished; what it "
+                  "wrote is complete", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(EXIT_BY_SIGNAL[signum] if decided is None else decided)
 
 
 class Terminated(KeyboardInterrupt):
@@ -92,15 +106,17 @@ def _raise_terminated(signum, frame):
 class Stops:
     """SIGINT and SIGTERM recorded, not obeyed at once, while finished work is being saved.
 
-    ``received`` lists the signals that arrived, in order. While ``stopping`` is true (the
-    rendering of reports, which may be cut short) the first signal also raises
-    ``KeyboardInterrupt`` to stop it; at any other time a signal only waits to be seen.
-    Outside the main thread signals cannot be handled and nothing is installed.
+    ``received`` lists the signals that arrived, in order (beginning with ``received``, those
+    that came before this took over). While ``stopping`` is true (the rendering of reports,
+    which may be cut short) the first signal also raises ``KeyboardInterrupt`` to stop it; at
+    any other time a signal only waits to be seen, until ``finish``. Outside the main thread
+    signals cannot be handled and nothing is installed.
     """
 
-    def __init__(self):
-        self.received: list[int] = []
+    def __init__(self, received=()):
+        self.received: list[int] = list(received)
         self.stopping = False
+        self.finished = False
         self._previous: dict[int, object] = {}
 
     def __enter__(self) -> Stops:
@@ -110,14 +126,25 @@ class Stops:
         return self
 
     def __exit__(self, *exc_info) -> None:
+        if self.finished:  # nothing is left to save: a signal still ends the process at once
+            return
         for number, previous in self._previous.items():
             signal.signal(number, previous)
+
+    def finish(self) -> None:
+        """The work is saved: from now on a signal ends the process at once, as
+        ``end_at_once_on_a_signal`` says, with the code of the first signal ``received`` if
+        any, and this stays so after the block (``received`` no longer changes, so what is
+        said of it is all there is)."""
+        self.finished = True
 
     @property
     def first(self) -> int | None:
         return self.received[0] if self.received else None
 
     def _record(self, signum, frame) -> None:
+        if self.finished:
+            _end_now(signum, EXIT_BY_SIGNAL[self.first] if self.received else None)
         self.received.append(signum)
         if self.stopping and len(self.received) == 1:
             raise KeyboardInterrupt(described(signum))

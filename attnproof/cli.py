@@ -22,7 +22,7 @@ from ._exits import (  # the exit codes are part of the command's interface
     EXIT_TERMINATED,
     EXIT_USAGE,
 )
-from ._signals import Terminated, exit_at_once_on_a_further_signal, quiet_interrupts
+from ._signals import Terminated, end_at_once_on_a_signal, quiet_interrupts
 
 __all__ = ["main", "EXIT_OK", "EXIT_NOT_OK", "EXIT_USAGE", "EXIT_OUTPUT", "EXIT_INTERRUPTED",
            "EXIT_TERMINATED"]
@@ -31,7 +31,7 @@ __all__ = ["main", "EXIT_OK", "EXIT_NOT_OK", "EXIT_USAGE", "EXIT_OUTPUT", "EXIT_
 def main(argv: list[str] | None = None) -> int:
     quiet_interrupts()
     code = _main(argv)
-    exit_at_once_on_a_further_signal(code)
+    end_at_once_on_a_signal(code)
     return code
 
 
@@ -50,7 +50,7 @@ def _main(argv: list[str] | None) -> int:
 
 
 def _interrupted_before_work(code: int) -> int:
-    exit_at_once_on_a_further_signal(code)  # a second Ctrl-C must not cut this line short
+    end_at_once_on_a_signal(code)  # a second Ctrl-C must not cut this line short
     how = "terminated" if code == EXIT_TERMINATED else "interrupted"
     print(f"\nattnproof: {how} before any theorem was checked; nothing written", file=sys.stderr)
     return code

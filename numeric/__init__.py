@@ -30,6 +30,8 @@ _EXPORTS = {
     "jax_devices": ("_backends", "jax_devices"),
     "mlx_devices": ("_backends", "mlx_devices"),
     "unavailable_reason": ("_backends", "unavailable_reason"),
+    "start_failure": ("_backends", "start_failure"),
+    "backends_that_cannot_start": ("_backends", "backends_that_cannot_start"),
     "ACCELERATORS": ("_devices", "ACCELERATORS"),
     "Device": ("_devices", "Device"),
     "DeviceError": ("_devices", "DeviceError"),
@@ -80,7 +82,8 @@ _EXPORTS = {
 # the same names, written out for the tools that read ``__all__`` without running this file
 __all__ = [
     "BACKENDS", "Backend", "available_configurations", "backend", "prepared_module", "to_numpy",
-    "Configuration", "jax_devices", "mlx_devices", "unavailable_reason", "ACCELERATORS", "Device",
+    "Configuration", "jax_devices", "mlx_devices", "unavailable_reason", "start_failure",
+    "backends_that_cannot_start", "ACCELERATORS", "Device",
     "DeviceError", "accelerator_folder", "device_kind", "devices", "missing_devices",
     "named_devices", "selected_devices", "share_accelerators", "cache_directory",
     "cache_folder_name", "disable_caches", "write_atomically", "Compiled", "compile_expression",
@@ -101,9 +104,11 @@ if TYPE_CHECKING:  # what type checkers and editors see: _EXPORTS, imported eage
     from ._backends import Configuration as Configuration
     from ._backends import available_configurations as available_configurations
     from ._backends import backend as backend
+    from ._backends import backends_that_cannot_start as backends_that_cannot_start
     from ._backends import jax_devices as jax_devices
     from ._backends import mlx_devices as mlx_devices
     from ._backends import prepared as prepared_module
+    from ._backends import start_failure as start_failure
     from ._backends import to_numpy as to_numpy
     from ._backends import unavailable_reason as unavailable_reason
     from ._compile_cache import cache_directory as cache_directory

@@ -15,7 +15,8 @@ framework, which the numeric checker and the kernel checker both use (every back
 framework kernels may be written in; ``attnproof/kernels/_frameworks.py`` builds its view of
 a backend from the row, and holds an adapter only for a framework that is no backend, PyTorch).
 Compiled code only ever calls ``xp.<function>``. Backends import on first use, and one that
-cannot be imported is reported unavailable, never raised.
+cannot be imported, or imported cannot start (JAX with a ``JAX_PLATFORMS`` this machine cannot
+serve), is reported unavailable, never raised.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import contextlib
 import functools
 import importlib
 import math
+import os
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +36,12 @@ import numpy as np
 from ._devices import Device, kind_of, named, platform_kind
 
 ALL_FLOATS = ("float64", "float32", "float16", "bfloat16")
+
+
+def _first_line(error: BaseException) -> str:
+    """An exception as one line: its type, and the first line of its message if it has one."""
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
 
 
 @dataclass(frozen=True)
@@ -100,6 +108,7 @@ class Backend:
     bind: Callable | None = None
     # (fn, keywords, first, mode) -> (q, k, v, g) -> (dq, dk, dv); first picks fn's output
     bind_vjp: Callable | None = None
+    explain_failed_start: Callable[[BaseException], str] = _first_line
 
     @property
     def target(self) -> str:
@@ -206,6 +215,19 @@ def jax_devices() -> dict[str, object]:
     if all(platform_kind(d.platform) != "cpu" for d in found):
         found += jax.devices("cpu")
     return named(found, lambda d: platform_kind(d.platform), lambda d: d.id)
+
+
+def _jax_failed_start(error: BaseException) -> str:
+    """JAX starts its platforms at the first device query; a ``JAX_PLATFORMS`` this machine
+    cannot serve (``cuda`` carried over from a GPU job) fails there, with a RuntimeError or, for
+    ``cuda`` without a GPU, a bare AssertionError. The setting is named, and left as it is."""
+    setting = os.environ.get("JAX_PLATFORMS")
+    said = _first_line(error)
+    if not setting:
+        return said
+    jax_said = f"; JAX said {said}" if str(error).strip() else ""
+    return (f"JAX_PLATFORMS={setting!r} names no platform JAX can start on this machine (unset "
+            f"it, or set JAX_PLATFORMS=cpu{jax_said})")
 
 
 def _jax_place(xp, array, dtype, device):
@@ -411,6 +433,7 @@ BACKENDS: tuple[Backend, ...] = (
         vjp=_jax_vjp,
         bind=_jax_bind,
         bind_vjp=_jax_bind_vjp,  # a jax array has no strides a user can see: no permute
+        explain_failed_start=_jax_failed_start,
     ),
     Backend(
         name="mlx",
@@ -450,11 +473,33 @@ def reference_names() -> tuple[str, ...]:
 
 
 def unavailable_reason(row: Backend) -> str | None:
+    """Why ``row`` cannot run here (not installed, or installed but unable to start), or None."""
+    return _not_installed(row) or start_failure(row)
+
+
+def _not_installed(row: Backend) -> str | None:
     try:
         row.load()
     except ImportError as error:
         return f"{row.name} is not installed ({error})"
     return None
+
+
+@functools.cache
+def start_failure(row: Backend) -> str | None:
+    """Why the installed ``row`` cannot start here, or None: listing its devices starts it.
+    Asked once per process, as a framework starts once."""
+    try:
+        row.devices()
+    except Exception as error:  # whatever a framework raises, the backend is reported unavailable
+        return f"{row.name} cannot start here: {row.explain_failed_start(error)}"
+    return None
+
+
+def backends_that_cannot_start() -> dict[str, str]:
+    """The backends installed here that cannot start, each with why."""
+    return {row.name: reason for row in BACKENDS
+            if _not_installed(row) is None and (reason := start_failure(row)) is not None}
 
 
 class _ConfigurationFields(NamedTuple):

@@ -48,10 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def replay(args: argparse.Namespace) -> dict:
     # here, not at the top: the command line builds its parser from this module for every
     # command, and these load Hypothesis and the compiler, which only a replay needs
-    from ._backends import backend
+    from ._backends import backend, unavailable_reason
     from ._decide import decide
     from ._plan import ImplementationError, ImplementationRaised, runner_for
-    from ._strategies import Structure, fill_batch
+    from ._strategies import fill_batch
 
     catalog = discover(args.theorems) if args.theorems else discover()
     theorem = catalog.by_name()[args.theorem]
@@ -61,9 +61,11 @@ def replay(args: argparse.Namespace) -> dict:
         raise ValueError("one batch is replayed from --seed, --batch and --sizes together; "
                          "without --batch and --sizes the record's check runs again")
     theorem = theorem.claim.searched_as(theorem)  # what the compiled search checked
+    structure = _structure(theorem, args)
     row = backend(args.backend)
+    if (reason := unavailable_reason(row)) is not None:
+        raise ValueError(reason)
     runner = runner_for(theorem, row, args.device, args.mode or row.default_mode)
-    structure = Structure(_pairs(args.sizes), _pairs(args.integers), args.seed)
     try:
         outcome = decide(runner, structure, args.batch, args.dtype)
     except ImplementationRaised as raised:  # the code under test failed at this batch
@@ -85,6 +87,43 @@ def replay(args: argparse.Namespace) -> dict:
         if outcome.low is not None:
             report[f"values in {args.dtype}"] = {k: v[r].tolist() for k, v in outcome.low.items()}
     return report
+
+
+def _structure(theorem, args):
+    """The batch ``--batch``, ``--sizes``, ``--integers`` and ``--seed`` describe, checked against
+    what ``theorem``'s search draws: a value missing or out of its range is a ValueError naming
+    it, where filling the batch would fail on it or exhaust the memory."""
+    from ._strategies import Structure, integer_scalars
+
+    if not 1 <= args.batch <= _largest_batch():
+        raise ValueError(f"--batch {args.batch} is outside 1 to {_largest_batch()}: no profile's "
+                         "search runs such a batch, so no record's replay names one")
+    sizes, integers = _pairs(args.sizes), _pairs(args.integers)
+    _check_drawn("--sizes", "dimension", {d.name: d.sizes for d in theorem.dims}, sizes)
+    _check_drawn("--integers", "Integer scalar",
+                 {s.name: s.domain for s in integer_scalars(theorem)}, integers)
+    return Structure(sizes, integers, args.seed)
+
+
+def _check_drawn(option: str, what: str, ranges: dict, given) -> None:
+    """Every name of ``ranges`` given a value within its range (``low`` to ``high``)."""
+    values = dict(given)
+    missing = [name for name in ranges if name not in values]
+    if missing:
+        raise ValueError(f"{option} gives no value for the {what}{'s' * (len(missing) > 1)} "
+                         f"{', '.join(missing)} (the theorem's: {', '.join(ranges)})")
+    for name, drawn in ranges.items():
+        if not drawn.low <= values[name] <= drawn.high:
+            raise ValueError(f"{option} {name}={values[name]} is outside {drawn.low} to "
+                             f"{drawn.high}, the values the search draws for the {what} {name}")
+
+
+def _largest_batch() -> int:
+    """The largest batch any profile's search runs, so the largest a replay command names."""
+    from ._profiles import PROFILES, Effort
+
+    return max(effort.batch for row in PROFILES.values() for effort in row.values()
+               if isinstance(effort, Effort))
 
 
 def _rerun(theorem, args) -> dict:

@@ -76,7 +76,7 @@ def _called(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, de
     forward = fw.bind(kernel.fn, keywords, kernel.mode)
 
     result = forward(put["q"], put["k"], put["v"])
-    out, lse = result if kernel.returns_lse else (result, None)
+    out, lse = _pair(result) if kernel.returns_lse else (result, None)
     b, h, n_q, _ = x.q.shape
     got = {"out": read(fw, out, kernel, "out", (b, h, n_q, x.v.shape[3]))}
     if lse is not None:
@@ -199,9 +199,23 @@ def with_bias(kernel: Kernel, x: Inputs, case: Case, dtype: str) -> Inputs:
     return dataclasses.replace(x, given={**x.given, "bias": passed}, bias=added)
 
 
+def _pair(result):
+    """(out, lse) of a kernel declared ``returns_lse``: anything else is the wrong return."""
+    if not isinstance(result, tuple | list) or len(result) != 2:
+        raise LayoutMismatch(f"declared returns_lse: expected a pair (out, lse), got "
+                             f"{_returned(result)}")
+    return result
+
+
 def read(fw: Framework, array, kernel: Kernel, argument: str, canonical) -> np.ndarray:
-    value = fw.get(array)
     letters = letters_of(kernel, argument)
+    if not hasattr(array, "shape") or not hasattr(array, "dtype"):
+        # the framework would read a list or None as an array (None as a NaN of shape ())
+        raise LayoutMismatch(f"{argument}: expected an array, layout "
+                             f"{_declared_layout(kernel, argument)!r}, shape "
+                             f"{layout_shape(tuple(canonical), letters)}; got "
+                             f"{_returned(array)}")
+    value = fw.get(array)
     if argument == "lse" and value.ndim == len(letters) - 1:
         value = value[..., None]
     expected = layout_shape(tuple(canonical), letters)
@@ -211,12 +225,27 @@ def read(fw: Framework, array, kernel: Kernel, argument: str, canonical) -> np.n
     return from_layout(value, letters, tuple(canonical))
 
 
+def _declared_layout(kernel: Kernel, argument: str) -> str:
+    return kernel.lse_layout if argument == "lse" else kernel.layout_of(argument)
+
+
+def _returned(value) -> str:
+    """What a kernel returned, in words, where an array was expected."""
+    if value is None:
+        return "None (the kernel returned nothing)"
+    if isinstance(value, tuple | list):
+        return f"a Python {type(value).__name__} of {len(value)} item{'s' * (len(value) != 1)}"
+    kind = type(value)
+    return f"a {kind.__qualname__}" if kind.__module__ == "builtins" else \
+        f"a {kind.__module__}.{kind.__qualname__}"
+
+
 def _layout_message(argument, kernel, letters, expected, actual, canonical) -> str:
     import itertools
 
     readings = ["".join(p) for p in itertools.permutations(letters)
                 if layout_shape(tuple(canonical), "".join(p)) == tuple(actual)]
-    declared = kernel.lse_layout if argument == "lse" else kernel.layout_of(argument)
+    declared = _declared_layout(kernel, argument)
     guess = f", which reads as layout {' or '.join(map(repr, readings))}" if readings else ""
     return (f"{argument}: expected layout {declared!r}, shape {tuple(expected)}; got shape "
             f"{tuple(actual)}{guess}")

@@ -107,8 +107,10 @@ class Case:
 
     @classmethod
     def from_json(cls, text: str) -> Case:
-        fields = json.loads(text)
-        history = tuple((dtype, cls(**call)) for dtype, call in fields.pop("history", ()))
+        """The case a failure printed; a field no case can hold is a ValueError naming it."""
+        fields = _checked(json.loads(text))
+        history = tuple((dtype, cls(**_checked(call)))
+                        for dtype, call in fields.pop("history", ()))
         return cls(**fields, history=history)
 
     def sizes(self) -> str:
@@ -125,6 +127,68 @@ class Case:
 
 
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Case)}
+
+# The most entries one array of a case may hold: 2^26 (512 MiB in float64), far above the cases
+# the strategies draw (at most 1025 queries and keys, 256 features, 4 batch elements, 12 heads),
+# so that a case written by hand is refused, naming its sizes, before anything is allocated.
+MAX_CASE_ENTRIES = 2**26
+_SIZE_FIELDS = ("n_q", "n_k", "d_k", "d_v", "batch", "heads", "kv_heads", "tile")
+# each array of a case, by the size fields of its axes
+_ARRAY_AXES = {"q": ("batch", "heads", "n_q", "d_k"), "k": ("batch", "kv_heads", "n_k", "d_k"),
+               "v": ("batch", "kv_heads", "n_k", "d_v"),
+               "the scores": ("batch", "heads", "n_q", "n_k")}
+_NAMED_CHOICES = {"mask": (*MASKS, *TILE_PATTERNS, "half_masked"), "fill": FILLS,
+                  "garbage": GARBAGE, "bias": BIASES, "memory": MEMORY}
+
+
+def _checked(fields) -> dict:
+    """``fields`` of a case given as JSON, if a case can hold them; else a ValueError naming
+    the field (a case written by hand would otherwise fail inside NumPy, or exhaust memory)."""
+    if not isinstance(fields, dict):
+        raise ValueError(f"a case is a JSON object of its fields, not a {type(fields).__name__}")
+    case = {**_DEFAULTS, **fields}
+    _check_sizes(case)
+    _check_heads_and_elements(case)
+    _check_named(case)
+    return fields
+
+
+def _check_sizes(case: dict) -> None:
+    """Every size a whole number of at least 1, every array within MAX_CASE_ENTRIES."""
+    for name in _SIZE_FIELDS:
+        if not _whole(case[name]) or case[name] < 1:
+            raise ValueError(f"{name} must be a whole number of at least 1, got {case[name]!r}")
+    for array, axes in _ARRAY_AXES.items():
+        entries = math.prod(case[axis] for axis in axes)
+        if entries > MAX_CASE_ENTRIES:
+            raise ValueError(f"{array} would hold {' × '.join(axes)} = "
+                             f"{' × '.join(str(case[a]) for a in axes)} = {entries:,} entries, "
+                             f"more than the {MAX_CASE_ENTRIES:,} a case may hold")
+
+
+def _check_heads_and_elements(case: dict) -> None:
+    """Query heads in whole groups per K/V head, a seed NumPy takes, the empty element one of
+    the batch's."""
+    if case["heads"] % case["kv_heads"]:
+        raise ValueError(f"heads must be a multiple of kv_heads, got heads {case['heads']} and "
+                         f"kv_heads {case['kv_heads']}")
+    if not _whole(case["seed"]) or case["seed"] < 0:
+        raise ValueError(f"seed must be a whole number of at least 0, got {case['seed']!r}")
+    empty = case["empty_element"]
+    if empty is not None and not (_whole(empty) and 0 <= empty < case["batch"]):
+        raise ValueError(f"empty_element must be one of the batch's elements, 0 to "
+                         f"{case['batch'] - 1}, got {empty!r}")
+
+
+def _check_named(case: dict) -> None:
+    """Each named pattern one the cases know (an unknown mask would leave every key kept)."""
+    for name, choices in _NAMED_CHOICES.items():
+        if case[name] not in (_DEFAULTS[name], *choices):
+            raise ValueError(f"{name} must be one of {', '.join(choices)}, got {case[name]!r}")
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 # -- instances -----------------------------------------------------------------------------------

@@ -4,8 +4,8 @@ The frameworks are the numeric backends and PyTorch, which kernels are written i
 numeric checker does not run on. A backend has one adapter, its row in ``numeric/_backends.py``
 (placing and reading arrays, devices, differentiating, compiling a call), which
 :func:`framework` turns into the checker's view of it; PyTorch's adapter is below. Frameworks
-load on first use; one that is not installed is reported by :func:`unavailable_reason`, never
-raised at import.
+load on first use; one that is not installed, or a backend that cannot start, is reported by
+:func:`unavailable_reason`, never raised at import.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from attnproof.numeric import (
     backend,
     named_devices,
     prepared_module,
+    start_failure,
     to_numpy,
 )
 
@@ -38,7 +39,7 @@ def unavailable_reason(framework: str) -> str | None:
         importlib.import_module(_MODULES[framework])
     except ImportError as error:
         return f"{framework} is not installed ({error})"
-    return None
+    return None if framework in _OTHERS else start_failure(backend(framework))
 
 
 def has_autodiff(framework: str) -> bool:

@@ -17,16 +17,22 @@ def record(backend: str = "numpy", dtype: str = "float64", device: str = "cpu",
 class FakeNumeric:
     """A ``numeric`` module whose checks fail exactly where ``x = 2x`` is claimed.
 
-    ``raising`` names a backend whose check raises, to exercise the per-record error path.
+    ``raising`` names a backend whose check raises, to exercise the per-record error path;
+    ``cannot_start`` maps a backend installed but unable to start to why.
     """
 
-    def __init__(self, configurations, raising: str | None = None):
+    def __init__(self, configurations, raising: str | None = None,
+                 cannot_start: dict[str, str] | None = None):
         self.configurations = configurations
         self.raising = raising
+        self.cannot_start = cannot_start or {}
         self.calls: list[tuple] = []
 
     def available_configurations(self, theorem, profile=None):
         return list(self.configurations)
+
+    def backends_that_cannot_start(self) -> dict[str, str]:
+        return dict(self.cannot_start)
 
     def check(self, theorem, backend, dtype, device, mode, profile="default"):
         self.calls.append((theorem.name, backend, dtype, device, mode, profile))

@@ -231,6 +231,24 @@ def test_replay_of_an_unknown_theorem_suggests_the_closest(tmp_path, theorems, c
                                                                                 main(argv))
 
 
+@pytest.mark.parametrize(("batch", "sizes", "expected"), [
+    ("4", "m=2", "--sizes gives no value for the dimension n (the theorem's: n)"),
+    ("4", "n=0", "--sizes n=0 is outside 1 to 8, the values the search draws for the "
+                 "dimension n"),
+    ("4", "n=1000000000", "--sizes n=1000000000 is outside 1 to 8"),
+    ("10000000000000", "n=2", "--batch 10000000000000 is outside 1 to 512: no profile's "
+                              "search runs such a batch"),
+    ("0", "n=2", "--batch 0 is outside 1 to 512"),
+], ids=["missing-dimension", "size-zero", "huge-size", "huge-batch", "batch-zero"])
+def test_a_replay_batch_that_no_search_runs_is_one_line_naming_the_value(
+        tmp_path, theorems, capsys, batch, sizes, expected):
+    argv = ["replay", "doubling", "--theorems", str(theorems), "--seed", "1", "--batch", batch,
+            "--sizes", sizes]
+    error = usage_error(capsys, main(argv))
+    assert error.startswith(f"attnproof: cannot replay doubling: {expected}")
+    assert len(error.strip().splitlines()) == 1
+
+
 def test_a_json_path_that_is_a_directory_is_refused_before_any_work(tmp_path, theorems,
                                                                     capsys):
     code, out = prove(tmp_path, theorems, "--json", str(tmp_path))

@@ -4,14 +4,19 @@ one, and the workers that share an accelerator bounded and said."""
 
 from __future__ import annotations
 
+import dataclasses
+import glob
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
 from attnproof import _runner
 from attnproof._machine import WORKERS_PER_ACCELERATOR, RunDevices, run_devices
 from attnproof.cli import main
-from attnproof.numeric import DeviceError
+from attnproof.numeric import DeviceError, backend, start_failure, unavailable_reason
 
 from . import theorem_files as files
 from .fakes import FakeNumeric
@@ -87,3 +92,83 @@ def test_a_gpu_run_writes_beside_the_cpu_report_and_says_how_many_workers_share_
     assert not (tmp_path / "reports" / "partial").exists()
     assert "workers share gpu" in capsys.readouterr().err
     assert {call[3] for call in fake.calls} == {"cpu", "gpu"}
+
+
+# -- a backend installed but unable to start (JAX_PLATFORMS=cuda carried over to a CPU machine) --
+
+
+def test_a_backend_that_cannot_start_is_reported_with_its_reason_never_raised():
+    def no_platform():
+        raise AssertionError  # what JAX raises for JAX_PLATFORMS=cuda without a GPU
+
+    row = dataclasses.replace(backend("numpy"), name="stalled", devices=no_platform)
+    assert start_failure(row) == "stalled cannot start here: AssertionError"
+    assert unavailable_reason(row) == start_failure(row)
+    assert start_failure(backend("numpy")) is None
+
+
+def test_jax_names_the_jax_platforms_setting_it_cannot_start_on(monkeypatch):
+    jax = backend("jax")
+    monkeypatch.setenv("JAX_PLATFORMS", "cuda")
+    assert jax.explain_failed_start(AssertionError()) == (
+        "JAX_PLATFORMS='cuda' names no platform JAX can start on this machine (unset it, or "
+        "set JAX_PLATFORMS=cpu)")
+    said = jax.explain_failed_start(RuntimeError("Unable to initialize backend 'cuda'"))
+    assert said.endswith("JAX said RuntimeError: Unable to initialize backend 'cuda')")
+    monkeypatch.delenv("JAX_PLATFORMS")
+    assert jax.explain_failed_start(RuntimeError("a plugin failed")) == \
+        "RuntimeError: a plugin failed"
+
+
+CANNOT_START = {"jax": "jax cannot start here: JAX_PLATFORMS='cuda' names no platform"}
+
+
+def test_prove_says_which_backend_cannot_start_and_checks_on_the_others(
+        tmp_path, monkeypatch, capsys):
+    fake = FakeNumeric([("numpy", "float64", "cpu", "eager")], cannot_start=CANNOT_START)
+    monkeypatch.setattr(_runner, "numeric_api", lambda: fake)
+    theorems = tmp_path / "theorems"
+    theorems.mkdir()
+    files.write(theorems, "good.py", files.TRUE, name="doubling")
+    argv = ["prove", "--no-catalog", "--theorems", str(theorems), "--in-process",
+            "--out", str(tmp_path / "out")]
+    assert main(argv) == 0
+    assert ("attnproof: jax cannot start here: JAX_PLATFORMS='cuda' names no platform; its "
+            "numeric checks are left out of this run") in capsys.readouterr().err
+    assert {call[1] for call in fake.calls} == {"numpy"}
+    assert main([*argv, "--backend", "jax"]) == 2  # nothing asked for can start
+    assert "attnproof: nothing to check: jax cannot start here" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("setting", ["cuda", "no_such_platform"])
+def test_an_unusable_jax_platforms_is_one_line_and_the_other_backends_still_run(
+        tmp_path, setting):
+    pytest.importorskip("jax")
+    if setting == "cuda" and glob.glob("/dev/nvidia[0-9]*"):
+        pytest.skip("this machine has an NVIDIA GPU: JAX_PLATFORMS=cuda may start")
+    environment = {**os.environ, "JAX_PLATFORMS": setting}
+    listed = subprocess.run([sys.executable, "-m", "attnproof", "devices"], env=environment,
+                            capture_output=True, text=True, timeout=600)
+    assert listed.returncode == 0 and "Traceback" not in listed.stderr, listed.stderr
+    said = (f"jax cannot start here: JAX_PLATFORMS={setting!r} names no platform JAX can "
+            "start on this machine")
+    assert said in listed.stdout and "  cpu  float64" in listed.stdout  # NumPy's still listed
+    theorems = tmp_path / "theorems"
+    theorems.mkdir()
+    files.write(theorems, "good.py", files.TRUE, name="doubling")
+    proved = subprocess.run(
+        [sys.executable, "-m", "attnproof", "prove", "--no-catalog", "--theorems",
+         str(theorems), "--out", str(tmp_path / "out"), "--dtype", "float64", "--jobs", "1"],
+        env=environment, capture_output=True, text=True, timeout=600)
+    assert proved.returncode == 0 and "Traceback" not in proved.stderr, proved.stderr
+    assert f"attnproof: {said}" in proved.stderr
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    backends = {record["backend"] for record in data["theorems"][0]["numeric"]}
+    assert "numpy" in backends and "jax" not in backends
+    replayed = subprocess.run(
+        [sys.executable, "-m", "attnproof", "replay", "doubling", "--theorems", str(theorems),
+         "--backend", "jax", "--seed", "0", "--batch", "4", "--sizes", "n=2"],
+        env=environment, capture_output=True, text=True, timeout=600)
+    assert replayed.returncode == 2 and len(replayed.stderr.strip().splitlines()) == 1
+    assert replayed.stderr.startswith(f"attnproof: cannot replay doubling: {said}")

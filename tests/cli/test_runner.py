@@ -170,6 +170,21 @@ def test_ctrl_c_returns_the_theorems_finished_so_far(tmp_path, isolate):
     assert report.partial
 
 
+@pytest.mark.parametrize("isolate", [True, False], ids=["workers", "in-process"])
+def test_ctrl_c_after_the_last_theorem_returns_the_whole_report(tmp_path, isolate):
+    files.write(tmp_path, "a.py", files.TRUE, name="first")
+
+    def interrupt_after_the_last(result, done, total):
+        raise KeyboardInterrupt
+
+    with pytest.raises(RunInterrupted) as caught:
+        run([tmp_path], check_numeric=False, isolate=isolate, jobs=1,
+            progress=interrupt_after_the_last)
+    assert caught.value.after_the_last
+    assert [t.name for t in caught.value.report.theorems] == ["first"]
+    assert caught.value.report.partial_reason == "numeric checks skipped"  # not "interrupted"
+
+
 def test_sigterm_is_handled_like_ctrl_c_and_keeps_the_finished_theorems(tmp_path):
     files.write(tmp_path, "a.py", files.TRUE, name="first")
     files.write(tmp_path, "b.py", files.TRUE, name="second")

@@ -1,8 +1,8 @@
 """SIGTERM ends `attnproof prove` like Ctrl-C: the finished theorems are written as a partial
 report and the exit code is 143. Once the last theorem is done, a signal only cuts the reports
 short: the results are already written, and one line says what was kept. The tests wait on the
-run's own progress (a file the hung theorem or a stand-in pdflatex writes when reached), never
-on the clock."""
+run's own progress (a file the hung theorem or a stand-in pdflatex writes when reached, the
+last theorem's progress line, an exit function), never on the clock."""
 
 import json
 import os
@@ -11,13 +11,15 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
-from . import theorem_files as files
+from attnproof import _commands, _progress, _runner
+from attnproof.cli import main
 
-# worker processes, subprocess sessions or backend searches: the slow tier
-pytestmark = pytest.mark.slow
+from . import theorem_files as files
+from .fakes import FakeNumeric
 
 # Hangs in the worker that checks it (which has imported the runner), not in the one that
 # loads the files for discovery.
@@ -53,6 +55,7 @@ def start_until_the_second_theorem_hangs(tmp_path):
     return process, out, marker
 
 
+@pytest.mark.slow  # worker processes and subprocess sessions
 def test_sigterm_keeps_the_finished_theorems_and_exits_143(tmp_path):
     process, out, marker = start_until_the_second_theorem_hangs(tmp_path)
     try:
@@ -78,6 +81,7 @@ open({fifo!r}).read()
 """
 
 
+@pytest.mark.slow  # worker processes and subprocess sessions
 @pytest.mark.parametrize(("number", "code", "how"), [(signal.SIGTERM, 143, "terminated"),
                                                       (signal.SIGINT, 130, "interrupted")])
 def test_a_signal_while_rendering_keeps_the_complete_results_and_says_so(tmp_path, number,
@@ -125,6 +129,7 @@ while True:
 """
 
 
+@pytest.mark.slow  # worker processes and subprocess sessions
 def test_a_signal_while_files_load_ends_the_loading_worker_and_says_nothing_was_checked(
         tmp_path):
     theorems, marker = tmp_path / "theorems", tmp_path / "loading"
@@ -144,3 +149,76 @@ def test_a_signal_while_files_load_ends_the_loading_worker_and_says_nothing_was_
     assert "attnproof: terminated before any theorem was checked; nothing written" in stderr
     with pytest.raises(ProcessLookupError):  # the worker that ran the file is gone
         os.kill(int(marker.read_text()), 0)
+
+
+@pytest.fixture
+def sigint_as_python_has_it():
+    """SIGINT raising KeyboardInterrupt, as in a fresh process (an earlier command run in this
+    one left its own handler), and the handler the command leaves removed afterwards."""
+    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    for number, handler in previous.items():
+        signal.signal(number, handler)
+
+
+class _CtrlCAfterTheLastTheorem(_progress.Progress):
+    """Progress that presses Ctrl-C as the last theorem's line is printed."""
+
+    def finished(self, result, done, total):
+        super().finished(result, done, total)
+        if done == total:
+            signal.raise_signal(signal.SIGINT)
+
+
+def test_ctrl_c_as_the_last_theorem_finishes_saves_the_results_and_says_where(
+        tmp_path, monkeypatch, capsys, sigint_as_python_has_it):
+    monkeypatch.setattr(_runner, "numeric_api", lambda: FakeNumeric([]))
+    monkeypatch.setattr(_commands, "Progress", _CtrlCAfterTheLastTheorem)
+    theorems, out = tmp_path / "theorems", tmp_path / "out"
+    theorems.mkdir()
+    files.write(theorems, "a_good.py", files.TRUE, name="first")
+    out.mkdir()
+    (out / "summary.md").write_text("from an earlier run")
+    code = main(["prove", "--no-catalog", "--theorems", str(theorems), "--out", str(out),
+                 "--symbolic-only", "--in-process"])
+    error = capsys.readouterr().err
+    assert code == 130 and error.count("attnproof:") == 1, error
+    said = (f"attnproof: interrupted before the results were written; the previous report set "
+            f"in {out} is unchanged, and this run's results were saved to ")
+    assert error.startswith(said)
+    saved = Path(error.removeprefix(said).strip())
+    data = json.loads(saved.read_text())
+    assert [t["name"] for t in data["theorems"]] == ["first"]
+    assert "interrupted" not in data["partial_reason"]  # every theorem was checked
+    assert sorted(p.name for p in out.iterdir()) == ["summary.md"]
+    assert (out / "summary.md").read_text() == "from an earlier run"
+    saved.unlink()
+    saved.parent.rmdir()
+
+
+# Sends Ctrl-C to its own process from an exit function: after `attnproof prove` has returned,
+# when the interpreter runs what is registered at exit (with --in-process this file is loaded in
+# the command's process).
+CTRL_C_AT_EXIT = """
+    import atexit, os, signal
+    atexit.register(os.kill, os.getpid(), signal.SIGINT)
+"""
+
+
+@pytest.mark.slow  # a subprocess session
+def test_ctrl_c_once_the_command_has_finished_exits_130_and_says_so(tmp_path):
+    theorems, out = tmp_path / "theorems", tmp_path / "out"
+    theorems.mkdir()
+    files.write(theorems, "a_good.py", textwrap.dedent(CTRL_C_AT_EXIT) +
+                textwrap.dedent(files.TRUE), name="first")
+    finished = subprocess.run(
+        [sys.executable, "-m", "attnproof", "prove", "--no-catalog", "--theorems", str(theorems),
+         "--out", str(out), "--symbolic-only", "--in-process"],
+        capture_output=True, text=True, timeout=600)
+    assert finished.returncode == 130, finished.stderr
+    assert finished.stderr.strip() == ("attnproof: interrupted after the command had finished; "
+                                       "what it wrote is complete")
+    assert "wrote " in finished.stdout
+    data = json.loads((out / "results.json").read_text())
+    assert [t["name"] for t in data["theorems"]] == ["first"]

@@ -434,6 +434,86 @@ def test_bad_kernel_options_are_one_line_and_exit_two(argv, capsys):
     assert "Traceback" not in error and error.strip()
 
 
+@pytest.mark.parametrize(("case", "says"), [
+    ('{"n_q": -3}', "n_q must be a whole number of at least 1, got -3"),
+    ('{"d_k": 0}', "d_k must be a whole number of at least 1, got 0"),
+    ('{"batch": 2.5}', "batch must be a whole number of at least 1, got 2.5"),
+    ('{"n_q": 100000, "n_k": 100000}', "the scores would hold batch × heads × n_q × n_k = "
+                                       "1 × 1 × 100000 × 100000 = 10,000,000,000 entries, "
+                                       "more than the 67,108,864 a case may hold"),
+    ('{"d_v": 1000000000}', "v would hold batch × kv_heads × n_k × d_v"),
+    ('{"seed": -1}', "seed must be a whole number of at least 0, got -1"),
+    ('{"heads": 3, "kv_heads": 2}', "heads must be a multiple of kv_heads"),
+    ('{"empty_element": 5}', "empty_element must be one of the batch's elements, 0 to 0"),
+    ('{"garbage": "nothing"}', "garbage must be one of nan, inf, -inf, huge, ordinary"),
+    ('{"history": [["float32", {"n_k": -1}]]}', "n_k must be a whole number of at least 1"),
+    ("[4, 4]", "a case is a JSON object of its fields, not a list"),
+], ids=["negative", "zero", "fraction", "huge-scores", "huge-features", "seed", "heads",
+        "empty-element", "garbage", "history", "not-an-object"])
+@pytest.mark.parametrize("command", ["kernels", "replay"])
+def test_a_case_no_kernel_can_run_is_one_line_naming_the_field(case, says, command, capsys):
+    spec = "tests.kernels.planted:correct"
+    argv = (["kernels", "--kernel", spec, "--property", "forward", "--dtype", "float32"]
+            if command == "kernels" else
+            ["replay", "forward", "--kernel", spec, "--dtype", "float32", "--device", "cpu"])
+    assert main([*argv, "--case", case]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"attnproof kernels: --case {case!r} is not a case: ")
+    assert says in error and len(error.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("source", "says"), [
+    ("raise RuntimeError('no GPU here')\n", "raised RuntimeError: no GPU here at {file}:1"),
+    ("import numpy\n1 / 0\n", "raised ZeroDivisionError: division by zero at {file}:2"),
+    ("import a_package_nobody_installed\n",
+     "raised ModuleNotFoundError: No module named 'a_package_nobody_installed' at {file}:1"),
+    ("def broken(:\n", "raised SyntaxError: invalid syntax at {file}:1"),
+    ("import sys\nsys.exit(3)\n", "raised SystemExit: 3 at {file}:2"),
+], ids=["raises", "divides-by-zero", "a-missing-dependency", "syntax", "exits"])
+@pytest.mark.parametrize("command", ["kernels", "replay"])
+def test_a_kernel_module_that_fails_at_import_is_one_line_naming_it_and_the_exception(
+        tmp_path, monkeypatch, capsys, source, says, command):
+    name = f"fails_at_import_{len(says)}_{command}"  # a module no other test has imported
+    module = tmp_path / f"{name}.py"
+    module.write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    argv = ["kernels", "--kernel", f"{name}:kernel"] if command == "kernels" else \
+        ["replay", "forward", "--kernel", f"{name}:kernel", "--dtype", "float32", "--case", "{}"]
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert error.strip() == (f"attnproof kernels: {name}:kernel: importing module {name!r} "
+                             + says.format(file=module))
+
+
+def _returns(value):
+    def kernel(q, k, v, **keywords):
+        return value(planted.attention(q, k, v, **keywords)[0])
+
+    return kernel
+
+
+@pytest.mark.parametrize(("returned", "says"), [
+    (lambda out: out.tolist(), "out: expected an array, layout 'bhsd', shape (1, 1, 4, 4); got "
+                               "a Python list of 1 item"),
+    (lambda out: None, "out: expected an array, layout 'bhsd', shape (1, 1, 4, 4); got None "
+                       "(the kernel returned nothing)"),
+    (lambda out: float(out.sum()), "got a float"),
+], ids=["list", "none", "float"])
+def test_a_kernel_that_returns_no_array_is_a_layout_failure_naming_what_it_returned(
+        returned, says):
+    kernel = _variant(fn=_returns(returned), returns_lse=False, merge=None, gradients=None)
+    result = replay(kernel, "forward", "float32", Case())
+    assert result.status == "layout" and says in result.message
+
+
+def test_a_kernel_declared_to_return_its_lse_that_returns_no_pair_says_so():
+    kernel = _variant(fn=_returns(lambda out: None), gradients=None)
+    result = replay(kernel, "forward", "float32", Case())
+    assert result.status == "layout"
+    assert result.message == ("declared returns_lse: expected a pair (out, lse), got None (the "
+                              "kernel returned nothing)")
+
+
 def test_a_kernel_module_in_the_current_folder_is_found_without_pythonpath(tmp_path):
     """As `python -m` and pytest find it: the folder the command runs in is searched."""
     (tmp_path / "kernel_of_mine.py").write_text(
