@@ -63,14 +63,19 @@ def failed_records(results: dict, device: str | None) -> list[Replay]:
 
 
 def failing_cells(conformance: dict, device: str | None) -> list[Replay]:
-    """The replay of each failing cell of a kernel matrix."""
+    """The replay of each failing cell of a kernel matrix, and of each further failure of
+    another mechanism the cell kept (``other_failures``)."""
     found = []
     for kernel in conformance.get("kernels", []):
         for cell in kernel.get("cells", []):
             if cell.get("status") not in FAILING_CELL or not _on(cell.get("device", ""), device):
                 continue
-            found.append(Replay(f"{kernel['kernel']} {cell['property']}",
-                                f"{cell['dtype']} {cell['device']}", cell.get("replay") or ""))
+            what, where = f"{kernel['kernel']} {cell['property']}", \
+                f"{cell['dtype']} {cell['device']}"
+            found.append(Replay(what, where, cell.get("replay") or ""))
+            found += [Replay(f"{what} ({other['mechanism']['status']}, "
+                             f"{other['mechanism']['regime']})", where, other["replay"])
+                      for other in cell.get("other_failures", [])]
     return found
 
 

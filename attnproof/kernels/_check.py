@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from hypothesis import reject
@@ -22,6 +23,7 @@ from attnproof.numeric import (
 )
 from attnproof.numeric.route import Evidence, Failure
 
+from . import _mechanism as mechanisms
 from . import _precision as precision
 from . import _regimes as regimes
 from ._cases import Case, instance
@@ -65,8 +67,12 @@ class Cell:
     refused: int = 0
     refusal: str = ""
     conventions: dict = field(default_factory=dict)
+    # the first failure found, shrunk (its ``mechanism`` among its keys), and its replay command
     counterexample: dict | None = None
     replay: str | None = None
+    # the failures of other mechanisms (``_mechanism``) the cell searched for after its first,
+    # each {mechanism, counterexample, replay}: a second defect is never shrunk away behind it
+    other_failures: list[dict] = field(default_factory=list)
     reason: str = ""
     seconds: float = 0.0
 
@@ -90,7 +96,10 @@ class Conformance:
 
     @property
     def ok(self) -> bool:
-        return not self.failures()
+        """No failing cell, and no convention read differently in two dtypes or devices (a
+        declaration states one convention for every dtype: there is no form to declare them
+        per dtype, so a difference is the kernel's, never allowed)."""
+        return not self.failures() and not self.convention_findings()
 
     def failures(self) -> list[Cell]:
         return [c for c in self.cells if c.status.failing]
@@ -106,24 +115,93 @@ class Conformance:
         return to_markdown([self])
 
     def precision(self) -> dict[tuple[str, str], dict]:
-        """Per (device, dtype), the precision the kernel behaves like over every cell's rows
-        (``_precision``), where any cell has an estimate."""
+        """Per (device, dtype), the precision the kernel behaves like over the rows of every
+        cell that conforms or whose failures are numerical (``precision_left_out``), where any
+        such cell has an estimate."""
         found = {}
         for device, dtype in dict.fromkeys((c.device, c.dtype) for c in self.cells):
             estimates = [c.precision for c in self.cells
-                         if (c.device, c.dtype) == (device, dtype) and c.precision]
+                         if (c.device, c.dtype) == (device, dtype) and c.precision
+                         and precision_left_out(c) is None]
             compute = estimates[0]["declared"] if estimates else None
             estimate = precision.pooled(estimates, dtype, compute) if estimates else None
             if estimate is not None:
                 found[(device, dtype)] = estimate
         return found
 
+    def precision_left_out(self) -> list[dict]:
+        """The cells left out of the precision estimates, each with why."""
+        return [{"property": c.property, "dtype": c.dtype, "device": c.device, "why": why}
+                for c in self.cells if (why := precision_left_out(c)) is not None]
+
+    def convention_findings(self) -> list[dict]:
+        """Each convention one property read differently in two dtypes or devices (zeros in
+        float32, NaN in float64), with where each value was read (``conventions_apart``)."""
+        return conventions_apart(self.cells)
+
     def to_json(self) -> dict:
         return {"kernel": self.kernel, "framework": self.framework, "declared": self.declared,
                 "seconds": round(self.seconds, 2), "ok": self.ok,
                 "precision": {f"{device} {dtype}": estimate for (device, dtype), estimate
                               in self.precision().items()},
+                "precision_left_out": self.precision_left_out(),
+                "convention_findings": self.convention_findings(),
                 "cells": [c.to_json() for c in self.cells]}
+
+
+def precision_left_out(cell: Cell) -> str | None:
+    """Why ``cell``'s rows are left out of the precision estimates (its own and the pooled
+    one), None where they count: only a cell that conforms or whose every failure is
+    numerical (finite errors, judged against the reference and the proved bound) tells the
+    precision it computes in. NaN where the truth is finite, a raise, a wrong layout, a broken
+    declaration or convention say nothing of it, and their rows (a GQA head mapped wrongly,
+    rows of garbage beside NaN ones) would read as a kernel of a few bits."""
+    status = str(cell.status)
+    if status in mechanisms.NOT_NUMERICAL:
+        return mechanisms.NOT_NUMERICAL[status]
+    if not cell.status.failing:  # conforms, or no verdict: nothing failed
+        return None
+    found = [(cell.counterexample or {}).get("mechanism"),
+             *(other.get("mechanism") for other in cell.other_failures)]
+    return next((why for why in map(mechanisms.not_numerical_reason, found) if why), None)
+
+
+def conventions_apart(cells: Iterable[Cell]) -> list[dict]:
+    """Each convention read differently in two dtypes or devices by one property's cells: a
+    finding, {convention, values: value -> ["device dtype", ...], properties, finding}. Cells
+    of one property are compared, never two properties: what a property draws can change a
+    reading (NaN garbage in the V of a kernel returning the mean of V), and a case-to-case
+    difference within one cell already fails that cell."""
+    cells = list(cells)
+    one_device = len({c.device for c in cells}) == 1
+    apart: dict[str, dict] = {}
+    for (prop, name), read in _conventions_read(cells).items():
+        if len(read) < 2:
+            continue
+        finding = apart.setdefault(name, {"convention": name, "values": {}, "properties": []})
+        finding["properties"].append(prop)
+        for value, places in read.items():
+            shown = finding["values"].setdefault(value, [])
+            shown += [p for p in places if p not in shown]
+    for finding in apart.values():
+        finding["finding"] = f"{finding['convention']}: " + ", ".join(
+            f"{value} in {', '.join(_place(p, one_device) for p in places)}"
+            for value, places in finding["values"].items())
+    return list(apart.values())
+
+
+def _conventions_read(cells: list[Cell]) -> dict[tuple[str, str], dict[str, list[str]]]:
+    """Per (property, convention), each value read and the "device dtype" cells reading it."""
+    read: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for cell in cells:
+        for name, value in cell.conventions.items():
+            places = read.setdefault((cell.property, name), {}).setdefault(value, [])
+            places.append(f"{cell.device} {cell.dtype}")
+    return read
+
+
+def _place(place: str, one_device: bool) -> str:
+    return place.split(" ", 1)[1] if one_device else place
 
 
 def check_kernel(kernel: Kernel, *, properties: Iterable[str] | None = None,
@@ -251,18 +329,26 @@ def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str
     seen = Evidence(unsupported=prop.unsupported(kernel))
     failed_as = "fail"  # what the kernel did in the failing case, if one fails
     if seen.unsupported is None:
-        failure = _search(kernel, prop, dtype, device, examples, cell, on_case, seed)
+        found = _search(kernel, prop, dtype, device, examples, cell, on_case, seed)
         seen.examples, seen.instances = cell.cases, cell.decided
-        if failure is not None:
-            case, result = failure
-            failed_as = result.status
-            cell.ratio = result.ratio  # the counterexample's, so the matrix and the replay agree
-            cell.counterexample = {"case": case.to_json(), "sizes": case.sizes(), "ratio":
-                                   result.ratio, "message": result.message, **result.detail,
-                                   "inputs": inputs_shown(kernel, case, dtype, device)}
-            cell.replay = replay_command(spec or _spec_of(kernel), prop.name, dtype, device,
-                                         case)
-            seen.failure = Failure(cell.counterexample, result.message, replay=cell.replay)
+        if found:
+            first, *others = found
+            failed_as = first.result.status
+            cell.ratio = first.result.ratio  # the counterexample's: the matrix and replay agree
+            spec = spec or _spec_of(kernel)
+            cell.counterexample = counterexample(kernel, first, dtype, device)
+            cell.replay = replay_command(spec, prop.name, dtype, device, first.case)
+            cell.other_failures = [{"mechanism": other.mechanism.to_json(),
+                                    "counterexample": counterexample(kernel, other, dtype,
+                                                                     device),
+                                    "replay": replay_command(spec, prop.name, dtype, device,
+                                                             other.case)}
+                                   for other in others]
+            seen.failure = Failure(cell.counterexample, first.result.message,
+                                   replay=cell.replay)
+            if others:
+                seen.notes.append(f"{len(others)} more failure{'s' * (len(others) > 1)} of "
+                                  "other mechanisms: " + "; ".join(map(_in_a_line, others)))
         elif cell.refused and cell.refused == cell.cases:
             seen.unsupported = (f"the kernel refused every case ({cell.refused}): "
                                 f"{cell.refusal}")
@@ -270,7 +356,25 @@ def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str
             seen.notes.append(f"{cell.refused} of {cell.cases} cases refused by the kernel: "
                               f"{cell.refusal}")
     settle_cell(cell, seen, failed_as)
+    if precision_left_out(cell) is not None:  # a failure that is not numerical: its estimate
+        cell.precision = None  # would say nothing of the precision (``precision_left_out``)
     return cell
+
+
+def _in_a_line(found: Found) -> str:
+    """A further failure in the cell's reason: its mechanism and its message's first line (a
+    raise's traceback is in its counterexample)."""
+    message = (found.result.message.splitlines() or [""])[0]
+    return f"{mechanisms.words(found.mechanism.to_json())} ({message})"
+
+
+def counterexample(kernel: Kernel, found: Found, dtype: str, device: str) -> dict:
+    """A failing case as the cell reports it: its case, sizes, ratio, message, mechanism, the
+    failure's detail and the inputs the kernel was given."""
+    case, result = found.case, found.result
+    return {"case": case.to_json(), "sizes": case.sizes(), "ratio": result.ratio,
+            "message": result.message, "mechanism": found.mechanism.to_json(), **result.detail,
+            "inputs": inputs_shown(kernel, case, dtype, device)}
 
 
 # An input with at most this many entries is shown whole in a counterexample; a larger one by
@@ -301,15 +405,85 @@ class _AllRefused(BaseException):  # noqa: N818 -- ends the search without a shr
     """So many cases refused and none run that the cell is n/a: drawing on costs time."""
 
 
+class _ShrinkSpent(BaseException):  # noqa: N818 -- ends a further search's shrink
+    """A further search has shrunk its failure for as many calls as it may."""
+
+
+class Found(NamedTuple):
+    """A failing case, shrunk, with its result and mechanism."""
+
+    case: Case
+    result: CaseResult
+    mechanism: mechanisms.Mechanism
+
+
 def _search(kernel, prop, dtype, device, examples, cell, on_case,
-            seed: int | None = None) -> tuple[Case, CaseResult] | None:
+            seed: int | None = None) -> list[Found]:
     """The driver's search over this property's cases (``find_failure``): its explicit cases
-    first, in order, then ``examples`` drawn ones; the first failing case, shrunk, with its
-    result (None when none failed or the kernel refused them all)."""
+    first, in order, then ``examples`` drawn ones; the first failing case, shrunk, then up to
+    MAX_COUNTEREXAMPLES - 1 failures of other mechanisms (``_other_failures``); empty when none
+    failed or the kernel refused them all. The cell's precision estimate is taken from the
+    cases before the first failure."""
     fw = framework(kernel.framework)
-    last: list = []
+    seed = DERANDOMIZED_SEED if seed is None else seed  # None: the same cases in every run
+    first = _find(kernel, fw, prop, dtype, device, examples, cell, on_case, seed)
+    if first is not None and _estimate_of(cell)["cases"] < MIN_DECIDED:
+        # cut short by the failure: draw on, for the precision estimate only
+        _precision_pass(kernel, fw, prop, dtype, device, examples, cell, seed, on_case)
+    estimate = _estimate_of(cell)
+    estimate["stopped"] = True  # the further searches are shrinks again: never counted
+    if estimate["cases"] >= MIN_DECIDED:
+        cell.precision = precision.estimate(estimate["sums"], dtype,
+                                            kernel.compute_for(dtype, device))
+    if first is None:
+        return []
+    return [first, *_other_failures(kernel, fw, prop, dtype, device, examples, cell, on_case,
+                                    seed, first)]
+
+
+# a cell keeps at most this many counterexamples, each of another mechanism (``_mechanism``)
+MAX_COUNTEREXAMPLES = 3
+
+
+def _other_failures(kernel, fw, prop, dtype, device, examples, cell, on_case, seed: int,
+                    first: Found) -> list[Found]:
+    """Failures whose mechanism differs from every one kept, each from a search of its own:
+    the property's explicit cases, then ``examples`` drawn ones from a seed derived from the
+    cell's, the failure found shrunk for at most ``examples`` calls more. The searches stop at
+    the first that finds none, so a failing cell runs at most MAX_COUNTEREXAMPLES - 1 of them,
+    and a conforming one none."""
+    kept = [first]
+    for number in range(1, MAX_COUNTEREXAMPLES):
+        other = _find(kernel, fw, prop, dtype, device, examples, cell, on_case,
+                      further_seed(seed, number), {found.mechanism for found in kept},
+                      shrink_calls=examples)
+        if other is None:
+            break
+        kept.append(other)
+    return kept[1:]
+
+
+def further_seed(seed: int, number: int) -> int:
+    """The seed of a cell's further search ``number``: derived from the cell's, so that it
+    draws other cases than the first search, the same ones in every run."""
+    return (seed + number * 0x9E3779B9) % 2**32
+
+
+def _find(kernel, fw, prop, dtype, device, examples, cell, on_case, seed: int,
+          known: Set[mechanisms.Mechanism] = frozenset(),
+          shrink_calls: int | None = None) -> Found | None:
+    """One search: the first failing case whose mechanism is not one of ``known``, shrunk
+    while it stays one (for at most ``shrink_calls`` calls after it is found, when given);
+    None when none was, or the kernel refused every case. Every case run is tallied in the
+    cell."""
+    last: list[Found] = []
+    calls_after_found = [0]
 
     def fails(case) -> bool:
+        if last and shrink_calls is not None:
+            calls_after_found[0] += 1
+            if calls_after_found[0] > shrink_calls:
+                raise _ShrinkSpent
         if on_case is not None:
             on_case(case, dtype)
         result = run_case(kernel, fw, prop, case, dtype, device)
@@ -318,24 +492,21 @@ def _search(kernel, prop, dtype, device, examples, cell, on_case,
             if cell.decided == 0 and cell.refused >= REFUSALS_BEFORE_NA:
                 raise _AllRefused
             reject()
-        if result.failed:  # the last failing case is the shrunk one: shrinking only improves
-            last[:] = [(case, result)]
-        return result.failed
+        if not result.failed:
+            return False
+        found = Found(case, result, mechanisms.mechanism_of(case, result))
+        if found.mechanism in known:  # a failure already kept: not the one searched for
+            return False
+        last[:] = [found]  # the last accepted case is the shrunk one: shrinking only improves
+        return True
 
-    seed = DERANDOMIZED_SEED if seed is None else seed  # None: the same cases in every run
     try:
-        found = find_failure(prop.strategy(kernel), fails, examples, seed,
-                             prop.explicit_cases(kernel))
+        find_failure(prop.strategy(kernel), fails, examples, seed, prop.explicit_cases(kernel))
     except _AllRefused:  # the kernel refused every case drawn: n/a
-        found = None
-    if found is not None and _estimate_of(cell)["cases"] < MIN_DECIDED:
-        # cut short by the failure: draw on, for the precision estimate only
-        _precision_pass(kernel, fw, prop, dtype, device, examples, cell, seed, on_case)
-    estimate = _estimate_of(cell)
-    if estimate["cases"] >= MIN_DECIDED:
-        cell.precision = precision.estimate(estimate["sums"], dtype,
-                                            kernel.compute_for(dtype, device))
-    return None if found is None else last[0]
+        return None
+    except _ShrinkSpent:  # the smallest failure found in the calls it had
+        pass
+    return last[0] if last else None
 
 
 def _estimate_of(cell: Cell) -> dict:
@@ -394,6 +565,8 @@ def _tally(cell: Cell, result: CaseResult) -> None:
             result.status = "fail"
             result.message = (f"{name}: inconsistent convention, {first} in one case and "
                               f"{value} in another")
+            # a convention broken, not an error: its mechanism says so (``_mechanism``)
+            result.detail = {**result.detail, "convention": name}
     _count_precision(_estimate_of(cell), result)
 
 

@@ -15,6 +15,7 @@ from attnproof.numeric import CellStatus
 from attnproof.report import document as doc
 from attnproof.report import markdown, tex
 
+from ._mechanism import words as mechanism_words
 from ._precision import FLAG_BITS
 from ._precision import words as precision_words
 from ._properties import by_name
@@ -97,8 +98,7 @@ def _kernel_section(result) -> doc.Section:
     devices = list(dict.fromkeys(c.device for c in result.cells))
     # a column group per device when several ran: every dtype on the first, then the next
     groups = [(device, dtype) for device in devices for dtype in dtypes]
-    verdict = "conforms in every checked cell" if result.ok else \
-        f"{len(result.failures())} failing cells"
+    verdict = _verdict(result)
     summary = doc.text_line(f"{verdict}; {sum(c.cases for c in result.cells):,} cases in "
                             f"{result.seconds:.0f} s on {', '.join(devices)}. Declared: "
                             f"{_declared(result.declared)}.")
@@ -118,9 +118,27 @@ def _kernel_section(result) -> doc.Section:
                        children=tuple(_failure(cell) for cell in result.failures()))
 
 
+def _verdict(result) -> str:
+    """"conforms in every checked cell", "2 failing cells", and a convention found apart."""
+    failing = len(result.failures())
+    verdict = f"{failing} failing cell{'s' * (failing != 1)}" if failing else \
+        "conforms in every checked cell"
+    apart = len(_convention_findings(result))
+    if apart:
+        verdict += f", but {apart} convention{'s' * (apart > 1)} read differently in two " \
+                   "dtypes or devices (not ok)"
+    return verdict
+
+
+def _convention_findings(result) -> list[dict]:
+    return result.convention_findings() if hasattr(result, "convention_findings") else []
+
+
 def _cell(cell) -> str:
     mark = MARKS[cell.status]
     refused = f" · {cell.refused} refused" if getattr(cell, "refused", 0) else ""
+    others = len(getattr(cell, "other_failures", None) or ())
+    refused += f" · {others + 1} failures" if others else ""  # each in the sections below
     if cell.status in (CellStatus.CONFORMS, CellStatus.FAILS) and cell.ratio is not None:
         ratio = "∞" if cell.ratio == float("inf") else f"{cell.ratio:.2f}×"
         return f"{mark} {ratio}{_bound(cell)}{refused}"
@@ -186,26 +204,57 @@ def _conventions(result) -> tuple[doc.Block, ...]:
         items.append(doc.Item(doc.text_line(
             f"{name.replace('_', ' ')}: {CONVENTION_WORDS[value]} (", status, f"; {where})")))
     return (doc.Paragraph(doc.text_line("Conventions (reported, not errors):")),
-            doc.Bullets(tuple(items)))
+            doc.Bullets(tuple(items)), *_conventions_apart(result))
+
+
+CONVENTIONS_APART_NOTE = ("Conventions read differently in two dtypes or devices (a finding: "
+                          "the kernel is not ok, as a declaration states one convention for "
+                          "every dtype):")
+
+
+def _conventions_apart(result) -> tuple[doc.Block, ...]:
+    """Each convention one property read differently in two dtypes or devices."""
+    findings = _convention_findings(result)
+    if not findings:
+        return ()
+    items = tuple(doc.Item(doc.text_line(doc.Strong(finding["finding"]),
+                                         f" ({', '.join(finding['properties'])})"))
+                  for finding in findings)
+    return (doc.Paragraph(doc.text_line(CONVENTIONS_APART_NOTE)), doc.Bullets(items))
 
 
 def _failure(cell) -> doc.Section:
-    example = cell.counterexample or {}
-    blocks: list[doc.Block] = [doc.Paragraph(doc.text_line(_case_shown(cell, example))),
-                               doc.Listing(example.get("message", cell.reason))]
+    precision = () if not getattr(cell, "precision", None) else (doc.Paragraph(
+        doc.text_line(f"Precision in this cell: {precision_words(cell.precision)}.")),)
+    blocks = _failure_blocks(cell, cell.counterexample or {}, cell.replay, precision)
+    others = tuple(doc.Section(f"Another failure: {mechanism_words(other['mechanism'])}",
+                               tuple(_failure_blocks(cell, other["counterexample"],
+                                                     other["replay"], mechanism=False)))
+                   for other in getattr(cell, "other_failures", None) or ())
+    return doc.Section(f"{cell.property}, {cell.dtype}, {cell.device}: {cell.status}",
+                       tuple(blocks), children=others)
+
+
+def _failure_blocks(cell, example: dict, replay: str | None,
+                    before_replay: tuple[doc.Block, ...] = (),
+                    mechanism: bool = True) -> list[doc.Block]:
+    """One counterexample: its case, its ``mechanism`` (unless its title says it), message,
+    the entries that failed, the inputs, ``before_replay`` and the replay command."""
+    blocks: list[doc.Block] = [doc.Paragraph(doc.text_line(_case_shown(cell, example)))]
+    if mechanism and example.get("mechanism"):
+        blocks.append(doc.Paragraph(doc.text_line(
+            f"Mechanism: {mechanism_words(example['mechanism'])}.")))
+    blocks.append(doc.Listing(example.get("message", cell.reason)))
     entries = {k: example[k] for k in ("at", "kernel", "truth") if k in example}
     if entries:
         blocks.append(doc.Listing(json.dumps(entries), "json"))
     if example.get("inputs"):  # the q, k, v and keep-mask the case gave the kernel
         blocks += [doc.Paragraph(doc.text_line("Inputs (rounded to the dtype):")),
                    doc.Listing(json.dumps(example["inputs"]), "json")]
-    if getattr(cell, "precision", None):
-        blocks.append(doc.Paragraph(doc.text_line(f"Precision in this cell: "
-                                                  f"{precision_words(cell.precision)}.")))
-    if cell.replay:  # a worker that stopped before any case has none to replay
-        blocks += [doc.Paragraph(doc.text_line("Replay:")), doc.Command(cell.replay)]
-    return doc.Section(f"{cell.property}, {cell.dtype}, {cell.device}: {cell.status}",
-                       tuple(blocks))
+    blocks += before_replay
+    if replay:  # a worker that stopped before any case has none to replay
+        blocks += [doc.Paragraph(doc.text_line("Replay:")), doc.Command(replay)]
+    return blocks
 
 
 def _case_shown(cell, example: dict) -> str:
@@ -222,8 +271,9 @@ def _precision(result) -> tuple[doc.Block, ...]:
     """Per device and dtype, the precision the kernel behaves like over all its cells, and
     the cells flagged as behaving like less than declared (``_precision.FLAG_BITS``)."""
     pooled = result.precision() if hasattr(result, "precision") else {}
+    left_out = _left_out(result)
     if not pooled:
-        return ()
+        return left_out
     items = []
     for (device, dtype), estimate in pooled.items():
         low = [f"{c.property} {c.precision['bits']:.0f}" for c in result.cells
@@ -235,7 +285,23 @@ def _precision(result) -> tuple[doc.Block, ...]:
         mark = " ⚠" if estimate["less_precise"] else ""
         items.append(doc.Item(doc.text_line(
             f"{where}: {precision_words(estimate)}{mark} ({estimate['rows']:,} rows){cells}")))
-    return (doc.Paragraph(doc.text_line(PRECISION_NOTE)), doc.Bullets(tuple(items)))
+    return (doc.Paragraph(doc.text_line(PRECISION_NOTE)), doc.Bullets(tuple(items)), *left_out)
+
+
+LEFT_OUT_NOTE = ("Left out of the precision estimates (failures that are not numerical say "
+                 "nothing of the precision a kernel computes in):")
+
+
+def _left_out(result) -> tuple[doc.Block, ...]:
+    """The cells whose failures are not numerical, each with why (``precision_left_out``)."""
+    cells = result.precision_left_out() if hasattr(result, "precision_left_out") else []
+    if not cells:
+        return ()
+    one_device = len({c.device for c in result.cells}) == 1
+    items = tuple(doc.Item(doc.text_line(
+        f"{c['property']} {c['dtype']}{'' if one_device else ' ' + c['device']}: {c['why']}"))
+        for c in cells)
+    return (doc.Paragraph(doc.text_line(LEFT_OUT_NOTE)), doc.Bullets(items))
 
 
 def _regimes(result) -> tuple[doc.Block, ...]:

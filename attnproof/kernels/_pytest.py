@@ -21,6 +21,7 @@ from attnproof.numeric import CellStatus, NumericStatus
 
 from ._check import DEFAULT_EXAMPLES, Cell, Conformance, cell_devices, check_cell, declared
 from ._declaration import Kernel
+from ._mechanism import words as mechanism_words
 from ._precision import words as precision_words
 from ._properties import PROPERTIES, property_named
 from ._tolerance import Tolerance, proved_tolerance
@@ -115,6 +116,9 @@ def _explain(result) -> str:
         lines.append(f"counterexample: {result.counterexample}")
     if result.replay:
         lines.append(f"replay: {result.replay}")
+    for other in result.other_failures:  # each further defect, with its own replay
+        lines += [f"another failure ({mechanism_words(other['mechanism'])}): "
+                  f"{other['counterexample']}", f"replay: {other['replay']}"]
     return "\n".join(lines)
 
 

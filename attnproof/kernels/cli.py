@@ -93,6 +93,10 @@ def run(args) -> int:
         return 1
     for path in written:
         print(f"wrote {path}")
+    for result in results:  # every cell may conform, yet the kernel not be ok: say why
+        for finding in result.convention_findings():
+            print(f"{result.kernel}: {finding['finding']}: a convention read differently in "
+                  "two dtypes or devices (not ok)")
     return 0 if all(r.ok for r in results) else 1
 
 
@@ -185,9 +189,11 @@ def _progress(kernel: Kernel):
         ratio = f" {cell.ratio:.2f}x" if cell.ratio is not None else ""
         # why a worker stopped is said at once: the matrix is written only at the end
         why = f": {cell.reason}" if cell.status in STOPPED else ""
+        others = len(getattr(cell, "other_failures", ()))
+        more = f", {others} more failure{'s' * (others > 1)}" if others else ""
         print(f"{kernel.name} {cell.property} {cell.dtype} {cell.device}: "
               f"{MARKS[cell.status]} {cell.status}{ratio} ({cell.cases} cases, "
-              f"{cell.seconds:.1f} s){why}", flush=True)
+              f"{cell.seconds:.1f} s{more}){why}", flush=True)
 
     return show
 

@@ -39,7 +39,12 @@ CONFORMANCE = {"kernels": [{"kernel": "k", "cells": [
      "replay": "attnproof replay forward --kernel k --dtype float32 --case '{}'"},
     {"property": "mask", "dtype": "float32", "device": "gpu", "status": "conforms"},
     {"property": "mask", "dtype": "float32", "device": "cpu", "status": "fails",
-     "replay": "attnproof replay mask --kernel k --case '{}'"}]}]}
+     "replay": "attnproof replay mask --kernel k --case '{}'",
+     "other_failures": [{"mechanism": {"status": "raised", "output": None, "values": None,
+                                       "regime": "n_k past 1024"},
+                         "counterexample": {},
+                         "replay": "attnproof replay mask --kernel k --case '{\"n_k\":1025}'"}]}
+]}]}
 
 
 def test_only_failures_on_the_device_asked_for_are_replayed(replay_check):
@@ -49,6 +54,14 @@ def test_only_failures_on_the_device_asked_for_are_replayed(replay_check):
     cells = replay_check.failing_cells(CONFORMANCE, "gpu")
     assert [(c.what, c.where) for c in cells] == [("k forward", "float16 gpu"),
                                                   ("k forward", "float32 gpu")]
+
+
+def test_each_further_failure_of_a_cell_is_replayed_too(replay_check):
+    cells = replay_check.failing_cells(CONFORMANCE, "cpu")
+    assert [(c.what, c.command) for c in cells] == [
+        ("k mask", "attnproof replay mask --kernel k --case '{}'"),
+        ("k mask (raised, n_k past 1024)",
+         "attnproof replay mask --kernel k --case '{\"n_k\":1025}'")]
 
 
 @pytest.mark.parametrize(("code", "reproduced"), [(1, True), (0, False), (2, False)])

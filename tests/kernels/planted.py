@@ -2,7 +2,10 @@
 Gaussian inputs at a fixed shape and wrong in exactly one property of the kernel check.
 
 The table ``PLANTED`` names, for each, the property that must catch it and the fewest keys a
-counterexample needs (more than 16 only for the block-boundary bug, which needs 129).
+counterexample needs (more than 16 only for the block-boundary bug, which needs 129). Beyond
+it: kernels computing in less precision than declared (``PRECISION``), one with two defects in
+one cell (``two_defects``), one of them alone (``nan_rows_past_chunk``), and one whose fully
+masked rows change convention with the dtype (``fully_masked_by_dtype``).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from attnproof.kernels import Kernel
 BLOCK = 128  # the key block of the tiled variants
 TILE = 16  # the tile of the backward variant that visits query tiles by count
 SENTINEL = -1e4  # the finite stand-in for -inf of the sentinel-filling variant
+CHUNK = 64  # the key and query chunk of the variants with two defects in one cell
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,6 +51,10 @@ class Bugs:
     softcap_after_mask: bool = False
     empty_fill_wrong_layout: bool = False
     shift_across_batch: bool = False
+    # beyond the table: two defects of one cell, and a convention that changes with the dtype
+    keys_twice_past_chunk: bool = False
+    nan_rows_past_chunk: bool = False
+    nan_fully_masked_float64: bool = False
 
 
 def _repeat_heads(q, k, bugs: Bugs):
@@ -197,6 +205,7 @@ def attention(q, k, v, mask=None, causal=False, scale=None, softcap=None, *,
               bugs: Bugs = Bugs()):
     """Attention in layout bhsd, float32 inside; returns (out, lse) in the inputs' dtype."""
     dtype = q.dtype
+    bugs = _for_dtype(bugs, dtype)
     if bugs.packed_batch_stride:
         q, k, v = (_packed_batch(a) for a in (q, k, v))
     q, k, v = (np.asarray(a, dtype=np.float32) for a in (q, k, v))
@@ -207,10 +216,50 @@ def attention(q, k, v, mask=None, causal=False, scale=None, softcap=None, *,
     if not bugs.garbage_leak:
         k, v = _unused_zeroed(k, v, keep)
     a, lse = _weights(q, k, keep, scale, bugs, bias, softcap)
+    if bugs.keys_twice_past_chunk:
+        a = _last_chunk_counted_twice(a)
     out = np.einsum("bhqk,bhkd->bhqd", a, v)
+    if bugs.nan_rows_past_chunk:
+        out = _last_chunk_rows_nan(out)
     if bugs.empty_fill_wrong_layout:
         out, lse = _empty_elements_filled(out, lse, keep)
     return out.astype(dtype), lse.astype(dtype)
+
+
+def _for_dtype(bugs: Bugs, dtype) -> Bugs:
+    """The defects of a call in ``dtype``: NaN fully masked rows in float64 only (a float64
+    path of its own, written apart from the float32 one)."""
+    if bugs.nan_fully_masked_float64 and dtype == np.float64:
+        return dataclasses.replace(bugs, nan_fully_masked=True)
+    return bugs
+
+
+def _ragged_tail(length: int) -> int:
+    """The length of the last chunk, where it is partial and not the first; else 0."""
+    return length % CHUNK if length > CHUNK else 0
+
+
+def _last_chunk_counted_twice(a):
+    """Weights as a loop over key chunks gives them that visits the last partial chunk twice:
+    its keys counted twice in the numerator and the normaliser."""
+    tail = _ragged_tail(a.shape[-1])
+    if not tail:
+        return a
+    weights = a.copy()
+    weights[..., -tail:] *= 2
+    total = np.sum(weights, axis=-1, keepdims=True)
+    return (weights / np.where(total > 0, total, 1)).astype(a.dtype)
+
+
+def _last_chunk_rows_nan(out):
+    """The rows of a last partial query chunk left as the NaN an output buffer was filled with
+    (a loop over query chunks that stops at the last whole one)."""
+    tail = _ragged_tail(out.shape[-2])
+    if not tail:
+        return out
+    out = out.copy()
+    out[..., -tail:, :] = np.nan
+    return out
 
 
 def _scale(q, v, scale, bugs: Bugs):
@@ -223,6 +272,7 @@ def attention_vjp(q, k, v, g, mask=None, causal=False, scale=None, softcap=None,
                   bugs: Bugs = Bugs()):
     """(dq, dk, dv) of sum(g * out)."""
     dtype, group = q.dtype, q.shape[1] // k.shape[1]
+    bugs = _for_dtype(bugs, dtype)
     q, k, v, g = (np.asarray(x, dtype=np.float32) for x in (q, k, v, g))
     scale = _scale(q, v, scale, bugs)
     k_, v_ = _repeat_heads(q, k, bugs), _repeat_heads(q, v, bugs)
@@ -429,3 +479,13 @@ PRECISION = {"tf32_products": ("float32", 2.0 ** -11),  # products on TF32 opera
              "bfloat16_inside": ("float16", 2.0 ** -8)}  # float16 inputs, bfloat16 inside
 tf32_products = precision_kernel("tf32_products", "tensorfloat32", "float32", "float32")
 bfloat16_inside = precision_kernel("bfloat16_inside", "bfloat16", "bfloat16", "float16")
+
+# two defects in the one cell ``block_lengths`` (its first cases: 3 queries x 65 keys, then
+# 65 x 3): the keys of a last partial chunk of 64 counted twice (finite errors in out), and
+# the rows of a last partial chunk of 64 queries left NaN
+two_defects = kernel("two_defects", keys_twice_past_chunk=True, nan_rows_past_chunk=True)
+nan_rows_past_chunk = kernel("nan_rows_past_chunk", nan_rows_past_chunk=True)
+# fully masked rows: zeros in float32, NaN in float64, declaring neither
+fully_masked_by_dtype = dataclasses.replace(
+    kernel("fully_masked_by_dtype", nan_fully_masked_float64=True), fully_masked=None,
+    dtypes=("float32", "float64"))

@@ -5,6 +5,7 @@ in the cells, the matrix's JSON and Markdown, and the failure message."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 
 import numpy as np
@@ -12,7 +13,14 @@ import pytest
 
 from attnproof.kernels import KernelCell, assert_conforms, check_kernel
 from attnproof.kernels._frameworks import TF32, machine_epsilon, rounded
-from attnproof.kernels._precision import bits, estimate, probe_precision, reference_unit
+from attnproof.kernels._matrix import to_json
+from attnproof.kernels._precision import (
+    bits,
+    estimate,
+    pooled,
+    probe_precision,
+    reference_unit,
+)
 
 from . import planted
 
@@ -104,3 +112,37 @@ def test_a_failing_cell_says_the_precision_it_behaves_like():
     result = check_kernel(planted.tf32_products, properties=["forward"], examples=EXAMPLES)
     assert "Precision in this cell: declared float32, behaves like" in result.to_markdown()
     assert not math.isnan(result.cells[0].precision["bits"])
+
+
+def test_a_cell_failing_with_nan_is_left_out_of_the_pooled_precision():
+    result = check_kernel(planted.nan_rows_past_chunk, properties=["forward", "mask",
+                                                                   "block_lengths"],
+                          examples=EXAMPLES)
+    failing = result.cell("block_lengths", "float32")
+    assert failing.status == "fails"
+    assert failing.counterexample["mechanism"]["values"] == "non-finite"
+    assert failing.precision is None  # its own estimate is dropped too
+    conforming = [c.precision for c in result.cells if c.status == "conforms"]
+    assert len(conforming) == 2 and all(conforming)
+    found = result.precision()[("cpu", "float32")]
+    assert found == pooled(conforming, "float32", "float32")  # the conforming cells' rows only
+    assert abs(found["bits"] - 24) <= 1 and not found["less_precise"]
+    left_out = [{"property": "block_lengths", "dtype": "float32", "device": "cpu",
+                 "why": "non-finite out where the truth is finite"}]
+    assert result.precision_left_out() == left_out
+    assert json.loads(to_json([result]))["kernels"][0]["precision_left_out"] == left_out
+    assert "block\\_lengths float32: non-finite out where the truth is finite" in \
+        result.to_markdown()
+
+
+def test_finite_failures_count_in_the_precision_and_nan_beside_them_does_not():
+    keys_twice = planted.kernel("keys_twice_past_chunk", keys_twice_past_chunk=True)
+    alone = check_kernel(keys_twice, properties=["block_lengths"], examples=EXAMPLES).cells[0]
+    assert alone.status == "fails"
+    # the one defect (seen again past 1,024 keys, a regime of its own): finite errors only,
+    # numerical, so its rows count, and read as less precise than declared
+    assert {o["mechanism"]["values"] for o in alone.other_failures} <= {"finite"}
+    assert alone.precision["less_precise"]
+    both = check_kernel(planted.two_defects, properties=["block_lengths"], examples=EXAMPLES)
+    assert both.cells[0].counterexample["mechanism"] == alone.counterexample["mechanism"]
+    assert both.cells[0].precision is None and both.precision() == {}  # NaN rows beside them
