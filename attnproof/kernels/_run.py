@@ -21,7 +21,7 @@ from . import _regimes as regimes
 from ._call import LayoutMismatch, call, with_bias
 from ._cases import Case, causal_keep, fully_masked_rows, instance
 from ._declaration import Kernel, Refused
-from ._frameworks import Framework, machine_epsilon
+from ._frameworks import DtypeUnheld, Framework, machine_epsilon
 from ._truth import Inputs, condition, reference, truth, truth_lse
 
 TRACEBACK_FRAMES = 3
@@ -79,6 +79,17 @@ def run_case(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
 
 def _run_on(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
             device: str) -> CaseResult:
+    """One call of the case (and what its property runs beside it), under the configuration
+    the user's kernel gets (``Framework.scope``: the user's own, restored when it returns)."""
+    with fw.scope(dtype, kernel.enable_x64):
+        reason = fw.dtype_reason(dtype)
+        if reason is not None:  # not made in another dtype: not run, not decided
+            return CaseResult("refused", message=reason)
+        return _run_in_scope(kernel, fw, prop, case, dtype, device)
+
+
+def _run_in_scope(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
+                  device: str) -> CaseResult:
     compute = kernel.compute_for(dtype, device)
     outputs = prop.outputs(kernel)
     # (causal_nq_ne_nk builds its instance lower-right: that zeroes the upstream gradient of
@@ -101,7 +112,8 @@ def _outcome(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, device
             prop.run_beside(kernel, fw, x, case, dtype, device, outputs)
     except LayoutMismatch as mismatch:
         return CaseResult("layout", message=str(mismatch))
-    except Refused as refusal:  # outside what the kernel supports: not run, not decided
+    except (Refused, DtypeUnheld) as refusal:  # outside what the kernel supports, or what the
+        # framework's configuration holds: not run, not decided
         return CaseResult("refused", message=str(refusal))
     except Exception as error:  # the kernel's own failure is a finding, reported in full
         if prop.explain_raise is not None:
