@@ -71,11 +71,15 @@ class Backend:
     (``asarray``, or ``array`` where the module has no ``asarray``).
 
     What the kernel checker asks of the same adapter: ``prepare`` (what any use of the module
-    needs, where ``setup`` configures the numeric checker's own arithmetic), ``select`` (make
-    a device the default for the code a kernel runs), ``vjp`` (differentiate a kernel),
-    ``permute`` (a view in another axis order; None where the module's arrays have no strides
-    a user can see) and ``bind``/``bind_vjp`` (compile a kernel's call, where the module
-    compiles).
+    needs, where ``setup`` configures the numeric checker's own arithmetic, in its own process:
+    a kernel is never called under ``setup``'s configuration), ``select`` (make a device the
+    default for the code a kernel runs), ``kernel_scope`` (the configuration a user's kernel
+    is called under, for a dtype and whether its declaration asks for 64-bit types: the user's
+    own, whatever ``setup`` did in this process, restored when the call returns),
+    ``kernel_dtype_reason`` (why arrays of a dtype cannot be made under the configuration in
+    effect, None when they can), ``vjp`` (differentiate a kernel), ``permute`` (a view in
+    another axis order; None where the module's arrays have no strides a user can see) and
+    ``bind``/``bind_vjp`` (compile a kernel's call, where the module compiles).
     """
 
     name: str
@@ -100,6 +104,9 @@ class Backend:
     notes: str = ""
     prepare: Callable[[object], None] = lambda module: None
     select: Callable[[object], None] = lambda device: None
+    kernel_scope: Callable[[str, bool], contextlib.AbstractContextManager] = (
+        lambda dtype, asks_x64: contextlib.nullcontext())
+    kernel_dtype_reason: Callable[[str], str | None] = lambda dtype: None
     # (f, primals, cotangent) -> the cotangents of f's inputs, f returning one array
     vjp: Callable | None = None
     # (array, axis order) -> the same memory seen in that axis order
@@ -189,21 +196,68 @@ class _Bfloat16Numpy(types.SimpleNamespace):
 # -- JAX ----------------------------------------------------------------------------------
 
 
-def _jax_prepare(module) -> None:
-    import jax
-
-    jax.config.update("jax_enable_x64", True)  # float64 arrays stay float64
+# what this process had for the settings the numeric checker's setup changes, read just before
+# it changed them (empty while it has not run here): the configuration a user's kernel is called
+# under, as the user set it (``_jax_kernel_scope``)
+_JAX_BEFORE_SETUP: dict[str, object] = {}
 
 
 def _jax_setup(module) -> None:
+    """The numeric checker's own configuration of JAX, for the whole process it runs in (its
+    workers, or a test session that checks theorems): float64 arrays stay float64, and matrix
+    products are exact in float32 (the CPU default already is; GPUs and TPUs otherwise use TF32
+    or bfloat16 passes). A kernel checked in the same process is called under the settings the
+    process had before this (``_jax_kernel_scope``)."""
     import jax
 
-    # the CPU default is already exact; GPUs and TPUs otherwise use TF32 / bfloat16 passes
+    _JAX_BEFORE_SETUP.setdefault("jax_enable_x64", bool(jax.config.jax_enable_x64))
+    _JAX_BEFORE_SETUP.setdefault("jax_default_matmul_precision",
+                                 jax.config.jax_default_matmul_precision)
+    jax.config.update("jax_enable_x64", True)
     jax.config.update("jax_default_matmul_precision", "highest")
     from . import _compile_cache, _time_log
 
     _compile_cache.configure(jax)
     _time_log.listen()
+
+
+def jax_user_setting(name: str):
+    """JAX's ``name`` as the user has it: as this process had it before the numeric checker's
+    setup changed it, or as it is now where the setup has not run here."""
+    import jax
+
+    return _JAX_BEFORE_SETUP[name] if name in _JAX_BEFORE_SETUP else getattr(jax.config, name)
+
+
+@contextlib.contextmanager
+def _jax_kernel_scope(dtype: str, asks_x64: bool):
+    """A user's kernel called under the user's own configuration: ``jax_enable_x64`` and the
+    default matmul precision as the user has them (``jax_user_setting``), but x64 switched on
+    for a float64 call whose declaration asks for it. Both are JAX's thread-local context
+    managers: nothing outside the call sees them, and each is restored when it returns."""
+    import jax
+
+    x64 = bool(jax_user_setting("jax_enable_x64")) or (asks_x64 and dtype == "float64")
+    with jax.enable_x64(x64), \
+            jax.default_matmul_precision(jax_user_setting("jax_default_matmul_precision")):
+        yield
+
+
+JAX_X64_NEEDED = ("float64 needs JAX's jax_enable_x64, which is off here (JAX would make float32 "
+                  "arrays of it); the checker leaves the setting as the user has it: switch it "
+                  "on (JAX_ENABLE_X64=1, or jax.config.update(\"jax_enable_x64\", True) before "
+                  "the check), or declare the kernel with enable_x64=True to have it switched "
+                  "on around the kernel's float64 calls only")
+
+
+def _jax_kernel_dtype_reason(dtype: str) -> str | None:
+    """Why JAX cannot make arrays of ``dtype`` under the configuration in effect (float64 with
+    x64 off, which JAX turns into float32 without a word), None when it can."""
+    import jax
+
+    if dtype == "float64" and not jax.config.jax_enable_x64:
+        return JAX_X64_NEEDED
+    return None
 
 
 def jax_devices() -> dict[str, object]:
@@ -357,6 +411,19 @@ def _mlx_select(device) -> None:
     mx.set_default_device(device)
 
 
+@contextlib.contextmanager
+def _mlx_kernel_scope(dtype: str, asks_x64: bool):
+    """A kernel's call with MLX's default device made the cell's (``_mlx_select``, as arrays
+    are placed), and the process's own default device restored when the call returns."""
+    import mlx.core as mx
+
+    before = mx.default_device()
+    try:
+        yield
+    finally:
+        mx.set_default_device(before)
+
+
 def _mlx_vjp(f, primals, cotangent):
     import mlx.core as mx
 
@@ -429,7 +496,8 @@ BACKENDS: tuple[Backend, ...] = (
         compile=_jax_compile,
         stores_executables=True,
         jacobian=_jax_jacobian,
-        prepare=_jax_prepare,
+        kernel_scope=_jax_kernel_scope,
+        kernel_dtype_reason=_jax_kernel_dtype_reason,
         vjp=_jax_vjp,
         bind=_jax_bind,
         bind_vjp=_jax_bind_vjp,  # a jax array has no strides a user can see: no permute
@@ -454,6 +522,7 @@ BACKENDS: tuple[Backend, ...] = (
         linalg_on_cpu=True,
         index_array="array",
         select=_mlx_select,
+        kernel_scope=_mlx_kernel_scope,
         vjp=_mlx_vjp,
         permute=_mlx_transpose,
     ),

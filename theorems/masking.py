@@ -10,6 +10,7 @@ rows on purpose (see ``numeric/_strategies.py``).
 import sympy as sp
 
 from attnproof import (
+    AtLeast,
     Defined,
     Equals,
     Mask,
@@ -20,6 +21,8 @@ from attnproof import (
     Theorem,
     fully_masked,
     masked_softmax,
+    rowmax,
+    rowmin,
 )
 
 from . import attention_backward as bw
@@ -143,4 +146,39 @@ masking_attention_backward_dk = Theorem(
     definitions=masked_forward,
     note="The closed forms (46)–(47) hold unchanged with masked weights: masked scores and "
     "fully masked rows pass no gradient to Q or K.",
+)
+
+
+# -- the output within the kept values, whatever the scores ------------------------------------
+
+A_any = Defined("A", (i, j), masked_softmax(S[i, j], M[i, j], j))
+O_any = Defined("O", (i, b), bw.total(A_any[i, j] * bw.V[j, b], j))
+keeps_a_key = 1 - fully_masked(M[i, j], j)
+# the largest and the smallest value of feature b over the keys row i keeps: a masked key's
+# entry is replaced by the smallest (largest) of all, which never sets the extreme of a row
+# that keeps a key
+largest_kept = rowmax(M[i, j] * bw.V[j, b] + (1 - M[i, j]) * rowmin(bw.V[n, b], n), j)
+smallest_kept = rowmin(M[i, j] * bw.V[j, b] + (1 - M[i, j]) * rowmax(bw.V[n, b], n), j)
+HULL = "§3.2 (12) under the mask of §8.1"
+
+masking_output_below_largest_kept_value = Theorem(
+    name="masking_output_below_largest_kept_value",
+    source=Source(TUTORIAL, HULL, "(12), (57)"),
+    claim=AtLeast(keeps_a_key * largest_kept, O_any[i, b]),
+    inputs=(S, M, bw.V),
+    definitions=(A_any, O_any),
+    note="The output of masked attention is a weighted average of the kept value rows, for "
+    "any scores S: in every feature b it is at most the largest v_jb over the keys the row "
+    "keeps (a fully masked row, whose output is 0, states 0 ≤ 0). What an attention kernel's "
+    "output must satisfy whatever rounding its scores suffer (attnproof kernels).",
+)
+
+masking_output_above_smallest_kept_value = Theorem(
+    name="masking_output_above_smallest_kept_value",
+    source=Source(TUTORIAL, HULL, "(12), (57)"),
+    claim=AtLeast(O_any[i, b], keeps_a_key * smallest_kept),
+    inputs=(S, M, bw.V),
+    definitions=(A_any, O_any),
+    note="The lower half: for any scores, o_ib is at least the smallest v_jb over the kept "
+    "keys.",
 )

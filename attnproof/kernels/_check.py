@@ -29,7 +29,7 @@ from . import _regimes as regimes
 from ._cases import Case, instance
 from ._declaration import Kernel
 from ._frameworks import devices as devices_of
-from ._frameworks import framework, unavailable_reason
+from ._frameworks import dtype_unavailable_reason, framework, unavailable_reason
 from ._properties import PROPERTIES, Property, property_named
 from ._run import LIMIT, CaseResult, run_case
 
@@ -257,7 +257,11 @@ def planned_cells(kernel: Kernel, properties: Iterable[str] | None = None,
     where = cell_devices(kernel, devices)
     for prop in chosen:
         for dtype in dtypes or kernel.dtypes:
+            # a dtype the framework's configuration, as the user has it, cannot hold (JAX's
+            # float64 with x64 off): skipped, saying which setting, never run in another dtype
+            unheld = dtype_unavailable_reason(kernel, dtype)
             for device, absent in where:
+                absent = absent or unheld
                 spent = time.perf_counter() - started
                 if absent is None and budget is not None and spent > budget:
                     absent = f"not begun: the time budget of {budget:g} s was spent"
@@ -307,7 +311,8 @@ def declared(kernel: Kernel) -> dict:
             "dtypes": list(kernel.dtypes),
             "compute": {d: kernel.compute_for(d) for d in kernel.dtypes},
             "compute_on": {kind: dict(per_dtype) for kind, per_dtype in kernel.compute_on.items()},
-            "devices": list(kernel.devices), "mode": kernel.mode}
+            "devices": list(kernel.devices), "mode": kernel.mode,
+            "enable_x64": kernel.enable_x64}
 
 
 def check_cell(kernel: Kernel, prop: Property, dtype: str, device: str, examples: int,
@@ -322,7 +327,7 @@ def check_cell(kernel: Kernel, prop: Property, dtype: str, device: str, examples
 
 def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str,
              examples: int, spec: str | None, on_case, seed: int | None = None) -> Cell:
-    reason = unavailable_reason(kernel.framework)
+    reason = unavailable_reason(kernel.framework) or dtype_unavailable_reason(kernel, dtype)
     if reason is not None:  # not run here: skipped before any search
         cell.status, cell.reason = CellStatus.SKIPPED, reason
         return cell

@@ -126,6 +126,11 @@ class Kernel:
             a device the machine lacks is skipped with the devices it has.
         mode: how the framework runs ``fn``: "jit" (JAX's default here: compiled per shape) or
             "eager"; None for frameworks without the choice.
+        enable_x64: JAX only: switch ``jax_enable_x64`` on around the checker's float64 calls
+            of the kernel (``jax.enable_x64``, thread-local, restored when each call returns).
+            Otherwise every call runs under JAX's configuration as the user has it, and a
+            float64 cell where x64 is off is skipped, saying so (JAX would compute it in
+            float32).
         keywords: fixed extra keywords for every call (e.g. ``{"enable_gqa": True}``).
     """
 
@@ -164,6 +169,7 @@ class Kernel:
     compute_on: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     devices: tuple[str, ...] = ("cpu",)
     mode: str | None = None
+    enable_x64: bool = False
     keywords: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
@@ -202,6 +208,8 @@ class Kernel:
             self._device("devices", device)
         if self.mode is not None:
             self._choose("mode", self.mode, MODES)
+        self._require(not self.enable_x64 or self.framework == "jax", "enable_x64",
+                      f"is JAX's setting; {self.framework} has none")
         self._require(len(self.dtypes) > 0, "dtypes", "names no dtype")
         if self.mask_dtype is not None:
             self._choose("mask_dtype", self.mask_dtype, (*DTYPES, "bool", "inputs"))

@@ -10,6 +10,7 @@ load on first use; one that is not installed, or a backend that cannot start, is
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -129,6 +130,12 @@ def _tf32(array) -> np.ndarray:
     return np.where(np.isfinite(single), out, single).astype(np.float64)
 
 
+class DtypeUnheld(Exception):  # noqa: N818 -- it reads as what the configuration does
+    """Arrays of a dtype the framework's configuration in effect cannot hold (JAX's float64
+    with ``jax_enable_x64`` off), with the reason naming the setting: the case is refused, as
+    one the kernel does not support is, never run in another dtype."""
+
+
 @dataclass(frozen=True)
 class Framework:
     """How to hand arrays to one framework and differentiate a function in it."""
@@ -144,6 +151,12 @@ class Framework:
     # (array, axis order) -> the same memory seen in that axis order; None: the framework's
     # arrays have no strides a user can see (JAX), so views are not drawn
     permute: Callable | None = None
+    # (dtype, whether the declaration asks for 64-bit types) -> the context a kernel's call
+    # runs in: the user's own configuration of the framework, restored when it returns
+    scope: Callable = lambda dtype, asks_x64: contextlib.nullcontext()
+    # dtype -> why arrays of it cannot be made under the configuration in effect (None: they
+    # can): JAX's float64 with jax_enable_x64 off
+    dtype_reason: Callable = lambda dtype: None
 
     def gradients(self, fn, keywords, first, mode=None):
         if self.bind_vjp is not None:
@@ -161,17 +174,34 @@ def framework(name: str) -> Framework:
 
 def _from_row(name: str) -> Framework:
     """A numeric backend's adapter as the kernel checker uses it: arrays placed on the device
-    asked for (made the default for the kernel's own code), read back as float64 NumPy."""
+    asked for (made the default for the kernel's own code), read back as float64 NumPy; an
+    array of a dtype the configuration in effect cannot hold (JAX's float64 with x64 off) is
+    refused, never made in another dtype."""
     row = backend(name)
     module = prepared_module(row)
 
     def put(array, dtype, device):
+        reason = row.kernel_dtype_reason(dtype)
+        if reason is not None:
+            raise DtypeUnheld(reason)
         native = native_device(name, device)
         row.select(native)
         return row.place(module, array, dtype, native)
 
     return Framework(name, put, to_numpy, row.vjp, bind=row.bind or _call_as_is,
-                     bind_vjp=row.bind_vjp, permute=row.permute)
+                     bind_vjp=row.bind_vjp, permute=row.permute, scope=row.kernel_scope,
+                     dtype_reason=row.kernel_dtype_reason)
+
+
+def dtype_unavailable_reason(kernel, dtype: str) -> str | None:
+    """Why ``kernel``'s cells of ``dtype`` cannot run under the configuration its calls get
+    (``Framework.scope``), None when they can: JAX's float64 where the user has x64 off and
+    the declaration does not ask for it."""
+    if unavailable_reason(kernel.framework) is not None:
+        return None  # reported as the framework's absence
+    fw = framework(kernel.framework)
+    with fw.scope(dtype, kernel.enable_x64):
+        return fw.dtype_reason(dtype)
 
 
 def _call_as_is(fn, keywords, mode=None):

@@ -18,10 +18,11 @@ from attnproof.numeric import KERNEL_LIMIT as LIMIT
 from . import _precision as precision
 from . import _proved as proved
 from . import _regimes as regimes
+from . import _tolerance as tolerance
 from ._call import LayoutMismatch, call, with_bias
 from ._cases import Case, causal_keep, fully_masked_rows, instance
 from ._declaration import Kernel, Refused
-from ._frameworks import Framework, machine_epsilon
+from ._frameworks import DtypeUnheld, Framework, machine_epsilon
 from ._truth import Inputs, condition, reference, truth, truth_lse
 
 TRACEBACK_FRAMES = 3
@@ -79,6 +80,17 @@ def run_case(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
 
 def _run_on(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
             device: str) -> CaseResult:
+    """One call of the case (and what its property runs beside it), under the configuration
+    the user's kernel gets (``Framework.scope``: the user's own, restored when it returns)."""
+    with fw.scope(dtype, kernel.enable_x64):
+        reason = fw.dtype_reason(dtype)
+        if reason is not None:  # not made in another dtype: not run, not decided
+            return CaseResult("refused", message=reason)
+        return _run_in_scope(kernel, fw, prop, case, dtype, device)
+
+
+def _run_in_scope(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
+                  device: str) -> CaseResult:
     compute = kernel.compute_for(dtype, device)
     outputs = prop.outputs(kernel)
     # (causal_nq_ne_nk builds its instance lower-right: that zeroes the upstream gradient of
@@ -101,7 +113,8 @@ def _outcome(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, device
             prop.run_beside(kernel, fw, x, case, dtype, device, outputs)
     except LayoutMismatch as mismatch:
         return CaseResult("layout", message=str(mismatch))
-    except Refused as refusal:  # outside what the kernel supports: not run, not decided
+    except (Refused, DtypeUnheld) as refusal:  # outside what the kernel supports, or what the
+        # framework's configuration holds: not run, not decided
         return CaseResult("refused", message=str(refusal))
     except Exception as error:  # the kernel's own failure is a finding, reported in full
         if prop.explain_raise is not None:
@@ -233,6 +246,8 @@ def _judge(kernel, x: Inputs, got, dtype, compute, outputs, conventions,
                       outputs=tuple(outputs))
     with np.errstate(all="ignore"):
         judged = _worst_of(outputs, got, exact, plain, masked_rows, floor)
+    judged = _with_necessary(judged, _necessary(x, got, exact, outputs, ~masked_rows, dtype,
+                                                compute, kernel.framework))
     if "out" in outputs:
         bound = proved.row_bounds(x, dtype, compute, kernel.framework)
         judged.bound_ratio = proved.bound_ratio(x, got["out"], *exact["out"], dtype, compute,
@@ -246,6 +261,94 @@ def _judge(kernel, x: Inputs, got, dtype, compute, outputs, conventions,
         if judged.status == "fail" and judged.ratio is not None and \
                 np.isfinite(judged.ratio) and behaves:
             judged.message += f"; in this case O {behaves.replace('declared', 'is declared')}"
+    return judged
+
+
+def _necessary(x: Inputs, got, exact, outputs, rows, dtype, compute,
+               framework) -> list[CaseResult]:
+    """What must hold whatever rounding the scores suffer (``_tolerance``, "What holds
+    whatever the scores' rounding"), on every row that keeps a key: each entry of O within its
+    feature's values over the kept keys, and the lse within [max s − e, max s + log n + e]."""
+    found = []
+    if not rows.any():
+        return found
+    unresolved = tolerance.unresolved_rows(x, compute)
+    if "out" in outputs:
+        hull = tolerance.value_hull(x, dtype, compute)
+        found.append(_outside_hull(got["out"], exact["out"][0], hull, rows, unresolved))
+    if "lse" in outputs and "lse" in got:
+        interval = tolerance.lse_interval(x, dtype, compute, framework)
+        found.append(_outside_lse(got["lse"], exact["lse"][0], interval, rows, unresolved))
+    return found
+
+
+def _outside_hull(out, exact, hull, rows, unresolved) -> CaseResult:
+    with np.errstate(over="ignore", invalid="ignore"):
+        ratios = np.where(rows[..., None], LIMIT * hull.ratio(out), 0.0)
+    worst = np.unravel_index(int(np.argmax(ratios)), ratios.shape)
+    ratio = float(ratios[worst])
+    row, feature = tuple(int(i) for i in worst[:3]), int(worst[3])
+    kept, excess = int(hull.kept[row]), float(hull.excess(out)[worst])
+    low, high, allowance = (float(a[worst]) for a in (hull.low, hull.high, hull.allowance))
+    detail = {"output": "out", "check": "value hull",
+              "at": {"output": "out", "row (b, h, i)": list(row), "feature": feature},
+              "kernel": _short(out[row]), "truth": _short(exact[row]), "bounds": [low, high],
+              "excess": excess, "allowance": allowance, "kept": kept,
+              "resolved": not bool(unresolved[row])}
+    if ratio <= LIMIT:
+        return CaseResult("pass", ratio, "out", "", detail)
+    message = (f"out: {float(out[worst]):.6g} at (b, h, i, e) = {[*row, feature]} lies "
+               f"outside [{low:.6g}, {high:.6g}], the values of feature {feature} over the "
+               f"row's {kept} kept key{'s' * (kept != 1)}, by {excess:.3g}, more than the "
+               f"{allowance:.3g} rounding allows ({hull.rounding(kept)}): attention's output "
+               f"is a weighted average of the kept value rows whatever the scores "
+               f"({', '.join(tolerance.HULL_THEOREMS)})")
+    if unresolved[row]:
+        message += ("; the format does not resolve this row's scores (their floor is at least "
+                    "the output's magnitude): this is what judges the row")
+    if not np.all(np.isfinite(out[rows])):
+        message += "; the kernel returned non-finite values"
+    return CaseResult("fail", ratio, "out", message, detail)
+
+
+def _outside_lse(lse, exact, interval, rows, unresolved) -> CaseResult:
+    with np.errstate(over="ignore", invalid="ignore"):
+        ratios = np.where(rows, LIMIT * interval.ratio(lse), 0.0)
+    worst = np.unravel_index(int(np.argmax(ratios)), ratios.shape)
+    ratio, row, kept = float(ratios[worst]), [int(i) for i in worst], int(interval.kept[worst])
+    low, high, margin, top = (float(a[worst]) for a in (interval.low, interval.high,
+                                                         interval.margin, interval.top))
+    detail = {"output": "lse", "check": "lse interval",
+              "at": {"output": "lse", "row (b, h, i)": row},
+              "kernel": _short(lse[worst]), "truth": _short(exact[worst]),
+              "bounds": [low, high], "allowance": margin, "kept": kept,
+              "resolved": not bool(unresolved[worst])}
+    if ratio <= LIMIT:
+        return CaseResult("pass", ratio, "lse", "", detail)
+    message = (f"lse: {float(lse[worst]):.6g} in row {row} lies outside [max s − e, max s + "
+               f"log n + e] = [{low:.6g}, {high:.6g}] ({kept} kept key{'s' * (kept != 1)}, "
+               f"max s = {top:.6g}, e = {margin:.3g} from the format): the log-sum-exp of the "
+               f"kept scores lies between their maximum and the maximum plus log n whatever "
+               f"their rounding ({', '.join(tolerance.LSE_THEOREMS)})")
+    if unresolved[worst]:
+        message += ("; the format does not resolve this row's scores: this is what judges "
+                    "the row")
+    if not np.isfinite(lse[worst]):
+        message += "; the kernel returned non-finite values"
+    return CaseResult("fail", ratio, "lse", message, detail)
+
+
+def _with_necessary(judged: CaseResult, necessary: list[CaseResult]) -> CaseResult:
+    """The rule's verdict, and the necessary conditions beside it: one that fails fails the
+    case (a reference that is not finite leaves the rule undecided, never the hull), and the
+    case's ratio is the largest of all, so it shows the check nearest to failing. A condition
+    met decides nothing on its own: an undecided case stays undecided."""
+    for extra in necessary:
+        if extra.failed:
+            if not judged.failed or (judged.ratio or 0.0) < extra.ratio:
+                judged = extra
+        elif judged.status == "pass" and extra.ratio > (judged.ratio or 0.0):
+            judged = extra
     return judged
 
 

@@ -42,7 +42,10 @@ def _jax(name: str, mode: str, **overrides) -> Kernel:
         # "bias array to be added to logits": softmax(QKᵀ/sqrt(d) + B), not scaled
         bias_argument="bias", gqa=True, equal_head_dims=True, dtypes=ALL_DTYPES,
         compute_dtype=JAX_COMPUTE, compute_on=JAX_DEFAULT_PRECISION_ON,
-        devices=("cpu", "gpu", "tpu"), mode=mode)
+        devices=("cpu", "gpu", "tpu"), mode=mode,
+        # float64 exists in JAX only under jax_enable_x64: switched on around the float64
+        # calls alone, every other call runs under JAX's configuration as the user has it
+        enable_x64=True)
     return Kernel(**{**declared, **overrides})
 
 

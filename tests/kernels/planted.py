@@ -1,4 +1,4 @@
-"""Planted attention kernels in NumPy: ``correct`` and twenty-six variants, each correct on
+"""Planted attention kernels in NumPy: ``correct`` and twenty-eight variants, each correct on
 Gaussian inputs at a fixed shape and wrong in exactly one property of the kernel check.
 
 The table ``PLANTED`` names, for each, the property that must catch it and the fewest keys a
@@ -20,6 +20,10 @@ BLOCK = 128  # the key block of the tiled variants
 TILE = 16  # the tile of the backward variant that visits query tiles by count
 SENTINEL = -1e4  # the finite stand-in for -inf of the sentinel-filling variant
 CHUNK = 64  # the key and query chunk of the variants with two defects in one cell
+# the finite start of the running maximum of the variant that starts it there instead of at -inf,
+# and the rows below which the constant-returning variant returns CONSTANT
+FINITE_START = -1e6
+CONSTANT = 1000.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,6 +59,8 @@ class Bugs:
     keys_twice_past_chunk: bool = False
     nan_rows_past_chunk: bool = False
     nan_fully_masked_float64: bool = False
+    running_max_finite_start: bool = False
+    far_rows_constant: bool = False
 
 
 def _repeat_heads(q, k, bugs: Bugs):
@@ -125,6 +131,9 @@ def _weights(q, k, keep, scale, bugs: Bugs, bias=None, softcap=None):
         top = np.max(top, axis=0, keepdims=True)
     if bugs.no_max_shift:
         top = np.zeros_like(top)
+    elif bugs.running_max_finite_start:  # the running max starts at -1e6 instead of -inf: a
+        # row whose scores all lie far below gets no weight (zeros), and a clamped lse
+        top = np.maximum(top, np.float32(FINITE_START))
     elif not bugs.nan_fully_masked:
         top = np.where(np.isfinite(top), top, 0)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
@@ -132,6 +141,10 @@ def _weights(q, k, keep, scale, bugs: Bugs, bias=None, softcap=None):
         z = np.sum(e, axis=-1, keepdims=True)
         a = e / (z if bugs.nan_fully_masked else np.where(z > 0, z, 1))
         lse = (np.log(z) + top)[..., 0]
+    if bugs.running_max_finite_start:  # log of the empty sum clamped, for rows keeping a key
+        tiny = np.finfo(np.float32).tiny
+        lse = np.where(np.any(keep, axis=-1), (np.log(np.maximum(z, tiny)) + top)[..., 0],
+                       -np.inf)
     if bugs.lse_unscaled:
         lse = lse / scale
     if bugs.lse_ignores_mask:  # the normaliser's log taken before the mask was applied
@@ -221,6 +234,10 @@ def attention(q, k, v, mask=None, causal=False, scale=None, softcap=None, *,
     out = np.einsum("bhqk,bhkd->bhqd", a, v)
     if bugs.nan_rows_past_chunk:
         out = _last_chunk_rows_nan(out)
+    if bugs.far_rows_constant:  # rows whose kept scores all lie below -1e6 return 1000
+        s = _scores(q, k, scale, bias, bugs, softcap)
+        far = np.all(np.where(keep, s, -np.inf) < FINITE_START, axis=-1) & np.any(keep, -1)
+        out = np.where(far[..., None], np.float32(CONSTANT), out)
     if bugs.empty_fill_wrong_layout:
         out, lse = _empty_elements_filled(out, lse, keep)
     return out.astype(dtype), lse.astype(dtype)
@@ -456,6 +473,9 @@ PLANTED = {
     "softcap_after_mask": ("softcap", 16),
     "empty_fill_wrong_layout": ("batch_independence", 16),
     "shift_across_batch": ("batch_independence", 16),
+    # rows whose scores all lie far below -1e6, where the format does not resolve the scores
+    "running_max_finite_start": ("row_offset", 16),
+    "far_rows_constant": ("row_offset", 16),
 }
 
 # kernels whose bug is a state they keep between calls, each made by its function
