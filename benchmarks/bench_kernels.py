@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.kernels
 
 from attnproof.kernels import check_kernel  # noqa: E402
 from attnproof.kernels._cases import instance  # noqa: E402
+from attnproof.kernels._spec import load  # noqa: E402
 from attnproof.kernels._truth import OUTPUTS, reference  # noqa: E402
-from attnproof.kernels.cli import load  # noqa: E402
 
 
 def main() -> None:

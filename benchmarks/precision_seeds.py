@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.kernels
 
 from attnproof.kernels import check_kernel  # noqa: E402
 from attnproof.kernels._frameworks import unavailable_reason  # noqa: E402
-from attnproof.kernels.cli import load  # noqa: E402
+from attnproof.kernels._spec import load  # noqa: E402
 
 DEFAULT = ("planted:correct", "mlx", "torch", "jax-eager", "planted:tf32_products",
            "planted:bfloat16_inside")

@@ -32,7 +32,7 @@ class Loaded:
 def load(specs) -> Loaded:
     """Each spec as ``attnproof kernels --kernel`` reads it: a library kernel's name or
     ``module:attribute`` of a ``Kernel``."""
-    from .cli import load as load_kernel
+    from ._spec import load as load_kernel
 
     loaded = Loaded()
     for spec in specs:

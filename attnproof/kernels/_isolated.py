@@ -40,6 +40,7 @@ from ._check import (
 )
 from ._declaration import Kernel
 from ._properties import property_named
+from ._spec import load
 
 # Seconds one case may run before its worker is killed. A case of a library kernel takes well
 # under a second on a CPU; the first case of a kernel on a device also compiles it (JAX's jit,
@@ -99,8 +100,6 @@ def check_in_worker(task: CellTask, emit) -> None:
 def _loaded(spec: str) -> Kernel:
     """The kernel at ``spec``, loaded once per worker: importing its framework takes seconds."""
     if spec not in _LOADED:
-        from .cli import load  # the command's own reading of a spec (cli imports this module)
-
         _LOADED[spec] = load(spec)
     return _LOADED[spec]
 
