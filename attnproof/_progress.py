@@ -14,7 +14,7 @@ import threading
 import time
 from collections import Counter
 
-from .report import TheoremResult
+from .report import TheoremResult, view
 from .report.terminal import escape
 
 BAR_WIDTH = 24
@@ -48,6 +48,8 @@ class Progress:
             self.done, self.total = done, total
             self._clear_bar()
             self.stream.write(self._result_line(result) + "\n")
+            for line in refutation_lines(result):
+                self.stream.write(line + "\n")
             self._draw_bar()
             self.stream.flush()
 
@@ -125,6 +127,29 @@ def _detail(result: TheoremResult) -> str:
     if reason and not (result.symbolic and result.symbolic.status == "error"):
         parts.append(escape(reason))  # a symbolic error's reason is its method, shown already
     return "; ".join(parts)
+
+
+# a counterexample's values on one line, cut here: a float64 instance's tensors can run long, and
+# `attnproof show NAME` prints them whole
+COUNTEREXAMPLE_WIDTH = 240
+
+
+def refutation_lines(result: TheoremResult) -> list[str]:
+    """Under a claim declared to hold that a counterexample refutes, the counterexample and how
+    to declare a claim known to be false: a user's own false claim reads as refuted, at once,
+    not only as "failed"."""
+    if result.status != "failed" or result.expect != "holds":
+        return []
+    found = view.smallest_counterexample(result)
+    if found is None:
+        return []
+    where, values, _ = found
+    shown = "; ".join(view.as_lines(values).splitlines())
+    if len(shown) > COUNTEREXAMPLE_WIDTH:
+        shown = shown[:COUNTEREXAMPLE_WIDTH - 1] + "…"
+    return [f"      refuted, though declared to hold; counterexample ({where}): {escape(shown)}",
+            f"      (`attnproof show {result.name}` for the evidence; a claim known to be false "
+            'is declared with expect="refuted")']
 
 
 def first_error(result: TheoremResult) -> str | None:

@@ -16,6 +16,17 @@ from sympy.printing.precedence import PRECEDENCE
 from ._errors import TheoremError
 
 
+def _raised(text: str, exp: str | None, parenthesized: bool = False) -> str:
+    """A node's LaTeX raised to ``exp``, the printed exponent SymPy's printer passes to a
+    function's ``_latex`` when it is the base of a power (p², p^β). A subscripted node is put in
+    parentheses first: softmax_j(x)^2 would read as the square of x's softmax only by luck."""
+    if exp is None:
+        return text
+    if parenthesized:
+        text = rf"\left({text}\right)"
+    return rf"{text}^{{{exp}}}"
+
+
 class Softmax(sp.Function):
     """``Softmax(x, j, beta, lower, upper[, mask])``: entry ``j`` of softmax over ``j`` of
     ``beta * x``, where a mask (0 or 1 per entry, written at the same ``j``) is given.
@@ -65,14 +76,15 @@ class Softmax(sp.Function):
         # the weights of a fully masked row are 0/(0 + 1) = 0, with no case split
         return numerator / (total + AllMasked(1 - at_bound(self.mask), (bound, *self.bounds)))
 
-    def _latex(self, printer):
+    def _latex(self, printer, exp=None):
         # β multiplies the logits: a sum (β + Δβ) or a sum of logits needs its parentheses
         beta = "" if self.beta == 1 else printer.parenthesize(self.beta, PRECEDENCE["Mul"]) + " "
         inner = (printer._print(self.logits) if self.beta == 1
                  else printer.parenthesize(self.logits, PRECEDENCE["Mul"]))
         index = printer._print(self.index)
         mask = "" if self.mask == 1 else r" \,\middle|\, " + printer._print(self.mask)
-        return rf"\operatorname{{softmax}}_{{{index}}}\left({beta}{inner}{mask}\right)"
+        return _raised(rf"\operatorname{{softmax}}_{{{index}}}\left({beta}{inner}{mask}\right)",
+                       exp, parenthesized=True)
 
 
 class AllMasked(sp.Product):
@@ -239,9 +251,10 @@ class Rotation(sp.Function):
         angle, row, column = self.args
         return sp.cos(angle) * sp.KroneckerDelta(row, column) + (row - column) * sp.sin(angle)
 
-    def _latex(self, printer):
+    def _latex(self, printer, exp=None):
         row, column = (printer._print(a) for a in self.args[1:])
-        return rf"R\left({printer._print(self.angle)}\right)_{{{row} {column}}}"
+        return _raised(rf"R\left({printer._print(self.angle)}\right)_{{{row} {column}}}", exp,
+                       parenthesized=True)
 
 
 class Indicator(sp.Function):
@@ -265,8 +278,8 @@ class Indicator(sp.Function):
     def condition(self):
         return self.args[0]
 
-    def _latex(self, printer):
-        return rf"\left[{printer._print(self.condition)}\right]"
+    def _latex(self, printer, exp=None):
+        return _raised(rf"\left[{printer._print(self.condition)}\right]", exp)
 
 
 def indicator(condition) -> Indicator:

@@ -497,8 +497,13 @@ def theorem_section(t: TheoremResult, fixes: list[TheoremResult],
 
 def _facts(t: TheoremResult) -> Fields:
     expected = "expected to hold" if t.expect == "holds" else "expected to be refuted"
-    items = [("Status", text_line(_status(t), f" ({expected})")),
-             ("Source", text_line(t.source or "—"))]
+    # a failed status already says what was expected of the claim
+    said = "" if t.status == "failed" else f" ({expected})"
+    items = [("Status", text_line(_status(t), said)), ("Source", text_line(t.source or "—"))]
+    if t.status == "failed" and t.expect == "holds":
+        items.append(("Declared", text_line(
+            'to hold; a claim known to be false is declared with expect="refuted", and the '
+            f'corrected claim beside it with corrects="{t.name}"')))
     if t.symbolic is not None:
         items.append(("Proof", text_line(
             f"{t.symbolic.method} ({view.format_seconds(t.symbolic.seconds)})")))

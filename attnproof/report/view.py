@@ -105,7 +105,9 @@ def _status_words(t: TheoremResult) -> str:
     if t.status == "refuted" and t.denied:
         return "refuted, as the document says"
     if t.status == "failed":
-        return "FAILED: expected to hold" if t.expect == "holds" else "FAILED: not refuted"
+        # a claim declared to hold fails only on a counterexample that stands (verdict.py)
+        return ("FAILED: refuted, though declared to hold" if t.expect == "holds"
+                else "FAILED: not refuted")
     return {"unchecked": "not checked", "refuted": "refuted", "error": "ERROR"}.get(
         t.status, t.status)
 

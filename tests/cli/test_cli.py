@@ -168,6 +168,37 @@ def test_show_prints_statement_proof_evidence_counterexample_and_replay(
     assert "attnproof prove --theorem tripling --theorems theorems/false.py" in shown
 
 
+def test_a_false_claim_declared_to_hold_reads_refuted_with_its_counterexample_at_once(
+        tmp_path, theorems, capsys):
+    files.write(theorems, "false.py", files.FALSE, name="tripling", expect="holds")
+    code, out = prove(tmp_path)
+    assert code == 1  # against its declaration: the run fails, as before
+    printed = capsys.readouterr().out
+    assert ("refuted, though declared to hold; counterexample (exact, symbolic): " in printed)
+    assert 'values: {"x[0]": "2"}; lhs_minus_rhs: "-2"' in printed  # the exact one, in the terminal
+    assert 'declared with expect="refuted"' in printed
+    assert main(["show", "tripling", "--json", str(out / "results.json")]) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith("tripling\n\nstatus:     FAILED: refuted, though declared to hold\n")
+    assert "(expected to hold)" not in shown
+    assert 'expect="refuted", and the corrected claim beside it with corrects="tripling"' in shown
+
+
+def test_a_power_of_a_softmax_is_stated_and_checked_not_an_error(tmp_path, theorems, capsys):
+    # softmax(x/T) is not softmax(x)^(1/T): the normalisations differ; the claim is refuted
+    (theorems / "power.py").write_text(
+        "from attnproof import Dim, Equals, Positive, Scalar, Source, Tensor, Theorem, softmax\n"
+        "n = Dim('n')\nj = n.index('j')\nS = Tensor('S', (n,))\n"
+        "T = Scalar('T', Positive(1e-3, 1e3))\n"
+        "power = Theorem('power', Source('f', 's'), Equals(softmax(S[j], j, 1 / T.symbol), "
+        "softmax(S[j], j) ** (1 / T.symbol)), inputs=(S, T), expect='refuted')\n")
+    code, out = prove(tmp_path)
+    assert code == 0, capsys.readouterr()
+    (power,) = json.loads((out / "results.json").read_text())["theorems"]
+    assert power["status"] == "refuted"
+    assert r"\right)^{\frac{1}{T}}" in power["statement_latex"]
+
+
 def test_show_a_declared_but_unchecked_theorem_says_how_to_check_it(tmp_path, theorems, capsys):
     files.write(theorems, "good.py", files.TRUE, name="doubling")
     argv = ["show", "doubling", "--no-catalog", "--theorems", str(theorems),
