@@ -50,6 +50,7 @@ from .report import (
     environment,
     now_iso,
     result_from_records,
+    view,
     write_reports,
 )
 
@@ -269,7 +270,10 @@ def _write_theorem_report(session, exitstatus, collector: _Collector, out_dir: P
     config = session.config
     report = collector.report(_stopped_early(session, exitstatus), _node_id_arguments(config))
     report.run = {"by": "pytest", "args": list(config.invocation_params.args),
-                  **_selection(config)}
+                  **_selection(config),
+                  # as `attnproof prove` records them: never listed as errata of the documents
+                  "user_theorems": sorted(t.name for t in report.theorems
+                                          if not view.in_catalog(t))}
     try:
         write_reports(report, out_dir)
         collector.written.append(f"attnproof: wrote {out_dir / MARKDOWN_NAME}" + (

@@ -339,7 +339,7 @@ def shows_temperature_figure(t: TheoremResult, catalog: bool | None = None) -> b
 
 def user_theorems(report: Report) -> set[str] | None:
     """The names the run recorded as a user's own (``run.user_theorems``), or None where it
-    recorded none (a pytest run, an older results file)."""
+    recorded none (an older results file)."""
     listed = report.run.get("user_theorems")
     return {n for n in listed if isinstance(n, str)} if isinstance(listed, list) else None
 

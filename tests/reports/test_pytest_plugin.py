@@ -197,6 +197,10 @@ def test_a_users_theorem_directory_runs_under_xdist_from_an_empty_directory(pyte
     data = _results(pytester)
     assert {t["name"]: t["status"] for t in data["theorems"]} == {
         "softmax_shift_invariance": "proved", "softmax_is_linear": "refuted"}
+    # a user's own refuted claim is no erratum of the documents, as in `attnproof prove`
+    assert data["run"]["user_theorems"] == ["softmax_is_linear", "softmax_shift_invariance"]
+    summary = (pytester.path / "reports" / "pytest" / "summary.md").read_text()
+    assert "Errata" not in summary and "softmax" in summary.replace("\\", "")
 
 
 def test_a_theorem_folder_outside_the_folder_pytest_runs_in_leaves_the_report_there(pytester):
