@@ -9,11 +9,13 @@ escaping (``conformance.tex`` compiles with pdflatex as ``report.tex`` does). Ea
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from attnproof.numeric import CellStatus
 from attnproof.report import document as doc
 from attnproof.report import markdown, tex
+from attnproof.report.view import format_number
 
 from ._mechanism import words as mechanism_words
 from ._precision import FLAG_BITS
@@ -140,7 +142,7 @@ def _cell(cell) -> str:
     others = len(getattr(cell, "other_failures", None) or ())
     refused += f" · {others + 1} failures" if others else ""  # each in the sections below
     if cell.status in (CellStatus.CONFORMS, CellStatus.FAILS) and cell.ratio is not None:
-        ratio = "∞" if cell.ratio == float("inf") else f"{cell.ratio:.2f}×"
+        ratio = format_number(cell.ratio, ".2f") + ("×" if math.isfinite(cell.ratio) else "")
         return f"{mark} {ratio}{_bound(cell)}{refused}"
     return mark + refused
 
@@ -172,7 +174,7 @@ def _bound(cell) -> str:
     ratio = cell.bound_ratio
     if ratio is None:
         return ""
-    shown = "∞" if ratio == float("inf") else f"{ratio:.2g}"
+    shown = format_number(ratio, ".2g")
     return f" · B {shown}{' ⚠' if ratio > 1 else ''}"
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import pytest
 
 from attnproof.numeric import CellStatus, NumericStatus
+from attnproof.report.view import format_number
 
 from ._check import DEFAULT_EXAMPLES, Cell, Conformance, cell_devices, check_cell, declared
 from ._declaration import Kernel
@@ -108,7 +109,7 @@ def _explain(result) -> str:
     if result.reason:
         lines.append(result.reason)
     if result.ratio is not None:
-        lines.append(f"error {result.ratio:.3g}x the reference's (the case shown)")
+        lines.append(f"error {format_number(result.ratio)}x the reference's (the case shown)")
     if result.precision:
         lines.append(f"precision: {precision_words(result.precision)} (over the cell's "
                      f"{result.precision['rows']:,} rows)")

@@ -14,6 +14,7 @@ from attnproof.numeric import CELL_FAILURES
 from attnproof.numeric import KERNEL_CONVENTION_ULPS as CONVENTION_ULPS
 from attnproof.numeric import KERNEL_FLOOR_ULPS as FLOOR_ULPS
 from attnproof.numeric import KERNEL_LIMIT as LIMIT
+from attnproof.report.view import format_number
 
 from . import _precision as precision
 from . import _proved as proved
@@ -390,8 +391,9 @@ def _compare(name, value, exact, size, plain, rows, floor_ulps) -> CaseResult:
               "floor": floor, **_entries(name, value, exact, index)}
     status = "pass" if ratio <= LIMIT else "fail"
     message = "" if status == "pass" else (
-        f"{name}: error {kernel_error:.3g} in row {list(map(int, index))} vs the plain "
-        f"reference's worst {plain_worst:.3g} (floor {floor:.3g}): {ratio:.3g}x, more than "
+        f"{name}: error {format_number(kernel_error)} in row {list(map(int, index))} vs the "
+        f"plain reference's worst {plain_worst:.3g} (floor {floor:.3g}): "
+        f"{format_number(ratio)}x, more than "
         f"{LIMIT:g}x")
     if status == "fail" and not np.all(np.isfinite(value)):
         message += "; the kernel returned non-finite values"
@@ -418,7 +420,8 @@ def _compare_alone(name, value, alone, exact, size, plain, masked_rows, floor_ul
         value, alone, exact, plain, size = (a[..., None] for a in (value, alone, exact, plain,
                                                                     size))
     same = (value == alone) | (np.isnan(value) & np.isnan(alone))
-    apart = np.nan_to_num(np.where(same, 0.0, np.abs(value - alone)), nan=np.inf)
+    apart = np.nan_to_num(np.where(same, 0.0, np.abs(value - alone)), nan=np.inf,
+                          posinf=np.inf)
     apart_rows = np.max(apart, axis=-1)
     plain_rows = _row_errors(plain, exact)
     if name in ("out", "lse"):  # a fully masked row has no error to speak of, only a convention
@@ -437,16 +440,18 @@ def _compare_alone(name, value, alone, exact, size, plain, masked_rows, floor_ul
     if ratio <= LIMIT:
         return CaseResult("pass", ratio, name, "", detail)
     where = f" of batch element {index[0]}" if other.startswith("the same element") else ""
-    message = (f"{name}{where} differs from {other}: by {difference:.3g} in row {index} vs "
-               f"the plain reference's worst error {plain_worst:.3g} (floor {floor:.3g}): "
-               f"{ratio:.3g}x, more than {LIMIT:g}x")
+    message = (f"{name}{where} differs from {other}: by {format_number(difference)} in row "
+               f"{index} vs the plain reference's worst error {plain_worst:.3g} (floor "
+               f"{floor:.3g}): {format_number(ratio)}x, more than {LIMIT:g}x")
     return CaseResult("fail", ratio, name, message, detail)
 
 
 def _row_errors(value, exact):
     difference = np.abs(value - exact)
     difference = np.where(np.isfinite(value) | ~np.isfinite(exact), difference, np.inf)
-    return np.max(np.nan_to_num(difference, nan=np.inf), axis=-1)
+    # nan_to_num would write +inf as the largest float: an error of 1.8e308 where the kernel
+    # returned NaN or ±inf; the error is infinite, and says so
+    return np.max(np.nan_to_num(difference, nan=np.inf, posinf=np.inf), axis=-1)
 
 
 def _entries(name, value, exact, index) -> dict:
@@ -531,7 +536,7 @@ def read_causal_alignment(kernel, x: Inputs, got, dtype, compute, conventions):
     fits = [a for a, r in ratios.items() if r is not None and r <= LIMIT]
     declared = kernel.causal_alignment
     if not fits:
-        shown = ", ".join(f"{a} {r:.3g}x" for a, r in ratios.items())
+        shown = ", ".join(f"{a} {format_number(r)}x" for a, r in ratios.items())
         return x, CaseResult("fail", max(r or 0 for r in ratios.values()), "out",
                              f"causal with n_q != n_k matches neither alignment ({shown})")
     if len(fits) == len(ratios):  # too few rows differ between the alignments to tell them apart

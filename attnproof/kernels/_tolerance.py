@@ -96,6 +96,7 @@ import numpy as np
 # the conformance rule's limits, as the checker applies them (``_run``)
 from attnproof.numeric import KERNEL_FLOOR_ULPS as FLOOR_ULPS
 from attnproof.numeric import KERNEL_LIMIT as LIMIT
+from attnproof.report.view import format_number
 
 from . import _proved as proved
 from ._declaration import from_layout, layout_shape, normalized_layout
@@ -164,10 +165,12 @@ class Tolerance:
             return (f"attention output at (b, h, i, e) = {where} lies outside "
                     f"[{self.hull.low[where]:.6g}, {self.hull.high[where]:.6g}], the values of "
                     f"its feature over the row's kept keys, by {self.hull.excess(got)[where]:.3g}"
-                    f", {ratio:.3g}x the {self.hull.allowance[where]:.3g} rounding allows "
+                    f", {format_number(ratio)}x the {self.hull.allowance[where]:.3g} rounding "
+                    "allows "
                     f"{entry}")
         return (f"attention output off by {abs(got[where] - self.expected[where]):.3g} at "
-                f"(b, h, i, e) = {where}, {ratio:.3g}x its tolerance {self.atol[where]:.3g} "
+                f"(b, h, i, e) = {where}, {format_number(ratio)}x its tolerance "
+                f"{self.atol[where]:.3g} "
                 f"{entry}")
 
     @property

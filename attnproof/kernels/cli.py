@@ -16,6 +16,7 @@ from pathlib import Path
 
 from attnproof._arguments import positive_int, positive_seconds
 from attnproof.numeric import Device, DeviceError, accelerator_folder
+from attnproof.report.view import format_number
 
 from ._cases import Case
 from ._check import DEFAULT_EXAMPLES, cell_devices, check_kernel, replay
@@ -134,7 +135,7 @@ def _default_out(kernels, chosen) -> Path:
 
 def _progress(kernel: Kernel):
     def show(cell) -> None:
-        ratio = f" {cell.ratio:.2f}x" if cell.ratio is not None else ""
+        ratio = f" {format_number(cell.ratio, '.2f')}x" if cell.ratio is not None else ""
         # why a worker stopped is said at once: the matrix is written only at the end
         why = f": {cell.reason}" if cell.status in STOPPED else ""
         others = len(getattr(cell, "other_failures", ()))

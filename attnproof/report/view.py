@@ -7,6 +7,7 @@ renderers only format that document, so the three cannot disagree about what a r
 from __future__ import annotations
 
 import json
+import math
 import re
 import shlex
 from dataclasses import dataclass
@@ -241,16 +242,26 @@ def number(value) -> float | None:
         return None
 
 
+def format_number(value, spec: str = ".3g") -> str:
+    """A measured number as a reader writes it: NaN, ∞ and −∞ where it is not finite (Python
+    would print nan, inf: "infx" in a ratio), "—" where there is none."""
+    x = number(value)
+    if x is None:
+        return "—"
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return format(x, spec)
+
+
 def format_ulps(value) -> str:
     ulps = number(value)
-    if ulps is None:
-        return "—"
-    return f"{ulps:.1f}" if 0 <= ulps < 1000 else f"{ulps:.3g}"
+    return format_number(ulps, ".1f" if ulps is not None and 0 <= ulps < 1000 else ".3g")
 
 
 def format_bits(value) -> str:
-    bits = number(value)
-    return "—" if bits is None else f"{bits:.1f}"
+    return format_number(value, ".1f")
 
 
 def format_seconds(value) -> str:

@@ -51,7 +51,7 @@ def test_reproduce_names_the_theorem_file_unless_it_is_in_the_catalog():
 
 
 def test_numbers_from_json_strings_and_nones_format_safely():
-    assert view.format_ulps("inf") == "inf" and view.format_ulps(None) == "—"
+    assert view.format_ulps("inf") == "∞" and view.format_ulps(None) == "—"
     assert view.format_ulps(2.71e15) == "2.71e+15" and view.format_bits(51.26) == "51.3"
 
 
