@@ -32,6 +32,7 @@ from ._frameworks import devices as devices_of
 from ._frameworks import dtype_unavailable_reason, framework, unavailable_reason
 from ._properties import PROPERTIES, Property, property_named
 from ._run import LIMIT, CaseResult, run_case
+from ._warnings import kept_with
 
 # a cell conforms only after this many decided cases: the evidence rule, stated with the
 # numeric records' in the driver, which settles every cell (``settle_cell``)
@@ -73,6 +74,9 @@ class Cell:
     # the failures of other mechanisms (``_mechanism``) the cell searched for after its first,
     # each {mechanism, counterexample, replay}: a second defect is never shrunk away behind it
     other_failures: list[dict] = field(default_factory=list)
+    # the warnings the kernel raised while checked (``_warnings``): category, message, where,
+    # count; never printed on the terminal, where they would bury the matrix
+    kernel_warnings: list[dict] = field(default_factory=list)
     reason: str = ""
     seconds: float = 0.0
 
@@ -320,7 +324,8 @@ def check_cell(kernel: Kernel, prop: Property, dtype: str, device: str, examples
     started = time.perf_counter()
     cell = Cell(prop.name, dtype, device, CellStatus.SKIPPED)
     try:
-        return _checked(cell, kernel, prop, dtype, device, examples, spec, on_case, seed)
+        with kept_with(cell):  # the kernel's own warnings go to the report, not the terminal
+            return _checked(cell, kernel, prop, dtype, device, examples, spec, on_case, seed)
     finally:
         cell.seconds = round(time.perf_counter() - started, 3)
 

@@ -94,7 +94,8 @@ def rounded(array: np.ndarray, dtype: str) -> np.ndarray:
         return _tf32(array)
     if _probe_bits(dtype) is not None:
         return _to_bits(array, _probe_bits(dtype))
-    return np.asarray(array, dtype=np.float64).astype(numpy_dtype(dtype)).astype(np.float64)
+    with np.errstate(over="ignore"):  # beyond the format's range rounds to ±inf, as it should
+        return np.asarray(array, dtype=np.float64).astype(numpy_dtype(dtype)).astype(np.float64)
 
 
 def machine_epsilon(dtype: str) -> float:

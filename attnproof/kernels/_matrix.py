@@ -26,6 +26,7 @@ from ._regimes import summary as regime_summary
 from ._run import CONVENTION_WORDS, LIMIT
 from ._schema import ConformanceError
 from ._schema import problem as schema_problem
+from ._warnings import total as warnings_total
 
 MARKS = {CellStatus.CONFORMS: "✅", CellStatus.FAILS: "❌", CellStatus.RAISED: "💥",
          CellStatus.LAYOUT: "🔀", CellStatus.DECLARATION: "📝", CellStatus.CRASHED: "💀",
@@ -115,7 +116,8 @@ def _kernel_section(result) -> doc.Section:
         cells = [_cell(found[group]) if group in found else "" for group in groups]
         rows.append(tuple(doc.text_line(text) for text in [by_name()[prop].title, *cells]))
     blocks = (doc.Paragraph(summary), doc.Table(columns, tuple(rows)), *_conventions(result),
-              *_precision(result), *_set_aside(result), *_regimes(result))
+              *_precision(result), *_set_aside(result), *_warnings_raised(result),
+              *_regimes(result))
     return doc.Section(f"{result.kernel} ({result.framework})", blocks,
                        children=tuple(_failure(cell) for cell in result.failures()))
 
@@ -167,6 +169,22 @@ def _set_aside(result) -> tuple[doc.Block, ...]:
              for reason, cells in why.items()]
     return (doc.Paragraph(doc.text_line("Set aside (not a verdict):")),
             doc.Bullets(tuple(items)))
+
+
+def _warnings_raised(result) -> tuple[doc.Block, ...]:
+    """The kernel's own warnings, per cell, counted (``_warnings``): kept here, not printed
+    while it ran."""
+    items = [doc.Item(doc.text_line(
+        f"{cell.property} {cell.dtype} {cell.device}: " + "; ".join(
+            f"{entry['count']:,} × {entry['category']}: {entry['message']}"
+            + (f" ({entry['where']})" if entry["where"] else "")
+            for entry in cell.kernel_warnings)))
+        for cell in result.cells if getattr(cell, "kernel_warnings", None)]
+    if not items:
+        return ()
+    return (doc.Paragraph(doc.text_line(
+        f"Warnings the kernel raised while checked ({warnings_total(result.cells):,}):")),
+        doc.Bullets(tuple(items)))
 
 
 def _bound(cell) -> str:

@@ -28,6 +28,7 @@ from ._matrix import MARKS, STOPPED, write
 from ._properties import by_name, property_named
 from ._schema import ConformanceError
 from ._spec import load
+from ._warnings import total as warnings_total
 from .library import FRAMEWORK_OF, LIBRARY
 
 __all__ = ["DEFAULT_EXAMPLES", "add_arguments", "run"]
@@ -36,8 +37,8 @@ __all__ = ["DEFAULT_EXAMPLES", "add_arguments", "run"]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
     add("--kernel", metavar="SPEC", action="append",
-        help="jax, mlx, torch, or module:attribute of a Kernel; repeatable (default: the "
-             "installed library kernels)")
+        help=f"a library kernel ({', '.join(LIBRARY)}) or module:attribute of a Kernel; "
+             "repeatable (default: the installed library kernels)")
     add("--property", metavar="P", action="append",
         help=f"check only property P; repeatable (one of {', '.join(by_name())})")
     add("--dtype", metavar="D", action="append", choices=DTYPES, help="only dtype D; repeatable")
@@ -91,11 +92,31 @@ def run(args) -> int:
         return 1
     for path in written:
         print(f"wrote {path}")
+    for line in summary_lines(results, written[0] if written else args.out):
+        print(line)
     for result in results:  # every cell may conform, yet the kernel not be ok: say why
         for finding in result.convention_findings():
             print(f"{result.kernel}: {finding['finding']}: a convention read differently in "
                   "two dtypes or devices (not ok)")
     return 0 if all(r.ok for r in results) else 1
+
+
+def summary_lines(results, report) -> list[str]:
+    """After the matrix: one line per failing cell, what failed and its replay command, and
+    the warnings the kernel raised, counted (they are in the report, not printed as raised)."""
+    lines = []
+    for result in results:
+        for cell in result.failures():
+            what = (cell.counterexample or {}).get("message") or cell.reason or cell.status
+            lines.append(f"{result.kernel} {cell.property} {cell.dtype} {cell.device}: "
+                         f"{MARKS[cell.status]} {cell.status}: {what.splitlines()[0]}")
+            if cell.replay:
+                lines.append(f"    {cell.replay}")
+        raised = warnings_total(result.cells)
+        if raised:
+            lines.append(f"{result.kernel}: the kernel raised {raised:,} warning"
+                         f"{'s' * (raised != 1)} while checked; listed in {report}")
+    return lines
 
 
 def _runs_here(kernel: Kernel, chosen) -> bool:

@@ -509,3 +509,15 @@ nan_rows_past_chunk = kernel("nan_rows_past_chunk", nan_rows_past_chunk=True)
 fully_masked_by_dtype = dataclasses.replace(
     kernel("fully_masked_by_dtype", nan_fully_masked_float64=True), fully_masked=None,
     dtypes=("float32", "float64"))
+
+
+def _noisy(q, k, v, **keywords):
+    # what a kernel's own NumPy code raises on every call: exp overflowing where a score is
+    # large, before the kernel masks it away (the result is right)
+    with np.errstate(over="warn"):
+        np.exp(np.float32(100.0))
+    return correct.fn(q, k, v, **keywords)
+
+
+# a correct kernel that raises a RuntimeWarning on every call
+noisy = dataclasses.replace(correct, name="noisy", fn=_noisy)

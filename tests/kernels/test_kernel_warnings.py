@@ -1,0 +1,87 @@
+"""A kernel's own warnings go to its cells in the report, never flood the terminal; the
+terminal ends with one line per failing cell and the command that replays it."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import warnings
+
+import pytest
+
+from attnproof.cli import main
+from attnproof.kernels import _warnings
+from attnproof.kernels._check import Cell
+
+NOISY = ["kernels", "--kernel", "tests.kernels.planted:noisy", "--property", "forward",
+         "--examples", "5"]
+
+
+@pytest.mark.parametrize("isolation", [[], ["--in-process"]], ids=["workers", "in-process"])
+def test_the_kernels_warnings_are_counted_in_the_report_not_printed(tmp_path, capfd,
+                                                                    isolation):
+    assert main([*NOISY, *isolation, "--out", str(tmp_path)]) == 0
+    out, err = capfd.readouterr()
+    assert "RuntimeWarning" not in out + err and "overflow encountered" not in out + err
+    assert f"noisy: the kernel raised 5 warnings while checked; listed in {tmp_path}" in out
+    (kernel,) = json.loads((tmp_path / "conformance.json").read_text())["kernels"]
+    (cell,) = kernel["cells"]
+    assert cell["kernel_warnings"] == [{"category": "RuntimeWarning",
+                                        "message": "overflow encountered in exp",
+                                        "where": cell["kernel_warnings"][0]["where"],
+                                        "count": 5}]
+    assert cell["kernel_warnings"][0]["where"].startswith("planted.py:")
+    assert "5 × RuntimeWarning: overflow encountered in exp" in (
+        tmp_path / "conformance.md").read_text()
+
+
+def test_attnproofs_own_warnings_are_issued_again_and_the_kernels_kept():
+    cell = Cell("forward", "float32", "cpu", "skipped")
+    own = str(_warnings._PACKAGE / "kernels" / "_run.py")
+    with pytest.warns(UserWarning, match="the checker's own"), _warnings.kept_with(cell):
+        warnings.warn_explicit("the checker's own", UserWarning, own, 1)
+        warnings.warn_explicit("the kernel's", RuntimeWarning, "/elsewhere/kernel.py", 7)
+        warnings.warn_explicit("the kernel's", RuntimeWarning, "/elsewhere/kernel.py", 7)
+    assert cell.kernel_warnings == [{"category": "RuntimeWarning", "message": "the kernel's",
+                                     "where": "kernel.py:7", "count": 2}]
+
+
+def test_a_warning_the_user_made_an_error_still_raises():
+    cell = Cell("forward", "float32", "cpu", "skipped")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeWarning), _warnings.kept_with(cell):
+            warnings.warn_explicit("the kernel's", RuntimeWarning, "/elsewhere/kernel.py", 7)
+
+
+def test_many_distinct_warnings_keep_the_most_frequent_and_count_the_rest():
+    cell = Cell("forward", "float32", "cpu", "skipped")
+    with _warnings.kept_with(cell):
+        for line in range(_warnings.KEPT + 5):
+            warnings.warn_explicit("w", RuntimeWarning, "/elsewhere/kernel.py", line + 1)
+    assert len(cell.kernel_warnings) == _warnings.KEPT + 1
+    assert cell.kernel_warnings[-1] == {"category": "other", "message": "5 more distinct warnings",
+                                        "where": "", "count": 5}
+    assert _warnings.total([cell]) == _warnings.KEPT + 5
+
+
+def test_each_failing_cell_is_printed_with_a_replay_that_reproduces_it(tmp_path, capsys):
+    argv = ["kernels", "--kernel", "tests.kernels.planted:no_max_shift", "--property",
+            "row_offset", "--dtype", "float32", "--examples", "5", "--out", str(tmp_path)]
+    assert main(argv) == 1
+    lines = capsys.readouterr().out.splitlines()
+    (failing,) = [i for i, line in enumerate(lines)
+                  if line.startswith("no_max_shift row_offset float32 cpu: ❌ fails: ")]
+    replay = lines[failing + 1].strip()
+    assert replay.startswith("attnproof replay row_offset --kernel tests.kernels.planted:")
+    assert main(shlex.split(replay)[1:]) == 1  # the printed command fails the kernel again
+    assert '"status": "fail"' in capsys.readouterr().out
+
+
+def test_kernels_help_names_every_library_kernel_the_command_accepts(capsys):
+    from attnproof.kernels.library import LIBRARY
+
+    with pytest.raises(SystemExit):
+        main(["kernels", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())  # argparse wraps the help
+    assert all(name in shown for name in LIBRARY) and "torch-math" in shown
