@@ -9,6 +9,7 @@ or of other directories writes ``reports/partial/`` unless ``--out`` says otherw
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -34,6 +35,7 @@ from ._signals import EXIT_BY_SIGNAL, Stops, described
 from .numeric import replay as replay_command
 from .report import (
     JSON_NAME,
+    MARKDOWN_NAME,
     PDF_NAME,
     Report,
     ResultsError,
@@ -548,8 +550,12 @@ def _error_lines(report: Report) -> list[str]:
 def _print_written(written: Written, out: Path | None = None, args=None) -> None:
     print("wrote " + ", ".join(str(p) for p in written.paths))
     if args is not None and args.out is None and out == PARTIAL.absolute():
+        # a catalog report to leave unchanged is there only once the whole catalog has run
+        there = any((REPORTS / name).exists() for name in (JSON_NAME, MARKDOWN_NAME))
+        kept = (f"the catalog report in {REPORTS}/ is unchanged" if there
+                else f"there is no catalog report in {REPORTS}/ yet (`attnproof prove` writes it)")
         print(f"note: this run is not a complete run of the whole catalog, so it wrote {PARTIAL}/; "
-              f"the catalog report in {REPORTS}/ is unchanged (--out DIR writes elsewhere)")
+              f"{kept} (--out DIR writes elsewhere)")
     for note in written.notes:
         print(f"note: {note}")
     for failure in written.failures:
@@ -597,37 +603,78 @@ def _complain(message: str) -> None:
 
 
 def list_command(args) -> int:
-    last = _last_statuses(args.json)
-    if last is None:
+    runs = _runs(args.json)
+    if runs is None:
         return EXIT_USAGE
     catalog = _discover(args)
-    rows = [(t.name, str(t.source), t.expect, last.get(t.name, "—")) for t in catalog.theorems]
-    columns = tuple(doc.Column(title) for title in ("theorem", "source", "expect", "last status"))
-    print(terminal.table(columns, rows))
+    declared = [(t.name, str(t.source), t.expect) for t in catalog.theorems]
+    # theorems a run checked that no directory here declares (a user's own, run without
+    # --theorems): listed from their results
+    seen = {name for name, _, _ in declared}
+    checked = [(t.name, t.source or "—", t.expect or "—") for _, report in runs
+               for t in report.theorems if t.name not in seen and not seen.add(t.name)]
+    rows = [(*row, _last_status(row[0], runs)) for row in declared + checked]
+    titles = ("theorem", "source", "expect", "last status")
+    columns = tuple(doc.Column(title) for title in titles)
+    print(terminal.table(columns, _fitted(rows, titles, column=1)))
     for error in catalog.errors:
         _complain(f"error: {error.message}")
     return EXIT_NOT_OK if catalog.errors else EXIT_OK
 
 
-def _last_statuses(path: Path) -> dict[str, str] | None:
-    """Each theorem's status in the results at ``path``; {} when there are none yet, None
-    when the file is there but unreadable (already said why)."""
-    if not path.exists():
-        return {}
-    report = _read(path)
-    return None if report is None else {t.name: t.status for t in report.theorems}
+def _runs(json_path: Path) -> list[tuple[Path, Report]] | None:
+    """The results ``list`` and ``show`` read, in the order they are read: ``json_path``, then,
+    where it is the default, every other run under reports/ (reports/partial/, a GPU run's),
+    newest first. None when ``json_path`` is there but unreadable (already said why)."""
+    runs = []
+    if json_path.exists():
+        report = _read(json_path)
+        if report is None:
+            return None
+        runs.append((json_path, report))
+    if json_path == DEFAULT_JSON:
+        others = sorted((p for p in REPORTS.glob(f"**/{JSON_NAME}") if p != DEFAULT_JSON),
+                        key=lambda p: p.stat().st_mtime, reverse=True)
+        for path in others:
+            try:
+                runs.append((path, load_results(path)))
+            except (ResultsError, OSError):
+                continue
+    return runs
+
+
+def _last_status(name: str, runs) -> str:
+    for _, report in runs:
+        for t in report.theorems:
+            if t.name == name:
+                return t.status
+    return "—"
+
+
+def _fitted(rows: list[tuple[str, ...]], titles: tuple[str, ...],
+            column: int) -> list[tuple[str, ...]]:
+    """``rows`` with the text of ``column`` (the long one) cut with an ellipsis so that each
+    row, padded under ``titles`` two spaces apart, fits the terminal's width."""
+    width = shutil.get_terminal_size().columns
+    others = sum(max(len(r[i]) for r in [titles, *rows])
+                 for i in range(len(titles)) if i != column)
+    room = max(12, width - 1 - 2 * (len(titles) - 1) - others)
+    return [tuple(_cut(text, room) if i == column else text for i, text in enumerate(row))
+            for row in rows]
+
+
+def _cut(text: str, room: int) -> str:
+    return text if len(text) <= room else text[:room - 1] + "…"
 
 
 # -- show ----------------------------------------------------------------------------------------
 
 
 def show_command(args) -> int:
-    report = _read(args.json) if args.json.exists() else None
-    if args.json.exists() and report is None:
+    runs = _runs(args.json)
+    if runs is None:
         return EXIT_USAGE
-    results = {t.name: t for t in report.theorems} if report else {}
-    if args.name not in results and args.json == DEFAULT_JSON:
-        report, results = _other_run_with(args.name, report, results)
+    report, results = _run_with(args.name, runs, args.json)
     if args.name in results:
         fixes = view.corrections(report).get(args.name, [])
         print(terminal.section(doc.theorem_section(results[args.name], fixes)))
@@ -643,22 +690,18 @@ def show_command(args) -> int:
     return EXIT_OK
 
 
-def _other_run_with(name: str, report, results: dict):
-    """The results of the newest other run under reports/ that checked ``name`` (a run of a
-    subset or of one's own files writes reports/partial/, a GPU run reports/gpu/), said on
-    the terminal; else ``report`` and ``results`` unchanged."""
-    others = sorted((p for p in REPORTS.glob(f"**/{JSON_NAME}") if p != DEFAULT_JSON),
-                    key=lambda p: p.stat().st_mtime, reverse=True)
-    for path in others:
-        try:
-            found = load_results(path)
-        except (ResultsError, OSError):
-            continue
-        by_name = {t.name: t for t in found.theorems}
+def _run_with(name: str, runs, asked: Path):
+    """The first of ``runs`` that checked ``name`` and its results by name, said on the
+    terminal when it is not the results asked for (a run of a subset or of one's own files
+    writes reports/partial/, a GPU run reports/gpu/); else the first run's, or none."""
+    for path, report in runs:
+        by_name = {t.name: t for t in report.theorems}
         if name in by_name:
-            print(f"(from {terminal.escape(path)})", file=sys.stderr)
-            return found, by_name
-    return report, results
+            if path != asked:
+                print(f"(from {terminal.escape(path)})", file=sys.stderr)
+            return report, by_name
+    first = runs[0][1] if runs else None
+    return first, ({t.name: t for t in first.theorems} if first else {})
 
 
 def _show_declaration(theorem, json_path: Path) -> None:

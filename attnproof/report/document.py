@@ -572,8 +572,10 @@ def _counterexamples(t: TheoremResult, catalog: bool) -> list[Block]:
     for where, values, replay in view.shown_counterexamples(t):
         blocks += [Paragraph(text_line(Strong("Counterexample"), f" ({where}):")),
                    Listing(view.as_lines(values))]
-        if replay:
-            blocks += [Paragraph(text_line("Replay:")),
+        if replay:  # the counterexample above is shrunk; the replay runs the row as drawn
+            blocks += [Paragraph(text_line("Replay (rebuilds the batch from its seed and "
+                                           "evaluates the failing row as drawn, before it was "
+                                           "shrunk toward the round values above):")),
                        Command(view.portable_command(replay, catalog))]
     return blocks
 

@@ -172,6 +172,16 @@ def test_a_subset_run_writes_reports_partial_and_leaves_the_catalog_report(
     assert "so it wrote reports/partial/; the catalog report in reports/ is unchanged" in printed
 
 
+def test_a_subset_run_where_no_catalog_report_is_says_there_is_none(tmp_path, theorems, capsys,
+                                                                     monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["prove", "--theorems", str(theorems), "--theorem", "doubling",
+                 "--in-process"]) == 0
+    printed = capsys.readouterr().out
+    assert "is unchanged" not in printed
+    assert "there is no catalog report in reports/ yet (`attnproof prove` writes it)" in printed
+
+
 @pytest.mark.parametrize(("argv", "whole"), [
     ([], True), (["--profile", "quick"], True), (["--theorem", "x"], False),
     (["--no-catalog"], False), (["--backend", "numpy"], False), (["--symbolic-only"], False),

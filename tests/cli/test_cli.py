@@ -4,6 +4,7 @@ import json
 import shutil
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -94,6 +95,34 @@ def test_list_shows_the_last_known_status(tmp_path, theorems, capsys):
     assert (row[0], row[-2], row[-1]) == ("doubling", "holds", "proved")
 
 
+def test_list_sees_the_run_just_made_and_the_users_theorems_in_it(tmp_path, theorems, capsys,
+                                                                    monkeypatch):
+    # a run of one's own files writes reports/partial/; list reads it as show does, and lists
+    # the theorems it checked though no --theorems names their folder
+    monkeypatch.chdir(tmp_path)
+    files.write(theorems, "good.py", files.TRUE, name="doubling_of_mine")
+    assert main(["prove", "--no-catalog", "--theorems", str(theorems), "--in-process"]) == 0
+    assert (tmp_path / "reports" / "partial" / "results.json").exists()
+    capsys.readouterr()
+    assert main(["list"]) == 0  # the catalog, and no --theorems
+    (row,) = [line.split() for line in capsys.readouterr().out.splitlines()
+              if line.startswith("doubling_of_mine")]
+    assert (row[-2], row[-1]) == ("holds", "proved")
+
+
+def test_list_rows_fit_the_terminal(tmp_path, theorems, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    long_source = "a source of a great many words " * 6
+    (theorems / "long.py").write_text(
+        textwrap.dedent(files.HEADER) + "long = Theorem('long', Source('f', "
+        f"{long_source!r}), Equals(x[i] + x[i], 2 * x[i]), inputs=(x,))\n")
+    assert main(["list", "--no-catalog", "--theorems", str(theorems),
+                 "--json", str(tmp_path / "none.json")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) < 80 for line in lines)
+    assert any("…" in line and line.startswith("long") for line in lines)
+
+
 def test_list_exits_one_when_a_file_does_not_load(tmp_path, theorems, capsys):
     files.write(theorems, "broken.py", files.BROKEN)
     assert main(["list", "--no-catalog", "--theorems", str(theorems)]) == 1
@@ -162,7 +191,9 @@ def test_show_prints_statement_proof_evidence_counterexample_and_replay(
     assert "proof:      exact counterexample" in shown
     assert "numpy    float64  cpu     eager  failed        640" in shown
     assert "Counterexample (numpy float64 cpu eager):\n  x[0]: 1.0" in shown
-    assert "Replay:\n  attnproof replay x" in shown
+    # which instance each prints: the shrunk row here, the row as drawn by the replay
+    assert ("Replay (rebuilds the batch from its seed and evaluates the failing row as drawn, "
+            "before it was shrunk toward the round values above):\n  attnproof replay x") in shown
     # a file outside the folder the command runs in: named by its folder and file, to be run
     # from the folder that holds it (never the machine's absolute path)
     assert "attnproof prove --theorem tripling --theorems theorems/false.py" in shown

@@ -233,7 +233,12 @@ def test_replay_command_reproduces_the_failure(capsys):
     command, *argv = shlex.split(record.replay)
     assert command == "attnproof"
     assert cli_main(argv) == 1
-    assert json.loads(capsys.readouterr().out)["failing_row"] is not None
+    replayed = json.loads(capsys.readouterr().out)
+    assert replayed["failing_row"] is not None
+    # it says which instance it prints: the row as drawn, not the shrunk one the reports show
+    assert replayed["instance"] == (f"row {replayed['failing_row']} of the batch rebuilt from "
+                                    f"seed {argv[argv.index('--seed') + 1]}, as drawn (the "
+                                    "reports show it shrunk toward round values)")
     assert record.replay.endswith("--theorems tests/numeric/sample_theorems.py")
 
 

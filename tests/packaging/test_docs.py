@@ -114,3 +114,19 @@ def test_the_errata_page_lists_each_claim_found_false_with_its_corrections(catal
     errata = {t.name: corrections.get(t.name, set()) for t in catalog.theorems
               if t.expect == "refuted" and not t.denied}  # a denied statement is no erratum
     assert rows == errata
+
+
+def test_the_overview_quoted_in_command_line_md_is_the_reference_reports():
+    """The quote says it is from reports/reference/summary.md: each of its lines is there, so
+    the quote cannot drift from the report it cites (it did: a 195-theorem overview stayed
+    quoted after the reference had 214)."""
+    lines = (REPO / "docs" / "command-line.md").read_text().splitlines()
+    start = lines.index("> | status | meaning | theorems |")
+    quoted = []
+    for line in lines[start:]:
+        if not line.startswith(">"):
+            break
+        quoted.append(line[2:].replace("](../reports/reference/", "]("))
+    reference = set((REPO / "reports" / "reference" / "summary.md").read_text().splitlines())
+    assert [line for line in quoted if line and line not in reference] == []
+    assert any("theorems**" in line for line in quoted)
