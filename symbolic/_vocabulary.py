@@ -16,7 +16,7 @@ from sympy.printing.precedence import PRECEDENCE
 from ._errors import TheoremError
 
 
-def _raised(text: str, exp: str | None, parenthesized: bool = False) -> str:
+def raised_latex(text: str, exp: str | None, parenthesized: bool = False) -> str:
     """A node's LaTeX raised to ``exp``, the printed exponent SymPy's printer passes to a
     function's ``_latex`` when it is the base of a power (p², p^β). A subscripted node is put in
     parentheses first: softmax_j(x)^2 would read as the square of x's softmax only by luck."""
@@ -83,8 +83,8 @@ class Softmax(sp.Function):
                  else printer.parenthesize(self.logits, PRECEDENCE["Mul"]))
         index = printer._print(self.index)
         mask = "" if self.mask == 1 else r" \,\middle|\, " + printer._print(self.mask)
-        return _raised(rf"\operatorname{{softmax}}_{{{index}}}\left({beta}{inner}{mask}\right)",
-                       exp, parenthesized=True)
+        text = rf"\operatorname{{softmax}}_{{{index}}}\left({beta}{inner}{mask}\right)"
+        return raised_latex(text, exp, parenthesized=True)
 
 
 class AllMasked(sp.Product):
@@ -253,8 +253,8 @@ class Rotation(sp.Function):
 
     def _latex(self, printer, exp=None):
         row, column = (printer._print(a) for a in self.args[1:])
-        return _raised(rf"R\left({printer._print(self.angle)}\right)_{{{row} {column}}}", exp,
-                       parenthesized=True)
+        text = rf"R\left({printer._print(self.angle)}\right)_{{{row} {column}}}"
+        return raised_latex(text, exp, parenthesized=True)
 
 
 class Indicator(sp.Function):
@@ -279,7 +279,7 @@ class Indicator(sp.Function):
         return self.args[0]
 
     def _latex(self, printer, exp=None):
-        return _raised(rf"\left[{printer._print(self.condition)}\right]", exp)
+        return raised_latex(rf"\left[{printer._print(self.condition)}\right]", exp)
 
 
 def indicator(condition) -> Indicator:

@@ -72,6 +72,7 @@ from ._vocabulary import (
     ReduceMin,
     Softmax,
     expand_vocabulary,
+    raised_latex,
 )
 
 __all__ = [
@@ -102,6 +103,7 @@ __all__ = [
     "as_expression",
     "check_name",
     "expand_vocabulary",
+    "raised_latex",
     "rename_bound_indices",
     # checks a kind's validate() runs on its own expressions
     "check_names_valid",

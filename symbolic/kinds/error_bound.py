@@ -49,6 +49,7 @@ from ..route import (
     TheoremError,
     as_expression,
     free_indices,
+    raised_latex,
 )
 
 RELATIVE_TO = ("value", "abs-scale", "absolute")
@@ -66,8 +67,9 @@ class LogError(sp.Function):
     def _eval_rewrite_as_log(self, count, **kwargs):
         return -sp.log(1 - gamma(count))
 
-    def _latex(self, printer):
-        return rf"\lambda_{{{printer._print(self.args[0])}}}"
+    def _latex(self, printer, exp=None):
+        return raised_latex(rf"\lambda_{{{printer._print(self.args[0])}}}", exp,
+                            parenthesized=True)
 
 
 def log_error(count: sp.Expr) -> LogError:

@@ -45,6 +45,7 @@ from ..route import (
     TheoremError,
     expand_vocabulary,
     ordered_free_indices,
+    raised_latex,
 )
 from . import _ieee_arithmetic as ieee
 from ._ieee_arithmetic import FORMATS, INF, Enclosure
@@ -298,10 +299,10 @@ class Where(sp.Function):
 
     nargs = 3
 
-    def _latex(self, printer):
+    def _latex(self, printer, exp=None):
         mask, x = (printer._print(a) for a in self.args[:2])
         fill = _float_latex(self.args[2]) or printer._print(self.args[2])
-        return rf"\operatorname{{where}}\left({mask}, {x}, {fill}\right)"
+        return raised_latex(rf"\operatorname{{where}}\left({mask}, {x}, {fill}\right)", exp)
 
 
 def _float_latex(value) -> str | None:

@@ -1,14 +1,17 @@
-"""Every node of the attention vocabulary renders in LaTeX, alone and as the base of a power.
+"""Every node of the statement language renders in LaTeX, alone and as the base of a power.
 
 SymPy's printer hands a function-like base its exponent (``_latex(printer, exp=...)``): a node
 that did not take it made Σ_j p_j², p^β and [j ≤ i]² unprintable, and a theorem stating one
-ended in an error before any check. The nodes are found in the vocabulary module itself, so a
-node added later without an example here fails ``test_every_vocabulary_node_has_an_example``.
+ended in an error before any check. The nodes are found in the vocabulary module and the claim
+kinds' modules, every one that prints itself (``_latex``), so a node added later without an
+example here fails ``test_every_vocabulary_node_has_an_example``.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 
 import pytest
 import sympy as sp
@@ -17,7 +20,9 @@ from attnproof.symbolic import _vocabulary as vocabulary
 from attnproof.symbolic import (
     fully_masked,
     indicator,
+    kinds,
     latex,
+    log_error,
     lse,
     masked_softmax,
     online_softmax,
@@ -25,7 +30,11 @@ from attnproof.symbolic import (
     rowmax,
     rowmin,
     softmax,
+    where,
 )
+from attnproof.symbolic.kinds.error_bound import LogError
+from attnproof.symbolic.kinds.ieee import Where
+from attnproof.symbolic.kinds.spectral import SpectralTerm, cond
 
 i, j = sp.Idx("i", 4), sp.Idx("j", 4)
 S, M, V = sp.IndexedBase("S"), sp.IndexedBase("M"), sp.IndexedBase("V")
@@ -41,14 +50,25 @@ EXAMPLES = {
     vocabulary.OnlineSoftmax: lambda: online_softmax(S[i, j], V[j, i], j, 2),
     vocabulary.Rotation: lambda: rotation(theta, i, j),
     vocabulary.Indicator: lambda: indicator(j <= i),
+    LogError: lambda: log_error(sp.Symbol("k", integer=True, positive=True)),
+    Where: lambda: where(M[i, j], S[i, j], -sp.oo),
+    SpectralTerm: lambda: cond(S[i, j], i, j),  # each subclass prints as its base does
 }
 MASKED = masked_softmax(S[i, j], M[i, j], j)
 
 
+def _modules():
+    yield vocabulary
+    for found in pkgutil.iter_modules(kinds.__path__):
+        yield importlib.import_module(f"{kinds.__name__}.{found.name}")
+
+
 def _nodes() -> list[type]:
-    return sorted((c for _, c in inspect.getmembers(vocabulary, inspect.isclass)
-                   if c.__module__ == vocabulary.__name__ and issubclass(c, sp.Basic)),
-                  key=lambda c: c.__name__)
+    """The vocabulary's nodes, and every node of a claim kind's module that prints itself."""
+    found = {c for module in _modules() for _, c in inspect.getmembers(module, inspect.isclass)
+             if c.__module__ == module.__name__ and issubclass(c, sp.Basic)
+             and (module is vocabulary or "_latex" in vars(c))}
+    return sorted(found, key=lambda c: c.__name__)
 
 
 def test_every_vocabulary_node_has_an_example():
