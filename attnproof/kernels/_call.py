@@ -19,6 +19,7 @@ from ._declaration import (
 )
 from ._frameworks import Framework, numpy_dtype, rounded
 from ._truth import Inputs
+from ._warnings import raised_by_kernel
 
 
 class LayoutMismatch(Exception):
@@ -75,7 +76,8 @@ def _called(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, de
     keywords = _keywords(kernel, fw, x, case, dtype, device)
     forward = fw.bind(kernel.fn, keywords, kernel.mode)
 
-    result = forward(put["q"], put["k"], put["v"])
+    with raised_by_kernel():  # counted for the report, not printed over the matrix
+        result = forward(put["q"], put["k"], put["v"])
     out, lse = _pair(result) if kernel.returns_lse else (result, None)
     b, h, n_q, _ = x.q.shape
     got = {"out": read(fw, out, kernel, "out", (b, h, n_q, x.v.shape[3]))}
@@ -83,15 +85,21 @@ def _called(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, de
         got["lse"] = read(fw, lse, kernel, "lse", (b, h, n_q, 1))[..., 0]
     if set(outputs) & {"dq", "dk", "dv"}:
         g = fw.put(to_layout(x.g, letters_of(kernel, "out")), dtype, device)
-        if kernel.gradients == "autodiff":
-            first = _first_of_pair if kernel.returns_lse else _itself
-            grads = fw.gradients(kernel.fn, keywords, first, kernel.mode)(put["q"], put["k"],
-                                                                           put["v"], g)
-        else:
-            grads = kernel.gradients(put["q"], put["k"], put["v"], g, **keywords)
+        with raised_by_kernel():
+            grads = _gradients(kernel, fw, keywords, put, g)
         for name, arg, like in zip(("dq", "dk", "dv"), "qkv", (x.q, x.k, x.v), strict=True):
             got[name] = read(fw, grads[("dq", "dk", "dv").index(name)], kernel, arg, like.shape)
     return got
+
+
+def _gradients(kernel: Kernel, fw: Framework, keywords: dict, put: dict, g):
+    """dQ, dK, dV of the kernel at ``put``'s arrays for the output gradient ``g``: by the
+    framework's autodiff of its forward, or by its own backward."""
+    if kernel.gradients == "autodiff":
+        first = _first_of_pair if kernel.returns_lse else _itself
+        return fw.gradients(kernel.fn, keywords, first, kernel.mode)(put["q"], put["k"],
+                                                                      put["v"], g)
+    return kernel.gradients(put["q"], put["k"], put["v"], g, **keywords)
 
 
 def _placed(fw: Framework, array: np.ndarray, dtype: str, device: str, memory: str | None,

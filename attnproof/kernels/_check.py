@@ -74,7 +74,7 @@ class Cell:
     # the failures of other mechanisms (``_mechanism``) the cell searched for after its first,
     # each {mechanism, counterexample, replay}: a second defect is never shrunk away behind it
     other_failures: list[dict] = field(default_factory=list)
-    # the warnings the kernel raised while checked (``_warnings``): category, message, where,
+    # the warnings the kernel raised in its calls (``_warnings``): category, message, where,
     # count; never printed on the terminal, where they would bury the matrix
     kernel_warnings: list[dict] = field(default_factory=list)
     reason: str = ""

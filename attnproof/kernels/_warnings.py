@@ -3,53 +3,69 @@
 A kernel's own NumPy or framework warnings (overflow in exp, an invalid value in a subtraction)
 repeat on every one of hundreds of calls; printed, they bury the matrix. Each cell records
 them instead, counted and deduplicated by category, message and place, and the report lists
-them. Warnings raised by attnproof's own code are not the kernel's: they are issued again, as
-they would have been.
+them. Only the kernel's call is watched (``raised_by_kernel``, around the forward and gradient
+calls): a warning of the checker's own code, or of a library the checker calls, is issued as
+usual, and one a kernel issues with ``stacklevel=2`` (pointing at its caller, the checker) is
+still the kernel's.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import warnings
 from collections import Counter
 from pathlib import Path
 
-# attnproof's code, and the folders its package links in (symbolic/, numeric/, theorems/)
-_PACKAGE = Path(__file__).resolve().parents[1]
-_OWN_ROOTS = (_PACKAGE, *((_PACKAGE / name).resolve() for name in ("symbolic", "numeric",
-                                                                   "theorems")))
 # a cell keeps this many distinct warnings; the rest are counted in one entry
 KEPT = 20
+
+# the warnings counted so far in the cell being checked, by (category, message, where); None
+# outside a cell (a replay, a user's own call), where the kernel's warnings are issued as in
+# their code
+_COUNTED: contextvars.ContextVar[Counter | None] = contextvars.ContextVar("kernel_warnings",
+                                                                          default=None)
 
 
 @contextlib.contextmanager
 def kept_with(cell):
-    """Record every warning raised inside, as ``cell.kernel_warnings``. Filters stay the
-    user's where they turn a warning into an error (the kernel raises as it would in their
-    code); else every occurrence is recorded, so the counts are true."""
+    """Check ``cell`` inside: what the kernel raises in its calls ends in
+    ``cell.kernel_warnings``, counted."""
+    counted: Counter = Counter()
+    token = _COUNTED.set(counted)
+    try:
+        yield
+    finally:
+        _COUNTED.reset(token)
+        cell.kernel_warnings = _tally(counted)
+
+
+@contextlib.contextmanager
+def raised_by_kernel():
+    """Around one call of the kernel: its warnings are recorded for the cell, not shown.
+    Filters stay the user's where they turn a warning into an error (the kernel raises as it
+    would in their code); else every occurrence is recorded, so the counts are true."""
+    counted = _COUNTED.get()
+    if counted is None:
+        yield
+        return
     with warnings.catch_warnings(record=True) as seen:
         if not any(action == "error" for action, *_ in warnings.filters):
             warnings.simplefilter("always")
         try:
             yield
         finally:
-            cell.kernel_warnings = _tally([w for w in seen if not _own(w.filename)])
-    for w in seen:
-        if _own(w.filename):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            counted.update(_key(w) for w in seen)
 
 
-def _own(filename: str) -> bool:
-    try:
-        path = Path(filename).resolve()
-    except (OSError, ValueError):
-        return False
-    return any(path.is_relative_to(root) for root in _OWN_ROOTS)
+def _key(w: warnings.WarningMessage) -> tuple[str, str, str]:
+    """What makes two warnings one entry: category, the message's first line, file:line."""
+    message = str(w.message)
+    return (w.category.__name__, message.splitlines()[0] if message else "",
+            f"{Path(w.filename).name}:{w.lineno}")
 
 
-def _tally(seen) -> list[dict]:
-    counts = Counter((w.category.__name__, str(w.message).splitlines()[0] if str(w.message)
-                      else "", f"{Path(w.filename).name}:{w.lineno}") for w in seen)
+def _tally(counts: Counter) -> list[dict]:
     kept = [{"category": category, "message": message, "where": where, "count": count}
             for (category, message, where), count in counts.most_common(KEPT)]
     rest = sum(counts.values()) - sum(entry["count"] for entry in kept)

@@ -104,19 +104,25 @@ def run(args) -> int:
 def summary_lines(results, report) -> list[str]:
     """After the matrix: one line per failing cell, what failed and its replay command, and
     the warnings the kernel raised, counted (they are in the report, not printed as raised)."""
-    lines = []
+    failed = [(result.kernel, cell) for result in results for cell in result.failures()]
+    lines = [f"{len(failed)} failing cell{'s' * (len(failed) != 1)}, each with the command "
+             f"that replays it (the counterexamples in {report}):",
+             *(line for kernel, cell in failed for line in _failure_lines(kernel, cell))
+             ] if failed else []
     for result in results:
-        for cell in result.failures():
-            what = (cell.counterexample or {}).get("message") or cell.reason or cell.status
-            lines.append(f"{result.kernel} {cell.property} {cell.dtype} {cell.device}: "
-                         f"{MARKS[cell.status]} {cell.status}: {what.splitlines()[0]}")
-            if cell.replay:
-                lines.append(f"    {cell.replay}")
         raised = warnings_total(result.cells)
         if raised:
             lines.append(f"{result.kernel}: the kernel raised {raised:,} warning"
                          f"{'s' * (raised != 1)} while checked; listed in {report}")
     return lines
+
+
+def _failure_lines(kernel: str, cell) -> list[str]:
+    """The failing cell's line, the shortest statement of what failed, and its replay."""
+    what = (cell.counterexample or {}).get("message") or cell.reason or cell.status
+    line = (f"{kernel} {cell.property} {cell.dtype} {cell.device}: {MARKS[cell.status]} "
+            f"{cell.status}: {what.splitlines()[0]}")
+    return [line, f"    {cell.replay}"] if cell.replay else [line]
 
 
 def _runs_here(kernel: Kernel, chosen) -> bool:

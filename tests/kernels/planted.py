@@ -11,6 +11,7 @@ masked rows change convention with the dtype (``fully_masked_by_dtype``).
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 
@@ -521,3 +522,15 @@ def _noisy(q, k, v, **keywords):
 
 # a correct kernel that raises a RuntimeWarning on every call
 noisy = dataclasses.replace(correct, name="noisy", fn=_noisy)
+
+
+def _deprecating(q, k, v, **keywords):
+    # a library's deprecation as libraries issue it: at stacklevel 2, naming the caller's line,
+    # which is the checker's own code that calls the kernel
+    warnings.warn("calling attention without is_causal is deprecated", FutureWarning,
+                  stacklevel=2)
+    return correct.fn(q, k, v, **keywords)
+
+
+# a correct kernel whose every call warns in the name of its caller
+deprecating = dataclasses.replace(correct, name="deprecating", fn=_deprecating)
