@@ -90,7 +90,10 @@ def test_records_from_xdist_workers_make_one_complete_report(child, pytester):
     assert data["theorems"][0]["source"] == "doc.txt §1, eq. (1)"
     assert data["run"]["by"] == "pytest"
     written = sorted(p.name for p in (pytester.path / "reports" / "pytest").glob("*.*"))
-    assert written == ["coverage.md", "report.tex", "results.json", "summary.md"]
+    # the user's own theorems (run.user_theorems, as `attnproof prove` records them) cover no
+    # claim of the documents: no coverage page, as prove writes none for them
+    assert data["run"]["user_theorems"] == ["doubling", "tripling"]
+    assert written == ["report.tex", "results.json", "summary.md"]
     assert [p.name for p in (pytester.path / "reports" / "pytest" / "topics").iterdir()] == [
         "your-theorems.md"]
     assert sorted(p.name for p in (pytester.path / "reports").iterdir()) == ["pytest"]
