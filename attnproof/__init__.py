@@ -133,7 +133,13 @@ else:  # at run time: imported on first use
 
     def __getattr__(name: str):
         """The language's names (``attnproof.Theorem``, ``__all__``), imported on first use, so
-        that ``attnproof`` itself starts fast and the command can catch an early Ctrl-C."""
+        that ``attnproof`` itself starts fast and the command can catch an early Ctrl-C.
+
+        No name of the language begins with ``_``: such a name is refused before SymPy loads,
+        since ``from attnproof import _module`` asks for it first (``hasattr``), before it
+        imports the submodule."""
+        if name.startswith("_") and name != "__all__":
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
         language = importlib.import_module(".symbolic", __name__)
         if name == "__all__":
             return [*language.__all__, "__version__"]

@@ -14,7 +14,6 @@ import os
 from pathlib import Path
 
 from attnproof.numeric import Device, DeviceError, device_kind
-from attnproof.symbolic import source_problem
 
 
 def closest(value: str, choices) -> str | None:
@@ -27,6 +26,15 @@ def unknown(what: str, value: str, choices) -> str:
     guess = closest(value, choices)
     hint = f"; did you mean {guess!r}?" if guess else ""
     return f"unknown {what} {value!r}{hint} (choose from {', '.join(choices)})"
+
+
+def unknown_theorem(name: str, known: list[str]) -> str:
+    """``no theorem named 'x'; did you mean 'y'? (...)``, listing the names when few."""
+    guess = closest(name, known)
+    hint = f"; did you mean {guess!r}?" if guess else ""
+    choices = (f"choose from {', '.join(known)}" if len(known) <= 12
+               else f"`attnproof list` shows all {len(known)}")
+    return f"no theorem named {name!r}{hint} ({choices})"
 
 
 def one_of(what: str, choices):
@@ -131,6 +139,8 @@ def positive_seconds(value: str) -> float:
 
 def theorem_source(value: str) -> Path:
     """A ``--theorems`` value: an existing directory holding theorem files, or a .py file."""
+    from attnproof.symbolic import source_problem  # here: the language loads SymPy
+
     problem = source_problem(value)
     if problem:
         raise argparse.ArgumentTypeError(problem)

@@ -230,9 +230,14 @@ TIMINGS_NAME = "timings.json"
 def slowest_first(theorems: list) -> list:
     """``theorems`` ordered by the time each took in the last run, slowest first (theorems never
     timed first of all), so that no long theorem starts last and runs alone at the end."""
-    directory = cache_directory()
-    known = _read_timings(directory / TIMINGS_NAME) if directory else {}
+    known = last_timings()
     return sorted(theorems, key=lambda t: -known.get(t.name, float("inf")))
+
+
+def last_timings() -> dict[str, float]:
+    """The seconds each theorem took when it last ran (none with the caches off)."""
+    directory = cache_directory()
+    return _read_timings(directory / TIMINGS_NAME) if directory else {}
 
 
 def remember_timings(seconds: dict[str, float]) -> None:

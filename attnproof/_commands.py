@@ -1,4 +1,5 @@
-"""The commands of ``attnproof`` (see ``attnproof.cli`` for the entry point and exit codes).
+"""The commands of ``attnproof`` (see ``attnproof.cli`` for the entry point and exit codes, and
+``_parser`` for their options, which imports none of this).
 
 Every value is checked before any work starts: against the numeric table (backends, dtypes,
 devices, modes), the profiles, the theorems discovered, and the file system (theorem
@@ -15,12 +16,13 @@ import tempfile
 from pathlib import Path
 
 from attnproof import symbolic
-from attnproof.numeric import PROFILE_NAMES, disable_caches, profile_timeout, time_log
+from attnproof.numeric import disable_caches, profile_timeout, time_log
 from attnproof.symbolic import PROOF_TIME_LIMIT
 
-from . import __version__, _runner
 from . import _arguments as arguments
+from . import _index, _runner
 from . import _sandbox as sandbox
+from ._cache import last_timings
 from ._exits import (
     EXIT_INTERRUPTED,
     EXIT_NOT_OK,
@@ -29,10 +31,11 @@ from ._exits import (
     EXIT_USAGE,
 )
 from ._journal import Journal, run_key
+from ._parser import DEFAULT_JSON, PARTIAL, REPORTS, UsageError
 from ._progress import Progress, first_error
 from ._runner import RunInterrupted, numeric_api, run
 from ._signals import EXIT_BY_SIGNAL, Stops, described
-from .numeric import replay as replay_command
+from .numeric import replay as replay_numeric
 from .report import (
     JSON_NAME,
     MARKDOWN_NAME,
@@ -51,139 +54,10 @@ from .report import (
 )
 from .report import document as doc
 
-REPORTS = Path("reports")
-PARTIAL = REPORTS / "partial"
-DEFAULT_JSON = REPORTS / JSON_NAME
-# Seconds a file of --theorems may take to load for `list` and `show` (which check nothing, so
-# have no profile); loading a file takes well under a second.
-LOAD_TIMEOUT = 60.0
 
-
-class UsageError(Exception):
-    """A value that names nothing that exists; exit 2 before any work."""
-
-
-def run_command(argv: list[str] | None = None, doc: str = "") -> int:
-    """Parse ``argv`` and run its command; ``doc`` (the entry point's) heads the help."""
-    args = _parser(doc).parse_args(argv)
-    try:
-        return args.command(args)
-    except UsageError as error:
-        print(f"attnproof: {error}", file=sys.stderr)
-        return EXIT_USAGE
-
-
-def _parser(doc: str = "") -> argparse.ArgumentParser:
-    description, _, epilog = doc.partition("\n\n")
-    parser = argparse.ArgumentParser(prog="attnproof", description=description or None,
-                                     epilog=epilog or None)
-    parser.add_argument("--version", action="version", version=f"attnproof {__version__}")
-    commands = parser.add_subparsers(required=True, metavar="COMMAND")
-    prove = commands.add_parser("prove", help="prove and check theorems, write reports")
-    _add_theorem_source(prove)
-    _add_prove_options(prove)
-    prove.set_defaults(command=prove_command)
-    listing = commands.add_parser("list", help="list theorems and their last known status")
-    _add_theorem_source(listing)
-    _add_load_timeout(listing)
-    _add_json_input(listing)
-    listing.set_defaults(command=list_command)
-    show = commands.add_parser("show", help="a theorem's statement, proof, evidence and replay")
-    show.add_argument("name", metavar="NAME")  # checked against the theorems found
-    _add_theorem_source(show)
-    _add_load_timeout(show)
-    _add_json_input(show)
-    show.set_defaults(command=show_command)
-    report = commands.add_parser("report", help="re-render the reports from results JSON")
-    _add_json_input(report)
-    report.add_argument("--out", metavar="DIR", type=Path,  # checked writable before rendering
-                        help="report directory (default: the JSON file's directory)")
-    report.add_argument("--pdf", action="store_true", help="also compile report.pdf (pdflatex)")
-    report.set_defaults(command=report_command)
-    replay = commands.add_parser("replay", help="replay a counterexample from its replay "
-                                 "command: a theorem's numeric record, or a kernel's case")
-    replay_command.add_arguments(replay)
-    replay.add_argument("--kernel", metavar="SPEC",
-                        help="replay a kernel checker's case: NAME is then the property, and "
-                             "--case the case (jax, mlx, torch, or module:attribute)")
-    replay.add_argument("--case", metavar="JSON", help="the case a kernel's failure printed")
-    replay.set_defaults(command=_replay)
-    _add_kernels_command(commands)
-    devices = commands.add_parser("devices", help="what this machine can run: backends, "
-                                                  "frameworks, devices and dtypes")
-    devices.add_argument("--json", action="store_true", help="as JSON")
-    devices.set_defaults(command=_devices_command)
-    return parser
-
-
-def _devices_command(args) -> int:
-    from ._machine import devices_command
-
-    return devices_command(args)
-
-
-def _add_kernels_command(commands) -> None:
-    """``attnproof kernels``: the conformance matrix of attention kernels (attnproof.kernels)."""
-    from .kernels import cli as kernels_cli
-
-    kernels = commands.add_parser("kernels", help="check attention kernels, write their "
-                                                  "conformance matrix to reports/kernels/")
-    kernels_cli.add_arguments(kernels)
-    kernels.set_defaults(command=kernels_cli.run)
-
-
-def _add_theorem_source(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--theorems", metavar="DIR", type=arguments.theorem_source,
-                        action="append", default=[],
-                        help="extra directory (or .py file) of theorems; repeatable")
-    parser.add_argument("--no-catalog", action="store_true",
-                        help="leave out the built-in theorems/ catalog")
-
-
-def _add_load_timeout(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--timeout", metavar="S", type=arguments.positive_seconds,
-                        default=LOAD_TIMEOUT, help="seconds each file of --theorems may take to "
-                        "load before its worker is killed (default: %(default)s)")
-
-
-def _add_json_input(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", metavar="PATH", type=Path, default=DEFAULT_JSON,
-                        help="results of a previous run (default: %(default)s)")
-
-
-def _add_prove_options(parser: argparse.ArgumentParser) -> None:
-    add = parser.add_argument
-    add("--out", metavar="DIR", type=Path,
-        help=f"report directory (default: {REPORTS}/ for a full catalog run, {PARTIAL}/ for a "
-             "run of a subset or of other directories, or one that was interrupted)")
-    add("--json", metavar="PATH", type=Path, help="results JSON (default: OUT/results.json)")
-    add("--theorem", metavar="NAME", action="append", help="check only NAME; repeatable")
-    add("--backend", metavar="B", action="append", help="numeric backend only B; repeatable",
-        type=arguments.one_of("backend", arguments.backend_names))
-    add("--dtype", metavar="D", action="append", help="numeric dtype only D; repeatable",
-        type=arguments.one_of("dtype", arguments.dtype_names))
-    add("--device", metavar="D", action="append", type=arguments.device,
-        help="numeric device only D (a kind such as cpu or gpu, or gpu:N); repeatable")
-    add("--mode", metavar="M", action="append", type=arguments.one_of("mode", arguments.mode_names),
-        help="numeric mode only M (jit, eager); repeatable; default: each backend's default "
-             "mode, every mode with --profile thorough")
-    add("--profile", metavar="{" + ",".join(PROFILE_NAMES) + "}", default="default",
-        type=arguments.one_of("profile", PROFILE_NAMES),
-        help="numeric effort (default: %(default)s)")
-    add("--jobs", metavar="N", type=arguments.positive_int,
-        help="worker processes (default: CPU count)")
-    add("--time-limit", metavar="S", type=arguments.positive_seconds,
-        default=PROOF_TIME_LIMIT,
-        help="CPU seconds per symbolic proof, so that a busy machine reaches the same "
-             "verdicts (default: %(default)s)")
-    add("--timeout", metavar="S", type=arguments.positive_seconds,
-        help="seconds per theorem before its worker is killed (default: by profile)")
-    add("--symbolic-only", action="store_true", help="skip numeric checks")
-    add("--in-process", action="store_true",
-        help="run in this process, one theorem at a time (for debugging)")
-    add("--pdf", action="store_true", help="also compile report.pdf (needs pdflatex)")
-    add("--no-cache", action="store_true",
-        help="prove and compile everything again, reading and writing no cache")
+def _catalog_alone(args) -> bool:
+    """Whether the arguments name the built-in catalog and no other theorem file."""
+    return not args.no_catalog and not args.theorems
 
 
 def _directories(args) -> list[Path]:
@@ -222,21 +96,15 @@ def _check_names(names, catalog: symbolic.Catalog) -> None:
     known = [t.name for t in catalog.theorems] + [e.theorem for e in catalog.errors if e.theorem]
     for name in names or ():
         if name not in known:
-            raise UsageError(_unknown_theorem(name, known))
-
-
-def _unknown_theorem(name: str, known: list[str]) -> str:
-    guess = arguments.closest(name, known)
-    hint = f"; did you mean {guess!r}?" if guess else ""
-    choices = (f"choose from {', '.join(known)}" if len(known) <= 12
-               else f"`attnproof list` shows all {len(known)}")
-    return f"no theorem named {name!r}{hint} ({choices})"
+            raise UsageError(arguments.unknown_theorem(name, known))
 
 
 # -- prove ---------------------------------------------------------------------------------------
 
 
 def prove_command(args) -> int:
+    if args.time_limit is None:  # the parser leaves the prover's default to be read here
+        args.time_limit = PROOF_TIME_LIMIT
     _check_numeric_filters(args)
     where = _run_devices(args)
     jobs = where.jobs(args.jobs) if where is not None else args.jobs
@@ -254,6 +122,8 @@ def prove_command(args) -> int:
         if problem:
             raise UsageError(problem)
     catalog = _discover(args)
+    if _catalog_alone(args) and not args.no_cache:
+        _index.remember(catalog)  # so that the next misspelt --theorem is answered at once
     _check_names(args.theorem, catalog)
     if not args.symbolic_only and numeric_api() is None:
         print("attnproof: numeric checks unavailable (numeric.check not found); "
@@ -261,7 +131,7 @@ def prove_command(args) -> int:
     if args.no_cache:
         disable_caches()
     journal = _open_journal(args, out)
-    progress = Progress()
+    progress = Progress(expected=last_timings())
     report, stopped, late = _check_theorems(args, catalog, jobs, progress, journal)
     # from here a signal can no longer lose a finished theorem
     with Stops(received=[late] if late else []) as stops:
@@ -283,7 +153,8 @@ def _check_theorems(args, catalog, jobs, progress: Progress,
             _directories(args), theorem_filter=args.theorem, backends=args.backend,
             dtypes=args.dtype, devices=args.device, modes=args.mode, profile=args.profile,
             jobs=jobs,
-            progress=progress.finished, started=progress.started, time_limit=args.time_limit,
+            progress=progress.finished, started=progress.started, planned=progress.planned,
+            time_limit=args.time_limit,
             timeout=args.timeout, check_numeric=not args.symbolic_only,
             isolate=not args.in_process, catalog=catalog, journal=journal,
         )
@@ -368,7 +239,7 @@ def _kept(written: Written, out: Path, signal_number: int) -> str:
     return f"{how} after the reports were written; the report set in {out} is complete"
 
 
-def _replay(args) -> int:
+def replay_command(args) -> int:
     """``attnproof replay``, its values checked first like those of ``prove``; with
     ``--kernel``, one case of the kernel checker (the same command for every counterexample)."""
     if args.kernel is not None or args.case is not None:
@@ -388,7 +259,7 @@ def _replay(args) -> int:
     catalog = symbolic.discover(args.theorems) if args.theorems else symbolic.discover()
     _check_names([args.theorem], catalog)
     try:
-        return replay_command.run(args)
+        return replay_numeric.run(args)
     except ValueError as error:  # --sizes or --integers that do not parse, or do not fit
         raise UsageError(f"cannot replay {args.theorem}: {error}") from None
 
@@ -606,8 +477,7 @@ def list_command(args) -> int:
     runs = _runs(args.json)
     if runs is None:
         return EXIT_USAGE
-    catalog = _discover(args)
-    declared = [(t.name, str(t.source), t.expect) for t in catalog.theorems]
+    declared, errors = _declared(args)
     # theorems a run checked that no directory here declares (a user's own, run without
     # --theorems): listed from their results
     seen = {name for name, _, _ in declared}
@@ -617,9 +487,22 @@ def list_command(args) -> int:
     titles = ("theorem", "source", "expect", "last status")
     columns = tuple(doc.Column(title) for title in titles)
     print(terminal.table(columns, _fitted(rows, titles, column=1)))
-    for error in catalog.errors:
-        _complain(f"error: {error.message}")
-    return EXIT_NOT_OK if catalog.errors else EXIT_OK
+    for error in errors:
+        _complain(f"error: {error}")
+    return EXIT_NOT_OK if errors else EXIT_OK
+
+
+def _declared(args) -> tuple[list[tuple[str, str, str]], list[str]]:
+    """(name, source, expectation) of each theorem the arguments name, and the errors of their
+    files: the catalog's from its index (``_index``: no statement is built), any other
+    directory's loaded."""
+    if _catalog_alone(args):
+        index = _index.catalog_index()
+        return ([(t["name"], t["source"], t["expect"]) for t in index.theorems],
+                [error["message"] for error in index.errors])
+    catalog = _discover(args)
+    return ([(t.name, str(t.source), t.expect) for t in catalog.theorems],
+            [error.message for error in catalog.errors])
 
 
 def _runs(json_path: Path) -> list[tuple[Path, Report]] | None:
@@ -685,7 +568,7 @@ def show_command(args) -> int:
         known = [t.name for t in catalog.theorems] + list(results)
         own = ("" if args.theorems else "; a theorem of your own: --theorems DIR shows its "
                "declaration, --json PATH the results of the run that checked it")
-        raise UsageError(_unknown_theorem(args.name, sorted(set(known))) + own)
+        raise UsageError(arguments.unknown_theorem(args.name, sorted(set(known))) + own)
     _show_declaration(declared, args.json)
     return EXIT_OK
 

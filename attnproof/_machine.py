@@ -124,8 +124,7 @@ def _version(package: str) -> str | None:
 
 def library_kernels_by_device() -> dict[str, list[str]]:
     """Device name -> the library kernels (``attnproof kernels --kernel NAME``) that run on it."""
-    from attnproof.kernels._check import cell_devices
-    from attnproof.kernels._frameworks import unavailable_reason
+    from attnproof.kernels._frameworks import cell_devices, unavailable_reason
     from attnproof.kernels.library import FRAMEWORK_OF, LIBRARY
 
     found: dict[str, list[str]] = {}

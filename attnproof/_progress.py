@@ -1,9 +1,16 @@
 """Progress of ``attnproof prove``: a redrawn bar on a terminal, plain lines otherwise.
 
 Both print one permanent line per finished theorem (so a log keeps every outcome), with the
-elapsed time and an estimate of what is left at the pace so far; on a terminal a bar below them
-shows theorems done, the theorems running, elapsed time and an ETA,
-redrawn every second by a daemon thread.
+elapsed time and an estimate of what is left; on a terminal a bar below them shows theorems
+done, the theorems running, elapsed time and an ETA, redrawn every second by a daemon thread.
+
+The estimate (``seconds_left``) weighs each theorem still to finish by the seconds it took in
+the last run (``expected``, from ``_cache.last_timings``), scaled by this run's pace: what the
+theorems finished so far took here against what they took then, so a loaded machine stretches
+every expectation alike. A theorem the last run did not time counts the mean of those finished
+here. The work left is divided by the theorems measured to run at once, and is never less than
+the longest theorem left. Before the runner says which theorems it will check (``planned``), or
+where nothing is known yet, the estimate is the average pace so far.
 """
 
 from __future__ import annotations
@@ -23,7 +30,8 @@ BAR_WIDTH = 24
 class Progress:
     """Callbacks for ``run``: ``started(name)`` and ``finished(result, done, total)``."""
 
-    def __init__(self, stream=None, interactive: bool | None = None, clock=time.monotonic):
+    def __init__(self, stream=None, interactive: bool | None = None, clock=time.monotonic,
+                 expected: dict[str, float] | None = None):
         self.stream = stream or sys.stdout
         self.interactive = _is_terminal(self.stream) if interactive is None else interactive
         self.clock = clock
@@ -31,20 +39,34 @@ class Progress:
         self.running: list[str] = []
         self.done = 0
         self.total = 0
+        self.expected = dict(expected or {})  # seconds each theorem took in the last run
+        self.to_check: set[str] | None = None  # the theorems this run checks, once planned
+        self.since: dict[str, float] = {}  # when each running theorem began
+        self.took: dict[str, float] = {}  # seconds each theorem finished here took
+        self.ended: set[str] = set()  # the theorems finished
         self._lock = threading.Lock()
         self._stop = threading.Event()
         if self.interactive:
             threading.Thread(target=self._tick, daemon=True).start()
 
+    def planned(self, names) -> None:
+        """The theorems this run checks (those a journal recovered left out)."""
+        with self._lock:
+            self.to_check = set(names)
+
     def started(self, name: str) -> None:
         with self._lock:
             self.running.append(name)
+            self.since[name] = self.clock()
             self._draw_bar()
 
     def finished(self, result: TheoremResult, done: int, total: int) -> None:
         with self._lock:
             if result.name in self.running:
                 self.running.remove(result.name)
+            self.ended.add(result.name)
+            if result.name in self.since:
+                self.took[result.name] = self.clock() - self.since.pop(result.name)
             self.done, self.total = done, total
             self._clear_bar()
             self.stream.write(self._result_line(result) + "\n")
@@ -65,8 +87,7 @@ class Progress:
         width = len(str(self.total))
         mark = " " if result.ok else "✗"
         elapsed = self.clock() - self.begun
-        left = (f", about {_eta(elapsed, self.done, self.total)} left"
-                if 0 < self.done < self.total else "")
+        left = f", about {self._eta()} left" if 0 < self.done < self.total else ""
         return (f"[{self.done:>{width}}/{self.total}] {mark} {result.status:<14} {result.name}  "
                 f"{_detail(result)}  ({_clock(elapsed)}{left})")
 
@@ -74,11 +95,50 @@ class Progress:
         elapsed = self.clock() - self.begun
         filled = BAR_WIDTH * self.done // self.total if self.total else 0
         bar = "█" * filled + "░" * (BAR_WIDTH - filled)
-        eta = _eta(elapsed, self.done, self.total)
+        eta = self._eta()
         running = ", ".join(self.running) or "—"
         line = (f"{bar} {self.done}/{self.total or '?'}  elapsed {_clock(elapsed)}  "
                 f"ETA {eta}  running: {running}")
         return line[: max(20, shutil.get_terminal_size().columns - 1)]
+
+    # -- the estimate ---------------------------------------------------------------------------
+
+    def _eta(self) -> str:
+        left = self.seconds_left()
+        return "?" if left is None else _clock(left)
+
+    def seconds_left(self) -> float | None:
+        """Seconds until the last theorem finishes, or None while nothing tells."""
+        if self.to_check is None:
+            return _average_pace(self.clock() - self.begun, self.done, self.total)
+        now = self.clock()
+        waiting = self.to_check - self.ended - set(self.since)
+        left = [self._expected(name) for name in waiting]
+        left += [_minus(self._expected(name), now - since) for name, since in self.since.items()]
+        if any(seconds is None for seconds in left):
+            return _average_pace(now - self.begun, self.done, self.total)
+        if not left:
+            return 0.0
+        return max(sum(left) / self._at_once(now), max(left))
+
+    def _expected(self, name: str) -> float | None:
+        """Seconds ``name`` should take here: the last run's, at this run's pace, else the mean
+        of the theorems finished here; None when neither is known."""
+        if name in self.expected:
+            return self.expected[name] * self._pace()
+        return sum(self.took.values()) / len(self.took) if self.took else None
+
+    def _pace(self) -> float:
+        """This run's seconds per second of the last run, over the theorems both timed."""
+        both = [name for name in self.took if name in self.expected]
+        then = sum(self.expected[name] for name in both)
+        return sum(self.took[name] for name in both) / then if then > 0 else 1.0
+
+    def _at_once(self, now: float) -> float:
+        """How many theorems have run at once on average: their seconds over the elapsed."""
+        busy = sum(self.took.values()) + sum(now - since for since in self.since.values())
+        elapsed = now - self.begun
+        return max(1.0, busy / elapsed) if elapsed > 0 else max(1.0, len(self.since))
 
     def _draw_bar(self) -> None:
         if self.interactive:
@@ -100,11 +160,16 @@ def _is_terminal(stream) -> bool:
     return bool(isatty and isatty())
 
 
-def _eta(elapsed: float, done: int, total: int) -> str:
+def _average_pace(elapsed: float, done: int, total: int) -> float | None:
     """Remaining time at the average pace so far; unknown before the first theorem ends."""
     if not done or not total:
-        return "?"
-    return _clock(elapsed / done * (total - done))
+        return None
+    return elapsed / done * (total - done)
+
+
+def _minus(expected: float | None, running: float) -> float | None:
+    """What is left of a running theorem's expected seconds (nothing once it overruns them)."""
+    return None if expected is None else max(0.0, expected - running)
 
 
 def _clock(seconds: float) -> str:

@@ -45,6 +45,7 @@ from .report import (
 
 Progress = Callable[[TheoremResult, int, int], None]
 Started = Callable[[str], None]
+Planned = Callable[[list[str]], None]
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,7 @@ def run(
     jobs: int | None = None,
     progress: Progress | None = None,
     started: Started | None = None,
+    planned: Planned | None = None,
     time_limit: float = PROOF_TIME_LIMIT,
     timeout: float | None = None,
     check_numeric: bool = True,
@@ -122,6 +124,8 @@ def run(
         jobs: worker processes at once (default: CPU count).
         progress: called as ``progress(result, done, total)`` as each theorem finishes.
         started: called with a theorem's name as its checks begin.
+        planned: called once, before any check begins, with the names of the theorems this
+            run checks (those the journal recovered are not).
         time_limit: seconds for each symbolic proof attempt.
         timeout: seconds per theorem before its worker is killed (default: by profile).
         isolate: False runs everything in this process (for debugging; no hang protection).
@@ -147,6 +151,8 @@ def run(
     selected = [t for t in catalog.theorems if wanted is None or t.name in wanted]
     run_state = _RunState(catalog, selected, wanted, options, progress, started, journal)
     to_check = run_state.recover()
+    if planned:
+        planned([t.name for t in to_check])
     budget = timeout if timeout is not None else profile_budget
     try:
         with sigterm_as_interrupt():

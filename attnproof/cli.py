@@ -36,10 +36,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    # This module imports nothing heavy, so Ctrl-C while SymPy and NumPy load (seconds on a
-    # cold start) ends here with one line instead of a traceback.
+    # Neither this module nor the parser imports anything heavy, so Ctrl-C while SymPy and NumPy
+    # load (seconds on a cold start) ends here with one line instead of a traceback.
     try:
-        from ._commands import run_command
+        from ._parser import run_command
     except KeyboardInterrupt:
         return _interrupted_before_work(EXIT_INTERRUPTED)
     try:

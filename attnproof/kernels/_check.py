@@ -18,7 +18,6 @@ from attnproof.numeric import (
     CellStatus,
     draw_each,
     find_failure,
-    selected_devices,
     settle_cell,
 )
 from attnproof.numeric.route import Evidence, Failure
@@ -28,8 +27,7 @@ from . import _precision as precision
 from . import _regimes as regimes
 from ._cases import Case, instance
 from ._declaration import Kernel
-from ._frameworks import devices as devices_of
-from ._frameworks import dtype_unavailable_reason, framework, unavailable_reason
+from ._frameworks import cell_devices, dtype_unavailable_reason, framework, unavailable_reason
 from ._properties import PROPERTIES, Property, property_named
 from ._run import LIMIT, CaseResult, run_case
 from ._warnings import kept_with
@@ -270,33 +268,6 @@ def planned_cells(kernel: Kernel, properties: Iterable[str] | None = None,
                 if absent is None and budget is not None and spent > budget:
                     absent = f"not begun: the time budget of {budget:g} s was spent"
                 yield PlannedCell(prop, dtype, device, absent)
-
-
-def cell_devices(kernel: Kernel, chosen: Iterable[str] | None = None) -> list[tuple[str, str
-                                                                                   | None]]:
-    """The devices to check ``kernel`` on, each with why it is skipped (None: it runs): the
-    present devices of its framework that both its declaration and ``chosen`` (device words;
-    default: the declaration) cover. A word that covers no present device is one skipped
-    entry naming the devices present, so a GPU asked for is never run on the CPU instead;
-    a declared device the machine lacks is left out unless asked for."""
-    reason = unavailable_reason(kernel.framework)
-    if reason is not None:
-        return [(d, reason) for d in (chosen or ("cpu",))]
-    present = devices_of(kernel.framework)
-    if chosen is None:  # the declared devices this machine has
-        return [(name, None) for name in present if kernel.runs_on(name)]
-    found: list[tuple[str, str | None]] = []
-    for word in chosen:
-        covered = [name for name in selected_devices(present, [word]) if kernel.runs_on(name)]
-        if covered:
-            found += [(name, None) for name in covered if (name, None) not in found]
-        elif not selected_devices(present, [word]):
-            found.append((str(word), f"{kernel.framework} has no device {word} here (devices: "
-                                     f"{', '.join(present)})"))
-        else:
-            found.append((str(word), f"{kernel.name} is declared for {', '.join(kernel.devices)}"
-                                     f", not {word}"))
-    return found
 
 
 def declared(kernel: Kernel) -> dict:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +24,7 @@ from attnproof.numeric import (
     backend,
     named_devices,
     prepared_module,
+    selected_devices,
     start_failure,
     to_numpy,
 )
@@ -272,3 +273,30 @@ ADAPTERS = {"torch": _torch}
 # every framework's devices: a backend's by its row
 DEVICES: dict[str, Callable[[], dict[str, object]]] = {
     **{row.name: row.devices for row in BACKENDS}, "torch": _torch_devices}
+
+
+def cell_devices(kernel, chosen: Iterable[str] | None = None) -> list[tuple[str, str
+                                                                                   | None]]:
+    """The devices to check ``kernel`` on, each with why it is skipped (None: it runs): the
+    present devices of its framework that both its declaration and ``chosen`` (device words;
+    default: the declaration) cover. A word that covers no present device is one skipped
+    entry naming the devices present, so a GPU asked for is never run on the CPU instead;
+    a declared device the machine lacks is left out unless asked for."""
+    reason = unavailable_reason(kernel.framework)
+    if reason is not None:
+        return [(d, reason) for d in (chosen or ("cpu",))]
+    present = devices(kernel.framework)
+    if chosen is None:  # the declared devices this machine has
+        return [(name, None) for name in present if kernel.runs_on(name)]
+    found: list[tuple[str, str | None]] = []
+    for word in chosen:
+        covered = [name for name in selected_devices(present, [word]) if kernel.runs_on(name)]
+        if covered:
+            found += [(name, None) for name in covered if (name, None) not in found]
+        elif not selected_devices(present, [word]):
+            found.append((str(word), f"{kernel.framework} has no device {word} here (devices: "
+                                     f"{', '.join(present)})"))
+        else:
+            found.append((str(word), f"{kernel.name} is declared for {', '.join(kernel.devices)}"
+                                     f", not {word}"))
+    return found

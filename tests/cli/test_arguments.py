@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from attnproof import _commands, _runner
+from attnproof import _commands, _parser, _runner
 from attnproof.cli import main
 
 from . import theorem_files as files
@@ -187,7 +187,7 @@ def test_a_subset_run_where_no_catalog_report_is_says_there_is_none(tmp_path, th
     (["--no-catalog"], False), (["--backend", "numpy"], False), (["--symbolic-only"], False),
 ])
 def test_only_a_complete_catalog_run_replaces_reports(argv, whole):
-    args = _commands._parser().parse_args(["prove", *argv])
+    args = _parser.parser().parse_args(["prove", *argv])
     out, interrupted = _commands._destinations(args)
     assert (str(out), str(interrupted)) == (
         "reports" if whole else "reports/partial", "reports/partial")

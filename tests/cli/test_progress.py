@@ -1,5 +1,6 @@
 """Progress of ``attnproof prove``: plain lines off a terminal, a redrawn bar on one."""
 
+import dataclasses
 import io
 
 from attnproof._progress import Progress
@@ -57,3 +58,63 @@ def test_the_bar_fits_the_terminal(monkeypatch):
 def test_eta_is_unknown_before_the_first_theorem_ends():
     progress = Progress(io.StringIO(), interactive=False, clock=Clock())
     assert "ETA ?" in progress.bar_line()
+
+
+def finished_as(name: str):
+    """A result of theorem ``name`` (the sample's first, renamed)."""
+    return dataclasses.replace(sample_report().theorems[0], name=name)
+
+
+def run_one_at_a_time(progress, clock, seconds: dict[str, float]) -> list[tuple[float, float]]:
+    """Check ``seconds``' theorems one after another on the fake clock; after each but the
+    last, the estimate against the time the rest really took."""
+    names = list(seconds)
+    progress.planned(names)
+    estimates = []
+    for done, name in enumerate(names, 1):
+        progress.started(name)
+        clock.now += seconds[name]
+        progress.finished(finished_as(name), done, len(names))
+        if done < len(names):
+            estimates.append((progress.seconds_left(), sum(seconds[n] for n in names[done:])))
+    return estimates
+
+
+def test_the_estimate_weighs_what_is_left_by_the_last_run_at_this_runs_pace():
+    # the last run: two fast theorems, then two slow ones; this machine is three times slower
+    last = {"fast_a": 10.0, "fast_b": 10.0, "slow_c": 100.0, "slow_d": 100.0}
+    clock = Clock()
+    progress = Progress(io.StringIO(), interactive=False, clock=clock, expected=last)
+    estimates = run_one_at_a_time(progress, clock, {name: 3 * s for name, s in last.items()})
+    assert estimates == [(630.0, 630.0), (600.0, 600.0), (300.0, 300.0)]
+    # the average pace so far would have said 90 s after the first theorem
+    assert "about 10:30 left" in progress.stream.getvalue().splitlines()[0]
+
+
+def test_without_a_last_run_the_estimate_follows_the_theorems_measured_here():
+    clock = Clock()
+    progress = Progress(io.StringIO(), interactive=False, clock=clock)
+    estimates = run_one_at_a_time(progress, clock, {"a": 10.0, "b": 10.0, "c": 100.0, "d": 100.0})
+    # each theorem left counts the mean of those finished: 10 s, then 10 s, then 40 s
+    assert [left for left, _ in estimates] == [30.0, 20.0, 40.0]
+
+
+def test_a_running_theorem_counts_what_is_left_of_it_and_parallel_workers_share_the_rest():
+    last = {"long": 100.0, "short_a": 10.0, "short_b": 10.0, "short_c": 10.0}
+    clock = Clock()
+    progress = Progress(io.StringIO(), interactive=False, clock=clock, expected=last)
+    progress.planned(list(last))
+    progress.started("long")
+    progress.started("short_a")
+    clock.now += 10
+    progress.finished(finished_as("short_a"), 1, 4)  # as fast as last time: pace 1
+    # two at once: long has 90 s left, which outlasts the 20 s of short ones beside it
+    assert progress.seconds_left() == 90.0
+
+
+def test_theorems_a_journal_recovered_are_not_waited_for():
+    clock = Clock()
+    progress = Progress(io.StringIO(), interactive=False, clock=clock,
+                        expected={"recovered": 500.0, "checked": 20.0})
+    progress.planned(["checked"])  # the runner checks only what the journal did not hold
+    assert progress.seconds_left() == 20.0

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnproof import symbolic
-from attnproof._commands import _parser
+from attnproof._parser import parser as _parser
 from attnproof.numeric._witness import replay_command
 from attnproof.report import document as doc
 from attnproof.report import tex, view
