@@ -123,9 +123,10 @@ def command_lines(command: str, width: int = COMMAND_WIDTH) -> list[str]:
         return [command]
     groups: list[str] = []
     for word in words:
+        # an option and its value, where the two fit a line of their own (indent and " \\")
         if groups and groups[-1].startswith("-") and " " not in groups[-1] \
-                and not word.startswith("-"):
-            groups[-1] += " " + word  # an option and its value
+                and not word.startswith("-") and len(groups[-1]) + 1 + len(word) + 4 <= width:
+            groups[-1] += " " + word
         else:
             groups.append(word)
     lines: list[str] = []

@@ -10,7 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from attnproof import symbolic
@@ -191,6 +191,7 @@ def test_a_command_whose_quotes_do_not_close_stays_one_line():
                         | st.sampled_from([" ", "'", '"', "\\"]), min_size=1, max_size=30),
                 min_size=1, max_size=12),
        st.integers(min_value=10, max_value=90))
+@example(["0", "-00000000", "00"], 13)  # an option and its value too long for a line together
 def test_broken_lines_are_the_same_shell_words(words, width):
     command = shlex.join(words)
     lines = tex.command_lines(command, width)
