@@ -480,10 +480,12 @@ def list_command(args) -> int:
     declared, errors = _declared(args)
     # theorems a run checked that no directory here declares (a user's own, run without
     # --theorems): listed from their results
-    seen = {name for name, _, _ in declared}
-    checked = [(t.name, t.source or "—", t.expect or "—") for _, report in runs
-               for t in report.theorems if t.name not in seen and not seen.add(t.name)]
-    rows = [(*row, _last_status(row[0], runs)) for row in declared + checked]
+    latest = _latest_results(runs)
+    names = {name for name, _, _ in declared}
+    checked = [(t.name, t.source or "—", t.expect or "—") for t in latest.values()
+               if t.name not in names]
+    rows = [(*row, latest[row[0]].status if row[0] in latest else "—")
+            for row in declared + checked]
     titles = ("theorem", "source", "expect", "last status")
     columns = tuple(doc.Column(title) for title in titles)
     print(terminal.table(columns, _fitted(rows, titles, column=1)))
@@ -526,12 +528,14 @@ def _runs(json_path: Path) -> list[tuple[Path, Report]] | None:
     return runs
 
 
-def _last_status(name: str, runs) -> str:
+def _latest_results(runs) -> dict:
+    """Each theorem's result in the first of ``runs`` that checked it (the order ``show``
+    reads them in), by name."""
+    latest: dict = {}
     for _, report in runs:
         for t in report.theorems:
-            if t.name == name:
-                return t.status
-    return "—"
+            latest.setdefault(t.name, t)
+    return latest
 
 
 def _fitted(rows: list[tuple[str, ...]], titles: tuple[str, ...],

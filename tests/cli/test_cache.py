@@ -19,14 +19,6 @@ from . import theorem_files as files
 PROVED = ProofResult("proved", "sum normal form (all sizes)", seconds=0.1)
 
 
-@pytest.fixture
-def cache_dir(tmp_path, monkeypatch):
-    directory = tmp_path / "cache"
-    monkeypatch.setenv(_compile_cache.DIRECTORY_VARIABLE, str(directory))
-    monkeypatch.setenv(_compile_cache.NO_CACHE_VARIABLE, "")
-    return directory
-
-
 def theorem_from(tmp_path, template, name="doubling", filename="t.py"):
     folder = tmp_path / f"theorems-{name}-{filename}"
     folder.mkdir(exist_ok=True)

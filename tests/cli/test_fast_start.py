@@ -22,14 +22,6 @@ HEAVY = ("sympy", "numpy", "jax", "mlx", "hypothesis")
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def cache_dir(tmp_path, monkeypatch):
-    directory = tmp_path / "cache"
-    monkeypatch.setenv(_compile_cache.DIRECTORY_VARIABLE, str(directory))
-    monkeypatch.setenv(_compile_cache.NO_CACHE_VARIABLE, "")
-    return directory
-
-
 def run_and_list_heavy_modules(argv: list[str]) -> tuple[subprocess.CompletedProcess, list]:
     """``attnproof ARGV`` in a child process; the heavy modules loaded when it ended."""
     code = f"""
