@@ -12,6 +12,7 @@ from ._cases import Case, split_point
 from ._declaration import Kernel, to_layout
 from ._frameworks import Framework
 from ._truth import Inputs
+from ._warnings import raised_by_kernel
 
 
 def merged_halves(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
@@ -38,7 +39,8 @@ def merged_by_kernel(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype
     for half in _halves(kernel, fw, x, case, dtype, device):
         arguments.append(fw.put(to_layout(half["out"], letters_of(kernel, "out")), dtype, device))
         arguments.append(fw.put(_lse_to_layout(kernel, half["lse"]), dtype, device))
-    out, lse = kernel.merge(*arguments)
+    with raised_by_kernel():  # the kernel's own code, as its forward is
+        out, lse = kernel.merge(*arguments)
     b, h, n_q, _ = x.q.shape
     return {"out": read(fw, out, kernel, "out", (b, h, n_q, x.v.shape[3])),
             "lse": read(fw, lse, kernel, "lse", (b, h, n_q, 1))[..., 0]}

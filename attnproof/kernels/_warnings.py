@@ -3,10 +3,10 @@
 A kernel's own NumPy or framework warnings (overflow in exp, an invalid value in a subtraction)
 repeat on every one of hundreds of calls; printed, they bury the matrix. Each cell records
 them instead, counted and deduplicated by category, message and place, and the report lists
-them. Only the kernel's call is watched (``raised_by_kernel``, around the forward and gradient
-calls): a warning of the checker's own code, or of a library the checker calls, is issued as
-usual, and one a kernel issues with ``stacklevel=2`` (pointing at its caller, the checker) is
-still the kernel's.
+them. Only the kernel's calls are watched (``raised_by_kernel``, around the forward and gradient
+calls and a declared ``merge``): a warning of the checker's own code, or of a library the
+checker calls, is issued as usual, and one a kernel issues with ``stacklevel=2`` (pointing at
+its caller, the checker) is still the kernel's.
 """
 
 from __future__ import annotations

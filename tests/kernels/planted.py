@@ -534,3 +534,14 @@ def _deprecating(q, k, v, **keywords):
 
 # a correct kernel whose every call warns in the name of its caller
 deprecating = dataclasses.replace(correct, name="deprecating", fn=_deprecating)
+
+
+def _noisy_merge(o1, lse1, o2, lse2):
+    # a merge in a kernel's own NumPy: exp overflowing on a large lse gap it then discards
+    with np.errstate(over="warn"):
+        np.exp(np.float32(100.0))
+    return correct.merge(o1, lse1, o2, lse2)
+
+
+# a correct kernel whose own split-KV merge raises a RuntimeWarning on every call
+noisy_merge = dataclasses.replace(correct, name="noisy_merge", merge=_noisy_merge)

@@ -131,3 +131,19 @@ def test_kernels_help_names_every_library_kernel_the_command_accepts(capsys, mon
         main(["kernels", "--help"])
     assert f"a library kernel ({', '.join(LIBRARY)}) or module:attribute" in capsys.readouterr().out
     assert {"jax", "jax-eager", "torch", "torch-math"} <= set(LIBRARY)
+
+
+def test_the_kernels_own_merge_is_watched_as_its_forward_is():
+    from attnproof.kernels import check_kernel
+
+    from . import planted
+
+    with warnings.catch_warnings(record=True) as escaped:
+        warnings.simplefilter("always")
+        result = check_kernel(planted.noisy_merge, properties=["merge"], dtypes=["float32"],
+                              examples=5)
+    (cell,) = result.cells
+    assert cell.status == "conforms", cell
+    assert not [w for w in escaped if w.filename.endswith("planted.py")]
+    assert [(w["category"], w["where"].split(":")[0]) for w in cell.kernel_warnings] == \
+        [("RuntimeWarning", "planted.py")]
