@@ -37,7 +37,7 @@ import sympy as sp
 from sympy.concrete.expr_with_limits import ExprWithLimits
 from sympy.core.relational import Relational
 
-from ._vocabulary import Indicator
+from ._vocabulary import AllMasked, Indicator
 
 Range = tuple[sp.Expr, sp.Expr]
 
@@ -65,10 +65,13 @@ def residual(expr: sp.Expr, simplex_bases: Iterable[sp.IndexedBase] = (),
     ``simplex_bases`` are tensors whose entries sum to 1 over their last axis; ``mask_bases``
     are tensors whose entries are 0 or 1 (see :class:`_MaskFacts`).
     """
-    expr = normalize(expr, {})
-    expr = _canonicalize_deltas(expr)
     # by name: instantiating sizes rewrites a base's shape, not what its entries are
     masks = frozenset(str(b.label) for b in mask_bases)
+    expr = normalize(expr, {})
+    if masks:  # a mask entry's powers under a sum: m² = m there too, then the sum's own form
+        reduced = _mask_powers_reduced(expr, masks)
+        expr = normalize(reduced, {}) if reduced != expr else expr
+    expr = _canonicalize_deltas(expr)
     atoms = _Atoms(frozenset(simplex_bases), masks)
     flat = atoms.atomize(expr)
     facts = _MaskFacts(masks, atoms)
@@ -80,6 +83,17 @@ def residual(expr: sp.Expr, simplex_bases: Iterable[sp.IndexedBase] = (),
         numerator, denominator = sp.fraction(reduced)
         reduced = facts.apply(sp.expand(numerator), denominator) / denominator
     return atoms.restore(reduced)
+
+
+def _mask_powers_reduced(expr: sp.Expr, masks: frozenset[str]) -> sp.Expr:
+    """``expr`` with every integer power m**k (k > 1) of a 0/1 mask entry written m, at any
+    depth: the products a sum's expanded term makes, such as m·(m·v + (1 − m)·c), leave them
+    where the polynomial facts of ``_MaskFacts`` do not reach."""
+    def is_mask_power(e) -> bool:
+        return (isinstance(e, sp.Pow) and e.exp.is_Integer and e.exp > 1
+                and isinstance(e.base, sp.Indexed) and str(e.base.base.label) in masks)
+
+    return expr.replace(is_mask_power, lambda e: e.base)
 
 
 class _MaskFacts:
@@ -493,6 +507,49 @@ def is_positive(expr: sp.Expr) -> bool:
     if isinstance(expr, sp.Mul):
         return all(is_positive(f) for f in expr.args)
     return False
+
+
+def is_nonnegative(expr: sp.Expr) -> bool:
+    """Whether ``expr`` ≥ 0 by its form alone: what ``is_positive`` shows, entries declared
+    nonnegative (a mask's, a distribution's), a fully-masked indicator Π_k (1 − m_k) (0 or 1),
+    and sums, products and powers of such; a reciprocal needs a positive base, such as a
+    masked softmax's denominator. False means "not shown"."""
+    if is_positive(expr) or expr.is_nonnegative:
+        return True
+    if isinstance(expr, AllMasked):
+        return True
+    if isinstance(expr, (sp.Add, sp.Mul)):
+        return all(is_nonnegative(a) for a in expr.args)
+    if isinstance(expr, sp.Sum):
+        return is_nonnegative(expr.function)
+    if isinstance(expr, sp.Pow) and expr.exp.is_real:
+        if expr.exp.is_negative:
+            return is_positive(expr.base) or _is_masked_total(expr.base)
+        return is_nonnegative(expr.base)
+    return False
+
+
+def _is_masked_total(expr: sp.Expr) -> bool:
+    """Whether ``expr`` is Π_k (1 − m_k) + Σ_k m_k·p_k with every p_k > 0 over one range: a
+    masked softmax's denominator, which is positive, since the indicator is 1 exactly where
+    every m_k is 0 and the sum has a positive term otherwise."""
+    if not isinstance(expr, sp.Add) or len(expr.args) != 2:
+        return False
+    indicators = [a for a in expr.args if isinstance(a, AllMasked)]
+    totals = [a for a in expr.args if isinstance(a, sp.Sum)]
+    if len(indicators) != 1 or len(totals) != 1 or len(totals[0].limits) != 1:
+        return False
+    (indicator,), (total,) = indicators, totals
+    (k, low, high), = indicator.limits
+    (j, lower, upper), = total.limits
+    if (low, high) != (lower, upper):
+        return False
+    entry = 1 - indicator.function
+    factors = list(sp.Mul.make_args(total.function.xreplace({j: k})))
+    if entry not in factors:
+        return False
+    factors.remove(entry)
+    return all(is_positive(f) for f in factors)
 
 
 # -- Kronecker deltas between free indices ---------------------------------------------------

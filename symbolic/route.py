@@ -32,7 +32,7 @@ from ._language import (
     check_name,
     rename_bound_indices,
 )
-from ._normal_form import is_positive, residual
+from ._normal_form import is_nonnegative, is_positive, residual
 from ._prover import (
     EXACT_EVALUATION,
     NOT_PROVED,
@@ -123,6 +123,7 @@ __all__ = [
     "residual",
     "theorem_residual",
     "claim_difference",
+    "is_nonnegative",
     "is_positive",
     "prove_directly",
     "check_worked_numbers",

@@ -33,6 +33,7 @@ from ..route import (
     REFUTED,
     AtLeast,
     ClaimKind,
+    Mask,
     ProofResult,
     ReduceMax,
     ReduceMin,
@@ -44,6 +45,7 @@ from ..route import (
     describe_counterexample,
     exact_value,
     free_indices,
+    is_nonnegative,
     is_positive,
     rename_bound_indices,
     small_instances,
@@ -295,7 +297,7 @@ def _extreme(node, x: sp.Expr, over: sp.Idx) -> sp.Expr:
 
 def _weights_and_entries(theorem, weight: sp.Expr, x: sp.Expr) -> str | None:
     expanded = theorem.expand(sp.sympify(weight))
-    if not (is_positive(expanded) or expanded.is_nonnegative):
+    if not is_nonnegative(expanded):
         return f"the weight {weight} is not shown nonnegative"
     if theorem.expand(x).is_real is False:
         return f"{x} is not real"
@@ -536,8 +538,11 @@ def extreme_facts(theorem, difference: sp.Expr) -> list[Fact]:
     maximum max_k f(k) in lhs − rhs (a ``rowmin`` is −max(−f)) and every sum Σ_j g(j) over the
     same range whose term is a weight times the same entry, g(j) = w(j)·f(j) with w free of f's
     entries, the fact Σ_j w (max f − f(j)) ≥ 0, or Σ_j (−w)(max f − f(j)) ≥ 0, whichever weight
-    is shown nonnegative. Whether lhs − rhs is a nonnegative combination of them is then decided
-    as for named facts (``prove_from_facts``): nothing here is assumed."""
+    is shown nonnegative. A masked entry f = m·x + (1 − m)·c of a 0/1 mask m is read as the
+    value x it keeps: g = w·x with w = m·w', so that w·f = g where m is 1 and where m is 0
+    (the kept values' extreme of masked attention). Whether lhs − rhs is a nonnegative
+    combination of the facts is then decided as for named facts (``prove_from_facts``):
+    nothing here is assumed."""
     found: list[Fact] = []
     sums = [s for s in difference.atoms(sp.Sum) if len(s.limits) == 1]
     for maximum in sorted(difference.atoms(ReduceMax), key=sp.default_sort_key):
@@ -549,15 +554,36 @@ def extreme_facts(theorem, difference: sp.Expr) -> list[Fact]:
             over = sp.Idx(sp.Symbol(f"{j.name}_w", integer=True), (low, high))
             entry = maximum.function.xreplace({k: over})
             term = total.function.xreplace({j: over})
-            weight = sp.cancel(term / entry) if entry != 0 else None
-            if (weight is None or weight.has(*entry.atoms(sp.Indexed))
-                    or sp.expand(weight * entry - term) != 0):
-                continue
-            for signed in (weight, -weight):
-                fact = BelowMaximum(signed, entry, over)
-                if fact.unmet_hypothesis(theorem) is None and fact not in found:
-                    found.append(fact)
+            for weight in _weights_of(theorem, entry, term):
+                for signed in (weight, -weight):
+                    fact = BelowMaximum(signed, entry, over)
+                    if fact.unmet_hypothesis(theorem) is None and fact not in found:
+                        found.append(fact)
     return found
+
+
+def _weights_of(theorem, entry: sp.Expr, term: sp.Expr) -> list[sp.Expr]:
+    """Each w free of the entries of the value it weighs with term = w·entry: ``entry``
+    itself, or the value it keeps where one of its mask entries is 1 (the identity is then
+    checked by the zero test, which knows that m² = m)."""
+    weights = []
+    for kept in (entry, *_kept_values(theorem, entry)):
+        weight = sp.cancel(term / kept) if kept != 0 else None
+        if weight is None or weight.has(*kept.atoms(sp.Indexed)):
+            continue
+        if sp.expand(weight * entry - term) == 0 or (
+                kept != entry and theorem_residual(
+                    theorem, rename_bound_indices(weight * entry - term)) == 0):
+            weights.append(weight)
+    return weights
+
+
+def _kept_values(theorem, entry: sp.Expr) -> list[sp.Expr]:
+    """``entry`` with each of its 0/1 mask entries set to 1."""
+    masks = {str(t.base.label) for t in theorem.tensors if isinstance(t.domain, Mask)}
+    entries = sorted((e for e in entry.atoms(sp.Indexed) if str(e.base.label) in masks),
+                     key=sp.default_sort_key)
+    return [entry.xreplace({m: 1}) for m in entries]
 
 
 def prove_from_extremes(theorem, difference: sp.Expr, strict: bool = False) -> ProofResult:

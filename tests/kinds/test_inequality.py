@@ -9,12 +9,15 @@ import sympy as sp
 from attnproof.numeric import check
 from attnproof.numeric._backends import backend, unavailable_reason
 from attnproof.symbolic import (
+    AtLeast,
     BelowMaximum,
+    Defined,
     Dim,
     Equals,
     Gibbs,
     Greater,
     GreaterOrEqual,
+    Mask,
     Positive,
     Real,
     Simplex,
@@ -24,8 +27,10 @@ from attnproof.symbolic import (
     Theorem,
     TheoremError,
     discover,
+    fully_masked,
     kl,
     latex,
+    masked_softmax,
     prove,
     rowmax,
     rowmin,
@@ -195,3 +200,63 @@ def test_rowmin_renders_as_a_minimum_and_reads_as_minus_the_maximum_of_minus():
     theorem = Theorem(name="t", source=SOURCE, inputs=(x,),
                       claim=Equals(rowmin(x[j], j), -rowmax(-x[j], j)))
     assert prove(theorem).status == "proved"
+
+
+# -- masked weights: the kept values' extremes (masking_output_*_kept_value) -----------------
+
+q_dim, k_dim, v_dim = Dim("n_q"), Dim("n_k"), Dim("d_v")
+qi, (kj, kn), vb = q_dim.index("i"), k_dim.indices("j n"), v_dim.index("b")
+scores = Tensor("S", (q_dim, k_dim))
+keep = Tensor("M", (q_dim, k_dim), Mask())
+real_keep = Tensor("M", (q_dim, k_dim), Real(0, 1))
+values = Tensor("V", (k_dim, v_dim))
+
+
+def _masked_output(mask):
+    weights = Defined("A", (qi, kj), masked_softmax(scores[qi, kj], mask[qi, kj], kj))
+    output = Defined("O", (qi, vb), sp.Sum(weights[qi, kj] * values[kj, vb], (kj, 0, kj.upper)))
+    return weights, output
+
+
+def _hull_claim(name, mask, claim_of):
+    weights, output = _masked_output(mask)
+    keeps = 1 - fully_masked(mask[qi, kj], kj)
+    smallest = rowmin(values[kn, vb], kn)
+    largest_kept = rowmax(mask[qi, kj] * values[kj, vb] + (1 - mask[qi, kj]) * smallest, kj)
+    return Theorem(name=name, source=SOURCE, inputs=(scores, mask, values),
+                   definitions=(weights, output),
+                   claim=claim_of(keeps, largest_kept, output[qi, vb], mask))
+
+
+def test_the_kept_values_bound_masked_attention_for_all_sizes():
+    """The catalog's two halves, proved from the gap fact the masked maximum calls for."""
+    catalog = {t.name: t for t in discover().theorems}
+    for name in ("masking_output_below_largest_kept_value",
+                 "masking_output_above_smallest_kept_value"):
+        result = prove(catalog[name])
+        assert result.status == "proved", (name, result.method)
+        assert "entries at most their maximum" in result.method and "all sizes" in result.method
+
+
+def _largest_dropped(keeps, largest_kept, output, mask):
+    smallest = rowmin(values[kn, vb], kn)
+    dropped = rowmax((1 - mask[qi, kj]) * values[kj, vb] + mask[qi, kj] * smallest, kj)
+    return AtLeast(keeps * dropped, output)
+
+
+@pytest.mark.parametrize(("claim_of", "why"), [
+    (lambda keeps, top, o, m: AtLeast(o, keeps * top), "above the largest kept value"),
+    (lambda keeps, top, o, m: AtLeast(top, o), "a fully masked row's 0 below min v"),
+    (_largest_dropped, "below the largest value the row masks"),
+])
+def test_a_false_bound_on_masked_attention_is_never_proved(claim_of, why):
+    result = prove(_hull_claim("false_hull", keep, claim_of))
+    assert result.status != "proved", (why, result.method)
+
+
+def test_a_mask_not_declared_zero_one_proves_nothing():
+    """m² = m and Π(1 − m)·m = 0 hold for a Mask only: with M real in [0, 1] the bound is
+    false (M = 1/2 everywhere: the weights still sum to 1 but the 'kept' maximum is halved)."""
+    claim = _hull_claim("real_mask", real_keep,
+                        lambda keeps, top, o, m: AtLeast(keeps * top, o))
+    assert prove(claim).status != "proved"
