@@ -260,3 +260,53 @@ def _read_timings(path: Path) -> dict[str, float]:
     if not isinstance(found, dict):
         return {}
     return {k: float(v) for k, v in found.items() if isinstance(v, (int, float))}
+
+
+# -- results files already found valid, so that list and show need not check them again --------
+
+VALID_RESULTS_NAME = "valid-results.json"
+# digests kept: every run under reports/ and some past ones
+KEPT_VALID = 64
+
+
+class ValidResults:
+    """The digests (``results_digest``: the schema's and the text's together) of the results
+    files found valid so far. A file is checked against the schema once for its bytes; the
+    same bytes read again are not checked again. Nothing else is trusted: a changed file or
+    schema has another digest and is checked, and a memo that cannot be read is empty."""
+
+    def __init__(self):
+        directory = cache_directory()
+        self._path = directory / VALID_RESULTS_NAME if directory else None
+        self._known = self._read()
+        self._added = False
+
+    def load(self, path: Path):
+        """``load_results(path)``, checked unless its bytes were valid before."""
+        from .report import load_results, results_digest
+
+        report = load_results(path, valid_before=self._known.__contains__)
+        digest = results_digest(path.read_text(encoding="utf-8"))
+        if digest not in self._known:
+            self._known[digest] = None
+            self._added = True
+        return report
+
+    def save(self) -> None:
+        if self._path is None or not self._added:
+            return
+        newest = list(self._known)[-KEPT_VALID:]
+        with contextlib.suppress(OSError):
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(self._path, json.dumps(newest))
+
+    def _read(self) -> dict[str, None]:
+        if self._path is None:
+            return {}
+        try:
+            found = json.loads(self._path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(found, list):
+            return {}
+        return dict.fromkeys(d for d in found if isinstance(d, str))

@@ -22,7 +22,7 @@ from attnproof.symbolic import PROOF_TIME_LIMIT
 from . import _arguments as arguments
 from . import _index, _runner
 from . import _sandbox as sandbox
-from ._cache import last_timings
+from ._cache import ValidResults, last_timings
 from ._exits import (
     EXIT_INTERRUPTED,
     EXIT_NOT_OK,
@@ -455,10 +455,10 @@ def report_command(args) -> int:
     return EXIT_OUTPUT if written.failures else EXIT_OK
 
 
-def _read(path: Path) -> Report | None:
+def _read(path: Path, valid: ValidResults | None = None) -> Report | None:
     """The results at ``path``, or None after saying why they cannot be read."""
     try:
-        return load_results(path)
+        return load_results(path) if valid is None else valid.load(path)
     except FileNotFoundError:
         _complain(f"no results at {path}; run `attnproof prove` first")
     except ResultsError as error:
@@ -511,9 +511,9 @@ def _runs(json_path: Path) -> list[tuple[Path, Report]] | None:
     """The results ``list`` and ``show`` read, in the order they are read: ``json_path``, then,
     where it is the default, every other run under reports/ (reports/partial/, a GPU run's),
     newest first. None when ``json_path`` is there but unreadable (already said why)."""
-    runs = []
+    runs, valid = [], ValidResults()
     if json_path.exists():
-        report = _read(json_path)
+        report = _read(json_path, valid)
         if report is None:
             return None
         runs.append((json_path, report))
@@ -522,9 +522,10 @@ def _runs(json_path: Path) -> list[tuple[Path, Report]] | None:
                         key=lambda p: p.stat().st_mtime, reverse=True)
         for path in others:
             try:
-                runs.append((path, load_results(path)))
+                runs.append((path, valid.load(path)))
             except (ResultsError, OSError):
                 continue
+    valid.save()
     return runs
 
 

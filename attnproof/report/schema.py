@@ -9,7 +9,9 @@ missing field) is refused with one message naming the field, e.g.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
@@ -58,14 +60,27 @@ def _short(message: str, limit: int = 300) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def load_results(path) -> Report:
-    """The report in the results file at ``path``; ``ResultsError`` says why it cannot be."""
+def load_results(path, valid_before: Callable[[str], bool] | None = None) -> Report:
+    """The report in the results file at ``path``; ``ResultsError`` says why it cannot be.
+
+    ``valid_before(digest)`` says whether a text of that ``results_digest`` was found valid
+    against this schema before, so the check need not run again (``list`` and ``show`` read
+    every run under reports/ on each call, and the check is most of their time)."""
     path = Path(path)
-    data = _parse(path, _text(path))
-    wrong = problem(data)
-    if wrong is not None:
-        raise ResultsError(f"{path} is not a results file: {wrong}")
+    text = _text(path)
+    data = _parse(path, text)
+    if valid_before is None or not valid_before(results_digest(text)):
+        wrong = problem(data)
+        if wrong is not None:
+            raise ResultsError(f"{path} is not a results file: {wrong}")
     return report_from_json(data)
+
+
+def results_digest(text: str) -> str:
+    """What a results text is known valid by: the digest of the schema and the text together,
+    so that a changed schema checks every file again."""
+    schema = resources.files(__package__).joinpath(SCHEMA_FILE).read_bytes()
+    return hashlib.sha256(schema + b"\0" + text.encode("utf-8")).hexdigest()
 
 
 def _text(path: Path) -> str:
