@@ -160,7 +160,7 @@ def code_lines(text: str) -> int:
 
 def main() -> None:
     report = load_results(RESULTS)
-    figures = Figures(error_bits="figures/error_bits", temperature="figures/temperature")
+    figures = Figures(error_bits=("figures/error_bits",), temperature="figures/temperature")
     template = jinja_environment().from_string(TEMPLATE)
     document = doc.build(report, figures)
     python_text = markdown.text(document)

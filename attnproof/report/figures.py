@@ -22,6 +22,16 @@ FIGURE_DIR = "figures"
 # A theorem's name as a heat map label, at most this many characters: any valid name is
 # allowed, and a label of thousands of characters made a figure too wide for TeX to include.
 LABEL_LIMIT = 48
+# The heat map is drawn at the size it is printed: the LaTeX report includes a figure at most
+# \linewidth wide and 0.75\textheight tall (A4, 2 cm margins: 6.69 by 7.59 inches), and a
+# figure larger than that is shrunk, its 7-point labels with it (the catalog's 169 rows made
+# one figure 48 inches tall, printed at a seventh of its size). So it is cut into pages of at
+# most this many theorems, each drawn within the page at its natural size.
+HEAT_MAP_ROWS_PER_PAGE = 30
+PRINTED_WIDTH_INCHES = 6.69
+PRINTED_HEIGHT_INCHES = 7.59
+# the smallest text on the heat map, in points
+HEAT_MAP_FONT_POINTS = 6.5
 # Colour saturates here: a float64 error beyond this many bits is already a wrong answer, and
 # one huge value must not wash out the differences among the accurate ones.
 BITS_COLOUR_LIMIT = 24.0
@@ -42,7 +52,7 @@ TUTORIAL_TEMPERATURE_TABLE = {
 class Figures:
     """Paths of the figures drawn, relative to the report directory and without extension."""
 
-    error_bits: str | None = None
+    error_bits: tuple[str, ...] = ()  # the heat map's pages, in order
     temperature: str | None = None
     missing: str | None = None
 
@@ -54,9 +64,10 @@ def draw(report: Report, out_dir: Path) -> Figures:
     except ImportError:
         return Figures(missing="Figures need matplotlib: pip install 'attnproof[plot]'.")
     directory = Path(out_dir) / FIGURE_DIR
-    error_bits = temperature = None
-    if _heat_map_rows(report.theorems):
-        error_bits = _save(_error_bits_figure(Figure, report.theorems), directory, "error_bits")
+    temperature = None
+    pages = heat_map_pages(_heat_map_rows(report.theorems))
+    error_bits = tuple(_save(_error_bits_figure(Figure, page), directory, stem)
+                       for stem, page in zip(_page_stems(len(pages)), pages, strict=True))
     if any(view.shows_temperature_figure(t, view.in_catalog(t, report)) for t in report.theorems):
         temperature = _save(_temperature_figure(Figure), directory, "temperature")
     return Figures(error_bits, temperature)
@@ -69,6 +80,7 @@ def _save(figure, directory: Path, stem: str) -> str:
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+    figure.draw_without_rendering()  # a constrained layout is laid out when drawn
     box = figure.get_tightbbox(FigureCanvasAgg(figure).get_renderer())
     box = box.padded(matplotlib.rcParams["savefig.pad_inches"])
     for extension in ("png", "pdf"):
@@ -94,6 +106,21 @@ def _save_atomic(figure, path: Path, extension: str, box) -> None:
 def _heat_map_rows(theorems: list[TheoremResult]) -> list[TheoremResult]:
     return [t for t in theorems if any(view.number(r.max_error_bits) is not None
                                        for r in t.numeric)]
+
+
+def heat_map_pages(rows: list[TheoremResult]) -> list[list[TheoremResult]]:
+    """``rows`` cut into pages of at most ``HEAT_MAP_ROWS_PER_PAGE``, as even as they can be
+    (169 rows: six pages of 28 or 29, not five of 30 and one of 19)."""
+    if not rows:
+        return []
+    count = -(-len(rows) // HEAT_MAP_ROWS_PER_PAGE)
+    size, extra = divmod(len(rows), count)
+    bounds = np.cumsum([0] + [size + (n < extra) for n in range(count)])
+    return [rows[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _page_stems(count: int) -> list[str]:
+    return ["error_bits"] if count == 1 else [f"error_bits_{n}" for n in range(1, count + 1)]
 
 
 def heat_map_data(theorems: list[TheoremResult]):
@@ -133,29 +160,41 @@ _MARK_STYLE = {"failed": dict(edgecolor="tab:blue", linewidth=1.5),
                "not decisive": dict(edgecolor="grey", linewidth=1.0, linestyle="--")}
 
 
+# inches per cell of the heat map, and around its grid (row names, column labels, colour bar)
+_CELL_WIDTH, _CELL_HEIGHT = 0.34, 0.19
+_MARGIN_WIDTH, _MARGIN_HEIGHT = 2.9, 1.5
+# the padding a saved figure gets on every side (matplotlib's savefig.pad_inches)
+_PAD = 0.1
+
+
 def _error_bits_figure(Figure, theorems: list[TheoremResult]):
     names, labels, bits, marks = heat_map_data(theorems)
-    figure = Figure(figsize=(2.2 + 0.9 * len(labels), 1.2 + 0.28 * len(names)))
+    font = HEAT_MAP_FONT_POINTS
+    width = min(PRINTED_WIDTH_INCHES - 2 * _PAD, _MARGIN_WIDTH + _CELL_WIDTH * len(labels))
+    figure = Figure(figsize=(width, _MARGIN_HEIGHT + _CELL_HEIGHT * len(names)),
+                    layout="constrained")  # labels and colour bar kept inside that width
     axes = figure.subplots()
     image = axes.imshow(np.clip(bits, 0, BITS_COLOUR_LIMIT), cmap="YlOrRd", vmin=0,
                         vmax=BITS_COLOUR_LIMIT, aspect="auto")
-    axes.set_xticks(range(len(labels)), labels, fontsize=8)
-    axes.set_yticks(range(len(names)), [shortened(name) for name in names], fontsize=8)
+    axes.set_xticks(range(len(labels)), labels, fontsize=font, rotation=90)
+    axes.set_yticks(range(len(names)), [shortened(name) for name in names], fontsize=font)
     axes.xaxis.tick_top()
     for (i, j), value in np.ndenumerate(bits):
         _annotate_cell(axes, i, j, value, marks[i, j])
-    colour_bar = figure.colorbar(image, ax=axes, fraction=0.04, pad=0.02)
-    colour_bar.set_label(f"worst error, bits (colour capped at {BITS_COLOUR_LIMIT:g})", fontsize=8)
-    axes.set_xlabel("outlined in blue: a check failed or errored in this column; dashed grey: "
-                    "a check was not decisive", fontsize=8)
+    colour_bar = figure.colorbar(image, ax=axes, location="bottom", fraction=0.05, pad=0.01,
+                                 aspect=40)
+    # the outlines are explained in the caption: a longer label here runs past the page
+    colour_bar.set_label(f"worst error, bits (colour capped at {BITS_COLOUR_LIMIT:g})",
+                         fontsize=font)
+    colour_bar.ax.tick_params(labelsize=font)
     return figure
 
 
 def _annotate_cell(axes, i: int, j: int, value: float, mark: str) -> None:
     if not math.isnan(value):
         dark = value > BITS_COLOUR_LIMIT * 0.6
-        axes.text(j, i, f"{value:.1f}", ha="center", va="center", fontsize=7,
-                  color="white" if dark else "black")
+        axes.text(j, i, view.format_number(value, ".1f"), ha="center", va="center",
+                  fontsize=HEAT_MAP_FONT_POINTS, color="white" if dark else "black")
     if mark:
         from matplotlib.patches import Rectangle
 

@@ -111,7 +111,7 @@ def test_partial_runs_say_so_and_why():
 
 
 def test_figures_are_linked_when_drawn_and_explained_when_not():
-    drawn = render(sample_report(), Figures(error_bits="figures/error_bits"))
+    drawn = render(sample_report(), Figures(error_bits=("figures/error_bits",)))
     assert "![worst error in bits per theorem and configuration](figures/error_bits.png)" in drawn
     missing = render(sample_report(), Figures(missing="Figures need matplotlib."))
     assert "_Figures need matplotlib._" in missing and "](figures/" not in missing

@@ -1,5 +1,6 @@
 """Figures: the numbers behind them, the files drawn, and reports without matplotlib."""
 
+import copy
 import math
 import shutil
 import subprocess
@@ -63,7 +64,7 @@ def temperature_report():
 def test_figures_are_drawn_as_png_and_pdf(tmp_path):
     pytest.importorskip("matplotlib")
     figures = draw(temperature_report(), tmp_path)
-    assert figures == Figures(error_bits="figures/error_bits", temperature="figures/temperature")
+    assert figures == Figures(error_bits=("figures/error_bits",), temperature="figures/temperature")
     drawn = sorted(p.name for p in (tmp_path / "figures").iterdir())
     assert drawn == ["error_bits.pdf", "error_bits.png", "temperature.pdf", "temperature.png"]
 
@@ -118,3 +119,48 @@ def test_a_name_of_thousands_of_characters_survives_the_heat_map_and_the_pdf(tmp
     # the page wraps the name wherever it must; joined again, it is there in full
     assert long_name in "".join(text.split())
     assert "…" in text  # shortened in the heat map, the summary table and the heading
+
+
+def _catalog_sized_report(rows: int):
+    """The sample report with ``rows`` theorems of error bits in 12 configurations, as the
+    catalog's run has (169 rows)."""
+    report = sample_report()
+    template = report.theorems[0]
+    report.theorems = []
+    for n in range(rows):
+        theorem = copy.deepcopy(template)
+        theorem.name = f"a_theorem_name_as_long_as_the_catalogs_longest_{n:03d}"
+        theorem.numeric = [NumericRecord(backend, dtype, "cpu", "jit", "passed",
+                                         max_error_bits=float(n % 30))
+                           for backend in ("jax", "mlx", "numpy")
+                           for dtype in ("float64", "float32", "float16", "bfloat16")]
+        report.theorems.append(theorem)
+    return report
+
+
+def test_the_heat_map_is_cut_into_pages_each_drawn_within_the_printed_page(tmp_path):
+    """Each page fits the LaTeX report's figure box (A4, 2 cm margins: \\linewidth by
+    0.75\\textheight) at its natural size, so no label is shrunk below its point size."""
+    matplotlib = pytest.importorskip("matplotlib")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from attnproof.report import figures as drawing
+
+    report = _catalog_sized_report(169)
+    pages = drawing.heat_map_pages(drawing._heat_map_rows(report.theorems))
+    assert [len(p) for p in pages] == [29, 28, 28, 28, 28, 28]
+    assert [t.name for page in pages for t in page] == [t.name for t in report.theorems]
+    for page in pages[:1] + pages[-1:]:
+        figure = drawing._error_bits_figure(Figure, page)
+        figure.draw_without_rendering()
+        box = figure.get_tightbbox(FigureCanvasAgg(figure).get_renderer()).padded(
+            matplotlib.rcParams["savefig.pad_inches"])  # the box _save writes
+        assert box.width <= drawing.PRINTED_WIDTH_INCHES, box
+        assert box.height <= drawing.PRINTED_HEIGHT_INCHES, box
+        sizes = [t.get_fontsize() for t in figure.findobj(match=lambda a: hasattr(
+            a, "get_fontsize") and hasattr(a, "get_text") and a.get_text())]
+        assert sizes and min(sizes) >= drawing.HEAT_MAP_FONT_POINTS
+    stems = draw(report, tmp_path).error_bits
+    assert stems == tuple(f"figures/error_bits_{n}" for n in range(1, 7))
+    assert all((tmp_path / f"{stem}.pdf").exists() for stem in stems)
