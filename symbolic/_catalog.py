@@ -22,7 +22,7 @@ import importlib.util
 import os
 import sys
 import traceback
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from ._theorem import Theorem
@@ -115,7 +115,7 @@ def discover(directories=(CATALOG_DIR,), *, load_files=None) -> Catalog:
                 errors.append(_duplicate_error(theorem.name, str(path),
                                                places[theorem.name.lower()]))
                 continue
-            theorems.append(replace(theorem, origin=str(path)))
+            theorems.append(theorem.loaded_from(str(path)))
     return Catalog(tuple(theorems), tuple(errors))
 
 
