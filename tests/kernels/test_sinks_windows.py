@@ -212,3 +212,31 @@ def test_a_fully_masked_row_with_a_sink_gives_its_weight_to_the_sink():
     rows = ~np.any(x.keep, axis=-1)
     exact = truth(with_sink_key(x), ("out",))["out"][0]
     assert rows.any() and np.all(exact[rows] == 0)
+
+
+# -- the library kernels' knobs ------------------------------------------------------------------
+
+KNOBS = {"mlx": ("mlx.core", "sinks", "sinks"), "jax": ("jax", "sliding_window",
+                                                        "local_window_size")}
+
+
+def _knob_dropped(kernel, keyword: str):
+    def dropped(q, k, v, **keywords):
+        keywords.pop(keyword, None)
+        return kernel.fn(q, k, v, **keywords)
+
+    return dataclasses.replace(kernel, name=f"{kernel.name} without {keyword}", fn=dropped)
+
+
+@pytest.mark.slow  # JAX compiles each drawn shape
+@pytest.mark.parametrize("name", sorted(KNOBS))
+def test_a_library_kernel_honours_the_knob_its_documentation_states(name):
+    from attnproof.kernels.library import LIBRARY
+
+    module, prop, keyword = KNOBS[name]
+    pytest.importorskip(module)
+    kernel = LIBRARY[name]()
+    for checked, status in ((kernel, "conforms"), (_knob_dropped(kernel, keyword), "fails")):
+        cell = check_kernel(checked, properties=[prop], dtypes=["float32"],
+                            examples=EXAMPLES).cells[0]
+        assert cell.status == status, cell
