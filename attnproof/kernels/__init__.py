@@ -4,12 +4,13 @@ Declare a kernel with :class:`Kernel` and run :func:`check_kernel`: each propert
 backward dQ/dK/dV, masks of each declared kind, finite biases, tile-pattern masks, fully
 masked rows, score offsets across the format's range and below finite -inf sentinels, garbage
 in unused K/V, block-edge lengths, d_v != d_k, n_q != n_k, strided input views, grouped- and
-multi-query heads, split-KV merging and the kernel's own merge, soft-capping, a declared
-score_mod, batch elements against themselves run alone, calls against the same call made on a
-fresh kernel) is searched with Hypothesis in every dtype the kernel accepts, and judged by
-flash-attention's rule against the float64 truth, lse included wherever the kernel returns
-it. Kernels are *checked*, never proved. A kernel raises :class:`Refused` for a case outside
-what it supports; such cases are counted and shown, never decided.
+multi-query heads, split-KV merging and the kernel's own merge, soft-capping, attention sinks,
+sliding windows, a declared score_mod, batch elements against themselves run alone, calls
+against the same call made on a fresh kernel) is searched with Hypothesis in every dtype the
+kernel accepts, and judged by flash-attention's rule against the float64 truth, lse included
+wherever the kernel returns it. Kernels are *checked*, never proved. A kernel raises
+:class:`Refused` for a case outside what it supports; such cases are counted and shown, never
+decided.
 
 For a kernel's own tests, :func:`proved_tolerance` (and :func:`assert_attention_close` under
 pytest) gives the tolerance its output may be held to on given inputs: the proved error bound

@@ -8,6 +8,7 @@ import dataclasses
 
 import numpy as np
 
+from . import _windows as windows
 from ._cases import Case
 from ._declaration import (
     Kernel,
@@ -53,11 +54,12 @@ def _with_heads(x: Inputs, heads: np.ndarray | None) -> Inputs:
     """``x`` with its query-head arrays in the kernel's head order."""
     if heads is None:
         return x
-    given = {name: value[:, heads] if name == "bias" else value
+    given = {name: value[:, heads] if name in ("bias", "mask") else value
              for name, value in (x.given or {}).items()}
     return dataclasses.replace(
         x, q=x.q[:, heads], keep=x.keep[:, heads], g=x.g[:, heads], given=given or x.given,
-        bias=None if x.bias is None else np.asarray(x.bias)[:, heads])
+        bias=None if x.bias is None else np.asarray(x.bias)[:, heads],
+        sinks=None if x.sinks is None else x.sinks[heads])
 
 
 def _heads_back(value: np.ndarray, heads: np.ndarray | None) -> np.ndarray:
@@ -146,12 +148,17 @@ def _keywords(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
     elif case.mask != "none" or case.empty_element is not None or \
             (bias is not None and kind == "bias"):
         in_mask = bias if kind == "bias" else None
-        keywords[kernel.mask_argument] = _mask(kernel, fw, x.keep, kind, in_mask,
+        keywords[kernel.mask_argument] = _mask(kernel, fw, x.passed("mask"), kind, in_mask,
                                                _mask_dtype(kernel, case, dtype), device)
     if bias is not None and kind != "bias":
         keywords[kernel.bias_argument] = fw.put(bias, dtype, device)
     if case.softcap is not None:
         keywords[kernel.softcap_argument] = case.softcap
+    if x.sinks is not None:  # one logit per query head, in the inputs' dtype
+        keywords[kernel.sinks_argument] = fw.put(x.sinks, dtype, device)
+    if case.window_left is not None:
+        keywords[kernel.window_argument] = windows.keyword(kernel.window_form, case.window_left,
+                                                           case.window_right)
     return keywords
 
 

@@ -18,7 +18,9 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ._frameworks import rounded
-from ._truth import Inputs
+from ._sinks import SINKS, sink_values
+from ._truth import Inputs, truth_lse
+from ._windows import window_keep
 
 # lengths just below, at and above block multiples (kernels tile keys by 16 to 256)
 BLOCK_EDGES = (63, 64, 65, 127, 128, 129, 255, 256, 257, 1023, 1024, 1025)
@@ -91,6 +93,12 @@ class Case:
     softcap: float | None = None  # the soft-capping value c passed to the kernel
     # a batch element whose every key is masked (a sequence of length zero beside the others)
     empty_element: int | None = None
+    # per-head sink logits in every row's softmax denominator, drawn as ``SINKS`` names
+    sinks: str | None = None
+    # a sliding window: query i keeps keys i' - window_left <= j <= i' + window_right
+    # (inclusive; i' aligned as the kernel's causal alignment), both given or neither
+    window_left: int | None = None
+    window_right: int | None = None
     seed: int = 0
     # the calls made before this one on the same kernel object, in order: (dtype, Case) each
     history: tuple = ()
@@ -138,7 +146,7 @@ _ARRAY_AXES = {"q": ("batch", "heads", "n_q", "d_k"), "k": ("batch", "kv_heads",
                "v": ("batch", "kv_heads", "n_k", "d_v"),
                "the scores": ("batch", "heads", "n_q", "n_k")}
 _NAMED_CHOICES = {"mask": (*MASKS, *TILE_PATTERNS, "half_masked"), "fill": FILLS,
-                  "garbage": GARBAGE, "bias": BIASES, "memory": MEMORY}
+                  "garbage": GARBAGE, "bias": BIASES, "memory": MEMORY, "sinks": SINKS}
 
 
 def _checked(fields) -> dict:
@@ -150,6 +158,7 @@ def _checked(fields) -> dict:
     _check_sizes(case)
     _check_heads_and_elements(case)
     _check_named(case)
+    _check_window(case)
     return fields
 
 
@@ -187,6 +196,16 @@ def _check_named(case: dict) -> None:
             raise ValueError(f"{name} must be one of {', '.join(choices)}, got {case[name]!r}")
 
 
+def _check_window(case: dict) -> None:
+    """A window's two sides whole numbers of at least 0, given together or not at all."""
+    sides = (case["window_left"], case["window_right"])
+    if sides.count(None) == 1:
+        raise ValueError(f"window_left and window_right are given together, got {sides}")
+    if sides[0] is not None and not all(_whole(s) and s >= 0 for s in sides):
+        raise ValueError(f"window_left and window_right must be whole numbers of at least 0, "
+                         f"got {sides}")
+
+
 def _whole(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -207,14 +226,24 @@ def instance(case: Case, dtype: str, compute: str, alignment: str = "upper_left"
     if case.offset is not None:
         q, k = _offset(q, k, _row_offsets(case, q, k, dtype, compute, rng), case.used_scale,
                        _offset_keys(case))
-    keep = keep_mask(case, rng, alignment)
+    asked = keep_mask(case, rng, alignment)
+    keep = asked if case.window_left is None else \
+        asked & window_keep(case.n_q, case.n_k, case.window_left, case.window_right, alignment)
     # a fully masked row passes no upstream gradient, so its convention stays out of dK, dV
     g = np.where(fully_masked_rows(keep)[..., None], 0.0, g)
     q, k, v, g = (rounded(a, dtype) for a in (q, k, v, g))
     x = Inputs(q, k, v, keep, g, float(rounded(np.asarray(case.used_scale), dtype)))
+    if case.window_left is not None:  # the kernel's mask says the rest; its window, the band
+        x = dataclasses.replace(x, given={"mask": asked})
     if case.bias is not None:  # as drawn: the kernel's dtype and scale rule are applied later
-        x = dataclasses.replace(x, given={"bias": _bias(case.bias, keep.shape, rng)})
-    return _with_garbage(x, case.garbage, dtype, rng) if case.garbage else x
+        x = dataclasses.replace(x, given={**(x.given or {}),
+                                          "bias": _bias(case.bias, keep.shape, rng)})
+    x = _with_garbage(x, case.garbage, dtype, rng) if case.garbage else x
+    if case.sinks is not None:  # drawn last, so a case without sinks keeps its arrays
+        top = _largest(dtype)  # a sink past the format's range would be ±inf, not a logit
+        sinks = np.clip(sink_values(case.sinks, truth_lse(x)[0], rng), -top, top)
+        x = dataclasses.replace(x, sinks=rounded(sinks, dtype))
+    return x
 
 
 def _bias(kind: str, shape, rng) -> np.ndarray:
@@ -454,7 +483,7 @@ def tiled_cases(draw, patterns=TILE_PATTERNS):
 def cases(draw, *, n_q=None, n_k=None, d_k=None, d_v=None, batch=None, heads=None,
           group=None, mask=None, causal_flag=None, fill=None, offset=None, scale=None,
           mask_dtype=None, garbage=None, bias=None, mask_kind=None, memory=None,
-          softcap=None, same_lengths=False, same_dims=True):
+          softcap=None, sinks=None, same_lengths=False, same_dims=True):
     """A :class:`Case`; each argument, when given, is the strategy of that field."""
     def pick(strategy, default):
         return draw(default if strategy is None else strategy)
@@ -476,5 +505,5 @@ def cases(draw, *, n_q=None, n_k=None, d_k=None, d_v=None, batch=None, heads=Non
         mask_dtype=pick(mask_dtype, st.none()), garbage=pick(garbage, st.none()),
         bias=pick(bias, st.none()), mask_kind=pick(mask_kind, st.none()),
         memory=pick(memory, st.none()), softcap=pick(softcap, st.none()),
-        seed=draw(st.integers(0, 2**32 - 1)),
+        sinks=pick(sinks, st.none()), seed=draw(st.integers(0, 2**32 - 1)),
     )

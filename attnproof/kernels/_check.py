@@ -283,6 +283,8 @@ def declared(kernel: Kernel) -> dict:
             "gqa": kernel.gqa, "mqa": kernel.mqa, "gqa_mapping": kernel.gqa_mapping,
             "mask_fill": kernel.mask_fill, "always_causal": kernel.always_causal,
             "lse_base": kernel.lse_base, "dropout_argument": kernel.dropout_argument,
+            "sinks_argument": kernel.sinks_argument, "window_argument": kernel.window_argument,
+            "window_form": kernel.window_form,
             "dtypes": list(kernel.dtypes),
             "compute": {d: kernel.compute_for(d) for d in kernel.dtypes},
             "compute_on": {kind: dict(per_dtype) for kind, per_dtype in kernel.compute_on.items()},

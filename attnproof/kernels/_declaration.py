@@ -15,6 +15,7 @@ from typing import Any
 from attnproof.numeric import Device, DeviceError
 
 from ._frameworks import FRAMEWORKS, TF32, has_autodiff
+from ._windows import WINDOW_FORMS
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 # what a kernel may compute in: the input dtypes, and TensorFloat-32 products on NVIDIA GPUs
@@ -113,6 +114,19 @@ class Kernel:
             kernels that use exp2 return it).
         dropout_argument: the keyword of a dropout rate: the checker passes 0.0 on every
             call (dropout is random by design; its absence is what is checked).
+        sinks_argument: the keyword of per-head sink logits, an array (heads,) in the inputs'
+            dtype (MLX's ``sinks=``, gpt-oss's): s_h joins every row's softmax denominator,
+            a_ij = e^{x_ij} / (e^{s_h} + Σ_k e^{x_ik}), and the lse is log(e^{s_h} + Σ_k e^{x_ik}),
+            masked rows included; None: the kernel takes none (never asked for sinks).
+        window_argument: the keyword of a sliding window: query i keeps key j iff
+            i' − left ≤ j ≤ i' + right, both bounds inclusive, i' = i aligned upper-left or
+            i + n_k − n_q lower-right (as ``causal_alignment``), beside any mask or causal flag;
+            None: the kernel takes none.
+        window_form: what ``window_argument`` receives: "pair", a tuple (left, right) (JAX's
+            ``local_window_size``, flash-attention's ``window_size``); "symmetric", one int w
+            for (w, w); "size", one int W ≥ 1 for the W keys up to the query itself, (W − 1, 0)
+            (gpt-oss's and Mistral's ``sliding_window``). The checker passes whole numbers only,
+            never a -1 for "unbounded".
         mqa: k and v may have one head shared by every query head (implied by ``gqa``).
         equal_head_dims: the kernel requires d_v = d_k (the d_v ≠ d_k property is then n/a).
         dtypes: the input dtypes it accepts.
@@ -163,6 +177,9 @@ class Kernel:
     gqa_mapping: str = "grouped"
     lse_base: str = "e"
     dropout_argument: str | None = None
+    sinks_argument: str | None = None
+    window_argument: str | None = None
+    window_form: str = "pair"
     equal_head_dims: bool = False
     dtypes: tuple[str, ...] = ("float32",)
     compute_dtype: str | Mapping[str, str] | None = None
@@ -186,6 +203,11 @@ class Kernel:
         self._choose("mask_fill", self.mask_fill, MASK_FILLS)
         self._choose("gqa_mapping", self.gqa_mapping, GQA_MAPPINGS)
         self._choose("lse_base", self.lse_base, LSE_BASES)
+        self._choose("window_form", self.window_form, WINDOW_FORMS)
+        for keyword in ("sinks_argument", "window_argument"):
+            value = getattr(self, keyword)
+            self._require(value is None or (isinstance(value, str) and value.isidentifier()),
+                          keyword, f"must be a keyword name or None, got {value!r}")
         self._require(not (self.always_causal and self.causal_argument is not None),
                       "always_causal", "a kernel that is always causal takes no causal keyword")
         if self.fully_masked is not None:
@@ -317,6 +339,14 @@ class Kernel:
     @property
     def takes_causal(self) -> bool:
         return self.causal_argument is not None
+
+    @property
+    def takes_sinks(self) -> bool:
+        return self.sinks_argument is not None
+
+    @property
+    def takes_window(self) -> bool:
+        return self.window_argument is not None
 
     def _compute_dtypes(self) -> tuple[str, ...]:
         if self.compute_dtype is None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
+from . import _windows as windows
 from ._batch import run_alone
 from ._cases import (
     BIASES,
@@ -29,6 +30,7 @@ from ._cases import (
 from ._declaration import Kernel
 from ._heads import heads_declared_wrongly
 from ._run import read_causal_alignment
+from ._sinks import SINKS
 from ._split import merged_by_kernel, merged_halves
 
 GRADIENTS = ("dq", "dk", "dv")
@@ -88,7 +90,9 @@ def as_declared(kernel: Kernel, case: Case) -> Case:
     property, one place for all of them (``tests/kernels/test_declaration_binds.py`` walks every
     property × every field). A kernel with no scale keyword is judged at 1/√d_k, the scale it
     always uses; one with no soft-capping keyword is never asked to cap; one that requires
-    d_v = d_k gets it; one that is always causal is judged causal in every case. (Heads and
+    d_v = d_k gets it; one that is always causal is judged causal in every case; one with no
+    sinks or window keyword is never asked for either, and a window is asked in the form the
+    kernel takes (symmetric: right = left; by its size: right = 0). (Heads and
     masks a kernel does not take are each property's to refuse: n/a, never a case.)"""
     changes: dict = {}
     if kernel.always_causal:  # no switch: causal in every call, beside any mask it takes
@@ -100,6 +104,12 @@ def as_declared(kernel: Kernel, case: Case) -> Case:
         changes["softcap"] = None
     if kernel.equal_head_dims and case.d_v != case.d_k:
         changes["d_v"] = case.d_k
+    if not kernel.takes_sinks and case.sinks is not None:
+        changes["sinks"] = None
+    if case.window_left is not None:
+        left, right = (None, None) if not kernel.takes_window else \
+            windows.in_form(kernel.window_form, case.window_left, case.window_right)
+        changes.update(window_left=left, window_right=right)
     if case.history:
         changes["history"] = tuple((dtype, as_declared(kernel, call))
                                    for dtype, call in case.history)
@@ -312,6 +322,62 @@ def _bias_kind(kernel: Kernel):
     return st.just(_bias_mask_kind(kernel))
 
 
+def _needs_sinks(kernel: Kernel) -> str | None:
+    if not kernel.takes_sinks:
+        return "takes no sinks"
+    if kernel.score_mod is not None:
+        return "its score_mod would modify the sink as a score, which sinks are not"
+    return None
+
+
+def sink_cases(kernel: Kernel):
+    """Sinks comparable to the rows' Σe^s (they bind), far above them, far below them (they
+    do not: a kernel ignoring them conforms there) or mixed per head, at several heads and
+    batch elements (each head its own sink) and grouped heads where declared, with masks
+    (a kernel dropping its sink where a mask is given), fully masked rows (whose weight all
+    goes to the sink) and rows offset."""
+    return cases(sinks=st.sampled_from(SINKS), batch=st.integers(1, 3), heads=st.integers(1, 2),
+                 group=st.sampled_from((1, 2)) if kernel.gqa else st.just(1),
+                 mask=_any_mask(kernel, ("random", "padding", "fully_masked", "causal")),
+                 causal_flag=st.just(not kernel.takes_mask),
+                 offset=st.one_of(st.none(), st.sampled_from(("1e4", "-1e4"))))
+
+
+def _sink_explicit(kernel: Kernel) -> tuple[Case, ...]:
+    """Sinks that bind, at two heads and two batch elements (the head a row reads its sink
+    from), alone and under a mask."""
+    masks = ("none", "random") if kernel.takes_mask else ("none",)
+    return tuple(Case(n_q=3, n_k=5, batch=2, heads=2, kv_heads=2, sinks="comparable", mask=m,
+                      seed=seed) for seed, m in enumerate(masks))
+
+
+def _needs_window(kernel: Kernel) -> str | None:
+    return None if kernel.takes_window else "takes no sliding window"
+
+
+def window_cases(kernel: Kernel):
+    """Windows shorter than the sequence (``_windows.windows``), n_q ≠ n_k only where the
+    kernel declares its alignment, with masks, causal flags and offsets beside them."""
+    base = cases(n_q=st.one_of(small_lengths(), st.sampled_from((63, 64, 65, 127, 128, 129))),
+                 same_lengths=kernel.causal_alignment is None, d_k=st.integers(1, 8),
+                 mask=_any_mask(kernel), causal_flag=st.just(kernel.takes_causal
+                                                             and not kernel.takes_mask),
+                 offset=st.one_of(st.none(), st.sampled_from(("1e4", "-1e4"))))
+
+    def windowed(case: Case):
+        return windows.windows(case.n_q, case.n_k).map(
+            lambda w: dataclasses.replace(case, window_left=w[0], window_right=w[1]))
+
+    return base.flatmap(windowed)
+
+
+def _window_explicit(kernel: Kernel) -> tuple[Case, ...]:
+    """The query's own key alone, one key back, and keys on both sides: the bounds themselves,
+    where an exclusive bound drops one key."""
+    return tuple(Case(n_q=8, n_k=8, window_left=left, window_right=right, seed=seed)
+                 for seed, (left, right) in enumerate(((0, 0), (1, 0), (2, 1), (3, 2))))
+
+
 PROPERTIES = (
     Property("forward", "forward O", lambda k: cases(), _forward),
     _gradient("dq", "backward dQ"),
@@ -402,6 +468,12 @@ PROPERTIES = (
                              offset=st.one_of(st.none(), st.sampled_from(("1e4", "-1e4")))),
              _everything,
              lambda k: None if k.softcap_argument is not None else "takes no soft-capping"),
+    Property("sinks", "attention sinks: a per-head logit in every row's denominator "
+             "(binding, dominant, negligible), with masks and fully masked rows",
+             sink_cases, _everything, _needs_sinks, explicit=_sink_explicit),
+    Property("sliding_window", "sliding window i − left ≤ j ≤ i + right (bounds inclusive), "
+             "shorter than the sequence, with masks", window_cases, _everything,
+             _needs_window, explicit=_window_explicit),
     Property("score_mod", "the declared score_mod at several batches, heads and positions",
              lambda k: cases(batch=st.integers(1, 3), heads=st.integers(1, 3), mask=_any_mask(k),
                              causal_flag=st.just(not k.takes_mask), same_lengths=True),

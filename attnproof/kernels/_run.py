@@ -24,6 +24,7 @@ from ._call import LayoutMismatch, call, with_bias
 from ._cases import Case, causal_keep, fully_masked_rows, instance
 from ._declaration import Kernel, Refused
 from ._frameworks import DtypeUnheld, Framework, machine_epsilon
+from ._sinks import with_sink_key, without_sink_key
 from ._truth import Inputs, condition, reference, truth, truth_lse
 
 TRACEBACK_FRAMES = 3
@@ -227,7 +228,13 @@ def _short_path(path: str) -> str:
 def _judge(kernel, x: Inputs, got, dtype, compute, outputs, conventions,
            pieces: dict | None = None) -> CaseResult:
     """The worst output by the rule; ``pieces``, when given, receives what the verdict was
-    computed from (the truth, the plain reference, the floors, the outputs judged)."""
+    computed from (the truth, the plain reference, the floors, the outputs judged). With sinks,
+    everything is computed on the instance with the sink as one more key (``_sinks``), and that
+    key's rows of dK and dV are left out: a row that keeps no key of its own is no fully masked
+    row there, its weight goes to the sink."""
+    n_k = x.k.shape[2]
+    if x.sinks is not None:
+        x = with_sink_key(x)
     masked_rows = fully_masked_rows(x.keep)
     if masked_rows.any():
         mismatch = _fully_masked(kernel, x, got["out"], masked_rows, dtype, compute, conventions)
@@ -242,6 +249,7 @@ def _judge(kernel, x: Inputs, got, dtype, compute, outputs, conventions,
     if "lse" in outputs:
         exact["lse"] = truth_lse(x)
     floor = _floor_ulps(x, dtype, compute)
+    exact, plain, floor = (without_sink_key(values, n_k) for values in (exact, plain, floor))
     if pieces is not None:
         pieces.update(exact=exact, plain=plain, floor=floor, masked_rows=masked_rows,
                       outputs=tuple(outputs))

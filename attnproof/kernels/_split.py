@@ -53,7 +53,7 @@ def _lse_to_layout(kernel: Kernel, lse: np.ndarray) -> np.ndarray:
 
 def _keys(x: Inputs, part: slice) -> Inputs:
     """``x`` with the keys in ``part`` only (axis 2 of K and V, the last of masks and biases)."""
-    given = {a: array[..., part] if a == "bias" else array[:, :, part]
+    given = {a: array[..., part] if a in ("bias", "mask") else array[:, :, part]
              for a, array in (x.given or {}).items()}
     return dataclasses.replace(x, k=x.k[:, :, part], v=x.v[:, :, part], keep=x.keep[..., part],
                                given=given or None,

@@ -31,20 +31,26 @@ class Inputs:
     g: np.ndarray
     scale: float
     # what the kernel receives instead, where it differs from the truth's arrays (garbage in
-    # entries no output depends on), by argument name
+    # entries no output depends on; a mask without the window's band), by argument name
     given: dict | None = None
     # the finite term added to each score (b, h, n_q, n_k) after the kernel's scale rule
     bias: np.ndarray | None = None
     # a modification of each score (bias included) before the softmax (a ScoreMod)
     score_mod: object | None = None
+    # (h,): each query head's sink logit, added to every row's softmax denominator (``_sinks``)
+    sinks: np.ndarray | None = None
 
     @property
     def group(self) -> int:
         return self.q.shape[1] // self.k.shape[1]
 
     def passed(self, argument: str) -> np.ndarray:
-        """The array the kernel receives as ``argument`` (q, k or v)."""
-        return (self.given or {}).get(argument, getattr(self, argument))
+        """The array the kernel receives as ``argument`` (q, k or v; "mask": the keep-mask its
+        mask argument says, which leaves a sliding window's band to the window keyword)."""
+        given = (self.given or {}).get(argument)
+        if given is not None:
+            return given
+        return self.keep if argument == "mask" else getattr(self, argument)
 
 
 OUTPUTS = ("out", "dq", "dk", "dv")

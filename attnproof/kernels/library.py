@@ -49,12 +49,19 @@ def _jax(name: str, mode: str, **overrides) -> Kernel:
     return Kernel(**{**declared, **overrides})
 
 
+# "local_window_size: ... the (left_window_size, right_window_size) for each token. E.g., if
+# local_window_size == (3, 2) and the sequence is [0, 1, 2, 3, 4, 5, c, 7, 8, 9], token c can
+# attend to [3, 4, 5, c, 7, 8]": both bounds inclusive (its alignment when T != S is not
+# documented, so windows are asked at n_q = n_k only)
+JAX_WINDOW = dict(window_argument="local_window_size", window_form="pair")
+
+
 def jax_dot_product_attention() -> Kernel:
-    return _jax("jax.nn.dot_product_attention (jit)", "jit")
+    return _jax("jax.nn.dot_product_attention (jit)", "jit", **JAX_WINDOW)
 
 
 def jax_dot_product_attention_eager() -> Kernel:
-    return _jax("jax.nn.dot_product_attention (eager)", "eager")
+    return _jax("jax.nn.dot_product_attention (eager)", "eager", **JAX_WINDOW)
 
 
 def _jax_cudnn(q, k, v, **keywords):
@@ -74,12 +81,12 @@ def jax_dot_product_attention_cudnn() -> Kernel:
                 dtypes=HALF_DTYPES, devices=("gpu",))
 
 
-def _mlx_sdpa(q, k, v, scale=None, mask=None):
+def _mlx_sdpa(q, k, v, scale=None, mask=None, sinks=None):
     """MLX's fast SDPA with the default scale 1/sqrt(d_k) its signature requires."""
     import mlx.core as mx
 
     scale = q.shape[-1] ** -0.5 if scale is None else scale
-    return mx.fast.scaled_dot_product_attention(q, k, v, scale=scale, mask=mask)
+    return mx.fast.scaled_dot_product_attention(q, k, v, scale=scale, mask=mask, sinks=sinks)
 
 
 def mlx_fast_sdpa() -> Kernel:
@@ -89,6 +96,8 @@ def mlx_fast_sdpa() -> Kernel:
         gqa=True, dtypes=ALL_DTYPES,
         # "a boolean or additive mask", whose type "must promote to the promoted type of q"
         mask=("bool", "bias"), mask_dtype="inputs",
+        # "sinks (array, optional): An optional array of attention sinks" (one per query head)
+        sinks_argument="sinks",
         # float64 runs in float32 on the CPU; half inputs are multiplied in their own format
         # (the documentation promises no wider accumulation)
         compute_dtype={"float64": "float32"},

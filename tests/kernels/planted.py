@@ -62,6 +62,15 @@ class Bugs:
     nan_fully_masked_float64: bool = False
     running_max_finite_start: bool = False
     far_rows_constant: bool = False
+    # of the kernels that take sinks and a sliding window (``SINKS_WINDOWS``)
+    sink_dropped_with_mask: bool = False
+    sink_wrong_head: bool = False
+    window_exclusive: bool = False
+
+
+# the defects of sinks and windows: only kernels with no other defect take either (so each of
+# the table's kernels is wrong in its own property only)
+FEATURE_BUGS = frozenset({"sink_dropped_with_mask", "sink_wrong_head", "window_exclusive"})
 
 
 def _repeat_heads(q, k, bugs: Bugs):
@@ -71,7 +80,7 @@ def _repeat_heads(q, k, bugs: Bugs):
     return np.repeat(k, group, axis=1)
 
 
-def _keep(q, k, mask, causal, bugs: Bugs):
+def _keep(q, k, mask, causal, bugs: Bugs, window=None):
     n_q, n_k = q.shape[2], k.shape[2]
     keep = np.ones((q.shape[0], q.shape[1], n_q, n_k), dtype=bool)
     if mask is not None:
@@ -79,12 +88,41 @@ def _keep(q, k, mask, causal, bugs: Bugs):
     if causal:
         shift = 0 if bugs.causal_upper_left else n_k - n_q  # declared lower-right
         keep = keep & (np.arange(n_k)[None, :] <= np.arange(n_q)[:, None] + shift)
+    if window is not None:
+        keep = keep & _band(n_q, n_k, *window, bugs)
     if bugs.padding_trimmed:  # keys past the last one batch element 0 keeps are dropped
         last = np.max(np.nonzero(np.any(keep[0], axis=(0, 1)))[0], initial=0)
         keep = keep & (np.arange(n_k) <= last)
     if bugs.block_tail_dropped and n_k > BLOCK and n_k % BLOCK:
         keep = keep & (np.arange(n_k) < n_k - n_k % BLOCK)
     return keep
+
+
+def _band(n_q: int, n_k: int, left: int, right: int, bugs: Bugs):
+    """Query i keeps keys i' - left <= j <= i' + right, i' = i + n_k - n_q (lower-right, as
+    declared); the exclusive variant drops the key at i' - left."""
+    i = np.arange(n_q)[:, None] + n_k - n_q
+    j = np.arange(n_k)[None, :]
+    after_start = (i - left < j) if bugs.window_exclusive else (i - left <= j)
+    return after_start & (j <= i + right)
+
+
+def _sink_logits(sinks, shape, bugs: Bugs):
+    """(b, h, 1, 1): each row's sink in float32, None without sinks. The wrong-head variant
+    flattens (b, h) head-major, r = h B + b, and reads sinks[r % H] as if rows lay batch-major:
+    right at one batch element or one head only."""
+    if sinks is None:
+        return None
+    b, h = shape[:2]
+    heads = np.broadcast_to(np.arange(h), (b, h))
+    if bugs.sink_wrong_head:
+        heads = (np.arange(h)[None, :] * b + np.arange(b)[:, None]) % h
+    return np.asarray(sinks, dtype=np.float32)[heads][..., None, None]
+
+
+def _sinks_taken(sinks, mask, bugs: Bugs):
+    """The sinks the kernel uses: none where a mask is given, in the variant that drops them."""
+    return None if bugs.sink_dropped_with_mask and mask is not None else sinks
 
 
 def _unused_zeroed(k, v, keep):
@@ -116,9 +154,10 @@ def _scores(q, k, scale, bias, bugs: Bugs, softcap=None):
     return s if softcap is None else (softcap * np.tanh(s / softcap)).astype(np.float32)
 
 
-def _weights(q, k, keep, scale, bugs: Bugs, bias=None, softcap=None):
-    """Softmax weights and log-sum-exp, in float32."""
+def _weights(q, k, keep, scale, bugs: Bugs, bias=None, softcap=None, sinks=None):
+    """Softmax weights and log-sum-exp, in float32; a sink joins the normaliser only."""
     s = _scores(q, k, scale, bias, bugs, softcap)
+    sink = _sink_logits(sinks, s.shape, bugs)
     if bugs.masked_block_nan:  # a running max over blocks of 4 keys, started at -inf
         return _online(s, keep, bugs)
     if bugs.sentinel_fill:
@@ -126,6 +165,8 @@ def _weights(q, k, keep, scale, bugs: Bugs, bias=None, softcap=None):
     if bugs.softcap_after_mask and softcap is not None:  # c·tanh(-inf / c) = -c: a finite fill
         return _filled_softmax(s, keep, -softcap)
     top = np.max(np.where(keep, s, -np.inf), axis=-1, keepdims=True)
+    if sink is not None:
+        top = np.maximum(top, sink)
     if bugs.shift_across_batch and _has_empty_element(keep):
         # an element of length zero has no finite max of its own: the batch's largest is taken
         # instead, reduced across the batch axis, and given to every element
@@ -140,6 +181,8 @@ def _weights(q, k, keep, scale, bugs: Bugs, bias=None, softcap=None):
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         e = np.where(keep, np.exp(s - top), 0).astype(np.float32)
         z = np.sum(e, axis=-1, keepdims=True)
+        if sink is not None:
+            z = z + np.exp(sink - top)
         a = e / (z if bugs.nan_fully_masked else np.where(z > 0, z, 1))
         lse = (np.log(z) + top)[..., 0]
     if bugs.running_max_finite_start:  # log of the empty sum clamped, for rows keeping a key
@@ -215,8 +258,8 @@ def _packed_batch(array):
                                            writeable=False)
 
 
-def attention(q, k, v, mask=None, causal=False, scale=None, softcap=None, *,
-              bugs: Bugs = Bugs()):
+def attention(q, k, v, mask=None, causal=False, scale=None, softcap=None, sinks=None,
+              window=None, *, bugs: Bugs = Bugs()):
     """Attention in layout bhsd, float32 inside; returns (out, lse) in the inputs' dtype."""
     dtype = q.dtype
     bugs = _for_dtype(bugs, dtype)
@@ -225,11 +268,12 @@ def attention(q, k, v, mask=None, causal=False, scale=None, softcap=None, *,
     q, k, v = (np.asarray(a, dtype=np.float32) for a in (q, k, v))
     scale = _scale(q, v, scale, bugs)
     k, v = _repeat_heads(q, k, bugs), _repeat_heads(q, v, bugs)
+    sinks = _sinks_taken(sinks, mask, bugs)
     mask, bias = _split_mask(mask)
-    keep = _keep(q, k, mask, causal, bugs)
+    keep = _keep(q, k, mask, causal, bugs, window)
     if not bugs.garbage_leak:
         k, v = _unused_zeroed(k, v, keep)
-    a, lse = _weights(q, k, keep, scale, bugs, bias, softcap)
+    a, lse = _weights(q, k, keep, scale, bugs, bias, softcap, sinks)
     if bugs.keys_twice_past_chunk:
         a = _last_chunk_counted_twice(a)
     out = np.einsum("bhqk,bhkd->bhqd", a, v)
@@ -286,19 +330,21 @@ def _scale(q, v, scale, bugs: Bugs):
     return np.float32((v if bugs.scale_by_dv else q).shape[-1] ** -0.5)
 
 
-def attention_vjp(q, k, v, g, mask=None, causal=False, scale=None, softcap=None, *,
-                  bugs: Bugs = Bugs()):
+def attention_vjp(q, k, v, g, mask=None, causal=False, scale=None, softcap=None, sinks=None,
+                  window=None, *, bugs: Bugs = Bugs()):
     """(dq, dk, dv) of sum(g * out)."""
     dtype, group = q.dtype, q.shape[1] // k.shape[1]
     bugs = _for_dtype(bugs, dtype)
     q, k, v, g = (np.asarray(x, dtype=np.float32) for x in (q, k, v, g))
     scale = _scale(q, v, scale, bugs)
     k_, v_ = _repeat_heads(q, k, bugs), _repeat_heads(q, v, bugs)
+    sinks = _sinks_taken(sinks, mask, bugs)
     mask, bias = _split_mask(mask)
-    keep = _keep(q, k_, mask, causal, bugs)
+    keep = _keep(q, k_, mask, causal, bugs, window)
     if not bugs.garbage_leak:
         k_, v_ = _unused_zeroed(k_, v_, keep)
-    a, _ = _weights(q, k_, keep, scale, bugs, bias, softcap)
+    # the sink's value is 0, so dS keeps its form with the sink in the weights' normaliser
+    a, _ = _weights(q, k_, keep, scale, bugs, bias, softcap, sinks)
     da = np.einsum("bhqd,bhkd->bhqk", g, v_)
     ds = a * (da - np.sum(a * da, axis=-1, keepdims=True))
     if softcap is not None and not bugs.softcap_no_slope:  # through c·tanh(s/c): 1 - tanh²
@@ -309,7 +355,7 @@ def attention_vjp(q, k, v, g, mask=None, causal=False, scale=None, softcap=None,
         visited = _visited_by_count(keep)
         a, ds = a * visited, ds * visited
     dk = scale * np.einsum("bhqk,bhqd->bhkd", a * da if bugs.dk_no_rowsum else ds, q)
-    a_v = _weights(q, k_, np.ones_like(keep), scale, bugs, bias, softcap)[0] \
+    a_v = _weights(q, k_, np.ones_like(keep), scale, bugs, bias, softcap, sinks)[0] \
         if bugs.dv_ignores_mask else a
     dv = np.einsum("bhqk,bhqd->bhkd", a_v, g)
     b, h = dk.shape[:2]
@@ -353,6 +399,8 @@ def merge(o1, lse1, o2, lse2, *, bugs: Bugs = Bugs()):
 
 def kernel(name: str, **bugs) -> Kernel:
     flaws = Bugs(**bugs)
+    # sinks and a window only where no defect but theirs is planted
+    features = {flaw for flaw, on in bugs.items() if on} <= FEATURE_BUGS
 
     def forward(q, k, v, **keywords):
         return attention(q, k, v, bugs=flaws, **keywords)
@@ -367,6 +415,8 @@ def kernel(name: str, **bugs) -> Kernel:
                   causal_argument="causal", scale_argument="scale", softcap_argument="softcap",
                   fully_masked="zeros", fully_masked_lse="-inf", causal_alignment="lower_right",
                   gradients=vjp, returns_lse=True, merge=merged, gqa=True,
+                  sinks_argument="sinks" if features else None,
+                  window_argument="window" if features else None,
                   dtypes=("float32",), compute_dtype="float32")
 
 
@@ -412,7 +462,8 @@ def precision_kernel(name: str, products: str, steps: str, dtype: str) -> Kernel
         return low_precision(q, k, v, products=products, steps=steps, **keywords)
 
     return dataclasses.replace(correct, name=name, fn=forward, gradients=None, merge=None,
-                               dtypes=(dtype,), compute_dtype=None)
+                               dtypes=(dtype,), compute_dtype=None, sinks_argument=None,
+                               window_argument=None)
 
 
 def cached_kernel(name: str) -> Kernel:
@@ -545,3 +596,34 @@ def _noisy_merge(o1, lse1, o2, lse2):
 
 # a correct kernel whose own split-KV merge raises a RuntimeWarning on every call
 noisy_merge = dataclasses.replace(correct, name="noisy_merge", merge=_noisy_merge)
+
+
+# kernels taking sinks and a sliding window: name -> (the property that must catch it, or None
+# for a correct one that must conform there)
+SINKS_WINDOWS = {"sink_dropped_with_mask": "sinks", "sink_wrong_head": "sinks",
+                 "window_exclusive": "sliding_window"}
+for _name in SINKS_WINDOWS:
+    globals()[_name] = kernel(_name, **{_name: True})
+
+
+def _sinks_ignored(q, k, v, sinks=None, **keywords):
+    return correct.fn(q, k, v, **keywords)
+
+
+def _sinks_ignored_vjp(q, k, v, g, sinks=None, **keywords):
+    return correct.gradients(q, k, v, g, **keywords)
+
+
+def _window_ignored(q, k, v, window=None, **keywords):
+    return correct.fn(q, k, v, **keywords)
+
+
+def _window_ignored_vjp(q, k, v, g, window=None, **keywords):
+    return correct.gradients(q, k, v, g, **keywords)
+
+
+# correct kernels that take the keyword and ignore it: a knob dropped
+sinks_ignored = dataclasses.replace(correct, name="sinks_ignored", fn=_sinks_ignored,
+                                    gradients=_sinks_ignored_vjp)
+window_ignored = dataclasses.replace(correct, name="window_ignored", fn=_window_ignored,
+                                     gradients=_window_ignored_vjp)

@@ -1,7 +1,8 @@
 """Every field a kernel declares binds every property's cases: explicit ones, drawn ones and the
-earlier calls of a history. Walked here over every property × every declaration field, each
-declared the restrictive way, and the constraint each must impose checked on the cases
-themselves (not on how the checker builds them).
+earlier calls of a history. Walked here over every property × every declaration field (the
+sinks and window keywords and the window's form included), each declared the restrictive way,
+and the constraint each must impose checked on the cases themselves (not on how the checker
+builds them).
 
 Measured before: a kernel declared with ``scale_argument=None`` ("the kernel always uses
 1/√d_k") was still judged at drawn scales 0.5, 1 and 2, and a correct fixed-scale kernel failed
@@ -41,6 +42,15 @@ DECLARATIONS = {
     "no bias": (dict(bias_argument=None, mask="bool"),
                 lambda case, dtype: case.bias is None),
     "float32 only": (dict(dtypes=("float32",)), lambda case, dtype: dtype == "float32"),
+    "no sinks keyword": (dict(sinks_argument=None), lambda case, dtype: case.sinks is None),
+    "no window keyword": (dict(window_argument=None),
+                          lambda case, dtype: case.window_left is None
+                          and case.window_right is None),
+    "symmetric window": (dict(window_form="symmetric"),
+                         lambda case, dtype: case.window_left == case.window_right),
+    "window by its size": (dict(window_form="size"),
+                           lambda case, dtype: case.window_left is None
+                           or case.window_right == 0),
 }
 
 

@@ -1,0 +1,55 @@
+"""Sliding windows: the band of keys each query keeps, the window's keyword in each declared
+form, and the windows a case draws.
+
+A window (left, right) keeps key j for query i iff i' − left ≤ j ≤ i' + right, both bounds
+inclusive, with i' = i where queries align upper-left and i' = i + n_k − n_q where they align
+lower-right (the kernel's ``causal_alignment``). The catalog states it in
+``theorems/production_features.py``: a window with right = 0 and left ≥ n_k − 1 is the causal
+mask, and the band is the intersection of its two one-sided conditions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+# how a kernel takes its window: "pair", a tuple (left, right); "symmetric", one int w for
+# (w, w) (JAX's int ``local_window_size``); "size", one int W ≥ 1 for the W keys up to and
+# including the query itself, (W − 1, 0) (the ``sliding_window`` of gpt-oss and Mistral)
+WINDOW_FORMS = ("pair", "symmetric", "size")
+
+
+def window_keep(n_q: int, n_k: int, left: int, right: int, alignment: str) -> np.ndarray:
+    """(n_q, n_k): whether query i keeps key j, i' − left ≤ j ≤ i' + right."""
+    shift = n_k - n_q if alignment == "lower_right" else 0
+    i = np.arange(n_q)[:, None] + shift
+    j = np.arange(n_k)[None, :]
+    return (i - left <= j) & (j <= i + right)
+
+
+def in_form(form: str, left: int, right: int) -> tuple[int, int]:
+    """The window (left, right) a kernel taking ``form`` can be asked: a symmetric one has
+    right = left, one given by its size looks back only (right = 0)."""
+    if form == "symmetric":
+        return left, left
+    if form == "size":
+        return left, 0
+    return left, right
+
+
+def keyword(form: str, left: int, right: int):
+    """What the kernel's window keyword receives for the window (left, right)."""
+    if form == "symmetric":
+        return int(left)
+    if form == "size":
+        return int(left) + 1
+    return int(left), int(right)
+
+
+def windows(n_q: int, n_k: int):
+    """(left, right) shorter than the sequence on the side that binds: most often a window
+    that looks back (right = 0, as decoders use), else one on both sides; each side from 0
+    (the query's own key alone) up to one less than would keep every key."""
+    longest = max(n_q, n_k) - 1
+    side = st.integers(0, max(longest - 1, 0))
+    return st.tuples(side, st.one_of(st.just(0), side))

@@ -1,0 +1,238 @@
+"""Attention as production kernels ship it: sinks and sliding windows (claims none of the
+documents writes down; attnproof kernels' sinks and sliding_window properties judge kernels
+against the truth these statements define).
+
+A sink is one more logit s per head in every row's softmax denominator, with no value of its
+own (gpt-oss, StreamingLLM's "attention sinks", MLX's ``sinks=``): the weights are
+a_j = e^{x_j} / (e^s + Σ_k e^{x_k}), so a row may give the keys less than all of its weight.
+A sliding window keeps key j for query i iff i − w_l ≤ j ≤ i + w_r, both bounds inclusive.
+"""
+
+import sympy as sp
+
+from attnproof import (
+    Defined,
+    Dim,
+    Equals,
+    Integer,
+    Real,
+    Scalar,
+    Sizes,
+    Source,
+    Tensor,
+    Theorem,
+    indicator,
+    lse,
+    masked_softmax,
+    rowmax,
+    softmax,
+)
+
+from ._dims import OUTSIDE, d_v, n_k
+
+SINKS = Source(OUTSIDE, "attention sinks: a per-head logit in the softmax denominator (gpt-oss; "
+               "Xiao et al. (2023), StreamingLLM; MLX's scaled_dot_product_attention(sinks=))")
+WINDOWS = Source(OUTSIDE, "sliding-window attention: key j kept iff i − w_l ≤ j ≤ i + w_r "
+                 "(Longformer; Mistral; flash-attention's window_size, JAX's "
+                 "local_window_size)")
+
+exp = sp.exp
+j, k, t = n_k.indices("j k t")
+b = d_v.index("b")
+x = Tensor("x", (n_k,))  # one row's scores
+V = Tensor("V", (n_k, d_v))
+s = Scalar("s", Real(-30, 30))  # the row's head's sink logit
+
+
+def _over_keys(expr, index=j):
+    return sp.Sum(expr, (index, 0, n_k.symbol - 1))
+
+
+# the weights with a sink, spelt about M = max(s, max x) as kernels compute them (e^{−M}
+# cancels: the same weights for any reference point, and no exponent above 0)
+M = sp.Max(s.symbol, rowmax(x[t], t))
+denominator = exp(s.symbol - M) + _over_keys(exp(x[k] - M), k)
+a = Defined("a", (j,), exp(x[j] - M) / denominator)
+p_sink = exp(s.symbol - M) / denominator  # the weight the sink takes
+
+sink_weights_sum_to_one_minus_the_sinks_share = Theorem(
+    name="sink_weights_sum_to_one_minus_the_sinks_share",
+    source=SINKS,
+    claim=Equals(_over_keys(a[j]), 1 - p_sink),
+    inputs=(x, s),
+    definitions=(a,),
+    note="With a sink the keys' weights sum to 1 − e^s/(e^s + Σ e^x), less than 1: what the "
+    "sink takes no key gets, so a row may attend to nothing (a fully masked row's output is "
+    "0, its whole weight on the sink).",
+)
+
+# the sink as one more key: logits z over n_e = n_k + 1 entries, the last one the sink, whose
+# value is 0
+n_e = Dim("n_e", Sizes(2, 9))
+e, f = n_e.indices("e f")
+z = Tensor("z", (n_e,))
+W = Tensor("W", (n_e, d_v))
+last = n_e.symbol - 1
+top = rowmax(z[f], f)
+keys_only = sp.Sum(exp(z[e] - top) * W[e, b], (e, 0, last - 1)) / (
+    exp(z[last] - top) + sp.Sum(exp(z[f] - top), (f, 0, last - 1)))
+
+sink_attention_is_softmax_with_the_sink_as_a_key_of_value_zero = Theorem(
+    name="sink_attention_is_softmax_with_the_sink_as_a_key_of_value_zero",
+    source=SINKS,
+    claim=Equals(sp.Sum(softmax(z[e], e) * indicator(e <= last - 1) * W[e, b], (e, 0, last)),
+                 keys_only),
+    inputs=(z, W),
+    note="Attention with sink z_last over the keys 0 … n_e − 2 is plain softmax attention "
+    "over n_e keys whose last one has the sink's logit and the value 0: the kernel checker's "
+    "truth for sinks is the masking statements' truth with that key appended.",
+)
+
+keys_lse = lse(x[k], k)  # the row's lse without the sink
+outer = sp.Max(s.symbol, keys_lse)
+
+sink_lse_is_the_logaddexp_of_the_sink_and_the_keys_lse = Theorem(
+    name="sink_lse_is_the_logaddexp_of_the_sink_and_the_keys_lse",
+    source=SINKS,
+    claim=Equals(M + sp.log(denominator),
+                 outer + sp.log(exp(s.symbol - outer) + exp(keys_lse - outer))),
+    inputs=(x, s),
+    note="The lse with a sink, log(e^s + Σ e^x), spelt about M = max(s, max x) as a kernel's "
+    "running maximum must take in the sink (else e^{s − m} overflows for a sink above every "
+    "score), is logaddexp(s, lse of the keys): a kernel may add its sink after the keys' pass.",
+)
+
+# the derivatives in the sink's logit s, of the weights as written, e^{x_j} / (e^s + Σ e^x):
+# a stable spelling needs a reference point that depends on s (max(s, max x), or the lse with
+# the sink), whose derivative the numeric route cannot compile (a maximum over the keys, a
+# Heaviside step), though it cancels
+g = d_v.index("g")
+G = Tensor("G", (d_v,))  # the upstream gradient ∂L/∂o of the row's output
+raw_mass = exp(s.symbol) + _over_keys(exp(x[k]), k)
+a_raw = Defined("a", (j,), exp(x[j]) / raw_mass)
+o_raw = Defined("o", (b,), _over_keys(a_raw[j] * V[j, b]))
+p_raw = exp(s.symbol) / raw_mass  # the weight the sink takes
+# e^x of scores near 100 (the inputs' occasional large magnitudes) is past float32's largest
+# value, 3.4e38 ≈ e^88, and past float16's, 65504 ≈ e^11; MLX's float64 exp runs in float32
+AS_WRITTEN = ("float32", "float16", "bfloat16", "mlx float64")
+
+sink_output_derivative = Theorem(
+    name="sink_output_derivative",
+    source=SINKS,
+    claim=Equals(sp.Derivative(o_raw[b], s.symbol), -p_raw * o_raw[b]),
+    inputs=(x, V, s),
+    definitions=(a_raw, o_raw),
+    unstable_in=AS_WRITTEN,
+    note="∂o/∂s = −p_sink · o: raising the sink scales every weight down alike. Its gradient "
+    "is never 0 where the sink takes weight and the output is not 0 (an upstream bug class: "
+    "a zero sink gradient). Written with e^x unshifted, it overflows below float64 for "
+    "scores near 100: declared.",
+)
+
+sink_gradient = Theorem(
+    name="sink_gradient",
+    source=SINKS,
+    claim=Equals(sp.Derivative(sp.Sum(G[g] * o_raw[g], (g, 0, d_v.symbol - 1)), s.symbol),
+                 -p_raw * sp.Sum(G[g] * o_raw[g], (g, 0, d_v.symbol - 1))),
+    inputs=(x, V, G, s),
+    definitions=(a_raw, o_raw),
+    unstable_in=AS_WRITTEN,
+    note="The sink's gradient in a backward pass: ∂L/∂s = −p_sink Σ_b G_b o_b per row, summed "
+    "over the rows of its head (unshifted, unstable below float64 as above).",
+)
+
+# -- split-KV with a sink: the sink counted once -------------------------------------------------
+
+n_a, n_b = Dim("n_a", Sizes(1, 8)), Dim("n_b", Sizes(1, 8))
+(u,) = n_a.indices("u")
+(w,) = n_b.indices("w")
+x1, x2 = Tensor("x1", (n_a,)), Tensor("x2", (n_b,))
+V1, V2 = Tensor("V1", (n_a, d_v)), Tensor("V2", (n_b, d_v))
+lse1, lse2 = lse(x1[u], u), lse(x2[w], w)  # each block's lse, without the sink
+o1 = sp.Sum(softmax(x1[u], u) * V1[u, b], (u, 0, n_a.symbol - 1))  # without the sink
+o2 = sp.Sum(softmax(x2[w], w) * V2[w, b], (w, 0, n_b.symbol - 1))
+T = sp.Max(s.symbol, lse1, lse2)  # the merge's reference point
+merged_mass = exp(s.symbol - T) + exp(lse1 - T) + exp(lse2 - T)
+M2 = sp.Max(s.symbol, rowmax(x1[u], u), rowmax(x2[w], w))
+whole = (sp.Sum(exp(x1[u] - M2) * V1[u, b], (u, 0, n_a.symbol - 1))
+         + sp.Sum(exp(x2[w] - M2) * V2[w, b], (w, 0, n_b.symbol - 1))) / (
+    exp(s.symbol - M2) + sp.Sum(exp(x1[u] - M2), (u, 0, n_a.symbol - 1))
+    + sp.Sum(exp(x2[w] - M2), (w, 0, n_b.symbol - 1)))
+
+sink_split_kv_merge_counts_the_sink_once = Theorem(
+    name="sink_split_kv_merge_counts_the_sink_once",
+    source=SINKS,
+    claim=Equals((exp(lse1 - T) * o1 + exp(lse2 - T) * o2) / merged_mass, whole),
+    inputs=(x1, x2, V1, V2, s),
+    note="Two key blocks attended without the sink, merged by their lse with e^s added once "
+    "to the merged denominator, give attention with the sink over all keys (a split-KV "
+    "decode that adds the sink in every split counts it once per split).",
+)
+
+sink_split_kv_lse_counts_the_sink_once = Theorem(
+    name="sink_split_kv_lse_counts_the_sink_once",
+    source=SINKS,
+    claim=Equals(T + sp.log(merged_mass),
+                 M2 + sp.log(exp(s.symbol - M2) + sp.Sum(exp(x1[u] - M2), (u, 0, n_a.symbol - 1))
+                             + sp.Sum(exp(x2[w] - M2), (w, 0, n_b.symbol - 1)))),
+    inputs=(x1, x2, s),
+    note="The merged lse with the sink, log(e^s + e^{lse₁} + e^{lse₂}), each spelt about its "
+    "maximum.",
+)
+
+# -- sliding windows ------------------------------------------------------------------------------
+
+positions = Dim("n", Sizes(1, 8))
+i, jj, kk = positions.indices("i j k")
+S = Tensor("S", (positions, positions))
+P = Tensor("P", (positions, d_v))
+w_l, w_r = Scalar("w_l", Integer(0, 8)), Scalar("w_r", Integer(0, 8))
+extra = Scalar("e", Integer(0, 8))
+band = indicator(i - w_l.symbol <= jj) * indicator(jj <= i + w_r.symbol)
+A = Defined("A", (i, jj), masked_softmax(S[i, jj], band, jj))
+
+sliding_window_gives_keys_outside_the_band_zero_weight = Theorem(
+    name="sliding_window_gives_keys_outside_the_band_zero_weight",
+    source=WINDOWS,
+    claim=Equals((indicator(jj < i - w_l.symbol) + indicator(jj > i + w_r.symbol)) * A[i, jj],
+                 0),
+    inputs=(S, w_l, w_r),
+    definitions=(A,),
+    note="Keys before i − w_l and after i + w_r get no weight; the bounds themselves are "
+    "kept (a kernel whose bound is exclusive drops one key at each end).",
+)
+
+sliding_window_looking_back_over_every_key_is_causal = Theorem(
+    name="sliding_window_looking_back_over_every_key_is_causal",
+    source=WINDOWS,
+    claim=Equals(indicator(i - (positions.symbol - 1 + extra.symbol) <= jj) * indicator(jj <= i),
+                 indicator(jj <= i)),
+    inputs=(extra,),
+    note="A window with w_r = 0 and w_l ≥ n − 1 is the causal mask [j ≤ i] of (57) (queries "
+    "and keys at the same positions).",
+)
+
+sliding_window_of_size_W_keeps_the_last_W_keys = Theorem(
+    name="sliding_window_of_size_W_keeps_the_last_W_keys",
+    source=WINDOWS,
+    claim=Equals(indicator(i - w_l.symbol - 1 < jj) * indicator(jj <= i),
+                 indicator(i - w_l.symbol <= jj) * indicator(jj <= i)),
+    inputs=(w_l,),
+    note="The window given by its size W (gpt-oss's and Mistral's sliding_window: i − W < j "
+    "≤ i) is the window (W − 1, 0) with inclusive bounds: on integer positions i − W < j and "
+    "i − (W − 1) ≤ j are one condition.",
+)
+
+sliding_window_output_is_a_band_sum = Theorem(
+    name="sliding_window_output_is_a_band_sum",
+    source=WINDOWS,
+    claim=Equals(sp.Sum(A[i, jj] * P[jj, b], (jj, 0, jj.upper)),
+                 sp.Sum(exp(S[i, jj]) * P[jj, b],
+                        (jj, sp.Max(0, i - w_l.symbol), sp.Min(i + w_r.symbol, jj.upper)))
+                 / sp.Sum(exp(S[i, kk]),
+                          (kk, sp.Max(0, i - w_l.symbol), sp.Min(i + w_r.symbol, kk.upper)))),
+    inputs=(S, P, w_l, w_r),
+    definitions=(A,),
+    note="O_i is the softmax average over the keys max(0, i − w_l) … min(i + w_r, n − 1) "
+    "only: w_l + w_r + 1 keys at most, whatever n.",
+)
