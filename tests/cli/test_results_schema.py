@@ -178,47 +178,52 @@ def test_the_schema_allows_exactly_the_statuses_the_code_writes():
         sorted(e) for e in (TheoremStatus, ProofStatus, NumericStatus))
 
 
+@pytest.fixture
+def schema_checks(monkeypatch) -> list:
+    """One entry per schema check of a results file from here on."""
+    from attnproof.report import schema as results_schema
+
+    checked: list = []
+    real_problem = results_schema.problem
+    monkeypatch.setattr(results_schema, "problem",
+                        lambda data: checked.append(1) or real_problem(data))
+    return checked
+
+
+def _read_twice(path) -> None:
+    """Two commands reading ``path``, each with its own memo read from the cache directory."""
+    from attnproof import _cache
+
+    for _ in range(2):
+        memo = _cache.ValidResults()
+        assert memo.load(path).theorems
+        memo.save()
+
+
 def test_a_results_file_is_checked_once_for_its_bytes_and_again_when_they_change(
-        tmp_path, cache_dir, monkeypatch):
+        tmp_path, cache_dir, schema_checks):
     """list and show read every run under reports/ on each call: bytes found valid before are
     not checked again, and any other bytes are (a valid file edited into an invalid one is
     refused)."""
     from attnproof import _cache
-    from attnproof.report import schema as results_schema
 
-    checked = []
-    real_problem = results_schema.problem
-    monkeypatch.setattr(results_schema, "problem",
-                        lambda data: checked.append(1) or real_problem(data))
     path = tmp_path / "results.json"
     write_json(sample_report(), path)
-    for _ in range(2):  # two commands, each with its own memo read from the cache directory
-        memo = _cache.ValidResults()
-        assert memo.load(path).theorems
-        memo.save()
-    assert len(checked) == 1
+    _read_twice(path)
+    assert len(schema_checks) == 1
     data = json.loads(path.read_text())
     data["theorems"][0]["status"] = "ok"
     path.write_text(json.dumps(data))
     with pytest.raises(ResultsError, match="status"):
         _cache.ValidResults().load(path)
-    assert len(checked) == 2
+    assert len(schema_checks) == 2
 
 
-def test_without_a_cache_every_read_is_checked(tmp_path, monkeypatch):
-    from attnproof import _cache
+def test_without_a_cache_every_read_is_checked(tmp_path, monkeypatch, schema_checks):
     from attnproof.numeric import _compile_cache
-    from attnproof.report import schema as results_schema
 
     monkeypatch.setenv(_compile_cache.NO_CACHE_VARIABLE, "1")
-    checked = []
-    real_problem = results_schema.problem
-    monkeypatch.setattr(results_schema, "problem",
-                        lambda data: checked.append(1) or real_problem(data))
     path = tmp_path / "results.json"
     write_json(sample_report(), path)
-    for _ in range(2):
-        memo = _cache.ValidResults()
-        memo.load(path)
-        memo.save()
-    assert len(checked) == 2
+    _read_twice(path)
+    assert len(schema_checks) == 2
