@@ -1,11 +1,18 @@
-"""Attention as production kernels ship it: sinks and sliding windows (claims none of the
-documents writes down; attnproof kernels' sinks and sliding_window properties judge kernels
-against the truth these statements define).
+"""Attention as production kernels ship it: attention sinks (claims none of the documents
+writes down; attnproof kernels' sinks property judges kernels against the truth they define).
 
 A sink is one more logit s per head in every row's softmax denominator, with no value of its
 own (gpt-oss, StreamingLLM's "attention sinks", MLX's ``sinks=``): the weights are
 a_j = e^{x_j} / (e^s + Σ_k e^{x_k}), so a row may give the keys less than all of its weight.
-A sliding window keeps key j for query i iff i − w_l ≤ j ≤ i + w_r, both bounds inclusive.
+
+Two statements are not here yet: that attention with a sink is softmax attention with the sink
+appended as a key of value 0, and the sliding window's band identities (keys outside the band
+get no weight; a window looking back over every key is causal; a window of size W is (W − 1,
+0); the output is the softmax average over the band). The prover reaches them only for small
+sizes (it does not split a sum at its last term below a symbolic bound, nor decide indicators
+with symbolic offsets), and the catalog's identities are proved for all sizes
+(tests/test_harness.py); tests/kernels/test_sinks_windows.py checks the kernel checker's truth
+against both directly.
 """
 
 import sympy as sp
@@ -14,16 +21,13 @@ from attnproof import (
     Defined,
     Dim,
     Equals,
-    Integer,
     Real,
     Scalar,
     Sizes,
     Source,
     Tensor,
     Theorem,
-    indicator,
     lse,
-    masked_softmax,
     rowmax,
     softmax,
 )
@@ -32,9 +36,6 @@ from ._dims import OUTSIDE, d_v, n_k
 
 SINKS = Source(OUTSIDE, "attention sinks: a per-head logit in the softmax denominator (gpt-oss; "
                "Xiao et al. (2023), StreamingLLM; MLX's scaled_dot_product_attention(sinks=))")
-WINDOWS = Source(OUTSIDE, "sliding-window attention: key j kept iff i − w_l ≤ j ≤ i + w_r "
-                 "(Longformer; Mistral; flash-attention's window_size, JAX's "
-                 "local_window_size)")
 
 exp = sp.exp
 j, k, t = n_k.indices("j k t")
@@ -64,28 +65,6 @@ sink_weights_sum_to_one_minus_the_sinks_share = Theorem(
     note="With a sink the keys' weights sum to 1 − e^s/(e^s + Σ e^x), less than 1: what the "
     "sink takes no key gets, so a row may attend to nothing (a fully masked row's output is "
     "0, its whole weight on the sink).",
-)
-
-# the sink as one more key: logits z over n_e = n_k + 1 entries, the last one the sink, whose
-# value is 0
-n_e = Dim("n_e", Sizes(2, 9))
-e, f = n_e.indices("e f")
-z = Tensor("z", (n_e,))
-W = Tensor("W", (n_e, d_v))
-last = n_e.symbol - 1
-top = rowmax(z[f], f)
-keys_only = sp.Sum(exp(z[e] - top) * W[e, b], (e, 0, last - 1)) / (
-    exp(z[last] - top) + sp.Sum(exp(z[f] - top), (f, 0, last - 1)))
-
-sink_attention_is_softmax_with_the_sink_as_a_key_of_value_zero = Theorem(
-    name="sink_attention_is_softmax_with_the_sink_as_a_key_of_value_zero",
-    source=SINKS,
-    claim=Equals(sp.Sum(softmax(z[e], e) * indicator(e <= last - 1) * W[e, b], (e, 0, last)),
-                 keys_only),
-    inputs=(z, W),
-    note="Attention with sink z_last over the keys 0 … n_e − 2 is plain softmax attention "
-    "over n_e keys whose last one has the sink's logit and the value 0: the kernel checker's "
-    "truth for sinks is the masking statements' truth with that key appended.",
 )
 
 keys_lse = lse(x[k], k)  # the row's lse without the sink
@@ -178,61 +157,4 @@ sink_split_kv_lse_counts_the_sink_once = Theorem(
     inputs=(x1, x2, s),
     note="The merged lse with the sink, log(e^s + e^{lse₁} + e^{lse₂}), each spelt about its "
     "maximum.",
-)
-
-# -- sliding windows ------------------------------------------------------------------------------
-
-positions = Dim("n", Sizes(1, 8))
-i, jj, kk = positions.indices("i j k")
-S = Tensor("S", (positions, positions))
-P = Tensor("P", (positions, d_v))
-w_l, w_r = Scalar("w_l", Integer(0, 8)), Scalar("w_r", Integer(0, 8))
-extra = Scalar("e", Integer(0, 8))
-band = indicator(i - w_l.symbol <= jj) * indicator(jj <= i + w_r.symbol)
-A = Defined("A", (i, jj), masked_softmax(S[i, jj], band, jj))
-
-sliding_window_gives_keys_outside_the_band_zero_weight = Theorem(
-    name="sliding_window_gives_keys_outside_the_band_zero_weight",
-    source=WINDOWS,
-    claim=Equals((indicator(jj < i - w_l.symbol) + indicator(jj > i + w_r.symbol)) * A[i, jj],
-                 0),
-    inputs=(S, w_l, w_r),
-    definitions=(A,),
-    note="Keys before i − w_l and after i + w_r get no weight; the bounds themselves are "
-    "kept (a kernel whose bound is exclusive drops one key at each end).",
-)
-
-sliding_window_looking_back_over_every_key_is_causal = Theorem(
-    name="sliding_window_looking_back_over_every_key_is_causal",
-    source=WINDOWS,
-    claim=Equals(indicator(i - (positions.symbol - 1 + extra.symbol) <= jj) * indicator(jj <= i),
-                 indicator(jj <= i)),
-    inputs=(extra,),
-    note="A window with w_r = 0 and w_l ≥ n − 1 is the causal mask [j ≤ i] of (57) (queries "
-    "and keys at the same positions).",
-)
-
-sliding_window_of_size_W_keeps_the_last_W_keys = Theorem(
-    name="sliding_window_of_size_W_keeps_the_last_W_keys",
-    source=WINDOWS,
-    claim=Equals(indicator(i - w_l.symbol - 1 < jj) * indicator(jj <= i),
-                 indicator(i - w_l.symbol <= jj) * indicator(jj <= i)),
-    inputs=(w_l,),
-    note="The window given by its size W (gpt-oss's and Mistral's sliding_window: i − W < j "
-    "≤ i) is the window (W − 1, 0) with inclusive bounds: on integer positions i − W < j and "
-    "i − (W − 1) ≤ j are one condition.",
-)
-
-sliding_window_output_is_a_band_sum = Theorem(
-    name="sliding_window_output_is_a_band_sum",
-    source=WINDOWS,
-    claim=Equals(sp.Sum(A[i, jj] * P[jj, b], (jj, 0, jj.upper)),
-                 sp.Sum(exp(S[i, jj]) * P[jj, b],
-                        (jj, sp.Max(0, i - w_l.symbol), sp.Min(i + w_r.symbol, jj.upper)))
-                 / sp.Sum(exp(S[i, kk]),
-                          (kk, sp.Max(0, i - w_l.symbol), sp.Min(i + w_r.symbol, kk.upper)))),
-    inputs=(S, P, w_l, w_r),
-    definitions=(A,),
-    note="O_i is the softmax average over the keys max(0, i − w_l) … min(i + w_r, n − 1) "
-    "only: w_l + w_r + 1 keys at most, whatever n.",
 )

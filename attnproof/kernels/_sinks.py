@@ -1,11 +1,14 @@
 """Attention sinks: a logit s_h per query head added to every row's softmax denominator,
 a_ij = e^{x_ij} / (e^{s_h} + Σ_k e^{x_ik}), and the lse log(e^{s_h} + Σ_k e^{x_ik}).
 
-The catalog proves (``theorems/production_features.py``) that this is the softmax over the
-keys with the sink appended as one more key, whose score is s_h and whose value is 0; the
-truth is built that way: the masking statements' truth of the instance with that key
-appended (its score through the bias, its K and V rows zero, kept by every row), and the
-appended key's rows of dK and dV left out.
+This is the softmax over the keys with the sink appended as one more key, whose score is s_h
+and whose value is 0, and the truth is built that way: the masking statements' truth of the
+instance with that key appended (its score through the bias, its K and V rows zero, kept by
+every row), and the appended key's rows of dK and dV left out. The catalog proves what the
+sink does to the weights, the lse and a split-KV merge (``theorems/production_features.py``);
+the appended key itself the prover reaches only for small sizes, so
+``tests/kernels/test_sinks_windows.py`` holds this truth to the sink written in the
+denominator, output, lse and gradients.
 """
 
 from __future__ import annotations

@@ -3,9 +3,10 @@ form, and the windows a case draws.
 
 A window (left, right) keeps key j for query i iff i' − left ≤ j ≤ i' + right, both bounds
 inclusive, with i' = i where queries align upper-left and i' = i + n_k − n_q where they align
-lower-right (the kernel's ``causal_alignment``). The catalog states it in
-``theorems/production_features.py``: a window with right = 0 and left ≥ n_k − 1 is the causal
-mask, and the band is the intersection of its two one-sided conditions.
+lower-right (the kernel's ``causal_alignment``): the intersection of its two one-sided
+conditions, and, with right = 0 and left at least the largest aligned position, the causal
+mask (``tests/kernels/test_sinks_windows.py``; the catalog does not state windows yet: its
+prover reaches indicators with symbolic offsets only for small sizes).
 """
 
 from __future__ import annotations

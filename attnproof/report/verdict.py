@@ -93,13 +93,20 @@ def has_truth_evidence(numeric: list) -> bool:
     return any(r.decides_truth and r.status == NumericStatus.PASSED for r in numeric)
 
 
+def unstable_format_name(backend: str, dtype: str) -> str:
+    """How ``unstable_in`` names a format: the dtype, or for float64 (the reference's format)
+    the backend's too, "mlx float64", since only a backend computing it in less can be
+    unstable there."""
+    return dtype if dtype != "float64" else f"{backend} {dtype}"
+
+
 def unstable_formats(numeric: list) -> list[str]:
     """The formats (``float16``, ``mlx float64``) whose records failed without deciding truth,
     in the order first seen."""
     found: list[str] = []
     for r in numeric:
         if r.status == NumericStatus.FAILED and not r.counterexample_stands:
-            name = r.dtype if r.dtype != "float64" else f"{r.backend} {r.dtype}"
+            name = unstable_format_name(r.backend, r.dtype)
             if name not in found:
                 found.append(name)
     return found
