@@ -283,12 +283,17 @@ class ValidResults:
 
     def load(self, path: Path):
         """``load_results(path)``, checked unless its bytes were valid before."""
-        from .report import load_results, results_digest
+        from .report import load_results
 
-        report = load_results(path, valid_before=self._known.__contains__)
-        digest = results_digest(path.read_text(encoding="utf-8"))
-        if digest not in self._known:
-            self._known[digest] = None
+        seen: list[str] = []  # the file's digest, as load_results computed it
+
+        def valid_before(digest: str) -> bool:
+            seen.append(digest)
+            return digest in self._known
+
+        report = load_results(path, valid_before=valid_before)
+        if seen[0] not in self._known:  # valid: load_results raises otherwise
+            self._known[seen[0]] = None
             self._added = True
         return report
 

@@ -270,7 +270,8 @@ def _simplex_bases(theorem: Theorem):
     return [t.base for t in theorem.tensors if isinstance(t.domain, Simplex)]
 
 
-def _mask_bases(theorem: Theorem):
+def mask_bases(theorem: Theorem):
+    """The bases of the theorem's 0/1 mask tensors (``Mask`` domain)."""
     return [t.base for t in theorem.tensors if isinstance(t.domain, Mask)]
 
 
@@ -284,7 +285,7 @@ def theorem_residual(theorem: Theorem, difference: sp.Expr) -> sp.Expr:
     simplex = [b.xreplace(fixed) for b in _simplex_bases(theorem)]
     difference = written_out(difference.xreplace(fixed)) if fixed else difference
     for instance in _at_each_concrete_index(difference):
-        left = residual(instance, simplex, _mask_bases(theorem))
+        left = residual(instance, simplex, mask_bases(theorem))
         if left != 0:
             return left
     return sp.S.Zero

@@ -47,6 +47,7 @@ from ._prover import (
     find_counterexample,
     index_assignments,
     instantiate,
+    mask_bases,
     prove_directly,
     small_instances,
     small_sizes,
@@ -122,6 +123,7 @@ __all__ = [
     # proving: the sum normal form's zero test and the identity route
     "residual",
     "theorem_residual",
+    "mask_bases",
     "claim_difference",
     "is_nonnegative",
     "is_positive",

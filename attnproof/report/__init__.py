@@ -38,7 +38,6 @@ _EXPORTS = {
     "write_json": ("results", "write_json"),
     "ResultsError": ("schema", "ResultsError"),
     "load_results": ("schema", "load_results"),
-    "results_digest": ("schema", "results_digest"),
     "unstable_format_name": ("verdict", "unstable_format_name"),
     "short_message": ("schema", "_short"),
     "schema_validator": ("schema", "schema_validator"),
@@ -56,7 +55,7 @@ _EXPORTS = {
 __all__ = [
     "ErrorEntry", "Report", "SymbolicOutcome", "TheoremResult", "TheoremStatus", "environment",
     "now_iso", "result_from_records", "write_json", "ResultsError", "load_results",
-    "results_digest", "unstable_format_name", "short_message", "schema_validator",
+    "unstable_format_name", "short_message", "schema_validator",
     "declaration", "describe", "rendering", "JSON_NAME", "MARKDOWN_NAME", "PDF_NAME",
     "Written", "write_reports",
 ]
@@ -77,7 +76,6 @@ if TYPE_CHECKING:  # what type checkers and editors see: _EXPORTS, imported eage
     from .schema import ResultsError as ResultsError
     from .schema import _short as short_message
     from .schema import load_results as load_results
-    from .schema import results_digest as results_digest
     from .schema import schema_validator as schema_validator
     from .verdict import unstable_format_name as unstable_format_name
     from .writer import JSON_NAME as JSON_NAME

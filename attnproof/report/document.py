@@ -336,13 +336,13 @@ def _figures(report: Report, figures: Figures) -> Section | None:
     if not report.theorems:
         return None
     blocks: list[Block] = []
+    pages = len(figures.error_bits)
     for number, stem in enumerate(figures.error_bits, 1):
-        pages = len(figures.error_bits)
-        part = f" Page {number} of {pages}." if pages > 1 else ""
+        part = f"page {number} of {pages}" if pages > 1 else ""
         blocks.append(Figure("error-bits" if number == 1 else f"error-bits-{number}", stem,
-                             ERROR_BITS_CAPTION + part,
+                             ERROR_BITS_CAPTION + (f" {part.capitalize()}." if part else ""),
                              "worst error in bits per theorem and configuration"
-                             + (f", page {number} of {pages}" if pages > 1 else "")))
+                             + (f", {part}" if part else "")))
     if figures.temperature:
         blocks.append(Figure("temperature", figures.temperature, TEMPERATURE_CAPTION,
                              "weights and entropy against temperature"))

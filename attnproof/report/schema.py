@@ -28,10 +28,14 @@ class ResultsError(ValueError):
 
 
 @functools.cache
+def _schema_bytes(package: str, name: str) -> bytes:
+    return resources.files(package).joinpath(name).read_bytes()
+
+
+@functools.cache
 def schema_validator(package: str, name: str) -> jsonschema.Draft202012Validator:
     """The validator of the JSON Schema file ``name`` shipped in ``package`` (read once)."""
-    text = resources.files(package).joinpath(name).read_text(encoding="utf-8")
-    return jsonschema.Draft202012Validator(json.loads(text))
+    return jsonschema.Draft202012Validator(json.loads(_schema_bytes(package, name)))
 
 
 def problem(data) -> str | None:
@@ -79,7 +83,7 @@ def load_results(path, valid_before: Callable[[str], bool] | None = None) -> Rep
 def results_digest(text: str) -> str:
     """What a results text is known valid by: the digest of the schema and the text together,
     so that a changed schema checks every file again."""
-    schema = resources.files(__package__).joinpath(SCHEMA_FILE).read_bytes()
+    schema = _schema_bytes(__package__, SCHEMA_FILE)
     return hashlib.sha256(schema + b"\0" + text.encode("utf-8")).hexdigest()
 
 

@@ -33,7 +33,6 @@ from ..route import (
     REFUTED,
     AtLeast,
     ClaimKind,
-    Mask,
     ProofResult,
     ReduceMax,
     ReduceMin,
@@ -47,6 +46,7 @@ from ..route import (
     free_indices,
     is_nonnegative,
     is_positive,
+    mask_bases,
     rename_bound_indices,
     small_instances,
     substituted,
@@ -580,7 +580,7 @@ def _weights_of(theorem, entry: sp.Expr, term: sp.Expr) -> list[sp.Expr]:
 
 def _kept_values(theorem, entry: sp.Expr) -> list[sp.Expr]:
     """``entry`` with each of its 0/1 mask entries set to 1."""
-    masks = {str(t.base.label) for t in theorem.tensors if isinstance(t.domain, Mask)}
+    masks = {str(base.label) for base in mask_bases(theorem)}
     entries = sorted((e for e in entry.atoms(sp.Indexed) if str(e.base.label) in masks),
                      key=sp.default_sort_key)
     return [entry.xreplace({m: 1}) for m in entries]
