@@ -25,7 +25,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from multiprocessing.connection import wait
@@ -271,6 +271,7 @@ class _Worker:
     process: multiprocessing.process.BaseProcess
     connection: object
     job: _Job | None = None
+    lane: Iterator | None = None  # the tasks left of the lane it runs (``run_in_lanes``)
 
     def assign(self, job: _Job, message) -> None:
         self.job = job
@@ -316,13 +317,23 @@ def run_in_workers(tasks: Iterable, work: Work, followed: Followed, jobs: int,
     """Run ``work`` on each of ``tasks`` in up to ``jobs`` worker processes, one task at a time
     each, within ``limit``. A task is taken when a worker is free for it, so a lazy iterable
     may decide the next task once the ones before it are done (a kernel's time budget)."""
+    run_in_lanes(([task] for task in tasks), work, followed, jobs, limit)
+
+
+def run_in_lanes(lanes: Iterable[Iterable], work: Work, followed: Followed, jobs: int,
+                 limit: TimeLimit) -> None:
+    """Run ``work`` on the tasks of each lane in up to ``jobs`` worker processes: the lanes
+    side by side, each lane's tasks in order and never two at once, on one worker while the
+    lane lasts (what that worker has loaded and compiled for a lane's earlier tasks serves its
+    later ones: one kernel's cells, on the devices it runs on). A worker that dies, or is
+    killed at the limit, is replaced, and its lane goes on from its next task in a fresh
+    worker. Lanes and their tasks are taken lazily, as workers are free for them."""
     context = multiprocessing.get_context("spawn")
-    pending = iter(tasks)
+    waiting = _Lanes(iter(lanes))
     workers: list[_Worker] = []
-    more = True
     try:
         while True:
-            more = more and _assign(workers, pending, context, work, followed, jobs, limit)
+            _give_tasks(workers, waiting, context, work, followed, jobs, limit)
             busy = [w for w in workers if w.job]
             if not busy:
                 return
@@ -331,29 +342,68 @@ def run_in_workers(tasks: Iterable, work: Work, followed: Followed, jobs: int,
                 if not alive:
                     _stop(worker)
                     workers.remove(worker)
+                    waiting.resume(worker.lane)  # its next task in a fresh worker
                 followed.finish(job.task, job.collected, job.elapsed())
     finally:
         for worker in workers:
             _stop(worker, politely=worker.job is None)
 
 
-def _assign(workers: list[_Worker], pending, context, work: Work, followed: Followed,
-            jobs: int, limit: TimeLimit) -> bool:
-    """Give the next tasks to the idle workers, starting new ones up to ``jobs``; whether any
-    task may be left."""
-    while True:
-        idle = next((w for w in workers if w.job is None), None)
-        if idle is None and len(workers) >= jobs:
-            return True
-        task = next(pending, None)
+@dataclass
+class _Lanes:
+    """The lanes not yet begun, and those whose worker died, taken first."""
+
+    unbegun: Iterator
+    resumed: list = field(default_factory=list)
+
+    def next(self) -> Iterator | None:
+        if self.resumed:
+            return self.resumed.pop(0)
+        lane = next(self.unbegun, None)
+        return None if lane is None else iter(lane)
+
+    def resume(self, lane) -> None:
+        if lane is not None:
+            self.resumed.append(lane)
+
+
+def _give_tasks(workers: list[_Worker], waiting: _Lanes, context, work: Work,
+                followed: Followed, jobs: int, limit: TimeLimit) -> None:
+    """Give each idle worker the next task of its lane, or of a lane not yet begun once its
+    own is done; start workers for further lanes up to ``jobs``."""
+    for worker in [w for w in workers if w.job is None]:
+        task = _next_task(worker, waiting)
+        if task is not None:
+            _give(worker, task, followed, limit)
+    while len(workers) < jobs:
+        spare = _Worker(None, None)
+        task = _next_task(spare, waiting)
         if task is None:
-            return False
-        if idle is None:
-            idle = _spawn(context, work)
-            workers.append(idle)
-        idle.assign(_Job(task, limit.seconds, followed.collector(task), limit.per_step),
-                    followed.message(task))
-        followed.start(task)
+            return
+        worker = _spawn(context, work)
+        worker.lane = spare.lane
+        workers.append(worker)
+        _give(worker, task, followed, limit)
+
+
+def _next_task(worker: _Worker, waiting: _Lanes):
+    """The next task of ``worker``'s lane; when it has none, of the next lane that has one,
+    which becomes the worker's; None when no lane has a task left."""
+    while True:
+        if worker.lane is None:
+            worker.lane = waiting.next()
+            if worker.lane is None:
+                return None
+        task = next(worker.lane, None)
+        if task is not None:
+            return task
+        worker.lane = None
+
+
+def _give(worker: _Worker, task, followed: Followed, limit: TimeLimit) -> None:
+    worker.assign(_Job(task, limit.seconds, followed.collector(task), limit.per_step),
+                  followed.message(task))
+    followed.start(task)
 
 
 def _spawn(context, work: Work) -> _Worker:

@@ -45,6 +45,7 @@ _EXPORTS = {
     "cache_directory": ("_compile_cache", "cache_directory"),
     "cache_folder_name": ("_compile_cache", "folder_name"),
     "disable_caches": ("_compile_cache", "disable"),
+    "configure_compilation_cache": ("_compile_cache", "configure"),
     "write_atomically": ("_compile_cache", "write_atomically"),
     "Compiled": ("_compiler", "Compiled"),
     "compile_expression": ("_compiler", "compile_expression"),
@@ -86,7 +87,8 @@ __all__ = [
     "backends_that_cannot_start", "ACCELERATORS", "Device",
     "DeviceError", "accelerator_folder", "device_kind", "devices", "missing_devices",
     "named_devices", "selected_devices", "share_accelerators", "cache_directory",
-    "cache_folder_name", "disable_caches", "write_atomically", "Compiled", "compile_expression",
+    "cache_folder_name", "disable_caches", "configure_compilation_cache", "write_atomically",
+    "Compiled", "compile_expression",
     "FINDING", "BACKEND_FINDING", "NOT_EVALUATED", "NumericRecord", "NumericStatus", "CellStatus",
     "CELL_FAILURES",
     "UNDECIDED_SHARE_NOTED", "undecided_share", "check", "ROUNDING_MODEL", "MINIMUM_DECIDED",
@@ -112,6 +114,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: _EXPORTS, imported eage
     from ._backends import to_numpy as to_numpy
     from ._backends import unavailable_reason as unavailable_reason
     from ._compile_cache import cache_directory as cache_directory
+    from ._compile_cache import configure as configure_compilation_cache
     from ._compile_cache import disable as disable_caches
     from ._compile_cache import folder_name as cache_folder_name
     from ._compile_cache import write_atomically as write_atomically

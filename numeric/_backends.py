@@ -331,8 +331,59 @@ def _jax_vjp(f, primals, cotangent):
     return pullback(cotangent)
 
 
-# a kernel's call compiled once per function, static keywords and (for gradients) output picked
+# a kernel's call traced once per function, static keywords and (for gradients) output picked
 _JITTED: dict = {}
+# each (traced call, signature) compiled once: the executable, or what its compilation raised
+_COMPILED: dict = {}
+# how many times each (traced call, signature) was compiled in this process: 1 each, unless
+# the executables were dropped (``kernel_compilations`` reads it)
+_COMPILATIONS: dict = {}
+
+
+class _CompileFailed:
+    """What compiling a signature raised, raised again for every later call of it: XLA compiles
+    the same program the same way (a dtype its CPU backend cannot emit fails each time)."""
+
+    def __init__(self, error: Exception):
+        self.error, self.traceback = error, error.__traceback__
+
+    def raise_again(self):
+        raise self.error.with_traceback(self.traceback)
+
+
+def kernel_compilations() -> dict:
+    """Per (traced call, signature) of the kernels bound here, how many times it was compiled."""
+    return dict(_COMPILATIONS)
+
+
+def _signature(arguments) -> tuple:
+    """What a compiled program is specific to, as ``jax.jit``'s own cache keys it: each array's
+    shape, dtype, weak type and placement, the arguments' structure, and the configuration a
+    trace reads (64-bit types, the default matmul precision)."""
+    import jax
+
+    leaves, structure = jax.tree_util.tree_flatten(arguments)
+    return (structure, tuple((a.shape, str(a.dtype), bool(getattr(a, "weak_type", False)),
+                              a.sharding) for a in leaves),
+            bool(jax.config.jax_enable_x64), jax.config.jax_default_matmul_precision)
+
+
+def _compiled_call(key, jitted, *arguments):
+    """``jitted(*arguments)``, its program compiled once per signature (ahead of time, so that
+    a compilation is counted, and one that failed is not attempted again)."""
+    signature = (key, _signature(arguments))
+    executable = _COMPILED.get(signature)
+    if executable is None:
+        lowered = jitted.lower(*arguments)  # a tracing error is the kernel's, raised each call
+        _COMPILATIONS[signature] = _COMPILATIONS.get(signature, 0) + 1
+        try:
+            executable = lowered.compile()
+        except Exception as error:  # noqa: BLE001 -- raised again, as it was, on each call
+            executable = _CompileFailed(error)
+        _COMPILED[signature] = executable
+    if isinstance(executable, _CompileFailed):
+        executable.raise_again()
+    return executable(*arguments)
 
 
 def _split_keywords(keywords):
@@ -361,7 +412,7 @@ def _jax_bind(fn, keywords, mode=None):
     key = ("forward", fn, statics)
     if key not in _JITTED:
         _JITTED[key] = jax.jit(lambda q, k, v, arrays: fn(q, k, v, **arrays, **dict(statics)))
-    return lambda q, k, v: _JITTED[key](q, k, v, arrays)
+    return lambda q, k, v: _compiled_call(key, _JITTED[key], q, k, v, arrays)
 
 
 def _jax_bind_vjp(fn, keywords, first, mode=None):
@@ -381,7 +432,7 @@ def _jax_bind_vjp(fn, keywords, first, mode=None):
             return jax.vjp(forward, q, k, v)[1](g)
 
         _JITTED[key] = jax.jit(pullback)
-    return lambda q, k, v, g: _JITTED[key](q, k, v, g, arrays)
+    return lambda q, k, v, g: _compiled_call(key, _JITTED[key], q, k, v, g, arrays)
 
 
 # -- MLX ----------------------------------------------------------------------------------

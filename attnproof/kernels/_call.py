@@ -19,6 +19,7 @@ from ._declaration import (
     to_layout,
 )
 from ._frameworks import Framework, numpy_dtype, rounded
+from ._programs import called_at
 from ._truth import Inputs
 from ._warnings import raised_by_kernel
 
@@ -77,6 +78,7 @@ def _called(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, de
            for a in "qkv"}
     keywords = _keywords(kernel, fw, x, case, dtype, device)
     forward = fw.bind(kernel.fn, keywords, kernel.mode)
+    called_at(x.q.shape, x.k.shape, x.v.shape)
 
     with raised_by_kernel():  # counted for the report, not printed over the matrix
         result = forward(put["q"], put["k"], put["v"])

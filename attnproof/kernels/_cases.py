@@ -2,9 +2,10 @@
 
 Hypothesis draws the structure of a case (sizes, mask or tile pattern, fill, score offset,
 scale, bias, garbage in unused K/V, memory layout, soft-capping, seed); a NumPy PRNG seeded
-from it fills the arrays, so a case replays from its JSON. Sizes shrink
-towards the small end: a shrunk counterexample needs more than 16 keys only when the bug does
-(a block boundary at 128 needs 129).
+from it fills the arrays, so a case replays from its JSON. Sizes come from the shape ladder
+(``_shapes``), one bounded set for the whole run, and shrink towards its small end: a shrunk
+counterexample needs more than 17 keys only when the bug does (a block boundary at 128 needs
+129).
 """
 
 from __future__ import annotations
@@ -18,13 +19,11 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ._frameworks import rounded
+from ._shapes import PLAIN, kind, ladder_below, scale_of, shapes
 from ._sinks import SINKS, sink_values
 from ._truth import Inputs, truth_lse
 from ._windows import window_keep
 
-# lengths just below, at and above block multiples (kernels tile keys by 16 to 256)
-BLOCK_EDGES = (63, 64, 65, 127, 128, 129, 255, 256, 257, 1023, 1024, 1025)
-HEAD_DIMS = (1, 2, 3, 4, 5, 8, 16, 32, 64, 128, 256)
 MASKS = ("none", "random", "first_block", "causal", "padding", "fully_masked")
 # masks drawn tile by tile (which tiles of a row are active, then which entries), whose active
 # tiles are not contiguous: local plus strided tiles, a set of its own for each query row, and
@@ -294,8 +293,9 @@ def _ordinary(array: np.ndarray, unused: np.ndarray, dtype: str, rng) -> np.ndar
 
 
 def split_point(case: Case) -> int:
-    """Where a split-KV check cuts the keys: the first half is keys [0, split)."""
-    return 1 + int(np.random.default_rng(case.seed).integers(case.n_k - 1))
+    """Where a split-KV check cuts the keys: the first half is keys [0, split), split a length
+    of the ladder below n_k (so the halves' shapes stay few)."""
+    return int(np.random.default_rng(case.seed).choice(ladder_below(case.n_k)))
 
 
 def _offset_keys(case: Case) -> np.ndarray:
@@ -438,19 +438,6 @@ def _offset(q, k, offsets: np.ndarray, scale: float, keys: np.ndarray):
 # -- strategies ----------------------------------------------------------------------------------
 
 
-def small_lengths(top: int = 16):
-    return st.integers(1, top)
-
-
-def lengths():
-    """Mostly small, sometimes just below, at or above a block multiple."""
-    return st.one_of(small_lengths(), st.sampled_from(BLOCK_EDGES))
-
-
-def head_dims():
-    return st.one_of(st.integers(1, 8), st.sampled_from(HEAD_DIMS))
-
-
 def offsets():
     """The named offsets, whole rows below each sentinel, and log-uniform offsets across the
     formats' range (its ends included). Rows below a sentinel come most often: far along the
@@ -465,43 +452,34 @@ def offsets():
 
 @st.composite
 def tiled_cases(draw, patterns=TILE_PATTERNS):
-    """A case whose mask follows a tile pattern, at 1 to 4 tiles of queries and of keys (the
-    last one sometimes ragged)."""
+    """A case whose mask follows a tile pattern, at shapes of the ladder up to 4 tiles of
+    queries and of keys (the last tile often ragged: a block multiple plus one)."""
     tile = draw(st.sampled_from(TILES))
-
-    def length(most_tiles: int):
-        return draw(st.integers(1, most_tiles)) * tile - draw(st.sampled_from((0, tile // 2,
-                                                                               tile - 1)))
-
-    n_q, n_k = length(4), length(4)
-    case = draw(cases(n_q=st.just(n_q), n_k=st.just(n_k), d_k=st.integers(1, 8),
-                      heads=st.just(1), batch=st.just(1), mask=st.sampled_from(patterns)))
+    case = draw(cases(where=kind(lengths="any", batch=(1, 1), kv_heads=(1, 1), n=(1, 4 * tile),
+                                 d=(1, 8)),
+                      mask=st.sampled_from(patterns)))
     return dataclasses.replace(case, tile=tile)
 
 
 @st.composite
-def cases(draw, *, n_q=None, n_k=None, d_k=None, d_v=None, batch=None, heads=None,
-          group=None, mask=None, causal_flag=None, fill=None, offset=None, scale=None,
+def cases(draw, *, where=None, mask=None, causal_flag=None, fill=None, offset=None, scale=None,
           mask_dtype=None, garbage=None, bias=None, mask_kind=None, memory=None,
-          softcap=None, sinks=None, same_lengths=False, same_dims=True):
-    """A :class:`Case`; each argument, when given, is the strategy of that field."""
+          softcap=None, sinks=None):
+    """A :class:`Case` whose sizes are a rung of the shape ladder that ``where`` accepts
+    (``_shapes.kind``; default: the common properties' shapes); each other argument, when
+    given, is the strategy of that field."""
     def pick(strategy, default):
         return draw(default if strategy is None else strategy)
 
-    n_q_ = pick(n_q, small_lengths())
-    n_k_ = n_q_ if same_lengths else pick(n_k, small_lengths())
-    d_k_ = pick(d_k, head_dims())
-    d_v_ = d_k_ if same_dims else pick(d_v, head_dims())
-    kv = pick(heads, st.integers(1, 2))  # key/value heads; query heads are group times more
-    h = kv * pick(group, st.just(1))
+    shape = draw(shapes(where or PLAIN))
     mask_ = pick(mask, st.just("none"))
     return Case(
-        n_q=n_q_, n_k=n_k_, d_k=d_k_, d_v=d_v_, batch=pick(batch, st.integers(1, 2)),
-        heads=h, kv_heads=kv, mask=mask_,
+        n_q=shape.n_q, n_k=shape.n_k, d_k=shape.d_k, d_v=shape.d_v, batch=shape.batch,
+        heads=shape.kv_heads * shape.group, kv_heads=shape.kv_heads, mask=mask_,
         # a kernel that takes only a causal flag is asked for causal masks through it
         causal_flag=pick(causal_flag, st.just(False)) and mask_ == "causal",
         fill=pick(fill, st.sampled_from(FILLS)), offset=pick(offset, st.none()),
-        scale=pick(scale, st.one_of(st.none(), st.sampled_from([0.5, 1.0, 2.0]))),
+        scale=pick(scale, st.just(scale_of(shape))),
         mask_dtype=pick(mask_dtype, st.none()), garbage=pick(garbage, st.none()),
         bias=pick(bias, st.none()), mask_kind=pick(mask_kind, st.none()),
         memory=pick(memory, st.none()), softcap=pick(softcap, st.none()),

@@ -28,6 +28,7 @@ from . import _regimes as regimes
 from ._cases import Case, instance
 from ._declaration import Kernel
 from ._frameworks import cell_devices, dtype_unavailable_reason, framework, unavailable_reason
+from ._programs import Programs, compiled_twice, counted
 from ._properties import PROPERTIES, Property, property_named
 from ._run import LIMIT, CaseResult, run_case
 from ._warnings import kept_with
@@ -75,6 +76,12 @@ class Cell:
     # the warnings the kernel raised in its calls (``_warnings``): category, message, where,
     # count; never printed on the terminal, where they would bury the matrix
     kernel_warnings: list[dict] = field(default_factory=list)
+    # the distinct shapes the cell's calls used, and the programs the framework compiled for
+    # them or read from its persistent cache (``_programs``)
+    programs: dict = field(default_factory=dict)
+    # the shapes themselves, (b, h, h_kv, n_q, n_k, d_k, d_v): counted over the kernel's
+    # cells, never written out
+    _shapes: list = field(default_factory=list, repr=False)
     reason: str = ""
     seconds: float = 0.0
 
@@ -141,9 +148,22 @@ class Conformance:
         float32, NaN in float64), with where each value was read (``conventions_apart``)."""
         return conventions_apart(self.cells)
 
+    def programs(self) -> dict:
+        """Over every cell: the distinct shapes called at, the programs compiled and read from
+        the persistent compilation cache, the seconds compiling, and how many of the
+        checker's jitted signatures were compiled more than once (0 where each (shape,
+        dtype, keywords) compiled at most once)."""
+        cells = [c.programs for c in self.cells if c.programs]
+        return {"shapes": len({tuple(s) for c in self.cells for s in c._shapes}),
+                **{name: sum(c[name] for c in cells)
+                   for name in ("compiled", "loaded", "compiled_twice")},
+                **{name: round(sum(c[name] for c in cells), 3)
+                   for name in ("compile_seconds", "call_seconds")}}
+
     def to_json(self) -> dict:
         return {"kernel": self.kernel, "framework": self.framework, "declared": self.declared,
                 "seconds": round(self.seconds, 2), "ok": self.ok,
+                "programs": self.programs(),
                 "precision": {f"{device} {dtype}": estimate for (device, dtype), estimate
                               in self.precision().items()},
                 "precision_left_out": self.precision_left_out(),
@@ -296,11 +316,15 @@ def check_cell(kernel: Kernel, prop: Property, dtype: str, device: str, examples
                spec: str | None = None, on_case=None, seed: int | None = None) -> Cell:
     started = time.perf_counter()
     cell = Cell(prop.name, dtype, device, CellStatus.SKIPPED)
+    programs, twice = Programs(), compiled_twice()
     try:
-        with kept_with(cell):  # the kernel's own warnings go to the report, not the terminal
+        # the kernel's own warnings go to the report, not the terminal
+        with kept_with(cell), counted(programs):
             return _checked(cell, kernel, prop, dtype, device, examples, spec, on_case, seed)
     finally:
         cell.seconds = round(time.perf_counter() - started, 3)
+        cell.programs = {**programs.to_json(), "compiled_twice": compiled_twice() - twice}
+        cell._shapes = sorted(programs.shapes)
 
 
 def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str,

@@ -179,8 +179,11 @@ def _from_row(name: str) -> Framework:
     asked for (made the default for the kernel's own code), read back as float64 NumPy; an
     array of a dtype the configuration in effect cannot hold (JAX's float64 with x64 off) is
     refused, never made in another dtype."""
+    from ._programs import listen
+
     row = backend(name)
     module = prepared_module(row)
+    listen(name)  # counts the programs its calls compile (``_programs``)
 
     def put(array, dtype, device):
         reason = row.kernel_dtype_reason(dtype)

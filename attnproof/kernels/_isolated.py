@@ -13,6 +13,16 @@ quick cases is never cut. A worker that dies on a case (a segfault, ``os._exit``
 out-of-memory killer) makes its cell *crashed*, one killed at the limit *timed-out*, each with
 the case and its replay command; a fresh worker checks the cells after it, and every cell
 checked before it is kept.
+
+The kernels run side by side, up to ``--jobs`` workers (one per CPU, at most 12 per
+accelerator, as for ``prove``): each kernel's cells are one lane (``run_in_lanes``), checked in
+order by one worker, so that one kernel's cells never race each other on a device and the
+programs its framework compiled for a cell serve the next ones. A worker points JAX's
+persistent compilation cache at attnproof's cache (``<cache>/jax``, as ``prove``'s workers do)
+unless the user has set a cache directory of their own, so a later run reads the programs
+back instead of compiling them; ``--no-cache`` turns it off. That is the one setting a worker
+makes: JAX keys an entry on the program, its options and JAX's version, so a program read back
+is the one it would compile.
 """
 
 from __future__ import annotations
@@ -22,7 +32,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from attnproof._signals import sigterm_as_interrupt
-from attnproof._workers import TimeLimit, run_in_workers
+from attnproof._workers import TimeLimit, run_in_lanes
 from attnproof.numeric import CellStatus, settle_cell
 from attnproof.numeric.route import Evidence, Failure
 
@@ -55,6 +65,7 @@ class CellTask:
     matrix."""
 
     index: int
+    kernel: int  # which of the run's kernels (its place in their order)
     spec: str
     property: str
     dtype: str
@@ -69,15 +80,30 @@ def check_isolated(kernel: Kernel, *, spec: str, properties: Iterable[str] | Non
     """What ``check_kernel`` returns for the kernel at ``spec``, each cell checked in a worker
     with ``case_timeout`` seconds per case. ``kernel``, this process's copy, plans the cells
     and shows the inputs of a case a worker stopped on; the workers load their own."""
-    started = time.perf_counter()
-    cells = _Cells(kernel, spec, progress)
-    plan = planned_cells(kernel, properties, dtypes, devices, budget)
-    # one worker: the cells of a kernel share its device, and are shown in the matrix's order
-    with sigterm_as_interrupt():  # SIGTERM, like Ctrl-C, ends the worker before the command
-        run_in_workers(cells.to_check(plan, examples), check_in_worker, cells, 1,
-                       TimeLimit(case_timeout, per_step=True))
-    return Conformance(kernel.name, kernel.framework, declared(kernel), cells.in_order(),
-                       time.perf_counter() - started)
+    return check_all_isolated([(spec, kernel)], properties=properties, dtypes=dtypes,
+                              devices=devices, examples=examples,
+                              progress=lambda _: progress, budget=budget,
+                              case_timeout=case_timeout, jobs=1)[0]
+
+
+def check_all_isolated(kernels: list[tuple[str, Kernel]], *, jobs: int,
+                       properties: Iterable[str] | None = None,
+                       dtypes: Iterable[str] | None = None,
+                       devices: Iterable[str] | None = None, examples: int = DEFAULT_EXAMPLES,
+                       progress: Callable[[Kernel], Callable | None] = lambda kernel: None,
+                       budget: float | None = None,
+                       case_timeout: float = DEFAULT_CASE_TIMEOUT) -> list[Conformance]:
+    """``check_isolated`` for each of ``kernels`` ((spec, kernel) each), side by side in up to
+    ``jobs`` workers, each kernel's cells one lane; ``progress(kernel)`` gives the callback
+    told of each of that kernel's cells; ``budget`` counts from a kernel's first cell."""
+    matrix = _Matrix([_Cells(kernel, spec, progress(kernel)) for spec, kernel in kernels])
+    lanes = [cells.to_check(number, planned_cells(cells.kernel, properties, dtypes, devices,
+                                                  budget), examples)
+             for number, cells in enumerate(matrix.kernels)]
+    with sigterm_as_interrupt():  # SIGTERM, like Ctrl-C, ends the workers before the command
+        run_in_lanes(lanes, check_in_worker, matrix, jobs,
+                     TimeLimit(case_timeout, per_step=True))
+    return [cells.conformance() for cells in matrix.kernels]
 
 
 # -- the worker's side ---------------------------------------------------------------------------
@@ -92,6 +118,7 @@ def check_in_worker(task: CellTask, emit) -> None:
     then the checked cell."""
     emit(("loading", task.spec))
     kernel = _loaded(task.spec)
+    _compilation_cache(kernel)
     cell = check_cell(kernel, property_named(task.property), task.dtype, task.device,
                       task.examples, task.spec, on_case=lambda case, dtype: emit(("case", case)))
     emit(("cell", cell))
@@ -102,6 +129,21 @@ def _loaded(spec: str) -> Kernel:
     if spec not in _LOADED:
         _LOADED[spec] = load(spec)
     return _LOADED[spec]
+
+
+def _compilation_cache(kernel: Kernel) -> None:
+    """JAX's persistent compilation cache at attnproof's, for a JAX kernel, once per worker,
+    unless the user has a cache directory of their own (``$JAX_COMPILATION_CACHE_DIR`` or a
+    setting of their code) or caching is off."""
+    if kernel.framework != "jax" or _LOADED.get("compilation cache"):
+        return
+    import jax
+
+    from attnproof.numeric import configure_compilation_cache
+
+    _LOADED["compilation cache"] = True
+    if not jax.config.jax_compilation_cache_dir:
+        configure_compilation_cache(jax)
 
 
 # -- the parent's side ---------------------------------------------------------------------------
@@ -147,18 +189,26 @@ class _Cells:
     spec: str
     progress: Callable[[Cell], None] | None
     found: dict[int, Cell] = field(default_factory=dict)
+    began: float | None = None  # when its first cell was begun or kept
+    ended: float | None = None  # when its last one was
 
-    def to_check(self, plan: Iterable[PlannedCell], examples: int) -> Iterator[CellTask]:
+    def to_check(self, number: int, plan: Iterable[PlannedCell],
+                 examples: int) -> Iterator[CellTask]:
         """A task per cell that runs here; a skipped cell is kept as the plan reaches it."""
         for index, planned in enumerate(plan):
             if planned.absent is not None:
                 self._keep(index, planned.skipped())
             else:
-                yield CellTask(index, self.spec, planned.prop.name, planned.dtype,
+                yield CellTask(index, number, self.spec, planned.prop.name, planned.dtype,
                                planned.device, examples)
 
     def in_order(self) -> list[Cell]:
         return [self.found[index] for index in sorted(self.found)]
+
+    def conformance(self) -> Conformance:
+        seconds = 0.0 if self.began is None else (self.ended or self.began) - self.began
+        return Conformance(self.kernel.name, self.kernel.framework, declared(self.kernel),
+                           self.in_order(), seconds)
 
     def message(self, task: CellTask) -> CellTask:
         return task
@@ -168,6 +218,7 @@ class _Cells:
 
     def start(self, task: CellTask) -> None:
         """Nothing to show yet: a cell is shown once it is checked."""
+        self.began = self.began or time.perf_counter()
 
     def finish(self, task: CellTask, report: _CellReport, seconds: float) -> None:
         stopped = report.failure is not None
@@ -175,6 +226,8 @@ class _Cells:
 
     def _keep(self, index: int, cell: Cell) -> None:
         self.found[index] = cell
+        self.began = self.began or time.perf_counter()
+        self.ended = time.perf_counter()
         if self.progress is not None:
             self.progress(cell)
 
@@ -196,3 +249,22 @@ class _Cells:
                                         replay=cell.replay))
         settle_cell(cell, seen, report.stopped_as)
         return cell
+
+
+@dataclass
+class _Matrix:
+    """Every kernel's cells, each task's told to its kernel's (``CellTask.kernel``)."""
+
+    kernels: list[_Cells]
+
+    def message(self, task: CellTask) -> CellTask:
+        return task
+
+    def collector(self, task: CellTask) -> _CellReport:
+        return _CellReport()
+
+    def start(self, task: CellTask) -> None:
+        self.kernels[task.kernel].start(task)
+
+    def finish(self, task: CellTask, report: _CellReport, seconds: float) -> None:
+        self.kernels[task.kernel].finish(task, report, seconds)

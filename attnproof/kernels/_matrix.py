@@ -103,8 +103,8 @@ def _kernel_section(result) -> doc.Section:
     groups = [(device, dtype) for device in devices for dtype in dtypes]
     verdict = _verdict(result)
     summary = doc.text_line(f"{verdict}; {sum(c.cases for c in result.cells):,} cases in "
-                            f"{result.seconds:.0f} s on {', '.join(devices)}. Declared: "
-                            f"{_declared(result.declared)}.")
+                            f"{result.seconds:.0f} s on {', '.join(devices)}"
+                            f"{_programs(result)}. Declared: {_declared(result.declared)}.")
     # widths for LaTeX, where a column of each dtype must fit beside the property's
     share = round(max(0.04, (0.68 - 0.025 * len(groups)) / max(len(groups), 1)), 3)
     columns = (doc.Column("property", width=0.24),
@@ -120,6 +120,16 @@ def _kernel_section(result) -> doc.Section:
               *_regimes(result))
     return doc.Section(f"{result.kernel} ({result.framework})", blocks,
                        children=tuple(_failure(cell) for cell in result.failures()))
+
+
+def _programs(result) -> str:
+    """", at 83 shapes, 346 programs compiled (64 s), 0 read from the cache", where counted."""
+    programs = result.programs() if hasattr(result, "programs") else {}
+    if not programs.get("shapes"):
+        return ""
+    return (f", at {programs['shapes']} shapes, {programs['compiled']:,} programs compiled "
+            f"({programs['compile_seconds']:.0f} s), {programs['loaded']:,} read from the "
+            "persistent compilation cache")
 
 
 def _verdict(result) -> str:

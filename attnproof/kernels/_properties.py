@@ -13,7 +13,6 @@ from . import _windows as windows
 from ._batch import run_alone
 from ._cases import (
     BIASES,
-    BLOCK_EDGES,
     GAPS,
     GARBAGE_ALLOWED,
     MEMORY,
@@ -22,14 +21,13 @@ from ._cases import (
     TILES,
     Case,
     cases,
-    lengths,
     offsets,
-    small_lengths,
     tiled_cases,
 )
 from ._declaration import Kernel
 from ._heads import heads_declared_wrongly
 from ._run import read_causal_alignment
+from ._shapes import kind
 from ._sinks import SINKS
 from ._split import merged_by_kernel, merged_halves
 
@@ -188,18 +186,11 @@ def _halves_run_alone(kernel: Kernel) -> str | None:
     return None
 
 
-def block_edge_lengths():
-    """(n_q, n_k), each small or at a block edge, but not both past 257: a case costs
-    n_q n_k, and a bug at one axis's edge needs only that axis there (many rows against 1,023
-    keys still come: an accumulation error 4 rows may miss shows there, measured on MLX at
-    63 x 1023)."""
-    shorter = [n for n in BLOCK_EDGES if n <= 257]
-
-    def with_queries(n_k: int):
-        edges = BLOCK_EDGES if n_k <= 257 else shorter
-        return st.tuples(st.one_of(small_lengths(4), st.sampled_from(edges)), st.just(n_k))
-
-    return st.one_of(small_lengths(8), st.sampled_from(BLOCK_EDGES)).flatmap(with_queries)
+# (n_q, n_k) small or at a block edge, never both past 257 (the ladder's edge rungs): a case
+# costs n_q n_k, and a bug at one axis's edge needs only that axis there (many rows against
+# 1,023 keys still come: an accumulation error 4 rows may miss shows there, measured on MLX at
+# 63 x 1023)
+BLOCK_EDGE_SHAPES = kind(lengths="any", batch=(1, 1), kv_heads=(1, 1), n=(1, 1025), d=(1, 4))
 
 
 def _gradient(name: str, title: str) -> Property:
@@ -264,9 +255,9 @@ def batch_cases(kernel: Kernel):
         chosen = st.one_of(st.integers(0, case.batch - 1), st.none())
         return chosen.map(lambda e: dataclasses.replace(case, empty_element=e))
 
-    return cases(batch=st.integers(2, 4), heads=st.integers(1, 2), mask=masks,
+    lengths = "any" if kernel.takes_mask else "equal"
+    return cases(where=kind(lengths=lengths, batch=(2, 4)), mask=masks,
                  causal_flag=st.just(kernel.takes_causal and not kernel.takes_mask),
-                 same_lengths=not kernel.takes_mask,
                  offset=st.one_of(st.none(), st.sampled_from(OFFSETS))).flatmap(with_empty)
 
 
@@ -322,6 +313,14 @@ def _bias_kind(kernel: Kernel):
     return st.just(_bias_mask_kind(kernel))
 
 
+def _gap_explicit() -> tuple[Case, ...]:
+    """The halves' log-sum-exps apart by more than exp's range (each way) and by 10⁴, before
+    any draw: where a merge that weights the halves by exp(lse) without subtracting the larger
+    one overflows, so that finding it never rests on the draws."""
+    return tuple(Case(n_q=2, n_k=5, heads=2, kv_heads=2, offset=gap, seed=seed)
+                 for seed, gap in enumerate(("gap:overflow", "gap:-overflow", "gap:1e4")))
+
+
 def _needs_sinks(kernel: Kernel) -> str | None:
     if not kernel.takes_sinks:
         return "takes no sinks"
@@ -336,8 +335,8 @@ def sink_cases(kernel: Kernel):
     batch elements (each head its own sink) and grouped heads where declared, with masks
     (a kernel dropping its sink where a mask is given), fully masked rows (whose weight all
     goes to the sink) and rows offset."""
-    return cases(sinks=st.sampled_from(SINKS), batch=st.integers(1, 3), heads=st.integers(1, 2),
-                 group=st.sampled_from((1, 2)) if kernel.gqa else st.just(1),
+    return cases(sinks=st.sampled_from(SINKS),
+                 where=kind(lengths="any", batch=(1, 3), group=(1, 2 if kernel.gqa else 1)),
                  mask=_any_mask(kernel, ("random", "padding", "fully_masked", "causal")),
                  causal_flag=st.just(not kernel.takes_mask),
                  offset=st.one_of(st.none(), st.sampled_from(("1e4", "-1e4"))))
@@ -358,8 +357,8 @@ def _needs_window(kernel: Kernel) -> str | None:
 def window_cases(kernel: Kernel):
     """Windows shorter than the sequence (``_windows.windows``), n_q ≠ n_k only where the
     kernel declares its alignment, with masks, causal flags and offsets beside them."""
-    base = cases(n_q=st.one_of(small_lengths(), st.sampled_from((63, 64, 65, 127, 128, 129))),
-                 same_lengths=kernel.causal_alignment is None, d_k=st.integers(1, 8),
+    lengths = "equal" if kernel.causal_alignment is None else "any"
+    base = cases(where=kind(lengths=lengths, n=(1, 129), d=(1, 8)),
                  mask=_any_mask(kernel), causal_flag=st.just(kernel.takes_causal
                                                              and not kernel.takes_mask),
                  offset=st.one_of(st.none(), st.sampled_from(("1e4", "-1e4"))))
@@ -395,32 +394,31 @@ PROPERTIES = (
              explicit=_bias_mask_dtype_explicit),
     Property("tile_masks", "masks by tile pattern, active tiles not contiguous (1–4 tiles of "
              "16–128)", lambda k: tiled_cases(), _everything, _needs_mask,
-             # every other tile at three tiles a side, at each tile size: holes in every row
-             # and column of tiles from every seed
-             explicit=tuple(Case(n_q=3 * tile, n_k=3 * tile, mask="checkerboard", tile=tile)
-                            for tile in TILES)),
+             # every other tile at three tiles a side (the third a key wide: a ladder length),
+             # at each tile size: holes in every row and column of tiles from every seed
+             explicit=tuple(Case(n_q=2 * tile + 1, n_k=2 * tile + 1, mask="checkerboard",
+                                 tile=tile) for tile in TILES)),
     Property("causal", "causal mask (n_q = n_k)",
-             lambda k: cases(same_lengths=True, **_causal(k)), _everything,
+             lambda k: cases(where=kind(lengths="equal"), **_causal(k)), _everything,
              _needs_mask_or_causal),
     Property("padding", "key padding", lambda k: cases(mask=st.just("padding"),
-                                                       batch=st.integers(1, 3)),
+                                                       where=kind(lengths="any", batch=(1, 3))),
              _everything, _needs_mask),
     Property("fully_masked_rows", "fully masked rows",
              lambda k: cases(mask=st.just("fully_masked")), _everything, _needs_mask),
     Property("row_offset", "constant added to a row's scores (across the format's range, "
              "whole rows below −1e4, −5e4, −1e30)",
              lambda k: cases(offset=offsets(), mask=_any_mask(k),
-                             causal_flag=st.just(not k.takes_mask), same_lengths=True),
+                             causal_flag=st.just(not k.takes_mask),
+                             where=kind(lengths="equal")),
              _everything),
     Property("masked_garbage", "NaN, ±inf, huge values in K/V entries no query keeps",
-             lambda k: cases(n_k=lengths(), mask=st.sampled_from(("padding", "first_block")),
-                             garbage=_garbage(k), batch=st.integers(1, 3)),
+             lambda k: cases(where=kind(lengths="any", batch=(1, 3), n=(1, 1025)),
+                             mask=st.sampled_from(("padding", "first_block")),
+                             garbage=_garbage(k)),
              _everything, _needs_mask),
     Property("block_lengths", "lengths around block multiples (127, 128, 129, 1025, ...)",
-             lambda k: block_edge_lengths().flatmap(
-                 lambda lengths: cases(n_q=st.just(lengths[0]), n_k=st.just(lengths[1]),
-                                       d_k=st.integers(1, 4), heads=st.just(1),
-                                       batch=st.just(1), mask=_masked_lengths(k))),
+             lambda k: cases(where=BLOCK_EDGE_SHAPES, mask=_masked_lengths(k)),
              _everything,
              # one key and one query past each common block size: a ragged last block
              explicit=tuple(Case(n_q=n_q, n_k=n_k) for edge in (64, 128, 256)
@@ -432,39 +430,41 @@ PROPERTIES = (
              "before it (scales, dtypes, shapes and masks interleaved)", history_cases,
              _everything),
     Property("dv_ne_dk", "d_v ≠ d_k",
-             lambda k: cases(same_dims=False).filter(lambda c: c.d_v != c.d_k), _everything,
+             lambda k: cases(where=kind(lengths="any", dims="apart")), _everything,
              lambda k: "declared d_v = d_k only" if k.equal_head_dims else None),
     Property("nq_ne_nk", "n_q ≠ n_k",
-             lambda k: cases().filter(lambda c: c.n_q != c.n_k), _everything),
+             lambda k: cases(where=kind(lengths="apart")), _everything),
     Property("causal_nq_ne_nk", "causal mask with n_q ≠ n_k (alignment)",
-             lambda k: cases(**_causal(k)).filter(lambda c: c.n_q != c.n_k), _everything,
+             lambda k: cases(where=kind(lengths="apart"), **_causal(k)), _everything,
              _needs_causal, alignment="lower_right", convention=read_causal_alignment),
     Property("memory_layout", "q, k, v as strided views: slices of a fused QKV, sbhd "
              "transposed; batch ≥ 2, head dims to 256",
-             lambda k: cases(memory=st.sampled_from(MEMORY), batch=st.integers(2, 3),
-                             d_k=st.one_of(st.integers(1, 8), st.sampled_from((64, 128, 256)))),
+             lambda k: cases(memory=st.sampled_from(MEMORY),
+                             where=kind(lengths="any", batch=(2, 3), d=(1, 256))),
              _everything, _has_strides),
     Property("gqa", "grouped-query heads (2 or more K/V heads)",
-             lambda k: cases(heads=st.integers(2, 3), group=st.integers(2, 4)), _everything,
+             lambda k: cases(where=kind(lengths="any", kv_heads=(2, 3), group=(2, 4))),
+             _everything,
              lambda k: None if k.gqa else "grouped-query heads not declared",
              explain_raise=heads_declared_wrongly),
     Property("mqa", "multi-query heads (one K/V head)",
-             lambda k: cases(heads=st.just(1), group=st.integers(2, 6)), _everything,
+             lambda k: cases(where=kind(lengths="any", kv_heads=(1, 1), group=(2, 6))),
+             _everything,
              lambda k: None if k.shares_one_kv_head else "multi-query heads not declared",
              explain_raise=heads_declared_wrongly),
     Property("split_kv", "split-KV merge by log-sum-exp",
-             lambda k: cases(n_k=st.integers(2, 16)), lambda k: ("out", "lse"),
+             lambda k: cases(where=kind(lengths="any", n_k=(2, 17))), lambda k: ("out", "lse"),
              _halves_run_alone, outputs_instead=merged_halves),
     Property("merge", "the kernel's own split-KV merge: masks, a fully masked half, lse gaps",
-             lambda k: cases(n_k=st.one_of(st.integers(2, 16), st.sampled_from(BLOCK_EDGES)),
+             lambda k: cases(where=kind(lengths="any", n=(1, 1025), n_k=(2, 1025)),
                              mask=_merge_masks(k), offset=st.one_of(st.none(),
                                                                     st.sampled_from(GAPS))),
              lambda k: ("out", "lse"),
              lambda k: "declares no merge" if k.merge is None else _halves_run_alone(k),
-             outputs_instead=merged_by_kernel),
+             explicit=lambda k: _gap_explicit(), outputs_instead=merged_by_kernel),
     Property("softcap", "soft-capping c·tanh(s/c), c from 1 to 50, with masks and offsets",
              lambda k: cases(softcap=st.sampled_from(SOFTCAPS), mask=_any_mask(k),
-                             causal_flag=st.just(not k.takes_mask), same_lengths=True,
+                             causal_flag=st.just(not k.takes_mask), where=kind(lengths="equal"),
                              offset=st.one_of(st.none(), st.sampled_from(("1e4", "-1e4")))),
              _everything,
              lambda k: None if k.softcap_argument is not None else "takes no soft-capping"),
@@ -475,8 +475,8 @@ PROPERTIES = (
              "shorter than the sequence, with masks", window_cases, _everything,
              _needs_window, explicit=_window_explicit),
     Property("score_mod", "the declared score_mod at several batches, heads and positions",
-             lambda k: cases(batch=st.integers(1, 3), heads=st.integers(1, 3), mask=_any_mask(k),
-                             causal_flag=st.just(not k.takes_mask), same_lengths=True),
+             lambda k: cases(where=kind(lengths="equal", batch=(1, 3), kv_heads=(1, 3)),
+                             mask=_any_mask(k), causal_flag=st.just(not k.takes_mask)),
              _everything,
              lambda k: None if k.score_mod is not None else "declares no score_mod"),
 )

@@ -24,6 +24,7 @@ from ._call import LayoutMismatch, call, with_bias
 from ._cases import Case, causal_keep, fully_masked_rows, instance
 from ._declaration import Kernel, Refused
 from ._frameworks import DtypeUnheld, Framework, machine_epsilon
+from ._programs import timed_calls
 from ._sinks import with_sink_key, without_sink_key
 from ._truth import Inputs, condition, reference, truth, truth_lse
 
@@ -108,11 +109,12 @@ def _run_in_scope(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
 def _outcome(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, device: str,
              compute: str, outputs, x: Inputs) -> CaseResult:
     try:
-        got = call(kernel, fw, x, case, dtype, device, outputs)
-        if prop.outputs_instead is not None:
-            got = prop.outputs_instead(kernel, fw, x, case, dtype, device)
-        alone = None if prop.run_beside is None else \
-            prop.run_beside(kernel, fw, x, case, dtype, device, outputs)
+        with timed_calls():
+            got = call(kernel, fw, x, case, dtype, device, outputs)
+            if prop.outputs_instead is not None:
+                got = prop.outputs_instead(kernel, fw, x, case, dtype, device)
+            alone = None if prop.run_beside is None else \
+                prop.run_beside(kernel, fw, x, case, dtype, device, outputs)
     except LayoutMismatch as mismatch:
         return CaseResult("layout", message=str(mismatch))
     except (Refused, DtypeUnheld) as refusal:  # outside what the kernel supports, or what the

@@ -48,9 +48,9 @@ def keyword(form: str, left: int, right: int):
 
 
 def windows(n_q: int, n_k: int):
-    """(left, right) shorter than the sequence on the side that binds: most often a window
-    that looks back (right = 0, as decoders use), else one on both sides; each side from 0
-    (the query's own key alone) up to one less than would keep every key."""
-    longest = max(n_q, n_k) - 1
-    side = st.integers(0, max(longest - 1, 0))
-    return st.tuples(side, st.one_of(st.just(0), side))
+    """(left, right) shorter than the sequence on the side that binds: a window that looks
+    back (right = 0, as decoders use) a few keys or about half the sequence, or one on both
+    sides; each side on the ladder of window sides (``_shapes.windows_of``)."""
+    from ._shapes import windows_of
+
+    return st.sampled_from(windows_of(max(n_q, n_k)))

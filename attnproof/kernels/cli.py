@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from functools import partial
 from pathlib import Path
 
 from attnproof._arguments import positive_int, positive_seconds
@@ -23,7 +22,7 @@ from ._check import DEFAULT_EXAMPLES, cell_devices, check_kernel, replay
 from ._declaration import DTYPES, Kernel
 from ._frameworks import devices as devices_of
 from ._frameworks import unavailable_reason
-from ._isolated import DEFAULT_CASE_TIMEOUT, check_isolated
+from ._isolated import DEFAULT_CASE_TIMEOUT, check_all_isolated
 from ._matrix import MARKS, STOPPED, write
 from ._properties import by_name, property_named
 from ._schema import ConformanceError
@@ -55,6 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--case-timeout", metavar="S", type=positive_seconds, default=DEFAULT_CASE_TIMEOUT,
         help="seconds one case may run before its worker is killed and its cell reads "
              "timed-out (default: %(default)g)")
+    add("--jobs", metavar="N", type=positive_int,
+        help="worker processes checking kernels side by side, each kernel's cells in one "
+             "(default: one per CPU, at most 12 per accelerator checked on, as for prove)")
     add("--in-process", action="store_true",
         help="check the kernels in this process, not in worker processes (for debugging: a "
              "kernel that crashes or hangs then ends or stalls the run)")
@@ -79,12 +81,14 @@ def run(args) -> int:
         return _replay(kernels, args)
     if args.out is None:
         args.out = _default_out(kernels, args.device)
-    check = check_kernel if args.in_process else partial(check_isolated,
-                                                         case_timeout=args.case_timeout)
-    results = [check(kernel, properties=args.property, dtypes=args.dtype, devices=args.device,
-                     examples=args.examples, spec=spec, progress=_progress(kernel),
-                     budget=args.budget)
-               for spec, kernel in kernels]
+    options = dict(properties=args.property, dtypes=args.dtype, devices=args.device,
+                   examples=args.examples, budget=args.budget)
+    if args.in_process:
+        results = [check_kernel(kernel, spec=spec, progress=_progress(kernel), **options)
+                   for spec, kernel in kernels]
+    else:
+        results = check_all_isolated(kernels, jobs=_jobs(kernels, args), progress=_progress,
+                                     case_timeout=args.case_timeout, **options)
     try:
         written = write(results, args.out)
     except ConformanceError as error:  # written all the same; a bug of the checker, said so
@@ -110,6 +114,12 @@ def summary_lines(results, report) -> list[str]:
              *(line for kernel, cell in failed for line in _failure_lines(kernel, cell))
              ] if failed else []
     for result in results:
+        programs = result.programs()
+        if programs["compiled"] or programs["loaded"]:
+            lines.append(f"{result.kernel}: {programs['shapes']} shapes, "
+                         f"{programs['compiled']:,} programs compiled "
+                         f"({programs['compile_seconds']:.0f} s), {programs['loaded']:,} read "
+                         "from the persistent compilation cache")
         raised = warnings_total(result.cells)
         if raised:
             lines.append(f"{result.kernel}: the kernel raised {raised:,} warning"
@@ -123,6 +133,24 @@ def _failure_lines(kernel: str, cell) -> list[str]:
     line = (f"{kernel} {cell.property} {cell.dtype} {cell.device}: {MARKS[cell.status]} "
             f"{cell.status}: {what.splitlines()[0]}")
     return [line, f"    {cell.replay}"] if cell.replay else [line]
+
+
+def _jobs(kernels, args) -> int:
+    """``--jobs``, else one worker per CPU, at most WORKERS_PER_ACCELERATOR per accelerator
+    among the devices checked on where there is one, and never more than the kernels."""
+    if args.jobs is not None:
+        return args.jobs
+    import os
+
+    from attnproof._machine import WORKERS_PER_ACCELERATOR
+
+    accelerators = {name for _, kernel in kernels
+                    for name, absent in cell_devices(kernel, args.device)
+                    if absent is None and Device.parse(name).accelerator}
+    jobs = os.cpu_count() or 1
+    if accelerators:
+        jobs = min(jobs, WORKERS_PER_ACCELERATOR * len(accelerators))
+    return max(1, min(jobs, len(kernels)))
 
 
 def _runs_here(kernel: Kernel, chosen) -> bool:

@@ -1,0 +1,104 @@
+"""What a cell's calls cost in programs: the distinct shapes the kernel was called at, and the
+programs its framework compiled for them (or read from its persistent compilation cache).
+
+A compiling kernel's cases are cheap once their program exists: the checker's cost is its
+compilations. JAX reports each compilation of a program through ``jax.monitoring`` (an XLA
+compilation, or a program read back from the persistent cache instead), eager dispatch's
+per-primitive programs included; the checker's own jitted calls (``numeric/_backends.py``)
+compile once per signature, counted there. Frameworks that build no program for a call
+(PyTorch eager, NumPy, MLX without ``mx.compile``) report none: their cells say 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass, field
+
+# the jax.monitoring events: an XLA compilation (its duration) and a persistent-cache hit
+BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
+
+
+@dataclass
+class Programs:
+    """One cell's calls: the shapes called at, as (b, h, h_kv, n_q, n_k, d_k, d_v), and the
+    programs compiled for them."""
+
+    shapes: set = field(default_factory=set)
+    compiled: int = 0  # programs the framework compiled
+    loaded: int = 0  # programs read from the persistent compilation cache instead
+    seconds: float = 0.0  # spent compiling
+    call_seconds: float = 0.0  # in the kernel's calls, their compilations included
+
+    def to_json(self) -> dict:
+        return {"shapes": len(self.shapes), "compiled": self.compiled, "loaded": self.loaded,
+                "compile_seconds": round(self.seconds, 3),
+                "call_seconds": round(self.call_seconds, 3)}
+
+
+_COUNTING: list[Programs] = []
+_listening: set[str] = set()
+
+
+@contextlib.contextmanager
+def counted(programs: Programs):
+    """Count into ``programs`` what the calls made inside compile, and the shapes they use."""
+    _COUNTING.append(programs)
+    try:
+        yield programs
+    finally:
+        _COUNTING.remove(programs)
+
+
+def called_at(q_shape, k_shape, v_shape) -> None:
+    """A call of the kernel at these canonical (b, h, n, d) shapes of q, k and v."""
+    b, h, n_q, d_k = q_shape
+    shape = (b, h, k_shape[1], n_q, k_shape[2], d_k, v_shape[3])
+    for programs in _COUNTING:
+        programs.shapes.add(shape)
+
+
+@contextlib.contextmanager
+def timed_calls():
+    """Time the kernel's calls made inside (the rest of a cell's time is the checker's: the
+    truth, the judging, the drawing)."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        for programs in _COUNTING:
+            programs.call_seconds += time.perf_counter() - started
+
+
+def listen(framework: str) -> None:
+    """Listen to ``framework``'s compilations, once per process (JAX only: the others report
+    none). A listener only counts: it changes nothing of what the framework does."""
+    if framework != "jax" or framework in _listening:
+        return
+    from jax import monitoring
+
+    monitoring.register_event_duration_secs_listener(_on_duration)
+    monitoring.register_event_listener(_on_event)
+    _listening.add(framework)
+
+
+def _on_duration(event: str, duration: float, **_) -> None:
+    if event == BACKEND_COMPILE_EVENT:
+        for programs in _COUNTING:
+            programs.compiled += 1
+            programs.seconds += duration
+
+
+def _on_event(event: str, **_) -> None:
+    if event == CACHE_HIT_EVENT:
+        for programs in _COUNTING:
+            programs.loaded += 1
+
+
+def compiled_twice() -> int:
+    """How many of the checker's jitted signatures were compiled more than once in this
+    process (0: each (kernel, shape, dtype, keywords) compiled at most once)."""
+    from attnproof.numeric._backends import kernel_compilations
+
+    return sum(1 for n in kernel_compilations().values() if n > 1)
