@@ -7,9 +7,9 @@ checker (the truth, the judging, the drawing). Then every planted kernel of test
 checked by its property with each checker: the same verdict, or the difference named.
 
 Run: python benchmarks/bench_kernel_matrix.py [--before REV] [--examples 20] [--kernel K ...]
-     [--skip-before] [--out DIR]
-     (default: the commit before the shape ladder, every installed library kernel; the matrix
-     each run wrote, and what this printed, stay in DIR)
+     [--property P ...] [--skip-before] [--out DIR]
+     (default: the commit before the shape ladder, every installed library kernel and every
+     property; the matrix each run wrote, and what this printed, stay in DIR)
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ def main() -> None:
     parser.add_argument("--before", default=BEFORE, help="the commit to compare with")
     parser.add_argument("--examples", type=int, default=20)
     parser.add_argument("--kernel", action="append", help="only these library kernels")
+    parser.add_argument("--property", action="append", help="only these properties")
     parser.add_argument("--skip-before", action="store_true", help="run this checker only")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
@@ -88,7 +89,8 @@ def _worktree(revision: str, out: Path) -> Path:
 def _matrix(root: Path, target: Path, cache: Path, args) -> dict:
     """One ``attnproof kernels`` with the checker at ``root``: its wall seconds and JSON."""
     command = [sys.executable, "-m", "attnproof", "kernels", "--examples", str(args.examples),
-               "--out", str(target), *(f"--kernel={k}" for k in args.kernel or ())]
+               "--out", str(target), *(f"--kernel={k}" for k in args.kernel or ()),
+               *(f"--property={p}" for p in args.property or ())]
     environment = {**os.environ, "PYTHONPATH": str(root), "ATTNPROOF_CACHE_DIR": str(cache)}
     target.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()

@@ -136,7 +136,7 @@ class Case:
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Case)}
 
 # The most entries one array of a case may hold: 2^26 (512 MiB in float64), far above the cases
-# the strategies draw (at most 1025 queries and keys, 256 features, 4 batch elements, 12 heads),
+# the strategies draw (at most 1025 queries and keys, 576 features, 4 batch elements, 14 heads),
 # so that a case written by hand is refused, naming its sizes, before anything is allocated.
 MAX_CASE_ENTRIES = 2**26
 _SIZE_FIELDS = ("n_q", "n_k", "d_k", "d_v", "batch", "heads", "kv_heads", "tile")

@@ -73,19 +73,6 @@ class CellTask:
     examples: int
 
 
-def check_isolated(kernel: Kernel, *, spec: str, properties: Iterable[str] | None = None,
-                   dtypes: Iterable[str] | None = None, devices: Iterable[str] | None = None,
-                   examples: int = DEFAULT_EXAMPLES, progress=None, budget: float | None = None,
-                   case_timeout: float = DEFAULT_CASE_TIMEOUT) -> Conformance:
-    """What ``check_kernel`` returns for the kernel at ``spec``, each cell checked in a worker
-    with ``case_timeout`` seconds per case. ``kernel``, this process's copy, plans the cells
-    and shows the inputs of a case a worker stopped on; the workers load their own."""
-    return check_all_isolated([(spec, kernel)], properties=properties, dtypes=dtypes,
-                              devices=devices, examples=examples,
-                              progress=lambda _: progress, budget=budget,
-                              case_timeout=case_timeout, jobs=1)[0]
-
-
 def check_all_isolated(kernels: list[tuple[str, Kernel]], *, jobs: int,
                        properties: Iterable[str] | None = None,
                        dtypes: Iterable[str] | None = None,
@@ -93,9 +80,12 @@ def check_all_isolated(kernels: list[tuple[str, Kernel]], *, jobs: int,
                        progress: Callable[[Kernel], Callable | None] = lambda kernel: None,
                        budget: float | None = None,
                        case_timeout: float = DEFAULT_CASE_TIMEOUT) -> list[Conformance]:
-    """``check_isolated`` for each of ``kernels`` ((spec, kernel) each), side by side in up to
-    ``jobs`` workers, each kernel's cells one lane; ``progress(kernel)`` gives the callback
-    told of each of that kernel's cells; ``budget`` counts from a kernel's first cell."""
+    """What ``check_kernel`` returns for each of ``kernels`` ((spec, kernel) each), each cell
+    checked in a worker with ``case_timeout`` seconds per case, the kernels side by side in up
+    to ``jobs`` workers and each kernel's cells one lane. The kernels given, this process's
+    copies, plan the cells and show the inputs of a case a worker stopped on; the workers load
+    their own from the specs. ``progress(kernel)`` gives the callback told of each of that
+    kernel's cells; ``budget`` counts from a kernel's first cell."""
     matrix = _Matrix([_Cells(kernel, spec, progress(kernel)) for spec, kernel in kernels])
     lanes = [cells.to_check(number, planned_cells(cells.kernel, properties, dtypes, devices,
                                                   budget), examples)

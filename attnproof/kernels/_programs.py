@@ -5,13 +5,15 @@ A compiling kernel's cases are cheap once their program exists: the checker's co
 compilations. JAX reports each compilation of a program through ``jax.monitoring`` (an XLA
 compilation, or a program read back from the persistent cache instead), eager dispatch's
 per-primitive programs included; the checker's own jitted calls (``numeric/_backends.py``)
-compile once per signature, counted there. Frameworks that build no program for a call
-(PyTorch eager, NumPy, MLX without ``mx.compile``) report none: their cells say 0.
+compile once per signature, counted there. A ``torch.compile``'d kernel's graphs are counted
+by TorchDynamo's own count. Frameworks that build no program for a call (PyTorch eager,
+NumPy, MLX without ``mx.compile``) report none: their cells say 0.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -45,10 +47,19 @@ _listening: set[str] = set()
 def counted(programs: Programs):
     """Count into ``programs`` what the calls made inside compile, and the shapes they use."""
     _COUNTING.append(programs)
+    graphs = _torch_graphs()
     try:
         yield programs
     finally:
         _COUNTING.remove(programs)
+        programs.compiled += _torch_graphs() - graphs
+
+
+def _torch_graphs() -> int:
+    """The graphs ``torch.compile`` has compiled in this process (TorchDynamo's count), 0
+    where nothing has loaded it: a kernel compiled with it loads it, the checker never does."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    return 0 if utils is None else int(utils.counters["stats"].get("unique_graphs", 0))
 
 
 def called_at(q_shape, k_shape, v_shape) -> None:

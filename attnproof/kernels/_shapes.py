@@ -73,10 +73,11 @@ _DIMS_APART = ((2, 2, 1, 2, 1, 1), (3, 5, 2, 3, 1, 1), (4, 4, 8, 2, 2, 1), (5, 3
 _MORE_ELEMENTS = ((2, 2, 2, 2, 3, 1), (3, 5, 4, 4, 3, 2), (4, 4, 1, 1, 4, 1),
                   (5, 5, 8, 8, 4, 2), (5, 5, 2, 2, 1, 3), (8, 8, 1, 1, 2, 3),
                   (3, 4, 256, 256, 2, 1), (4, 4, 64, 64, 3, 1), (2, 3, 576, 576, 1, 1))
-# (n_q, n_k, d, batch, kv_heads, group): grouped-query (2 or 3 K/V heads, groups of 2 to 4)
-# and multi-query heads (one K/V head, groups of 2 to 6)
+# (n_q, n_k, d, batch, kv_heads, group): grouped-query (2 or 3 K/V heads, groups of 2 to 5
+# and 7: a ratio that is no power of two, as a kernel's head arithmetic may assume) and
+# multi-query heads (one K/V head, groups of 2 to 6)
 _GROUPED = ((2, 2, 2, 1, 2, 2), (3, 5, 4, 1, 2, 3), (4, 4, 8, 2, 3, 2), (5, 5, 1, 1, 2, 4),
-            (1, 3, 64, 1, 3, 3), (8, 8, 3, 1, 3, 4),
+            (1, 3, 64, 1, 3, 3), (8, 8, 3, 1, 3, 4), (3, 3, 4, 1, 2, 5), (2, 4, 2, 1, 2, 7),
             (2, 2, 2, 1, 1, 2), (3, 4, 8, 1, 1, 3), (5, 5, 1, 2, 1, 4), (4, 4, 4, 1, 1, 5),
             (7, 3, 64, 1, 1, 6))
 

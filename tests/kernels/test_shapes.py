@@ -102,3 +102,19 @@ def test_a_compilation_that_failed_is_raised_again_without_compiling_again():
         with pytest.raises(RuntimeError, match="Algorithm not supported"):
             _backends._compiled_call(("test", "failing"), Jitted(), x, x)
     assert Jitted.compiled == 1
+
+
+def test_the_graphs_a_torch_compiled_kernel_builds_are_counted():
+    torch = pytest.importorskip("torch")
+    from attnproof.kernels import Kernel
+
+    @torch.compile(backend="eager")  # TorchDynamo's graphs, without Inductor's C++ build
+    def compiled(q, k, v, scale=None):
+        scale = q.shape[-1] ** -0.5 if scale is None else scale
+        weights = torch.softmax(q @ k.transpose(-1, -2) * scale, dim=-1)
+        return weights @ v
+
+    kernel = Kernel("compiled", compiled, "torch", dtypes=("float32",))
+    cell = check_kernel(kernel, properties=["forward"], examples=6).cells[0]
+    assert cell.status == "conforms", cell.reason
+    assert 1 <= cell.programs["compiled"] <= cell.programs["shapes"]
