@@ -26,6 +26,7 @@ _EXPORTS = {
     "backend": ("_backends", "backend"),
     "prepared_module": ("_backends", "prepared"),
     "to_numpy": ("_backends", "to_numpy"),
+    "kernel_compilations": ("_backends", "kernel_compilations"),
     "Configuration": ("_backends", "Configuration"),
     "jax_devices": ("_backends", "jax_devices"),
     "mlx_devices": ("_backends", "mlx_devices"),
@@ -83,6 +84,7 @@ _EXPORTS = {
 # the same names, written out for the tools that read ``__all__`` without running this file
 __all__ = [
     "BACKENDS", "Backend", "available_configurations", "backend", "prepared_module", "to_numpy",
+    "kernel_compilations",
     "Configuration", "jax_devices", "mlx_devices", "unavailable_reason", "start_failure",
     "backends_that_cannot_start", "ACCELERATORS", "Device",
     "DeviceError", "accelerator_folder", "device_kind", "devices", "missing_devices",
@@ -108,6 +110,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: _EXPORTS, imported eage
     from ._backends import backend as backend
     from ._backends import backends_that_cannot_start as backends_that_cannot_start
     from ._backends import jax_devices as jax_devices
+    from ._backends import kernel_compilations as kernel_compilations
     from ._backends import mlx_devices as mlx_devices
     from ._backends import prepared as prepared_module
     from ._backends import start_failure as start_failure

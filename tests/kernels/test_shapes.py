@@ -71,7 +71,7 @@ jax = pytest.importorskip("jax")
 
 def test_a_jitted_jax_kernel_compiles_each_signature_once_and_a_second_cell_reuses_them():
     from attnproof.kernels.library import jax_dot_product_attention
-    from attnproof.numeric._backends import kernel_compilations
+    from attnproof.numeric import kernel_compilations
 
     kernel = dataclasses.replace(jax_dot_product_attention(), name="jitted")
     first = check_kernel(kernel, properties=["forward"], dtypes=["float32"], examples=8)
