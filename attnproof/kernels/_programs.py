@@ -39,6 +39,11 @@ class Programs:
                 "call_seconds": round(self.call_seconds, 3)}
 
 
+def no_programs() -> dict:
+    """A cell's programs where it made no call: no shape, nothing compiled."""
+    return {**Programs().to_json(), "compiled_twice": 0}
+
+
 _COUNTING: list[Programs] = []
 _listening: set[str] = set()
 
