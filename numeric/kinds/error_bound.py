@@ -108,8 +108,10 @@ def check(theorem, where, profile, seed=None) -> Evidence:
         return seen.note(ratio, sizes, arrays)
 
     # the corners first, then draws that climb toward the bound (the largest observed/B is
-    # its tightness); a violation is shrunk to the smallest sizes that still show it
-    find_failure(_structures(theorem, dtype), fails, max(8, profile.truth.examples * 2), seed,
+    # its tightness); a violation is shrunk to the smallest sizes that still show it. Twice the
+    # truth's examples: 4 structures under the quick profile, 8 by default, 200 thorough (each
+    # structure new sizes, so a new program to compile: the search's cost scales with it)
+    find_failure(_structures(theorem, dtype), fails, 2 * profile.truth.examples, seed,
                  _corners(theorem, dtype), targets=True)
     found = _evidence(model, seen, evaluation)
     found.seed = seed
