@@ -33,7 +33,7 @@ def call(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, devic
     """The kernel's outputs as canonical float64 arrays (out, lse, dq, dk, dv as asked), in
     the canonical conventions: query heads grouped (h // group), lse in base e."""
     heads = _kernel_heads(kernel, x)
-    got = _called(kernel, fw, _with_heads(x, heads), case, dtype, device, outputs)
+    got = _called(kernel, fw, with_query_heads(x, heads), case, dtype, device, outputs)
     if "lse" in got and kernel.lse_base == "2":
         got["lse"] = got["lse"] * np.log(2.0)  # log2 of the sum, read as its natural log
     return {name: value if name in ("dk", "dv") else _heads_back(value, heads)
@@ -51,8 +51,9 @@ def _kernel_heads(kernel: Kernel, x: Inputs) -> np.ndarray | None:
     return (h % kv_heads) * group + h // kv_heads
 
 
-def _with_heads(x: Inputs, heads: np.ndarray | None) -> Inputs:
-    """``x`` with its query-head arrays in the kernel's head order."""
+def with_query_heads(x: Inputs, heads: np.ndarray | None) -> Inputs:
+    """``x`` with the query heads ``heads`` in that order (the kernel's head order, or some
+    of the heads), each array indexed by query head taken along (None: ``x`` as it is)."""
     if heads is None:
         return x
     given = {name: value[:, heads] if name in ("bias", "mask") else value

@@ -323,8 +323,12 @@ def keep_mask(case: Case, rng: np.random.Generator, alignment: str) -> np.ndarra
     elif case.mask in ("random", "first_block", "fully_masked"):
         keep = rng.random(shape) < rng.uniform(0.3, 0.9)
         keep[..., rng.integers(case.n_k)] = True  # no row fully masked by chance
-        if case.mask == "first_block" and case.n_k > 1:  # the first keys masked in every row
-            keep[..., : rng.integers(1, case.n_k)] = False
+        if case.mask == "first_block" and case.n_k > 1:  # the first keys masked in every row:
+            # a random count, or half the time all but the last key, so that every key block
+            # before the last is fully masked whatever the block size (a running maximum
+            # begins such rows at −∞)
+            first = rng.integers(1, case.n_k) if rng.random() < 0.5 else case.n_k - 1
+            keep[..., :first] = False
             keep[..., -1] = True
     elif case.mask == "padding":  # keys past each batch element's length
         lengths = rng.integers(1, case.n_k + 1, size=case.batch)
@@ -411,6 +415,9 @@ def _row_offsets(case: Case, q, k, dtype: str, compute: str, rng) -> np.ndarray:
         value = math.copysign(math.log(_largest(compute)) + 2, -1.0 if name[0] == "-" else 1.0)
     else:
         value = float(name)
+    # a named offset as large as the formats hold at most: 1e4 at a scale of 1/8 asks for an
+    # unscaled q·k of 8e4, past float16's largest, which no kernel computing in it can form
+    value = math.copysign(min(abs(value), top), value)
     return value * rng.uniform(0.5, 1.0, size=q.shape[:-1])
 
 

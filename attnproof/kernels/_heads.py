@@ -1,14 +1,17 @@
-"""A kernel that raises with shared K/V heads but runs with another sharing: a declaration
-to fix (gqa, mqa), told apart from a bug."""
+"""Shared K/V heads: a kernel that raises with them but runs with another sharing (a declaration
+to fix, gqa or mqa, told apart from a bug), and the head counts a kernel must refuse."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from ._call import call
+import numpy as np
+
+from ._call import call, with_query_heads
 from ._cases import Case, instance
 from ._declaration import Kernel
 from ._frameworks import Framework
+from ._truth import Inputs
 
 
 def heads_declared_wrongly(kernel: Kernel, fw: Framework, case: Case, dtype: str,
@@ -44,3 +47,15 @@ def _runs(kernel: Kernel, fw: Framework, case: Case, dtype: str, device: str) ->
     except Exception:  # noqa: BLE001 -- any failure means this sharing does not run
         return False
     return True
+
+
+def one_query_head_less(x: Inputs) -> tuple[Inputs, str]:
+    """``x`` without its last query head, and why a kernel must refuse it: with two or more
+    K/V heads, kv_heads·group − 1 query heads are no whole number of query heads per K/V
+    head (a count such as 5 over 2), so no head mapping is the grouped-query one. A kernel
+    that answers maps heads by arithmetic of its own (a rounded ratio, h % kv_heads) where
+    the caller has made an error."""
+    heads, kv_heads = x.q.shape[1], x.k.shape[1]
+    fewer = with_query_heads(x, np.arange(heads - 1))
+    return fewer, (f"{heads - 1} query heads over {kv_heads} K/V heads, no whole number of "
+                   "query heads per K/V head")

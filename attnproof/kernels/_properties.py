@@ -25,7 +25,7 @@ from ._cases import (
     tiled_cases,
 )
 from ._declaration import Kernel
-from ._heads import heads_declared_wrongly
+from ._heads import heads_declared_wrongly, one_query_head_less
 from ._run import read_causal_alignment
 from ._shapes import kind
 from ._sinks import SINKS
@@ -59,6 +59,9 @@ class Property:
     # why a kernel that raised did, when its declaration explains it, ``(kernel, fw, case,
     # dtype, device) -> str | None`` (heads declared otherwise than the kernel takes them)
     explain_raise: Callable | None = None
+    # a twin of each case's instance the kernel must refuse, ``(x) -> (twin, why)``: a case
+    # whose own call passes fails where the kernel answers the twin (a raise is the refusal)
+    twin_refused: Callable | None = None
     # the causal alignment the case's instance is built with (None: the kernel's declared one)
     alignment: str | None = None
     # a convention read from the outputs before they are judged, ``(kernel, x, got, dtype,
@@ -79,7 +82,8 @@ class Property:
     def plain(self) -> Property:
         """This property's cases run as plain calls, judged against the truth alone."""
         return dataclasses.replace(self, outputs_instead=None, run_beside=None,
-                                   explain_raise=None, alignment=None, convention=None)
+                                   explain_raise=None, twin_refused=None, alignment=None,
+                                   convention=None)
 
 
 def as_declared(kernel: Kernel, case: Case) -> Case:
@@ -447,6 +451,12 @@ PROPERTIES = (
              _everything,
              lambda k: None if k.gqa else "grouped-query heads not declared",
              explain_raise=heads_declared_wrongly),
+    Property("gqa_indivisible", "query heads no whole multiple of the K/V heads (3 over 2, "
+             "5 over 3, 13 over 2) refused, not answered",
+             lambda k: cases(where=kind(lengths="any", kv_heads=(2, 3), group=(2, 7))),
+             _forward,
+             lambda k: None if k.gqa else "grouped-query heads not declared",
+             explain_raise=heads_declared_wrongly, twin_refused=one_query_head_less),
     Property("mqa", "multi-query heads (one K/V head)",
              lambda k: cases(where=kind(lengths="any", kv_heads=(1, 1), group=(2, 6))),
              _everything,

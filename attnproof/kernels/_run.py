@@ -102,8 +102,30 @@ def _run_in_scope(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
     x = with_bias(kernel, instance(case, dtype, compute, alignment), case, dtype)
     x = dataclasses.replace(x, score_mod=kernel.modification(case.softcap))
     result = _outcome(kernel, fw, prop, case, dtype, device, compute, outputs, x)
+    if prop.twin_refused is not None and result.status == "pass":
+        result = _twin_refused(kernel, fw, prop, case, dtype, device, outputs, x) or result
     result.regimes = regimes.reached(x, case)
     return result
+
+
+def _twin_refused(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, device: str,
+                  outputs, x: Inputs) -> CaseResult | None:
+    """The case's twin the kernel must refuse (``Property.twin_refused``), called after the
+    case itself passed: None where the kernel raised on it (its refusal), a failure where it
+    returned outputs. A raise counts only because the case's own call ran: a kernel that raises
+    on everything has failed that call before this one is made."""
+    twin, why = prop.twin_refused(x)
+    try:
+        with timed_calls():
+            call(kernel, fw, twin, case, dtype, device, outputs)
+    except (Refused, DtypeUnheld) as refusal:  # the checker's own refusal: nothing decided
+        return CaseResult("refused", message=str(refusal))
+    except Exception:  # noqa: BLE001 -- any raise is the refusal asked for
+        return None
+    return CaseResult("fail", float("inf"), "out",
+                      f"answered {why}, where it must refuse them (a call that ran where it "
+                      "must raise; the case itself, at whole groups, it answered right)",
+                      detail={"output": "out", "twin": why})
 
 
 def _outcome(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, device: str,

@@ -1,4 +1,4 @@
-"""Planted attention kernels in NumPy: ``correct`` and twenty-eight variants, each correct on
+"""Planted attention kernels in NumPy: ``correct`` and twenty-nine variants, each correct on
 Gaussian inputs at a fixed shape and wrong in exactly one property of the kernel check.
 
 The table ``PLANTED`` names, for each, the property that must catch it and the fewest keys a
@@ -42,6 +42,7 @@ class Bugs:
     scale_by_dv: bool = False
     padding_trimmed: bool = False
     gqa_modulo: bool = False
+    gqa_any_count: bool = False
     lse_unscaled: bool = False
     sentinel_fill: bool = False
     garbage_leak: bool = False
@@ -77,6 +78,9 @@ def _repeat_heads(q, k, bugs: Bugs):
     group = q.shape[1] // k.shape[1]
     if bugs.gqa_modulo:  # query head h reads key head h mod H_kv instead of h // group
         return k[:, np.arange(q.shape[1]) % k.shape[1]]
+    if bugs.gqa_any_count:  # query head h reads K/V head h * H_kv // H: h // group at whole
+        # groups, and an answer at any other count, where it must refuse
+        return k[:, np.arange(q.shape[1]) * k.shape[1] // q.shape[1]]
     return np.repeat(k, group, axis=1)
 
 
@@ -511,6 +515,7 @@ PLANTED = {
     "scale_by_dv": ("dv_ne_dk", 16),
     "padding_trimmed": ("padding", 16),
     "gqa_modulo": ("gqa", 16),
+    "gqa_any_count": ("gqa_indivisible", 16),
     "lse_unscaled": ("split_kv", 16),
     "sentinel_fill": ("row_offset", 16),
     "garbage_leak": ("masked_garbage", 16),
