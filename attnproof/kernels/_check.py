@@ -28,7 +28,7 @@ from . import _regimes as regimes
 from ._cases import Case, instance
 from ._declaration import Kernel
 from ._frameworks import cell_devices, dtype_unavailable_reason, framework, unavailable_reason
-from ._programs import Programs, compiled_twice, counted, no_programs
+from ._programs import Programs, compiled_twice, counted
 from ._properties import PROPERTIES, Property, property_named
 from ._run import LIMIT, CaseResult, run_case
 from ._warnings import kept_with
@@ -79,7 +79,7 @@ class Cell:
     # the distinct shapes the cell's calls used, and the programs the framework compiled for
     # them or read from its persistent cache (``_programs``); all zeros for a cell that
     # never called the kernel (a skipped one)
-    programs: dict = field(default_factory=no_programs)
+    programs: dict = field(default_factory=lambda: Programs().to_json())
     # the shapes themselves, (b, h, h_kv, n_q, n_k, d_k, d_v): counted over the kernel's
     # cells, never written out
     _shapes: list = field(default_factory=list, repr=False)
@@ -324,7 +324,7 @@ def check_cell(kernel: Kernel, prop: Property, dtype: str, device: str, examples
             return _checked(cell, kernel, prop, dtype, device, examples, spec, on_case, seed)
     finally:
         cell.seconds = round(time.perf_counter() - started, 3)
-        cell.programs = {**programs.to_json(), "compiled_twice": compiled_twice() - twice}
+        cell.programs = programs.to_json(compiled_twice() - twice)
         cell._shapes = sorted(programs.shapes)
 
 

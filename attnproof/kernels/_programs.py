@@ -33,15 +33,12 @@ class Programs:
     seconds: float = 0.0  # spent compiling
     call_seconds: float = 0.0  # in the kernel's calls, their compilations included
 
-    def to_json(self) -> dict:
+    def to_json(self, compiled_twice: int = 0) -> dict:
+        """A cell's ``programs`` in the JSON, with the checker's signatures compiled more than
+        once meanwhile (all zeros for a cell that made no call)."""
         return {"shapes": len(self.shapes), "compiled": self.compiled, "loaded": self.loaded,
-                "compile_seconds": round(self.seconds, 3),
+                "compiled_twice": compiled_twice, "compile_seconds": round(self.seconds, 3),
                 "call_seconds": round(self.call_seconds, 3)}
-
-
-def no_programs() -> dict:
-    """A cell's programs where it made no call: no shape, nothing compiled."""
-    return {**Programs().to_json(), "compiled_twice": 0}
 
 
 _COUNTING: list[Programs] = []
