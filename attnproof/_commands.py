@@ -76,14 +76,29 @@ def _discover(args, render: bool = False) -> symbolic.Catalog:
     directories = _directories(args)
     if not directories:
         raise UsageError("nothing to check: --no-catalog without --theorems DIR")
+    if (named := _catalog_files_named(args)) is not None:
+        return named
     if getattr(args, "in_process", False):
         catalog = symbolic.discover(directories)
     else:
         catalog = sandbox.discover(directories, timeout=_load_timeout(args), render=render)
+    if _catalog_alone(args) and not getattr(args, "no_cache", False):
+        _index.remember(catalog)  # so that the next misspelt --theorem is answered at once
     if not catalog.theorems and not catalog.errors:
         raise UsageError("nothing to check: no theorem declared in "
                          + ", ".join(str(d) for d in directories))
     return catalog
+
+
+def _catalog_files_named(args) -> symbolic.Catalog | None:
+    """For theorems of the built-in catalog named by ``--theorem``: only the files that declare
+    them, found by the catalog's index (loading every file builds every statement: seconds).
+    None where the index cannot answer (no index yet or a stale one, ``--no-cache``, other
+    directories), and the whole catalog is loaded."""
+    if (not _catalog_alone(args) or not getattr(args, "theorem", None)
+            or getattr(args, "no_cache", False)):
+        return None
+    return _index.catalog_declaring(args.theorem)
 
 
 def _load_timeout(args) -> float:
@@ -122,8 +137,6 @@ def prove_command(args) -> int:
         if problem:
             raise UsageError(problem)
     catalog = _discover(args)
-    if _catalog_alone(args) and not args.no_cache:
-        _index.remember(catalog)  # so that the next misspelt --theorem is answered at once
     _check_names(args.theorem, catalog)
     if not args.symbolic_only and numeric_api() is None:
         print("attnproof: numeric checks unavailable (numeric.check not found); "

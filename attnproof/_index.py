@@ -20,8 +20,12 @@ import json
 import platform
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .numeric import cache_directory, write_atomically
+
+if TYPE_CHECKING:
+    from attnproof.symbolic import Catalog
 
 INDEX_NAME = "catalog-index.json"
 FORMAT = 1  # of the file; another format is rebuilt
@@ -55,6 +59,29 @@ def catalog_index() -> CatalogIndex:
     catalog = load_catalog()
     remember(catalog)
     return _from_catalog(catalog)
+
+
+def catalog_declaring(names) -> Catalog | None:
+    """The catalog reduced to the files that declare ``names``, loaded alone, with every load
+    error of the whole catalog as the index records them; None where no index matches the
+    sources or it does not list every name (the caller then loads the whole catalog).
+
+    The index matches the sources, so these files hold what they held when it was built: the
+    theorems named are those a whole load gives, and a name declared in two files, already an
+    error of the index, is not a theorem of it and not loaded here.
+    """
+    from attnproof.symbolic import CATALOG_DIR, Catalog, LoadError, discover
+
+    index = read_index()
+    if index is None or any(name not in index.names() for name in names):
+        return None
+    file_of = {t["name"]: CATALOG_DIR / Path(t["origin"]).name for t in index.theorems}
+    files = sorted({file_of[name] for name in names if name in file_of})
+    if not all(path.is_file() for path in files):
+        return None
+    loaded = discover(files)
+    return Catalog(tuple(t for t in loaded.theorems if t.name in file_of),
+                   tuple(LoadError(e["path"], e["message"], e["theorem"]) for e in index.errors))
 
 
 def load_catalog():

@@ -6,7 +6,7 @@ round after round (so both profiles meet the same load), each with its own time 
 ``numeric/_time_log.py``) and a cache directory of its own kept across its rounds, as a user's
 would be. The first round of each is cold (empty caches); the table gives the medians of the
 later rounds: the CPU seconds of the whole command (user + system of the child and the
-processes it waited for) and the seconds of each stage the time log names.
+processes it waited for), its wall seconds, and the seconds of each stage the time log names.
 
 ``--against DIR`` runs another checkout (an earlier commit's worktree) the same way in the same
 rounds, interleaved, and adds its columns: a change's effect, side by side.
@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,16 +39,18 @@ def run_once(repo: Path, theorem: str, profile: str, folder: Path,
                    "PYTHONPATH": str(repo)}
     arguments = [sys.executable, "-m", "attnproof", "prove", "--theorem", theorem, "--profile",
                  profile, "--out", str(folder / f"out-{profile}")]
+    began = time.perf_counter()
     child = subprocess.Popen(arguments, cwd=repo, env=environment, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - began
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(arguments)} exited {os.waitstatus_to_exitcode(status)}")
     stages: collections.Counter = collections.Counter()
     for line in log.read_text().splitlines():
         entry = json.loads(line)
         stages[entry["stage"]] += entry["seconds"]
-    return {"command": usage.ru_utime + usage.ru_stime, **stages}
+    return {"command": usage.ru_utime + usage.ru_stime, "wall": wall, **stages}
 
 
 def main() -> None:
@@ -68,7 +71,8 @@ def main() -> None:
                 runs[checkout, profile].append(run_once(checkouts[checkout], options.theorem,
                                                         profile, place, round_number))
     later = {c: runs[c][1:] for c in columns}
-    stages = sorted({s for c in columns for r in later[c] for s in r if s != "command"},
+    totals = ("command", "wall")
+    stages = sorted({s for c in columns for r in later[c] for s in r if s not in totals},
                     key=lambda s: -statistics.median(r.get(s, 0.0) for r in later[columns[0]]))
     names = {c: f"{c[1]}" if len(checkouts) == 1 else f"{c[1]} ({c[0]})" for c in columns}
     print(f"`attnproof prove --theorem {options.theorem}`: CPU seconds, median of "
@@ -77,10 +81,11 @@ def main() -> None:
           + "".join(f"; {c} = {path}" for c, path in checkouts.items() if len(checkouts) > 1))
     print("| seconds | " + " | ".join(names[c] for c in columns) + " | quick / default |")
     print("|---|" + "---|" * (len(columns) + 1))
-    for stage in ["command", *stages]:
+    for stage in ["command", "wall", *stages]:
         values = [statistics.median(r.get(stage, 0.0) for r in later[c]) for c in columns]
         ratio = f"{values[1] / values[0]:.2f}" if values[0] else "—"
-        label = "whole command (CPU)" if stage == "command" else f"stage: {stage}"
+        label = {"command": "whole command (CPU)", "wall": "whole command (wall)"}.get(
+            stage, f"stage: {stage}")
         print(f"| {label} | " + " | ".join(f"{v:.2f}" for v in values) + f" | {ratio} |")
 
 

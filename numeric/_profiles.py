@@ -33,6 +33,9 @@ class Profile:
     other_modes: Effort  # modes other than the backend's default (JAX eager)
     every_mode: bool  # whether ``attnproof prove`` and the harness run other modes (eager JAX)
     free_sizes: bool
+    # whether an error bound runs every corner (each size at its ends × every pattern and
+    # scale) or, quick, every pattern and scale at the largest sizes only (``kinds/error_bound``)
+    every_corner: bool
     shrink_examples: int
     derandomize: bool
 
@@ -44,13 +47,15 @@ class Profile:
 PROFILES = {
     "quick": dict(truth=Effort(2, 256), formats=Effort(1, 256), half_formats=Effort(1, 256),
                   other_modes=Effort(1, 128),
-                  every_mode=False, free_sizes=False, shrink_examples=20, timeout=300.0),
+                  every_mode=False, free_sizes=False, every_corner=False, shrink_examples=20,
+                  timeout=300.0),
     "default": dict(truth=Effort(4, 256), formats=Effort(2, 512), half_formats=Effort(1, 512),
                     other_modes=Effort(1, 128),
-                    every_mode=False, free_sizes=False, shrink_examples=40, timeout=900.0),
+                    every_mode=False, free_sizes=False, every_corner=True, shrink_examples=40,
+                    timeout=900.0),
     "thorough": dict(truth=Effort(100, 256), formats=Effort(50, 256), half_formats=Effort(50, 256),
                      other_modes=Effort(20, 256), every_mode=True, free_sizes=True,
-                     shrink_examples=200, timeout=3600.0),
+                     every_corner=True, shrink_examples=200, timeout=3600.0),
 }
 PROFILE_NAMES = tuple(PROFILES)
 

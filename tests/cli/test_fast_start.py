@@ -12,7 +12,7 @@ import pytest
 
 from attnproof import _index, _parser
 from attnproof.numeric import _compile_cache
-from attnproof.report import JSON_NAME
+from attnproof.report import JSON_NAME, declaration
 from attnproof.symbolic import PROOF_TIME_LIMIT, discover
 
 from . import theorem_files as files
@@ -129,3 +129,61 @@ def test_with_the_caches_off_there_is_no_index(small_catalog, monkeypatch):
     assert _index.read_index() is None
     assert _index.catalog_index().names() == ["doubling"]
     assert _index.read_index() is None and len(loads) == 1
+
+
+# -- one catalog theorem, one file ------------------------------------------------------------
+
+
+@pytest.fixture
+def loaded_files(monkeypatch):
+    """The paths each ``symbolic.discover`` call of the test is given, in order."""
+    from attnproof import symbolic
+
+    calls, real = [], symbolic.discover
+
+    def recording(directories=(symbolic.CATALOG_DIR,), **keywords):
+        calls.append([Path(d) for d in directories])
+        return real(directories, **keywords)
+
+    monkeypatch.setattr(symbolic, "discover", recording)
+    return calls
+
+
+def test_a_named_catalog_theorem_loads_only_the_file_that_declares_it(cache_dir, loaded_files):
+    whole = _index.load_catalog()
+    _index.remember(whole)
+    loaded_files.clear()
+    reduced = _index.catalog_declaring(["softmax_shift_invariance", "softmax_jacobian"])
+    declaring = sorted({Path(t.origin) for t in whole.theorems
+                        if t.name in ("softmax_shift_invariance", "softmax_jacobian")})
+    assert loaded_files == [declaring] and len(declaring) < len(list(Path(
+        whole.theorems[0].origin).parent.glob("*.py")))
+    by_name = whole.by_name()
+    for theorem in reduced.theorems:  # the same theorem, from the same file, as a whole load's
+        assert declaration(theorem) == declaration(by_name[theorem.name])
+    assert {"softmax_shift_invariance", "softmax_jacobian"} <= set(reduced.by_name())
+    assert reduced.errors == whole.errors
+
+
+def test_without_an_index_that_matches_the_sources_the_whole_catalog_is_loaded(cache_dir,
+                                                                               monkeypatch):
+    assert _index.catalog_declaring(["softmax_shift_invariance"]) is None  # no index yet
+    _index.remember(_index.load_catalog())
+    assert _index.catalog_declaring(["no_such_theorem"]) is None  # the caller's usage error
+    monkeypatch.setattr(_index, "sources_digest", lambda: "sources changed since")
+    assert _index.catalog_declaring(["softmax_shift_invariance"]) is None
+
+
+def test_a_one_theorem_run_keeps_the_index_of_the_whole_catalog(cache_dir, tmp_path,
+                                                                loaded_files):
+    from attnproof.cli import main
+
+    _index.remember(_index.load_catalog())
+    names = _index.read_index().names()
+    loaded_files.clear()
+    code = main(["prove", "--theorem", "softmax_shift_invariance", "--symbolic-only",
+                 "--out", str(tmp_path / "out")])
+    assert code == 0 and len(loaded_files) == 1 and len(loaded_files[0]) == 1
+    assert _index.read_index().names() == names  # not the one file's theorems
+    result = json.loads((tmp_path / "out" / JSON_NAME).read_text())
+    assert [t["name"] for t in result["theorems"]] == ["softmax_shift_invariance"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
-from attnproof.numeric import BACKEND_FINDING, check
+from attnproof.numeric import BACKEND_FINDING, _profiles, check
 from attnproof.numeric._search import search
 from attnproof.numeric.kinds import error_bound as numeric_route
 from attnproof.symbolic import (
@@ -274,3 +274,20 @@ def test_the_backward_bounds_hold_on_every_backend(backend):
                     rounding.attention_backward_value_gradient_error_bound):
         record = check(theorem, backend, "float32", "cpu", profile="quick")
         assert record.status == "passed", record.reason
+
+
+def test_the_quick_profile_runs_every_pattern_only_at_the_largest_sizes():
+    theorem = rounding.softmax_unshifted_error_bound
+    every = numeric_route._corners(theorem, "float32")
+    quick = numeric_route._corners(theorem, "float32", every_corner=False)
+    largest = {d.name: d.sizes.high for d in theorem.dims}
+    assert [c for c in every if c[0] == largest] == [c for c in quick if c[0] == largest]
+    assert all(c in every for c in quick) and len(quick) < len(every)
+    smaller = [c for c in quick if c[0] != largest]
+    lowest_scale = min(c[2] for c in every if c[1] == "ascending")
+    assert smaller and {(c[1], c[2]) for c in smaller if c[1] != "gaussian"} == {
+        ("ascending", lowest_scale)}
+    assert {tuple(c[0].items()) for c in smaller} == {tuple(c[0].items()) for c in every
+                                                      if c[0] != largest}
+    profiles = {name: _profiles.profile(name).every_corner for name in _profiles.PROFILE_NAMES}
+    assert profiles == {"quick": False, "default": True, "thorough": True}
