@@ -348,10 +348,21 @@ def sink_cases(kernel: Kernel):
 
 def _sink_explicit(kernel: Kernel) -> tuple[Case, ...]:
     """Sinks that bind, at two heads and two batch elements (the head a row reads its sink
-    from), alone and under a mask."""
+    from), alone and under a mask; where the kernel shares K/V heads, four query heads over
+    one K/V head, each with a sink of its own (a sink read by the K/V head, or by
+    ``row % heads``, is one sink for all four), which the shape ladder's draws may miss."""
     masks = ("none", "random") if kernel.takes_mask else ("none",)
-    return tuple(Case(n_q=3, n_k=5, batch=2, heads=2, kv_heads=2, sinks="comparable", mask=m,
-                      seed=seed) for seed, m in enumerate(masks))
+    bound = tuple(Case(n_q=3, n_k=5, batch=2, heads=2, kv_heads=2, sinks="comparable", mask=m,
+                       seed=seed) for seed, m in enumerate(masks))
+    shared = (Case(n_q=3, n_k=5, heads=4, kv_heads=1, sinks="comparable", seed=len(bound)),) \
+        if kernel.shares_one_kv_head else ()
+    return bound + shared
+
+
+def _underflowing_lse(seed: int = 0, **fields) -> Case:
+    """A case whose kept rows all lie 10⁴ below zero: their log-sum-exp is below −88, where
+    exp of it underflows float32 and an lse a kernel keeps in float32 must stay finite."""
+    return Case(n_q=3, n_k=5, offset="-1e4", seed=seed, **fields)
 
 
 def _needs_window(kernel: Kernel) -> str | None:
@@ -409,7 +420,10 @@ PROPERTIES = (
                                                        where=kind(lengths="any", batch=(1, 3))),
              _everything, _needs_mask),
     Property("fully_masked_rows", "fully masked rows",
-             lambda k: cases(mask=st.just("fully_masked")), _everything, _needs_mask),
+             lambda k: cases(mask=st.just("fully_masked")), _everything, _needs_mask,
+             # the other rows far below zero: a masked row's −∞ beside kept rows whose lse
+             # underflows float32, which the ladder's draws reached before and may not now
+             explicit=(_underflowing_lse(mask="fully_masked"),)),
     Property("row_offset", "constant added to a row's scores (across the format's range, "
              "whole rows below −1e4, −5e4, −1e30)",
              lambda k: cases(offset=offsets(), mask=_any_mask(k),
@@ -445,7 +459,9 @@ PROPERTIES = (
              "transposed; batch ≥ 2, head dims to 256",
              lambda k: cases(memory=st.sampled_from(MEMORY),
                              where=kind(lengths="any", batch=(2, 3), d=(1, 256))),
-             _everything, _has_strides),
+             _everything, _has_strides,
+             explicit=tuple(_underflowing_lse(seed, memory=memory, batch=2)
+                            for seed, memory in enumerate(MEMORY))),
     Property("gqa", "grouped-query heads (2 or more K/V heads, groups of 2 to 5 and 7)",
              lambda k: cases(where=kind(lengths="any", kv_heads=(2, 3), group=(2, 7))),
              _everything,

@@ -66,12 +66,14 @@ class Bugs:
     # of the kernels that take sinks and a sliding window (``SINKS_WINDOWS``)
     sink_dropped_with_mask: bool = False
     sink_wrong_head: bool = False
+    sink_by_kv_head: bool = False
     window_exclusive: bool = False
 
 
 # the defects of sinks and windows: only kernels with no other defect take either (so each of
 # the table's kernels is wrong in its own property only)
-FEATURE_BUGS = frozenset({"sink_dropped_with_mask", "sink_wrong_head", "window_exclusive"})
+FEATURE_BUGS = frozenset({"sink_dropped_with_mask", "sink_wrong_head", "sink_by_kv_head",
+                          "window_exclusive"})
 
 
 def _repeat_heads(q, k, bugs: Bugs):
@@ -124,8 +126,12 @@ def _sink_logits(sinks, shape, bugs: Bugs):
     return np.asarray(sinks, dtype=np.float32)[heads][..., None, None]
 
 
-def _sinks_taken(sinks, mask, bugs: Bugs):
-    """The sinks the kernel uses: none where a mask is given, in the variant that drops them."""
+def _sinks_taken(sinks, mask, bugs: Bugs, group: int):
+    """The sinks the kernel uses: none where a mask is given, in the variant that drops them;
+    query head h's read at its K/V head, h // group, in the variant that indexes them so (right
+    wherever every K/V head has one query head)."""
+    if sinks is not None and bugs.sink_by_kv_head:
+        sinks = np.asarray(sinks)[np.arange(len(sinks)) // group]
     return None if bugs.sink_dropped_with_mask and mask is not None else sinks
 
 
@@ -271,8 +277,8 @@ def attention(q, k, v, mask=None, causal=False, scale=None, softcap=None, sinks=
         q, k, v = (_packed_batch(a) for a in (q, k, v))
     q, k, v = (np.asarray(a, dtype=np.float32) for a in (q, k, v))
     scale = _scale(q, v, scale, bugs)
+    sinks = _sinks_taken(sinks, mask, bugs, q.shape[1] // k.shape[1])
     k, v = _repeat_heads(q, k, bugs), _repeat_heads(q, v, bugs)
-    sinks = _sinks_taken(sinks, mask, bugs)
     mask, bias = _split_mask(mask)
     keep = _keep(q, k, mask, causal, bugs, window)
     if not bugs.garbage_leak:
@@ -342,7 +348,7 @@ def attention_vjp(q, k, v, g, mask=None, causal=False, scale=None, softcap=None,
     q, k, v, g = (np.asarray(x, dtype=np.float32) for x in (q, k, v, g))
     scale = _scale(q, v, scale, bugs)
     k_, v_ = _repeat_heads(q, k, bugs), _repeat_heads(q, v, bugs)
-    sinks = _sinks_taken(sinks, mask, bugs)
+    sinks = _sinks_taken(sinks, mask, bugs, group)
     mask, bias = _split_mask(mask)
     keep = _keep(q, k_, mask, causal, bugs, window)
     if not bugs.garbage_leak:
@@ -606,7 +612,7 @@ noisy_merge = dataclasses.replace(correct, name="noisy_merge", merge=_noisy_merg
 # kernels taking sinks and a sliding window: name -> (the property that must catch it, or None
 # for a correct one that must conform there)
 SINKS_WINDOWS = {"sink_dropped_with_mask": "sinks", "sink_wrong_head": "sinks",
-                 "window_exclusive": "sliding_window"}
+                 "sink_by_kv_head": "sinks", "window_exclusive": "sliding_window"}
 for _name in SINKS_WINDOWS:
     globals()[_name] = kernel(_name, **{_name: True})
 

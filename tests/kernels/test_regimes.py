@@ -38,3 +38,15 @@ def test_each_property_reaches_its_regimes_and_the_matrix_shows_them():
     assert shown["cases"] == cases["row_offset"]
     text = to_markdown([result])
     assert "Regimes reached" in text and "| lse below −88 | length 0 |" in text
+
+
+def test_the_regimes_the_shape_ladder_may_miss_are_reached_by_explicit_cases():
+    # rows whose lse lies below −88 beside fully masked rows and in strided views, and a sink
+    # per query head over one shared K/V head: reached at few drawn examples
+    result = check_kernel(planted.correct, properties=["fully_masked_rows", "memory_layout",
+                                                       "sinks"], examples=5, dtypes=["float32"])
+    cases = {c.property: c.regimes["cases"] for c in result.cells}
+    assert cases["fully_masked_rows"]["lse below −88"] > 0
+    assert cases["memory_layout"]["lse below −88"] > 0
+    assert cases["sinks"]["one K/V head shared"] > 0
+    assert {c.property: c.status for c in result.cells} == dict.fromkeys(cases, "conforms")
