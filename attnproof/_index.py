@@ -2,11 +2,12 @@
 
 Loading the catalog builds every SymPy statement (seconds); ``list`` and a misspelt
 ``--theorem`` need only each theorem's name, source and expectation, and the catalog's load
-errors. They are kept in one file of the user cache directory (beside the proofs of
-``_cache``), under a digest of the sources that decide them: every file of the catalog, the
-language's source, and the versions of Python and SymPy. Any change to one of them, a file
-that cannot be read, or one whose content does not match its own digest, and the index is
-rebuilt from the catalog, never trusted.
+errors, and ``prove --theorem NAME`` only the file that declares NAME. They are kept in one
+file of the user cache directory (beside the proofs of ``_cache``), under a digest of the
+sources that decide them: every file of the catalog, the language's source, and the versions
+of Python and SymPy. Any change to one of them, a file that cannot be read, or one whose
+content does not match its own digest, and the index is rebuilt from the catalog, never
+trusted.
 
 ``$ATTNPROOF_NO_CACHE=1`` turns it off with every other cache (the catalog is then loaded).
 """
