@@ -285,8 +285,9 @@ def test_the_quick_profile_runs_every_pattern_only_at_the_largest_sizes():
     assert all(c in every for c in quick) and len(quick) < len(every)
     smaller = [c for c in quick if c[0] != largest]
     lowest_scale = min(c[2] for c in every if c[1] == "ascending")
+    widest_spread = max(c[2] for c in every if c[1] == "spread")
     assert smaller and {(c[1], c[2]) for c in smaller if c[1] != "gaussian"} == {
-        ("ascending", lowest_scale)}
+        ("ascending", lowest_scale), ("spread", widest_spread)}
     assert {tuple(c[0].items()) for c in smaller} == {tuple(c[0].items()) for c in every
                                                       if c[0] != largest}
     profiles = {name: _profiles.profile(name).every_corner for name in _profiles.PROFILE_NAMES}
