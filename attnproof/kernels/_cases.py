@@ -33,6 +33,11 @@ MASKS = ("none", "random", "first_block", "causal", "padding", "fully_masked")
 TILE_PATTERNS = ("local_strided", "per_row_tiles", "block_sparse", "checkerboard")
 TILES = (16, 32, 64, 128)
 FILLS = ("gaussian", "low_rank", "spikes")
+# V's entries Gaussian times 2^u, u uniform in ±SWAMP_OCTAVES: sums whose terms differ by
+# thousands of ulps, so that any other order of summation (another split of the keys, another
+# tree) shows in the bits of the result; asked by ``batch_invariance``, never drawn elsewhere
+SWAMPING = "swamping"
+SWAMP_OCTAVES = 12.0
 # offsets added to every score of a row: far beyond exp's range, and just past the overflow of
 # the computing format ("overflow" = log(max of that format) + 2)
 OFFSETS = ("1e4", "-1e4", "overflow", "-overflow")
@@ -144,7 +149,7 @@ _SIZE_FIELDS = ("n_q", "n_k", "d_k", "d_v", "batch", "heads", "kv_heads", "tile"
 _ARRAY_AXES = {"q": ("batch", "heads", "n_q", "d_k"), "k": ("batch", "kv_heads", "n_k", "d_k"),
                "v": ("batch", "kv_heads", "n_k", "d_v"),
                "the scores": ("batch", "heads", "n_q", "n_k")}
-_NAMED_CHOICES = {"mask": (*MASKS, *TILE_PATTERNS, "half_masked"), "fill": FILLS,
+_NAMED_CHOICES = {"mask": (*MASKS, *TILE_PATTERNS, "half_masked"), "fill": (*FILLS, SWAMPING),
                   "garbage": GARBAGE, "bias": BIASES, "memory": MEMORY, "sinks": SINKS}
 
 
@@ -222,6 +227,8 @@ def instance(case: Case, dtype: str, compute: str, alignment: str = "upper_left"
     v = rng.standard_normal((b, hk, case.n_k, case.d_v))
     g = rng.standard_normal((b, h, case.n_q, case.d_v))
     q, k = _filled(case.fill, q, k, rng)
+    if case.fill == SWAMPING:
+        v = v * 2.0 ** rng.uniform(-SWAMP_OCTAVES, SWAMP_OCTAVES, size=v.shape)
     if case.offset is not None:
         q, k = _offset(q, k, _row_offsets(case, q, k, dtype, compute, rng), case.used_scale,
                        _offset_keys(case))

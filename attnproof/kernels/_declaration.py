@@ -129,6 +129,10 @@ class Kernel:
             never a -1 for "unbounded".
         mqa: k and v may have one head shared by every query head (implied by ``gqa``).
         equal_head_dims: the kernel requires d_v = d_k (the d_v ≠ d_k property is then n/a).
+        batch_invariant: the kernel promises each batch element's outputs the same to the bit
+            whatever its batch-mates and their number (the batch-invariant kernels of
+            deterministic inference: a split-KV decode whose split count is fixed, not chosen
+            by the batch size); checked by ``batch_invariance`` (n/a where not declared).
         dtypes: the input dtypes it accepts.
         compute_dtype: the precision it computes in: one dtype for all inputs, a mapping per
             input dtype, or None (the inputs' own); "tensorfloat32" (float32's range, products
@@ -181,6 +185,7 @@ class Kernel:
     window_argument: str | None = None
     window_form: str = "pair"
     equal_head_dims: bool = False
+    batch_invariant: bool = False
     dtypes: tuple[str, ...] = ("float32",)
     compute_dtype: str | Mapping[str, str] | None = None
     compute_on: Mapping[str, Mapping[str, str]] = field(default_factory=dict)

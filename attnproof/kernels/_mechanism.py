@@ -14,8 +14,9 @@ failure of another *mechanism* (``_check``), a small hashable signature of a fai
   against the proved bound beside it: the kind of failure a precision says anything about),
   ``non-finite`` values (NaN or ±∞ where the truth is finite, or a call that ran where its
   twin raised), or a broken ``convention`` (a fully masked row's output or lse, the causal
-  alignment, a convention read differently from case to case); None where nothing was
-  compared;
+  alignment, a convention read differently from case to case), or ``bits`` (a kernel
+  declared batch-invariant whose element differs, to the bit, from itself run alone); None
+  where nothing was compared;
 * ``regime``: the size regime of the case, from its key and query lengths (below).
 
 The regimes separate where tiled kernels are known to break, the smallest tile kernels use
@@ -51,7 +52,8 @@ NOT_NUMERICAL = {"raised": "raised", "layout": "returned the wrong layout",
                  "crashed": "its worker crashed", "timed-out": "its worker timed out"}
 VALUES_WORDS = {"finite": "finite errors in {output}",
                 "non-finite": "non-finite {output} where the truth is finite",
-                "convention": "{output} breaks a convention"}
+                "convention": "{output} breaks a convention",
+                "bits": "{output} not the same to the bit beside other batch elements"}
 
 
 class Mechanism(NamedTuple):
@@ -74,8 +76,8 @@ def mechanism_of(case: Case, result) -> Mechanism:
 
 
 def failed_values(result) -> str | None:
-    """``finite``, ``non-finite`` or ``convention`` for a result the rule failed; None where
-    the kernel raised or returned another shape. A failure with no error of its own (no
+    """``finite``, ``non-finite``, ``convention`` or ``bits`` for a result the rule failed;
+    None where the kernel raised or returned another shape. A failure with no error of its own (no
     ``kernel_error``, no ``difference`` between two calls) that read conventions broke one of
     them: the checks of a fully masked row and of the causal alignment return the conventions
     they read with their verdict, and ``_check`` marks one read differently from case to case.
@@ -85,6 +87,8 @@ def failed_values(result) -> str | None:
     if result.status != "fail":
         return None
     detail = result.detail
+    if detail.get("bitwise"):  # sameness promised and broken: no error to judge a precision by
+        return "bits"
     error = detail.get("kernel_error", detail.get("difference"))
     if "convention" in detail or (error is None and result.conventions):
         return "convention"

@@ -18,6 +18,7 @@ from ._cases import (
     MEMORY,
     OFFSETS,
     SOFTCAPS,
+    SWAMPING,
     TILES,
     Case,
     cases,
@@ -56,6 +57,9 @@ class Property:
     # a second run each case's outputs must equal within the rule, ``(kernel, fw, x, case,
     # dtype, device, outputs) -> outputs`` (each batch element run alone)
     run_beside: Callable | None = None
+    # the second run must be the same to the bit, not within the rule (a declared batch
+    # invariance)
+    beside_bitwise: bool = False
     # why a kernel that raised did, when its declaration explains it, ``(kernel, fw, case,
     # dtype, device) -> str | None`` (heads declared otherwise than the kernel takes them)
     explain_raise: Callable | None = None
@@ -82,6 +86,7 @@ class Property:
     def plain(self) -> Property:
         """This property's cases run as plain calls, judged against the truth alone."""
         return dataclasses.replace(self, outputs_instead=None, run_beside=None,
+                                   beside_bitwise=False,
                                    explain_raise=None, twin_refused=None, alignment=None,
                                    convention=None)
 
@@ -275,6 +280,28 @@ def _batch_explicit(kernel: Kernel) -> tuple[Case, ...]:
                  for seed, (batch, empty) in enumerate(((2, 0), (3, 1), (2, 1))))
 
 
+def invariance_cases(kernel: Kernel):
+    """Batches of 2 to 4 elements with swamping values in V (``_cases.SWAMPING``: any other
+    order of summation shows in the bits), padded or randomly masked where the kernel takes a
+    mask. Each element is run alone beside the batch, and Hypothesis shrinks the batch's size,
+    shape and values towards the fewest elements that still tell the two apart."""
+    if kernel.takes_mask:
+        masks = st.sampled_from(("none", "padding", "random"))
+    else:
+        masks = st.just("causal" if kernel.takes_causal else "none")
+    return cases(where=kind(lengths="any", batch=(2, 4)), mask=masks, fill=st.just(SWAMPING),
+                 causal_flag=st.just(kernel.takes_causal and not kernel.takes_mask))
+
+
+def _invariance_explicit(kernel: Kernel) -> tuple[Case, ...]:
+    """Decode (one query over hundreds of keys, batches of 2 and 4) and a prefill of a few
+    blocks: where split-KV kernels choose how many splits to run from the batch size, to fill
+    the device, and so sum each element's keys in another order as the batch grows."""
+    return tuple(Case(n_q=n_q, n_k=n_k, d_k=d, d_v=d, batch=batch, fill=SWAMPING, seed=seed)
+                 for seed, (n_q, n_k, d, batch) in enumerate(((1, 257, 64, 4), (1, 1025, 8, 2),
+                                                              (16, 129, 8, 2))))
+
+
 SCALES = (None, 0.5, 1.0, 2.0)
 
 
@@ -444,6 +471,11 @@ PROPERTIES = (
     Property("batch_independence", "batch elements independent: each equals itself run "
              "alone (2–4 elements, one of length zero)", batch_cases, _everything,
              explicit=_batch_explicit, run_beside=run_alone),
+    Property("batch_invariance", "bitwise batch invariance: each element the same to the bit "
+             "as itself run alone (2–4 elements, swamping values; declared batch_invariant)",
+             invariance_cases, _everything,
+             lambda k: None if k.batch_invariant else "batch invariance not declared",
+             explicit=_invariance_explicit, run_beside=run_alone, beside_bitwise=True),
     Property("history_independence", "calls of one kernel object independent of the calls "
              "before it (scales, dtypes, shapes and masks interleaved)", history_cases,
              _everything),

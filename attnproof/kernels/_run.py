@@ -156,7 +156,12 @@ def _outcome(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, device
             return verdict
     pieces: dict = {}
     judged = _judge(kernel, x, got, dtype, compute, outputs, conventions, pieces)
-    if alone is not None and not judged.failed and "exact" in pieces:
+    if alone is not None and not judged.failed and prop.beside_bitwise:
+        apart = bitwise_apart(got, alone, outputs)
+        if apart is not None:
+            apart.bound_ratio = judged.bound_ratio
+            judged = apart
+    elif alone is not None and not judged.failed and "exact" in pieces:
         apart = _independence(got, alone, pieces)
         if apart.status == "fail" or (apart.ratio is not None and judged.ratio is not None
                                       and apart.ratio > judged.ratio):
@@ -444,6 +449,37 @@ def _independence(got, alone, pieces: dict, other: str = "the same element run a
                   for name in pieces["outputs"] if name in got and name in alone]
     decided = [j for j in judged if j.ratio is not None]
     return max(decided, key=lambda j: j.ratio) if decided else judged[0]
+
+
+def bitwise_apart(got, alone, outputs) -> CaseResult | None:
+    """The first output whose batched values are not those of each element run alone, to the
+    bit (equal as numbers, NaN to NaN; +0 and -0 count as one): a failure naming the element,
+    the entries that differ and by how much; None where every output is the same. No rule and
+    no floor: what a batch-invariant kernel promises is sameness, not closeness."""
+    for name in outputs:
+        if name not in got or name not in alone:
+            continue
+        batched, single = np.asarray(got[name]), np.asarray(alone[name])
+        with np.errstate(all="ignore"):
+            same = (batched == single) | (np.isnan(batched) & np.isnan(single))
+            if same.all():
+                continue
+            apart = np.where(same, 0.0, np.abs(batched.astype(np.float64)
+                                                - single.astype(np.float64)))
+        first = [int(i) for i in np.unravel_index(int(np.argmin(same)), same.shape)]
+        largest = float(np.nanmax(apart)) if np.isfinite(apart).any() else float("inf")
+        differing, entries = int((~same)[first[0]].sum()), int(same[first[0]].size)
+        message = (f"{name} of batch element {first[0]} is not the same to the bit as the "
+                   f"element run alone (declared batch_invariant): {differing} of {entries} "
+                   f"entries differ, by up to {format_number(largest)}; first at {first}: "
+                   f"batched {float(batched[tuple(first)])!r}, alone "
+                   f"{float(single[tuple(first)])!r}")
+        return CaseResult("fail", float("inf"), name, message,
+                          {"output": name, "bitwise": True, "difference": largest,
+                           "entries_differing": differing, "at": first,
+                           "batched": float(batched[tuple(first)]),
+                           "alone": float(single[tuple(first)])})
+    return None
 
 
 def _compare_alone(name, value, alone, exact, size, plain, masked_rows, floor_ulps,
