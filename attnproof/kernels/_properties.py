@@ -246,6 +246,14 @@ def _mask_kinds(kernel: Kernel):
     return st.sampled_from(kernel.mask_kinds)
 
 
+def _batch_masks(kernel: Kernel, kinds: tuple[str, ...]):
+    """The masks of a batch: ``kinds`` where the kernel takes a mask, else causal through its
+    flag where it has one, else none."""
+    if kernel.takes_mask:
+        return st.sampled_from(kinds)
+    return st.just("causal" if kernel.takes_causal else "none")
+
+
 def batch_cases(kernel: Kernel):
     """Batches of 2 to 4 elements, one of them of length zero (every key masked) wherever the
     kernel takes a mask, the others padded or randomly masked; sometimes every row offset
@@ -253,10 +261,7 @@ def batch_cases(kernel: Kernel):
     garbage in unused K/V: an element of length zero has only fully masked rows, whose output
     is a convention (the mean of V, say) that garbage would reach by design; what garbage
     does is ``masked_garbage``'s to find."""
-    if kernel.takes_mask:
-        masks = st.sampled_from(("padding", "random", "first_block"))
-    else:
-        masks = st.just("causal" if kernel.takes_causal else "none")
+    masks = _batch_masks(kernel, ("padding", "random", "first_block"))
 
     def with_empty(case: Case):
         if not kernel.takes_mask:
@@ -285,10 +290,7 @@ def invariance_cases(kernel: Kernel):
     order of summation shows in the bits), padded or randomly masked where the kernel takes a
     mask. Each element is run alone beside the batch, and Hypothesis shrinks the batch's size,
     shape and values towards the fewest elements that still tell the two apart."""
-    if kernel.takes_mask:
-        masks = st.sampled_from(("none", "padding", "random"))
-    else:
-        masks = st.just("causal" if kernel.takes_causal else "none")
+    masks = _batch_masks(kernel, ("none", "padding", "random"))
     return cases(where=kind(lengths="any", batch=(2, 4)), mask=masks, fill=st.just(SWAMPING),
                  causal_flag=st.just(kernel.takes_causal and not kernel.takes_mask))
 

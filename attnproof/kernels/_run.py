@@ -161,7 +161,7 @@ def _outcome(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, device
         if apart is not None:
             apart.bound_ratio = judged.bound_ratio
             judged = apart
-    elif alone is not None and not judged.failed and "exact" in pieces:
+    elif alone is not None and not judged.failed and "exact" in pieces:  # within the rule
         apart = _independence(got, alone, pieces)
         if apart.status == "fail" or (apart.ratio is not None and judged.ratio is not None
                                       and apart.ratio > judged.ratio):
@@ -464,10 +464,11 @@ def bitwise_apart(got, alone, outputs) -> CaseResult | None:
             same = (batched == single) | (np.isnan(batched) & np.isnan(single))
             if same.all():
                 continue
-            apart = np.where(same, 0.0, np.abs(batched.astype(np.float64)
-                                                - single.astype(np.float64)))
+            # over the entries that differ only: NaN beside a number, or ±∞ beside anything
+            # else, is an infinite difference
+            apart = np.abs(batched[~same].astype(np.float64) - single[~same].astype(np.float64))
         first = [int(i) for i in np.unravel_index(int(np.argmin(same)), same.shape)]
-        largest = float(np.nanmax(apart)) if np.isfinite(apart).any() else float("inf")
+        largest = float(np.max(np.nan_to_num(apart, nan=np.inf)))
         differing, entries = int((~same)[first[0]].sum()), int(same[first[0]].size)
         message = (f"{name} of batch element {first[0]} is not the same to the bit as the "
                    f"element run alone (declared batch_invariant): {differing} of {entries} "

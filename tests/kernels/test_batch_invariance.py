@@ -89,3 +89,7 @@ def test_sameness_is_to_the_bit_with_nan_for_nan_and_one_zero():
     assert found.detail["at"] == [1, 0, 0, 1] and found.detail["entries_differing"] == 1
     assert "out of batch element 1" in found.message
     assert found.detail["difference"] == pytest.approx(2.0 ** -22)
+    nan_beside = value.copy()
+    nan_beside[0, 0, 0, 0] = np.nan  # the only entry that differs is NaN beside 1.0
+    found = bitwise_apart({"out": value}, {"out": nan_beside}, ("out",))
+    assert found is not None and found.detail["difference"] == np.inf
