@@ -1,5 +1,6 @@
-"""Attention as production kernels ship it: attention sinks (claims none of the documents
-writes down; attnproof kernels' sinks property judges kernels against the truth they define).
+"""Attention as production kernels ship it: attention sinks and packed sequences (claims none
+of the documents writes down; attnproof kernels' sinks and packed_sequences properties judge
+kernels against the truth they define).
 
 A sink is one more logit s per head in every row's softmax denominator, with no value of its
 own (gpt-oss, StreamingLLM's "attention sinks", MLX's ``sinks=``): the weights are
@@ -27,11 +28,14 @@ from attnproof import (
     Source,
     Tensor,
     Theorem,
+    fully_masked,
     lse,
     rowmax,
     softmax,
 )
 
+from . import attention_backward as bw
+from . import masking as mk
 from ._dims import OUTSIDE, d_v, n_k
 
 SINKS = Source(OUTSIDE, "attention sinks: a per-head logit in the softmax denominator (gpt-oss; "
@@ -157,4 +161,60 @@ sink_split_kv_lse_counts_the_sink_once = Theorem(
     inputs=(x1, x2, s),
     note="The merged lse with the sink, log(e^s + e^{lse₁} + e^{lse₂}), each spelt about its "
     "maximum.",
+)
+
+
+# -- packed sequences: one sequence's attention whatever the others hold -------------------------
+
+PACKED = Source(OUTSIDE, "packed variable-length batches: sequences laid end to end, told apart "
+                "by cumulative offsets (flash-attention's varlen functions' cu_seqlens, torch's "
+                "varlen_attn, FlashInfer's ragged tensors)")
+
+# Packed attention is masked attention under the block-diagonal mask M_ij = [query i and key j
+# lie in one sequence]; a token of no sequence (slack past the last offset) has a row and a
+# column of M that keep nothing. The statements hold for every 0/1 mask, so for that one.
+_pi, _pn = mk.i, mk.n
+_pb, _pc, _pl = mk.b, mk.c, mk.l_
+_Mk = mk.M
+
+packed_output_ignores_other_sequences_values = Theorem(
+    name="packed_output_ignores_other_sequences_values",
+    source=PACKED,
+    claim=Equals((1 - _Mk[_pi, _pn]) * sp.Derivative(mk.O_masked[_pi, _pb], bw.V[_pn, _pc]), 0),
+    inputs=mk.masked_inputs,
+    definitions=mk.masked_forward,
+    note="A key that query i's mask drops (another sequence's, or slack) changes no entry of "
+    "its output through its value row: with the block-diagonal mask of packed sequences, each "
+    "sequence's output is its own attention's whatever the other sequences' values hold.",
+)
+
+packed_output_ignores_other_sequences_keys = Theorem(
+    name="packed_output_ignores_other_sequences_keys",
+    source=PACKED,
+    claim=Equals((1 - _Mk[_pi, _pn]) * sp.Derivative(mk.O_masked[_pi, _pb], bw.K[_pn, _pl]), 0),
+    inputs=mk.masked_inputs,
+    definitions=mk.masked_forward,
+    note="Nor through its key row: the scores of dropped keys reach no weight.",
+)
+
+packed_token_of_no_sequence_gets_no_query_gradient = Theorem(
+    name="packed_token_of_no_sequence_gets_no_query_gradient",
+    source=PACKED,
+    claim=Equals(fully_masked(_Mk[mk.m, mk.j], mk.j) * sp.Derivative(mk.masked_loss,
+                                                                    bw.Q[mk.m, _pl]), 0),
+    inputs=mk.masked_inputs,
+    definitions=mk.masked_forward,
+    note="A query row that keeps no key (a slack token past the last offset) gets dQ = 0, "
+    "whatever the upstream gradient of its (unspecified) output.",
+)
+
+packed_token_of_no_sequence_gets_no_key_gradient = Theorem(
+    name="packed_token_of_no_sequence_gets_no_key_gradient",
+    source=PACKED,
+    claim=Equals(fully_masked(_Mk[_pi, _pn], _pi) * sp.Derivative(mk.masked_loss,
+                                                                 bw.K[_pn, _pl]), 0),
+    inputs=mk.masked_inputs,
+    definitions=mk.masked_forward,
+    note="A key no query keeps gets dK = 0 (and dV = 0: packed_output_ignores_other_sequences_"
+    "values summed over the queries).",
 )

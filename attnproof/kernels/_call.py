@@ -8,6 +8,7 @@ import dataclasses
 
 import numpy as np
 
+from . import _packed as packed
 from . import _windows as windows
 from ._cases import Case
 from ._declaration import (
@@ -31,9 +32,31 @@ class LayoutMismatch(Exception):
 def call(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, device: str,
          outputs) -> dict[str, np.ndarray]:
     """The kernel's outputs as canonical float64 arrays (out, lse, dq, dk, dv as asked), in
-    the canonical conventions: query heads grouped (h // group), lse in base e."""
+    the canonical conventions: query heads grouped (h // group), lse in base e. A packed
+    kernel gets the batch's elements as sequences of one length, end to end."""
+    if kernel.packed is not None:
+        sequences, packing = packed.of_batch(x)
+        return packed.stacked(call_packed(kernel, fw, sequences, packing, case, dtype, device,
+                                          outputs)[0])
     heads = _kernel_heads(kernel, x)
     got = _called(kernel, fw, with_query_heads(x, heads), case, dtype, device, outputs)
+    return _canonical(kernel, got, heads)
+
+
+def call_packed(kernel: Kernel, fw: Framework, sequences: list[Inputs],
+                packing: packed.Packing, case: Case, dtype: str, device: str,
+                outputs) -> tuple[list[dict[str, np.ndarray]], dict[str, np.ndarray]]:
+    """A packed kernel's outputs for each non-empty sequence (canonical, a batch of one each),
+    and the gradients it gave the slack tokens, from one call on the sequences end to end."""
+    heads = _kernel_heads(kernel, sequences[0])
+    whole = packed.packed([with_query_heads(s, heads) for s in sequences], packing, dtype)
+    got = _called(kernel, fw, whole, case, dtype, device, outputs,
+                  packed.keywords(kernel, fw, packing, device))
+    got = _canonical(kernel, got, heads)
+    return packed.per_sequence(got, packing), packed.in_slack(got, packing)
+
+
+def _canonical(kernel: Kernel, got: dict[str, np.ndarray], heads) -> dict[str, np.ndarray]:
     if "lse" in got and kernel.lse_base == "2":
         got["lse"] = got["lse"] * np.log(2.0)  # log2 of the sum, read as its natural log
     return {name: value if name in ("dk", "dv") else _heads_back(value, heads)
@@ -73,11 +96,11 @@ def _heads_back(value: np.ndarray, heads: np.ndarray | None) -> np.ndarray:
 
 
 def _called(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, device: str,
-            outputs) -> dict[str, np.ndarray]:
+            outputs, extra: dict | None = None) -> dict[str, np.ndarray]:
     put = {a: _placed(fw, to_layout(x.passed(a), letters_of(kernel, a)), dtype, device,
                       case.memory, "qkv".index(a), letters_of(kernel, a))
            for a in "qkv"}
-    keywords = _keywords(kernel, fw, x, case, dtype, device)
+    keywords = {**_keywords(kernel, fw, x, case, dtype, device), **(extra or {})}
     forward = fw.bind(kernel.fn, keywords, kernel.mode)
     called_at(x.q.shape, x.k.shape, x.v.shape)
 

@@ -103,6 +103,11 @@ class Case:
     # (inclusive; i' aligned as the kernel's causal alignment), both given or neither
     window_left: int | None = None
     window_right: int | None = None
+    # sequences of a packed call, (n_q, n_k) each ((0, 0): an empty one), end to end, then
+    # ``slack`` tokens no sequence owns holding ``garbage`` (``_packed``); batch is their
+    # number, n_q and n_k the longest
+    packed: tuple[tuple[int, int], ...] | None = None
+    slack: int = 0
     seed: int = 0
     # the calls made before this one on the same kernel object, in order: (dtype, Case) each
     history: tuple = ()
@@ -125,11 +130,20 @@ class Case:
                         for dtype, call in fields.pop("history", ()))
         return cls(**fields, history=history)
 
+    @property
+    def sequences(self) -> tuple[tuple[int, int], ...]:
+        """(n_q, n_k) of each sequence of a packed call (the batch's elements, else)."""
+        return self.packed or ((self.n_q, self.n_k),) * self.batch
+
     def sizes(self) -> str:
         heads = f"{self.heads}" if self.kv_heads == self.heads else \
             f"{self.heads}/{self.kv_heads}kv"
         empty = "" if self.empty_element is None else \
             f" (element {self.empty_element} of length zero)"
+        if self.packed is not None:
+            lengths = ", ".join(f"{a}×{b}" for a, b in self.packed)
+            empty = f" (sequences n_q×n_k {lengths} packed, then {self.slack} slack " \
+                f"token{'s' * (self.slack != 1)})"
         return (f"b={self.batch}{empty} h={heads} n_q={self.n_q} n_k={self.n_k} "
                 f"d_k={self.d_k} d_v={self.d_v}")
 
@@ -163,6 +177,9 @@ def _checked(fields) -> dict:
     _check_heads_and_elements(case)
     _check_named(case)
     _check_window(case)
+    pairs = _check_packed(case)
+    if "packed" in fields:
+        fields = {**fields, "packed": pairs}
     return fields
 
 
@@ -208,6 +225,33 @@ def _check_window(case: dict) -> None:
     if sides[0] is not None and not all(_whole(s) and s >= 0 for s in sides):
         raise ValueError(f"window_left and window_right must be whole numbers of at least 0, "
                          f"got {sides}")
+
+
+def _check_packed(case: dict):
+    """A packed case's sequences as (n_q, n_k) pairs of whole numbers, both 0 (an empty one)
+    or both at least 1, one of them not empty; batch their number and n_q, n_k the longest;
+    slack a whole number of at least 0. The sequences as a tuple of pairs (JSON reads lists)."""
+    sequences, slack = case["packed"], case["slack"]
+    if not _whole(slack) or slack < 0:
+        raise ValueError(f"slack must be a whole number of at least 0, got {slack!r}")
+    if sequences is None:
+        if slack:
+            raise ValueError("slack tokens follow packed sequences only: packed is not given")
+        return None
+    pairs = tuple(tuple(pair) for pair in sequences) \
+        if isinstance(sequences, list | tuple) else ()
+    if not pairs or not all(len(p) == 2 and all(_whole(n) and n >= 0 for n in p)
+                            and (p[0] == 0) == (p[1] == 0) for p in pairs) \
+            or all(p[0] == 0 for p in pairs):
+        raise ValueError(f"packed must list (n_q, n_k) of each sequence, whole numbers both 0 "
+                         f"(an empty sequence) or both at least 1, one not empty; got "
+                         f"{sequences!r}")
+    expected = (len(pairs), max(p[0] for p in pairs), max(p[1] for p in pairs))
+    if (case["batch"], case["n_q"], case["n_k"]) != expected:
+        raise ValueError(f"a packed case's batch, n_q and n_k are its sequences' number and "
+                         f"longest lengths, {expected}; got {case['batch']}, {case['n_q']}, "
+                         f"{case['n_k']}")
+    return pairs
 
 
 def _whole(value) -> bool:

@@ -15,6 +15,7 @@ from typing import Any
 from attnproof.numeric import Device, DeviceError
 
 from ._frameworks import FRAMEWORKS, TF32, has_autodiff
+from ._packed import PACKED_FORMS
 from ._windows import WINDOW_FORMS
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")
@@ -127,6 +128,22 @@ class Kernel:
             for (w, w); "size", one int W ≥ 1 for the W keys up to the query itself, (W − 1, 0)
             (gpt-oss's and Mistral's ``sliding_window``). The checker passes whole numbers only,
             never a -1 for "unbounded".
+        packed: "cu_seqlens": the kernel takes a batch as sequences laid end to end along
+            one token axis (flash-attention's varlen functions, torch's ``varlen_attn``):
+            q, k, v of a layout without b (``layout="thd"``, tokens × heads × features; the
+            lse's ``lse_layout`` likewise, e.g. "ht"), and the cumulative offsets of the
+            queries and of the keys, int32 arrays of length batch + 1, as the keywords
+            ``cu_seqlens_arguments``; sequence i's queries attend its keys only (a causal flag
+            aligns each sequence on its own lengths), a repeated offset is an empty sequence,
+            and tokens past the last offset belong to none (``_packed``). Every property asks
+            it its batch's elements as sequences of one length; ``packed_sequences`` asks
+            sequences of several lengths, empty ones and slack tokens holding garbage (as
+            ``masked_inputs`` lets them). None: the kernel takes dense (b, h, n, d) arrays. A
+            packed kernel takes no mask: its sequences are its mask.
+        cu_seqlens_arguments: the keywords of the queries' and the keys' offsets.
+        max_seqlen_arguments: the keywords of the longest sequence's query and key lengths,
+            Python ints (flash-attention's ``max_seqlen_q``, ``max_seqlen_k``); None: not
+            passed.
         mqa: k and v may have one head shared by every query head (implied by ``gqa``).
         equal_head_dims: the kernel requires d_v = d_k (the d_v ≠ d_k property is then n/a).
         batch_invariant: the kernel promises each batch element's outputs the same to the bit
@@ -184,6 +201,9 @@ class Kernel:
     sinks_argument: str | None = None
     window_argument: str | None = None
     window_form: str = "pair"
+    packed: str | None = None
+    cu_seqlens_arguments: tuple[str, str] = ("cu_seqlens_q", "cu_seqlens_k")
+    max_seqlen_arguments: tuple[str, str] | None = None
     equal_head_dims: bool = False
     batch_invariant: bool = False
     dtypes: tuple[str, ...] = ("float32",)
@@ -213,6 +233,7 @@ class Kernel:
             value = getattr(self, keyword)
             self._require(value is None or (isinstance(value, str) and value.isidentifier()),
                           keyword, f"must be a keyword name or None, got {value!r}")
+        self._check_packed()
         self._require(not (self.always_causal and self.causal_argument is not None),
                       "always_causal", "a kernel that is always causal takes no causal keyword")
         if self.fully_masked is not None:
@@ -259,6 +280,33 @@ class Kernel:
         normalized_layout(self.lse_layout + "d", self.name, "lse_layout")
         # the state its callables hold as declared, which every fresh copy starts from
         object.__setattr__(self, "_declared", self._copies())
+
+    def _check_packed(self) -> None:
+        """A packed kernel's form, keywords and layouts: no batch axis, no mask beside its
+        sequences."""
+        if self.packed is None:
+            return
+        self._choose("packed", self.packed, PACKED_FORMS)
+        for field_name in ("cu_seqlens_arguments", "max_seqlen_arguments"):
+            names = getattr(self, field_name)
+            if names is None and field_name == "max_seqlen_arguments":
+                continue
+            self._require(isinstance(names, tuple | list) and len(names) == 2 and
+                          all(isinstance(n, str) and n.isidentifier() for n in names),
+                          field_name, f"must be two keyword names (queries', keys'), got "
+                          f"{names!r}")
+        self._require(not self.takes_mask and self.bias_argument is None, "packed",
+                      "a packed kernel's sequences are its mask: it takes no mask or bias "
+                      "(mask='none')")
+        for argument in ARGUMENTS:
+            self._require("b" not in self.layout_of(argument).lower(), "layout",
+                          f"a packed kernel's {argument} has no batch axis (e.g. 'thd'), got "
+                          f"{self.layout_of(argument)!r}")
+        self._require(not self.returns_lse or "b" not in self.lse_layout.lower(), "lse_layout",
+                      f"a packed kernel's lse has no batch axis (e.g. 'ht'), got "
+                      f"{self.lse_layout!r}")
+        self._require(self.merge is None, "merge",
+                      "a packed kernel's split-KV merge is not checked yet")
 
     _CALLABLES = ("fn", "gradients", "merge")
 

@@ -262,7 +262,18 @@ def _failure(cell) -> doc.Section:
                                                      other["replay"], mechanism=False)))
                    for other in getattr(cell, "other_failures", None) or ())
     return doc.Section(f"{cell.property}, {cell.dtype}, {cell.device}: {cell.status}",
-                       tuple(blocks), children=others)
+                       (*_truth_from(cell.property), *blocks), children=others)
+
+
+def _truth_from(prop: str) -> tuple[doc.Block, ...]:
+    """Which catalog theorems the property's truth comes from, where it names any beyond the
+    masked attention every property's truth is."""
+    named = by_name()[prop].theorems if prop in by_name() else ()
+    if not named:
+        return ()
+    return (doc.Paragraph(doc.text_line(
+        f"The truth: masked attention (theorems/masking.py) and the catalog's "
+        f"{', '.join(named)}.")),)
 
 
 def _failure_blocks(cell, example: dict, replay: str | None,

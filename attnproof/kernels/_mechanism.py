@@ -15,8 +15,9 @@ failure of another *mechanism* (``_check``), a small hashable signature of a fai
   ``non-finite`` values (NaN or ±∞ where the truth is finite, or a call that ran where its
   twin raised), or a broken ``convention`` (a fully masked row's output or lse, the causal
   alignment, a convention read differently from case to case), or ``bits`` (a kernel
-  declared batch-invariant whose element differs, to the bit, from itself run alone); None
-  where nothing was compared;
+  declared batch-invariant whose element differs, to the bit, from itself run alone), or
+  ``slack`` (a packed kernel's gradient not 0 at tokens no sequence owns); None where
+  nothing was compared;
 * ``regime``: the size regime of the case, from its key and query lengths (below).
 
 The regimes separate where tiled kernels are known to break, the smallest tile kernels use
@@ -53,7 +54,8 @@ NOT_NUMERICAL = {"raised": "raised", "layout": "returned the wrong layout",
 VALUES_WORDS = {"finite": "finite errors in {output}",
                 "non-finite": "non-finite {output} where the truth is finite",
                 "convention": "{output} breaks a convention",
-                "bits": "{output} not the same to the bit beside other batch elements"}
+                "bits": "{output} not the same to the bit beside other batch elements",
+                "slack": "{output} not 0 at tokens no packed sequence owns"}
 
 
 class Mechanism(NamedTuple):
@@ -76,11 +78,12 @@ def mechanism_of(case: Case, result) -> Mechanism:
 
 
 def failed_values(result) -> str | None:
-    """``finite``, ``non-finite``, ``convention`` or ``bits`` for a result the rule failed;
-    None where the kernel raised or returned another shape. A failure with no error of its own (no
-    ``kernel_error``, no ``difference`` between two calls) that read conventions broke one of
-    them: the checks of a fully masked row and of the causal alignment return the conventions
-    they read with their verdict, and ``_check`` marks one read differently from case to case.
+    """``finite``, ``non-finite``, ``convention``, ``bits`` or ``slack`` for a result the rule
+    failed; None where the kernel raised or returned another shape. A failure with no error of
+    its own (no ``kernel_error``, no ``difference`` between two calls) that read conventions
+    broke one of them: the checks of a fully masked row and of the causal alignment return the
+    conventions they read with their verdict, and ``_check`` marks one read differently from
+    case to case.
     A row's error is the largest finite float where the kernel's value is NaN or ±∞ and the
     truth's finite (``_run._row_errors`` writes it so), and a call that ran where its twin
     raised has no error but an infinite ratio: both are non-finite."""
@@ -89,6 +92,8 @@ def failed_values(result) -> str | None:
     detail = result.detail
     if detail.get("bitwise"):  # sameness promised and broken: no error to judge a precision by
         return "bits"
+    if "slack" in detail:  # a gradient where there is none: no error to judge a precision by
+        return "slack"
     error = detail.get("kernel_error", detail.get("difference"))
     if "convention" in detail or (error is None and result.conventions):
         return "convention"

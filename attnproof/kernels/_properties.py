@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
+from . import _packed as packed
 from . import _windows as windows
 from ._batch import run_alone
 from ._cases import (
@@ -72,6 +73,9 @@ class Property:
     # compute, conventions) -> (x, verdict or None)``: the instance to judge against, or the
     # case's verdict (which causal alignment the kernel follows)
     convention: Callable | None = None
+    # the catalog theorems the property's truth comes from, beyond the masked attention of
+    # theorems/masking.py every property's truth is (a test holds each name to the catalog)
+    theorems: tuple[str, ...] = ()
 
     def strategy(self, kernel: Kernel) -> st.SearchStrategy:
         """The cases drawn for ``kernel``, each as its declaration lets it be asked."""
@@ -117,6 +121,8 @@ def as_declared(kernel: Kernel, case: Case) -> Case:
         left, right = (None, None) if not kernel.takes_window else \
             windows.in_form(kernel.window_form, case.window_left, case.window_right)
         changes.update(window_left=left, window_right=right)
+    if kernel.packed is None and case.packed is not None:
+        changes.update(packed=None, slack=0)
     if case.history:
         changes["history"] = tuple((dtype, as_declared(kernel, call))
                                    for dtype, call in case.history)
@@ -421,6 +427,14 @@ def _window_explicit(kernel: Kernel) -> tuple[Case, ...]:
                  for seed, (left, right) in enumerate(((0, 0), (1, 0), (2, 1), (3, 2))))
 
 
+SINK_THEOREMS = ("sink_weights_sum_to_one_minus_the_sinks_share",
+                 "sink_lse_is_the_logaddexp_of_the_sink_and_the_keys_lse",
+                 "sink_output_derivative", "sink_gradient")
+PACKED_THEOREMS = ("packed_output_ignores_other_sequences_values",
+                   "packed_output_ignores_other_sequences_keys",
+                   "packed_token_of_no_sequence_gets_no_query_gradient",
+                   "packed_token_of_no_sequence_gets_no_key_gradient")
+
 PROPERTIES = (
     Property("forward", "forward O", lambda k: cases(), _forward),
     _gradient("dq", "backward dQ"),
@@ -530,10 +544,16 @@ PROPERTIES = (
              lambda k: None if k.softcap_argument is not None else "takes no soft-capping"),
     Property("sinks", "attention sinks: a per-head logit in every row's denominator "
              "(binding, dominant, negligible), with masks and fully masked rows",
-             sink_cases, _everything, _needs_sinks, explicit=_sink_explicit),
+             sink_cases, _everything, _needs_sinks, explicit=_sink_explicit,
+             theorems=SINK_THEOREMS),
     Property("sliding_window", "sliding window i − left ≤ j ≤ i + right (bounds inclusive), "
              "shorter than the sequence, with masks", window_cases, _everything,
              _needs_window, explicit=_window_explicit),
+    Property("packed_sequences", "packed sequences of several lengths (cu_seqlens), empty "
+             "ones and slack tokens of garbage: each sequence its own attention, no gradient "
+             "to the slack", packed.cases, _everything,
+             lambda k: None if k.packed is not None else "takes no packed sequences",
+             explicit=packed.explicit, theorems=PACKED_THEOREMS),
     Property("score_mod", "the declared score_mod at several batches, heads and positions",
              lambda k: cases(where=kind(lengths="equal", batch=(1, 3), kv_heads=(1, 3)),
                              mask=_any_mask(k), causal_flag=st.just(not k.takes_mask)),

@@ -16,11 +16,12 @@ from attnproof.numeric import KERNEL_FLOOR_ULPS as FLOOR_ULPS
 from attnproof.numeric import KERNEL_LIMIT as LIMIT
 from attnproof.report.view import format_number
 
+from . import _packed as packed
 from . import _precision as precision
 from . import _proved as proved
 from . import _regimes as regimes
 from . import _tolerance as tolerance
-from ._call import LayoutMismatch, call, with_bias
+from ._call import LayoutMismatch, call, call_packed, with_bias
 from ._cases import Case, causal_keep, fully_masked_rows, instance
 from ._declaration import Kernel, Refused
 from ._frameworks import DtypeUnheld, Framework, machine_epsilon
@@ -96,6 +97,8 @@ def _run_in_scope(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
                   device: str) -> CaseResult:
     compute = kernel.compute_for(dtype, device)
     outputs = prop.outputs(kernel)
+    if case.packed is not None:
+        return _run_packed(kernel, fw, case, dtype, device, compute, outputs)
     # (causal_nq_ne_nk builds its instance lower-right: that zeroes the upstream gradient of
     # rows either alignment masks)
     alignment = prop.alignment or kernel.causal_alignment or "upper_left"
@@ -137,18 +140,8 @@ def _outcome(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, device
                 got = prop.outputs_instead(kernel, fw, x, case, dtype, device)
             alone = None if prop.run_beside is None else \
                 prop.run_beside(kernel, fw, x, case, dtype, device, outputs)
-    except LayoutMismatch as mismatch:
-        return CaseResult("layout", message=str(mismatch))
-    except (Refused, DtypeUnheld) as refusal:  # outside what the kernel supports, or what the
-        # framework's configuration holds: not run, not decided
-        return CaseResult("refused", message=str(refusal))
-    except Exception as error:  # the kernel's own failure is a finding, reported in full
-        if prop.explain_raise is not None:
-            mismatch = prop.explain_raise(kernel, fw, case, dtype, device)
-            if mismatch is not None:
-                return CaseResult("declaration", message=f"{mismatch}\n{_raised(error)}")
-        where = f" (run {kernel.mode})" if kernel.mode else ""
-        return CaseResult("raised", message=f"raised{where}: {_raised(error)}")
+    except Exception as error:  # noqa: BLE001 -- each kind is told apart in _not_run
+        return _not_run(error, kernel, fw, prop, case, dtype, device)
     conventions = {}
     if prop.convention is not None:
         x, verdict = prop.convention(kernel, x, got, dtype, compute, conventions)
@@ -170,6 +163,91 @@ def _outcome(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, device
     judged.conventions = conventions
     judged.got, judged.pieces = got, pieces or None
     return judged
+
+
+def _not_run(error: Exception, kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
+             device: str) -> CaseResult:
+    """What a call that raised tells: a layout the kernel did not return, a case outside what
+    it supports or the framework's configuration holds (not run, not decided), a declaration
+    its raise is explained by, or the kernel's own failure (a finding, reported in full)."""
+    if isinstance(error, LayoutMismatch):
+        return CaseResult("layout", message=str(error))
+    if isinstance(error, Refused | DtypeUnheld):
+        return CaseResult("refused", message=str(error))
+    if prop is not None and prop.explain_raise is not None:
+        mismatch = prop.explain_raise(kernel, fw, case, dtype, device)
+        if mismatch is not None:
+            return CaseResult("declaration", message=f"{mismatch}\n{_raised(error)}")
+    where = f" (run {kernel.mode})" if kernel.mode else ""
+    return CaseResult("raised", message=f"raised{where}: {_raised(error)}")
+
+
+def _run_packed(kernel: Kernel, fw: Framework, case: Case, dtype: str, device: str,
+                compute: str, outputs) -> CaseResult:
+    """A packed case (``packed_sequences``): its sequences end to end in one call, each judged
+    by the rule against its own truth, a batch of one (``theorems/production_features.py``:
+    packed attention is each sequence's own), the worst of them the case's result; then the
+    slack tokens' gradients, which must be 0 (no output depends on them)."""
+    alignment = kernel.causal_alignment or "upper_left"
+    sequences = [dataclasses.replace(x, score_mod=kernel.modification(case.softcap))
+                 for x in packed.instances(case, dtype, compute, alignment)]
+    layout = packed.packing_of(case)
+    try:
+        with timed_calls():
+            got, slack = call_packed(kernel, fw, sequences, layout, case, dtype, device,
+                                     outputs)
+    except Exception as error:  # noqa: BLE001 -- each kind is told apart in _not_run
+        return _not_run(error, kernel, fw, None, case, dtype, device)
+    conventions: dict = {}
+    judged = []
+    for number, (x, one) in enumerate(zip(sequences, got, strict=True)):
+        result = _judge(kernel, x, one, dtype, compute, outputs, conventions)
+        result.regimes = regimes.reached(x, case)
+        if result.failed:
+            n_q, n_k = x.q.shape[2], x.k.shape[2]
+            result.message = f"sequence {number + 1} of {len(sequences)} non-empty " \
+                             f"({n_q} queries, {n_k} keys): {result.message}"
+        judged.append(result)
+    worst = _worst_sequence(judged)
+    slack_failure = _slack_gradients(slack, layout)
+    if slack_failure is not None and not worst.failed:
+        slack_failure.bound_ratio, slack_failure.regimes = worst.bound_ratio, worst.regimes
+        worst = slack_failure
+    worst.conventions = conventions
+    return worst
+
+
+def _worst_sequence(judged: list[CaseResult]) -> CaseResult:
+    """The first failure, else the largest ratio; its precision sums every sequence's, and its
+    regimes all of theirs."""
+    failed = [r for r in judged if r.failed]
+    worst = failed[0] if failed else max(judged, key=lambda r: -1.0 if r.ratio is None
+                                         else r.ratio)
+    total = None
+    for result in judged:
+        total = precision.add(total, result.precision)
+    found = [name for r in judged for name in (r.regimes or {}).get("regimes", ())]
+    worst.precision = total
+    worst.regimes = {"regimes": list(dict.fromkeys(found)),
+                     "n_k": max(int((r.regimes or {}).get("n_k", 0)) for r in judged)}
+    return worst
+
+
+def _slack_gradients(slack: dict[str, np.ndarray], layout) -> CaseResult | None:
+    """A failure where a slack token's gradient is not 0: no sequence owns it, so no output
+    depends on it (and no loss reads its output: its upstream gradient is 0)."""
+    for name, value in slack.items():
+        wrong = value != 0  # NaN included
+        if wrong.any():
+            first = float(value[wrong].flat[0])
+            return CaseResult(
+                "fail", float("inf"), name,
+                f"{name} of the {layout.slack} slack token{'s' * (layout.slack != 1)} past the "
+                f"last offset (no sequence's) is not 0: {int(wrong.sum())} entries, the first "
+                f"{format_number(first)}; no output depends on them "
+                "(packed_token_of_no_sequence_gets_no_query_gradient, _key_gradient)",
+                detail={"output": name, "slack": layout.slack})
+    return None
 
 
 def _in_sequence(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,

@@ -48,6 +48,8 @@ DECLARATIONS = {
                           and case.window_right is None),
     "symmetric window": (dict(window_form="symmetric"),
                          lambda case, dtype: case.window_left == case.window_right),
+    "dense, not packed": (dict(packed=None),
+                          lambda case, dtype: case.packed is None and case.slack == 0),
     "window by its size": (dict(window_form="size"),
                            lambda case, dtype: case.window_left is None
                            or case.window_right == 0),

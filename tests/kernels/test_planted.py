@@ -51,9 +51,10 @@ def test_planted_bug_is_caught_at_its_property_with_a_small_counterexample(name)
 def test_the_correct_kernel_conforms_in_every_property():
     result = check_kernel(planted.correct, examples=EXAMPLES)
     assert result.ok, [c for c in result.cells if c.status != "conforms"]
-    # it declares no score_mod, and promises no batch invariance (NumPy over a stacked batch
-    # is not the same to the bit as over one element: tests/kernels/planted_splits.py)
-    undeclared = ("score_mod", "batch_invariance")
+    # it declares no score_mod, promises no batch invariance (NumPy over a stacked batch is
+    # not the same to the bit as over one element: tests/kernels/planted_splits.py), and takes
+    # dense arrays, not packed sequences (tests/kernels/planted_packed.py)
+    undeclared = ("score_mod", "batch_invariance", "packed_sequences")
     checked = [c for c in result.cells if c.property not in undeclared]
     assert {c.status for c in checked} == {"conforms"}
     assert all(result.cell(prop, "float32").status == "n/a" for prop in undeclared)
