@@ -22,6 +22,8 @@ from attnproof import (
     Defined,
     Dim,
     Equals,
+    Permutation,
+    Permuted,
     Real,
     Scalar,
     Sizes,
@@ -217,4 +219,53 @@ packed_token_of_no_sequence_gets_no_key_gradient = Theorem(
     definitions=mk.masked_forward,
     note="A key no query keeps gets dK = 0 (and dV = 0: packed_output_ignores_other_sequences_"
     "values summed over the queries).",
+)
+
+
+# -- paged KV caches: keys read through a page table ---------------------------------------------
+
+PAGED = Source(OUTSIDE, "paged KV caches: keys and values stored in fixed-size pages of one "
+               "cache, found through a block table (vLLM's PagedAttention, FlashInfer's paged "
+               "kernels)")
+
+# A page table with page size P sends an element's key j to cache slot table[j // P]·P + j % P:
+# one slot per key, distinct. Over a cache of as many slots as keys that map is a permutation
+# π of the slots; the cache's other slots (unused pages, the rest of a last page) are masked
+# keys, which packed_output_ignores_other_sequences_values and _keys already set aside. So
+# paged attention is the masked attention over the cache read in the order π, the mask read
+# with it.
+pi_slots = Permutation("pi", n_k)
+_qa = bw.a
+_kk = mk.n  # the keys' index of a row's normaliser
+
+
+def _masked_attention(key):
+    """Row i's output, feature b, with key j read at cache slot ``key(j)`` (its mask entry
+    with it), written as Σ_j M e^{s} v / Σ_k M e^{s}: the masked softmax of a row that keeps
+    a key (a row that keeps none is 0/0 here, and a fully masked row's convention is the
+    kernel's own)."""
+    def score(j):
+        return sp.exp(bw.scale * bw.total(bw.Q[mk.i, _qa] * bw.K[key(j), _qa], _qa))
+
+    weight = _Mk[mk.i, key(mk.j)] * score(mk.j)
+    norm = bw.total(_Mk[mk.i, key(_kk)] * score(_kk), _kk)
+    return bw.total(weight * bw.V[key(mk.j), mk.b], mk.j) / norm
+
+
+O_dense = Defined("O", (mk.i, mk.b), _masked_attention(lambda j: j))
+O_paged = Defined("O_pi", (mk.i, mk.b), _masked_attention(lambda j: pi_slots[j]))
+
+paged_attention_is_dense_attention_for_every_page_table = Theorem(
+    name="paged_attention_is_dense_attention_for_every_page_table",
+    source=PAGED,
+    claim=Permuted(O_paged[mk.i, mk.b], O_dense[mk.i, mk.b]),
+    inputs=(bw.Q, bw.K, bw.V, _Mk, pi_slots),
+    definitions=(O_dense, O_paged),
+    unstable_in=AS_WRITTEN,
+    note="Keys, values and mask read through any order of the cache's slots (a page table of "
+    "any page size, pages anywhere in the cache) give the dense attention's output: the sums "
+    "over keys only re-index. With the masked slots of unused pages, paged attention equals "
+    "dense attention over each element's first seq_lens keys, for every page table and page "
+    "size. Written with e^s unshifted, it overflows below float64 for large scores: "
+    "declared.",
 )

@@ -9,6 +9,7 @@ import dataclasses
 import numpy as np
 
 from . import _packed as packed
+from . import _paged as paged
 from . import _windows as windows
 from ._cases import Case
 from ._declaration import (
@@ -99,7 +100,11 @@ def _called(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, de
             outputs, extra: dict | None = None) -> dict[str, np.ndarray]:
     put = {a: _placed(fw, to_layout(x.passed(a), letters_of(kernel, a)), dtype, device,
                       case.memory, "qkv".index(a), letters_of(kernel, a))
-           for a in "qkv"}
+           for a in ("q" if kernel.paged else "qkv")}
+    if kernel.paged is not None:  # K and V in pages of a cache, found through a block table
+        k_cache, v_cache, layout = paged.arrays(kernel, x, case, dtype)
+        put.update(k=fw.put(k_cache, dtype, device), v=fw.put(v_cache, dtype, device))
+        extra = {**(extra or {}), **paged.keywords(kernel, fw, layout, device)}
     keywords = {**_keywords(kernel, fw, x, case, dtype, device), **(extra or {})}
     forward = fw.bind(kernel.fn, keywords, kernel.mode)
     called_at(x.q.shape, x.k.shape, x.v.shape)
@@ -171,8 +176,9 @@ def _keywords(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
     bias = (x.given or {}).get("bias")
     if case.causal_flag:
         keywords[kernel.causal_argument] = kernel.causal_value
-    elif case.mask != "none" or case.empty_element is not None or \
-            (bias is not None and kind == "bias"):
+    elif kernel.paged is None and (case.mask != "none" or case.empty_element is not None or
+                                   (bias is not None and kind == "bias")):
+        # (a paged kernel's padding is its key lengths, passed beside its block table)
         in_mask = bias if kind == "bias" else None
         keywords[kernel.mask_argument] = _mask(kernel, fw, x.passed("mask"), kind, in_mask,
                                                _mask_dtype(kernel, case, dtype), device)

@@ -19,6 +19,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ._frameworks import rounded
+from ._paged import CACHES
 from ._shapes import PLAIN, kind, ladder_below, scale_of, shapes
 from ._sinks import SINKS, sink_values
 from ._truth import Inputs, truth_lse
@@ -108,6 +109,11 @@ class Case:
     # number, n_q and n_k the longest
     packed: tuple[tuple[int, int], ...] | None = None
     slack: int = 0
+    # a paged kernel's page size (None: one the kernel declares) and cache, "tight" (the
+    # pages its keys fill, and one) or "large" (about 1,025 pages: ids past 255 and 1,024),
+    # its unused slots holding ``garbage`` (``_paged``)
+    page_size: int | None = None
+    cache: str | None = None
     seed: int = 0
     # the calls made before this one on the same kernel object, in order: (dtype, Case) each
     history: tuple = ()
@@ -164,7 +170,8 @@ _ARRAY_AXES = {"q": ("batch", "heads", "n_q", "d_k"), "k": ("batch", "kv_heads",
                "v": ("batch", "kv_heads", "n_k", "d_v"),
                "the scores": ("batch", "heads", "n_q", "n_k")}
 _NAMED_CHOICES = {"mask": (*MASKS, *TILE_PATTERNS, "half_masked"), "fill": (*FILLS, SWAMPING),
-                  "garbage": GARBAGE, "bias": BIASES, "memory": MEMORY, "sinks": SINKS}
+                  "garbage": GARBAGE, "bias": BIASES, "memory": MEMORY, "sinks": SINKS,
+                  "cache": CACHES}
 
 
 def _checked(fields) -> dict:
@@ -177,6 +184,9 @@ def _checked(fields) -> dict:
     _check_heads_and_elements(case)
     _check_named(case)
     _check_window(case)
+    page_size = case["page_size"]
+    if page_size is not None and (not _whole(page_size) or page_size < 1):
+        raise ValueError(f"page_size must be a whole number of at least 1, got {page_size!r}")
     pairs = _check_packed(case)
     if "packed" in fields:
         fields = {**fields, "packed": pairs}

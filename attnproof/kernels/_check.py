@@ -306,6 +306,11 @@ def declared(kernel: Kernel) -> dict:
             "lse_base": kernel.lse_base, "dropout_argument": kernel.dropout_argument,
             "sinks_argument": kernel.sinks_argument, "window_argument": kernel.window_argument,
             "window_form": kernel.window_form,
+            "packed": kernel.packed, "cu_seqlens_arguments": list(kernel.cu_seqlens_arguments),
+            "max_seqlen_arguments": None if kernel.max_seqlen_arguments is None
+            else list(kernel.max_seqlen_arguments),
+            "paged": kernel.paged, "page_sizes": list(kernel.page_sizes),
+            "cache_layout": kernel.cache_layout, "paged_arguments": list(kernel.paged_arguments),
             "dtypes": list(kernel.dtypes),
             "compute": {d: kernel.compute_for(d) for d in kernel.dtypes},
             "compute_on": {kind: dict(per_dtype) for kind, per_dtype in kernel.compute_on.items()},

@@ -16,6 +16,7 @@ from attnproof.numeric import Device, DeviceError
 
 from ._frameworks import FRAMEWORKS, TF32, has_autodiff
 from ._packed import PACKED_FORMS
+from ._paged import CACHE_LAYOUTS, PAGED_FORMS
 from ._windows import WINDOW_FORMS
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")
@@ -144,6 +145,20 @@ class Kernel:
         max_seqlen_arguments: the keywords of the longest sequence's query and key lengths,
             Python ints (flash-attention's ``max_seqlen_q``, ``max_seqlen_k``); None: not
             passed.
+        paged: "block_table": the kernel reads K and V from a paged cache (vLLM's and
+            FlashInfer's paged attention): ``fn(q, k_cache, v_cache, **keywords)``, each
+            element's key j in page ``block_table[b, j // P]`` at slot ``j % P``, for j below
+            ``seq_lens[b]``, the table and the lengths int32 arrays passed as the keywords
+            ``paged_arguments`` (``_paged``). Every property asks it its keys through pages,
+            at each element's full length; ``paged_kv`` asks lengths of their own, page
+            sizes, page tables over large caches and garbage in every unused slot. q and the
+            output keep ``layout``; a paged kernel takes no mask (its lengths are its
+            padding) and is checked forward only. None: K and V are dense arrays.
+        page_sizes: the page sizes P the kernel takes (vLLM's block sizes: 16, 32, ...).
+        cache_layout: "nhd", caches (pages, P, K/V heads, features), or "hnd", (pages, K/V
+            heads, P, features).
+        paged_arguments: the keywords of the block table (batch, pages per element) and of
+            the key lengths (batch,).
         mqa: k and v may have one head shared by every query head (implied by ``gqa``).
         equal_head_dims: the kernel requires d_v = d_k (the d_v ≠ d_k property is then n/a).
         batch_invariant: the kernel promises each batch element's outputs the same to the bit
@@ -204,6 +219,10 @@ class Kernel:
     packed: str | None = None
     cu_seqlens_arguments: tuple[str, str] = ("cu_seqlens_q", "cu_seqlens_k")
     max_seqlen_arguments: tuple[str, str] | None = None
+    paged: str | None = None
+    page_sizes: tuple[int, ...] = (16,)
+    cache_layout: str = "nhd"
+    paged_arguments: tuple[str, str] = ("block_table", "seq_lens")
     equal_head_dims: bool = False
     batch_invariant: bool = False
     dtypes: tuple[str, ...] = ("float32",)
@@ -234,6 +253,7 @@ class Kernel:
             self._require(value is None or (isinstance(value, str) and value.isidentifier()),
                           keyword, f"must be a keyword name or None, got {value!r}")
         self._check_packed()
+        self._check_paged()
         self._require(not (self.always_causal and self.causal_argument is not None),
                       "always_causal", "a kernel that is always causal takes no causal keyword")
         if self.fully_masked is not None:
@@ -307,6 +327,30 @@ class Kernel:
                       f"{self.lse_layout!r}")
         self._require(self.merge is None, "merge",
                       "a packed kernel's split-KV merge is not checked yet")
+
+    def _check_paged(self) -> None:
+        """A paged kernel's form, page sizes, cache layout and keywords: no mask, forward
+        only, not packed too."""
+        if self.paged is None:
+            return
+        self._choose("paged", self.paged, PAGED_FORMS)
+        self._choose("cache_layout", self.cache_layout, CACHE_LAYOUTS)
+        sizes = self.page_sizes
+        self._require(isinstance(sizes, tuple | list) and len(sizes) > 0 and
+                      all(isinstance(n, int) and not isinstance(n, bool) and n >= 1
+                          for n in sizes), "page_sizes",
+                      f"must be whole numbers of at least 1, got {sizes!r}")
+        names = self.paged_arguments
+        self._require(isinstance(names, tuple | list) and len(names) == 2 and
+                      all(isinstance(n, str) and n.isidentifier() for n in names),
+                      "paged_arguments", f"must be two keyword names (the block table's, the "
+                      f"lengths'), got {names!r}")
+        self._require(self.packed is None, "paged", "a kernel is packed or paged, not both")
+        self._require(not self.takes_mask and self.bias_argument is None, "paged",
+                      "a paged kernel's key lengths are its padding: it takes no mask or bias "
+                      "(mask='none')")
+        self._require(self.gradients is None and self.merge is None, "paged",
+                      "a paged kernel is checked forward only (gradients=None, merge=None)")
 
     _CALLABLES = ("fn", "gradients", "merge")
 

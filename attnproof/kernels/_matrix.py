@@ -211,8 +211,19 @@ def _declared(declared: dict) -> str:
     for kind, per_dtype in (declared.get("compute_on") or {}).items():
         compute += "".join(f"; on {kind} {k}→{v}" for k, v in per_dtype.items())
     mode = f", run {declared['mode']}" if declared.get("mode") else ""
-    return (f"layout {declared['layout']}, mask {declared['mask']}, gradients "
-            f"{declared['gradients']}, compute {compute}{mode}")
+    return (f"layout {declared['layout']}, mask {declared['mask']}{_input_form(declared)}, "
+            f"gradients {declared['gradients']}, compute {compute}{mode}")
+
+
+def _input_form(declared: dict) -> str:
+    """How a packed or paged kernel takes its sequences, where it does."""
+    if declared.get("packed"):
+        return f", packed by {declared['packed']}"
+    if declared.get("paged"):
+        sizes = ", ".join(str(n) for n in declared["page_sizes"])
+        return (f", paged by {declared['paged']} (pages of {sizes}, cache "
+                f"{declared['cache_layout']})")
+    return ""
 
 
 def _conventions(result) -> tuple[doc.Block, ...]:

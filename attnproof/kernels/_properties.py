@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 
 from . import _packed as packed
+from . import _paged as paged
 from . import _windows as windows
 from ._batch import run_alone
 from ._cases import (
@@ -123,6 +124,10 @@ def as_declared(kernel: Kernel, case: Case) -> Case:
         changes.update(window_left=left, window_right=right)
     if kernel.packed is None and case.packed is not None:
         changes.update(packed=None, slack=0)
+    if kernel.paged is None and (case.page_size, case.cache) != (None, None):
+        changes.update(page_size=None, cache=None)
+    elif case.page_size is not None and case.page_size not in kernel.page_sizes:
+        changes["page_size"] = kernel.page_sizes[0]
     if case.history:
         changes["history"] = tuple((dtype, as_declared(kernel, call))
                                    for dtype, call in case.history)
@@ -434,6 +439,8 @@ PACKED_THEOREMS = ("packed_output_ignores_other_sequences_values",
                    "packed_output_ignores_other_sequences_keys",
                    "packed_token_of_no_sequence_gets_no_query_gradient",
                    "packed_token_of_no_sequence_gets_no_key_gradient")
+PAGED_THEOREMS = ("paged_attention_is_dense_attention_for_every_page_table",
+                  *PACKED_THEOREMS[:2])
 
 PROPERTIES = (
     Property("forward", "forward O", lambda k: cases(), _forward),
@@ -554,6 +561,11 @@ PROPERTIES = (
              "to the slack", packed.cases, _everything,
              lambda k: None if k.packed is not None else "takes no packed sequences",
              explicit=packed.explicit, theorems=PACKED_THEOREMS),
+    Property("paged_kv", "paged KV cache: page tables over tight and large caches (page ids "
+             "past 255 and 1,024), each declared page size, lengths of their own, garbage in "
+             "unused slots", paged.cases, _forward,
+             lambda k: None if k.paged is not None else "reads no paged KV cache",
+             explicit=paged.explicit, theorems=PAGED_THEOREMS),
     Property("score_mod", "the declared score_mod at several batches, heads and positions",
              lambda k: cases(where=kind(lengths="equal", batch=(1, 3), kv_heads=(1, 3)),
                              mask=_any_mask(k), causal_flag=st.just(not k.takes_mask)),
