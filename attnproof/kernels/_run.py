@@ -149,6 +149,8 @@ def _outcome(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, device
             return verdict
     pieces: dict = {}
     judged = _judge(kernel, x, got, dtype, compute, outputs, conventions, pieces)
+    if judged.status == "fail":
+        _name_dropped_knob(kernel, x, got, dtype, compute, outputs, judged)
     if alone is not None and not judged.failed and prop.beside_bitwise:
         apart = bitwise_apart(got, alone, outputs)
         if apart is not None:
@@ -163,6 +165,36 @@ def _outcome(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, device
     judged.conventions = conventions
     judged.got, judged.pieces = got, pieces or None
     return judged
+
+
+def _knobs_off(kernel: Kernel, x: Inputs):
+    """Each knob of the instance ``x`` (its sinks, its window's band, its soft-capping), and
+    the instance without it."""
+    if x.sinks is not None:
+        yield "sinks", dataclasses.replace(x, sinks=None)
+    if x.given and "mask" in x.given:  # the keep-mask asked beside a window: without its band
+        rest = {name: value for name, value in x.given.items() if name != "mask"}
+        yield "sliding window", dataclasses.replace(x, keep=x.given["mask"], given=rest or None)
+    if x.score_mod is not None and kernel.score_mod is None:  # soft-capping, not the kernel's
+        # own declared modification
+        yield "soft-capping", dataclasses.replace(x, score_mod=None)
+
+
+def _name_dropped_knob(kernel: Kernel, x: Inputs, got, dtype: str, compute: str, outputs,
+                       judged: CaseResult) -> None:
+    """Where a failing case's outputs pass the rule against the instance with one of its
+    knobs off, say so in ``judged``: the kernel took the knob's keyword and ignored it on this
+    path (a knob silently dropped: the failure class of a sink dropped beside a mask, a window
+    dropped in paged decode, soft-capping dropped on a planned path)."""
+    for knob, off in _knobs_off(kernel, x):
+        with np.errstate(all="ignore"):
+            again = _judge(kernel, off, got, dtype, compute, outputs, {})
+        if again.status == "pass":
+            judged.message += (f"; its outputs pass the rule against attention without its "
+                               f"{knob} ({format_number(again.ratio)}x): the kernel ignored its "
+                               f"{knob} here")
+            judged.detail = {**judged.detail, "ignored": knob}
+            return
 
 
 def _not_run(error: Exception, kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
@@ -203,6 +235,8 @@ def _run_packed(kernel: Kernel, fw: Framework, case: Case, dtype: str, device: s
     for number, (x, one) in enumerate(zip(sequences, got, strict=True)):
         result = _judge(kernel, x, one, dtype, compute, outputs, conventions)
         result.regimes = regimes.reached(x, case)
+        if result.status == "fail":
+            _name_dropped_knob(kernel, x, one, dtype, compute, outputs, result)
         if result.failed:
             n_q, n_k = x.q.shape[2], x.k.shape[2]
             result.message = f"sequence {number + 1} of {len(sequences)} non-empty " \

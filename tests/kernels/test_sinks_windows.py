@@ -240,3 +240,30 @@ def test_a_library_kernel_honours_the_knob_its_documentation_states(name):
         cell = check_kernel(checked, properties=[prop], dtypes=["float32"],
                             examples=EXAMPLES).cells[0]
         assert cell.status == status, cell
+
+
+def _softcap_ignored(q, k, v, softcap=None, **keywords):
+    return planted.correct.fn(q, k, v, **keywords)
+
+
+def _softcap_ignored_vjp(q, k, v, g, softcap=None, **keywords):
+    return planted.correct.gradients(q, k, v, g, **keywords)
+
+
+@pytest.mark.parametrize(("name", "prop", "knob"), [
+    ("sinks_ignored", "sinks", "sinks"), ("sink_dropped_with_mask", "sinks", "sinks"),
+    ("window_ignored", "sliding_window", "sliding window"),
+    ("softcap_ignored", "softcap", "soft-capping")])
+def test_a_knob_taken_and_ignored_is_named_as_ignored(name, prop, knob):
+    kernel = getattr(planted, name, None) or dataclasses.replace(
+        planted.correct, name=name, fn=_softcap_ignored, gradients=_softcap_ignored_vjp)
+    cell = check_kernel(kernel, properties=[prop], examples=EXAMPLES).cells[0]
+    assert cell.status == "fails"
+    assert f"the kernel ignored its {knob} here" in cell.counterexample["message"]
+
+
+@pytest.mark.parametrize(("name", "prop"), [("sink_wrong_head", "sinks"),
+                                            ("window_exclusive", "sliding_window")])
+def test_a_knob_used_wrongly_is_not_called_ignored(name, prop):
+    cell = check_kernel(getattr(planted, name), properties=[prop], examples=EXAMPLES).cells[0]
+    assert cell.status == "fails" and "ignored" not in cell.counterexample["message"]
