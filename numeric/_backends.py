@@ -478,7 +478,7 @@ def _mlx_kernel_scope(dtype: str, asks_x64: bool):
 def _mlx_vjp(f, primals, cotangent):
     import mlx.core as mx
 
-    _, grads = mx.vjp(lambda q, k, v: f(q, k, v), list(primals), [cotangent])
+    _, grads = mx.vjp(lambda *arrays: f(*arrays), list(primals), [cotangent])
     return tuple(grads)
 
 

@@ -22,7 +22,7 @@ from ._declaration import (
 )
 from ._frameworks import Framework, numpy_dtype, rounded
 from ._programs import called_at
-from ._truth import Inputs
+from ._truth import SINK_GRADIENT, Inputs
 from ._warnings import raised_by_kernel
 
 
@@ -37,8 +37,9 @@ def call(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, devic
     kernel gets the batch's elements as sequences of one length, end to end."""
     if kernel.packed is not None:
         sequences, packing = packed.of_batch(x)
-        return packed.stacked(call_packed(kernel, fw, sequences, packing, case, dtype, device,
-                                          outputs)[0])
+        outputs_of = call_packed(kernel, fw, sequences, packing, case, dtype, device,
+                                 outputs)[0]
+        return packed.stacked(outputs_of)
     heads = _kernel_heads(kernel, x)
     got = _called(kernel, fw, with_query_heads(x, heads), case, dtype, device, outputs)
     return _canonical(kernel, got, heads)
@@ -54,7 +55,9 @@ def call_packed(kernel: Kernel, fw: Framework, sequences: list[Inputs],
     got = _called(kernel, fw, whole, case, dtype, device, outputs,
                   packed.keywords(kernel, fw, packing, device))
     got = _canonical(kernel, got, heads)
-    return packed.per_sequence(got, packing), packed.in_slack(got, packing)
+    whole = {name: got.pop(name) for name in (SINK_GRADIENT,) if name in got}
+    return [{**one, **whole} for one in packed.per_sequence(got, packing)], \
+        packed.in_slack(got, packing)
 
 
 def _canonical(kernel: Kernel, got: dict[str, np.ndarray], heads) -> dict[str, np.ndarray]:
@@ -122,7 +125,43 @@ def _called(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, de
             grads = _gradients(kernel, fw, keywords, put, g)
         for name, arg, like in zip(("dq", "dk", "dv"), "qkv", (x.q, x.k, x.v), strict=True):
             got[name] = read(fw, grads[("dq", "dk", "dv").index(name)], kernel, arg, like.shape)
+    if SINK_GRADIENT in outputs and x.sinks is not None:
+        g = fw.put(to_layout(x.g, letters_of(kernel, "out")), dtype, device)
+        with raised_by_kernel():
+            dsinks = _sink_gradient(kernel, fw, keywords, put, g)
+        if dsinks is not None:
+            got[SINK_GRADIENT] = _read_sink_gradient(fw, dsinks, x.q.shape[1])
     return got
+
+
+def _sink_gradient(kernel: Kernel, fw: Framework, keywords: dict, put: dict, g):
+    """dL/ds of the kernel's sinks for the output gradient ``g``: by the framework's autodiff of
+    one call with the sinks a primal beside q, k, v (the call as it stands, not under the
+    checker's jit: its sinks are what is differentiated), or the fourth result of the kernel's
+    own backward (None where it returns three: it gives no sink gradient)."""
+    name = kernel.sinks_argument
+    if kernel.gradients == "autodiff":
+        others = {key: value for key, value in keywords.items() if key != name}
+        first = _first_of_pair if kernel.returns_lse else _itself
+
+        def loss(q, k, v, sinks):
+            return first(kernel.fn(q, k, v, **others, **{name: sinks}))
+
+        return fw.vjp(loss, (put["q"], put["k"], put["v"], keywords[name]), g)[3]
+    result = kernel.gradients(put["q"], put["k"], put["v"], g, **keywords)
+    return result[3] if isinstance(result, tuple | list) and len(result) == 4 else None
+
+
+def _read_sink_gradient(fw: Framework, array, heads: int) -> np.ndarray:
+    """The kernel's dsinks, (heads,), as the canonical (1, heads, 1, 1)."""
+    if not hasattr(array, "shape"):
+        raise LayoutMismatch(f"dsinks: expected an array of shape ({heads},), got "
+                             f"{_returned(array)}")
+    value = fw.get(array)
+    if value.shape != (heads,):
+        raise LayoutMismatch(f"dsinks: expected shape ({heads},) (one per query head), got "
+                             f"shape {tuple(value.shape)}")
+    return value.reshape(1, heads, 1, 1)
 
 
 def _gradients(kernel: Kernel, fw: Framework, keywords: dict, put: dict, g):
@@ -132,7 +171,7 @@ def _gradients(kernel: Kernel, fw: Framework, keywords: dict, put: dict, g):
         first = _first_of_pair if kernel.returns_lse else _itself
         return fw.gradients(kernel.fn, keywords, first, kernel.mode)(put["q"], put["k"],
                                                                       put["v"], g)
-    return kernel.gradients(put["q"], put["k"], put["v"], g, **keywords)
+    return kernel.gradients(put["q"], put["k"], put["v"], g, **keywords)[:3]  # dsinks apart
 
 
 def _placed(fw: Framework, array: np.ndarray, dtype: str, device: str, memory: str | None,

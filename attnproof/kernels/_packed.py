@@ -153,8 +153,10 @@ def in_slack(got: dict[str, np.ndarray], packing: Packing) -> dict[str, np.ndarr
 
 
 def stacked(outputs: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    """Sequences of one length read back as the batch they came from (``of_batch``)."""
-    return {name: np.concatenate([o[name] for o in outputs], axis=0) for name in outputs[0]}
+    """Sequences of one length read back as the batch they came from (``of_batch``); an output
+    of the whole call (dsinks) as it is."""
+    return {name: np.concatenate([o[name] for o in outputs], axis=0) if name in _AXIS
+            else outputs[0][name] for name in outputs[0]}
 
 
 # -- the cases of ``packed_sequences`` and their instances ---------------------------------------

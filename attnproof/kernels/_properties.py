@@ -138,6 +138,11 @@ def _everything(kernel: Kernel) -> tuple[str, ...]:
     return (*_forward(kernel), *(GRADIENTS if kernel.has_gradients else ()))
 
 
+def _with_sink_gradient(kernel: Kernel) -> tuple[str, ...]:
+    """Everything, and dL/ds of the sinks wherever the kernel has gradients."""
+    return (*_everything(kernel), *(("dsinks",) if kernel.has_gradients else ()))
+
+
 def _forward(kernel: Kernel) -> tuple[str, ...]:
     """The output, and the log-sum-exp wherever the kernel returns one."""
     return ("out", "lse") if kernel.returns_lse else ("out",)
@@ -551,7 +556,7 @@ PROPERTIES = (
              lambda k: None if k.softcap_argument is not None else "takes no soft-capping"),
     Property("sinks", "attention sinks: a per-head logit in every row's denominator "
              "(binding, dominant, negligible), with masks and fully masked rows",
-             sink_cases, _everything, _needs_sinks, explicit=_sink_explicit,
+             sink_cases, _with_sink_gradient, _needs_sinks, explicit=_sink_explicit,
              theorems=SINK_THEOREMS),
     Property("sliding_window", "sliding window i − left ≤ j ≤ i + right (bounds inclusive), "
              "shorter than the sequence, with masks", window_cases, _everything,

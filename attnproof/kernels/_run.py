@@ -27,7 +27,15 @@ from ._declaration import Kernel, Refused
 from ._frameworks import DtypeUnheld, Framework, machine_epsilon
 from ._programs import timed_calls
 from ._sinks import with_sink_key, without_sink_key
-from ._truth import Inputs, condition, reference, truth, truth_lse
+from ._truth import (
+    SINK_GRADIENT,
+    Inputs,
+    condition,
+    reference,
+    sink_gradient,
+    truth,
+    truth_lse,
+)
 
 TRACEBACK_FRAMES = 3
 _TINY = np.finfo(np.float64).tiny
@@ -187,8 +195,10 @@ def _name_dropped_knob(kernel: Kernel, x: Inputs, got, dtype: str, compute: str,
     path (a knob silently dropped: the failure class of a sink dropped beside a mask, a window
     dropped in paged decode, soft-capping dropped on a planned path)."""
     for knob, off in _knobs_off(kernel, x):
+        # without sinks there is no sink gradient to judge
+        judged_off = [o for o in outputs if o != SINK_GRADIENT or off.sinks is not None]
         with np.errstate(all="ignore"):
-            again = _judge(kernel, off, got, dtype, compute, outputs, {})
+            again = _judge(kernel, off, got, dtype, compute, judged_off, {})
         if again.status == "pass":
             judged.message += (f"; its outputs pass the rule against attention without its "
                                f"{knob} ({format_number(again.ratio)}x): the kernel ignored its "
@@ -374,6 +384,8 @@ def _judge(kernel, x: Inputs, got, dtype, compute, outputs, conventions,
     key's rows of dK and dV are left out: a row that keeps no key of its own is no fully masked
     row there, its weight goes to the sink."""
     n_k = x.k.shape[2]
+    # a kernel whose own backward returns dQ, dK, dV only gives no sink gradient to judge
+    outputs = [o for o in outputs if o != SINK_GRADIENT or o in got]
     if x.sinks is not None:
         x = with_sink_key(x)
     masked_rows = fully_masked_rows(x.keep)
@@ -385,10 +397,12 @@ def _judge(kernel, x: Inputs, got, dtype, compute, outputs, conventions,
             return mismatch
         if conventions.get("fully_masked") == "nan":
             outputs = [o for o in outputs if o in ("out", "lse")]
-    exact = truth(x, [o for o in outputs if o != "lse"])
+    exact = truth(x, [o for o in outputs if o not in ("lse", SINK_GRADIENT)])
     plain = reference(x, compute, dtype, outputs)
     if "lse" in outputs:
         exact["lse"] = truth_lse(x)
+    if SINK_GRADIENT in outputs:
+        exact[SINK_GRADIENT] = sink_gradient(x)
     floor = _floor_ulps(x, dtype, compute)
     exact, plain, floor = (without_sink_key(values, n_k) for values in (exact, plain, floor))
     if pieces is not None:
@@ -539,8 +553,10 @@ def _compare(name, value, exact, size, plain, rows, floor_ulps) -> CaseResult:
     detail = {"output": name, "kernel_error": kernel_error, "reference_error": plain_worst,
               "floor": floor, **_entries(name, value, exact, index)}
     status = "pass" if ratio <= LIMIT else "fail"
+    where = f"at head {int(index[1])}" if name == SINK_GRADIENT else \
+        f"in row {list(map(int, index))}"
     message = "" if status == "pass" else (
-        f"{name}: error {format_number(kernel_error)} in row {list(map(int, index))} vs the "
+        f"{name}: error {format_number(kernel_error)} {where} vs the "
         f"plain reference's worst {plain_worst:.3g} (floor {floor:.3g}): "
         f"{format_number(ratio)}x, more than "
         f"{LIMIT:g}x")

@@ -58,7 +58,7 @@ def with_sink_key(x):
     return dataclasses.replace(
         x, k=np.concatenate([x.k, zero_key], axis=2), v=np.concatenate([x.v, zero_value], 2),
         keep=np.concatenate([x.keep, np.ones((b, h, n_q, 1), dtype=bool)], axis=-1),
-        bias=np.concatenate([bias, column], axis=-1), sinks=None, given=None)
+        bias=np.concatenate([bias, column], axis=-1), sinks=None, given=None, sink_key=True)
 
 
 KEY_ROWS = ("dk", "dv")

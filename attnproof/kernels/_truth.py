@@ -39,6 +39,9 @@ class Inputs:
     score_mod: object | None = None
     # (h,): each query head's sink logit, added to every row's softmax denominator (``_sinks``)
     sinks: np.ndarray | None = None
+    # the last key is a sink appended as a key (``_sinks.with_sink_key``): its score's
+    # gradient, summed over each head's rows, is that head's dsinks
+    sink_key: bool = False
 
     @property
     def group(self) -> int:
@@ -54,6 +57,8 @@ class Inputs:
 
 
 OUTPUTS = ("out", "dq", "dk", "dv")
+# dL/ds_h of each head's sink logit, canonically (1, h, 1, 1): one "row" per head
+SINK_GRADIENT = "dsinks"
 
 
 @functools.cache
@@ -149,6 +154,25 @@ def _truth_modified(x: Inputs, outputs) -> dict[str, tuple[np.ndarray, np.ndarra
     return {name: (values[name](), sizes_of_terms[name]) for name in outputs}
 
 
+def sink_gradient(x: Inputs) -> tuple[np.ndarray, np.ndarray]:
+    """dL/ds_h of an instance whose last key is its sink (``Inputs.sink_key``): the masking
+    statements' dS at the sink's score, summed over each head's rows (the sink's logit is that
+    score in every row of its head), as (value, magnitude), each (1, h, 1, 1). The catalog's
+    sink_gradient states it, −Σ_rows p_sink Σ_b G_b o_b; the magnitude is the same sum over
+    absolute values (:func:`magnitudes`' dS)."""
+    b, h, n_q, _ = x.q.shape
+    k, v = (np.repeat(a, x.group, axis=1) for a in (x.k, x.v))
+    arrays = {"S": _flat(_scores(x, k)), "V": _flat(v), "G": _flat(x.g),
+              "M": _flat(x.keep.astype(np.float64))}
+    sizes = {"batch": b * h, "n_q": n_q, "n_k": k.shape[2], "d_v": v.shape[3]}
+    ds = np.asarray(_softmax_statements()["ds"](np, arrays, sizes)).reshape(b, h, n_q, -1)
+    a = _weights(x, k)
+    da = np.einsum("bhqd,bhkd->bhqk", np.abs(x.g), np.abs(v))
+    size = a[..., -1] * np.sum(a * da, axis=-1)  # the sink's value is 0: da at it is 0
+    return (ds[..., -1].sum(axis=(0, 2))[None, :, None, None],
+            size.sum(axis=(0, 2))[None, :, None, None])
+
+
 def _with_bias_features(x: Inputs, k: np.ndarray):
     """Q, K (K repeated over each group) and their feature count d, with the bias as n_q more
     features: s (q_i, e_i / s)·(k_j, B_:j) = s q_i·k_j + B_ij for the scale s."""
@@ -192,7 +216,9 @@ def condition(x: Inputs) -> dict[str, np.ndarray]:
     sizes = np.where(x.keep, sizes, 0.0)
     per_query = 1.0 + np.max(sizes, axis=-1, initial=0.0)
     per_key = 1.0 + np.max(_max_groups(np.max(sizes, axis=-2, initial=0.0), x.group), axis=2)
-    return {"out": per_query, "dq": per_query, "lse": per_query, "dk": per_key, "dv": per_key}
+    per_head = np.max(per_query, axis=(0, 2))[None, :, None]
+    return {"out": per_query, "dq": per_query, "lse": per_query, "dk": per_key, "dv": per_key,
+            SINK_GRADIENT: per_head}
 
 
 def _max_groups(array: np.ndarray, group: int) -> np.ndarray:
@@ -283,7 +309,7 @@ def reference(x: Inputs, compute: str, output: str, outputs=OUTPUTS) -> dict[str
     if "lse" in outputs:
         with np.errstate(divide="ignore"):
             values["lse"] = r(r(np.log(total)) + top)[..., 0]
-    if set(outputs) & {"dq", "dk", "dv"}:
+    if set(outputs) & {"dq", "dk", "dv", SINK_GRADIENT}:
         da = product("bhqd,bhkd->bhqk", g, v)
         ds = r(a * r(da - r(np.sum(r(a * da), axis=-1, keepdims=True))))
         if slope is not None:
@@ -291,4 +317,6 @@ def reference(x: Inputs, compute: str, output: str, outputs=OUTPUTS) -> dict[str
         values["dq"] = r(scale * product("bhqk,bhkd->bhqd", ds, k))
         values["dk"] = _sum_groups(r(scale * product("bhqk,bhqd->bhkd", ds, q)), x.group)
         values["dv"] = _sum_groups(product("bhqk,bhqd->bhkd", a, g), x.group)
+        if x.sink_key:  # the sink's score's gradient, summed over its head's rows
+            values[SINK_GRADIENT] = r(np.sum(ds[..., -1], axis=(0, 2)))[None, :, None, None]
     return {name: rounded(values[name], output) for name in outputs}

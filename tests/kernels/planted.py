@@ -67,13 +67,14 @@ class Bugs:
     sink_dropped_with_mask: bool = False
     sink_wrong_head: bool = False
     sink_by_kv_head: bool = False
+    sink_gradient_zero: bool = False
     window_exclusive: bool = False
 
 
 # the defects of sinks and windows: only kernels with no other defect take either (so each of
 # the table's kernels is wrong in its own property only)
 FEATURE_BUGS = frozenset({"sink_dropped_with_mask", "sink_wrong_head", "sink_by_kv_head",
-                          "window_exclusive"})
+                          "sink_gradient_zero", "window_exclusive"})
 
 
 def _repeat_heads(q, k, bugs: Bugs):
@@ -342,8 +343,9 @@ def _scale(q, v, scale, bugs: Bugs):
 
 def attention_vjp(q, k, v, g, mask=None, causal=False, scale=None, softcap=None, sinks=None,
                   window=None, *, bugs: Bugs = Bugs()):
-    """(dq, dk, dv) of sum(g * out)."""
+    """(dq, dk, dv) of sum(g * out), and dsinks where sinks are given."""
     dtype, group = q.dtype, q.shape[1] // k.shape[1]
+    given_sinks = sinks
     bugs = _for_dtype(bugs, dtype)
     q, k, v, g = (np.asarray(x, dtype=np.float32) for x in (q, k, v, g))
     scale = _scale(q, v, scale, bugs)
@@ -354,8 +356,10 @@ def attention_vjp(q, k, v, g, mask=None, causal=False, scale=None, softcap=None,
     if not bugs.garbage_leak:
         k_, v_ = _unused_zeroed(k_, v_, keep)
     # the sink's value is 0, so dS keeps its form with the sink in the weights' normaliser
-    a, _ = _weights(q, k_, keep, scale, bugs, bias, softcap, sinks)
+    a, lse = _weights(q, k_, keep, scale, bugs, bias, softcap, sinks)
     da = np.einsum("bhqd,bhkd->bhqk", g, v_)
+    dsinks = None if given_sinks is None else \
+        _sink_gradient(a, da, lse, given_sinks, sinks, bugs, group)
     ds = a * (da - np.sum(a * da, axis=-1, keepdims=True))
     if softcap is not None and not bugs.softcap_no_slope:  # through c·tanh(s/c): 1 - tanh²
         capped = _scores(q, k_, scale, bias, bugs, softcap) / softcap
@@ -373,7 +377,28 @@ def attention_vjp(q, k, v, g, mask=None, causal=False, scale=None, softcap=None,
         dk, dv = dk[:, :1], dv[:, :1]
     else:
         dk, dv = (x.reshape(b, h // group, group, *x.shape[2:]).sum(2) for x in (dk, dv))
-    return tuple(x.astype(dtype) for x in (dq, dk, dv))
+    grads = (dq, dk, dv) if dsinks is None else (dq, dk, dv, dsinks)
+    return tuple(x.astype(dtype) for x in grads)
+
+
+def _sink_gradient(a, da, lse, given, taken, bugs: Bugs, group: int):
+    """dL/ds of the sinks as given, (h,): each row's sink takes p_sink = e^{s − lse} of its
+    weight (not 1 − Σ_j a_j, which cancels to an ulp of 1 where the sink takes almost none),
+    and dL/ds_row = −p_sink Σ_j a_j da_j (its value is 0); each row's gradient goes to the
+    entry of the given sinks it read (the wrong-head and K/V-head variants read others; the
+    variant that drops its sinks beside a mask reads none). The zero-gradient variant returns
+    0 (a sink whose gradient is lost)."""
+    heads = len(given)
+    if taken is None or bugs.sink_gradient_zero:
+        return np.zeros(heads, dtype=np.float32)
+    read = np.arange(heads) // group if bugs.sink_by_kv_head else np.arange(heads)
+    index = _sink_logits(read.astype(np.float32), a.shape, bugs)[..., 0, 0].astype(int)
+    with np.errstate(over="ignore", invalid="ignore"):
+        p_sink = np.exp(_sink_logits(taken, a.shape, bugs)[..., 0, 0][..., None] - lse)
+    per_row = -p_sink * np.sum(a * da, axis=-1)  # (b, h, n_q)
+    found = np.zeros(heads, dtype=np.float64)
+    np.add.at(found, np.broadcast_to(index[..., None], per_row.shape), per_row)
+    return found.astype(np.float32)
 
 
 def _visited_by_count(keep):
@@ -612,7 +637,8 @@ noisy_merge = dataclasses.replace(correct, name="noisy_merge", merge=_noisy_merg
 # kernels taking sinks and a sliding window: name -> (the property that must catch it, or None
 # for a correct one that must conform there)
 SINKS_WINDOWS = {"sink_dropped_with_mask": "sinks", "sink_wrong_head": "sinks",
-                 "sink_by_kv_head": "sinks", "window_exclusive": "sliding_window"}
+                 "sink_by_kv_head": "sinks", "sink_gradient_zero": "sinks",
+                 "window_exclusive": "sliding_window"}
 for _name in SINKS_WINDOWS:
     globals()[_name] = kernel(_name, **{_name: True})
 

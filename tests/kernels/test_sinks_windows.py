@@ -12,9 +12,10 @@ import pytest
 
 from attnproof.kernels import Case, KernelError, check_kernel, replay
 from attnproof.kernels._cases import causal_keep, instance
+from attnproof.kernels._matrix import write
 from attnproof.kernels._properties import as_declared
 from attnproof.kernels._sinks import with_sink_key, without_sink_key
-from attnproof.kernels._truth import truth, truth_lse
+from attnproof.kernels._truth import sink_gradient, truth, truth_lse
 from attnproof.kernels._windows import keyword, window_keep
 
 from . import planted
@@ -40,10 +41,13 @@ def _sink_attention(x):
     a = e / z
     da = np.einsum("bhqd,bhkd->bhqk", x.g, x.v)
     ds = a * (da - np.sum(a * da, axis=-1, keepdims=True))
-    return {"out": np.einsum("bhqk,bhkd->bhqd", a, x.v), "lse": (np.log(z) + top)[..., 0],
+    out = np.einsum("bhqk,bhkd->bhqd", a, x.v)
+    p_sink = np.exp(sink - top) / z  # the catalog's sink_gradient: -Σ_rows p_sink Σ_b G_b o_b
+    dsinks = -np.sum(p_sink[..., 0] * np.sum(x.g * out, axis=-1), axis=(0, 2))
+    return {"out": out, "lse": (np.log(z) + top)[..., 0],
             "dq": x.scale * np.einsum("bhqk,bhkd->bhqd", ds, x.k),
             "dk": x.scale * np.einsum("bhqk,bhqd->bhkd", ds, x.q),
-            "dv": np.einsum("bhqk,bhqd->bhkd", a, x.g)}
+            "dv": np.einsum("bhqk,bhqd->bhkd", a, x.g), "dsinks": dsinks}
 
 
 @pytest.mark.parametrize("sinks", ["comparable", "dominant", "negligible", "mixed"])
@@ -59,6 +63,27 @@ def test_the_truth_with_sinks_is_attention_with_the_sink_in_the_denominator(sink
         np.testing.assert_allclose(exact[name][0], written[name], rtol=1e-10, atol=1e-12,
                                    err_msg=name)
     np.testing.assert_allclose(truth_lse(appended)[0], written["lse"], rtol=1e-12)
+    np.testing.assert_allclose(sink_gradient(appended)[0][0, :, 0, 0], written["dsinks"],
+                               rtol=1e-10, atol=1e-300)
+
+
+def test_a_sink_gradient_lost_fails_sinks_at_dsinks(tmp_path):
+    # the forward and dQ, dK, dV right, dL/ds returned as 0 (a sink trained by nothing)
+    result = check_kernel(planted.sink_gradient_zero, properties=["sinks"], examples=EXAMPLES)
+    write([result], tmp_path)  # of the schema's shape, its failing output dsinks included
+    cell = result.cells[0]
+    assert cell.status == "fails"
+    assert cell.counterexample["mechanism"]["output"] == "dsinks"
+    assert cell.counterexample["message"].startswith("dsinks: error")
+    assert "at head" in cell.counterexample["message"]
+
+
+def test_a_backward_of_three_gradients_is_not_asked_for_dsinks():
+    def three(q, k, v, g, **keywords):
+        return planted.correct.gradients(q, k, v, g, **keywords)[:3]
+
+    kernel = dataclasses.replace(planted.correct, name="three", gradients=three)
+    assert _cell(kernel, "sinks").status == "conforms"
 
 
 def test_sink_kinds_bind_or_not_as_named():
