@@ -110,3 +110,54 @@ PLANTED = {name: kernel(f"varlen_{name}", name) for name in DEFECTS}
 
 def with_declaration(**changes) -> Kernel:
     return dataclasses.replace(correct, **changes)
+
+
+# -- in JAX, jitted: the block-diagonal mask built from the offsets ---------------------------------
+
+
+def segment_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, causal=False, *,
+                      zero_unowned: bool = True):
+    """Varlen attention as one masked attention over the packed tokens, jittable (the offsets
+    are traced, the shapes static): token t of q lies in sequence searchsorted(cu_q, t) − 1,
+    and query i keeps key j iff both lie in one sequence below the batch's count. The correct
+    form zeroes the tokens no sequence owns before the products; without it, NaN in the slack
+    reaches every gradient through 0 × NaN (a masked score's zero cotangent times a NaN key)."""
+    import jax.numpy as jnp
+
+    def owner(cu, tokens):
+        return jnp.searchsorted(cu, jnp.arange(tokens), side="right") - 1
+
+    count = cu_seqlens_q.shape[0] - 1
+    seq_q, seq_k = owner(cu_seqlens_q, q.shape[0]), owner(cu_seqlens_k, k.shape[0])
+    owned_q, owned_k = seq_q < count, seq_k < count
+    if zero_unowned:
+        q = jnp.where(owned_q[:, None, None], q, 0)
+        k, v = (jnp.where(owned_k[:, None, None], a, 0) for a in (k, v))
+    keep = (seq_q[:, None] == seq_k[None, :]) & owned_q[:, None]
+    if causal:  # lower-right within each sequence: i − start_q ≤ j − start_k + n_k − n_q
+        end_q, end_k = cu_seqlens_q[jnp.minimum(seq_q, count - 1) + 1], \
+            cu_seqlens_k[jnp.minimum(seq_k, count - 1) + 1]
+        keep = keep & ((end_q[:, None] - jnp.arange(q.shape[0])[:, None])
+                       <= (end_k[None, :] - jnp.arange(k.shape[0])[None, :]))
+    s = jnp.einsum("qhd,khd->hqk", q, k) * q.shape[-1] ** -0.5
+    s = jnp.where(keep[None], s, -jnp.inf)
+    top = jnp.max(s, axis=-1, keepdims=True)
+    top = jnp.where(jnp.isfinite(top), top, 0)
+    e = jnp.where(keep[None], jnp.exp(s - top), 0)
+    total = e.sum(axis=-1, keepdims=True)
+    weights = e / jnp.where(total > 0, total, 1)
+    return jnp.einsum("hqk,khd->qhd", weights, v)
+
+
+def jax_kernel(name: str, zero_unowned: bool) -> Kernel:
+    def forward(q, k, v, **keywords):
+        return segment_attention(q, k, v, zero_unowned=zero_unowned, **keywords)
+
+    return Kernel(name=name, fn=forward, framework="jax", layout="thd", packed="cu_seqlens",
+                  scale_argument=None, causal_argument="causal",
+                  causal_alignment="lower_right", fully_masked="zeros", gradients="autodiff",
+                  dtypes=("float32",), compute_dtype="float32")
+
+
+jax_segments = jax_kernel("jax_segments", zero_unowned=True)
+jax_segments_unzeroed = jax_kernel("jax_segments_unzeroed", zero_unowned=False)

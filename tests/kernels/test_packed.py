@@ -181,3 +181,17 @@ def test_a_dense_kernel_is_never_asked_packed_sequences():
     cell = check_kernel(planted.correct, properties=["packed_sequences"], dtypes=["float32"],
                         examples=4).cells[0]
     assert cell.status == "n/a" and "packed" in cell.reason
+
+
+@pytest.mark.slow  # a JAX program per packed length: about a minute on two cores
+def test_a_jitted_jax_varlen_kernel_conforms_and_its_unzeroed_slack_fails():
+    # the offsets traced under the checker's jit, the shapes static; without zeroing the
+    # tokens no sequence owns, NaN slack reaches the output through a zero weight
+    pytest.importorskip("jax")
+    result = check_kernel(planted_packed.jax_segments, examples=6,
+                          properties=["forward", "backward_dq", "causal_nq_ne_nk",
+                                      "packed_sequences"])
+    assert {c.status for c in result.cells} == {"conforms"}
+    unzeroed = check_kernel(planted_packed.jax_segments_unzeroed, examples=6,
+                            properties=["packed_sequences"]).cells[0]
+    assert unzeroed.status == "fails" and "non-finite" in unzeroed.counterexample["message"]
