@@ -112,7 +112,7 @@ def with_declaration(**changes) -> Kernel:
     return dataclasses.replace(correct, **changes)
 
 
-# -- in JAX, jitted: the block-diagonal mask built from the offsets ---------------------------------
+# -- in JAX, jitted: the block-diagonal mask built from the offsets -------------------------------
 
 
 def segment_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, causal=False, *,
