@@ -182,10 +182,39 @@ def _torch_backend(short: str):
     return declare
 
 
+def _torch_varlen(q, k, v, cu_seq_q, cu_seq_k, max_q, max_k, scale=None, causal=False,
+                  window=None):
+    """torch's ``varlen_attn`` (Flash Attention over packed sequences): a causal flag is its
+    ``window_size=(-1, 0)`` ("(-1, 0) for causal attention"), a window (left, right) its
+    ``window_size`` (right at most 0 beside a causal flag), grouped heads asked for only where
+    the heads differ."""
+    from torch.nn.attention.varlen import varlen_attn
+
+    left, right = (-1, -1) if window is None else window
+    if causal:
+        right = 0 if right < 0 else min(right, 0)
+    return varlen_attn(q, k, v, cu_seq_q, cu_seq_k, max_q, max_k, scale=scale,
+                       window_size=(left, right), enable_gqa=q.shape[1] != k.shape[1])
+
+
+def torch_varlen() -> Kernel:
+    # "query (Tensor): Query tensor; shape (T_q, H_q, D)"; "cu_seq_q (Tensor): Cumulative
+    # sequence positions for queries; shape (N+1,)"; Flash Attention: CUDA only (no CPU kernel
+    # of aten::_flash_attention_forward in PyTorch 2.14.1), half-precision inputs, float32
+    # accumulation. Its causal alignment when n_q != n_k is not documented: not declared
+    return Kernel(name="torch.nn.attention.varlen.varlen_attn", fn=_torch_varlen,
+                  framework="torch", layout="thd", packed="cu_seqlens",
+                  cu_seqlens_arguments=("cu_seq_q", "cu_seq_k"),
+                  max_seqlen_arguments=("max_q", "max_k"), causal_argument="causal",
+                  window_argument="window", window_form="pair", gradients="autodiff",
+                  gqa=True, dtypes=HALF_DTYPES, compute_dtype="float32", devices=("gpu",))
+
+
 LIBRARY = {"jax": jax_dot_product_attention, "jax-eager": jax_dot_product_attention_eager,
            "jax-cudnn": jax_dot_product_attention_cudnn, "mlx": mlx_fast_sdpa,
            "torch": torch_sdpa,
-           **{f"torch-{short}": _torch_backend(short) for short in TORCH_BACKENDS}}
+           **{f"torch-{short}": _torch_backend(short) for short in TORCH_BACKENDS},
+           "torch-varlen": torch_varlen}
 
 # the framework each library kernel is written in
 FRAMEWORK_OF = {name: name.partition("-")[0] for name in LIBRARY}

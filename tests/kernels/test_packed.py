@@ -22,20 +22,16 @@ from attnproof.kernels._packed import SLACKS
 from attnproof.kernels._shapes import LENGTHS, SMALL_LENGTHS
 
 from . import planted_packed
-
-EXAMPLES = 20
+from ._cells import EXAMPLES, every_case_holds, not_conforming, one_cell
 
 
 def _cell(kernel, seed=None):
-    return check_kernel(kernel, properties=["packed_sequences"], dtypes=["float32"],
-                        examples=EXAMPLES, seed=seed).cells[0]
+    return one_cell(kernel, "packed_sequences", seed)
 
 
 def test_the_correct_varlen_kernel_conforms_in_every_property():
     result = check_kernel(planted_packed.correct, examples=10)
-    failing = [(c.property, c.status, c.reason) for c in result.cells
-               if c.status not in ("conforms", "n/a")]
-    assert not failing
+    assert not not_conforming(result)
     assert result.cell("packed_sequences", "float32").status == "conforms"
     # asked as sequences of one length, the dense properties apply too
     assert result.cell("causal_nq_ne_nk", "float32").status == "conforms"
@@ -104,8 +100,6 @@ def test_every_theorem_a_property_names_is_in_the_catalog_and_proved_as_expected
 
 
 def test_every_packed_case_respects_the_declaration():
-    from hypothesis import HealthCheck, given, settings
-
     prop = _properties.by_name()["packed_sequences"]
     kernel = planted_packed.with_declaration(masked_inputs="ordinary", causal_argument=None,
                                              causal_alignment=None, gqa=False)
@@ -120,17 +114,10 @@ def test_every_packed_case_respects_the_declaration():
         assert case.kv_heads == case.heads and case.sinks is None
         assert Case.from_json(case.to_json()) == case
 
-    for case in prop.explicit_cases(kernel):
-        holds(case)
-
-    @settings(max_examples=60, database=None, deadline=None,
-              suppress_health_check=list(HealthCheck))
-    @given(prop.strategy(kernel))
-    def drawn(case):
-        holds(case)
+    def small(case):
         assert all(n in (0, *SMALL_LENGTHS) for pair in case.packed for n in pair)
 
-    drawn()
+    every_case_holds(prop, kernel, holds, small)
 
 
 def test_the_keywords_are_the_declared_ones():
@@ -195,3 +182,43 @@ def test_a_jitted_jax_varlen_kernel_conforms_and_its_unzeroed_slack_fails():
     unzeroed = check_kernel(planted_packed.jax_segments_unzeroed, examples=6,
                             properties=["packed_sequences"]).cells[0]
     assert unzeroed.status == "fails" and "non-finite" in unzeroed.counterexample["message"]
+
+
+def _varlen_attn_in_torch(query, key, value, cu_seq_q, cu_seq_k, max_q, max_k, *, scale=None,
+                          window_size=(-1, -1), enable_gqa=False):
+    """A stand-in for torch's CUDA-only varlen_attn on the CPU, per its documentation: each
+    sequence through SDPA's math, window_size (-1, 0) causal (aligned lower-right here)."""
+    import torch
+    import torch.nn.functional as F
+
+    assert cu_seq_q.dtype == torch.int32 and isinstance(max_q, int)
+    out = torch.zeros(query.shape[:2] + value.shape[2:], dtype=query.dtype)
+    for i in range(len(cu_seq_q) - 1):
+        (q0, q1), (k0, k1) = cu_seq_q[i:i + 2].tolist(), cu_seq_k[i:i + 2].tolist()
+        q, k, v = (a.transpose(0, 1)[None] for a in (query[q0:q1], key[k0:k1], value[k0:k1]))
+        left, right = window_size
+        rows = torch.arange(q1 - q0)[:, None] + (k1 - k0) - (q1 - q0)
+        cols = torch.arange(k1 - k0)[None, :]
+        keep = ((left < 0) | (cols >= rows - left)) & ((right < 0) | (cols <= rows + right))
+        if q1 > q0:
+            out = out.index_put((torch.arange(q0, q1),), F.scaled_dot_product_attention(
+                q, k, v, attn_mask=keep, scale=scale, enable_gqa=enable_gqa)[0].transpose(0, 1))
+    return out
+
+
+def test_the_torch_varlen_declaration_asks_as_its_documentation_says(monkeypatch):
+    # varlen_attn runs on CUDA only: here its wrapper and declaration are checked against a
+    # stand-in written from its documentation, on the CPU
+    pytest.importorskip("torch")
+    from torch.nn.attention import varlen
+
+    from attnproof.kernels.library import LIBRARY
+
+    monkeypatch.setattr(varlen, "varlen_attn", _varlen_attn_in_torch)
+    kernel = dataclasses.replace(LIBRARY["torch-varlen"](), devices=("cpu",),
+                                 dtypes=("float32",), causal_alignment="lower_right")
+    result = check_kernel(kernel, examples=6, properties=[
+        "forward", "backward_dq", "causal_nq_ne_nk", "sliding_window", "gqa",
+        "packed_sequences"])
+    assert {c.status for c in result.cells} == {"conforms"}, not_conforming(result)
+    assert LIBRARY["torch-varlen"]().devices == ("gpu",)  # where it runs as declared

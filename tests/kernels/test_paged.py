@@ -20,20 +20,16 @@ from attnproof.kernels._cases import GARBAGE_ALLOWED, instance
 from attnproof.kernels._matrix import write
 
 from . import planted_paged
-
-EXAMPLES = 20
+from ._cells import EXAMPLES, every_case_holds, not_conforming, one_cell
 
 
 def _cell(kernel, seed=None):
-    return check_kernel(kernel, properties=["paged_kv"], dtypes=["float32"],
-                        examples=EXAMPLES, seed=seed).cells[0]
+    return one_cell(kernel, "paged_kv", seed)
 
 
 def test_the_correct_paged_kernel_conforms_in_every_property():
     result = check_kernel(planted_paged.correct, examples=10)
-    failing = [(c.property, c.status, c.reason) for c in result.cells
-               if c.status not in ("conforms", "n/a")]
-    assert not failing
+    assert not not_conforming(result)
     assert result.cell("paged_kv", "float32").status == "conforms"
     assert result.cell("gqa", "float32").status == "conforms"  # through pages, 7 to 1 included
     # forward only: the gradient properties do not apply
@@ -82,8 +78,6 @@ def test_the_explicit_batch_has_lengths_apart_across_page_edges():
 
 
 def test_every_paged_case_respects_the_declaration():
-    from hypothesis import HealthCheck, given, settings
-
     prop = _properties.by_name()["paged_kv"]
     kernel = planted_paged.with_declaration(page_sizes=(16,), masked_inputs="finite",
                                             gqa=False)
@@ -94,16 +88,7 @@ def test_every_paged_case_respects_the_declaration():
         assert case.kv_heads == case.heads and case.mask in ("none", "padding")
         assert Case.from_json(case.to_json()) == case
 
-    for case in prop.explicit_cases(kernel):
-        holds(case)
-
-    @settings(max_examples=60, database=None, deadline=None,
-              suppress_health_check=list(HealthCheck))
-    @given(prop.strategy(kernel))
-    def drawn(case):
-        holds(case)
-
-    drawn()
+    every_case_holds(prop, kernel, holds)
 
 
 def test_an_hnd_cache_and_other_keywords_are_asked_as_declared():
