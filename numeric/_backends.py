@@ -478,7 +478,9 @@ def _mlx_kernel_scope(dtype: str, asks_x64: bool):
 def _mlx_vjp(f, primals, cotangent):
     import mlx.core as mx
 
-    _, grads = mx.vjp(lambda *arrays: f(*arrays), list(primals), [cotangent])
+    # a function of several outputs (O and its lse) takes a cotangent for each
+    cotangents = list(cotangent) if isinstance(cotangent, tuple) else [cotangent]
+    _, grads = mx.vjp(lambda *arrays: f(*arrays), list(primals), cotangents)
     return tuple(grads)
 
 

@@ -269,3 +269,21 @@ paged_attention_is_dense_attention_for_every_page_table = Theorem(
     "size. Written with e^s unshifted, it overflows below float64 for large scores: "
     "declared.",
 )
+
+
+# -- the lse a kernel returns, differentiated -----------------------------------------------------
+
+LSE_RETURNED = Source(OUTSIDE, "the log-sum-exp a kernel returns beside O, read by a loss (a "
+                      "split-KV merge, ring attention): its backward must differentiate it")
+
+lse_gradient_is_the_softmax = Theorem(
+    name="lse_gradient_is_the_softmax",
+    source=LSE_RETURNED,
+    claim=Equals(sp.Derivative(lse(x[k], k), x[j]), softmax(x[j], j)),
+    inputs=(x,),
+    note="∂ lse(x)/∂ x_j = softmax(x)_j: a loss that reads a row's lse passes g_lse · a_ij to "
+    "every score of the row, so dQ and dK gain scale Σ_j a_ij g_lse_i k_j and "
+    "scale Σ_i a_ij g_lse_i q_i (a kernel whose backward ignores the lse's cotangent gives "
+    "neither: an upstream bug class). Over the kept keys of a masked row the same holds with "
+    "the masked weights.",
+)

@@ -121,6 +121,9 @@ def _called(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, de
         got["lse"] = read(fw, lse, kernel, "lse", (b, h, n_q, 1))[..., 0]
     if set(outputs) & {"dq", "dk", "dv"}:
         g = fw.put(to_layout(x.g, letters_of(kernel, "out")), dtype, device)
+        if x.g_lse is not None:  # the loss reads the lse too: a cotangent for each output
+            lse_letters = letters_of(kernel, "lse")
+            g = (g, fw.put(to_layout(x.g_lse[..., None], lse_letters)[..., 0], dtype, device))
         with raised_by_kernel():
             grads = _gradients(kernel, fw, keywords, put, g)
         for name, arg, like in zip(("dq", "dk", "dv"), "qkv", (x.q, x.k, x.v), strict=True):
@@ -168,7 +171,8 @@ def _gradients(kernel: Kernel, fw: Framework, keywords: dict, put: dict, g):
     """dQ, dK, dV of the kernel at ``put``'s arrays for the output gradient ``g``: by the
     framework's autodiff of its forward, or by its own backward."""
     if kernel.gradients == "autodiff":
-        first = _first_of_pair if kernel.returns_lse else _itself
+        # through O alone, or through the pair (O, lse) where ``g`` holds a cotangent of each
+        first = _first_of_pair if kernel.returns_lse and not isinstance(g, tuple) else _itself
         return fw.gradients(kernel.fn, keywords, first, kernel.mode)(put["q"], put["k"],
                                                                       put["v"], g)
     return kernel.gradients(put["q"], put["k"], put["v"], g, **keywords)[:3]  # dsinks apart

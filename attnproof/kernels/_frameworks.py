@@ -255,7 +255,14 @@ def _torch() -> Framework:
         # checkpointing (torch.utils.checkpoint with use_reentrant=True: "Checkpointing is not
         # compatible with .grad()"), which memory-efficient attention libraries use
         leaves = [p.detach().requires_grad_(True) for p in primals]
-        f(*leaves).backward(g)
+        result = f(*leaves)
+        # a function of several outputs (O and its lse) takes a cotangent for each; one the
+        # kernel detached from its inputs passes none (its inputs' gradients stay as they are)
+        pairs = [(out, cot) for out, cot in zip(*((result, g) if isinstance(g, tuple)
+                                                  else ((result,), (g,))), strict=True)
+                 if out.requires_grad]
+        if pairs:
+            torch.autograd.backward([out for out, _ in pairs], [cot for _, cot in pairs])
         return tuple(torch.zeros_like(p) if p.grad is None else p.grad for p in leaves)
 
     return Framework("torch", put, get, vjp, permute=lambda array, axes: array.permute(*axes))

@@ -74,6 +74,9 @@ class Property:
     # compute, conventions) -> (x, verdict or None)``: the instance to judge against, or the
     # case's verdict (which causal alignment the kernel follows)
     convention: Callable | None = None
+    # the loss reads the returned lse too: each case gets an upstream gradient of the lse,
+    # and the kernel's gradients are taken through both of its outputs
+    lse_cotangent: bool = False
     # the catalog theorems the property's truth comes from, beyond the masked attention of
     # theorems/masking.py every property's truth is (a test holds each name to the catalog)
     theorems: tuple[str, ...] = ()
@@ -91,7 +94,7 @@ class Property:
     def plain(self) -> Property:
         """This property's cases run as plain calls, judged against the truth alone."""
         return dataclasses.replace(self, outputs_instead=None, run_beside=None,
-                                   beside_bitwise=False,
+                                   beside_bitwise=False, lse_cotangent=False,
                                    explain_raise=None, twin_refused=None, alignment=None,
                                    convention=None)
 
@@ -150,6 +153,15 @@ def _forward(kernel: Kernel) -> tuple[str, ...]:
 
 def _needs_gradients(kernel: Kernel) -> str | None:
     return None if kernel.has_gradients else "no gradients declared"
+
+
+def _lse_differentiable(kernel: Kernel) -> str | None:
+    """Why the kernel's gradients cannot be taken through its lse, if they cannot."""
+    if not kernel.returns_lse:
+        return "returns no log-sum-exp"
+    if kernel.gradients != "autodiff":
+        return "no autodiff: its own backward takes no lse cotangent"
+    return None
 
 
 def _needs_mask(kernel: Kernel) -> str | None:
@@ -504,6 +516,12 @@ PROPERTIES = (
              invariance_cases, _everything,
              lambda k: None if k.batch_invariant else "batch invariance not declared",
              explicit=_invariance_explicit, run_beside=run_alone, beside_bitwise=True),
+    Property("backward_lse", "gradients through the returned lse as well as O (a loss that "
+             "reads both: a merge, ring attention), with masks",
+             lambda k: cases(mask=_any_mask(k, ("random", "padding", "causal")),
+                             causal_flag=st.just(not k.takes_mask)),
+             lambda k: GRADIENTS, _lse_differentiable, lse_cotangent=True,
+             theorems=("lse_gradient_is_the_softmax",)),
     Property("history_independence", "calls of one kernel object independent of the calls "
              "before it (scales, dtypes, shapes and masks interleaved)", history_cases,
              _everything),

@@ -112,11 +112,23 @@ def _run_in_scope(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
     alignment = prop.alignment or kernel.causal_alignment or "upper_left"
     x = with_bias(kernel, instance(case, dtype, compute, alignment), case, dtype)
     x = dataclasses.replace(x, score_mod=kernel.modification(case.softcap))
+    if prop.lse_cotangent:
+        x = with_lse_cotangent(x, case, dtype)
     result = _outcome(kernel, fw, prop, case, dtype, device, compute, outputs, x)
     if prop.twin_refused is not None and result.status == "pass":
         result = _twin_refused(kernel, fw, prop, case, dtype, device, outputs, x) or result
     result.regimes = regimes.reached(x, case)
     return result
+
+
+def with_lse_cotangent(x: Inputs, case: Case, dtype: str) -> Inputs:
+    """``x`` with an upstream gradient of the lse, Gaussian from the case's seed (its own
+    stream: the case's other arrays unchanged), 0 on fully masked rows, whose lse is −∞."""
+    from ._frameworks import rounded
+
+    g_lse = np.random.default_rng([case.seed, 11]).standard_normal(x.keep.shape[:3])
+    g_lse = np.where(fully_masked_rows(x.keep), 0.0, g_lse)
+    return dataclasses.replace(x, g_lse=rounded(g_lse, dtype))
 
 
 def _twin_refused(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, device: str,

@@ -42,6 +42,9 @@ class Inputs:
     # the last key is a sink appended as a key (``_sinks.with_sink_key``): its score's
     # gradient, summed over each head's rows, is that head's dsinks
     sink_key: bool = False
+    # (b, h, n_q) = dL/d lse, where the loss reads the returned lse too (``backward_lse``):
+    # d lse_i / d s_ij is the weight a_ij, so every score's gradient gains a_ij · g_lse_i
+    g_lse: np.ndarray | None = None
 
     @property
     def group(self) -> int:
@@ -103,7 +106,7 @@ def truth(x: Inputs, outputs=OUTPUTS) -> dict[str, tuple[np.ndarray, np.ndarray]
         if name in ("dk", "dv"):
             value = _sum_groups(value, x.group)
         result[name] = (value, sizes_of_terms[name])
-    return result
+    return _with_lse_path(x, result, k)
 
 
 @functools.cache
@@ -151,7 +154,33 @@ def _truth_modified(x: Inputs, outputs) -> dict[str, tuple[np.ndarray, np.ndarra
         "dv": lambda: _sum_groups(np.einsum("bhqk,bhqd->bhkd", run("weights"), x.g), x.group),
     }
     sizes_of_terms = magnitudes(x)
-    return {name: (values[name](), sizes_of_terms[name]) for name in outputs}
+    return _with_lse_path(x, {name: (values[name](), sizes_of_terms[name])
+                              for name in outputs}, k, slope)
+
+
+def _with_lse_path(x: Inputs, result: dict, k: np.ndarray, slope=None) -> dict:
+    """``result`` with the gradient through the lse added to dQ and dK, where the loss reads
+    it (``x.g_lse``): d lse_i / d s_ij = a_ij (the softmax is the gradient of the lse), so
+    dS gains a_ij g_lse_i (times f' under a score modification), and its magnitude the same
+    over absolute values. dV does not see the lse."""
+    if x.g_lse is None or not set(result) & {"dq", "dk"}:
+        return result
+    a = np.asarray(_softmax_statements()["weights"](
+        np, {"S": _flat(_scores(x, k)), "M": _flat(x.keep.astype(np.float64))},
+        {"batch": x.q.shape[0] * x.q.shape[1], "n_q": x.q.shape[2], "n_k": k.shape[2]}
+    )).reshape(x.keep.shape)
+    ds, size = a * x.g_lse[..., None], a * np.abs(x.g_lse[..., None])
+    if slope is not None:
+        ds, size = ds * slope, size * np.abs(slope)
+    def dq(d, keys):
+        return x.scale * np.einsum("bhqk,bhkd->bhqd", d, keys)
+
+    def dk(d, queries):
+        return _sum_groups(x.scale * np.einsum("bhqk,bhqd->bhkd", d, queries), x.group)
+
+    extra = {"dq": (dq(ds, k), dq(size, np.abs(k))), "dk": (dk(ds, x.q), dk(size, np.abs(x.q)))}
+    return {name: (value + extra[name][0], magnitude + extra[name][1]) if name in extra
+            else (value, magnitude) for name, (value, magnitude) in result.items()}
 
 
 def sink_gradient(x: Inputs) -> tuple[np.ndarray, np.ndarray]:
@@ -311,7 +340,10 @@ def reference(x: Inputs, compute: str, output: str, outputs=OUTPUTS) -> dict[str
             values["lse"] = r(r(np.log(total)) + top)[..., 0]
     if set(outputs) & {"dq", "dk", "dv", SINK_GRADIENT}:
         da = product("bhqd,bhkd->bhqk", g, v)
-        ds = r(a * r(da - r(np.sum(r(a * da), axis=-1, keepdims=True))))
+        centred = r(da - r(np.sum(r(a * da), axis=-1, keepdims=True)))
+        if x.g_lse is not None:  # d lse / d s = a: the lse's upstream gradient joins dA's
+            centred = r(centred + r(x.g_lse)[..., None])
+        ds = r(a * centred)
         if slope is not None:
             ds = r(ds * slope)
         values["dq"] = r(scale * product("bhqk,bhkd->bhqd", ds, k))

@@ -53,8 +53,10 @@ def test_the_correct_kernel_conforms_in_every_property():
     assert result.ok, [c for c in result.cells if c.status != "conforms"]
     # it declares no score_mod, promises no batch invariance (NumPy over a stacked batch is
     # not the same to the bit as over one element: tests/kernels/planted_splits.py), and takes
-    # dense arrays, not packed sequences (tests/kernels/planted_packed.py)
-    undeclared = ("score_mod", "batch_invariance", "packed_sequences")
+    # dense arrays, not packed sequences or pages (planted_packed.py, planted_paged.py), and its
+    # own backward takes no lse cotangent (planted_lse.py)
+    undeclared = ("score_mod", "batch_invariance", "packed_sequences", "paged_kv",
+                  "backward_lse")
     checked = [c for c in result.cells if c.property not in undeclared]
     assert {c.status for c in checked} == {"conforms"}
     assert all(result.cell(prop, "float32").status == "n/a" for prop in undeclared)
