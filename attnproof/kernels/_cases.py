@@ -19,7 +19,6 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ._frameworks import rounded
-from ._paged import CACHES
 from ._shapes import PLAIN, kind, ladder_below, scale_of, shapes
 from ._sinks import SINKS, sink_values
 from ._truth import Inputs, truth_lse
@@ -68,6 +67,9 @@ SOFTCAPS = (1.0, 5.0, 30.0, 50.0)
 # gaps between the two halves' log-sum-exps in a split-KV merge: "gap:c" adds c (times a
 # weight in [1/2, 1] per row) to the scores of the second half's keys only
 GAPS = ("gap:30", "gap:-30", "gap:1e4", "gap:-1e4", "gap:overflow", "gap:-overflow")
+# the caches a paged kernel's keys are laid in (``_paged``): the pages its keys fill and one
+# ("tight"), or about 1,025 pages more ("large": page ids past 255 and 1,024)
+CACHES = ("tight", "large")
 SPIKE = 40.0  # "a few very large activations": |entry| 40 against Gaussian entries
 FULLY_MASKED_ROW_FRACTION = 0.25
 

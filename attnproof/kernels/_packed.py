@@ -24,6 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
+from ._cases import GARBAGE_ALLOWED, Case, instance
+from ._cases import cases as dense_cases
+from ._frameworks import numpy_dtype, rounded
+from ._shapes import kind, small_lengths
 from ._truth import Inputs
 
 PACKED_FORMS = ("cu_seqlens",)
@@ -106,8 +110,6 @@ def slack_values(shape, garbage: str, like: np.ndarray, dtype: str, rng) -> np.n
     sequences' own scale (uniform up to their largest |entry|, rounded to ``dtype``)."""
     import ml_dtypes
 
-    from ._frameworks import numpy_dtype, rounded
-
     if garbage == "ordinary":
         top = float(np.max(np.abs(like), initial=0.0)) or 1.0
         return rounded(rng.uniform(-top, top, size=shape), dtype)
@@ -174,8 +176,6 @@ def instances(case, dtype: str, compute: str, alignment: str) -> list[Inputs]:
     """Each non-empty sequence of a packed case as an instance of its own (a batch of one, its
     own lengths and causal alignment, its own seed), all with the first one's sinks: the kernel
     takes one sink per head for the whole call."""
-    from ._cases import instance
-
     found = []
     for number, (n_q, n_k) in enumerate(case.packed):
         if n_q == 0:
@@ -192,10 +192,6 @@ def cases(kernel):
     how a causal row aligns when they differ), an empty one among them half the time, then 0, 1
     or 3 slack tokens holding what ``masked_inputs`` lets unused entries hold; causal where the
     kernel takes the flag, sinks where it takes them; heads grouped where declared."""
-    from ._cases import GARBAGE_ALLOWED
-    from ._cases import cases as dense_cases
-    from ._shapes import kind, small_lengths
-
     lengths_apart = kernel.causal_alignment is not None or not kernel.takes_causal
     group = (1, 2 if kernel.gqa else 1)
 
@@ -228,8 +224,6 @@ def explicit(kernel) -> tuple:
     lets unused entries hold anything), sequences of one token, and one past a block of 128
     beside a short one: where a kernel reads a repeated offset as the batch's end, takes the
     last sequence to the buffer's end, or tiles across a sequence's edge."""
-    from ._cases import GARBAGE_ALLOWED, Case
-
     garbage = GARBAGE_ALLOWED[kernel.masked_inputs][0]
     apart = kernel.causal_alignment is not None or not kernel.takes_causal
     layouts = (((3, 5 if apart else 3), (0, 0), (5, 2 if apart else 5)), ((1, 1), (1, 1)),

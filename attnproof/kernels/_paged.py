@@ -22,12 +22,16 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
+from ._cases import CACHES, GARBAGE_ALLOWED, Case
+from ._cases import cases as dense_cases
+from ._packed import slack_values
+from ._shapes import kind
+
 PAGED_FORMS = ("block_table",)
 CACHE_LAYOUTS = ("nhd", "hnd")
-# how many pages a case's cache holds: just those its keys fill, and 1,025 and more (page ids
-# past 255 and past 1,024: a table read in a narrow integer type, an id scaled into an offset
-# that overflows)
-CACHES = ("tight", "large")
+# how many pages a case's cache holds (``_cases.CACHES``): just those its keys fill, and 1,025
+# and more (page ids past 255 and past 1,024: a table read in a narrow integer type, an id
+# scaled into an offset that overflows)
 LARGE_CACHE = 1025
 # the most entries one cache of a case may hold: a large cache of big pages and wide heads
 # keeps its page count and gives up the page ids past 1,024
@@ -98,8 +102,6 @@ def in_layout(stored: np.ndarray, cache_layout: str) -> np.ndarray:
 def unused_fill(shape, garbage: str, like: np.ndarray, dtype: str, seed: int) -> np.ndarray:
     """What the slots no key lies in hold (``_packed.slack_values``: NaN, ±∞, the format's
     largest, or values of the keys' own scale)."""
-    from ._packed import slack_values
-
     return slack_values(shape, garbage, like, dtype, np.random.default_rng([seed, 7]))
 
 
@@ -112,10 +114,6 @@ def cases(kernel):
     case), each page size the kernel declares, a tight cache and one
     of about 1,025 pages, unused slots and table entries holding what ``masked_inputs`` lets
     unused entries hold; heads grouped where declared."""
-    from ._cases import GARBAGE_ALLOWED
-    from ._cases import cases as dense_cases
-    from ._shapes import kind
-
     group = (1, 7 if kernel.gqa else 1)
     base = dense_cases(where=kind(lengths="any", batch=(2, 4), n=(1, 129), d=(1, 64),
                                   group=group),
@@ -135,8 +133,6 @@ def explicit(kernel) -> tuple:
     each declared page size, in a large cache with NaN in its unused slots where the kernel
     lets them hold anything: a key read from the wrong slot or a page past the length shows;
     then a batch of three lengths apart."""
-    from ._cases import GARBAGE_ALLOWED, Case
-
     garbage = GARBAGE_ALLOWED[kernel.masked_inputs][0]
     lengths = sorted({n for size in kernel.page_sizes
                       for n in (size - 1, size, size + 1, 2 * size + 1) if n >= 1})
@@ -160,10 +156,10 @@ def arrays(kernel, x, case, dtype: str) -> tuple[np.ndarray, np.ndarray, Paging]
     element's keys up to its length (its padding where the case pads, else all n_k), at the
     case's page size (the kernel's first where the case names none), the other slots holding
     the case's garbage (values of the keys' own scale where it names none)."""
-    from ._call import key_lengths
-
     b, kv_heads, n_k, _ = x.k.shape
-    lengths = key_lengths(x.keep) if case.mask == "padding" else np.full(b, n_k, np.int32)
+    # a padding mask keeps each element's first keys in every row: its length is row 0's count
+    lengths = x.keep[:, 0, 0, :].sum(axis=-1).astype(np.int32) if case.mask == "padding" \
+        else np.full(b, n_k, np.int32)
     size = case.page_size or kernel.page_sizes[case.seed % len(kernel.page_sizes)]
     widest = max(x.k.shape[3], x.v.shape[3])
     layout = paging(lengths, size, case.cache or "tight", kv_heads * widest, case.seed)
