@@ -79,9 +79,9 @@ def cache(array: np.ndarray, layout: Paging, fill: np.ndarray) -> np.ndarray:
     element's key lies in take ``fill``'s values (an array of the cache's shape)."""
     stored = fill.copy()
     for element, length in enumerate(layout.lengths):
-        for j in range(int(length)):
-            page = layout.table[element, j // layout.page_size]
-            stored[page, j % layout.page_size] = array[element, :, j]
+        j = np.arange(int(length))  # each key's page and slot: distinct pairs
+        stored[layout.table[element, j // layout.page_size], j % layout.page_size] = \
+            np.transpose(array[element, :, :length], (1, 0, 2))
     return stored
 
 
