@@ -480,7 +480,7 @@ def _mlx_vjp(f, primals, cotangent):
 
     # a function of several outputs (O and its lse) takes a cotangent for each
     cotangents = list(cotangent) if isinstance(cotangent, tuple) else [cotangent]
-    _, grads = mx.vjp(lambda *arrays: f(*arrays), list(primals), cotangents)
+    _, grads = mx.vjp(f, list(primals), cotangents)
     return tuple(grads)
 
 

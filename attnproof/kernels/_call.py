@@ -128,31 +128,29 @@ def _called(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, de
             grads = _gradients(kernel, fw, keywords, put, g)
         for name, arg, like in zip(("dq", "dk", "dv"), "qkv", (x.q, x.k, x.v), strict=True):
             got[name] = read(fw, grads[("dq", "dk", "dv").index(name)], kernel, arg, like.shape)
-    if SINK_GRADIENT in outputs and x.sinks is not None:
-        g = fw.put(to_layout(x.g, letters_of(kernel, "out")), dtype, device)
-        with raised_by_kernel():
-            dsinks = _sink_gradient(kernel, fw, keywords, put, g)
-        if dsinks is not None:
-            got[SINK_GRADIENT] = _read_sink_gradient(fw, dsinks, x.q.shape[1])
+        if SINK_GRADIENT in outputs and x.sinks is not None:
+            with raised_by_kernel():
+                dsinks = _sink_gradient(kernel, fw, keywords, put, g, grads)
+            if dsinks is not None:
+                got[SINK_GRADIENT] = _read_sink_gradient(fw, dsinks, x.q.shape[1])
     return got
 
 
-def _sink_gradient(kernel: Kernel, fw: Framework, keywords: dict, put: dict, g):
+def _sink_gradient(kernel: Kernel, fw: Framework, keywords: dict, put: dict, g, grads):
     """dL/ds of the kernel's sinks for the output gradient ``g``: by the framework's autodiff of
     one call with the sinks a primal beside q, k, v (the call as it stands, not under the
-    checker's jit: its sinks are what is differentiated), or the fourth result of the kernel's
-    own backward (None where it returns three: it gives no sink gradient)."""
+    checker's jit: its sinks are what is differentiated), or the fourth of ``grads``, what the
+    kernel's own backward returned (None where it returned three: it gives no sink gradient)."""
     name = kernel.sinks_argument
-    if kernel.gradients == "autodiff":
-        others = {key: value for key, value in keywords.items() if key != name}
-        first = _first_of_pair if kernel.returns_lse else _itself
+    if kernel.gradients != "autodiff":
+        return grads[3] if isinstance(grads, tuple | list) and len(grads) == 4 else None
+    others = {key: value for key, value in keywords.items() if key != name}
+    first = _first_of_pair if kernel.returns_lse else _itself
 
-        def loss(q, k, v, sinks):
-            return first(kernel.fn(q, k, v, **others, **{name: sinks}))
+    def loss(q, k, v, sinks):
+        return first(kernel.fn(q, k, v, **others, **{name: sinks}))
 
-        return fw.vjp(loss, (put["q"], put["k"], put["v"], keywords[name]), g)[3]
-    result = kernel.gradients(put["q"], put["k"], put["v"], g, **keywords)
-    return result[3] if isinstance(result, tuple | list) and len(result) == 4 else None
+    return fw.vjp(loss, (put["q"], put["k"], put["v"], keywords[name]), g)[3]
 
 
 def _read_sink_gradient(fw: Framework, array, heads: int) -> np.ndarray:
@@ -175,7 +173,8 @@ def _gradients(kernel: Kernel, fw: Framework, keywords: dict, put: dict, g):
         first = _first_of_pair if kernel.returns_lse and not isinstance(g, tuple) else _itself
         return fw.gradients(kernel.fn, keywords, first, kernel.mode)(put["q"], put["k"],
                                                                       put["v"], g)
-    return kernel.gradients(put["q"], put["k"], put["v"], g, **keywords)[:3]  # dsinks apart
+    # its own backward: dQ, dK, dV, and dsinks fourth where it gives them
+    return kernel.gradients(put["q"], put["k"], put["v"], g, **keywords)
 
 
 def _placed(fw: Framework, array: np.ndarray, dtype: str, device: str, memory: str | None,

@@ -138,11 +138,6 @@ class Case:
                         for dtype, call in fields.pop("history", ()))
         return cls(**fields, history=history)
 
-    @property
-    def sequences(self) -> tuple[tuple[int, int], ...]:
-        """(n_q, n_k) of each sequence of a packed call (the batch's elements, else)."""
-        return self.packed or ((self.n_q, self.n_k),) * self.batch
-
     def sizes(self) -> str:
         heads = f"{self.heads}" if self.kv_heads == self.heads else \
             f"{self.heads}/{self.kv_heads}kv"

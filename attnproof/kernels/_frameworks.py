@@ -258,8 +258,8 @@ def _torch() -> Framework:
         result = f(*leaves)
         # a function of several outputs (O and its lse) takes a cotangent for each; one the
         # kernel detached from its inputs passes none (its inputs' gradients stay as they are)
-        pairs = [(out, cot) for out, cot in zip(*((result, g) if isinstance(g, tuple)
-                                                  else ((result,), (g,))), strict=True)
+        outputs, cotangents = (result, g) if isinstance(g, tuple) else ((result,), (g,))
+        pairs = [(out, cot) for out, cot in zip(outputs, cotangents, strict=True)
                  if out.requires_grad]
         if pairs:
             torch.autograd.backward([out for out, _ in pairs], [cot for _, cot in pairs])

@@ -31,7 +31,8 @@ from ._shapes import kind, small_lengths
 from ._truth import Inputs
 
 PACKED_FORMS = ("cu_seqlens",)
-# the garbage slack tokens hold where a case names none: values of the inputs' own scale
+# what entries no sequence owns hold where a case names none (slack tokens here, a paged
+# cache's unused slots in ``_paged``): values of the inputs' own scale
 SLACK_DEFAULT = "ordinary"
 
 

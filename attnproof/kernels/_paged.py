@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from ._cases import CACHES, GARBAGE_ALLOWED, Case
 from ._cases import cases as dense_cases
-from ._packed import slack_values
+from ._packed import SLACK_DEFAULT, slack_values
 from ._shapes import kind
 
 PAGED_FORMS = ("block_table",)
@@ -166,7 +166,7 @@ def arrays(kernel, x, case, dtype: str) -> tuple[np.ndarray, np.ndarray, Paging]
     stored = []
     for array in (x.k, x.v):
         shape = (layout.pages, size, kv_heads, array.shape[3])
-        fill = unused_fill(shape, case.garbage or "ordinary", array, dtype,
+        fill = unused_fill(shape, case.garbage or SLACK_DEFAULT, array, dtype,
                            case.seed + len(stored))
         stored.append(in_layout(cache(array, layout, fill), kernel.cache_layout))
     return stored[0], stored[1], layout

@@ -33,6 +33,7 @@ from ._run import read_causal_alignment
 from ._shapes import kind
 from ._sinks import SINKS
 from ._split import merged_by_kernel, merged_halves
+from ._truth import SINK_GRADIENT
 
 GRADIENTS = ("dq", "dk", "dv")
 
@@ -143,7 +144,7 @@ def _everything(kernel: Kernel) -> tuple[str, ...]:
 
 def _with_sink_gradient(kernel: Kernel) -> tuple[str, ...]:
     """Everything, and dL/ds of the sinks wherever the kernel has gradients."""
-    return (*_everything(kernel), *(("dsinks",) if kernel.has_gradients else ()))
+    return (*_everything(kernel), *((SINK_GRADIENT,) if kernel.has_gradients else ()))
 
 
 def _forward(kernel: Kernel) -> tuple[str, ...]:

@@ -172,6 +172,7 @@ def _with_lse_path(x: Inputs, result: dict, k: np.ndarray, slope=None) -> dict:
     ds, size = a * x.g_lse[..., None], a * np.abs(x.g_lse[..., None])
     if slope is not None:
         ds, size = ds * slope, size * np.abs(slope)
+
     def dq(d, keys):
         return x.scale * np.einsum("bhqk,bhkd->bhqd", d, keys)
 
