@@ -1,12 +1,16 @@
-"""The planted kernels of the packed and paged features from fresh seeds: each planted varlen
-kernel of ``tests/kernels/planted_packed.py`` checked at ``packed_sequences``, and each planted
-paged kernel of ``tests/kernels/planted_paged.py`` at ``paged_kv``, with the default number of
-examples, once per seed (the seed CI uses first); then each feature's correct kernel at every
-property from each seed (no false alarm).
+"""The planted kernels of the packed and paged features and of precision across lengths from
+fresh seeds: each planted varlen kernel of ``tests/kernels/planted_packed.py`` and each kernel
+packed by segment ids of ``tests/kernels/planted_segments.py`` checked at ``packed_sequences``,
+each planted paged kernel of ``tests/kernels/planted_paged.py`` at ``paged_kv``, and each
+length-switching kernel of ``tests/kernels/planted.py`` (``LENGTH_PRECISION``) at
+``precision_across_lengths``, with the default number of examples, once per seed (the seed CI
+uses first); then each feature's correct kernel at every property from each seed (no false
+alarm).
 
 ``--drawn-only`` leaves out the properties' explicit cases: what the draws alone find.
 
-Run: python benchmarks/feature_seeds.py [--feature packed_sequences|paged_kv ...]
+Run: python benchmarks/feature_seeds.py
+     [--feature packed_sequences|segment_ids|paged_kv|precision_across_lengths ...]
      [--seeds 1 2 ... 10] [--examples N] [--drawn-only]
 """
 
@@ -17,14 +21,28 @@ import dataclasses
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.kernels.planted_*
 
 from attnproof.kernels import Case, _properties, check_kernel  # noqa: E402
 from attnproof.kernels._check import DEFAULT_EXAMPLES  # noqa: E402
-from tests.kernels import planted_packed, planted_paged  # noqa: E402
+from tests.kernels import (  # noqa: E402
+    planted,
+    planted_packed,
+    planted_paged,
+    planted_segments,
+)
 
-FEATURES = {"packed_sequences": planted_packed, "paged_kv": planted_paged}
+# the kernels whose precision changes with length, and their correct twin
+LENGTH_PRECISION = SimpleNamespace(
+    PLANTED={name: getattr(planted, name) for name in planted.LENGTH_PRECISION},
+    correct=planted.correct)
+# each feature: the property its planted kernels must fail, and the module planting them
+FEATURES = {"packed_sequences": ("packed_sequences", planted_packed),
+            "segment_ids": ("packed_sequences", planted_segments),
+            "paged_kv": ("paged_kv", planted_paged),
+            "precision_across_lengths": ("precision_across_lengths", LENGTH_PRECISION)}
 
 
 def _status(kernel, prop: str, seed: int | None, examples: int) -> str:
@@ -35,13 +53,16 @@ def _status(kernel, prop: str, seed: int | None, examples: int) -> str:
     case = Case.from_json(cell.counterexample["case"])
     if case.packed is not None:
         return f"fails ({' '.join(f'{a}x{b}' for a, b in case.packed)} +{case.slack})"
-    return f"fails (b={case.batch} n_k={case.n_k} P={case.page_size} {case.cache})"
+    if case.page_size is not None:
+        return f"fails (b={case.batch} n_k={case.n_k} P={case.page_size} {case.cache})"
+    return f"fails (n_k={case.n_k} {case.fill})"
 
 
-def feature_rows(prop: str, seeds: list[int | None], examples: int) -> None:
-    planted = FEATURES[prop]
-    print(f"\n| planted kernel, {prop} | " + " | ".join("CI seed" if s is None else str(s)
-                                                   for s in seeds) + " | caught |")
+def feature_rows(feature: str, seeds: list[int | None], examples: int) -> None:
+    prop, planted = FEATURES[feature]
+    named = feature if feature == prop else f"{feature} at {prop}"
+    print(f"\n| planted kernel, {named} | "
+          + " | ".join("CI seed" if s is None else str(s) for s in seeds) + " | caught |")
     print("|---|" + "---|" * (len(seeds) + 1))
     for name, kernel in planted.PLANTED.items():
         started = time.perf_counter()
@@ -69,11 +90,12 @@ def main() -> None:
     args = parser.parse_args()
     chosen = args.feature or list(FEATURES)
     if args.drawn_only:
+        drawn = {FEATURES[feature][0] for feature in chosen}
         _properties.PROPERTIES = tuple(
-            dataclasses.replace(row, explicit=()) if row.name in chosen else row
+            dataclasses.replace(row, explicit=()) if row.name in drawn else row
             for row in _properties.PROPERTIES)
-    for prop in chosen:
-        feature_rows(prop, [None, *args.seeds], args.examples)
+    for feature in chosen:
+        feature_rows(feature, [None, *args.seeds], args.examples)
 
 
 if __name__ == "__main__":

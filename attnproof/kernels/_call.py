@@ -50,6 +50,9 @@ def call_packed(kernel: Kernel, fw: Framework, sequences: list[Inputs],
                 outputs) -> tuple[list[dict[str, np.ndarray]], dict[str, np.ndarray]]:
     """A packed kernel's outputs for each non-empty sequence (canonical, a batch of one each),
     and the gradients it gave the slack tokens, from one call on the sequences end to end."""
+    why = packed.unaskable(kernel, packing)
+    if why is not None:
+        raise Refused(why)
     heads = _kernel_heads(kernel, sequences[0])
     whole = packed.packed([with_query_heads(s, heads) for s in sequences], packing, dtype)
     got = _called(kernel, fw, whole, case, dtype, device, outputs,

@@ -66,6 +66,9 @@ class Cell:
     # cases the kernel refused (``Refused``: outside what it supports), and the first reason
     refused: int = 0
     refusal: str = ""
+    # what the property asks that some decided cases could not judge: name -> {cases, why}
+    # (``CaseResult.unchecked``), listed with the cells set aside
+    unchecked: dict = field(default_factory=dict)
     conventions: dict = field(default_factory=dict)
     # the first failure found, shrunk (its ``mechanism`` among its keys), and its replay command
     counterexample: dict | None = None
@@ -307,6 +310,7 @@ def declared(kernel: Kernel) -> dict:
             "sinks_argument": kernel.sinks_argument, "window_argument": kernel.window_argument,
             "window_form": kernel.window_form,
             "packed": kernel.packed, "cu_seqlens_arguments": list(kernel.cu_seqlens_arguments),
+            "segment_ids_arguments": list(kernel.segment_ids_arguments),
             "max_seqlen_arguments": None if kernel.max_seqlen_arguments is None
             else list(kernel.max_seqlen_arguments),
             "paged": kernel.paged, "page_sizes": list(kernel.page_sizes),
@@ -368,10 +372,17 @@ def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str
         if cell.refused and cell.refused < cell.cases:
             seen.notes.append(f"{cell.refused} of {cell.cases} cases refused by the kernel: "
                               f"{cell.refusal}")
+        seen.notes += [unchecked_words(name, entry, cell.decided)
+                       for name, entry in cell.unchecked.items()]
     settle_cell(cell, seen, failed_as)
     if precision_left_out(cell) is not None:  # a failure that is not numerical: its estimate
         cell.precision = None  # would say nothing of the precision (``precision_left_out``)
     return cell
+
+
+def unchecked_words(name: str, entry: dict, decided: int) -> str:
+    """"dsinks not judged in 20 of 20 decided cases: the kernel's own backward ..."."""
+    return f"{name} not judged in {entry['cases']} of {decided} decided cases: {entry['why']}"
 
 
 def _in_a_line(found: Found) -> str:
@@ -567,6 +578,8 @@ def _tally(cell: Cell, result: CaseResult) -> None:
     if result.status == "undecided":
         return
     cell.decided += 1
+    for name, why in result.unchecked.items():
+        cell.unchecked.setdefault(name, {"cases": 0, "why": why})["cases"] += 1
     if result.ratio is not None and (cell.ratio is None or result.ratio > cell.ratio):
         cell.ratio = result.ratio
     if result.bound_ratio is not None and (cell.bound_ratio is None

@@ -54,6 +54,12 @@ class Refused(Exception):  # noqa: N818 -- it reads as what the kernel did
     whose every case is refused reads "n/a" with the reason, never "raised"."""
 
 
+def _keyword_names(names, count: int) -> bool:
+    """Whether ``names`` is ``count`` keyword names, as a tuple or list."""
+    return isinstance(names, tuple | list) and len(names) == count and \
+        all(isinstance(n, str) and n.isidentifier() for n in names)
+
+
 @dataclass(frozen=True)
 class Kernel:
     """An attention kernel ``fn(q, k, v, **keywords) -> out`` (or ``(out, lse)``) to check.
@@ -141,7 +147,13 @@ class Kernel:
             sequences of several lengths, empty ones and slack tokens holding garbage (as
             ``masked_inputs`` lets them). None: the kernel takes dense (b, h, n, d) arrays. A
             packed kernel takes no mask: its sequences are its mask.
+            "segment_ids": the same tokens as a dense batch of one (a layout with b, the
+            lse's too), and each token's sequence id, int32 arrays (1, tokens), as the keywords
+            ``segment_ids_arguments``: query i keeps key j iff their ids are equal; slack
+            tokens are the padding segment, id 0, of which nothing is asked (``_packed``).
         cu_seqlens_arguments: the keywords of the queries' and the keys' offsets.
+        segment_ids_arguments: the keywords of the queries' and the keys' segment ids, or one
+            keyword for both (self-attention: sequences as long in queries as in keys).
         max_seqlen_arguments: the keywords of the longest sequence's query and key lengths,
             Python ints (flash-attention's ``max_seqlen_q``, ``max_seqlen_k``); None: not
             passed.
@@ -218,6 +230,7 @@ class Kernel:
     window_form: str = "pair"
     packed: str | None = None
     cu_seqlens_arguments: tuple[str, str] = ("cu_seqlens_q", "cu_seqlens_k")
+    segment_ids_arguments: tuple[str, ...] = ("q_segment_ids", "kv_segment_ids")
     max_seqlen_arguments: tuple[str, str] | None = None
     paged: str | None = None
     page_sizes: tuple[int, ...] = (16,)
@@ -302,22 +315,25 @@ class Kernel:
         object.__setattr__(self, "_declared", self._copies())
 
     def _check_packed(self) -> None:
-        """A packed kernel's form, keywords and layouts: no batch axis, no mask beside its
-        sequences."""
+        """A packed kernel's form, keywords and layouts: no mask beside its sequences; by
+        offsets, no batch axis; by segment ids, a batch of one."""
         if self.packed is None:
             return
         self._choose("packed", self.packed, PACKED_FORMS)
+        self._require(not self.takes_mask and self.bias_argument is None, "packed",
+                      "a packed kernel's sequences are its mask: it takes no mask or bias "
+                      "(mask='none')")
+        self._require(self.merge is None, "merge",
+                      "a packed kernel's split-KV merge is not checked yet")
+        if self.packed == "segment_ids":
+            self._check_segment_ids()
+            return
         for field_name in ("cu_seqlens_arguments", "max_seqlen_arguments"):
             names = getattr(self, field_name)
             if names is None and field_name == "max_seqlen_arguments":
                 continue
-            self._require(isinstance(names, tuple | list) and len(names) == 2 and
-                          all(isinstance(n, str) and n.isidentifier() for n in names),
-                          field_name, f"must be two keyword names (queries', keys'), got "
-                          f"{names!r}")
-        self._require(not self.takes_mask and self.bias_argument is None, "packed",
-                      "a packed kernel's sequences are its mask: it takes no mask or bias "
-                      "(mask='none')")
+            self._require(_keyword_names(names, 2), field_name,
+                          f"must be two keyword names (queries', keys'), got {names!r}")
         for argument in ARGUMENTS:
             self._require("b" not in self.layout_of(argument).lower(), "layout",
                           f"a packed kernel's {argument} has no batch axis (e.g. 'thd'), got "
@@ -325,8 +341,20 @@ class Kernel:
         self._require(not self.returns_lse or "b" not in self.lse_layout.lower(), "lse_layout",
                       f"a packed kernel's lse has no batch axis (e.g. 'ht'), got "
                       f"{self.lse_layout!r}")
-        self._require(self.merge is None, "merge",
-                      "a packed kernel's split-KV merge is not checked yet")
+
+    def _check_segment_ids(self) -> None:
+        """Segment ids: one or two keywords, no offsets' lengths, dense layouts (b = 1)."""
+        names = self.segment_ids_arguments
+        self._require(_keyword_names(names, 1) or _keyword_names(names, 2),
+                      "segment_ids_arguments", "must be one keyword name (queries' and keys' "
+                      f"ids alike) or two (queries', keys'), got {names!r}")
+        self._require(self.max_seqlen_arguments is None, "max_seqlen_arguments",
+                      "a kernel packed by segment ids is passed no longest lengths: None")
+        for argument in ARGUMENTS:
+            self._require("b" in self.layout_of(argument).lower(), "layout",
+                          f"a kernel packed by segment ids takes a batch of one: its "
+                          f"{argument}'s layout has b (e.g. 'bshd'), got "
+                          f"{self.layout_of(argument)!r}")
 
     def _check_paged(self) -> None:
         """A paged kernel's form, page sizes, cache layout and keywords: no mask, forward

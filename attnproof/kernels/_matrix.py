@@ -171,6 +171,10 @@ def _set_aside(result) -> tuple[doc.Block, ...]:
             reason = f"cases refused by the kernel: {cell.refusal}" if refused else \
                 cell.reason or cell.status
             why.setdefault(reason, []).append(f"{cell.property} {cell.dtype} {cell.device}")
+        for name, entry in getattr(cell, "unchecked", {}).items():  # decided, a part not
+            why.setdefault(f"{name} not judged: {entry['why']}", []).append(
+                f"{cell.property} {cell.dtype} {cell.device} ({entry['cases']} of "
+                f"{cell.decided} cases)")
     if not why:
         return ()
     items = [doc.Item(doc.text_line(f"{len(cells)} cell{'s' * (len(cells) > 1)} ("

@@ -14,6 +14,16 @@ tokens hold, and a token no sequence owns gets no gradient.
 A packed kernel takes q, k, v of layout ``thd`` (tokens, heads, features; canonically a batch of
 one, b = 1), the offsets as int32 arrays of length b + 1, and, where declared, the longest
 sequence's lengths as Python ints.
+
+A kernel packed by *segment ids* (``packed="segment_ids"``: MaxText's and splash attention's
+``segment_ids``, FlexAttention's document masks) takes the same tokens as a dense batch of one
+(a layout with b) and, for each token, the id of the sequence it lies in: query i keeps key j
+iff their ids are equal. The sequences get increasing ids, consecutive from 1 or with gaps of
+256, 65,536 or 2^24 between neighbours (where ids stored in 8 or 16 bits collide), and slack
+tokens the id 0: under segment ids the padding is a segment of its own, whose tokens attend
+each other, so nothing is promised of their outputs or gradients, and they hold values of the
+inputs' own scale (not NaN: see ``slack_garbage``). Each sequence's outputs must still be its
+own attention's, whatever values the padding holds.
 """
 
 from __future__ import annotations
@@ -30,7 +40,11 @@ from ._frameworks import numpy_dtype, rounded
 from ._shapes import kind, small_lengths
 from ._truth import Inputs
 
-PACKED_FORMS = ("cu_seqlens",)
+PACKED_FORMS = ("cu_seqlens", "segment_ids")
+# the id of the slack tokens under segment ids, and the gaps between neighbouring sequences'
+# ids (1: consecutive ids; the others where ids kept in 8, 16 or 24 bits collide)
+PADDING_SEGMENT = 0
+SEGMENT_GAPS = (1, 256, 65_536, 2**24)
 # what entries no sequence owns hold where a case names none (slack tokens here, a paged
 # cache's unused slots in ``_paged``): values of the inputs' own scale
 SLACK_DEFAULT = "ordinary"
@@ -57,6 +71,16 @@ class Packing:
 
     def longest(self, axis: int) -> int:
         return max((n[axis] for n in self.lengths), default=0)
+
+    def segment_ids(self, axis: int) -> np.ndarray:
+        """(1, tokens) int32: each token's sequence id along the queries' (0) or keys' (1)
+        axis, ``PADDING_SEGMENT`` at the slack. The ids increase from 1 by one gap, drawn
+        from ``SEGMENT_GAPS`` by the seed, between every two sequences."""
+        gap = SEGMENT_GAPS[np.random.default_rng([self.seed, 7]).integers(len(SEGMENT_GAPS))]
+        ids = 1 + gap * np.arange(len(self.lengths))
+        tokens = np.repeat(ids, [n[axis] for n in self.lengths])
+        padded = np.concatenate([tokens, np.full(self.slack, PADDING_SEGMENT)])
+        return padded.astype(np.int32)[None]
 
 
 def of_batch(x: Inputs) -> tuple[list[Inputs], Packing]:
@@ -127,7 +151,11 @@ def _spans(packing: Packing, axis: int) -> list[tuple[int, int]]:
 
 
 def keywords(kernel, fw, packing: Packing, device: str) -> dict:
-    """The offsets (int32, on the kernel's device) and, where declared, the longest lengths."""
+    """The offsets (int32, on the kernel's device) and, where declared, the longest lengths;
+    or each token's segment id, for the queries and the keys (one array where the kernel
+    takes one for both)."""
+    if kernel.packed == "segment_ids":
+        return _segment_keywords(kernel, fw, packing, device)
     q_name, k_name = kernel.cu_seqlens_arguments
     found = {q_name: fw.put(packing.offsets(0), "int32", device),
              k_name: fw.put(packing.offsets(1), "int32", device)}
@@ -135,6 +163,48 @@ def keywords(kernel, fw, packing: Packing, device: str) -> dict:
         longest_q, longest_k = kernel.max_seqlen_arguments
         found.update({longest_q: packing.longest(0), longest_k: packing.longest(1)})
     return found
+
+
+def _segment_keywords(kernel, fw, packing: Packing, device: str) -> dict:
+    names = kernel.segment_ids_arguments
+    if len(names) == 1:  # one array for queries and keys alike
+        return {names[0]: fw.put(packing.segment_ids(0), "int32", device)}
+    return {name: fw.put(packing.segment_ids(axis), "int32", device)
+            for axis, name in enumerate(names)}
+
+
+def unaskable(kernel, packing: Packing) -> str | None:
+    """Why ``kernel`` cannot be asked ``packing`` (one segment-id array for both, and
+    sequences with other numbers of queries than keys); None where it can."""
+    names = kernel.segment_ids_arguments
+    if kernel.packed != "segment_ids" or len(names) != 1:
+        return None
+    if all(n_q == n_k for n_q, n_k in packing.lengths):
+        return None
+    return (f"{kernel.name} takes one segment-id array ({names[0]}) for queries and keys "
+            "alike: sequences with as many queries as keys only")
+
+
+def owns_no_slack(kernel) -> bool:
+    """Whether the slack tokens belong to no sequence, so that no output depends on them and
+    their gradients must be 0 (offsets); under segment ids they are a segment of their own."""
+    return kernel.packed == "cu_seqlens"
+
+
+def slack_garbage(kernel) -> tuple[str, ...]:
+    """What slack tokens may hold: what ``masked_inputs`` lets entries no query keeps hold,
+    where no sequence owns them (offsets); under segment ids, where the padding's own queries
+    keep them, values of the inputs' scale alone (a masked weight 0 times NaN is NaN in any
+    product of the weights with V, so NaN padding reaches every row of its tile)."""
+    return GARBAGE_ALLOWED[kernel.masked_inputs] if owns_no_slack(kernel) else (SLACK_DEFAULT,)
+
+
+def lengths_apart(kernel) -> bool:
+    """Whether a packed case's sequences may have other numbers of queries than keys: where
+    the kernel says how a causal row aligns then, or takes no causal flag, and takes the two
+    apart (not one segment-id array for both)."""
+    one_array = kernel.packed == "segment_ids" and len(kernel.segment_ids_arguments) == 1
+    return (kernel.causal_alignment is not None or not kernel.takes_causal) and not one_array
 
 
 # which token axis each output lies along: the queries' (0) or the keys' (1)
@@ -193,7 +263,7 @@ def cases(kernel):
     how a causal row aligns when they differ), an empty one among them half the time, then 0, 1
     or 3 slack tokens holding what ``masked_inputs`` lets unused entries hold; causal where the
     kernel takes the flag, sinks where it takes them; heads grouped where declared."""
-    lengths_apart = kernel.causal_alignment is not None or not kernel.takes_causal
+    apart = lengths_apart(kernel)
     group = (1, 2 if kernel.gqa else 1)
 
     @st.composite
@@ -203,7 +273,7 @@ def cases(kernel):
         count = draw(st.integers(2, 4))
         queries = draw(st.lists(small_lengths(), min_size=count, max_size=count))
         keys = draw(st.lists(small_lengths(), min_size=count, max_size=count)) \
-            if lengths_apart else queries
+            if apart else queries
         sequences = list(zip(queries, keys, strict=True))
         empty = draw(st.one_of(st.none(), st.integers(0, count)))
         if empty is not None:
@@ -212,7 +282,7 @@ def cases(kernel):
         return dataclasses.replace(
             base, packed=tuple(sequences), batch=len(sequences),
             n_q=max(queries), n_k=max(keys), slack=draw(st.sampled_from(SLACKS)),
-            garbage=draw(st.sampled_from(GARBAGE_ALLOWED[kernel.masked_inputs])),
+            garbage=draw(st.sampled_from(slack_garbage(kernel))),
             mask="causal" if causal else "none", causal_flag=causal,
             sinks=draw(st.one_of(st.none(), st.just("comparable"))) if kernel.takes_sinks
             else None)
@@ -225,8 +295,8 @@ def explicit(kernel) -> tuple:
     lets unused entries hold anything), sequences of one token, and one past a block of 128
     beside a short one: where a kernel reads a repeated offset as the batch's end, takes the
     last sequence to the buffer's end, or tiles across a sequence's edge."""
-    garbage = GARBAGE_ALLOWED[kernel.masked_inputs][0]
-    apart = kernel.causal_alignment is not None or not kernel.takes_causal
+    garbage = slack_garbage(kernel)[0]
+    apart = lengths_apart(kernel)
     layouts = (((3, 5 if apart else 3), (0, 0), (5, 2 if apart else 5)), ((1, 1), (1, 1)),
                ((129, 129), (3, 3)))
     return tuple(Case(n_q=max(n for n, _ in seqs), n_k=max(n for _, n in seqs), batch=len(seqs),

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
+from . import _lengths as lengths
 from . import _packed as packed
 from . import _paged as paged
 from . import _windows as windows
@@ -81,6 +82,9 @@ class Property:
     # the catalog theorems the property's truth comes from, beyond the masked attention of
     # theorems/masking.py every property's truth is (a test holds each name to the catalog)
     theorems: tuple[str, ...] = ()
+    # a twin of each case at another length whose precision estimate the case's must not
+    # differ from past what summation order explains, ``(case) -> case`` (``_lengths``)
+    length_twin: Callable[[Case], Case] | None = None
 
     def strategy(self, kernel: Kernel) -> st.SearchStrategy:
         """The cases drawn for ``kernel``, each as its declaration lets it be asked."""
@@ -97,7 +101,7 @@ class Property:
         return dataclasses.replace(self, outputs_instead=None, run_beside=None,
                                    beside_bitwise=False, lse_cotangent=False,
                                    explain_raise=None, twin_refused=None, alignment=None,
-                                   convention=None)
+                                   convention=None, length_twin=None)
 
 
 def as_declared(kernel: Kernel, case: Case) -> Case:
@@ -509,6 +513,10 @@ PROPERTIES = (
              # one key and one query past each common block size: a ragged last block
              explicit=tuple(Case(n_q=n_q, n_k=n_k) for edge in (64, 128, 256)
                             for n_q, n_k in ((3, edge + 1), (edge + 1, 3)))),
+    Property("precision_across_lengths", "the precision O behaves like the same at 129, 257 "
+             "and 1,025 keys as at 32 (64 queries, three heads), past what summation order "
+             "explains", lengths.cases, _forward, explicit=lengths.explicit,
+             length_twin=lengths.short_twin),
     Property("batch_independence", "batch elements independent: each equals itself run "
              "alone (2–4 elements, one of length zero)", batch_cases, _everything,
              explicit=_batch_explicit, run_beside=run_alone),
@@ -580,9 +588,9 @@ PROPERTIES = (
     Property("sliding_window", "sliding window i − left ≤ j ≤ i + right (bounds inclusive), "
              "shorter than the sequence, with masks", window_cases, _everything,
              _needs_window, explicit=_window_explicit),
-    Property("packed_sequences", "packed sequences of several lengths (cu_seqlens), empty "
-             "ones and slack tokens of garbage: each sequence its own attention, no gradient "
-             "to the slack", packed.cases, _everything,
+    Property("packed_sequences", "packed sequences of several lengths (cu_seqlens or segment "
+             "ids), empty ones and slack tokens of garbage: each sequence its own attention, "
+             "no gradient to a slack no sequence owns", packed.cases, _everything,
              lambda k: None if k.packed is not None else "takes no packed sequences",
              explicit=packed.explicit, theorems=PACKED_THEOREMS),
     Property("paged_kv", "paged KV cache: page tables over tight and large caches (page ids "

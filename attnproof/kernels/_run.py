@@ -16,6 +16,7 @@ from attnproof.numeric import KERNEL_FLOOR_ULPS as FLOOR_ULPS
 from attnproof.numeric import KERNEL_LIMIT as LIMIT
 from attnproof.report.view import format_number
 
+from . import _lengths as lengths
 from . import _packed as packed
 from . import _precision as precision
 from . import _proved as proved
@@ -70,6 +71,9 @@ class CaseResult:
     precision: dict | None = None
     # the regimes the case reached (``_regimes.reached``)
     regimes: dict | None = None
+    # what the property asks that this case could not judge, and why: name -> why (dsinks of a
+    # kernel whose own backward gives none; a precision change where no estimate is possible)
+    unchecked: dict = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -117,6 +121,8 @@ def _run_in_scope(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
     result = _outcome(kernel, fw, prop, case, dtype, device, compute, outputs, x)
     if prop.twin_refused is not None and result.status == "pass":
         result = _twin_refused(kernel, fw, prop, case, dtype, device, outputs, x) or result
+    if prop.length_twin is not None and result.status in ("pass", "fail"):
+        result = _beside_length_twin(kernel, fw, prop, case, dtype, device, compute, result)
     result.regimes = regimes.reached(x, case)
     return result
 
@@ -151,6 +157,35 @@ def _twin_refused(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, d
                       detail={"output": "out", "twin": why})
 
 
+def _beside_length_twin(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
+                        device: str, compute: str, result: CaseResult) -> CaseResult:
+    """The case beside its twin at another length (``Property.length_twin``): the case's own
+    failure, else the twin's; and a failure, or the failure named so, where the precision the
+    two behave like differs past what summation order explains (``_lengths.changed``). Where
+    either gives no estimate, the change is not judged, and the result says why."""
+    twin_case = prop.length_twin(case)
+    twin = _run_in_scope(kernel, fw, prop.plain(), twin_case, dtype, device)
+    if twin.failed:
+        twin.message = f"at its twin of {twin_case.n_k} keys: {twin.message}"
+    judged = twin if twin.failed and not result.failed else result
+    if twin.status not in ("pass", "fail"):  # refused, raised: no estimate at the twin
+        return judged
+    why = lengths.unmeasured(result.precision, twin.precision, dtype, compute)
+    if why is not None:
+        judged.unchecked["precision change"] = why
+        return judged
+    change = lengths.changed(result.precision, twin.precision, case.n_k, twin_case.n_k,
+                             dtype, compute)
+    if change is None:
+        return judged
+    said = lengths.words(change, case.n_k, twin_case.n_k)
+    if judged.status == "fail":
+        said = f"{judged.message}; {said}"
+    return dataclasses.replace(judged, status="fail", output=judged.output or "out",
+                               message=said,
+                               detail={**judged.detail, "precision_across_lengths": change})
+
+
 def _outcome(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, device: str,
              compute: str, outputs, x: Inputs) -> CaseResult:
     try:
@@ -169,6 +204,9 @@ def _outcome(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, device
             return verdict
     pieces: dict = {}
     judged = _judge(kernel, x, got, dtype, compute, outputs, conventions, pieces)
+    if SINK_GRADIENT in outputs and x.sinks is not None and SINK_GRADIENT not in got:
+        judged.unchecked[SINK_GRADIENT] = ("the kernel's own backward returns dQ, dK, dV "
+                                           "only: no sink gradient to judge")
     if judged.status == "fail":
         _name_dropped_knob(kernel, x, got, dtype, compute, outputs, judged)
     if alone is not None and not judged.failed and prop.beside_bitwise:
@@ -240,8 +278,9 @@ def _run_packed(kernel: Kernel, fw: Framework, case: Case, dtype: str, device: s
                 compute: str, outputs) -> CaseResult:
     """A packed case (``packed_sequences``): its sequences end to end in one call, each judged
     by the rule against its own truth, a batch of one (``theorems/production_features.py``:
-    packed attention is each sequence's own), the worst of them the case's result; then the
-    slack tokens' gradients, which must be 0 (no output depends on them)."""
+    packed attention is each sequence's own), the worst of them the case's result; then, where
+    the slack belongs to no sequence (offsets), its tokens' gradients, which must be 0 (no
+    output depends on them)."""
     alignment = kernel.causal_alignment or "upper_left"
     sequences = [dataclasses.replace(x, score_mod=kernel.modification(case.softcap))
                  for x in packed.instances(case, dtype, compute, alignment)]
@@ -265,7 +304,7 @@ def _run_packed(kernel: Kernel, fw: Framework, case: Case, dtype: str, device: s
                              f"({n_q} queries, {n_k} keys): {result.message}"
         judged.append(result)
     worst = _worst_sequence(judged)
-    slack_failure = _slack_gradients(slack, layout)
+    slack_failure = _slack_gradients(slack, layout) if packed.owns_no_slack(kernel) else None
     if slack_failure is not None and not worst.failed:
         slack_failure.bound_ratio, slack_failure.regimes = worst.bound_ratio, worst.regimes
         worst = slack_failure

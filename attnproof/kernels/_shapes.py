@@ -105,10 +105,19 @@ def _edges() -> tuple[Shape, ...]:
     return (*found, *(Shape(n_q, n_k, 2, 2) for n_q, n_k in pairs))
 
 
-RUNGS: tuple[Shape, ...] = tuple(sorted(
+# precision across lengths (``_lengths``): rows enough for an estimate at each length, 64
+# queries in three heads, over one key past 128, 256 and 1,024 and over the short twin's 32
+LENGTH_ROWS, LENGTH_HEADS, LENGTH_HEAD_DIM = 64, 3, 8
+LONG_KEYS, SHORT_KEYS = (129, 257, 1025), 32
+LENGTH_RUNGS = tuple(Shape(LENGTH_ROWS, n_k, LENGTH_HEAD_DIM, LENGTH_HEAD_DIM, 1, LENGTH_HEADS)
+                     for n_k in (SHORT_KEYS, *LONG_KEYS))
+
+# the length rungs last: three K/V heads of one group, no other kind accepts them, and after
+# the others they move no other rung's place (its scale, ``scale_of``)
+RUNGS: tuple[Shape, ...] = (*sorted(
     {*(Shape(*row) for row in _SMALLEST + _GENERAL + _DIMS_APART + _MORE_ELEMENTS),
      *(Shape(n_q, n_k, d, d, b, kv, g) for n_q, n_k, d, b, kv, g in _GROUPED), *_edges()},
-    key=lambda shape: (shape.cost, shape)))
+    key=lambda shape: (shape.cost, shape)), *LENGTH_RUNGS)
 
 
 # the scale each rung asks for: the kernel's default (None) at every other rung, else one of

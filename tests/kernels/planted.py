@@ -588,6 +588,29 @@ PRECISION = {"tf32_products": ("float32", 2.0 ** -11),  # products on TF32 opera
 tf32_products = precision_kernel("tf32_products", "tensorfloat32", "float32", "float32")
 bfloat16_inside = precision_kernel("bfloat16_inside", "bfloat16", "bfloat16", "float16")
 
+
+def precision_by_length(name: str, coarse: str, where) -> Kernel:
+    """A forward-only float32 kernel that takes another path where ``where(n_k)``: its
+    products on ``coarse`` operands, every step of it rounded to ``coarse`` too (a path chosen
+    by the sequence's length, each path otherwise correct)."""
+    def forward(q, k, v, **keywords):
+        inside = coarse if where(k.shape[2]) else "float32"
+        # TF32 rounds a product's operands only; bfloat16 every step as well
+        steps = "float32" if coarse == "tensorfloat32" else inside
+        return low_precision(q, k, v, products=inside, steps=steps, **keywords)
+
+    return dataclasses.replace(precision_kernel(name, "float32", "float32", "float32"),
+                               fn=forward)
+
+
+# float32 kernels whose precision changes with the keys' length, each correct on its other
+# path: TF32 products from 512 keys on (a GPU kernel's fast path for long rows), and bfloat16
+# throughout up to 64 keys (a short-sequence path)
+LENGTH_PRECISION = {"tf32_past_512": "precision_across_lengths",
+                    "bfloat16_up_to_64": "precision_across_lengths"}
+tf32_past_512 = precision_by_length("tf32_past_512", "tensorfloat32", lambda n: n >= 512)
+bfloat16_up_to_64 = precision_by_length("bfloat16_up_to_64", "bfloat16", lambda n: n <= 64)
+
 # two defects in the one cell ``block_lengths`` (its first cases: 3 queries x 65 keys, then
 # 65 x 3): the keys of a last partial chunk of 64 counted twice (finite errors in out), and
 # the rows of a last partial chunk of 64 queries left NaN

@@ -1,5 +1,5 @@
-"""The feature examples of docs/kernels.md (sinks, packed sequences, paged caches) run as
-written and print what their comments say."""
+"""The feature examples of docs/kernels.md (sinks, packed sequences by offsets and by segment
+ids, paged caches) run as written and print what their comments say."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ PAGE = Path(__file__).resolve().parents[2] / "docs" / "kernels.md"
 # the section of each example, and what its last line must print
 SECTIONS = {"## Sinks and sliding windows": "[('sinks', 'conforms'), ('sliding_window', 'n/a')]",
             "## Packed sequences": "[('forward', 'conforms'), ('packed_sequences', 'conforms')]",
+            "## Packed sequences by segment ids":
+                "[('forward', 'conforms'), ('packed_sequences', 'conforms')]",
             "## Paged KV caches": "[('forward', 'conforms'), ('paged_kv', 'conforms')]"}
 
 

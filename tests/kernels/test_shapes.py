@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from attnproof.kernels import PROPERTIES, check_kernel
-from attnproof.kernels._shapes import RUNGS, Shape, kind, rungs_of
+from attnproof.kernels._shapes import LENGTH_RUNGS, RUNGS, Shape, kind, rungs_of
 
 from . import planted
 
@@ -82,7 +82,9 @@ def test_the_ladder_holds_the_lengths_and_head_dims_where_kernels_break():
     assert {1, 2, 3, 16, 17, 63, 64, 65, 127, 128, 129, 255, 256, 257, 1023, 1024,
             1025} <= lengths
     assert {1, 2, 8, 64, 128, 256, 576} <= dims
-    assert len(RUNGS) < 100  # bounded: every property, dtype and cell shares these
+    # bounded: every property, dtype and cell shares these; precision across lengths adds its
+    # four rungs of many rows (one per length), which no other property draws
+    assert len(RUNGS) - len(LENGTH_RUNGS) < 100 and len(LENGTH_RUNGS) == 4
 
 
 jax = pytest.importorskip("jax")

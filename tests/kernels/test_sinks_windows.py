@@ -78,12 +78,23 @@ def test_a_sink_gradient_lost_fails_sinks_at_dsinks(tmp_path):
     assert "at head" in cell.counterexample["message"]
 
 
-def test_a_backward_of_three_gradients_is_not_asked_for_dsinks():
+def test_a_backward_of_three_gradients_is_not_asked_for_dsinks_and_says_so(tmp_path):
     def three(q, k, v, g, **keywords):
         return planted.correct.gradients(q, k, v, g, **keywords)[:3]
 
     kernel = dataclasses.replace(planted.correct, name="three", gradients=three)
-    assert _cell(kernel, "sinks").status == "conforms"
+    result = check_kernel(kernel, properties=["sinks"], dtypes=["float32"], examples=EXAMPLES)
+    cell = result.cells[0]
+    assert cell.status == "conforms"
+    # every decided case left dsinks unjudged, and the cell and its matrix say so
+    assert cell.unchecked == {"dsinks": {"cases": cell.decided, "why": (
+        "the kernel's own backward returns dQ, dK, dV only: no sink gradient to judge")}}
+    assert f"dsinks not judged in {cell.decided} of {cell.decided} decided cases" in cell.reason
+    write([result], tmp_path)
+    written = (tmp_path / "conformance.md").read_text()
+    assert "dsinks not judged: the kernel's own backward returns dQ, dK, dV only" in written
+    # the correct kernel, whose backward gives dsinks, leaves nothing unjudged
+    assert _cell(planted.correct, "sinks").unchecked == {}
 
 
 def test_sink_kinds_bind_or_not_as_named():
