@@ -13,6 +13,9 @@ it. Each variant has one defect of a class reported on segment-id paths:
   by a multiple of 256 attend each other;
 - ``keys_by_query_ids``: the keys' ids read from the queries' array (right wherever every
   sequence has as many queries as keys).
+
+``jax_segments`` is the correct form in JAX, jittable (the ids traced), and
+``jax_segments_int8`` the same with its ids cast to int8.
 """
 
 from __future__ import annotations
@@ -76,3 +79,37 @@ PLANTED = {name: kernel(f"segments_{name}", name) for name in DEFECTS}
 
 def with_declaration(**changes) -> Kernel:
     return dataclasses.replace(correct, **changes)
+
+
+# -- in JAX, jitted: the mask built from the ids under the checker's jit ------------------------
+
+
+def jax_segment_attention(q, k, v, q_segment_ids, kv_segment_ids, *, id_dtype=None):
+    """Attention under the segments' mask, jittable (the ids are traced, the shapes static), as
+    MaxText's dot-product path builds it: ``q_ids[:, None] == kv_ids[None, :]``, the scores of
+    other segments −∞ and their weights 0. ``id_dtype`` casts the ids first (int8: ids that
+    differ by a multiple of 256 collide)."""
+    import jax.numpy as jnp
+
+    q_ids, kv_ids = q_segment_ids[0], kv_segment_ids[0]
+    if id_dtype is not None:
+        q_ids, kv_ids = q_ids.astype(id_dtype), kv_ids.astype(id_dtype)
+    keep = (q_ids[:, None] == kv_ids[None, :])[None, None]
+    s = jnp.einsum("bhqd,bhkd->bhqk", q, k) * q.shape[-1] ** -0.5
+    s = jnp.where(keep, s, -jnp.inf)
+    top = jnp.max(s, axis=-1, keepdims=True)
+    e = jnp.where(keep, jnp.exp(s - jnp.where(jnp.isfinite(top), top, 0)), 0)
+    return jnp.einsum("bhqk,bhkd->bhqd", e / e.sum(axis=-1, keepdims=True), v)
+
+
+def jax_kernel(name: str, id_dtype=None) -> Kernel:
+    def forward(q, k, v, **keywords):
+        return jax_segment_attention(q, k, v, id_dtype=id_dtype, **keywords)
+
+    return Kernel(name=name, fn=forward, framework="jax", layout="bhsd", packed="segment_ids",
+                  scale_argument=None, fully_masked="zeros", gradients="autodiff",
+                  dtypes=("float32",), compute_dtype="float32")
+
+
+jax_segments = jax_kernel("jax_segment_ids")
+jax_segments_int8 = jax_kernel("jax_segment_ids_int8", id_dtype="int8")

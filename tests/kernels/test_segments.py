@@ -134,3 +134,14 @@ def test_the_padding_holds_values_of_the_inputs_scale_and_its_gradients_are_not_
 def test_a_segment_declaration_that_cannot_be_checked_names_its_field(changes, field):
     with pytest.raises(KernelError, match=field):
         planted_segments.with_declaration(**changes)
+
+
+def test_a_jitted_jax_segment_kernel_conforms_and_its_8_bit_ids_fail():
+    # the ids traced under the checker's jit, the shapes static
+    pytest.importorskip("jax")
+    result = check_kernel(planted_segments.jax_segments, examples=6,
+                          properties=["forward", "backward_dq", "nq_ne_nk", "packed_sequences"])
+    assert {c.status for c in result.cells} == {"conforms"}
+    narrow = check_kernel(planted_segments.jax_segments_int8, examples=6,
+                          properties=["packed_sequences"]).cells[0]
+    assert narrow.status == "fails"
