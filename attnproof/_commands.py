@@ -281,12 +281,13 @@ def _replay_kernel_case(args) -> int:
     """``attnproof replay PROPERTY --kernel SPEC --dtype D --device X --case JSON``: the kernel
     checker's replay, which checks the kernel, property, device and case itself."""
     from .kernels import cli as kernels_cli
+    from .numeric import replay
 
     if args.kernel is None or args.case is None:
         raise UsageError("a kernel's case is replayed with both --kernel and --case")
     numeric_only = [f"--{name}" for name in ("mode", "seed", "batch", "sizes")
                     if getattr(args, name) is not None]
-    numeric_only += ["--backend"] if args.backend != "numpy" else []  # its default
+    numeric_only += ["--backend"] if args.backend != replay.DEFAULT_BACKEND else []
     if numeric_only or args.integers or args.theorems or args.profile:
         raise UsageError(f"{', '.join(numeric_only) or '--integers, --theorems, --profile'}: "
                          "for a theorem's record, not a kernel's case")

@@ -116,6 +116,16 @@ class Backend:
     # (fn, keywords, first, mode) -> (q, k, v, g) -> (dq, dk, dv); first picks fn's output
     bind_vjp: Callable | None = None
     explain_failed_start: Callable[[BaseException], str] = _first_line
+    # its float64 is the ground truth every other configuration is measured against
+    truth: bool = False
+    # the module has a switch for 64-bit types that a kernel's declaration may ask for
+    x64_switch: bool = False
+    # (on_compiled(seconds), on_loaded()) -> None: calls them for each program the module
+    # compiles, or reads from its persistent cache instead, from then on; None: it reports none
+    listen_compilations: Callable[[Callable[[float], None], Callable[[], None]], None] | None = None
+    # () -> None: its persistent compilation cache at attnproof's, unless the user set one of
+    # their own; None: it keeps no compiled programs across runs
+    kernel_compilation_cache: Callable[[], None] | None = None
 
     @property
     def target(self) -> str:
@@ -302,6 +312,41 @@ def _jax_compile(function):
     import jax
 
     return jax.jit(function)
+
+
+# the jax.monitoring events: an XLA compilation (its duration) and a persistent-cache hit
+JAX_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+JAX_CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
+
+
+def _jax_listen_compilations(on_compiled: Callable[[float], None],
+                             on_loaded: Callable[[], None]) -> None:
+    """``on_compiled`` for each XLA compilation (eager dispatch's per-primitive programs
+    included), ``on_loaded`` for each program read from the persistent cache instead, as
+    ``jax.monitoring`` reports them. A listener only counts: it changes nothing JAX does."""
+    from jax import monitoring
+
+    def duration(event: str, seconds: float, **_) -> None:
+        if event == JAX_COMPILE_EVENT:
+            on_compiled(seconds)
+
+    def event(name: str, **_) -> None:
+        if name == JAX_CACHE_HIT_EVENT:
+            on_loaded()
+
+    monitoring.register_event_duration_secs_listener(duration)
+    monitoring.register_event_listener(event)
+
+
+def _jax_kernel_compilation_cache() -> None:
+    """JAX's persistent compilation cache at attnproof's, unless the user has a directory of
+    their own (``$JAX_COMPILATION_CACHE_DIR`` or a setting of their code)."""
+    import jax
+
+    from ._compile_cache import configure
+
+    if not jax.config.jax_compilation_cache_dir:
+        configure(jax)
 
 
 def _jax_jacobian(primal: Callable, wrt: str) -> Callable:
@@ -534,6 +579,7 @@ BACKENDS: tuple[Backend, ...] = (
         namespace=_numpy_namespace,
         notes="no autodiff: derivative claims compare the SymPy derivative with the closed form",
         permute=np.transpose,
+        truth=True,
     ),
     Backend(
         name="jax",
@@ -555,6 +601,9 @@ BACKENDS: tuple[Backend, ...] = (
         bind=_jax_bind,
         bind_vjp=_jax_bind_vjp,  # a jax array has no strides a user can see: no permute
         explain_failed_start=_jax_failed_start,
+        x64_switch=True,
+        listen_compilations=_jax_listen_compilations,
+        kernel_compilation_cache=_jax_kernel_compilation_cache,
     ),
     Backend(
         name="mlx",
@@ -587,6 +636,16 @@ def backend(name: str) -> Backend:
         if row.name == name:
             return row
     raise KeyError(f"unknown backend {name!r}; known: {[b.name for b in BACKENDS]}")
+
+
+def truth_row() -> Backend:
+    """The backend whose float64 is the ground truth."""
+    return next(row for row in BACKENDS if row.truth)
+
+
+def is_truth(row: Backend, dtype: str) -> bool:
+    """Whether ``row`` in ``dtype`` is the ground truth's configuration itself."""
+    return row.truth and dtype == "float64"
 
 
 def reference_names() -> tuple[str, ...]:

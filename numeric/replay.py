@@ -17,6 +17,8 @@ import numpy as np
 
 from attnproof.symbolic import discover
 
+from ._backends import truth_row
+
 
 def _pairs(text: str) -> tuple[tuple[str, int], ...]:
     return tuple((k, int(v)) for k, v in (p.split("=") for p in text.split(",") if p))
@@ -29,9 +31,13 @@ def parse(argv=None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+# a record is replayed on the ground truth's backend unless it names another
+DEFAULT_BACKEND = truth_row().name
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("theorem")
-    parser.add_argument("--backend", default="numpy")
+    parser.add_argument("--backend", default=DEFAULT_BACKEND)
     parser.add_argument("--dtype", default="float64")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--mode", default=None)

@@ -14,7 +14,7 @@ from typing import Any
 
 from attnproof.numeric import Device, DeviceError
 
-from ._frameworks import FRAMEWORKS, TF32, has_autodiff
+from ._frameworks import FRAMEWORKS, TF32, has_autodiff, has_x64_switch
 from ._packed import PACKED_FORMS
 from ._paged import CACHE_LAYOUTS, PAGED_FORMS
 from ._windows import WINDOW_FORMS
@@ -289,7 +289,7 @@ class Kernel:
             self._device("devices", device)
         if self.mode is not None:
             self._choose("mode", self.mode, MODES)
-        self._require(not self.enable_x64 or self.framework == "jax", "enable_x64",
+        self._require(not self.enable_x64 or has_x64_switch(self.framework), "enable_x64",
                       f"is JAX's setting; {self.framework} has none")
         self._require(len(self.dtypes) > 0, "dtypes", "names no dtype")
         if self.mask_dtype is not None:

@@ -44,12 +44,22 @@ def unavailable_reason(framework: str) -> str | None:
     return None if framework in _OTHERS else start_failure(backend(framework))
 
 
+def row_of(framework: str):
+    """The numeric backend's row of ``framework``; None for a framework the kernel checker
+    alone knows (PyTorch)."""
+    return next((row for row in BACKENDS if row.name == framework), None)
+
+
 def has_autodiff(framework: str) -> bool:
     """Whether ``framework`` can differentiate a kernel itself (``gradients="autodiff"``)."""
-    for row in BACKENDS:
-        if row.name == framework:
-            return row.vjp is not None
-    return _OTHERS[framework][1]
+    row = row_of(framework)
+    return _OTHERS[framework][1] if row is None else row.vjp is not None
+
+
+def has_x64_switch(framework: str) -> bool:
+    """Whether ``framework`` has a switch for 64-bit types a declaration may ask for."""
+    row = row_of(framework)
+    return row is not None and row.x64_switch
 
 
 # precisions a kernel may compute in that are no input dtype: TensorFloat-32 (NVIDIA tensor
@@ -183,7 +193,7 @@ def _from_row(name: str) -> Framework:
 
     row = backend(name)
     module = prepared_module(row)
-    listen(name)  # counts the programs its calls compile (``_programs``)
+    listen(row)  # counts the programs its calls compile (``_programs``)
 
     def put(array, dtype, device):
         reason = row.kernel_dtype_reason(dtype)

@@ -49,6 +49,7 @@ from ._check import (
     replay_command,
 )
 from ._declaration import Kernel
+from ._frameworks import row_of
 from ._properties import property_named
 from ._spec import load
 
@@ -122,18 +123,14 @@ def _loaded(spec: str) -> Kernel:
 
 
 def _compilation_cache(kernel: Kernel) -> None:
-    """JAX's persistent compilation cache at attnproof's, for a JAX kernel, once per worker,
-    unless the user has a cache directory of their own (``$JAX_COMPILATION_CACHE_DIR`` or a
-    setting of their code) or caching is off."""
-    if kernel.framework != "jax" or _LOADED.get("compilation cache"):
+    """The kernel's framework's persistent compilation cache at attnproof's (its row's
+    ``kernel_compilation_cache``: JAX's), once per worker, unless the user has a cache
+    directory of their own or caching is off."""
+    row = row_of(kernel.framework)
+    if row is None or row.kernel_compilation_cache is None or _LOADED.get("compilation cache"):
         return
-    import jax
-
-    from attnproof.numeric import configure_compilation_cache
-
     _LOADED["compilation cache"] = True
-    if not jax.config.jax_compilation_cache_dir:
-        configure_compilation_cache(jax)
+    row.kernel_compilation_cache()
 
 
 # -- the parent's side ---------------------------------------------------------------------------

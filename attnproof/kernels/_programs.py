@@ -2,12 +2,13 @@
 programs its framework compiled for them (or read from its persistent compilation cache).
 
 A compiling kernel's cases are cheap once their program exists: the checker's cost is its
-compilations. JAX reports each compilation of a program through ``jax.monitoring`` (an XLA
-compilation, or a program read back from the persistent cache instead), eager dispatch's
-per-primitive programs included; the checker's own jitted calls (``numeric/_backends.py``)
-compile once per signature, counted there. A ``torch.compile``'d kernel's graphs are counted
-by TorchDynamo's own count. Frameworks that build no program for a call (PyTorch eager,
-NumPy, MLX without ``mx.compile``) report none: their cells say 0.
+compilations. A backend whose row has ``listen_compilations`` reports each compilation of a
+program (JAX's, through ``jax.monitoring``: an XLA compilation, or a program read back from
+the persistent cache instead, eager dispatch's per-primitive programs included); the checker's
+own jitted calls (``numeric/_backends.py``) compile once per signature, counted there. A
+``torch.compile``'d kernel's graphs are counted by TorchDynamo's own count. Frameworks that
+build no program for a call (PyTorch eager, NumPy, MLX without ``mx.compile``) report none:
+their cells say 0.
 """
 
 from __future__ import annotations
@@ -16,10 +17,6 @@ import contextlib
 import sys
 import time
 from dataclasses import dataclass, field
-
-# the jax.monitoring events: an XLA compilation (its duration) and a persistent-cache hit
-BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
-CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
 
 
 @dataclass
@@ -84,29 +81,24 @@ def timed_calls():
             programs.call_seconds += time.perf_counter() - started
 
 
-def listen(framework: str) -> None:
-    """Listen to ``framework``'s compilations, once per process (JAX only: the others report
-    none). A listener only counts: it changes nothing of what the framework does."""
-    if framework != "jax" or framework in _listening:
+def listen(row) -> None:
+    """Listen to the compilations of a backend's module (its ``listen_compilations``: JAX's;
+    the others report none), once per process."""
+    if row.listen_compilations is None or row.name in _listening:
         return
-    from jax import monitoring
-
-    monitoring.register_event_duration_secs_listener(_on_duration)
-    monitoring.register_event_listener(_on_event)
-    _listening.add(framework)
+    row.listen_compilations(_on_compiled, _on_loaded)
+    _listening.add(row.name)
 
 
-def _on_duration(event: str, duration: float, **_) -> None:
-    if event == BACKEND_COMPILE_EVENT:
-        for programs in _COUNTING:
-            programs.compiled += 1
-            programs.seconds += duration
+def _on_compiled(seconds: float) -> None:
+    for programs in _COUNTING:
+        programs.compiled += 1
+        programs.seconds += seconds
 
 
-def _on_event(event: str, **_) -> None:
-    if event == CACHE_HIT_EVENT:
-        for programs in _COUNTING:
-            programs.loaded += 1
+def _on_loaded() -> None:
+    for programs in _COUNTING:
+        programs.loaded += 1
 
 
 def compiled_twice() -> int:

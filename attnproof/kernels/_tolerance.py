@@ -96,6 +96,7 @@ import numpy as np
 # the conformance rule's limits, as the checker applies them (``_run``)
 from attnproof.numeric import KERNEL_FLOOR_ULPS as FLOOR_ULPS
 from attnproof.numeric import KERNEL_LIMIT as LIMIT
+from attnproof.numeric import to_numpy
 from attnproof.report.view import format_number
 
 from . import _proved as proved
@@ -308,15 +309,9 @@ def _numpy(array) -> np.ndarray:
         if array.dtype == torch.bool:
             return array.detach().cpu().numpy()
         return array.detach().to(device="cpu", dtype=torch.float64).numpy()
-    if type(array).__module__.startswith("mlx"):
-        import mlx.core as mx
-
-        if array.dtype == mx.bool_:
-            return np.asarray(array)
-        return np.asarray(array.astype(mx.float32 if array.dtype != mx.float64 else
-                                       mx.float64), dtype=np.float64)
-    value = np.asarray(array)
-    return value if value.dtype == bool else value.astype(np.float64)
+    if str(getattr(array, "dtype", "")).rsplit(".", 1)[-1] in ("bool", "bool_"):
+        return np.asarray(array).astype(bool)
+    return to_numpy(array)  # NumPy, JAX and MLX arrays, as the numeric backends read theirs
 
 
 def _dtype_name(array) -> str:

@@ -450,8 +450,8 @@ class Evaluation:
             with self.row.scope(self.device):
                 placed = {k: self.row.place(xp, v, self.dtype, self.device)
                           for k, v in arrays.items()}
-                if self.row.name == "jax":  # one program per shape, not one dispatch per op
-                    value = self._on_jax(expr, sizes, placed)
+                if self.row.stores_executables:  # one program per shape, not one dispatch
+                    value = self._as_one_program(expr, sizes, placed)  # per operation
                 else:
                     value = along_axes(xp, placed, sizes, self.out).eval(expr)
                 # a constant side is a literal of the format: rounded into it once
@@ -459,12 +459,12 @@ class Evaluation:
         placed = {k: v.astype(wider) for k, v in arrays.items()}
         return along_axes(np, placed, sizes, self.out, watch, magnitude).eval(expr)
 
-    def _on_jax(self, expr, sizes: dict, placed: dict):
-        """The as-written evaluation as one JAX program, compiled once per machine
-        (``run_route_program``)."""
+    def _as_one_program(self, expr, sizes: dict, placed: dict):
+        """The as-written evaluation as one program of the backend's, compiled once per
+        machine (``run_route_program``)."""
         shape = tuple(sorted(sizes.items()))
         text = f"as written\n{sp.srepr(expr)}\n{shape}\n{[str(i) for i in self.out]}"
-        jitted = _jax_as_written(expr, shape, tuple(self.out))
+        jitted = _as_written_program(self.row.compile, self.xp, expr, shape, tuple(self.out))
         return run_route_program(f"{self.theorem.name}.as-written", text, jitted, placed,
                                  self.device)
 
@@ -541,19 +541,16 @@ _ONE_INSTANCE = {"": np.zeros(1)}
 
 
 @functools.lru_cache(maxsize=256)
-def _jax_as_written(expr, sizes: tuple, out: tuple):
-    """The as-written evaluation traced once per expression and sizes and compiled by XLA: the
-    same operations in the same order as op by op (each op by op would compile on its own for
-    every new shape). XLA may keep an intermediate in float32 where the format is narrower,
-    which only removes roundings the model counts."""
-    import jax
-    import jax.numpy as jnp
-
-    @jax.jit
+def _as_written_program(compile_with, xp, expr, sizes: tuple, out: tuple):
+    """The as-written evaluation traced once per expression and sizes and compiled by the
+    backend (``compile_with``, its row's ``compile``: XLA's for JAX): the same operations in
+    the same order as op by op (each op by op would compile on its own for every new shape).
+    XLA may keep an intermediate in float32 where the format is narrower, which only removes
+    roundings the model counts."""
     def run(placed):
-        return along_axes(jnp, placed, dict(sizes), list(out), traced=True).eval(expr)
+        return along_axes(xp, placed, dict(sizes), list(out), traced=True).eval(expr)
 
-    return run
+    return compile_with(run)
 
 
 def bound_values(claim, sizes, arrays, unit: float, c_exp: int, theorem,
