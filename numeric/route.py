@@ -13,7 +13,7 @@ from __future__ import annotations
 from . import _evidence as evidence
 from . import _strategies as strategies
 from . import _structured as structured
-from ._backends import Backend, backend, to_numpy
+from ._backends import Backend, backend, is_truth, to_numpy
 from ._backends import _numpy_dtype as numpy_dtype  # NumPy's dtype of a format name
 from ._backends import _numpy_place as numpy_place  # NumPy's place step: a cast, no device
 from ._compiler import compile_expression
@@ -67,6 +67,7 @@ __all__ = [
     "numpy_dtype",
     "numpy_place",
     "to_numpy",
+    "is_truth",
     # draws: Hypothesis strategies, structured patterns, and how much evidence a verdict needs
     "strategies",
     "structured",

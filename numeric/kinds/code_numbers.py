@@ -15,8 +15,7 @@ import numpy as np
 
 from attnproof.symbolic.kinds.code_numbers import FromCode
 
-from .._backends import is_truth
-from ..route import Evidence, Failure, backend, error_ulps, numeric_route, to_numpy
+from ..route import Evidence, Failure, backend, error_ulps, is_truth, numeric_route, to_numpy
 
 
 class Arrays:
