@@ -108,8 +108,9 @@ def unmeasured(long_sums: dict | None, short_sums: dict | None, dtype: str,
         if sums is None or sums["rows"] == 0:
             return "no precision estimate: no row with finite errors"
         if not sums["probe"] > sums["declared"] > 0:
-            return ("no precision estimate: a probe 2 bits coarser errs no more than the "
-                    "declared reference (the output's rounding is every error)")
+            return (f"no precision estimate: a probe {precision.PROBE_BITS} bits coarser errs "
+                    "no more than the declared reference (the output's rounding is every "
+                    "error)")
     return None
 
 

@@ -19,7 +19,7 @@ A kernel packed by *segment ids* (``packed="segment_ids"``: MaxText's and splash
 ``segment_ids``, FlexAttention's document masks) takes the same tokens as a dense batch of one
 (a layout with b) and, for each token, the id of the sequence it lies in: query i keeps key j
 iff their ids are equal. The sequences get increasing ids, consecutive from 1 or with gaps of
-256, 65,536 or 2^24 between neighbours (where ids stored in 8 or 16 bits collide), and slack
+256, 65,536 or 2^24 between neighbours (where ids kept in 8, 16 or 24 bits collide), and slack
 tokens the id 0: under segment ids the padding is a segment of its own, whose tokens attend
 each other, so nothing is promised of their outputs or gradients, and they hold values of the
 inputs' own scale (not NaN: see ``slack_garbage``). Each sequence's outputs must still be its
@@ -261,8 +261,8 @@ def instances(case, dtype: str, compute: str, alignment: str) -> list[Inputs]:
 def cases(kernel):
     """2 to 4 sequences of lengths from the small ladder (n_q = n_k, unless the kernel declares
     how a causal row aligns when they differ), an empty one among them half the time, then 0, 1
-    or 3 slack tokens holding what ``masked_inputs`` lets unused entries hold; causal where the
-    kernel takes the flag, sinks where it takes them; heads grouped where declared."""
+    or 3 slack tokens holding what they may (``slack_garbage``); causal where the kernel takes
+    the flag, sinks where it takes them; heads grouped where declared."""
     apart = lengths_apart(kernel)
     group = (1, 2 if kernel.gqa else 1)
 
