@@ -11,7 +11,7 @@ import numpy as np
 from . import _packed as packed
 from . import _paged as paged
 from . import _windows as windows
-from ._cases import Case
+from ._cases import Case, padding_lengths
 from ._declaration import (
     Kernel,
     Refused,
@@ -271,12 +271,12 @@ def key_lengths(keep: np.ndarray) -> np.ndarray:
     """Each batch element's key length, where ``keep`` is a padding mask (every row of every
     head keeps the keys before its element's length and no other); else the case is one a
     kernel taking lengths cannot be asked (``Refused``)."""
-    lengths = keep[:, 0, 0, :].sum(axis=-1)
+    lengths = padding_lengths(keep)
     padding = np.arange(keep.shape[-1]) < lengths[:, None, None, None]
     if not np.array_equal(keep, np.broadcast_to(padding, keep.shape)):
         raise Refused("the kernel takes key lengths, which say padding only: this mask is "
                       "not a padding mask")
-    return lengths.astype(np.int32)
+    return lengths
 
 
 def with_bias(kernel: Kernel, x: Inputs, case: Case, dtype: str) -> Inputs:

@@ -368,6 +368,12 @@ def fully_masked_rows(keep: np.ndarray) -> np.ndarray:
     return ~np.any(keep, axis=-1)
 
 
+def padding_lengths(keep: np.ndarray) -> np.ndarray:
+    """(b,) int32: each batch element's key length under a padding mask, the keys its first
+    row keeps (a padding mask keeps the same first keys in every row and head)."""
+    return keep[:, 0, 0, :].sum(axis=-1).astype(np.int32)
+
+
 def causal_keep(n_q: int, n_k: int, alignment: str) -> np.ndarray:
     shift = n_k - n_q if alignment == "lower_right" else 0
     return np.arange(n_k)[None, :] <= np.arange(n_q)[:, None] + shift

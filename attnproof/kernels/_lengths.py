@@ -99,19 +99,10 @@ def changed(long_sums: dict | None, short_sums: dict | None, n_long: int, n_shor
 
 def unmeasured(long_sums: dict | None, short_sums: dict | None, dtype: str,
                compute: str) -> str | None:
-    """Why the two lengths' precision cannot be compared, where it cannot: what
-    ``_precision.estimate`` lacks at either."""
-    if not precision.resolvable(dtype, compute):
-        return (f"no precision estimate in {compute} computation (the float64 truth cannot "
-                "tell its precision)")
-    for sums in (long_sums, short_sums):
-        if sums is None or sums["rows"] == 0:
-            return "no precision estimate: no row with finite errors"
-        if not sums["probe"] > sums["declared"] > 0:
-            return (f"no precision estimate: a probe {precision.PROBE_BITS} bits coarser errs "
-                    "no more than the declared reference (the output's rounding is every "
-                    "error)")
-    return None
+    """Why the two lengths' precision cannot be compared, where it cannot: why either gives
+    no estimate (``_precision.unestimable``)."""
+    return precision.unestimable(long_sums, dtype, compute) or \
+        precision.unestimable(short_sums, dtype, compute)
 
 
 def words(change: dict, n_long: int, n_short: int) -> str:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
-from ._cases import CACHES, GARBAGE_ALLOWED, Case
+from ._cases import CACHES, GARBAGE_ALLOWED, Case, padding_lengths
 from ._cases import cases as dense_cases
 from ._packed import SLACK_DEFAULT, slack_values
 from ._shapes import kind
@@ -157,9 +157,7 @@ def arrays(kernel, x, case, dtype: str) -> tuple[np.ndarray, np.ndarray, Paging]
     case's page size (the kernel's first where the case names none), the other slots holding
     the case's garbage (values of the keys' own scale where it names none)."""
     b, kv_heads, n_k, _ = x.k.shape
-    # a padding mask keeps each element's first keys in every row: its length is row 0's count
-    lengths = x.keep[:, 0, 0, :].sum(axis=-1).astype(np.int32) if case.mask == "padding" \
-        else np.full(b, n_k, np.int32)
+    lengths = padding_lengths(x.keep) if case.mask == "padding" else np.full(b, n_k, np.int32)
     size = case.page_size or kernel.page_sizes[case.seed % len(kernel.page_sizes)]
     widest = max(x.k.shape[3], x.v.shape[3])
     layout = paging(lengths, size, case.cache or "tight", kv_heads * widest, case.seed)

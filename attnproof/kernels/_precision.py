@@ -101,12 +101,23 @@ def add(total: dict | None, part: dict | None) -> dict | None:
     return {key: total[key] + part[key] for key in total}
 
 
-def estimate(sums: dict | None, dtype: str, compute: str) -> dict | None:
-    """The precision the kernel behaves like, from the summed relative errors; None where the
-    probe does not err more than the declared reference (nothing to measure the slope by)."""
-    if sums is None or sums["rows"] == 0 or not sums["probe"] > sums["declared"] > 0:
-        return None
+def unestimable(sums: dict | None, dtype: str, compute: str) -> str | None:
+    """Why no precision can be estimated from ``sums``, where none can; None where it can."""
     if not resolvable(dtype, compute):
+        return (f"no precision estimate in {compute} computation (the float64 truth cannot "
+                "tell its precision)")
+    if sums is None or sums["rows"] == 0:
+        return "no precision estimate: no row with finite errors"
+    if not sums["probe"] > sums["declared"] > 0:  # nothing to measure the slope by
+        return (f"no precision estimate: a probe {PROBE_BITS} bits coarser errs no more than "
+                "the declared reference (the output's rounding is every error)")
+    return None
+
+
+def estimate(sums: dict | None, dtype: str, compute: str) -> dict | None:
+    """The precision the kernel behaves like, from the summed relative errors; None where
+    none can be estimated (``unestimable``)."""
+    if unestimable(sums, dtype, compute) is not None:
         return None
     u_d = reference_unit(dtype, compute)
     u_p = unit_roundoff(probe_precision(dtype, compute))
