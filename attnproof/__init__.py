@@ -17,7 +17,7 @@ once more (``tests/packaging/test_type_exports.py`` holds the two to each other)
 import importlib
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .numeric import share_accelerators
 
@@ -131,7 +131,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the language, imported 
     from .symbolic import where as where
 else:  # at run time: imported on first use
 
-    def __getattr__(name: str):
+    def __getattr__(name: str) -> Any:  # any name of the language: a class, function, value
         """The language's names (``attnproof.Theorem``, ``__all__``), imported on first use, so
         that ``attnproof`` itself starts fast and the command can catch an early Ctrl-C.
 
@@ -149,5 +149,5 @@ else:  # at run time: imported on first use
             return value
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-    def __dir__():
+    def __dir__() -> list[str]:
         return sorted({*globals(), *__getattr__("__all__")})

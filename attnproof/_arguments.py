@@ -11,17 +11,22 @@ import difflib
 import importlib.util
 import math
 import os
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from attnproof.numeric import Device, DeviceError, device_kind
 
+if TYPE_CHECKING:
+    from attnproof.numeric import Backend
 
-def closest(value: str, choices) -> str | None:
+
+def closest(value: str, choices: Iterable[str]) -> str | None:
     found = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.5)
     return found[0] if found else None
 
 
-def unknown(what: str, value: str, choices) -> str:
+def unknown(what: str, value: str, choices: Collection[str]) -> str:
     """``unknown dtype 'fp16'; did you mean 'float16'? (choose from float64, ...)``"""
     guess = closest(value, choices)
     hint = f"; did you mean {guess!r}?" if guess else ""
@@ -37,7 +42,8 @@ def unknown_theorem(name: str, known: list[str]) -> str:
     return f"no theorem named {name!r}{hint} ({choices})"
 
 
-def one_of(what: str, choices):
+def one_of(what: str, choices: Iterable[str] | Callable[[], Iterable[str]]
+           ) -> Callable[[str], str]:
     """An argparse ``type`` that accepts only ``choices`` (a sequence, or a function giving one,
     so that the numeric table is read only when the option is used)."""
 
@@ -54,7 +60,7 @@ def one_of(what: str, choices):
 # -- the numeric table: backends, dtypes, device kinds, modes ----------------------------------
 
 
-def _rows():
+def _rows() -> tuple[Backend, ...]:
     from attnproof.numeric import BACKENDS
 
     return BACKENDS
@@ -82,10 +88,12 @@ def device(value: str) -> str:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def nothing_selected(backends, dtypes, devices, modes) -> str | None:
+def nothing_selected(backends: Collection[str] | None, dtypes: Collection[str] | None,
+                     devices: Collection[str] | None,
+                     modes: Collection[str] | None) -> str | None:
     """Why no row of the numeric table matches the filters together, or None if one does."""
 
-    def allowed(chosen, value):
+    def allowed(chosen: Collection[str] | None, value: str) -> bool:
         return chosen is None or value in chosen
 
     kinds = None if devices is None else {device_kind(d) for d in devices}
@@ -102,7 +110,7 @@ def nothing_selected(backends, dtypes, devices, modes) -> str | None:
             "(see numeric/_backends.py)")
 
 
-def uninstalled(backends) -> str | None:
+def uninstalled(backends: Collection[str] | None) -> str | None:
     """Why none of the chosen backends can run here (none installed), or None."""
     if not backends:
         return None

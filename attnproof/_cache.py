@@ -24,11 +24,16 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import sympy as sp
 
 from .numeric import cache_directory, cache_folder_name, write_atomically
 from .symbolic import ProofResult
+
+if TYPE_CHECKING:
+    from .report import Report
+    from .symbolic import Theorem
 
 # statuses worth keeping: the others (timeout, error) depend on the machine or on a bug
 LASTING_STATUSES = ("proved", "proved-bounded", "refuted", "not-proved", "lemmas-proved")
@@ -37,7 +42,7 @@ LASTING_STATUSES = ("proved", "proved-bounded", "refuted", "not-proved", "lemmas
 # -- keys -----------------------------------------------------------------------------------------
 
 
-def prover_version(theorem) -> str:
+def prover_version(theorem: Theorem) -> str:
     """A digest of the prover source that can decide ``theorem``, and of SymPy's version.
 
     That source is the prover's core (every module of ``symbolic`` outside ``kinds/``) and the
@@ -61,7 +66,7 @@ def _core_files() -> tuple[Path, ...]:
                  if path.parent != kinds or path.name == "__init__.py")
 
 
-def _kind_files(theorem) -> tuple[Path, ...]:
+def _kind_files(theorem: Theorem) -> tuple[Path, ...]:
     kinds = _symbolic_root() / "kinds"
     statement = [theorem.claim, theorem.lemmas, theorem.definitions, theorem.inputs,
                  theorem.given]
@@ -73,7 +78,7 @@ def _kind_files(theorem) -> tuple[Path, ...]:
 KINDS_PACKAGE = "attnproof.symbolic.kinds."
 
 
-def _modules_in(value, seen=None) -> set[str]:
+def _modules_in(value: object, seen: set[int] | None = None) -> set[str]:
     """The modules defining the types of ``value`` and of everything inside it: dataclass
     fields, sequences, mappings and every node of a SymPy expression."""
     seen = set() if seen is None else seen
@@ -127,7 +132,7 @@ def _digest_of_files(paths: tuple[Path, ...]) -> str:
     return digest.hexdigest()[:16]
 
 
-def statement_key(theorem, time_limit: float) -> str:
+def statement_key(theorem: Theorem, time_limit: float) -> str:
     """The key of a proof: the statement as SymPy sees it, the time limit, the prover."""
     parts = [
         canonical(theorem.claim),
@@ -144,7 +149,7 @@ def statement_key(theorem, time_limit: float) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def canonical(value) -> str:
+def canonical(value: object) -> str:
     """A text that changes whenever ``value`` does: ``srepr`` for SymPy objects, field by field
     for dataclasses (domains, dimensions, inputs, definitions, claims)."""
     if isinstance(value, sp.Basic):
@@ -168,7 +173,7 @@ def canonical(value) -> str:
 class ProofCache:
     """Proof results as JSON files ``proofs/<theorem>/<key>.json``, each with its digest."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path) -> None:
         self.root = Path(root) / "proofs"
 
     def get(self, name: str, key: str) -> dict | None:
@@ -200,11 +205,12 @@ class ProofCache:
         return self.root / cache_folder_name(name) / f"{key}.json"
 
 
-def _digest(value) -> str:
+def _digest(value: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
 
 
-def cached_proof(theorem, time_limit: float, prove: Callable[[], ProofResult]) -> ProofResult:
+def cached_proof(theorem: Theorem, time_limit: float,
+                 prove: Callable[[], ProofResult]) -> ProofResult:
     """The prover's result for ``theorem``: from the cache when its statement and the prover are
     unchanged, else computed by ``prove()`` (and stored if its status lasts). What is stored is
     the prover's own record, so a change in how results are reported never meets an old entry."""
@@ -275,13 +281,13 @@ class ValidResults:
     same bytes read again are not checked again. Nothing else is trusted: a changed file or
     schema has another digest and is checked, and a memo that cannot be read is empty."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         directory = cache_directory()
         self._path = directory / VALID_RESULTS_NAME if directory else None
         self._known = self._read()
         self._added = False
 
-    def load(self, path: Path):
+    def load(self, path: Path) -> Report:
         """``load_results(path)``, checked unless its bytes were valid before."""
         from .report import load_results
 

@@ -13,7 +13,9 @@ import argparse
 import shutil
 import sys
 import tempfile
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from attnproof import symbolic
 from attnproof.numeric import disable_caches, profile_timeout, time_log
@@ -54,18 +56,27 @@ from .report import (
 )
 from .report import document as doc
 
+if TYPE_CHECKING:
+    from ._machine import RunDevices
+    from ._runner import NumericApi
+    from .report import TheoremResult
+    from .symbolic import Theorem
 
-def _catalog_alone(args) -> bool:
+    # what ``list`` and ``show`` read: each results file and its report (``_runs``)
+    Runs = Sequence[tuple[Path, Report]]
+
+
+def _catalog_alone(args: argparse.Namespace) -> bool:
     """Whether the arguments name the built-in catalog and no other theorem file."""
     return not args.no_catalog and not args.theorems
 
 
-def _directories(args) -> list[Path]:
+def _directories(args: argparse.Namespace) -> list[Path]:
     catalog = [] if args.no_catalog else [symbolic.CATALOG_DIR]
     return catalog + list(args.theorems)
 
 
-def _discover(args, render: bool = False) -> symbolic.Catalog:
+def _discover(args: argparse.Namespace, render: bool = False) -> symbolic.Catalog:
     """The theorems the arguments name; a usage error when they name none at all.
 
     A user's files are loaded in a worker process (``_sandbox``), with ``--timeout`` seconds
@@ -90,7 +101,7 @@ def _discover(args, render: bool = False) -> symbolic.Catalog:
     return catalog
 
 
-def _catalog_files_named(args) -> symbolic.Catalog | None:
+def _catalog_files_named(args: argparse.Namespace) -> symbolic.Catalog | None:
     """For theorems of the built-in catalog named by ``--theorem``: only the files that declare
     them, found by the catalog's index (loading every file builds every statement: seconds).
     None where the index cannot answer (no index yet or a stale one, ``--no-cache``, other
@@ -101,13 +112,13 @@ def _catalog_files_named(args) -> symbolic.Catalog | None:
     return _index.catalog_declaring(args.theorem)
 
 
-def _load_timeout(args) -> float:
+def _load_timeout(args: argparse.Namespace) -> float:
     """Seconds a theorem file may take to load: ``--timeout``, else (``prove``) the profile's
     limit for a theorem."""
     return args.timeout if args.timeout is not None else profile_timeout(args.profile)
 
 
-def _check_names(names, catalog: symbolic.Catalog) -> None:
+def _check_names(names: Iterable[str] | None, catalog: symbolic.Catalog) -> None:
     known = [t.name for t in catalog.theorems] + [e.theorem for e in catalog.errors if e.theorem]
     for name in names or ():
         if name not in known:
@@ -117,7 +128,7 @@ def _check_names(names, catalog: symbolic.Catalog) -> None:
 # -- prove ---------------------------------------------------------------------------------------
 
 
-def prove_command(args) -> int:
+def prove_command(args: argparse.Namespace) -> int:
     if args.time_limit is None:  # the parser leaves the prover's default to be read here
         args.time_limit = PROOF_TIME_LIMIT
     _check_numeric_filters(args)
@@ -156,7 +167,8 @@ def prove_command(args) -> int:
         return _exit_code_after_saving(report, written, args, destination, stopped, stops)
 
 
-def _check_theorems(args, catalog, jobs, progress: Progress,
+def _check_theorems(args: argparse.Namespace, catalog: symbolic.Catalog, jobs: int | None,
+                    progress: Progress,
                     journal: Journal) -> tuple[Report, int | None, int | None]:
     """The run's report; the signal that stopped the checks, or None; and the signal that came
     after the last theorem had finished, or None: it stopped nothing, and is taken as one that
@@ -182,7 +194,7 @@ def _check_theorems(args, catalog, jobs, progress: Progress,
     return report, None, None
 
 
-def _open_journal(args, out: Path) -> Journal:
+def _open_journal(args: argparse.Namespace, out: Path) -> Journal:
     """This run's journal, beside its results (see ``_journal``), having taken over those of
     earlier runs with the same options that did not finish; ``--no-cache`` takes over none."""
     options = {"profile": args.profile, "backends": args.backend, "dtypes": args.dtype,
@@ -213,7 +225,8 @@ def _end_journal(journal: Journal, stopped: int | None) -> None:
               "the same options recovers them", file=sys.stderr)
 
 
-def _save(report: Report, args, out: Path, stopped: int | None, stops: Stops) -> Written:
+def _save(report: Report, args: argparse.Namespace, out: Path, stopped: int | None,
+          stops: Stops) -> Written:
     """Write the results, then the reports, and say what was written (and kept, if a signal
     stopped the run: ``stopped``)."""
     written = _write(report, args, out, stops)
@@ -226,12 +239,12 @@ def _save(report: Report, args, out: Path, stopped: int | None, stops: Stops) ->
     return written
 
 
-def _exit_code_after_saving(report: Report, written: Written, args, out: Path,
+def _exit_code_after_saving(report: Report, written: Written, args: argparse.Namespace, out: Path,
                             stopped: int | None, stops: Stops) -> int:
     """The exit code, the work saved: a signal's if one stopped the run (``stopped``) or came
     after the last theorem (``stops``, which then says in one line what it left)."""
     if stops.received:
-        print(f"attnproof: {_kept(written, out, stops.first)}", file=sys.stderr)
+        print(f"attnproof: {_kept(written, out, stops.received[0])}", file=sys.stderr)
     signal_number = stopped or stops.first
     if signal_number is not None:
         return EXIT_BY_SIGNAL.get(signal_number, EXIT_INTERRUPTED)
@@ -252,7 +265,7 @@ def _kept(written: Written, out: Path, signal_number: int) -> str:
     return f"{how} after the reports were written; the report set in {out} is complete"
 
 
-def replay_command(args) -> int:
+def replay_command(args: argparse.Namespace) -> int:
     """``attnproof replay``, its values checked first like those of ``prove``; with
     ``--kernel``, one case of the kernel checker (the same command for every counterexample)."""
     if args.kernel is not None or args.case is not None:
@@ -277,7 +290,7 @@ def replay_command(args) -> int:
         raise UsageError(f"cannot replay {args.theorem}: {error}") from None
 
 
-def _replay_kernel_case(args) -> int:
+def _replay_kernel_case(args: argparse.Namespace) -> int:
     """``attnproof replay PROPERTY --kernel SPEC --dtype D --device X --case JSON``: the kernel
     checker's replay, which checks the kernel, property, device and case itself."""
     from .kernels import cli as kernels_cli
@@ -297,7 +310,7 @@ def _replay_kernel_case(args) -> int:
         case=args.case))
 
 
-def _check_numeric_filters(args) -> None:
+def _check_numeric_filters(args: argparse.Namespace) -> None:
     filters = (args.backend, args.dtype, args.device, args.mode)
     if args.symbolic_only and any(filters):
         raise UsageError("--backend, --dtype, --device and --mode choose numeric checks; "
@@ -308,7 +321,7 @@ def _check_numeric_filters(args) -> None:
         raise UsageError(problem)
 
 
-def _run_devices(args):
+def _run_devices(args: argparse.Namespace) -> RunDevices | None:
     """The devices this run checks on (None with --symbolic-only): a device word that names
     no device present is a usage error naming those present. A backend that cannot start here
     is said in one line and left out; when it is every backend asked for, nothing is run."""
@@ -327,7 +340,8 @@ def _run_devices(args):
         raise UsageError(str(error)) from None
 
 
-def _leave_out_backends_that_cannot_start(api, chosen) -> None:
+def _leave_out_backends_that_cannot_start(api: NumericApi,
+                                          chosen: Collection[str] | None) -> None:
     """One line for each backend the run would use that cannot start here (a ``JAX_PLATFORMS``
     this machine cannot serve, say); a usage error when no backend asked for can start."""
     failed = {name: reason for name, reason in api.backends_that_cannot_start().items()
@@ -339,7 +353,8 @@ def _leave_out_backends_that_cannot_start(api, chosen) -> None:
               file=sys.stderr)
 
 
-def _destinations(args, where=None) -> tuple[Path, Path]:
+def _destinations(args: argparse.Namespace,
+                  where: RunDevices | None = None) -> tuple[Path, Path]:
     """Where the report goes when the run completes, and when it is interrupted.
 
     Only a complete run of the whole catalog, with every check, replaces ``reports/``;
@@ -351,13 +366,13 @@ def _destinations(args, where=None) -> tuple[Path, Path]:
         return args.out, args.out
     base = REPORTS
     if where is not None and where.folder() is not None:
-        base = REPORTS / where.folder()
+        base = REPORTS / cast(str, where.folder())  # not None, just checked: folder() is pure
     whole = not (args.no_catalog or args.theorems or args.theorem or args.symbolic_only
                  or any((args.backend, args.dtype, args.device, args.mode)))
     return (base if whole else base / "partial"), base / "partial"
 
 
-def _write(report: Report, args, out: Path, stops: Stops) -> Written:
+def _write(report: Report, args: argparse.Namespace, out: Path, stops: Stops) -> Written:
     """Write the report set; if the file system refuses after all (a full disk, permissions
     changed during the run), or a signal came before the results were written, the results
     are saved in a fresh temporary directory instead."""
@@ -383,7 +398,7 @@ def _rescue(report: Report) -> Path:
     return rescue
 
 
-def _exit_code(report: Report, written: Written, args) -> int:
+def _exit_code(report: Report, written: Written, args: argparse.Namespace) -> int:
     if written.failures:
         return EXIT_OUTPUT
     if not report.ok:
@@ -393,7 +408,7 @@ def _exit_code(report: Report, written: Written, args) -> int:
     return EXIT_OK
 
 
-def _numeric_filter_matched_nothing(report: Report, args) -> bool:
+def _numeric_filter_matched_nothing(report: Report, args: argparse.Namespace) -> bool:
     filters = (args.backend, args.dtype, args.device, args.mode)
     if not any(filters) or any(t.numeric for t in report.theorems):
         return False
@@ -404,7 +419,8 @@ def _numeric_filter_matched_nothing(report: Report, args) -> bool:
     return True
 
 
-def _print_summary(report: Report, written: Written, out: Path, args) -> None:
+def _print_summary(report: Report, written: Written, out: Path,
+                   args: argparse.Namespace) -> None:
     counts = [f"{n} {s}" for s, n in view.status_counts(report)]
     as_expected = sum(t.ok for t in report.theorems)
     errors = _error_lines(report)
@@ -432,7 +448,8 @@ def _error_lines(report: Report) -> list[str]:
     return lines
 
 
-def _print_written(written: Written, out: Path | None = None, args=None) -> None:
+def _print_written(written: Written, out: Path | None = None,
+                   args: argparse.Namespace | None = None) -> None:
     print("wrote " + ", ".join(str(p) for p in written.paths))
     if args is not None and args.out is None and out == PARTIAL.absolute():
         # a catalog report to leave unchanged is there only once the whole catalog has run
@@ -450,7 +467,7 @@ def _print_written(written: Written, out: Path | None = None, args=None) -> None
 # -- report --------------------------------------------------------------------------------------
 
 
-def report_command(args) -> int:
+def report_command(args: argparse.Namespace) -> int:
     report = _read(args.json)
     if report is None:
         return EXIT_USAGE
@@ -487,7 +504,7 @@ def _complain(message: str) -> None:
 # -- list ----------------------------------------------------------------------------------------
 
 
-def list_command(args) -> int:
+def list_command(args: argparse.Namespace) -> int:
     runs = _runs(args.json)
     if runs is None:
         return EXIT_USAGE
@@ -508,7 +525,7 @@ def list_command(args) -> int:
     return EXIT_NOT_OK if errors else EXIT_OK
 
 
-def _declared(args) -> tuple[list[tuple[str, str, str]], list[str]]:
+def _declared(args: argparse.Namespace) -> tuple[list[tuple[str, str, str]], list[str]]:
     """(name, source, expectation) of each theorem the arguments name, and the errors of their
     files: the catalog's from its index (``_index``: no statement is built), any other
     directory's loaded."""
@@ -543,17 +560,17 @@ def _runs(json_path: Path) -> list[tuple[Path, Report]] | None:
     return runs
 
 
-def _latest_results(runs) -> dict:
+def _latest_results(runs: Runs) -> dict[str, TheoremResult]:
     """Each theorem's result in the first of ``runs`` that checked it (the order ``show``
     reads them in), by name."""
-    latest: dict = {}
+    latest: dict[str, TheoremResult] = {}
     for _, report in runs:
         for t in report.theorems:
             latest.setdefault(t.name, t)
     return latest
 
 
-def _fitted(rows: list[tuple[str, ...]], titles: tuple[str, ...],
+def _fitted(rows: Sequence[tuple[str, ...]], titles: tuple[str, ...],
             column: int) -> list[tuple[str, ...]]:
     """``rows`` with the text of ``column`` (the long one) cut with an ellipsis so that each
     row, padded under ``titles`` two spaces apart, fits the terminal's width."""
@@ -572,12 +589,13 @@ def _cut(text: str, room: int) -> str:
 # -- show ----------------------------------------------------------------------------------------
 
 
-def show_command(args) -> int:
+def show_command(args: argparse.Namespace) -> int:
     runs = _runs(args.json)
     if runs is None:
         return EXIT_USAGE
     report, results = _run_with(args.name, runs, args.json)
     if args.name in results:
+        assert report is not None  # results are a report's: empty without one
         fixes = view.corrections(report).get(args.name, [])
         print(terminal.section(doc.theorem_section(results[args.name], fixes)))
         return EXIT_OK
@@ -592,7 +610,8 @@ def show_command(args) -> int:
     return EXIT_OK
 
 
-def _run_with(name: str, runs, asked: Path):
+def _run_with(name: str, runs: Runs,
+              asked: Path) -> tuple[Report | None, dict[str, TheoremResult]]:
     """The first of ``runs`` that checked ``name`` and its results by name, said on the
     terminal when it is not the results asked for (a run of a subset or of one's own files
     writes reports/partial/, a GPU run reports/gpu/); else the first run's, or none."""
@@ -606,7 +625,7 @@ def _run_with(name: str, runs, asked: Path):
     return first, ({t.name: t for t in first.theorems} if first else {})
 
 
-def _show_declaration(theorem, json_path: Path) -> None:
+def _show_declaration(theorem: Theorem | sandbox.DeclaredTheorem, json_path: Path) -> None:
     if isinstance(theorem, sandbox.DeclaredTheorem):  # loaded and rendered in a worker
         fields = {**declaration(theorem), **(theorem.rendered or {})}
     else:

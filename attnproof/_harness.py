@@ -11,6 +11,8 @@ controller can write the same report as ``attnproof prove`` (``reports/pytest/``
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import pytest
 
@@ -19,6 +21,28 @@ from ._cache import cached_proof
 from .numeric import NumericStatus
 from .report import unstable_format_name
 from .symbolic import PROOF_TIME_LIMIT, ProofResult, ProofStatus, Theorem, discover, prove
+
+if TYPE_CHECKING:
+    from os import PathLike
+
+    from ._workers import ConfigurationNames
+    from .kernels._harness import Loaded
+    from .numeric import NumericRecord
+    from .symbolic import Catalog
+
+# pytest's ``record_property`` fixture: ``record_property(name, value)``
+RecordProperty = Callable[[str, object], None]
+
+
+class Configured(Protocol):
+    """What is set on pytest's ``Config``, which declares none of it: by the plugin's
+    ``pytest_configure`` the theorems and the kernels the session checks (None when it names
+    none), and by xdist, on a worker, what the worker sends its controller at the end."""
+
+    attnproof_catalog: Catalog | None
+    attnproof_kernels: Loaded | None
+    workeroutput: dict[str, Any]
+
 
 # formats in which every false claim of the catalog and the planted variants is refuted
 # (scripts/calibrate.py shows the margins); float16 and bfloat16 may answer "not-decisive"
@@ -35,7 +59,7 @@ def profile_name(chosen: str | None = None) -> str:
     return numeric.profile(chosen).name
 
 
-def on_devices(device: str, devices) -> bool:
+def on_devices(device: str, devices: Iterable[str] | None) -> bool:
     """Whether ``device`` is one of ``devices`` (names as ``attnproof prove --device`` takes
     them: a kind such as ``gpu`` matches every device of that kind, ``gpu:1`` one device)."""
     if not devices:
@@ -45,17 +69,18 @@ def on_devices(device: str, devices) -> bool:
     return bool(selected_devices([device], devices))  # the rule of `attnproof prove --device`
 
 
-def configurations(theorem, profile: str | None = None,
-                   devices=None) -> list[tuple[str, str, str, str]]:
+def configurations(theorem: Theorem, profile: str | None = None,
+                   devices: Iterable[str] | None = None) -> list[ConfigurationNames]:
     """The (backend, dtype, device, mode) configurations of ``theorem`` that ``attnproof prove
     --profile PROFILE`` checks here: the function its runner calls, with the profile choosing the
     modes (each backend's default mode, or every mode for a profile that runs them), kept to
     ``devices`` when given."""
     found = numeric.available_configurations(theorem, profile=profile_name(profile))
-    return [tuple(c) for c in found if on_devices(c[2], devices)]
+    # a ``Configuration`` is a NamedTuple of exactly these four names
+    return [cast("ConfigurationNames", tuple(c)) for c in found if on_devices(c[2], devices)]
 
 
-def selection(config=None) -> tuple[str, tuple[str, ...] | None]:
+def selection(config: pytest.Config | None = None) -> tuple[str, tuple[str, ...] | None]:
     """The profile and devices a pytest session asks for (``--attnproof-profile``,
     ``--attnproof-device``; the defaults without a config or without the plugin)."""
     chosen = config.getoption("attnproof_profile", None) if config is not None else None
@@ -63,7 +88,8 @@ def selection(config=None) -> tuple[str, tuple[str, ...] | None]:
     return profile_name(chosen), (tuple(devices) if devices else None)
 
 
-def numeric_cases(theorems, config=None) -> list:
+def numeric_cases(theorems: Iterable[Theorem], config: pytest.Config | None = None
+                  ) -> list[pytest.ParameterSet]:
     """One pytest case per theorem and configuration, for the session's ``selection``."""
     profile, devices = selection(config)
     return [pytest.param(theorem, backend, dtype, device, mode,
@@ -78,7 +104,7 @@ def proof_of(theorem: Theorem) -> ProofResult:
     return cached_proof(theorem, PROOF_TIME_LIMIT, lambda: prove(theorem, PROOF_TIME_LIMIT))
 
 
-def check_symbolic(theorem: Theorem, record_property=None) -> None:
+def check_symbolic(theorem: Theorem, record_property: RecordProperty | None = None) -> None:
     """The symbolic route must not err, and must agree with the theorem's ``expect``."""
     result = proof_of(theorem)
     if record_property is not None:
@@ -94,7 +120,8 @@ def check_symbolic(theorem: Theorem, record_property=None) -> None:
 
 
 def check_numeric(theorem: Theorem, backend: str, dtype: str, device: str, mode: str,
-                  record_property=None, profile: str | None = None) -> None:
+                  record_property: RecordProperty | None = None,
+                  profile: str | None = None) -> None:
     """One numeric record, searched as hard as ``profile`` says (default: ``profile_name``),
     must agree with the theorem's ``expect`` (skipped where the configuration cannot run
     here). A record of another mode (eager JAX under the thorough profile) is judged as any
@@ -105,14 +132,15 @@ def check_numeric(theorem: Theorem, backend: str, dtype: str, device: str, mode:
         record_property("attnproof.numeric",
                         json.dumps({"theorem": theorem.name, **record.to_json()}))
     if record.status == NumericStatus.SKIPPED:
-        pytest.skip(record.reason)
+        # pytest's stub asks a str, but ``Skipped`` takes None too: a record skipped unexplained
+        pytest.skip(record.reason)  # type: ignore[arg-type]
     _require(record.status != NumericStatus.ERROR, f"the check erred: {record.reason}")
     if getattr(theorem.claim, "measures_rounding", True):
         assert record.max_error_ulps is not None and record.max_error_bits is not None
     if theorem.expect == "holds":
         # a lower format may lack the instances to pass (a record needs a stated minimum of
         # decided ones); truth in float64 may not
-        allowed = ((NumericStatus.PASSED,) if record.decides_truth
+        allowed: tuple[NumericStatus, ...] = ((NumericStatus.PASSED,) if record.decides_truth
                    else (NumericStatus.PASSED, NumericStatus.TOO_FEW))
         declared = unstable_format_name(backend, dtype) in theorem.unstable_in
         if declared and not record.decides_truth and not record.refutes:  # and shown
@@ -136,7 +164,7 @@ def _require(agrees: bool, message: str) -> None:
         pytest.fail(message, pytrace=False)
 
 
-def explain(record) -> str:
+def explain(record: NumericRecord) -> str:
     parts = [f"status {record.status}"]
     if record.counterexample:
         parts.append(f"counterexample {record.counterexample}")
@@ -150,8 +178,11 @@ def explain(record) -> str:
 # -- the generic test, parametrized by the plugin's configuration -------------------------------
 
 
-def pytest_generate_tests(metafunc) -> None:
-    theorems = metafunc.config.attnproof_catalog.theorems
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    # set by the plugin's ``pytest_configure``: this module is collected only when it is not None
+    catalog = cast("Configured", metafunc.config).attnproof_catalog
+    assert catalog is not None  # as above: the plugin adds this module only for a catalog
+    theorems = catalog.theorems
     if metafunc.function is test_symbolic:
         metafunc.parametrize("theorem", theorems, ids=lambda t: t.name)
     elif metafunc.function is test_numeric:
@@ -159,22 +190,25 @@ def pytest_generate_tests(metafunc) -> None:
                              numeric_cases(theorems, metafunc.config))
 
 
-def test_symbolic(theorem, record_property):
+def test_symbolic(theorem: Theorem, record_property: RecordProperty) -> None:
     check_symbolic(theorem, record_property)
 
 
-def test_numeric(theorem, backend, dtype, device, mode, record_property, request):
+def test_numeric(theorem: Theorem, backend: str, dtype: str, device: str, mode: str,
+                 record_property: RecordProperty, request: pytest.FixtureRequest) -> None:
     profile, _ = selection(request.config)
     check_numeric(theorem, backend, dtype, device, mode, record_property, profile)
 
 
-def load(directories, include_catalog: bool):
+def load(directories: Iterable[str | PathLike[str]], include_catalog: bool) -> Catalog:
     """The theorems the plugin runs: the user's directories, the catalog if asked for."""
     from .symbolic import CATALOG_DIR
 
     return discover(([CATALOG_DIR] if include_catalog else []) + list(directories))
 
 
-def test_theorem_files_load(request):
-    errors = request.config.attnproof_catalog.errors
+def test_theorem_files_load(request: pytest.FixtureRequest) -> None:
+    catalog = cast("Configured", request.config).attnproof_catalog
+    assert catalog is not None  # the plugin adds this module only for a catalog
+    errors = catalog.errors
     _require(not errors, "\n".join(error.message for error in errors))

@@ -19,7 +19,10 @@ import sys
 import sysconfig
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 Loaded = TypeVar("Loaded")
 
@@ -44,7 +47,7 @@ def _environment_roots() -> tuple[Path, ...]:
     return tuple({Path(folder).resolve() for folder in folders}) + checker_roots()
 
 
-def outside_file(module) -> str | None:
+def outside_file(module: ModuleType | None) -> str | None:
     """The file ``module`` was loaded from, where that lies outside the environment; None for
     one inside it, and for a module without a file (built in, a namespace package)."""
     file = getattr(module, "__file__", None)
@@ -74,7 +77,7 @@ class ImportRecorder:
             sys.modules.pop(name, None)
         before = set(sys.modules)
         loaded = load()
-        files = set()
+        files: set[str] = set()
         for name in set(sys.modules) - before:
             file = outside_file(sys.modules.get(name))
             if file is not None:

@@ -21,11 +21,13 @@ import json
 import platform
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .numeric import cache_directory, write_atomically
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from attnproof.symbolic import Catalog
 
 INDEX_NAME = "catalog-index.json"
@@ -62,7 +64,7 @@ def catalog_index() -> CatalogIndex:
     return _from_catalog(catalog)
 
 
-def catalog_declaring(names) -> Catalog | None:
+def catalog_declaring(names: Collection[str]) -> Catalog | None:
     """The catalog reduced to the files that declare ``names``, loaded alone, with every load
     error of the whole catalog as the index records them; None where no index matches the
     sources or it does not list every name (the caller then loads the whole catalog).
@@ -85,7 +87,7 @@ def catalog_declaring(names) -> Catalog | None:
                    tuple(LoadError(e["path"], e["message"], e["theorem"]) for e in index.errors))
 
 
-def load_catalog():
+def load_catalog() -> Catalog:
     """The catalog directory's theorems, loaded alone (every statement built: seconds)."""
     from attnproof import symbolic
 
@@ -113,7 +115,7 @@ def read_index() -> CatalogIndex | None:
         return None
 
 
-def remember(catalog) -> None:
+def remember(catalog: Catalog) -> None:
     """Store the index of ``catalog``, the catalog directory's theorems loaded alone."""
     path = _path()
     if path is None:
@@ -126,7 +128,7 @@ def remember(catalog) -> None:
         write_atomically(path, json.dumps({"digest": _digest(content), "content": content}))
 
 
-def _from_catalog(catalog) -> CatalogIndex:
+def _from_catalog(catalog: Catalog) -> CatalogIndex:
     from .report import declaration
 
     return CatalogIndex(
@@ -160,5 +162,5 @@ def _path() -> Path | None:
     return None if directory is None else directory / INDEX_NAME
 
 
-def _digest(content) -> str:
+def _digest(content: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()

@@ -51,12 +51,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING, cast
 
 from ._cache import _with_imports, statement_key
 from ._imports import checker_roots
 from .report import TheoremResult, now_iso
 from .symbolic import CATALOG_DIR
+
+if TYPE_CHECKING:
+    from ._sandbox import DeclaredTheorem
+    from .symbolic import Theorem
+
+    # a theorem of the catalog loaded here, or one of a user's file loaded in a worker
+    AnyTheorem = Theorem | DeclaredTheorem
 
 # 2: one journal per run, each theorem keyed by the modules its file imported
 JOURNAL_VERSION = 2
@@ -108,7 +115,7 @@ class Journal:
         journal._start(results)
         return journal
 
-    def recover(self, theorem, time_limit: float) -> TheoremResult | None:
+    def recover(self, theorem: AnyTheorem, time_limit: float) -> TheoremResult | None:
         """``theorem``'s recorded result, if it still stands (the newest earlier run's first).
 
         Every theorem asked about is one this run settles: once it completes, its own result
@@ -129,7 +136,7 @@ class Journal:
         runs = list(self.recovered_from.values())
         return [(run, runs.count(run)) for run in self.earlier if run in runs]
 
-    def record(self, theorem, time_limit: float, result: TheoremResult) -> None:
+    def record(self, theorem: AnyTheorem, time_limit: float, result: TheoremResult) -> None:
         """Append ``result``; a journal that cannot be written costs only its protection, and a
         theorem that cannot be keyed is not recorded (nothing could tell its result stands)."""
         key = self._key(theorem, time_limit)
@@ -154,7 +161,7 @@ class Journal:
         self._close_own()
         self._release_earlier()
 
-    def _key(self, theorem, time_limit: float) -> str | None:
+    def _key(self, theorem: AnyTheorem, time_limit: float) -> str | None:
         """``theorem``'s key, taken once, when the run asks for its recorded result: a file
         edited while the run checks it keys the result by its former bytes, so the next run
         checks it again rather than trust a result of code it may not have run."""
@@ -231,7 +238,7 @@ def file_digest(path: str) -> str | None:
         return None
 
 
-def theorem_key(theorem, time_limit: float,
+def theorem_key(theorem: AnyTheorem, time_limit: float,
                 digest_of: Callable[[str], str | None] = file_digest) -> str | None:
     """The key of one theorem's result, or None where nothing could tell that it stands.
 
@@ -246,7 +253,8 @@ def theorem_key(theorem, time_limit: float,
         return None
     digest = hashlib.sha256(f"{theorem.name}\n{theorem.origin}\n{time_limit!r}\n".encode())
     if hasattr(theorem, "claim"):
-        digest.update(statement_key(theorem, time_limit).encode())
+        # a statement of its own: a Theorem, which mypy's hasattr does not narrow the union to
+        digest.update(statement_key(cast("Theorem", theorem), time_limit).encode())
     for path in files:
         content = digest_of(path)
         if content is None:
@@ -255,7 +263,7 @@ def theorem_key(theorem, time_limit: float,
     return digest.hexdigest()
 
 
-def _files_behind(theorem) -> list[str] | None:
+def _files_behind(theorem: AnyTheorem) -> list[str] | None:
     """The files that hold ``theorem``'s statement and code: its own file and what that
     imported as it loaded in a worker (``_sandbox``); for the catalog's, its file and the
     modules of its folder it imports (``from . import ...``, the only way it imports any).

@@ -14,7 +14,9 @@ import importlib.metadata
 import json
 import os
 import platform
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from attnproof.numeric import (
     ACCELERATORS,
@@ -24,6 +26,11 @@ from attnproof.numeric import (
     missing_devices,
     selected_devices,
 )
+
+if TYPE_CHECKING:
+    import argparse
+
+    from ._workers import ConfigurationNames
 
 # workers that may share one accelerator in a `prove` run (each holds a context and its own
 # memory on it); measured on one H200: 12 workers ran the catalog in 83 s with on-demand memory
@@ -54,7 +61,7 @@ class Framework:
     devices: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "role": self.role, "version": self.version,
                 "modes": list(self.modes),
                 "devices": {name: {"description": what, "dtypes": list(dtypes)}
@@ -99,13 +106,14 @@ def _torch() -> Framework:
     return entry
 
 
-def _absent_kinds(name: str, dtypes_by_kind, present) -> list[str]:
+def _absent_kinds(name: str, dtypes_by_kind: Mapping[str, tuple[str, ...]],
+                  present: Iterable[str]) -> list[str]:
     kinds = {Device.parse(device).kind for device in present}
     return [f"no {kind}: {_HOW_TO_GET.get(name, {}).get(kind, 'none found here')}"
             for kind in dtypes_by_kind if kind in ACCELERATORS and kind not in kinds]
 
 
-def _describe(native, kind: str) -> str:
+def _describe(native: object, kind: str) -> str:  # native: a framework's own device object
     if kind == "cpu":
         return _host()
     return str(getattr(native, "device_kind", None) or native)
@@ -154,7 +162,7 @@ def render(frameworks: list[Framework], kernels: dict[str, list[str]]) -> str:
     return "\n".join(lines)
 
 
-def devices_command(args) -> int:
+def devices_command(args: argparse.Namespace) -> int:
     """``attnproof devices``: what this machine can run."""
     frameworks = survey()
     kernels = library_kernels_by_device()
@@ -200,7 +208,9 @@ class RunDevices:
         return line
 
 
-def run_devices(configurations, backends=None, devices=None) -> RunDevices:
+def run_devices(configurations: Iterable[ConfigurationNames],
+                backends: Collection[str] | None = None,
+                devices: Collection[str] | None = None) -> RunDevices:
     """The devices present (read from every configuration that can run here) and those a run
     with these filters uses; a device word that names none present raises DeviceError naming
     the devices present."""

@@ -13,7 +13,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any, TypeVar, overload
 
 from . import __version__
 from . import _arguments as arguments
@@ -27,6 +29,12 @@ DEFAULT_JSON = REPORTS / "results.json"
 # Seconds a file of --theorems may take to load for `list` and `show` (which check nothing, so
 # have no profile); loading a file takes well under a second.
 LOAD_TIMEOUT = 60.0
+
+# what a command runs: ``command(args)``, the exit code
+CommandFunction = Callable[[argparse.Namespace], int]
+# what adds a command's options to its parser, or shows its defaults in its help
+OnParser = Callable[[argparse.ArgumentParser], None]
+_N = TypeVar("_N")
 
 
 class UsageError(Exception):
@@ -47,7 +55,8 @@ class _Command(argparse.ArgumentParser):
     """A command's parser whose options are added when it first parses or prints its help
     (``options(parser)``), and whose help may show defaults read only then (``on_help``)."""
 
-    def __init__(self, *args, options=None, on_help=None, **kwargs):
+    def __init__(self, *args: Any, options: OnParser | None = None,
+                 on_help: OnParser | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._options, self._on_help = options, on_help
 
@@ -56,7 +65,20 @@ class _Command(argparse.ArgumentParser):
         if options is not None:
             options(self)
 
-    def parse_known_args(self, args=None, namespace=None):
+    # argparse's own overloads: a namespace given is the one filled and returned
+    @overload
+    def parse_known_args(self, args: Iterable[str] | None = None,
+                         namespace: None = None) -> tuple[argparse.Namespace, list[str]]: ...
+
+    @overload
+    def parse_known_args(self, args: Iterable[str] | None,
+                         namespace: _N) -> tuple[_N, list[str]]: ...
+
+    @overload
+    def parse_known_args(self, *, namespace: _N) -> tuple[_N, list[str]]: ...
+
+    def parse_known_args(self, args: Iterable[str] | None = None, namespace: _N | None = None
+                         ) -> tuple[argparse.Namespace | _N, list[str]]:
         self._add_options()
         return super().parse_known_args(args, namespace)
 
@@ -67,10 +89,10 @@ class _Command(argparse.ArgumentParser):
         return super().format_help()
 
 
-def _run(module: str, function: str):
+def _run(module: str, function: str) -> CommandFunction:
     """A command that imports ``module`` (relative to attnproof) only when it runs."""
 
-    def command(args) -> int:
+    def command(args: argparse.Namespace) -> int:
         return getattr(importlib.import_module(module, __package__), function)(args)
 
     command.__name__ = function
@@ -222,12 +244,12 @@ def _show_proof_time_limit(prove: argparse.ArgumentParser) -> None:
 # -- prove: the names first ----------------------------------------------------------------------
 
 
-def _prove(args) -> int:
+def _prove(args: argparse.Namespace) -> int:
     check_names_by_index(args)
     return _run("._commands", "prove_command")(args)
 
 
-def check_names_by_index(args) -> None:
+def check_names_by_index(args: argparse.Namespace) -> None:
     """A usage error for a ``--theorem`` the catalog does not declare, read from the catalog's
     index, before any theorem file loads. Nothing is decided here where the index cannot
     answer: other directories, ``--no-cache``, or no index yet (the run then loads the

@@ -20,6 +20,8 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import TextIO, cast
 
 from .report import TheoremResult, view
 from .report.terminal import escape
@@ -30,8 +32,9 @@ BAR_WIDTH = 24
 class Progress:
     """Callbacks for ``run``: ``started(name)`` and ``finished(result, done, total)``."""
 
-    def __init__(self, stream=None, interactive: bool | None = None, clock=time.monotonic,
-                 expected: dict[str, float] | None = None):
+    def __init__(self, stream: TextIO | None = None, interactive: bool | None = None,
+                 clock: Callable[[], float] = time.monotonic,
+                 expected: dict[str, float] | None = None) -> None:
         self.stream = stream or sys.stdout
         self.interactive = _is_terminal(self.stream) if interactive is None else interactive
         self.clock = clock
@@ -49,7 +52,7 @@ class Progress:
         if self.interactive:
             threading.Thread(target=self._tick, daemon=True).start()
 
-    def planned(self, names) -> None:
+    def planned(self, names: Iterable[str]) -> None:
         """The theorems this run checks (those a journal recovered left out)."""
         with self._lock:
             self.to_check = set(names)
@@ -119,7 +122,8 @@ class Progress:
             return _average_pace(now - self.begun, self.done, self.total)
         if not left:
             return 0.0
-        return max(sum(left) / self._at_once(now), max(left))
+        known = cast("list[float]", left)  # none is None: that returned above
+        return max(sum(known) / self._at_once(now), max(known))
 
     def _expected(self, name: str) -> float | None:
         """Seconds ``name`` should take here: the last run's, at this run's pace, else the mean
@@ -155,7 +159,7 @@ class Progress:
                 self._draw_bar()
 
 
-def _is_terminal(stream) -> bool:
+def _is_terminal(stream: object) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
 

@@ -15,6 +15,7 @@ import signal
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, cast
 
 from attnproof import symbolic
 from attnproof.numeric import (
@@ -29,7 +30,7 @@ from attnproof.symbolic import PROOF_TIME_LIMIT
 from ._cache import cached_proof
 from ._journal import Journal
 from ._signals import signal_of, sigterm_as_interrupt
-from ._workers import Collected, run_isolated
+from ._workers import Collected, ConfigurationNames, run_isolated
 from .report import (
     ErrorEntry,
     Report,
@@ -43,9 +44,25 @@ from .report import (
     result_from_records,
 )
 
+if TYPE_CHECKING:
+    from attnproof.numeric import Configuration
+    from attnproof.symbolic import Catalog, Theorem
+
 Progress = Callable[[TheoremResult, int, int], None]
 Started = Callable[[str], None]
 Planned = Callable[[list[str]], None]
+
+
+class NumericApi(Protocol):
+    """What the run uses of the ``numeric`` package (``numeric_api``; tests give a fake)."""
+
+    def available_configurations(self, theorem: Theorem | None = None,
+                                 profile: str | None = None) -> list[Configuration]: ...
+
+    def check(self, theorem: Theorem, backend: str, dtype: str, device: str, mode: str, /, *,
+              profile: str | None = None) -> NumericRecord: ...
+
+    def backends_that_cannot_start(self) -> dict[str, str]: ...
 
 
 @dataclass(frozen=True)
@@ -87,7 +104,7 @@ class RunInterrupted(KeyboardInterrupt):
     (the signal cut short only the end of the workers): the report is then whole, not partial."""
 
     def __init__(self, report: Report, signal_number: int = signal.SIGINT,
-                 after_the_last: bool = False):
+                 after_the_last: bool = False) -> None:
         super().__init__("run interrupted")
         self.report = report
         self.signal = signal_number
@@ -168,7 +185,7 @@ def run(
     return run_state.report(interrupted=False)
 
 
-def numeric_api():
+def numeric_api() -> NumericApi | None:
     """The ``numeric`` package if it offers the checker contract, else None."""
     try:
         from attnproof import numeric
@@ -178,11 +195,11 @@ def numeric_api():
     return numeric if all(hasattr(numeric, name) for name in needed) else None
 
 
-def _tuple(values) -> tuple[str, ...] | None:
+def _tuple(values: Iterable[str] | None) -> tuple[str, ...] | None:
     return None if values is None else tuple(values)
 
 
-def _wanted_names(catalog, theorem_filter) -> set[str] | None:
+def _wanted_names(catalog: Catalog, theorem_filter: Iterable[str] | None) -> set[str] | None:
     if theorem_filter is None:
         return None
     wanted = set(theorem_filter)
@@ -199,7 +216,7 @@ def _wanted_names(catalog, theorem_filter) -> set[str] | None:
 @dataclass
 class _RunState:
     catalog: symbolic.Catalog
-    selected: list
+    selected: list[Theorem]
     wanted: set[str] | None
     options: Options
     progress: Progress | None
@@ -209,7 +226,7 @@ class _RunState:
     errors: list[ErrorEntry] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)
 
-    def recover(self) -> list:
+    def recover(self) -> list[Theorem]:
         """Take the results the journal still holds as finished; the theorems left to check."""
         if self.journal is None:
             return list(self.selected)
@@ -221,11 +238,11 @@ class _RunState:
                 self.recovered.append(theorem.name)
         return [t for t in self.selected if t.name not in self.finished]
 
-    def start(self, theorem) -> None:
+    def start(self, theorem: Theorem) -> None:
         if self.started:
             self.started(theorem.name)
 
-    def finish(self, theorem, collected: Collected) -> None:
+    def finish(self, theorem: Theorem, collected: Collected) -> None:
         result = assemble(theorem, collected)
         if collected.failure:
             self.errors.append(ErrorEntry(theorem.origin, theorem.name, collected.failure))
@@ -256,7 +273,8 @@ class _RunState:
             reasons.append(f"interrupted after {len(self.finished)} of {len(self.selected)} "
                            "theorems")
         if self.errors:  # a worker that died or overran: its theorem stopped part-way
-            names = ", ".join(e.theorem for e in self.errors)
+            # each made by ``finish``, which names its theorem
+            names = ", ".join(cast(str, e.theorem) for e in self.errors)
             reasons.append(f"{len(self.errors)} theorem(s) stopped before finishing: {names}")
         if self.wanted is not None:
             reasons.append(f"only {len(self.wanted)} selected theorem(s) were checked")
@@ -274,7 +292,7 @@ def _load_error_entry(error: symbolic.LoadError) -> ErrorEntry:
     return ErrorEntry(error.path, error.theorem, error.message)
 
 
-def _load_error_theorems(catalog, wanted) -> list[TheoremResult]:
+def _load_error_theorems(catalog: Catalog, wanted: set[str] | None) -> list[TheoremResult]:
     """An error theorem for each load error that names a theorem not otherwise in the catalog."""
     loaded = {t.name for t in catalog.theorems}
     named = {e.theorem: e for e in catalog.errors if e.theorem and e.theorem not in loaded}
@@ -286,7 +304,7 @@ def _load_error_theorems(catalog, wanted) -> list[TheoremResult]:
     ]
 
 
-def assemble(theorem, collected: Collected) -> TheoremResult:
+def assemble(theorem: Theorem, collected: Collected) -> TheoremResult:
     """A theorem's result from what its checks reported; a worker failure forces ``error``."""
     description = {**declaration(theorem), **collected.rendering}
     return result_from_records(description, collected.symbolic, collected.numeric,
@@ -297,7 +315,7 @@ def assemble(theorem, collected: Collected) -> TheoremResult:
 # -- the checks of one theorem, as a sequence of messages ------------------------------------------
 
 
-def check_steps(theorem, options: Options, emit: Callable[[tuple], None]) -> None:
+def check_steps(theorem: Theorem, options: Options, emit: Callable[[tuple], None]) -> None:
     """Render, prove and check ``theorem``, emitting a message before and after each step.
 
     A "start" message names the step about to run, so that if the process dies there the parent
@@ -317,30 +335,34 @@ def check_steps(theorem, options: Options, emit: Callable[[tuple], None]) -> Non
     emit(("done", None))
 
 
-def _schema_symbolic(proof) -> dict:
+def _schema_symbolic(proof: symbolic.ProofResult) -> dict:
     return asdict(SymbolicOutcome.from_record(proof))
 
 
-def _configurations(theorem, options: Options) -> list[tuple[str, str, str, str]]:
+def _configurations(theorem: Theorem, options: Options) -> list[ConfigurationNames]:
     api = numeric_api() if options.check_numeric else None
     if api is None:
         return []
     # modes asked for by name run whatever the profile; otherwise the profile chooses them
     chosen_by_profile = None if options.modes else options.profile
     found = api.available_configurations(theorem, profile=chosen_by_profile)
-    return [tuple(c) for c in found if options.wants(*c)]
+    # a ``Configuration`` is a NamedTuple of exactly these four names
+    return [cast(ConfigurationNames, tuple(c)) for c in found if options.wants(*c)]
 
 
-def _numeric_record(theorem, configuration, profile: str) -> NumericRecord:
+def _numeric_record(theorem: Theorem, configuration: ConfigurationNames,
+                    profile: str) -> NumericRecord:
     """One numeric check; an exception inside it becomes that record's error, not the run's."""
     try:
-        return numeric_api().check(theorem, *configuration, profile=profile)
+        api = numeric_api()
+        assert api is not None  # the configuration came from it (``_configurations``)
+        return api.check(theorem, *configuration, profile=profile)
     except Exception as error:  # a checker bug must not lose the other configurations
         reason = f"{type(error).__name__}: {error}"
         return NumericRecord(*configuration, NumericStatus.ERROR, reason=reason)
 
 
-def _run_in_process(theorems, options: Options, state: _RunState) -> None:
+def _run_in_process(theorems: Iterable[Theorem], options: Options, state: _RunState) -> None:
     for theorem in theorems:
         state.start(theorem)
         collected = Collected()

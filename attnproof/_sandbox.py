@@ -27,6 +27,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 from multiprocessing.connection import wait
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 from attnproof import symbolic
 from attnproof.symbolic import Catalog, LoadError
@@ -37,6 +38,22 @@ from ._signals import sigterm_as_interrupt
 # Spawning a worker that imports SymPy takes seconds on a busy machine; this much is allowed
 # before it says it has begun a file, on top of the file's own time.
 STARTUP_ALLOWANCE = 120.0
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+    from multiprocessing.connection import Connection
+    from multiprocessing.context import SpawnContext
+    from multiprocessing.process import BaseProcess
+    from os import PathLike
+    from typing import TypeAlias
+
+    from attnproof.symbolic import Theorem
+
+    # What ``symbolic.discover`` calls to load files (``symbolic._catalog.LoadFiles``, private)
+    _LoadFiles: TypeAlias = Callable[
+        [list[Path]], Sequence[tuple[Sequence[Theorem], Sequence[LoadError]]]]
+    # One file's (theorems, errors) as a worker sends them back: declarations, not theorems
+    _Declared: TypeAlias = tuple[list["DeclaredTheorem"], list[LoadError]]
 
 
 @dataclass(frozen=True)
@@ -54,10 +71,10 @@ class DeclaredTheorem:
     expect: str
     corrects: str | None
     note: str | None
-    unstable_in: list
+    unstable_in: list[str]
     denied: bool
     origin: str
-    rendered: dict | None = None
+    rendered: dict[str, Any] | None = None
     imported_files: tuple[str, ...] = ()
 
     def loaded_from(self, origin: str) -> DeclaredTheorem:
@@ -65,18 +82,23 @@ class DeclaredTheorem:
         return replace(self, origin=origin)
 
 
-def discover(directories, *, timeout: float, render: bool = False) -> Catalog:
+def discover(directories: Iterable[str | PathLike[str]], *, timeout: float,
+             render: bool = False) -> Catalog:
     """The theorems of ``directories``: the catalog's loaded here, any other file's in a worker
     that has ``timeout`` seconds per file; ``render`` also renders each of those theorems."""
-    def load_files(paths):
+    def load_files(paths: list[Path]
+                   ) -> list[_Declared | tuple[list[Theorem], list[LoadError]]]:
         foreign = [p for p in paths if not _trusted(p)]
         loaded = _load_in_workers(foreign, timeout, render) if foreign else {}
         return [loaded[p] if p in loaded else symbolic.load_file(p) for p in paths]
 
-    return symbolic.discover(directories, load_files=load_files)
+    # The catalog then holds a ``DeclaredTheorem`` for each theorem of a user's file: what the
+    # run reads of it (``declaration``, name, origin) it has, and its workers load the theorem
+    # itself again (``_workers``); ``_commands`` tells the two apart where it needs to.
+    return symbolic.discover(directories, load_files=cast("_LoadFiles", load_files))
 
 
-def load_contained(path) -> tuple[list, list[LoadError]]:
+def load_contained(path: str | PathLike[str]) -> tuple[list[Theorem], list[LoadError]]:
     """One file loaded the way the workers load it: an exit or interrupt is the file's error."""
     return symbolic.load_file(Path(path), contained=True)
 
@@ -88,19 +110,21 @@ def _trusted(path: Path) -> bool:
 # -- the parent's side ---------------------------------------------------------------------------
 
 
-def _load_in_workers(paths: list[Path], timeout: float, render: bool) -> dict:
+def _load_in_workers(paths: list[Path], timeout: float, render: bool
+                     ) -> dict[Path, _Declared]:
     """``{path: (theorems, errors)}`` for every path, one worker at a time; a worker that dies
     or overruns costs only the file it was loading."""
     context = multiprocessing.get_context("spawn")
     remaining = deque(paths)
-    loaded: dict[Path, tuple[list, list[LoadError]]] = {}
+    loaded: dict[Path, _Declared] = {}
     with sigterm_as_interrupt():  # SIGTERM, like Ctrl-C, ends the worker before the command
         while remaining:
             _run_one_worker(context, remaining, loaded, timeout, render)
     return loaded
 
 
-def _run_one_worker(context, remaining: deque, loaded: dict, timeout: float,
+def _run_one_worker(context: SpawnContext, remaining: deque[Path],
+                    loaded: dict[Path, _Declared], timeout: float,
                     render: bool) -> None:
     """Load files from ``remaining`` in one worker until it is done, dies or overruns."""
     ours, theirs = context.Pipe(duplex=True)
@@ -136,14 +160,15 @@ def _run_one_worker(context, remaining: deque, loaded: dict, timeout: float,
         process.join()
 
 
-def _blame(remaining: deque, loaded: dict, line: int | None, reason: str) -> None:
+def _blame(remaining: deque[Path], loaded: dict[Path, _Declared], line: int | None,
+           reason: str) -> None:
     """The file being loaded gets the worker's end as its error, at the line it had reached."""
     path = remaining.popleft()
     where = f"{path}:{line}" if line is not None else str(path)
     loaded[path] = ([], [LoadError(str(path), f"{where}: {reason}")])
 
 
-def _death(process) -> str:
+def _death(process: BaseProcess) -> str:
     """Why the worker ended while it ran a file's code: that code ended it."""
     ended = how_it_ended(process)
     exited = process.exitcode is not None and process.exitcode >= 0
@@ -151,7 +176,7 @@ def _death(process) -> str:
             + ("; a theorem file must not exit" if exited else ""))
 
 
-def how_it_ended(process) -> str:
+def how_it_ended(process: BaseProcess) -> str:
     """How a worker process ended, once it has (waiting a moment for it)."""
     process.join(timeout=5)
     code = process.exitcode
@@ -163,7 +188,7 @@ def how_it_ended(process) -> str:
 # -- the worker's side ---------------------------------------------------------------------------
 
 
-def _worker_main(connection, paths: list[str], render: bool) -> None:
+def _worker_main(connection: Connection, paths: list[str], render: bool) -> None:
     """Load each file in turn, saying which file and which statement it is at, and send back
     each file's declared theorems and errors."""
     # Ctrl-C and SIGTERM are the parent's to handle (they reach the whole process group)

@@ -16,11 +16,22 @@ import contextlib
 import os
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 from ._exits import EXIT_INTERRUPTED, EXIT_TERMINATED
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from types import FrameType
+    from typing import Any, NoReturn, TypeAlias
+
+    # What ``signal.signal`` takes and gives back (typeshed's ``signal._HANDLER``, private).
+    _Handler: TypeAlias = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-EXIT_BY_SIGNAL = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: EXIT_TERMINATED}
+# Keyed by int: a handler is given the signal as a plain int (``Signals`` is an ``IntEnum``, so
+# ``Signals.SIGINT`` and 2 are the same key).
+EXIT_BY_SIGNAL: dict[int, int] = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: EXIT_TERMINATED}
 
 
 def quiet_interrupts() -> None:
@@ -34,7 +45,7 @@ def quiet_interrupts() -> None:
     """
     default = sys.unraisablehook
 
-    def hook(unraisable) -> None:
+    def hook(unraisable: sys.UnraisableHookArgs) -> None:
         if isinstance(unraisable.exc_value, KeyboardInterrupt):
             number = signal_of(unraisable.exc_value)
             signal.raise_signal(number)
@@ -52,7 +63,7 @@ def end_at_once_on_a_signal(code: int) -> None:
     after the last theorem."""
     decided = code if code in EXIT_BY_SIGNAL.values() else None
 
-    def leave(signum, frame) -> None:
+    def leave(signum: int, frame: FrameType | None) -> None:
         _end_now(signum, decided)
 
     with contextlib.suppress(ValueError):  # ValueError: not the main thread
@@ -86,7 +97,7 @@ def described(number: int) -> str:
 
 
 @contextlib.contextmanager
-def sigterm_as_interrupt():
+def sigterm_as_interrupt() -> Iterator[None]:
     """Within this block SIGTERM raises ``Terminated`` (main thread only; elsewhere a no-op)."""
     try:
         previous = signal.signal(signal.SIGTERM, _raise_terminated)
@@ -99,7 +110,7 @@ def sigterm_as_interrupt():
         signal.signal(signal.SIGTERM, previous)
 
 
-def _raise_terminated(signum, frame):
+def _raise_terminated(signum: int, frame: FrameType | None) -> NoReturn:
     raise Terminated("terminated")
 
 
@@ -113,11 +124,11 @@ class Stops:
     signals cannot be handled and nothing is installed.
     """
 
-    def __init__(self, received=()):
+    def __init__(self, received: Iterable[int] = ()) -> None:
         self.received: list[int] = list(received)
         self.stopping = False
         self.finished = False
-        self._previous: dict[int, object] = {}
+        self._previous: dict[int, _Handler] = {}
 
     def __enter__(self) -> Stops:
         with contextlib.suppress(ValueError):  # ValueError: not the main thread
@@ -125,7 +136,7 @@ class Stops:
                 self._previous[number] = signal.signal(number, self._record)
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         if self.finished:  # nothing is left to save: a signal still ends the process at once
             return
         for number, previous in self._previous.items():
@@ -142,9 +153,9 @@ class Stops:
     def first(self) -> int | None:
         return self.received[0] if self.received else None
 
-    def _record(self, signum, frame) -> None:
+    def _record(self, signum: int, frame: FrameType | None) -> None:
         if self.finished:
-            _end_now(signum, EXIT_BY_SIGNAL[self.first] if self.received else None)
+            _end_now(signum, EXIT_BY_SIGNAL[self.received[0]] if self.received else None)
         self.received.append(signum)
         if self.stopping and len(self.received) == 1:
             raise KeyboardInterrupt(described(signum))

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from multiprocessing.connection import wait
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from attnproof import symbolic
 from attnproof.numeric import NumericRecord, NumericStatus, time_log
@@ -39,11 +39,28 @@ from ._sandbox import how_it_ended, load_contained
 from .report import SymbolicOutcome
 from .symbolic import ProofStatus
 
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.context import SpawnContext
+    from multiprocessing.process import BaseProcess
+    from pathlib import Path
+
+    from attnproof.symbolic import LoadError, Theorem
+
+# What a task's steps are told to: each message a ``(kind, data)`` tuple, sent to the parent
+Emit = Callable[[tuple], None]
+# One numeric configuration, as the checker gives it: (backend, dtype, device, mode).
+ConfigurationNames = tuple[str, str, str, str]
+# The runner's options (``_runner.Options``), which the workers pass to its check untouched
+OptionsT = TypeVar("OptionsT")
 # ``check(theorem, options, emit)``: one theorem's checks, each step a message to ``emit``
-Check = Callable[[object, object, Callable[[tuple], None]], None]
+Check = Callable[["Theorem", OptionsT, Emit], None]
 # ``work(task, emit)``: what a worker does with one task, each step a message to ``emit``; a
-# module-level function (or a ``partial`` of one), so that it pickles to a spawned worker
-Work = Callable[[Any, Callable[[tuple], None]], None]
+# module-level function (or a ``partial`` of one), so that it pickles to a spawned worker. The
+# task is the caller's own (a theorem's ``(origin, name)``, a kernel's cell): any picklable value
+Work = Callable[[Any, Emit], None]
+# What ``_file_state`` reads of a file: (modification time in ns, size, inode)
+FileState = tuple[int, int, int]
 # A new worker imports SymPy (and the numeric stack) before it can begin a task; on a loaded
 # machine that takes seconds. This much extra time is allowed before it says it has begun.
 STARTUP_ALLOWANCE = 120.0
@@ -81,6 +98,14 @@ class Followed(Protocol):
         """``collected``: what ``collector(task)`` made, once the task is over."""
 
 
+class RunState(Protocol):
+    """What :func:`run_isolated` tells of each theorem (the runner's ``_RunState``)."""
+
+    def start(self, theorem: Theorem) -> None: ...
+
+    def finish(self, theorem: Theorem, collected: Collected) -> None: ...
+
+
 @dataclass(frozen=True)
 class TimeLimit:
     """Seconds a task may take, from its worker's first message, or, ``per_step``, from each
@@ -97,10 +122,10 @@ class TimeLimit:
 class Collected:
     """What one theorem's checks have reported so far."""
 
-    rendering: dict = field(default_factory=dict)
-    symbolic: dict | None = None
+    rendering: dict[str, Any] = field(default_factory=dict)
+    symbolic: dict[str, Any] | None = None
     numeric: list[NumericRecord] = field(default_factory=list)
-    step: str | tuple | None = None
+    step: str | ConfigurationNames | None = None  # a named step, or a numeric configuration's
     done: bool = False
     failure: str | None = None
 
@@ -135,7 +160,7 @@ class Collected:
         self.fail(f"worker killed: no result within the {seconds:g} s limit")
 
 
-def _describe_step(step) -> str:
+def _describe_step(step: str | ConfigurationNames | None) -> str:
     if isinstance(step, tuple):
         return "numeric check " + "/".join(step)
     return step or "setup"
@@ -145,7 +170,7 @@ def _describe_step(step) -> str:
 # -- worker processes ------------------------------------------------------------------------------
 
 
-def worker_main(connection, work: Work, spawned_at: float) -> None:
+def worker_main(connection: Connection, work: Work, spawned_at: float) -> None:
     """Entry point of a worker process: run tasks, ``work(task, send)`` for each, until told to
     stop. ``None`` ends the worker. ``spawned_at`` (wall clock) times the start-up: a new
     interpreter and its imports."""
@@ -168,7 +193,8 @@ def worker_main(connection, work: Work, spawned_at: float) -> None:
         connection.close()
 
 
-def check_theorem(task: tuple[str, str], emit, options, check: Check) -> None:
+def check_theorem(task: tuple[str, str], emit: Emit, options: OptionsT,
+                  check: Check[OptionsT]) -> None:
     """A theorem's work in a worker: ``task`` is ``(origin, name)``; the theorem is reloaded from
     its file (theorems need not pickle) and its checks stream, ``check(theorem, options,
     emit)``."""
@@ -193,7 +219,7 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, name="attnproof-parent-watch", daemon=True).start()
 
 
-def _load_one(origin: str, name: str):
+def _load_one(origin: str, name: str) -> Theorem:
     """The theorem ``name`` from its file, loaded as discovery loaded it: contained, so that an
     exit or a change of directory in the file cannot end or move this worker."""
     found = _theorems_in(origin)
@@ -203,10 +229,10 @@ def _load_one(origin: str, name: str):
 
 
 # theorems of each file this worker has loaded, with the file's state when it was loaded
-_LOADED: dict[str, tuple[tuple, dict]] = {}
+_LOADED: dict[str, tuple[FileState | None, dict[str, Theorem]]] = {}
 
 
-def _theorems_in(origin: str) -> dict:
+def _theorems_in(origin: str) -> dict[str, Theorem]:
     """The theorems ``origin`` declares, loaded once per worker while the file is unchanged: a
     file declares many theorems, and loading it again for each took a tenth of a second."""
     stamp = _file_state(origin)
@@ -218,14 +244,14 @@ def _theorems_in(origin: str) -> dict:
     return found
 
 
-def _file_state(origin: str) -> tuple | None:
+def _file_state(origin: str) -> FileState | None:
     with contextlib.suppress(OSError):
         status = os.stat(origin)
         return status.st_mtime_ns, status.st_size, status.st_ino
     return None
 
 
-def _load_contained(paths):
+def _load_contained(paths: list[Path]) -> list[tuple[list[Theorem], list[LoadError]]]:
     return [load_contained(path) for path in paths]
 
 
@@ -241,14 +267,16 @@ class _Job:
     begun: float | None = None
     heard: float | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.assigned = time.monotonic()
 
     @property
     def deadline(self) -> float:
         if self.begun is None:
             return self.assigned + STARTUP_ALLOWANCE + self.budget
-        return (self.heard if self.per_step else self.begun) + self.budget
+        counted_from = self.heard if self.per_step else self.begun
+        assert counted_from is not None  # ``heard_from`` sets ``heard`` whenever it sets ``begun``
+        return counted_from + self.budget
 
     def elapsed(self) -> float:
         """Seconds the task has taken, from its worker's first message when there was one."""
@@ -268,17 +296,18 @@ class _Worker:
     JAX and MLX (about a second here); a death or a kill still loses only the task in flight.
     """
 
-    process: multiprocessing.process.BaseProcess
-    connection: object
+    process: BaseProcess
+    connection: Connection
     job: _Job | None = None
-    lane: Iterator | None = None  # the tasks left of the lane it runs (``run_in_lanes``)
+    lane: Iterator[Any] | None = None  # the tasks left of the lane it runs (``run_in_lanes``)
 
-    def assign(self, job: _Job, message) -> None:
+    def assign(self, job: _Job, message: object) -> None:
         self.job = job
         self.connection.send(message)
 
 
-def run_isolated(theorems, options, check: Check, jobs: int, budget: float, state) -> None:
+def run_isolated(theorems: list[Theorem], options: OptionsT, check: Check[OptionsT],
+                 jobs: int, budget: float, state: RunState) -> None:
     """Check ``theorems`` in up to ``jobs`` worker processes, each theorem within ``budget``
     seconds; ``state.start(theorem)`` and ``state.finish(theorem, collected)`` follow them."""
     followed = _Theorems(state)
@@ -295,24 +324,24 @@ class _Theorems:
     """The runner's state, told of each theorem; the seconds each took, for the next run's
     order (``slowest_first``)."""
 
-    state: object
+    state: RunState
     seconds: dict[str, float] = field(default_factory=dict)
 
-    def message(self, theorem) -> tuple[str, str]:
+    def message(self, theorem: Theorem) -> tuple[str, str]:
         return theorem.origin, theorem.name
 
-    def collector(self, theorem) -> Collected:
+    def collector(self, theorem: Theorem) -> Collected:
         return Collected()
 
-    def start(self, theorem) -> None:
+    def start(self, theorem: Theorem) -> None:
         self.state.start(theorem)
 
-    def finish(self, theorem, collected: Collected, seconds: float) -> None:
+    def finish(self, theorem: Theorem, collected: Collected, seconds: float) -> None:
         self.state.finish(theorem, collected)
         self.seconds[theorem.name] = seconds
 
 
-def run_in_workers(tasks: Iterable, work: Work, followed: Followed, jobs: int,
+def run_in_workers(tasks: Iterable[Any], work: Work, followed: Followed, jobs: int,
                    limit: TimeLimit) -> None:
     """Run ``work`` on each of ``tasks`` in up to ``jobs`` worker processes, one task at a time
     each, within ``limit``. A task is taken when a worker is free for it, so a lazy iterable
@@ -320,7 +349,7 @@ def run_in_workers(tasks: Iterable, work: Work, followed: Followed, jobs: int,
     run_in_lanes(([task] for task in tasks), work, followed, jobs, limit)
 
 
-def run_in_lanes(lanes: Iterable[Iterable], work: Work, followed: Followed, jobs: int,
+def run_in_lanes(lanes: Iterable[Iterable[Any]], work: Work, followed: Followed, jobs: int,
                  limit: TimeLimit) -> None:
     """Run ``work`` on the tasks of each lane in up to ``jobs`` worker processes: the lanes
     side by side, each lane's tasks in order and never two at once, on one worker while the
@@ -338,7 +367,7 @@ def run_in_lanes(lanes: Iterable[Iterable], work: Work, followed: Followed, jobs
             if not busy:
                 return
             for worker, alive in _poll(busy):
-                job, worker.job = worker.job, None
+                job, worker.job = _job(worker), None
                 if not alive:
                     _stop(worker)
                     workers.remove(worker)
@@ -353,21 +382,21 @@ def run_in_lanes(lanes: Iterable[Iterable], work: Work, followed: Followed, jobs
 class _Lanes:
     """The lanes not yet begun, and those whose worker died, taken first."""
 
-    unbegun: Iterator
-    resumed: list = field(default_factory=list)
+    unbegun: Iterator[Iterable[Any]]
+    resumed: list[Iterator[Any]] = field(default_factory=list)
 
-    def next(self) -> Iterator | None:
+    def next(self) -> Iterator[Any] | None:
         if self.resumed:
             return self.resumed.pop(0)
         lane = next(self.unbegun, None)
         return None if lane is None else iter(lane)
 
-    def resume(self, lane) -> None:
+    def resume(self, lane: Iterator[Any] | None) -> None:
         if lane is not None:
             self.resumed.append(lane)
 
 
-def _give_tasks(workers: list[_Worker], waiting: _Lanes, context, work: Work,
+def _give_tasks(workers: list[_Worker], waiting: _Lanes, context: SpawnContext, work: Work,
                 followed: Followed, jobs: int, limit: TimeLimit) -> None:
     """Give each idle worker the next task of its lane, or of a lane not yet begun once its
     own is done; start workers for further lanes up to ``jobs``."""
@@ -376,7 +405,9 @@ def _give_tasks(workers: list[_Worker], waiting: _Lanes, context, work: Work,
         if task is not None:
             _give(worker, task, followed, limit)
     while len(workers) < jobs:
-        spare = _Worker(None, None)
+        # a stand-in that only holds the lane ``_next_task`` picks: never started, sent to or
+        # stopped, so it needs no process nor pipe
+        spare = _Worker(cast("BaseProcess", None), cast("Connection", None))
         task = _next_task(spare, waiting)
         if task is None:
             return
@@ -386,7 +417,7 @@ def _give_tasks(workers: list[_Worker], waiting: _Lanes, context, work: Work,
         _give(worker, task, followed, limit)
 
 
-def _next_task(worker: _Worker, waiting: _Lanes):
+def _next_task(worker: _Worker, waiting: _Lanes) -> Any:
     """The next task of ``worker``'s lane; when it has none, of the next lane that has one,
     which becomes the worker's; None when no lane has a task left."""
     while True:
@@ -400,13 +431,13 @@ def _next_task(worker: _Worker, waiting: _Lanes):
         worker.lane = None
 
 
-def _give(worker: _Worker, task, followed: Followed, limit: TimeLimit) -> None:
+def _give(worker: _Worker, task: Any, followed: Followed, limit: TimeLimit) -> None:
     worker.assign(_Job(task, limit.seconds, followed.collector(task), limit.per_step),
                   followed.message(task))
     followed.start(task)
 
 
-def _spawn(context, work: Work) -> _Worker:
+def _spawn(context: SpawnContext, work: Work) -> _Worker:
     """A worker running ``worker_main(pipe, work, now)``."""
     ours, theirs = context.Pipe(duplex=True)
     process = context.Process(target=worker_main, args=(theirs, work, time.time()),
@@ -419,9 +450,11 @@ def _spawn(context, work: Work) -> _Worker:
 def _poll(busy: list[_Worker]) -> list[tuple[_Worker, bool]]:
     """Read every message that is ready; return (worker, still usable) for each job that has
     finished, or whose worker died or overran its time."""
-    nearest = min(w.job.deadline for w in busy)
+    nearest = min(_job(w).deadline for w in busy)
     by_connection = {w.connection: w for w in busy}
-    ready = wait(list(by_connection), timeout=max(0.0, nearest - time.monotonic()))
+    # ``wait`` gives back those of the objects it was given that are ready: our connections
+    ready = cast("list[Connection]",
+                 wait(list(by_connection), timeout=max(0.0, nearest - time.monotonic())))
     ended = []
     for connection in ready:
         worker = by_connection[connection]
@@ -430,18 +463,18 @@ def _poll(busy: list[_Worker]) -> list[tuple[_Worker, bool]]:
             ended.append((worker, alive))
     now = time.monotonic()
     for worker in busy:
-        if all(worker is not w for w, _ in ended) and now >= worker.job.deadline:
-            worker.job.collected.overran(worker.job.budget)
+        if all(worker is not w for w, _ in ended) and now >= _job(worker).deadline:
+            _job(worker).collected.overran(_job(worker).budget)
             ended.append((worker, False))
     return ended
 
 
 def _receive(worker: _Worker) -> tuple[bool, bool]:
     """Take one message: (is the job over, is the worker still usable)."""
-    collected = worker.job.collected
+    collected = _job(worker).collected
     try:
         message = worker.connection.recv()
-        worker.job.heard_from()
+        _job(worker).heard_from()
         collected.take(message)
     except Exception:  # end of file, or a message cut short by the worker's death
         if not collected.done and collected.failure is None:
@@ -450,7 +483,13 @@ def _receive(worker: _Worker) -> tuple[bool, bool]:
     return collected.done or collected.failure is not None, True
 
 
-def _death(process) -> str:
+def _job(worker: _Worker) -> _Job:
+    """The job of a busy worker: ``_poll`` and ``_receive`` are given only those."""
+    assert worker.job is not None  # ``run_in_lanes`` polls the workers that have a job
+    return worker.job
+
+
+def _death(process: BaseProcess) -> str:
     return f"worker {how_it_ended(process)}"
 
 

@@ -34,8 +34,11 @@ does.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -54,6 +57,11 @@ from .report import (
     write_reports,
 )
 
+if TYPE_CHECKING:
+    from attnproof.symbolic import Theorem
+
+    from .report import TheoremResult
+
 SYMBOLIC_KEY = "attnproof.symbolic"
 NUMERIC_KEY = "attnproof.numeric"
 THEOREM_KEY = "attnproof.theorem"
@@ -64,7 +72,7 @@ CONFIGURATION = ("backend", "dtype", "device", "mode")
 _COLLECTOR = pytest.StashKey["_Collector"]()
 
 
-def pytest_addoption(parser) -> None:
+def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("attnproof")
     group.addoption("--attnproof-report", metavar="DIR", default=None,
                     help="where the controller writes the harness report "
@@ -99,19 +107,20 @@ def pytest_addoption(parser) -> None:
                   help="run the built-in catalog too, as --attnproof-catalog")
 
 
-def pytest_configure(config) -> None:
+def pytest_configure(config: pytest.Config) -> None:
     devices = _check_selection(config)
     if not _is_worker(config):
         config.stash[_COLLECTOR] = _Collector(restrictions=[
             f"numeric checks only on devices {', '.join(devices)}"] if devices else [])
     directories = _theorem_directories(config)
-    config.attnproof_catalog = harness.load(directories, _include_catalog(config)) \
+    configured = cast(harness.Configured, config)  # the attributes it is given here
+    configured.attnproof_catalog = harness.load(directories, _include_catalog(config)) \
         if directories else None
     specs = config.getoption("attnproof_kernel") or config.getini("attnproof_kernels")
-    config.attnproof_kernels = kernel_harness().load(specs) if specs else None
+    configured.attnproof_kernels = kernel_harness().load(specs) if specs else None
 
 
-def _check_selection(config) -> list[str]:
+def _check_selection(config: pytest.Config) -> list[str]:
     """A usage error for an unknown --attnproof-profile or --attnproof-device word (the checks
     of ``attnproof prove``); the devices chosen, if any, as that check writes them."""
     from attnproof.numeric import PROFILE_NAMES
@@ -128,7 +137,7 @@ def _check_selection(config) -> list[str]:
     return devices
 
 
-def _checked(option: str, check, value: str) -> str:
+def _checked(option: str, check: Callable[[str], str], value: str) -> str:
     import argparse
 
     try:
@@ -137,26 +146,26 @@ def _checked(option: str, check, value: str) -> str:
         raise pytest.UsageError(f"{option}: {error}") from None
 
 
-def _theorem_directories(config) -> list[Path]:
+def _theorem_directories(config: pytest.Config) -> list[Path]:
     given = config.getoption("attnproof_theorems")
     if given:
         return [Path(d) for d in given]
     return list(config.getini("attnproof_theorems"))
 
 
-def _include_catalog(config) -> bool:
+def _include_catalog(config: pytest.Config) -> bool:
     given = config.getoption("attnproof_catalog")
     return bool(given if given is not None else config.getini("attnproof_catalog"))
 
 
-def _is_worker(config) -> bool:
+def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
 # -- collection: remember what a complete run would check, then apply --theorem -----------------
 
 
-def kernel_harness():
+def kernel_harness() -> ModuleType:
     """The kernel checker's harness module, imported only when a session names a kernel."""
     from .kernels import _harness as kernels
 
@@ -164,33 +173,38 @@ def kernel_harness():
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k, -m, --lf and --deselect remove anything
-def pytest_collection_modifyitems(session, config, items) -> None:
-    if config.attnproof_catalog is not None:
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                   items: list[pytest.Item]) -> None:
+    configured = cast(harness.Configured, config)  # by ``pytest_configure``, xdist on a worker
+    if configured.attnproof_catalog is not None:
         items.extend(_harness_items(session))
-    if config.attnproof_kernels is not None:
+    if configured.attnproof_kernels is not None:
         items.extend(_harness_items(session, kernel_harness()))
     expected = [(item.nodeid, theorem.name) for item in items
                 if (theorem := _theorem_of(item)) is not None]
     if _is_worker(config):
-        config.workeroutput[EXPECTED_KEY] = expected
+        configured.workeroutput[EXPECTED_KEY] = expected
     else:
         config.stash[_COLLECTOR].expect(expected)
     _select_theorems(config, items)
 
 
-def _harness_items(session, module=harness) -> list:
+def _harness_items(session: pytest.Session, module: ModuleType = harness
+                   ) -> list[pytest.Item]:
     """The generic test over the configured theorems (or kernels), and one failing test for
     the files (or specs) that did not load, so that a broken one fails the run without hiding
     the others."""
-    collected = pytest.Module.from_parent(session, path=Path(module.__file__))
+    # a harness module is loaded from its file, so it has one
+    collected = pytest.Module.from_parent(session, path=Path(cast(str, module.__file__)))
     return list(session.genitems(collected))
 
 
-def _select_theorems(config, items) -> None:
+def _select_theorems(config: pytest.Config, items: list[pytest.Item]) -> None:
     names = config.getoption("attnproof_theorem")
     if not names:
         return
-    kept, dropped = [], []
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
     for item in items:
         theorem = _theorem_of(item)
         (dropped if theorem is not None and theorem.name not in names else kept).append(item)
@@ -199,7 +213,7 @@ def _select_theorems(config, items) -> None:
         items[:] = kept
 
 
-def _theorem_of(item):
+def _theorem_of(item: pytest.Item) -> Theorem | None:
     """The theorem a harness test is parametrized with, or None for any other test."""
     params = getattr(getattr(item, "callspec", None), "params", {})
     theorem = params.get("theorem")
@@ -212,13 +226,13 @@ _descriptions: dict[int, str] = {}
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item) -> None:
+def pytest_runtest_setup(item: pytest.Item) -> None:
     theorem = _theorem_of(item)
     if theorem is None:
         return
     if id(theorem) not in _descriptions:
         _descriptions[id(theorem)] = json.dumps(describe(theorem), default=str)
-    params = item.callspec.params
+    params = cast(pytest.Function, item).callspec.params  # it has a theorem: parametrized
     case = {key: str(params[key]) for key in CONFIGURATION if key in params}
     item.user_properties.append((THEOREM_KEY, _descriptions[id(theorem)]))
     item.user_properties.append((THEOREM_KEY + ".case", json.dumps(case)))
@@ -231,18 +245,18 @@ def pytest_runtest_setup(item) -> None:
 _active: list[_Collector] = []
 
 
-def pytest_sessionstart(session) -> None:
+def pytest_sessionstart(session: pytest.Session) -> None:
     if not _is_worker(session.config):
         _active[:] = [session.config.stash[_COLLECTOR]]
 
 
-def pytest_runtest_logreport(report) -> None:
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     for collector in _active:
         collector.take(report)
 
 
 @pytest.hookimpl(optionalhook=True)
-def pytest_testnodedown(node, error) -> None:
+def pytest_testnodedown(node: object, error: object) -> None:
     """xdist: a worker ended; it sends what it collected, or it crashed."""
     output = getattr(node, "workeroutput", None) or {}
     for collector in _active:
@@ -251,7 +265,7 @@ def pytest_testnodedown(node, error) -> None:
             collector.crashes.append(f"a worker crashed: {error}")
 
 
-def pytest_sessionfinish(session, exitstatus) -> None:
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
     config = session.config
     if _is_worker(config) or _COLLECTOR not in config.stash:
         return
@@ -266,7 +280,8 @@ def pytest_sessionfinish(session, exitstatus) -> None:
         _write_conformance(collector, out_dir / "kernels")
 
 
-def _write_theorem_report(session, exitstatus, collector: _Collector, out_dir: Path) -> None:
+def _write_theorem_report(session: pytest.Session, exitstatus: int | pytest.ExitCode,
+                          collector: _Collector, out_dir: Path) -> None:
     config = session.config
     report = collector.report(_stopped_early(session, exitstatus), _node_id_arguments(config))
     report.run = {"by": "pytest", "args": list(config.invocation_params.args),
@@ -296,13 +311,14 @@ def _write_conformance(collector: _Collector, out_dir: Path) -> None:
                                  f"{out_dir}: {error}")
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
+                            exitstatus: int | pytest.ExitCode, config: pytest.Config) -> None:
     collector = config.stash.get(_COLLECTOR, None)
     for line in collector.written if collector is not None else ():
         terminalreporter.write_line(line)
 
 
-def _selection(config) -> dict:
+def _selection(config: pytest.Config) -> dict[str, Any]:
     """The profile and devices the harness ran with, for the report's ``run``."""
     try:
         profile, devices = harness.selection(config)
@@ -311,14 +327,14 @@ def _selection(config) -> dict:
     return {"profile": profile, "devices": list(devices) if devices else None}
 
 
-def _report_dir(config) -> Path | None:
+def _report_dir(config: pytest.Config) -> Path | None:
     chosen = config.getoption("attnproof_report")
     if chosen and chosen.lower() == "none":
         return None
     return Path(chosen) if chosen else _project_folder(config) / DEFAULT_REPORT_DIR
 
 
-def _project_folder(config) -> Path:
+def _project_folder(config: pytest.Config) -> Path:
     """The rootdir where a configuration file fixed it; else the folder pytest ran in. Without
     a configuration file pytest takes the common ancestor of the command's path arguments, and
     it reads them before this plugin's options are known, so ``--attnproof-theorems ../mine``
@@ -326,12 +342,12 @@ def _project_folder(config) -> Path:
     return config.rootpath if config.inipath is not None else config.invocation_params.dir
 
 
-def _stopped_early(session, exitstatus) -> bool:
+def _stopped_early(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> bool:
     return bool(session.shouldstop or session.shouldfail
                 or exitstatus == pytest.ExitCode.INTERRUPTED)
 
 
-def _node_id_arguments(config) -> bool:
+def _node_id_arguments(config: pytest.Config) -> bool:
     return any("::" in str(arg) for arg in config.args)
 
 
@@ -347,13 +363,15 @@ class _Collector:
     restrictions: list[str] = field(default_factory=list)  # options that check less
     written: list[str] = field(default_factory=list)  # what the controller wrote, a line each
 
-    def expect(self, expected) -> None:
+    def expect(self, expected: Iterable[tuple[str, str]]) -> None:
         for nodeid, theorem in expected:
             self.expected.setdefault(nodeid, theorem)
 
-    def take(self, report) -> None:
+    def take(self, report: pytest.TestReport) -> None:
         # Every phase of a test carries the same user_properties; keep one copy per test.
-        self.properties.setdefault(report.nodeid, {}).update(dict(report.user_properties))
+        # read back are only the harness's own properties, JSON strings (``json.dumps``)
+        properties = cast("list[tuple[str, str]]", report.user_properties)
+        self.properties.setdefault(report.nodeid, {}).update(dict(properties))
         if report.when == "call" or report.skipped or report.failed:
             self.ran.add(report.nodeid)
         if report.failed and report.when != "teardown":
@@ -373,11 +391,11 @@ class _Collector:
         return Report(theorems, errors, bool(reasons), now_iso(), environment(theorems),
                       "; ".join(reasons))
 
-    def _results(self):
+    def _results(self) -> tuple[list[TheoremResult], list[ErrorEntry]]:
         gathered: dict[str, _Gathered] = {}
         for name in self.expected.values():
             gathered.setdefault(name, _Gathered())
-        errors = []
+        errors: list[ErrorEntry] = []
         for nodeid, props in self.properties.items():
             if THEOREM_KEY not in props:
                 continue
@@ -423,18 +441,19 @@ class _Collector:
 class _Gathered:
     """One theorem's description and records, as they arrive from its tests."""
 
-    description: dict | None = None
-    symbolic: dict | None = None
+    description: dict[str, Any] | None = None
+    symbolic: dict[str, Any] | None = None
     numeric: list[NumericRecord] = field(default_factory=list)
 
-    def add(self, description: dict, props: dict[str, str]) -> None:
+    def add(self, description: dict[str, Any], props: dict[str, str]) -> None:
         self.description = description
         if SYMBOLIC_KEY in props:
             self.symbolic = json.loads(props[SYMBOLIC_KEY])
         if NUMERIC_KEY in props:
             self.numeric.append(NumericRecord.from_json(json.loads(props[NUMERIC_KEY])))
 
-    def add_failure(self, nodeid: str, props: dict[str, str], failure: str | None) -> list:
+    def add_failure(self, nodeid: str, props: dict[str, str],
+                    failure: str | None) -> list[ErrorEntry]:
         """A test that failed before attaching its record: an error record and an error entry.
 
         A failed assertion after the record was attached is already in the record's status.
@@ -445,16 +464,18 @@ class _Gathered:
         if all(key in case for key in CONFIGURATION):
             self.numeric.append(NumericRecord(**case, status=NumericStatus.ERROR,
                                               reason=failure))
+        assert self.description is not None  # ``_results`` calls ``add`` first
         return [ErrorEntry(nodeid, self.description["name"], failure)]
 
     def has_evidence(self) -> bool:
         return self.description is not None and (self.symbolic is not None or bool(self.numeric))
 
-    def result(self):
+    def result(self) -> TheoremResult:
+        assert self.description is not None  # asked only of one that ``has_evidence``
         return result_from_records(self.description, self.symbolic, self.numeric)
 
 
-def _failure_text(report) -> str:
+def _failure_text(report: pytest.TestReport) -> str:
     crash = getattr(report.longrepr, "reprcrash", None)
     if crash is not None:
         return f"{crash.message}"

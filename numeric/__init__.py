@@ -163,7 +163,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: _EXPORTS, imported eage
     from ._tolerance import TRUTH_ULPS as TRUTH_ULPS
 else:  # at run time: each name loads its module on first use
 
-    def __getattr__(name: str):
+    def __getattr__(name: str) -> object:
         if name not in _EXPORTS:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
         module, attribute = _EXPORTS[name]

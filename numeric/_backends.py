@@ -27,13 +27,27 @@ import importlib
 import math
 import os
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import numpy as np
+import numpy.typing as npt
 
 from ._devices import Device, kind_of, named, platform_kind
+
+if TYPE_CHECKING:
+    import mlx.core as mx
+
+    from attnproof.symbolic import Theorem
+
+# an array of any backend's module (NumPy, JAX, MLX): no one type covers them all
+Array = Any
+# an array module, or a namespace standing in for one (``_Bfloat16Numpy``)
+ArrayModule = Any
+# a framework's own device object (a JAX Device, an MLX Device; None for NumPy's CPU): each
+# adapter takes its own framework's, so the table can name no one type for them
+NativeDevice = Any
 
 ALL_FLOATS = ("float64", "float32", "float16", "bfloat16")
 
@@ -90,10 +104,10 @@ class Backend:
     modes: tuple[str, ...]
     reference: bool = True
     accuracy: Mapping[str, str] = field(default_factory=dict)
-    setup: Callable[[object], None] = lambda module: None
+    setup: Callable[[types.ModuleType], None] = lambda module: None
     devices: Callable[[], dict[str, object]] = lambda: {"cpu": None}
     place: Callable = lambda xp, array, dtype, device: xp.asarray(array, dtype=dtype)
-    scope: Callable[[object], contextlib.AbstractContextManager] = (
+    scope: Callable[[NativeDevice], contextlib.AbstractContextManager] = (
         lambda device: contextlib.nullcontext())
     namespace: Callable = lambda module, dtype: module
     compile: Callable = lambda function: function
@@ -102,8 +116,8 @@ class Backend:
     linalg_on_cpu: bool = False
     index_array: str = "asarray"
     notes: str = ""
-    prepare: Callable[[object], None] = lambda module: None
-    select: Callable[[object], None] = lambda device: None
+    prepare: Callable[[types.ModuleType], None] = lambda module: None
+    select: Callable[[NativeDevice], None] = lambda device: None
     kernel_scope: Callable[[str, bool], contextlib.AbstractContextManager] = (
         lambda dtype, asks_x64: contextlib.nullcontext())
     kernel_dtype_reason: Callable[[str], str | None] = lambda dtype: None
@@ -139,7 +153,7 @@ class Backend:
     def default_mode(self) -> str:
         return self.modes[0]
 
-    def load(self):
+    def load(self) -> types.ModuleType:
         """The array module, configured; raises ImportError when the backend is not installed."""
         return _load(self)
 
@@ -148,7 +162,7 @@ class Backend:
 
 
 @functools.cache
-def _load(backend: Backend):
+def _load(backend: Backend) -> types.ModuleType:
     from . import _time_log
 
     with _time_log.phase("imports"):
@@ -158,7 +172,7 @@ def _load(backend: Backend):
 
 
 @functools.cache
-def prepared(backend: Backend):
+def prepared(backend: Backend) -> types.ModuleType:
     """The array module with what any use of it needs (``Backend.prepare``), without the numeric
     checker's own configuration: what the kernel checker calls a kernel with."""
     module = importlib.import_module(backend.module)
@@ -169,11 +183,12 @@ def prepared(backend: Backend):
 # -- NumPy --------------------------------------------------------------------------------
 
 
-def _numpy_place(xp, array, dtype, device):
+def _numpy_place(xp: ArrayModule, array: npt.ArrayLike, dtype: str,
+                 device: object) -> np.ndarray:
     return np.asarray(array).astype(_numpy_dtype(dtype))
 
 
-def _numpy_dtype(name: str):
+def _numpy_dtype(name: str) -> np.dtype:
     if name == "bfloat16":
         import ml_dtypes
 
@@ -181,7 +196,7 @@ def _numpy_dtype(name: str):
     return np.dtype(name)
 
 
-def _numpy_namespace(module, dtype: str):
+def _numpy_namespace(module: types.ModuleType, dtype: str) -> types.ModuleType | _Bfloat16Numpy:
     """NumPy for ``dtype``: its einsum has no bfloat16 loop, so bfloat16 contractions accumulate
     in float32 and round back, as bfloat16 matrix units do."""
     if dtype != "bfloat16":
@@ -190,14 +205,14 @@ def _numpy_namespace(module, dtype: str):
 
 
 class _Bfloat16Numpy(types.SimpleNamespace):
-    def __init__(self, module):
+    def __init__(self, module: types.ModuleType) -> None:
         super().__init__()
         self._module = module
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._module, name)
 
-    def einsum(self, spec, *operands, **options):
+    def einsum(self, spec: str, *operands: npt.ArrayLike, **options: Any) -> np.ndarray:
         widened = [np.asarray(o, np.float32) for o in operands]
         result = self._module.einsum(spec, *widened, **options)
         return np.asarray(result).astype(_numpy_dtype("bfloat16"))
@@ -212,7 +227,7 @@ class _Bfloat16Numpy(types.SimpleNamespace):
 _JAX_BEFORE_SETUP: dict[str, object] = {}
 
 
-def _jax_setup(module) -> None:
+def _jax_setup(module: types.ModuleType) -> None:
     """The numeric checker's own configuration of JAX, for the whole process it runs in (its
     workers, or a test session that checks theorems): float64 arrays stay float64, and matrix
     products are exact in float32 (the CPU default already is; GPUs and TPUs otherwise use TF32
@@ -220,9 +235,12 @@ def _jax_setup(module) -> None:
     process had before this (``_jax_kernel_scope``)."""
     import jax
 
-    _JAX_BEFORE_SETUP.setdefault("jax_enable_x64", bool(jax.config.jax_enable_x64))
-    _JAX_BEFORE_SETUP.setdefault("jax_default_matmul_precision",
-                                 jax.config.jax_default_matmul_precision)
+    # JAX's options are properties it adds to Config at import: its stubs declare none of them
+    _JAX_BEFORE_SETUP.setdefault(
+        "jax_enable_x64", bool(jax.config.jax_enable_x64))  # type: ignore[attr-defined]
+    _JAX_BEFORE_SETUP.setdefault(
+        "jax_default_matmul_precision",
+        jax.config.jax_default_matmul_precision)  # type: ignore[attr-defined]
     jax.config.update("jax_enable_x64", True)
     jax.config.update("jax_default_matmul_precision", "highest")
     from . import _compile_cache, _time_log
@@ -231,7 +249,7 @@ def _jax_setup(module) -> None:
     _time_log.listen()
 
 
-def jax_user_setting(name: str):
+def jax_user_setting(name: str) -> Any:  # whatever type the option has
     """JAX's ``name`` as the user has it: as this process had it before the numeric checker's
     setup changed it, or as it is now where the setup has not run here."""
     import jax
@@ -240,7 +258,7 @@ def jax_user_setting(name: str):
 
 
 @contextlib.contextmanager
-def _jax_kernel_scope(dtype: str, asks_x64: bool):
+def _jax_kernel_scope(dtype: str, asks_x64: bool) -> Iterator[None]:
     """A user's kernel called under the user's own configuration: ``jax_enable_x64`` and the
     default matmul precision as the user has them (``jax_user_setting``), but x64 switched on
     for a float64 call whose declaration asks for it. Both are JAX's thread-local context
@@ -265,7 +283,8 @@ def _jax_kernel_dtype_reason(dtype: str) -> str | None:
     x64 off, which JAX turns into float32 without a word), None when it can."""
     import jax
 
-    if dtype == "float64" and not jax.config.jax_enable_x64:
+    # an option JAX adds to Config at import, which its stubs do not declare
+    if dtype == "float64" and not jax.config.jax_enable_x64:  # type: ignore[attr-defined]
         return JAX_X64_NEEDED
     return None
 
@@ -294,7 +313,7 @@ def _jax_failed_start(error: BaseException) -> str:
             f"it, or set JAX_PLATFORMS=cpu{jax_said})")
 
 
-def _jax_place(xp, array, dtype, device):
+def _jax_place(xp: ArrayModule, array: npt.ArrayLike, dtype: str, device: object) -> Array:
     """Rounded to ``dtype`` on the host, as ``jnp.asarray`` does too, but without the compiled
     no-op conversion it runs afterwards: one compilation fewer per shape and dtype."""
     import jax
@@ -302,13 +321,13 @@ def _jax_place(xp, array, dtype, device):
     return jax.device_put(np.asarray(array).astype(_numpy_dtype(dtype)), device)
 
 
-def _jax_scope(device):
+def _jax_scope(device: object) -> contextlib.AbstractContextManager:
     import jax
 
     return jax.default_device(device)
 
 
-def _jax_compile(function):
+def _jax_compile(function: Callable) -> Callable:
     import jax
 
     return jax.jit(function)
@@ -326,16 +345,17 @@ def _jax_listen_compilations(on_compiled: Callable[[float], None],
     ``jax.monitoring`` reports them. A listener only counts: it changes nothing JAX does."""
     from jax import monitoring
 
-    def duration(event: str, seconds: float, **_) -> None:
+    # JAX passes the event and duration by position: the names are its listener protocols'
+    def duration(event: str, duration_secs: float, **_: str | int) -> None:
         if event == JAX_COMPILE_EVENT:
-            on_compiled(seconds)
+            on_compiled(duration_secs)
 
-    def event(name: str, **_) -> None:
-        if name == JAX_CACHE_HIT_EVENT:
+    def loaded(event: str, **_: str | int) -> None:
+        if event == JAX_CACHE_HIT_EVENT:
             on_loaded()
 
     monitoring.register_event_duration_secs_listener(duration)
-    monitoring.register_event_listener(event)
+    monitoring.register_event_listener(loaded)
 
 
 def _jax_kernel_compilation_cache() -> None:
@@ -345,7 +365,8 @@ def _jax_kernel_compilation_cache() -> None:
 
     from ._compile_cache import configure
 
-    if not jax.config.jax_compilation_cache_dir:
+    # an option JAX adds to Config at import, which its stubs do not declare
+    if not jax.config.jax_compilation_cache_dir:  # type: ignore[attr-defined]
         configure(jax)
 
 
@@ -353,15 +374,15 @@ def _jax_jacobian(primal: Callable, wrt: str) -> Callable:
     """``arrays -> d primal / d arrays[wrt]`` per batch row: (batch, *out, *wrt shape)."""
     import jax
 
-    def single(arrays):
-        def of_wrt(value):
+    def single(arrays: dict[str, Any]) -> Array:
+        def of_wrt(value: Array) -> Array:
             row = {k: (v[None] if hasattr(v, "shape") else v) for k, v in arrays.items()}
             row[wrt] = value[None]
             return primal(row, 1)[0]
 
         return jax.jacrev(of_wrt)(arrays[wrt])
 
-    def batched(arrays):
+    def batched(arrays: dict[str, Any]) -> Array:
         traced = {k: v for k, v in arrays.items() if hasattr(v, "shape")}
         static = {k: v for k, v in arrays.items() if not hasattr(v, "shape")}
         return jax.vmap(lambda t: single({**t, **static}))(traced)
@@ -369,7 +390,7 @@ def _jax_jacobian(primal: Callable, wrt: str) -> Callable:
     return batched
 
 
-def _jax_vjp(f, primals, cotangent):
+def _jax_vjp(f: Callable, primals: Sequence[Array], cotangent: Array) -> tuple[Array, ...]:
     import jax
 
     _, pullback = jax.vjp(f, *primals)
@@ -389,10 +410,10 @@ class _CompileFailed:
     """What compiling a signature raised, raised again for every later call of it: XLA compiles
     the same program the same way (a dtype its CPU backend cannot emit fails each time)."""
 
-    def __init__(self, error: Exception):
+    def __init__(self, error: Exception) -> None:
         self.error, self.traceback = error, error.__traceback__
 
-    def raise_again(self):
+    def raise_again(self) -> NoReturn:
         raise self.error.with_traceback(self.traceback)
 
 
@@ -401,7 +422,7 @@ def kernel_compilations() -> dict:
     return dict(_COMPILATIONS)
 
 
-def _signature(arguments) -> tuple:
+def _signature(arguments: tuple) -> tuple:
     """What a compiled program is specific to, as ``jax.jit``'s own cache keys it: each array's
     shape, dtype, weak type and placement, the arguments' structure, and the configuration a
     trace reads (64-bit types, the default matmul precision)."""
@@ -410,10 +431,12 @@ def _signature(arguments) -> tuple:
     leaves, structure = jax.tree_util.tree_flatten(arguments)
     return (structure, tuple((a.shape, str(a.dtype), bool(getattr(a, "weak_type", False)),
                               a.sharding) for a in leaves),
-            bool(jax.config.jax_enable_x64), jax.config.jax_default_matmul_precision)
+            # options JAX adds to Config at import, which its stubs do not declare
+            bool(jax.config.jax_enable_x64),  # type: ignore[attr-defined]
+            jax.config.jax_default_matmul_precision)  # type: ignore[attr-defined]
 
 
-def _compiled_call(key, jitted, *arguments):
+def _compiled_call(key: tuple, jitted: Any, *arguments: Any) -> Any:
     """``jitted(*arguments)``, its program compiled once per signature (ahead of time, so that
     a compilation is counted, and one that failed is not attempted again)."""
     signature = (key, _signature(arguments))
@@ -431,7 +454,7 @@ def _compiled_call(key, jitted, *arguments):
     return executable(*arguments)
 
 
-def _split_keywords(keywords):
+def _split_keywords(keywords: dict[str, Any]) -> tuple[dict[str, Any], tuple | None]:
     """Array keywords (traced) apart from the others (static, closed over), or None for the
     statics when one of them cannot be hashed."""
     import jax
@@ -445,7 +468,7 @@ def _split_keywords(keywords):
     return arrays, statics
 
 
-def _jax_bind(fn, keywords, mode=None):
+def _jax_bind(fn: Callable, keywords: dict[str, Any], mode: str | None = None) -> Callable:
     """``fn`` with its keywords, under ``jit`` (the default mode): compiled once per shape,
     dtype and static keyword, where eager dispatch would compile every primitive anew for each
     shape. ``mode="eager"`` calls it as it stands, as a user's eager code does."""
@@ -460,7 +483,8 @@ def _jax_bind(fn, keywords, mode=None):
     return lambda q, k, v: _compiled_call(key, _JITTED[key], q, k, v, arrays)
 
 
-def _jax_bind_vjp(fn, keywords, first, mode=None):
+def _jax_bind_vjp(fn: Callable, keywords: dict[str, Any], first: Callable,
+                  mode: str | None = None) -> Callable:
     """The VJP of ``fn`` as one jitted program (forward and backward compiled together), or
     eagerly with ``mode="eager"``."""
     import jax
@@ -470,8 +494,9 @@ def _jax_bind_vjp(fn, keywords, first, mode=None):
         return lambda q, k, v, g: jax.vjp(lambda *p: first(fn(*p, **keywords)), q, k, v)[1](g)
     key = ("vjp", fn, statics, first)
     if key not in _JITTED:
-        def pullback(q, k, v, g, arrays):
-            def forward(*p):
+        def pullback(q: Array, k: Array, v: Array, g: Array,
+                     arrays: dict[str, Any]) -> tuple[Array, ...]:
+            def forward(*p: Array) -> Array:
                 return first(fn(*p, **arrays, **dict(statics)))
 
             return jax.vjp(forward, q, k, v)[1](g)
@@ -494,21 +519,21 @@ def mlx_devices() -> dict[str, object]:
     return found  # a CPU-only build has no gpu: asking for one skips, never runs on the CPU
 
 
-def _mlx_place(xp, array, dtype, device):
+def _mlx_place(xp: ArrayModule, array: npt.ArrayLike, dtype: str, device: object) -> Array:
     if dtype == "bool":  # a kernel's boolean mask
         return xp.array(np.asarray(array, dtype=bool))
     return xp.array(np.asarray(array, np.float32 if dtype == "bfloat16" else None),
                     dtype=getattr(xp, dtype))
 
 
-def _mlx_select(device) -> None:
+def _mlx_select(device: mx.Device) -> None:
     import mlx.core as mx
 
     mx.set_default_device(device)
 
 
 @contextlib.contextmanager
-def _mlx_kernel_scope(dtype: str, asks_x64: bool):
+def _mlx_kernel_scope(dtype: str, asks_x64: bool) -> Iterator[None]:
     """A kernel's call with MLX's default device made the cell's (``_mlx_select``, as arrays
     are placed), and the process's own default device restored when the call returns."""
     import mlx.core as mx
@@ -520,7 +545,7 @@ def _mlx_kernel_scope(dtype: str, asks_x64: bool):
         mx.set_default_device(before)
 
 
-def _mlx_vjp(f, primals, cotangent):
+def _mlx_vjp(f: Callable, primals: Sequence[Array], cotangent: Array) -> tuple[Array, ...]:
     import mlx.core as mx
 
     # a function of several outputs (O and its lse) takes a cotangent for each
@@ -529,13 +554,13 @@ def _mlx_vjp(f, primals, cotangent):
     return tuple(grads)
 
 
-def _mlx_transpose(array, axes):
+def _mlx_transpose(array: Array, axes: Sequence[int]) -> Array:
     import mlx.core as mx
 
     return mx.transpose(array, axes)
 
 
-def _mlx_scope(device):
+def _mlx_scope(device: mx.Device) -> contextlib.AbstractContextManager:
     import mlx.core as mx
 
     return mx.stream(device)
@@ -546,10 +571,10 @@ def _mlx_jacobian(primal: Callable, wrt: str) -> Callable:
     per output entry, the same in every row, gives that entry's gradient for the whole batch."""
     import mlx.core as mx
 
-    def batched(arrays):
+    def batched(arrays: dict[str, Any]) -> Array:
         batch = arrays[wrt].shape[0]
 
-        def of_wrt(value):
+        def of_wrt(value: Array) -> Array:
             return primal({**arrays, wrt: value}, batch)
 
         out = of_wrt(arrays[wrt])
@@ -557,7 +582,7 @@ def _mlx_jacobian(primal: Callable, wrt: str) -> Callable:
         basis = mx.eye(entries, dtype=out.dtype).reshape((entries, 1, *out.shape[1:]))
         cotangents = mx.broadcast_to(basis, (entries, *out.shape))
 
-        def row(cotangent):
+        def row(cotangent: Array) -> Array:
             return mx.vjp(of_wrt, [arrays[wrt]], [cotangent])[1][0]
 
         gradients = mx.vmap(row)(cotangents)  # (entries, batch, *wrt shape)
@@ -704,7 +729,8 @@ class Configuration(_ConfigurationFields):
 
     __slots__ = ()
 
-    def __new__(cls, backend_name: str, dtype: str, device: str, mode: str | None = None):
+    def __new__(cls, backend_name: str, dtype: str, device: str,
+                mode: str | None = None) -> Configuration:
         try:
             row = backend(backend_name)
         except KeyError as error:
@@ -721,7 +747,8 @@ class Configuration(_ConfigurationFields):
         return backend(self.backend)
 
 
-def available_configurations(theorem=None, profile=None) -> list[Configuration]:
+def available_configurations(theorem: Theorem | None = None,
+                             profile: str | None = None) -> list[Configuration]:
     """Every (backend, dtype, device, mode) that can run here, default mode first per backend.
 
     With a ``profile`` name, only the modes it runs (each backend's default mode, unless the
@@ -734,7 +761,7 @@ def available_configurations(theorem=None, profile=None) -> list[Configuration]:
     if theorem is not None and theorem.claim.nothing_to_draw:
         return []
     every_mode = profile is None or profile_named(profile).every_mode
-    found = []
+    found: list[Configuration] = []
     for row in BACKENDS:
         if unavailable_reason(row) is not None:
             continue
@@ -747,7 +774,7 @@ def available_configurations(theorem=None, profile=None) -> list[Configuration]:
     return found
 
 
-def to_numpy(array) -> np.ndarray:
+def to_numpy(array: Array) -> np.ndarray:
     if type(array).__module__.startswith("mlx"):
         import mlx.core as mx
 

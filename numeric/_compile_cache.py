@@ -15,6 +15,8 @@ import fcntl
 import hashlib
 import os
 import tempfile
+import types
+from collections.abc import Iterator
 from pathlib import Path
 
 NO_CACHE_VARIABLE = "ATTNPROOF_NO_CACHE"
@@ -58,7 +60,7 @@ def disable() -> None:
     os.environ[NO_CACHE_VARIABLE] = "1"
 
 
-def configure(jax) -> None:
+def configure(jax: types.ModuleType) -> None:
     """Point JAX at ``<cache>/jax``, or turn its persistent cache off."""
     directory = compilation_cache_directory()
     if directory is None:
@@ -89,7 +91,7 @@ def write_atomically(path: Path, data: bytes | str) -> None:
 
 
 @contextlib.contextmanager
-def exclusive(program: str):
+def exclusive(program: str) -> Iterator[None]:
     """Hold the machine-wide lock of ``program`` (any text naming it): two workers that reach
     the same program at once compile it one after the other, so the second reads it back from
     JAX's persistent cache instead of compiling it a second time. Without caches, or where the

@@ -19,6 +19,7 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import sympy as sp
 from sympy.core.relational import Relational
@@ -51,7 +52,8 @@ class Compiled:
     abs_scale: bool
     target: str = "numpy"
 
-    def __call__(self, xp, arrays, sizes):
+    # ``xp`` and the arrays are any backend's (NumPy, JAX, MLX): no one type covers them
+    def __call__(self, xp: Any, arrays: dict[str, Any], sizes: dict[str, int]) -> Any:
         return self.function(xp, arrays, sizes)
 
 
@@ -84,7 +86,9 @@ def compile_expression(
 
 
 @functools.lru_cache(maxsize=1024)
-def _compile_cached(expr, out, inputs, definitions, abs_scale, target, magnitudes) -> Compiled:
+def _compile_cached(expr: sp.Expr, out: tuple[sp.Idx, ...], inputs: tuple[Tensor | Scalar, ...],
+                    definitions: tuple[Defined, ...], abs_scale: bool, target: str,
+                    magnitudes: bool) -> Compiled:
     emitter = _Compilation(inputs, definitions, abs_scale or magnitudes, TARGETS[target],
                            magnitudes)
     source = emitter.function_source(_stabilized(expr), out)
@@ -108,7 +112,7 @@ def _refuse_missing(source: str, target: Target) -> None:
         raise NotImplementedError(f"{target.name} lacks {', '.join(gaps)}, which this needs")
 
 
-def _short(expr) -> str:
+def _short(expr: sp.Basic) -> str:
     text = str(expr)
     return text if len(text) < 60 else text[:57] + "..."
 
@@ -151,7 +155,7 @@ NODE_KINDS: tuple[tuple[type, str], ...] = (
 CONSTANT = "constant"
 
 
-def node_kind(expr) -> str:
+def node_kind(expr: sp.Basic) -> str:
     for kind, name in NODE_KINDS:
         if isinstance(expr, kind):
             return name
@@ -163,24 +167,26 @@ def node_kind(expr) -> str:
 class _Compilation(Emitter, ValueRules, ScaleRules, MagnitudeRules):
     """One expression compiled to the source of ``compiled(xp, arrays, sizes)``."""
 
-    def visit(self, expr) -> Pair:
+    def visit(self, expr: sp.Basic) -> Pair:
         if expr not in self.memo:
             self.memo[expr] = self._visit(expr)
         return self.memo[expr]
 
-    def _visit(self, expr) -> Pair:
+    def _visit(self, expr: sp.Basic) -> Pair:
         kind = node_kind(expr)
         node: Node = getattr(self, f"value_{kind}")(expr)
-        scale = getattr(self, f"scale_{kind}")(expr, node) if self.abs else None
+        scale: Term | None = getattr(self, f"scale_{kind}")(expr, node) if self.abs else None
         if self.magnitudes:
+            assert scale is not None  # magnitudes compile the abs-scale too (``_compile_cached``)
             self.exponents += self.exponents_of(kind, expr, node, scale)
         return Pair(node.value, scale)
 
-    def function_source(self, expr, out) -> str:
+    def function_source(self, expr: sp.Basic, out: Sequence[sp.Idx]) -> str:
         for index in out:
             self._note_index(index)
         result = self.visit(expr)
         term = result.scale if self.abs else result.value
+        assert term is not None  # every node has its scale when the abs-scale is compiled
         keys = tuple(index_key(i) for i in out)
         extra = set(term.axes) - set(keys)
         if extra:
@@ -202,6 +208,7 @@ class _Compilation(Emitter, ValueRules, ScaleRules, MagnitudeRules):
         """Per batch row, the largest abs-scale of any exponent (0 when there is none)."""
         rows = ["xp.zeros(batch, dtype=dtype)"]
         for term in (pair.scale for pair in self.exponents):
+            assert term is not None  # exponents are collected with their scales (``_visit``)
             if term.batched:
                 rows.append(f"xp.max(xp.abs(xp.reshape({term.code}, (batch, -1))), axis=1)")
             else:

@@ -4,6 +4,7 @@ backend; elsewhere each side's stability and lhs vs rhs within the format), and 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -19,6 +20,11 @@ from ._tolerance import (
     representable,
     shortfall_ulps,
 )
+
+if TYPE_CHECKING:
+    from attnproof.symbolic import Theorem
+
+    from ._strategies import Structure
 
 
 @dataclass
@@ -47,20 +53,25 @@ class Outcome:
     out_of_range: int = 0
     evaluated: Evaluated | None = None  # the batch as evaluated (moved by ``Theorem.at``)
 
+    # read of a decided batch: ``decide`` sets ``evaluated`` on every outcome it returns
     @property
     def reference(self) -> dict:
+        assert self.evaluated is not None
         return self.evaluated.reference
 
     @property
     def inputs(self) -> dict:
+        assert self.evaluated is not None
         return self.evaluated.inputs
 
     @property
     def valid(self) -> np.ndarray | None:
+        assert self.evaluated is not None
         return self.evaluated.valid
 
 
-def decide(runner: Runner, structure, batch: int, dtype: str, arrays=None) -> Outcome:
+def decide(runner: Runner, structure: Structure, batch: int, dtype: str,
+           arrays: dict | None = None) -> Outcome:
     """Evaluate one batch for ``structure`` in ``dtype`` (and float64) and decide it."""
     evaluated = evaluate_reference(runner.reference_for(dtype), structure, batch, arrays)
     reference, valid = evaluated.reference, evaluated.valid
@@ -99,8 +110,8 @@ def decide(runner: Runner, structure, batch: int, dtype: str, arrays=None) -> Ou
     return outcome
 
 
-def underflow_decides(reference_runner: Runner, evaluated, reference: dict, low: dict, scale,
-                      measure: str, batch: int) -> np.ndarray:
+def underflow_decides(reference_runner: Runner, evaluated: Evaluated, reference: dict, low: dict,
+                      scale: np.ndarray, measure: str, batch: int) -> np.ndarray:
     """Rows where the format lost an entry to underflow and nothing else: an entry made only of
     exponentials that may fall below ``measure``'s normal range (or of weights e/Σ below it:
     e under n·tiny, n the longest dimension, since Σ lies in [1, n] once the row's maximum is
@@ -146,8 +157,8 @@ def _rows_of(arrays: dict, chosen: np.ndarray) -> dict:
     return {k: (np.asarray(v)[chosen] if np.ndim(v) else v) for k, v in arrays.items()}
 
 
-def _only_a_lost_entry_moves(value, exact, computed, entry_scale, eps: float,
-                             tiny: float) -> np.ndarray:
+def _only_a_lost_entry_moves(value: np.ndarray, exact: np.ndarray, computed: np.ndarray,
+                             entry_scale: np.ndarray, eps: float, tiny: float) -> np.ndarray:
     """Per row: some entry moved by more than one ulp at its own scale when the exponentials
     were flushed, and the format's value there is nearer the flushed one than the exact one
     (the format lost them too); and no entry moved by one ulp at the row's largest scale."""
@@ -186,7 +197,7 @@ def _fault_comparisons(faults: dict, low: dict | None, dtype: str) -> dict:
     return {f"{name} vs rhs{suffix}": rows for name, rows in faults.items()}
 
 
-def truth_errors(plan: Plan, values: dict, scale, dtype: str) -> dict:
+def truth_errors(plan: Plan, values: dict, scale: np.ndarray, dtype: str) -> dict:
     """Every derivation of the lhs against the rhs, and autodiff against SymPy, in ``dtype``."""
     errors = {}
     for name in plan.lhs_names:
@@ -200,9 +211,11 @@ def truth_errors(plan: Plan, values: dict, scale, dtype: str) -> dict:
     return errors
 
 
-def _format_errors(plan, low: dict, reference: dict, scale, dtype: str, measure: str):
+def _format_errors(plan: Plan, low: dict, reference: dict, scale: np.ndarray, dtype: str,
+                   measure: str) -> tuple[dict, dict]:
     """Stability of each side in ``dtype`` against float64, and truth within the format."""
-    errors, limits = {}, {}
+    errors: dict[str, np.ndarray] = {}
+    limits: dict[str, float] = {}
     for name, value in low.items():
         side_scale = evidence.autodiff_scale(scale) if name == "autodiff" else scale
         errors[f"{name} in {dtype}"] = error_ulps(value, float64_side(reference, name),
@@ -214,17 +227,19 @@ def _format_errors(plan, low: dict, reference: dict, scale, dtype: str, measure:
     return errors, limits
 
 
-def float64_side(reference: dict, name: str):
+def float64_side(reference: dict, name: str) -> np.ndarray:
     """The float64 value a side in a lower format is measured against. NumPy, the reference
     for MLX, has no autodiff: SymPy's derivative is the same value."""
-    return reference.get(name, reference.get("sympy"))
+    # never None: the float64 values hold every side a lower format has, or (for autodiff)
+    # SymPy's derivative in its place
+    return cast(np.ndarray, reference.get(name, reference.get("sympy")))
 
 
-def _and(valid, more):
+def _and(valid: np.ndarray | None, more: np.ndarray) -> np.ndarray:
     return more if valid is None else valid & more
 
 
-def _only_valid(errors: np.ndarray, valid) -> np.ndarray:
+def _only_valid(errors: np.ndarray, valid: np.ndarray | None) -> np.ndarray:
     if valid is None:
         return errors
     return np.where(valid.reshape((-1,) + (1,) * (errors.ndim - 1)), errors, 0.0)
@@ -241,7 +256,8 @@ def _worst(errors: dict, limit: float) -> float:
 TRUTH_MEASURES = {"distance": error_ulps, "shortfall": shortfall_ulps}
 
 
-def _truth(theorem, lhs, rhs, scale, dtype):
+def _truth(theorem: Theorem, lhs: np.ndarray, rhs: np.ndarray, scale: np.ndarray,
+           dtype: str) -> np.ndarray:
     return TRUTH_MEASURES[theorem.claim.truth_measure](lhs, rhs, scale, dtype)
 
 
@@ -272,8 +288,8 @@ def verdict(errors: dict, limits: dict, low: dict | None, deciding_truth: bool,
 
 
 def failing_rows(outcome: Outcome) -> set[int]:
-    rows = set()
+    rows: set[int] = set()
     for name, error in outcome.errors.items():
         worst = error.reshape(error.shape[0], -1).max(axis=1)
-        rows |= set(np.flatnonzero(worst > outcome.limits[name]))
+        rows |= set(np.flatnonzero(worst > outcome.limits[name]).tolist())  # as Python ints
     return rows

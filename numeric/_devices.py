@@ -15,7 +15,12 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Callable, Collection, Iterable, MutableMapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
+
+# a framework's native device (a JAX Device, an MLX Device, torch's "cuda:N")
+_Native = TypeVar("_Native")
 
 KINDS = ("cpu", "gpu", "tpu")
 ACCELERATORS = ("gpu", "tpu")
@@ -42,7 +47,7 @@ class Device:
     kind: str
     index: int | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise DeviceError(_unknown(str(self.kind)))
         if self.index is not None and self.index < 0:
@@ -96,7 +101,8 @@ def platform_kind(platform: str) -> str:
     return _PLATFORM_KIND.get(platform, platform)
 
 
-def named(devices, kind, number) -> dict[str, object]:
+def named(devices: Sequence[_Native], kind: Callable[[_Native], str],
+          number: Callable[[_Native], object]) -> dict[str, object]:
     """Present devices by their names: ``cpu`` when a kind has one device, ``gpu:0``,
     ``gpu:1``, ... when it has several. ``kind(d)`` and ``number(d)`` read a native device."""
     found: dict[str, object] = {}
@@ -107,7 +113,7 @@ def named(devices, kind, number) -> dict[str, object]:
     return found
 
 
-def selected(names, chosen) -> list[str]:
+def selected(names: Iterable[str], chosen: Iterable[str | Device] | None) -> list[str]:
     """The device names among ``names`` that any word of ``chosen`` covers (all when None)."""
     if chosen is None:
         return list(names)
@@ -115,19 +121,19 @@ def selected(names, chosen) -> list[str]:
     return [n for n in names if any(w.covers(n) for w in words)]
 
 
-def missing(chosen, present) -> list[str]:
+def missing(chosen: Iterable[str | Device], present: Collection[str]) -> list[str]:
     """The words of ``chosen`` that cover none of the device names ``present``."""
     return [str(c) for c in chosen if not any(Device.parse(c).covers(p) for p in present)]
 
 
-def accelerator_folder(names) -> str | None:
+def accelerator_folder(names: Iterable[str | Device]) -> str | None:
     """The report folder of a run on these device names, beside the CPU run's: ``gpu`` (or
     ``gpu-tpu``) where any is an accelerator, None for a CPU run."""
     kinds = sorted({kind_of(name) for name in names} & set(ACCELERATORS))
     return "-".join(kinds) or None
 
 
-def share_accelerators(environ=os.environ) -> None:
+def share_accelerators(environ: MutableMapping[str, str] = os.environ) -> None:
     """Let several processes share one accelerator: JAX allocates GPU memory as it needs it
     rather than preallocating most of the card per process. Runs before any backend is
     initialised (importing attnproof calls it); a value the user set is kept."""

@@ -33,8 +33,10 @@ from __future__ import annotations
 
 import random
 import shlex
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePath
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample, Unsatisfiable, UnsatisfiedAssumption
@@ -45,6 +47,23 @@ from . import _strategies as strategies
 from ._backends import Backend
 from ._record import CELL_FAILURES, CellStatus, NumericRecord, NumericStatus
 from ._tolerance import bits
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
+
+    from attnproof.symbolic import Dim, Theorem
+
+    from ._profiles import Effort, Profile
+    from ._strategies import Structure
+
+    class _Cell(Protocol):
+        """What the driver fills of a kernel checker's cell (``attnproof/kernels``)."""
+
+        status: CellStatus
+        reason: str
+
+# what a search draws: a structure, or a route's own value
+_Value = TypeVar("_Value")
 
 # the evidence rule (rule 6): decided instances a record needs, decided cases a kernel cell needs
 MINIMUM_DECIDED = 100
@@ -65,7 +84,7 @@ class Where:
     device: str
     mode: str
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:  # a Backend, then three names: no one type
         """``row, dtype, device, mode = where``."""
         return iter((self.row, self.dtype, self.device, self.mode))
 
@@ -74,7 +93,7 @@ class Where:
         """Whether this configuration decides truth: float64 on a reference backend."""
         return self.row.reference and self.dtype == "float64"
 
-    def effort(self, profile):
+    def effort(self, profile: Profile) -> Effort:
         """The profile's effort for this configuration: its truth effort where truth is
         decided, its formats' effort elsewhere."""
         return profile.truth if self.decides_truth else profile.formats
@@ -137,7 +156,7 @@ def settle(record: NumericRecord, evidence: Evidence, replay: str | None = None)
     record.reason = _joined(why, *evidence.notes) if why or evidence.notes else None
 
 
-def settle_cell(cell, evidence: Evidence, failed_as: str = "fail") -> None:
+def settle_cell(cell: _Cell, evidence: Evidence, failed_as: str = "fail") -> None:
     """Fill a kernel checker's cell's status and reason from ``evidence``, by the rules of this
     module's docstring: its ``examples`` are the cases run and its ``instances`` the decided
     ones, ``unsupported`` reads n/a, and a ``failure`` is named by what the kernel did in the
@@ -156,7 +175,8 @@ _CELL_STATUS = {NumericStatus.PASSED: CellStatus.CONFORMS, NumericStatus.TOO_FEW
                 NumericStatus.FAILED: CellStatus.FAILS}  # a failure: by CELL_FAILURES
 
 
-def _status(evidence: Evidence, rule=None) -> tuple[NumericStatus, str | None]:
+def _status(evidence: Evidence, rule: Callable[[Evidence], str | None] | None = None
+            ) -> tuple[NumericStatus, str | None]:
     """The status and its reason; ``rule(evidence)``: why the evidence is too little (rule 6,
     :func:`too_few` unless given)."""
     if evidence.error is not None:
@@ -204,8 +224,10 @@ def _joined(*parts: str | None) -> str | None:
 # -- the search for a failing example, for the routes that judge one structure at a time --------
 
 
-def search_structures(theorem, profile, effort, seed: int | None, run, tally, dims=None,
-                      extremes: bool = False):
+def search_structures(theorem: Theorem, profile: Profile, effort: Effort, seed: int | None,
+                      run: Callable[[Structure], Any], tally: Callable[[Any, Evidence], bool],
+                      dims: Iterable[Dim] | None = None, extremes: bool = False
+                      ) -> tuple[Evidence, Structure | None, Any]:
     """``(evidence, shrunk, outcome)``: structures of ``theorem`` (sizes of ``dims``, else of
     the theorem's dimensions) drawn and shrunk by :func:`search_for_failure` until one fails.
     ``run(structure)`` evaluates one; ``tally(outcome, evidence)`` adds its decided and
@@ -216,11 +238,12 @@ def search_structures(theorem, profile, effort, seed: int | None, run, tally, di
     (``strategies.extreme_structures``); a failing one is the counterexample as it is (an
     extreme is not shrunk). The evidence counts every structure run (shrinking included) and
     records the first seed; ``outcome`` is the failing structure's, run once more and checked
-    to fail again (both None when none failed)."""
+    to fail again (both None when none failed). An outcome is the route's own (``Any``): each
+    route's ``run`` gives its own type."""
     seen = Evidence()
     dims = theorem.dims if dims is None else tuple(dims)
 
-    def fails(structure) -> bool:
+    def fails(structure: Structure) -> bool:
         seen.examples += 1
         return tally(run(structure), seen)
 
@@ -248,8 +271,10 @@ def search_structures(theorem, profile, effort, seed: int | None, run, tally, di
     return seen, shrunk, outcome
 
 
-def search_for_failure(strategy, fails, effort, profile, seed: int | None, explicit=(),
-                       targets: bool = False):
+def search_for_failure(strategy: SearchStrategy[Structure], fails: Callable[[Structure], bool],
+                       effort: Effort, profile: Profile, seed: int | None,
+                       explicit: Iterable[Structure] = (),
+                       targets: bool = False) -> tuple[Structure | None, int]:
     """``(shrunk, seed)``: the first structure ``strategy`` draws on which ``fails(structure)``
     is true, shrunk by Hypothesis (None when ``effort.examples`` draws found none), and the seed
     that draws it again (:func:`find_failure` says what ``explicit`` and ``targets`` add). Every
@@ -259,7 +284,7 @@ def search_for_failure(strategy, fails, effort, profile, seed: int | None, expli
     return find_failure(strategy, fails, effort.examples, seed, explicit, targets), seed
 
 
-def search_seed(profile, seed: int | None) -> int:
+def search_seed(profile: Profile, seed: int | None) -> int:
     """The seed a search runs from: the one given, else the derandomized one where the profile
     derandomizes (CI), else a fresh one."""
     if seed is not None:
@@ -267,7 +292,9 @@ def search_seed(profile, seed: int | None) -> int:
     return DERANDOMIZED_SEED if profile.derandomize else random.SystemRandom().getrandbits(32)
 
 
-def find_failure(strategy, fails, examples: int, seed: int, explicit=(), targets: bool = False):
+def find_failure(strategy: SearchStrategy[_Value] | None, fails: Callable[[_Value], bool],
+                 examples: int, seed: int, explicit: Iterable[_Value] = (),
+                 targets: bool = False) -> _Value | None:
     """The one search of the driver, for the claim kinds' routes and the kernel checker's
     properties alike: the first of ``explicit`` on which ``fails(value)`` is true, as it is
     (a value written out is not shrunk), else the first of ``examples`` values ``strategy``
@@ -287,6 +314,7 @@ def find_failure(strategy, fails, examples: int, seed: int, explicit=(), targets
             continue
     if examples <= 0:  # the written-out values were the whole search (a declared domain)
         return None
+    assert strategy is not None  # only a search with no examples to draw goes without one
     phases = (Phase.generate, Phase.target, Phase.shrink) if targets else (Phase.generate,
                                                                             Phase.shrink)
     options = settings(max_examples=examples, database=None, deadline=None, phases=phases,
@@ -297,11 +325,12 @@ def find_failure(strategy, fails, examples: int, seed: int, explicit=(), targets
         return None
 
 
-def draw_each(strategy, run, examples: int, seed: int, explicit=()) -> None:
+def draw_each(strategy: SearchStrategy[_Value], run: Callable[[_Value], object], examples: int,
+              seed: int, explicit: Iterable[_Value] = ()) -> None:
     """``run(value)`` on each of ``explicit``, then on ``examples`` values drawn from ``seed``
     as :func:`find_failure` draws them, whatever each gives (a pass that measures rather than
     searches); ``run`` may reject a value as there."""
-    def never_fails(value) -> bool:
+    def never_fails(value: _Value) -> bool:
         run(value)
         return False
 
@@ -311,7 +340,8 @@ def draw_each(strategy, run, examples: int, seed: int, explicit=()) -> None:
 # -- replay ------------------------------------------------------------------------------------
 
 
-def rerun_command(theorem, where: Where, seed: int | None, profile: str = "default") -> str:
+def rerun_command(theorem: Theorem, where: Where, seed: int | None,
+                  profile: str = "default") -> str:
     """The command that runs a record's check again on one configuration and prints its
     counterexample: a check is deterministic given its seed (derandomized Hypothesis, seeded
     generators), so the same failure returns. The compiled search's failures bring a finer
@@ -327,7 +357,7 @@ def rerun_command(theorem, where: Where, seed: int | None, profile: str = "defau
     return shlex.join(parts)
 
 
-def theorems_argument(theorem) -> str | None:
+def theorems_argument(theorem: Theorem) -> str | None:
     """The ``--theorems`` argument that finds ``theorem`` again (None for the catalog's), never
     an absolute path of this machine: a file outside the working directory is named by its
     folder and file, to be replayed from the directory that holds that folder."""

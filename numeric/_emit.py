@@ -6,12 +6,12 @@ from __future__ import annotations
 import itertools
 import keyword
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 import sympy as sp
 
-from attnproof.symbolic import Indicator, Integer, Mask, Scalar, Tensor
+from attnproof.symbolic import Defined, Indicator, Integer, Mask, Scalar, Tensor
 
 from ._backends import Target
 
@@ -47,19 +47,23 @@ def identifier(name: str) -> str:
     return safe
 
 
-def index_key(index) -> sp.Symbol:
+def index_key(index: sp.Basic) -> sp.Symbol:
     """Axes are identified by an index's label, so ``Idx(j, n)`` and its label ``j`` agree."""
     return index.label if isinstance(index, sp.Idx) else index
 
 
-def number_code(value) -> str:
+def number_code(value: float | sp.Expr) -> str:
     return repr(float(value))
 
 
 class Emitter:
     """The state of one compilation and the code-writing primitives every rule uses."""
 
-    def __init__(self, inputs, definitions, abs_scale: bool, target: Target, magnitudes: bool):
+    # a node's value and scale, memoized: the compilation that mixes the rules in defines it
+    visit: Callable[[sp.Basic], Pair]
+
+    def __init__(self, inputs: Iterable[Tensor | Scalar], definitions: Iterable[Defined],
+                 abs_scale: bool, target: Target, magnitudes: bool) -> None:
         self.target, self.magnitudes = target, magnitudes
         self.exponents: list[Pair] = []  # arguments of exponentials, for ``magnitudes``
         self.tensors = {t.name: t for t in inputs if isinstance(t, Tensor)}
@@ -67,7 +71,7 @@ class Emitter:
         self.definitions = {d.name: d for d in definitions}
         self.abs = abs_scale
         self.lines: list[str] = []
-        self.memo: dict = {}
+        self.memo: dict[sp.Basic, Pair] = {}
         self.sizes: dict[sp.Symbol, sp.Expr] = {}
         self.used_inputs: list[str] = []
         self.used_dims: set[str] = set()
@@ -85,13 +89,13 @@ class Emitter:
         scalar = self.scalars.get(name)
         return scalar is not None and isinstance(scalar.domain, Integer)
 
-    def typed(self, value) -> Term:
+    def typed(self, value: float | sp.Expr) -> Term:
         """A constant in the arrays' dtype: a Python float would promote NumPy's bfloat16."""
         number = float(value)
         term = self.emit(f"xp.asarray({number_code(number)}, dtype=dtype)", (), False)
         return Term(term.code, (), False, number)
 
-    def emit(self, code: str, axes, batched: bool) -> Term:
+    def emit(self, code: str, axes: Iterable[sp.Symbol], batched: bool) -> Term:
         """Assign ``code`` to a fresh temporary; identical code reuses the earlier temporary."""
         if code not in self.emitted:
             self.emitted[code] = f"_t{next(self.counter)}"
@@ -100,14 +104,14 @@ class Emitter:
 
     # -- sizes -------------------------------------------------------------------------------
 
-    def _note_index(self, index, size: sp.Expr | None = None) -> None:
+    def _note_index(self, index: sp.Basic, size: sp.Expr | None = None) -> None:
         key = index_key(index)
         if size is None and isinstance(index, sp.Idx) and index.upper is not None:
             size = index.upper - index.lower + 1
         if size is not None and key not in self.sizes:
             self.sizes[key] = sp.sympify(size)
 
-    def _size_code(self, key) -> str:
+    def _size_code(self, key: sp.Symbol) -> str:
         if key not in self.sizes:
             raise NotImplementedError(f"cannot tell the size of index {key}")
         return self._int_code(self.sizes[key])
@@ -118,7 +122,7 @@ class Emitter:
             self._use_symbol(symbol)
         return str(expr.xreplace({s: sp.Symbol(identifier(s.name)) for s in expr.free_symbols}))
 
-    def _use_symbol(self, symbol) -> None:
+    def _use_symbol(self, symbol: sp.Symbol) -> None:
         if symbol.name in self.scalars:
             self._use_input(symbol.name)
         else:
@@ -130,7 +134,7 @@ class Emitter:
 
     # -- alignment ---------------------------------------------------------------------------
 
-    def align(self, term: Term, target, batch: bool = False) -> str:
+    def align(self, term: Term, target: Sequence[sp.Symbol], batch: bool = False) -> str:
         """Source for ``term`` transposed, with ``None`` axes, to broadcast against ``target``."""
         if not term.axes and not term.batched:
             return term.code
@@ -160,17 +164,17 @@ class Emitter:
         code = f" {op} ".join(p if _is_atom(p) else f"({p})" for p in parts)
         return self.emit(code, axes, batched)
 
-    def with_axis(self, term: Term, key) -> Term:
+    def with_axis(self, term: Term, key: sp.Symbol) -> Term:
         """``term`` broadcast to also run over ``key`` (for an axis its value does not vary on)."""
         if key in term.axes:
             return term
         zeros = Term(f"xp.zeros({self._size_code(key)}, dtype=dtype)", (key,), False)
         return self.combine([term, zeros], "+")
 
-    def axis_of(self, term: Term, key) -> int:
+    def axis_of(self, term: Term, key: sp.Symbol) -> int:
         return term.axes.index(key) + (1 if term.batched else 0)
 
-    def _on_axes(self, term: Term, axes) -> Term:
+    def _on_axes(self, term: Term, axes: tuple[sp.Symbol, ...]) -> Term:
         return term if term.axes == axes else self.emit(self.align(term, axes), axes, term.batched)
 
     def _diagonal(self, term: Term) -> Term:
@@ -207,7 +211,7 @@ class Emitter:
         return self.emit(f"xp.where(xp.isfinite({peak.code}), {peak.code}, {zero})", peak.axes,
                          peak.batched)
 
-    def _mask_guard(self, factors, values: list[Term]) -> list[Term]:
+    def _mask_guard(self, factors: Sequence[sp.Expr], values: list[Term]) -> list[Term]:
         """Factors of a product, as one term that is exactly 0 wherever a 0/1 mask factor is 0,
         even where another factor overflowed (0 * inf would be nan); unchanged without a mask.
         Serves values and abs-scales alike: a mask's abs-scale |m| is 0/1 as well."""
@@ -236,7 +240,7 @@ class Emitter:
         guarded = self.emit(code, axes, product.batched or keep.batched)
         return [guarded] + [m for m in masks if len(m.axes) <= 1]
 
-    def _is_mask(self, expr) -> bool:
+    def _is_mask(self, expr: sp.Basic) -> bool:
         """A 0/1 mask entry, or an indicator written as an expression of indices ([j ≤ i])."""
         if isinstance(expr, Indicator):
             return True
@@ -245,7 +249,7 @@ class Emitter:
 
     # -- reductions --------------------------------------------------------------------------
 
-    def _range_mask(self, limit) -> Term | None:
+    def _range_mask(self, limit: tuple[sp.Expr, sp.Expr, sp.Expr]) -> Term | None:
         """A 0/1 vector over the index's whole dimension, or None when the sum is full-range."""
         variable, lower, upper = limit
         key = index_key(variable)
@@ -263,7 +267,7 @@ class Emitter:
         condition = f"({arange} >= {self._int_code(lower)}) & ({arange} <= {self._int_code(upper)})"
         return self.emit(f"xp.asarray({condition}, dtype=dtype)", (key,), False)
 
-    def _index_range_mask(self, key, lower, upper) -> Term:
+    def _index_range_mask(self, key: sp.Symbol, lower: sp.Expr, upper: sp.Expr) -> Term:
         """Σ_{j = lower}^{upper} with limits depending on other indices (Σ_{j ≤ i}): a 0/1
         mask over j and those indices, built from the limits' own values."""
         positions = self.emit(f"xp.arange({self._size_code(key)}, dtype=dtype)", (key,), False)
@@ -272,7 +276,8 @@ class Emitter:
                                self.combine([positions, high], "<=")], "&")
         return self.emit(f"xp.asarray({inside.code}, dtype=dtype)", inside.axes, inside.batched)
 
-    def _contract(self, operands, summed, coefficient, expr) -> Term:
+    def _contract(self, operands: Sequence[Term], summed: Collection[sp.Symbol],
+                  coefficient: float | sp.Expr, expr: sp.Sum) -> Term:
         """One einsum over ``operands``, summing the axes in ``summed``."""
         scalars = [o for o in operands if not o.axes and not o.batched]
         arrays = [o for o in operands if o.axes or o.batched]
@@ -288,8 +293,9 @@ class Emitter:
         specs = [(BATCH_LETTER if o.batched else "") + "".join(letters[a] for a in o.axes)
                  for o in arrays]
         result = (BATCH_LETTER if batched else "") + "".join(letters[a] for a in kept)
-        operands = f'"{",".join(specs)}->{result}", {", ".join(o.code for o in arrays)}'
-        call = self.target.einsum.format(operands=operands)
+        # einsum's arguments as source: its own name, apart from the Terms ``operands``
+        arguments = f'"{",".join(specs)}->{result}", {", ".join(o.code for o in arrays)}'
+        call = self.target.einsum.format(operands=arguments)
         code = " * ".join(factor + [call])
         return self.emit(code, kept, batched)
 
@@ -299,13 +305,13 @@ class Emitter:
             return axes
         return tuple(a for a in order if a in axes)
 
-    def _count_code(self, expr: sp.Sum, key) -> str:
+    def _count_code(self, expr: sp.Sum, key: sp.Symbol) -> str:
         for variable, lower, upper in expr.limits:
             if index_key(variable) == key:
                 return f"({self._int_code(upper - lower + 1)})"
         raise AssertionError(key)
 
-    def _reduce(self, term: Term, keys, how: str) -> Term:
+    def _reduce(self, term: Term, keys: Iterable[sp.Symbol], how: str) -> Term:
         """``xp.<how>`` (max, min, prod) of ``term`` over each of ``keys`` it runs over."""
         for key in keys:
             if key in term.axes:
@@ -314,7 +320,7 @@ class Emitter:
                                  term.batched)
         return term
 
-    def _max_over(self, term: Term, key) -> Term:
+    def _max_over(self, term: Term, key: sp.Symbol) -> Term:
         return term if key not in term.axes else self._finite(self._reduce(term, [key], "max"))
 
 
@@ -328,7 +334,7 @@ def factors_of(expr: sp.Expr) -> tuple[sp.Expr, list[sp.Expr]]:
     return sp.S.One, [expr]
 
 
-def union(axes_lists) -> tuple:
+def union(axes_lists: Iterable[Iterable[sp.Symbol]]) -> tuple:
     seen: list = []
     for axes in axes_lists:
         for a in axes:
@@ -337,7 +343,7 @@ def union(axes_lists) -> tuple:
     return tuple(seen)
 
 
-def letters_for(axes) -> dict:
+def letters_for(axes: Iterable[sp.Symbol]) -> dict[sp.Symbol, str]:
     unique = union([axes])
     if len(unique) > len(_LETTERS):
         raise NotImplementedError("more indices in one contraction than einsum letters")

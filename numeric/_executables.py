@@ -33,10 +33,18 @@ import pickle
 import platform
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from . import _time_log as time_log
 from ._compile_cache import cache_directory, exclusive, folder_name, write_atomically
+
+if TYPE_CHECKING:
+    from jax.stages import Compiled
+
+# a program run on a call's arrays: jitted, compiled here, or loaded from the store
+Program = Callable[[dict], Any]
 
 FOLDER = "executables"
 _MAGIC = b"attnproof-executable-1\n"
@@ -47,7 +55,7 @@ def program_digest(parts: list[str]) -> str:
     return _sha("\n\0".join([*parts, numeric_version()]))
 
 
-def call_key(sizes: dict, statics: dict, arrays: dict, device) -> str:
+def call_key(sizes: dict, statics: dict, arrays: dict, device: object) -> str:
     """A digest of one call's shapes, dtypes and statics, and of where it runs."""
     avals = sorted((name, tuple(a.shape), str(a.dtype)) for name, a in arrays.items())
     parts = [repr(sorted(sizes.items())), repr(sorted(statics.items())), repr(avals),
@@ -55,9 +63,11 @@ def call_key(sizes: dict, statics: dict, arrays: dict, device) -> str:
     return _sha("\n\0".join(parts))
 
 
-def load_or_compile(theorem: str, program: str, call: str, jitted, arrays: dict):
+def load_or_compile(theorem: str, program: str, call: str, jitted: Any,
+                    arrays: dict) -> Program:
     """The compiled program for this call: loaded from the store, else compiled by ``jitted``
-    for ``arrays`` and stored. With caching turned off, ``jitted`` itself."""
+    for ``arrays`` and stored. With caching turned off, ``jitted`` itself (a ``jax.jit``
+    function, typed ``Any``: the backend table's ``compile`` gives it as a plain callable)."""
     directory = cache_directory()
     if directory is None:
         return jitted
@@ -77,10 +87,11 @@ def load_or_compile(theorem: str, program: str, call: str, jitted, arrays: dict)
 
 
 # kind routes' programs already loaded or compiled in this process, by (owner, program, call)
-_ROUTE_PROGRAMS: dict[tuple[str, str, str], object] = {}
+_ROUTE_PROGRAMS: dict[tuple[str, str, str], Program] = {}
 
 
-def run_route_program(owner: str, program_text: str, jitted, arrays: dict, device):
+def run_route_program(owner: str, program_text: str, jitted: Any, arrays: dict,
+                      device: object) -> Any:
     """A claim-kind route's jitted program run on ``arrays``, compiled once per machine.
 
     The program is kept for the process and stored across runs under ``owner`` (a theorem and
@@ -113,10 +124,10 @@ class _FirstCallChecked:
     """A loaded program whose first run is awaited: if the runtime rejects it, the entry is
     deleted and the program compiled afresh (results are never taken from a broken entry)."""
 
-    def __init__(self, loaded, path: Path, jitted):
+    def __init__(self, loaded: Program, path: Path, jitted: Program) -> None:
         self.program, self.path, self.jitted, self.checked = loaded, path, jitted, False
 
-    def __call__(self, arrays):
+    def __call__(self, arrays: dict) -> Any:
         if self.checked:
             return self.program(arrays)
         try:
@@ -131,7 +142,7 @@ class _FirstCallChecked:
         return values
 
 
-def _block_until_ready(values) -> None:
+def _block_until_ready(values: Any) -> None:
     import jax
 
     jax.block_until_ready(values)
@@ -142,7 +153,7 @@ class _PersistentCacheHits:
 
     EVENT = "/jax/compilation_cache/cache_hits"
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.count, self.listening = 0, False
 
     def __call__(self) -> int:
@@ -153,7 +164,7 @@ class _PersistentCacheHits:
             self.listening = True
         return self.count
 
-    def _on_event(self, event: str, **_) -> None:
+    def _on_event(self, event: str, **_: str | int) -> None:
         if event == self.EVENT:
             self.count += 1
 
@@ -161,7 +172,7 @@ class _PersistentCacheHits:
 _persistent_cache_hits = _PersistentCacheHits()
 
 
-def _load(path: Path):
+def _load(path: Path) -> Program | None:
     try:
         data = path.read_bytes()
     except OSError:
@@ -177,7 +188,7 @@ def _load(path: Path):
     return None
 
 
-def _store(path: Path, compiled) -> None:
+def _store(path: Path, compiled: Compiled) -> None:
     """Write the entry; a store that cannot be written only makes the next run slower."""
     with contextlib.suppress(Exception):
         from jax.experimental import serialize_executable
@@ -223,7 +234,7 @@ def runtime_version() -> str:
                       os.environ.get("XLA_FLAGS", ""), platform.machine(), _cpu_flags()])
 
 
-def _device_text(device) -> str:
+def _device_text(device: object) -> str:
     client = getattr(device, "client", None)
     return " ".join(map(str, (device, getattr(device, "platform", ""),
                               getattr(device, "device_kind", ""),

@@ -9,25 +9,34 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 import mpmath
 import numpy as np
+import numpy.typing as npt
 import sympy as sp
 
-from attnproof.symbolic import Indicator, Integer, ReduceMax, ReduceMin, Tensor
+from attnproof.symbolic import Indicator, Integer, ReduceMax, ReduceMin, Scalar, Tensor
 from attnproof.symbolic._theorem import free_indices
 
 from . import _strategies as strategies
-from ._plan import Evaluated, at_claimed_point, evaluate_reference, plan_for, wrt_name
+from ._plan import Evaluated, Plan, Runner, at_claimed_point, evaluate_reference, plan_for, wrt_name
 from ._tolerance import FINITE_DIFFERENCE_ROUNDING_ULPS, REFERENCE_DTYPE, error_ulps, finfo
+
+if TYPE_CHECKING:
+    from attnproof.symbolic import Theorem
+
+    from ._plan import TwoSides
 
 DIGITS = 50
 SIZE = 2  # every dimension at this size (clamped to its range): unrolled sums stay small
 INSTANCES = 2
 
 
-def ground_truth_error(runner, structure, evaluated: Evaluated | None = None) -> float | None:
+def ground_truth_error(runner: Runner, structure: strategies.Structure,
+                       evaluated: Evaluated | None = None) -> float | None:
     """Worst float64 error (ulps at the abs-scale) of ``runner``'s float64 values against mpmath
     on ``INSTANCES`` instances: those of ``evaluated`` (a batch of small sizes), else
     fresh ones at size ``SIZE`` seeded like ``structure``. None if the claim has no exact form
@@ -58,7 +67,7 @@ def ground_truth_error(runner, structure, evaluated: Evaluated | None = None) ->
     return worst
 
 
-def _exact_values(function, instance: dict) -> np.ndarray | None:
+def _exact_values(function: Callable[[dict], np.ndarray], instance: dict) -> np.ndarray | None:
     """The 50-digit values of one instance, or None where the statement as written has no
     real value there (0/0, a complex logarithm): such an instance cannot be compared."""
     try:
@@ -67,7 +76,7 @@ def _exact_values(function, instance: dict) -> np.ndarray | None:
         return None
 
 
-def _finite_error(reference, truth, scale) -> float:
+def _finite_error(reference: npt.ArrayLike, truth: npt.ArrayLike, scale: npt.ArrayLike) -> float:
     """Worst error over the entries where float64, the exact value and the abs-scale are all
     finite: a NaN or ±∞ (in either) says nothing about float64's accuracy."""
     reference = np.asarray(reference, np.float64)
@@ -81,7 +90,7 @@ def _finite_error(reference, truth, scale) -> float:
     return float(error.max(initial=0.0))
 
 
-def _small_sizes(theorem) -> tuple[tuple[str, int], ...]:
+def _small_sizes(theorem: Theorem) -> tuple[tuple[str, int], ...]:
     dims = theorem.dims
     sizes = strategies.flat_sizes_from_factors(
         dims, tuple(min(d.sizes.high, max(d.sizes.low, SIZE)) for d in dims))
@@ -89,10 +98,10 @@ def _small_sizes(theorem) -> tuple[tuple[str, int], ...]:
 
 
 @functools.lru_cache(maxsize=128)
-def _exact_sides(theorem, sizes: tuple) -> dict:
+def _exact_sides(theorem: Theorem, sizes: tuple) -> dict:
     """``side -> instance -> float64 array`` of its entries computed at ``DIGITS`` digits."""
     plan = plan_for(theorem, "numpy")
-    claim = theorem.claim
+    claim = cast("TwoSides", theorem.claim)  # a planned claim has two sides (``plan_for``)
     sides = {"rhs": sp.sympify(claim.rhs)}
     if theorem.implementation is None:
         sides["lhs"] = sp.sympify(claim.lhs)
@@ -103,7 +112,8 @@ def _exact_sides(theorem, sizes: tuple) -> dict:
 _UNFLATTENED = sp.Function("unflattened")  # the identity, evaluated as a term of its own
 
 
-def _exact_function(theorem, expr, out, sizes: dict):
+def _exact_function(theorem: Theorem, expr: sp.Expr, out: tuple,
+                    sizes: dict) -> Callable[[dict], np.ndarray]:
     """Every entry of ``expr`` at ``sizes`` as one mpmath function of the input arrays. Sums stay
     sums (lambdify loops over them), far cheaper than SymPy unrolling them with ``doit``; the
     free indices stay symbols too, arguments of one function called once per entry (rewriting
@@ -130,7 +140,8 @@ def _exact_function(theorem, expr, out, sizes: dict):
 
     def evaluate(instance: dict) -> np.ndarray:
         with mpmath.workdps(DIGITS):
-            arguments = [_mp_array(instance[str(b.label)]) for b in bases]
+            arguments: list[np.ndarray | int | mpmath.mpf] = [_mp_array(instance[str(b.label)])
+                                                              for b in bases]
             arguments += [_scalar(instance, s) for s in symbols]
             values = [function(*arguments, *(v for label, v in zip(labels, where, strict=True)
                                              if label in at))
@@ -140,7 +151,7 @@ def _exact_function(theorem, expr, out, sizes: dict):
     return evaluate
 
 
-def _real(value) -> float:
+def _real(value: mpmath.mpf | mpmath.mpc) -> float:
     """A real mpmath value as a float (±∞ and NaN included); a complex one raises TypeError."""
     if isinstance(value, mpmath.mpc):
         if value.imag != 0:
@@ -149,11 +160,11 @@ def _real(value) -> float:
     return float(value)
 
 
-def _mp_array(values):
+def _mp_array(values: npt.ArrayLike) -> np.ndarray:
     return np.vectorize(mpmath.mpf, otypes=[object])(np.asarray(values, np.float64))
 
 
-def _scalar(instance: dict, symbol: sp.Symbol):
+def _scalar(instance: dict, symbol: sp.Symbol) -> int | mpmath.mpf:
     if symbol.name not in instance:
         raise ValueError(f"no value for {symbol}")
     value = instance[symbol.name]
@@ -172,13 +183,14 @@ class FiniteDifference:
     uncertainty: float
 
 
-def finite_difference(plan, instance: dict, entry: dict, sizes: dict) -> FiniteDifference:
+def finite_difference(plan: Plan, instance: dict, entry: dict, sizes: dict) -> FiniteDifference:
     """Central difference of the primal's entry along the differentiated input's entry, in
     float64 on NumPy, with step cbrt(eps) * max(1, |x|), and its uncertainty (see
     ``FINITE_DIFFERENCE_ROUNDING_ULPS``)."""
     theorem = plan.theorem
     primal = plan_for(theorem, "numpy").primal
-    arrays = {item.name: _one_row(item, instance[item.name]) for item in theorem.inputs}
+    assert primal is not None  # a derivative claim's plan, the only one differentiated
+    arrays: dict = {item.name: _one_row(item, instance[item.name]) for item in theorem.inputs}
     arrays, _ = at_claimed_point(theorem, arrays)
     name = wrt_name(plan)
     position = (0,) + tuple(entry[str(i.label)] for i in getattr(plan.wrt, "indices", ()))
@@ -204,7 +216,7 @@ def finite_difference(plan, instance: dict, entry: dict, sizes: dict) -> FiniteD
     return FiniteDifference(fine, step, abs(fine - coarse) + rounding)
 
 
-def _one_row(item, value):
+def _one_row(item: Tensor | Scalar, value: np.ndarray | int) -> np.ndarray | int:
     if isinstance(item.domain, Integer):
         return value
     array = np.asarray(value, dtype=np.float64)

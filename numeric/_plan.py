@@ -3,9 +3,12 @@ backend, and the claimed point (``Theorem.at``) its inputs are moved to."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 import sympy as sp
@@ -16,10 +19,23 @@ from attnproof.symbolic._theorem import ordered_free_indices
 from . import _executables as executables
 from . import _strategies as strategies
 from . import _time_log as time_log
-from ._backends import Backend, backend, to_numpy
-from ._compiler import compile_expression, index_key
+from ._backends import Array, ArrayModule, Backend, backend, to_numpy
+from ._compiler import Compiled, compile_expression, index_key
 from ._devices import out_of_memory
 from ._tolerance import REFERENCE_DTYPE
+
+if TYPE_CHECKING:
+    from ._strategies import Structure
+
+    class TwoSides(Protocol):
+        """The claim of a theorem the compiled search checks: two sides (``Equals``,
+        ``AtLeast``, or a kind without a numeric route of its own, checked as one of them)."""
+
+        @property
+        def lhs(self) -> sp.Expr: ...
+
+        @property
+        def rhs(self) -> sp.Expr: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -34,7 +50,7 @@ class Plan:
     # per side, NumPy float64 only: (abs-scale, largest exponent per row); the entry's scale is
     # the maximum over sides
     bounds: tuple
-    primal: object | None  # Compiled primal of a derivative claim
+    primal: Compiled | None  # Compiled primal of a derivative claim
     wrt: sp.Expr | None
 
     @property
@@ -51,7 +67,7 @@ class Plan:
 
 @functools.lru_cache(maxsize=256)
 def plan_for(theorem: Theorem, target: str = "numpy") -> Plan:
-    claim = theorem.claim
+    claim = cast("TwoSides", theorem.claim)  # only a claim of two sides is planned (``TwoSides``)
     lhs, rhs = sp.sympify(claim.lhs), sp.sympify(claim.rhs)
     derivative = isinstance(lhs, sp.Derivative)
     out = _derivative_order(lhs, rhs) if derivative else theorem.free_indices
@@ -69,7 +85,7 @@ def plan_for(theorem: Theorem, target: str = "numpy") -> Plan:
     return Plan(theorem, tuple(out), sides, bounds, primal, wrt)
 
 
-def _primal(theorem: Theorem, lhs: sp.Derivative, target: str) -> tuple:
+def _primal(theorem: Theorem, lhs: sp.Derivative, target: str) -> tuple[Compiled, sp.Expr]:
     """The compiled function a derivative claim differentiates, and the variable it is taken in."""
     (wrt, count), = lhs.variable_count
     if count != 1:
@@ -79,7 +95,7 @@ def _primal(theorem: Theorem, lhs: sp.Derivative, target: str) -> tuple:
     return primal, wrt
 
 
-def _derivative_order(lhs: sp.Derivative, rhs) -> tuple:
+def _derivative_order(lhs: sp.Derivative, rhs: sp.Expr) -> tuple:
     """The primal's free indices, then the indices of the entry differentiated against."""
     order = list(ordered_free_indices(lhs.expr))
     for variable, _ in lhs.variable_count:
@@ -105,11 +121,11 @@ def is_reference(row: Backend, dtype: str) -> bool:
 class Runner:
     """Evaluates a plan's sides on one backend and device, in any dtype, one batch at a time."""
 
-    def __init__(self, plan: Plan, row: Backend, device: str, mode: str):
+    def __init__(self, plan: Plan, row: Backend, device: str, mode: str) -> None:
         self.plan, self.row, self.mode, self.device_name = plan, row, mode, device
         self.module = row.load()
         self.device = row.devices()[device]
-        self._compiled: dict = {}
+        self._compiled: dict[tuple, Callable[[dict], dict]] = {}
 
     def reference_for(self, dtype: str) -> Runner:
         """The runner whose float64 values this record is measured against: itself where it
@@ -151,7 +167,7 @@ class Runner:
             values = self._sides(xp, arrays, {**sizes})
         return {k: to_numpy(v) for k, v in values.items()}
 
-    def _attributed(self, dtype: str, sizes: dict):
+    def _attributed(self, dtype: str, sizes: dict) -> contextlib.AbstractContextManager[None]:
         return time_log.attributed(self.plan.theorem.name, self.row.name, dtype, self.mode,
                                       sizes)
 
@@ -165,8 +181,9 @@ class Runner:
         return {"scale": scale, "exponent_scale": functools.reduce(np.maximum, exponents),
                 "largest": scale.reshape(scale.shape[0], -1).max(axis=1, initial=0.0)}
 
-    def _build(self, xp, sizes: dict, statics: dict, traced: dict):
-        def all_sides(traced):
+    def _build(self, xp: ArrayModule, sizes: dict, statics: dict,
+               traced: dict) -> Callable[[dict], dict]:
+        def all_sides(traced: dict) -> dict:
             return self._sides(xp, {**traced, **statics}, sizes)
 
         if self.mode != "jit":
@@ -191,7 +208,7 @@ class Runner:
         parts.append(f"out:{[str(i) for i in plan.out]}")
         return executables.program_digest(parts)
 
-    def _sides(self, xp, arrays: dict, sizes: dict) -> dict:
+    def _sides(self, xp: ArrayModule, arrays: dict, sizes: dict) -> dict:
         plan = self.plan
         values = {name: compiled(xp, arrays, sizes) for name, compiled in plan.sides.items()}
         if plan.theorem.implementation is not None:
@@ -200,28 +217,31 @@ class Runner:
             values["autodiff"] = self._autodiff(xp, arrays, sizes)
         return values
 
-    def _autodiff(self, xp, arrays: dict, sizes: dict):
+    def _autodiff(self, xp: ArrayModule, arrays: dict, sizes: dict) -> Array:
         plan = self.plan
+        compiled, differentiate = plan.primal, self.row.jacobian
+        # ``_sides`` differentiates only a derivative claim's primal, on a backend with autodiff
+        assert compiled is not None and differentiate is not None
 
-        def primal(values, batch):
-            return plan.primal(xp, values, {**sizes, "batch": batch})
+        def primal(values: dict, batch: int) -> Array:
+            return compiled(xp, values, {**sizes, "batch": batch})
 
-        jacobian = self.row.jacobian(primal, wrt_name(plan))(arrays)
+        jacobian = differentiate(primal, wrt_name(plan))(arrays)
         wrt_indices = getattr(plan.wrt, "indices", ())
-        axes = [index_key(i) for i in plan.primal.out] + [index_key(i) for i in wrt_indices]
+        axes = [index_key(i) for i in compiled.out] + [index_key(i) for i in wrt_indices]
         return _rearrange(xp, jacobian, axes, [index_key(i) for i in plan.out])
 
 
 class _FlushedExponentials:
     """A NumPy namespace whose ``exp`` flushes results below ``tiny`` to zero."""
 
-    def __init__(self, module, tiny: float):
+    def __init__(self, module: ArrayModule, tiny: float) -> None:
         self._module, self._tiny = module, tiny
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._module, name)
 
-    def exp(self, x, *args, **kwargs):
+    def exp(self, x: Array, *args: Any, **kwargs: Any) -> Array:
         value = self._module.exp(x, *args, **kwargs)
         return self._module.where(self._module.abs(value) < self._tiny, 0.0, value)
 
@@ -230,7 +250,7 @@ class ImplementationError(RuntimeError):
     """A theorem's ``implementation=`` returned something other than the claim's shape;
     ``expected`` and ``got`` are both shapes (``got`` None when it returned no array)."""
 
-    def __init__(self, message: str, expected: tuple = (), got: tuple | None = None):
+    def __init__(self, message: str, expected: tuple = (), got: tuple | None = None) -> None:
         super().__init__(message)
         self.expected, self.got = expected, got
 
@@ -239,7 +259,7 @@ class ImplementationRaised(RuntimeError):
     """A theorem's ``implementation=`` raised ``error``; ``where`` is the innermost line of the
     implementation's own file the exception passed through (empty when none did)."""
 
-    def __init__(self, theorem: Theorem, error: Exception):
+    def __init__(self, theorem: Theorem, error: Exception) -> None:
         self.error = error
         self.where = _innermost_line(error, theorem.implementation)
         self.exception = f"{type(error).__name__}: {error}".strip()
@@ -249,7 +269,7 @@ class ImplementationRaised(RuntimeError):
                          f"{self.exception}{at}")
 
 
-def _innermost_line(error: Exception, function) -> str:
+def _innermost_line(error: Exception, function: Callable | None) -> str:
     code = getattr(function, "__code__", None)
     if code is None:
         return ""
@@ -258,13 +278,15 @@ def _innermost_line(error: Exception, function) -> str:
     return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else ""
 
 
-def checked_implementation(plan: Plan, xp, arrays: dict, rhs):
+def checked_implementation(plan: Plan, xp: ArrayModule, arrays: dict, rhs: Array) -> Array:
     """The implementation's value, or an error that blames it, naming both shapes (shapes are
     static, so this check also holds while tracing under jit); an exception it raises is
     ``ImplementationRaised``, a fact about the code at these inputs."""
     theorem = plan.theorem
+    implementation = theorem.implementation
+    assert implementation is not None  # ``_sides`` calls this for a theorem that has one
     try:
-        value = theorem.implementation(xp, **arrays)
+        value = implementation(xp, **arrays)
     except Exception as error:  # whatever the user's code raises is a finding about it
         if out_of_memory(error):  # the machine's limit, not the code's
             raise
@@ -288,7 +310,7 @@ def runner_for(theorem: Theorem, row: Backend, device: str, mode: str) -> Runner
     return Runner(plan_for(theorem, row.target), row, device, mode)
 
 
-def _rearrange(xp, array, axes: list, out: list):
+def _rearrange(xp: ArrayModule, array: Array, axes: list, out: list) -> Array:
     """Axes labelled ``axes`` (batch first, unlabelled) to ``out``, repeated labels as diagonals."""
     letters = {a: "abcdefghijklmnopqrstuvwxy"[n] for n, a in enumerate(dict.fromkeys(axes + out))}
     spec = "z" + "".join(letters[a] for a in axes) + "->z" + "".join(letters[a] for a in out)
@@ -309,7 +331,7 @@ class Evaluated:
     reference: dict
 
 
-def at_claimed_point(theorem, arrays: dict):
+def at_claimed_point(theorem: Theorem, arrays: dict) -> tuple[dict, np.ndarray | None]:
     """Move the drawn inputs to where the claim is asserted (``Theorem.at``), host-side."""
     if theorem.at is None:
         return arrays, None
@@ -318,7 +340,8 @@ def at_claimed_point(theorem, arrays: dict):
     return {**arrays, **moved}, valid
 
 
-def evaluate_reference(runner: Runner, structure, batch: int, arrays=None) -> Evaluated:
+def evaluate_reference(runner: Runner, structure: Structure, batch: int,
+                       arrays: dict | None = None) -> Evaluated:
     """Fill a batch for ``structure`` (unless ``arrays`` are given), move it to the claimed
     point and evaluate it in float64 on ``runner``, with the abs-scale."""
     theorem = runner.plan.theorem

@@ -113,7 +113,7 @@ class NumericRecord:
     undecided: int = 0
     refutes: bool = False
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.status = NumericStatus(self.status)
 
     @property
@@ -137,7 +137,7 @@ class NumericRecord:
         return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
 
 
-def _jsonable(value):
+def _jsonable(value: object) -> object:
     if isinstance(value, (np.floating, np.integer)):
         return value.item()
     if isinstance(value, np.ndarray):

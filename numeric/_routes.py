@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from attnproof.symbolic._kind import Claim
 
 ROUTES: dict[type, Callable] = {}
 # called for the evidence of every compiled search in a lower format that would pass or cannot
@@ -53,7 +57,7 @@ def registered_route(kind: type) -> Callable | None:
     return next((ROUTES[base] for base in kind.__mro__ if base in ROUTES), None)
 
 
-def route_for(claim) -> Callable | None:
+def route_for(claim: Claim) -> Callable | None:
     """The numeric route of ``claim``'s kind; None for the built-in claims (``Equals``,
     ``AtLeast``, ``Rounds``), which the compiled search checks, and for a kind that declares
     it has none (``has_numeric_route = False``).

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from hypothesis import currently_in_test_context, target
 
@@ -32,6 +33,9 @@ from ._record import FINDING, NOT_EVALUATED, NumericRecord, NumericStatus
 from ._routes import format_judges, route_for
 from ._tolerance import TRUTH_ULPS, finfo, format_truth_ulps
 from ._witness import derivation_fault, refute, refute_raised, refute_shape
+
+if TYPE_CHECKING:
+    from ._profiles import Effort, Profile
 
 # Sizes up to this are evaluated exactly (mpmath loops over every sum) from a searched batch.
 GROUND_TRUTH_MAX_SIZE = 4
@@ -122,7 +126,8 @@ def _skip_reason(row: Backend, dtype: str, device: str) -> str | None:
     return None
 
 
-def traceable_or_eager(runner: Runner, dtype: str, chosen) -> tuple[Runner, str | None]:
+def traceable_or_eager(runner: Runner, dtype: str,
+                       chosen: Profile) -> tuple[Runner, str | None]:
     """The runner to check with, and a finding where there is one: code under test that raises
     under jit at the smallest sizes but runs eagerly at the same inputs cannot be compiled,
     which is a defect of the code (its users jit it), not of the claim; its values are then
@@ -150,19 +155,20 @@ def traceable_or_eager(runner: Runner, dtype: str, chosen) -> tuple[Runner, str 
         return runner, None
 
 
-def _smallest_structure(theorem) -> strategies.Structure:
+def _smallest_structure(theorem: Theorem) -> strategies.Structure:
     sizes = tuple((d.name, d.sizes.low) for d in theorem.dims)
-    integers = tuple((s.name, s.domain.low) for s in strategies.integer_scalars(theorem))
+    integers = tuple((s.name, strategies.integer_domain(s).low)
+                     for s in strategies.integer_scalars(theorem))
     return strategies.Structure(sizes, integers, 0)
 
 
-def effort_for(runner: Runner, dtype: str, chosen) -> strategies.Effort:
+def effort_for(runner: Runner, dtype: str, chosen: Profile) -> strategies.Effort:
     """The profile's effort for this record: full where truth is decided in the default mode,
     fewer larger batches elsewhere (each new shape is a compilation on a jitting backend)."""
     return strategies.spread(_effort(runner, dtype, chosen), runner.plan.theorem)
 
 
-def _effort(runner: Runner, dtype: str, chosen) -> strategies.Effort:
+def _effort(runner: Runner, dtype: str, chosen: Profile) -> strategies.Effort:
     if runner.mode != runner.row.default_mode:
         return chosen.other_modes
     if is_reference(runner.row, dtype):
@@ -176,17 +182,19 @@ class _Seen:
 
     worst: float = 0.0
     invisible: float = 0.0
-    failure: tuple | None = None  # (structure, outcome) of the refuting example
-    small: tuple | None = None  # (structure, outcome) of the first example small enough
+    # (structure, outcome) of the refuting example
+    failure: tuple[strategies.Structure, Outcome] | None = None
+    # (structure, outcome) of the first example small enough
+    small: tuple[strategies.Structure, Outcome] | None = None
     # (structure, ImplementationError) of the last example whose code returned another shape
-    wrong_shape: tuple | None = None
+    wrong_shape: tuple[strategies.Structure, ImplementationError] | None = None
     # (structure, ImplementationRaised) of the last example whose code raised
-    raised: tuple | None = None
+    raised: tuple[strategies.Structure, ImplementationRaised] | None = None
     out_of_range: int = 0  # rows whose exact values this format cannot hold
     last: strategies.Structure | None = None  # the structure of the last example drawn
 
 
-def run_search(theorem, runner: Runner, dtype: str, chosen,
+def run_search(theorem: Theorem, runner: Runner, dtype: str, chosen: Profile,
                seed: int | None = None) -> tuple[Evidence, Ratios]:
     """Search for a failing batch; what was seen, and the error ratios. The evidence records
     the seed the search drew from, so that ``attnproof replay --seed`` draws it again."""
@@ -223,14 +231,14 @@ def run_search(theorem, runner: Runner, dtype: str, chosen,
     return evidence_seen, ratios
 
 
-def _drive(theorem, runner: Runner, dtype: str, chosen, effort, record: Evidence,
-           seed: int) -> tuple[_Seen, Ratios]:
+def _drive(theorem: Theorem, runner: Runner, dtype: str, chosen: Profile, effort: Effort,
+           record: Evidence, seed: int) -> tuple[_Seen, Ratios]:
     """The driver's search over the theorem's structures, from ``seed``: its corner
     structures first, then drawn ones that climb toward the largest error, until one batch
     fails (shrunk) or the examples run out. ``record`` counts the evidence as it comes."""
     seen, ratios = _Seen(), Ratios()
 
-    def fails(structure) -> bool:
+    def fails(structure: strategies.Structure) -> bool:
         seen.last = structure
         try:
             outcome = decide(runner, structure, effort.batch, dtype)
@@ -257,7 +265,7 @@ def _drive(theorem, runner: Runner, dtype: str, chosen, effort, record: Evidence
     return seen, ratios
 
 
-def _top_up(runner: Runner, dtype: str, effort, record: Evidence, seen: _Seen,
+def _top_up(runner: Runner, dtype: str, effort: Effort, record: Evidence, seen: _Seen,
             ratios: Ratios) -> None:
     """One more batch when the record counts fewer instances than it drew: rows a format
     cannot represent, or that no float64 value decides, are not instances, and a record should
@@ -274,7 +282,7 @@ def _top_up(runner: Runner, dtype: str, effort, record: Evidence, seen: _Seen,
         seen.failure = (structure, outcome)
 
 
-def _note(seen: _Seen, ratios: Ratios, record: Evidence, structure,
+def _note(seen: _Seen, ratios: Ratios, record: Evidence, structure: strategies.Structure,
           outcome: Outcome) -> None:
     record.examples += 1
     record.instances += outcome.instances
@@ -291,7 +299,7 @@ def _note(seen: _Seen, ratios: Ratios, record: Evidence, structure,
             ratios.truth = max(ratios.truth, ratio)
 
 
-def _ground_truth(runner: Runner, theorem, seen: _Seen) -> float | None:
+def _ground_truth(runner: Runner, theorem: Theorem, seen: _Seen) -> float | None:
     """Against mpmath: a small searched batch if one was drawn, else fresh small instances."""
     with time_log.phase("ground truth"):
         if seen.small is None:
@@ -300,8 +308,9 @@ def _ground_truth(runner: Runner, theorem, seen: _Seen) -> float | None:
         return ground_truth_error(runner, structure, outcome.evaluated)
 
 
-def _any(theorem) -> strategies.Structure:
-    integers = tuple((s.name, s.domain.low) for s in strategies.integer_scalars(theorem))
+def _any(theorem: Theorem) -> strategies.Structure:
+    integers = tuple((s.name, strategies.integer_domain(s).low)
+                     for s in strategies.integer_scalars(theorem))
     return strategies.Structure((), integers, 0)
 
 
@@ -309,6 +318,7 @@ def _wrong_shape_failure(runner: Runner, dtype: str, batch: int, tally: Evidence
                          seen: _Seen) -> Failure:
     """Code that returned the stated shape at some sizes and another at these is refuted here,
     with both shapes; one that never returned it has a declaration error, not a counterexample."""
+    assert seen.wrong_shape is not None  # ``run_search`` calls this when code returned one
     structure, error = seen.wrong_shape
     if not tally.examples and not _stated_shape_somewhere(runner, dtype, batch):
         raise ImplementationError(f"{error} (at every size drawn, and with every dimension at "
@@ -320,6 +330,7 @@ def _raised_failure(runner: Runner, dtype: str, batch: int, tally: Evidence,
                     seen: _Seen) -> Failure:
     """Code that raised at these inputs and returned values at others is refuted here, with its
     exception; code that raised wherever it ran has a declaration error, not a counterexample."""
+    assert seen.raised is not None  # ``run_search`` calls this when code raised
     structure, raised = seen.raised
     if not tally.examples and not _evaluates_somewhere(runner, dtype, batch):
         everywhere = ImplementationRaised(runner.plan.theorem, raised.error)
@@ -333,7 +344,8 @@ def _evaluates_somewhere(runner: Runner, dtype: str, batch: int) -> bool:
     """Whether the code returns values with every dimension at its smallest or its largest
     size (see ``_stated_shape_somewhere``)."""
     theorem = runner.plan.theorem
-    integers = tuple((s.name, s.domain.low) for s in strategies.integer_scalars(theorem))
+    integers = tuple((s.name, strategies.integer_domain(s).low)
+                     for s in strategies.integer_scalars(theorem))
     for end in ("low", "high"):
         sizes = tuple((d.name, getattr(d.sizes, end)) for d in theorem.dims)
         try:
@@ -349,7 +361,8 @@ def _stated_shape_somewhere(runner: Runner, dtype: str, batch: int) -> bool:
     or at its largest, size: the draws may have missed the sizes where it does, and whether the
     code is wrong at some sizes or declared wrong must not depend on them."""
     theorem = runner.plan.theorem
-    integers = tuple((s.name, s.domain.low) for s in strategies.integer_scalars(theorem))
+    integers = tuple((s.name, strategies.integer_domain(s).low)
+                     for s in strategies.integer_scalars(theorem))
     for end in ("low", "high"):
         sizes = tuple((d.name, getattr(d.sizes, end)) for d in theorem.dims)
         try:
@@ -360,8 +373,8 @@ def _stated_shape_somewhere(runner: Runner, dtype: str, batch: int) -> bool:
     return False
 
 
-def _without_failure(runner: Runner, dtype: str, chosen, tally: Evidence, invisible: float,
-                     out_of_range: int = 0) -> None:
+def _without_failure(runner: Runner, dtype: str, chosen: Profile, tally: Evidence,
+                     invisible: float, out_of_range: int = 0) -> None:
     _by_calibration(runner, dtype, tally, invisible, out_of_range)
     # a proved bound of both sides' rounding decides what the calibration cannot, where the
     # error analysis covers the equation (the mode's compiled programs are judged above)

@@ -10,6 +10,8 @@ value is unchanged and no exponential overflows. A family that does not cancel i
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator, Sequence
+from typing import cast
 
 import sympy as sp
 from sympy.concrete.expr_with_limits import ExprWithLimits
@@ -70,7 +72,7 @@ def _fully_masked_rows(expr: sp.Expr) -> list[tuple[sp.Expr, sp.Expr]]:
     return found
 
 
-def _row_indices(entry: sp.Expr, bound) -> set:
+def _row_indices(entry: sp.Expr, bound: sp.Expr) -> set:
     """The indices a row's mask entry depends on besides the one the row runs over."""
     if isinstance(entry, sp.Indexed):
         return {_key(i) for i in entry.indices if i != bound}
@@ -82,22 +84,22 @@ def _drop_zero_sums(expr: sp.Expr) -> sp.Expr:
     return expr.replace(lambda x: isinstance(x, sp.Sum) and x.function == 0, lambda x: sp.S.Zero)
 
 
-def _reduced_positions(family) -> set[int]:
+def _reduced_positions(family: dict) -> set[int]:
     """Positions some member sums over inside the family; sums around every member don't count."""
     common = frozenset.intersection(*family["bound"])
-    reduced = set()
+    reduced: set[int] = set()
     for (_, _, _, positions), bound in zip(family["members"], family["bound"], strict=True):
         own = {label for label, _ in bound - common}
         reduced |= {p for p, index in enumerate(positions) if _key(index) in own}
     return reduced
 
 
-def _shift_family(expr: sp.Expr, family, masked_rows: list) -> sp.Expr:
+def _shift_family(expr: sp.Expr, family: dict, masked_rows: list) -> sp.Expr:
     reduced = family["reduced"]
     if not reduced:
         return expr
     marker = sp.Function(f"_M{next(_fresh)}")
-    placeholders = {}
+    placeholders: dict[int, sp.Expr] = {}
     replacements, shifted = {}, {}
     # exp(−u/T) (Gibbs weights written with energies) peaks where u is smallest: shift by the
     # minimum, else exp(−(u − max u)) overflows; mixed signs keep the maximum as before
@@ -119,7 +121,7 @@ def _shift_family(expr: sp.Expr, family, masked_rows: list) -> sp.Expr:
     return expr.xreplace(shifted)
 
 
-def _peak(renamed, reduced_indices, kept, masked_rows):
+def _peak(renamed: sp.Expr, reduced_indices: list, kept: list, masked_rows: list) -> sp.Expr:
     """The shift: the maximum over the reduced index, over kept entries only where a masked
     softmax's row runs over that index (its mask entry m[i, k] has every other index among the
     exponent's unreduced ones). Any finite shift is exact, by homogeneity; this one also keeps
@@ -133,7 +135,8 @@ def _peak(renamed, reduced_indices, kept, masked_rows):
     return ReduceMax(renamed, *reduced_indices)
 
 
-def _reduced_copy(rest, positions, reduced, placeholders):
+def _reduced_copy(rest: sp.Expr, positions: Sequence[sp.Expr], reduced: set[int],
+                  placeholders: dict[int, sp.Expr]) -> tuple[sp.Expr, list[sp.Expr]]:
     """``rest`` with reduced positions' indices replaced by placeholders the family shares."""
     mapping = {}
     for p in sorted(reduced):
@@ -146,28 +149,29 @@ def _reduced_copy(rest, positions, reduced, placeholders):
     return _replace_indices(rest, positions, mapping), [placeholders[p] for p in sorted(reduced)]
 
 
-def _replace_indices(rest, positions, mapping):
+def _replace_indices(rest: sp.Expr, positions: Sequence[sp.Expr], mapping: dict) -> sp.Expr:
     return rest.xreplace({i: mapping[i] for i in positions if i in mapping})
 
 
-def _key(index):
+def _key(index: sp.Basic) -> sp.Basic:
     return index.label if isinstance(index, sp.Idx) else index
 
 
-def _exp_occurrences(expr, bound: frozenset, path: tuple = ()):
+def _exp_occurrences(expr: sp.Basic, bound: frozenset,
+                     path: tuple = ()) -> list[tuple[sp.exp, frozenset]]:
     """Every ``exp`` node with the (label, sum position) pairs of the sums enclosing it."""
     if isinstance(expr, sp.exp):
         return [(expr, bound)] + _exp_occurrences(expr.args[0], bound, path + (0,))
     if isinstance(expr, ExprWithLimits):
         inner = bound | {(_key(limit[0]), path) for limit in expr.limits}
         return _exp_occurrences(expr.function, inner, path + (0,))
-    found = []
+    found: list[tuple[sp.exp, frozenset]] = []
     for n, arg in enumerate(getattr(expr, "args", ())):
         found += _exp_occurrences(arg, bound, path + (n,))
     return found
 
 
-def _canonical(rest):
+def _canonical(rest: sp.Expr) -> tuple[str | None, Sequence[sp.Expr]]:
     """``rest`` with free indices renamed by position and bound ones canonically, and the free
     indices in that order. Exponents holding an exp, a log or a max are left alone."""
     if rest.has(sp.exp, sp.log, ReduceMax, KeptMax) or not rest.has(sp.Indexed):
@@ -179,7 +183,7 @@ def _canonical(rest):
     return sp.srepr(_rename_bound(rest.xreplace(mapping), itertools.count())), positions
 
 
-def _free_positions(expr, bound: frozenset):
+def _free_positions(expr: sp.Basic, bound: frozenset) -> list | None:
     """Indices of ``expr``'s tensor entries not bound inside it, in order; None if not plain."""
     if isinstance(expr, sp.Indexed):
         found = []
@@ -201,7 +205,7 @@ def _free_positions(expr, bound: frozenset):
     return found
 
 
-def _rename_bound(expr, counter):
+def _rename_bound(expr: sp.Basic, counter: Iterator[int]) -> sp.Basic:
     if isinstance(expr, ExprWithLimits):
         function, limits = expr.function, []
         for variable, lower, upper in expr.limits:
@@ -214,7 +218,7 @@ def _rename_bound(expr, counter):
     return expr.func(*(_rename_bound(arg, counter) for arg in expr.args))
 
 
-def _degree(expr, marker):
+def _degree(expr: sp.Basic, marker: sp.Function) -> sp.Expr | int | None:
     """Degree of homogeneity of ``expr`` in applications of ``marker``; None if not homogeneous."""
     if isinstance(expr, sp.core.function.AppliedUndef) and expr.func == marker:
         return 1
@@ -222,7 +226,8 @@ def _degree(expr, marker):
         return 0
     if isinstance(expr, sp.Mul):
         degrees = [_degree(arg, marker) for arg in expr.args]
-        return None if None in degrees else sum(degrees)
+        # no None once the test has passed: every factor's degree is known
+        return None if None in degrees else sum(cast("list[sp.Expr | int]", degrees))
     if isinstance(expr, sp.Pow):
         base = _degree(expr.base, marker)
         if base is None or expr.exp.has(marker) or not expr.exp.is_Number:
@@ -231,8 +236,8 @@ def _degree(expr, marker):
     if isinstance(expr, sp.Add):
         # a fully-masked indicator is nonzero only where the masked sum beside it is zero, so it
         # takes whatever degree that sum has
-        degrees = {_degree(arg, marker) for arg in expr.args if not isinstance(arg, AllMasked)}
-        return degrees.pop() if len(degrees) == 1 else None
+        distinct = {_degree(arg, marker) for arg in expr.args if not isinstance(arg, AllMasked)}
+        return distinct.pop() if len(distinct) == 1 else None
     if isinstance(expr, ExprWithLimits):
         inner = _degree(expr.function, marker)
         variables = {limit[0] for limit in expr.limits} | {_key(l[0]) for l in expr.limits}

@@ -11,7 +11,9 @@ draws (``_structured``) reach the measure-zero sets where claims typically fail.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from hypothesis import strategies as st
@@ -21,6 +23,9 @@ from attnproof.symbolic import Integer, Mask, Positive, Real, Scalar, Simplex, T
 from . import _structured as structured
 from ._profiles import Effort, Profile
 from ._profiles import profile as profile  # the search and the backend table read it here
+
+if TYPE_CHECKING:
+    from attnproof.symbolic import Dim, Domain, Theorem
 
 LARGE_ROW_FRACTION = 1 / 8
 # Large rows are rescaled so that their largest entry has magnitude 100 > 88.7, where exp
@@ -49,7 +54,7 @@ INTEGER_SPREAD = 4
 SMALLEST_SPREAD_BATCH = 64
 
 
-def spread(effort: Effort, theorem) -> Effort:
+def spread(effort: Effort, theorem: Theorem) -> Effort:
     """``effort`` for ``theorem``: as many instances, over more examples when it has Integer
     scalars, so that more of their values are tried."""
     if not integer_scalars(theorem) or effort.batch < 2 * SMALLEST_SPREAD_BATCH:
@@ -75,11 +80,17 @@ class Structure:
         return dict(self.integers)
 
 
-def integer_scalars(theorem) -> tuple[Scalar, ...]:
+def integer_scalars(theorem: Theorem) -> tuple[Scalar, ...]:
     return tuple(s for s in theorem.scalars if isinstance(s.domain, Integer))
 
 
-def from_theorem(theorem, chosen: Profile, dims=None) -> st.SearchStrategy[Structure]:
+def integer_domain(scalar: Scalar) -> Integer:
+    """The domain of one of :func:`integer_scalars`' scalars, as the Integer it is."""
+    return cast(Integer, scalar.domain)  # integer_scalars keeps only Integer domains
+
+
+def from_theorem(theorem: Theorem, chosen: Profile,
+                 dims: Iterable[Dim] | None = None) -> st.SearchStrategy[Structure]:
     """Structures for ``theorem``: sizes per dimension (of ``dims``, else the theorem's), Integer
     scalars, a seed. Every value of every declared range is reachable in every profile; Integer
     scalars are drawn given the sizes, so that block sizes that do and do not divide a length
@@ -93,8 +104,9 @@ def from_theorem(theorem, chosen: Profile, dims=None) -> st.SearchStrategy[Struc
     int_scalars = integer_scalars(theorem)
     int_names = [s.name for s in int_scalars]
 
-    def with_integers(size_values):
-        integers = st.tuples(*(integer_values(s.domain, size_values) for s in int_scalars))
+    def with_integers(size_values: tuple[int, ...]) -> st.SearchStrategy[tuple]:
+        integers = st.tuples(*(integer_values(integer_domain(s), size_values)
+                               for s in int_scalars))
         return st.tuples(st.just(size_values), integers)
 
     return st.builds(
@@ -105,7 +117,7 @@ def from_theorem(theorem, chosen: Profile, dims=None) -> st.SearchStrategy[Struc
     )
 
 
-def corner_structures(theorem) -> list[Structure]:
+def corner_structures(theorem: Theorem) -> list[Structure]:
     """Examples every record of a theorem with Integer scalars runs first, whatever the
     profile: every size at its maximum, each Integer at the largest value below the largest
     size that does not divide it (several blocks, the last one partial), then at its high end.
@@ -117,16 +129,16 @@ def corner_structures(theorem) -> list[Structure]:
     highest = flat_sizes_from_factors(dims, tuple(d.sizes.high for d in dims))
     sizes = tuple((d.name, n) for d, n in zip(dims, highest, strict=True))
     longest = max((d.sizes.high for d in dims), default=1)
-    corners = []
+    corners: list[Structure] = []
     for pick in (_largest_non_divisor, lambda domain, n: domain.high):
-        integers = tuple((s.name, pick(s.domain, longest)) for s in scalars)
+        integers = tuple((s.name, pick(integer_domain(s), longest)) for s in scalars)
         corner = Structure(sizes, integers, seed=len(corners))
         if corner.integers not in [c.integers for c in corners]:
             corners.append(corner)
     return corners
 
 
-def extreme_structures(theorem, dims, seed: int) -> list[Structure]:
+def extreme_structures(theorem: Theorem, dims: Sequence[Dim], seed: int) -> list[Structure]:
     """Every size (and Integer scalar) at its largest, then every one at its smallest, with
     seeds following ``seed``: the two structures a search runs where Hypothesis's few examples
     drew no failure (``search_structures(extremes=True)``), since a lower format shows a claim's
@@ -148,7 +160,7 @@ def _largest_non_divisor(domain: Integer, n: int) -> int:
     return domain.high
 
 
-def _size_variants(dims) -> list[tuple[int, ...]]:
+def _size_variants(dims: Sequence[Dim]) -> list[tuple[int, ...]]:
     """Four shapes, clamped to each range: small distinct sizes (2, 3, 4, ...), larger ones
     (5, 6, 7, ...), every size at its maximum and every size at its minimum (1). Few shapes,
     because a jitting backend compiles once per shape. Size 1 comes last: Hypothesis tries the
@@ -162,7 +174,7 @@ def _size_variants(dims) -> list[tuple[int, ...]]:
     return variants
 
 
-def flat_sizes_from_factors(dims, sizes: tuple[int, ...]) -> tuple[int, ...]:
+def flat_sizes_from_factors(dims: Sequence[Dim], sizes: tuple[int, ...]) -> tuple[int, ...]:
     """``sizes`` with every flat dimension (H·D) whose factors are among ``dims`` set to the
     product of theirs: a tensor over H·D read at h·D + c needs exactly that many entries."""
     by_name = {d.name: n for d, n in zip(dims, sizes, strict=True)}
@@ -177,11 +189,11 @@ def flat_sizes_from_factors(dims, sizes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(result)
 
 
-def _sized(dims, start: int) -> tuple[int, ...]:
+def _sized(dims: Sequence[Dim], start: int) -> tuple[int, ...]:
     return tuple(min(d.sizes.high, max(d.sizes.low, start + n)) for n, d in enumerate(dims))
 
 
-def integer_values(domain: Integer, sizes=()) -> st.SearchStrategy[int]:
+def integer_values(domain: Integer, sizes: Iterable[int] = ()) -> st.SearchStrategy[int]:
     """Any value of ``domain`` (the same in every profile), half the time one of its
     interesting values: both ends of the range, and for each drawn size n every value from 2 to
     n - 1 (block sizes that do and do not divide n, with at least two blocks)."""
@@ -189,7 +201,7 @@ def integer_values(domain: Integer, sizes=()) -> st.SearchStrategy[int]:
                      st.integers(domain.low, domain.high))
 
 
-def interesting_integers(domain: Integer, sizes=()) -> list[int]:
+def interesting_integers(domain: Integer, sizes: Iterable[int] = ()) -> list[int]:
     values = {domain.low, domain.high}
     for n in sizes:
         values |= {v for v in range(max(domain.low, 2), min(domain.high, n - 1) + 1)}
@@ -199,7 +211,8 @@ def interesting_integers(domain: Integer, sizes=()) -> list[int]:
 # -- filling a batch ----------------------------------------------------------------------
 
 
-def fill_batch(theorem, structure: Structure, batch: int) -> dict[str, np.ndarray | int]:
+def fill_batch(theorem: Theorem, structure: Structure,
+               batch: int) -> dict[str, np.ndarray | int]:
     """``batch`` float64 instances: tensors (batch, *shape), scalars (batch,), Integers as int."""
     rng = np.random.default_rng(structure.seed)
     sizes = structure.size_map
@@ -220,7 +233,7 @@ def instance_at(arrays: dict, row: int) -> dict:
     return {k: (v[row] if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
 
 
-def edge_draws(domain) -> str | None:
+def edge_draws(domain: Domain) -> str | None:
     """In words, what a tensor of ``domain`` is drawn with beyond its declared range."""
     if isinstance(domain, Mask):
         patterns = ", ".join(f"{name} (1 in {round(1 / f)})"
@@ -236,7 +249,8 @@ def edge_draws(domain) -> str | None:
             f"and {structured.describe()}")
 
 
-def tensor_values(domain, shape, rng) -> np.ndarray:
+def tensor_values(domain: Domain, shape: tuple[int, ...],
+                  rng: np.random.Generator) -> np.ndarray:
     """Entries of a tensor of ``shape`` (batch axis first) drawn from its domain, structured
     patterns included."""
     if isinstance(domain, Mask):
@@ -258,7 +272,7 @@ def tensor_values(domain, shape, rng) -> np.ndarray:
     raise NotImplementedError(f"no strategy for tensor domain {domain!r}")
 
 
-def _mask_values(shape, rng) -> np.ndarray:
+def _mask_values(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
     """0/1 entries, (batch, ..., keys): a pattern per instance, then fully masked rows."""
     values = (rng.random(shape) < MASK_KEEP).astype(np.float64)
     draw, start = rng.random(shape[0]), 0.0
@@ -275,7 +289,7 @@ def _mask_values(shape, rng) -> np.ndarray:
     return values
 
 
-def _mask_pattern(name: str, shape: tuple[int, ...], rng) -> np.ndarray:
+def _mask_pattern(name: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
     """The pattern ``name`` for every instance of a batch of ``shape`` (batch, ..., keys)."""
     keys = np.arange(shape[-1])
     if name == "none" or (name == "causal" and len(shape) < 3):
@@ -290,7 +304,7 @@ def _mask_pattern(name: str, shape: tuple[int, ...], rng) -> np.ndarray:
     return np.broadcast_to(kept, shape).astype(np.float64)
 
 
-def _tie_maxima(values: np.ndarray, rng) -> np.ndarray:
+def _tie_maxima(values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     tied = rng.random(values.shape[0]) < TIED_ROW_FRACTION
     if values.ndim > 1 and values.shape[-1] > 1:
         peak = values[tied].max(axis=-1)
@@ -298,7 +312,7 @@ def _tie_maxima(values: np.ndarray, rng) -> np.ndarray:
     return values
 
 
-def scalar_values(domain, batch, rng) -> np.ndarray:
+def scalar_values(domain: Domain, batch: int, rng: np.random.Generator) -> np.ndarray:
     """``batch`` values of a scalar drawn from its domain, range ends among them."""
     if isinstance(domain, Positive):
         values = _away_from_one(_log_uniform(domain.low, domain.high, (batch,), rng), domain)
@@ -308,7 +322,8 @@ def scalar_values(domain, batch, rng) -> np.ndarray:
     raise NotImplementedError(f"no strategy for scalar domain {domain!r}")
 
 
-def _log_uniform(low, high, shape, rng) -> np.ndarray:
+def _log_uniform(low: float, high: float, shape: tuple[int, ...],
+                 rng: np.random.Generator) -> np.ndarray:
     return np.exp(rng.uniform(math.log(low), math.log(high), shape))
 
 
@@ -322,11 +337,11 @@ def _away_from_one(values: np.ndarray, domain: Positive) -> np.ndarray:
 # -- readable witnesses -------------------------------------------------------------------
 
 
-def entry_count(theorem, instance: dict) -> int:
+def entry_count(theorem: Theorem, instance: dict) -> int:
     return sum(np.size(instance[x.name]) for x in _drawn(theorem))
 
 
-def simplified(theorem, instance: dict, keep: list[bool]) -> dict:
+def simplified(theorem: Theorem, instance: dict, keep: list[bool]) -> dict:
     """``instance`` with every entry whose ``keep`` flag is False replaced by a rounder value."""
     flags = iter(keep)
     result = dict(instance)
@@ -342,11 +357,11 @@ def simplified(theorem, instance: dict, keep: list[bool]) -> dict:
     return result
 
 
-def _drawn(theorem):
+def _drawn(theorem: Theorem) -> list[Tensor | Scalar]:
     return [x for x in theorem.inputs if not isinstance(x.domain, Integer)]
 
 
-def _rounder(value: float, domain) -> float:
+def _rounder(value: float, domain: Domain) -> float:
     if isinstance(domain, Mask):
         return value  # already 0 or 1
     if isinstance(domain, Real):

@@ -10,9 +10,14 @@ and fully masked rows are drawn by ``_strategies`` itself.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from attnproof.symbolic import Positive, Real, Tensor
+
+if TYPE_CHECKING:
+    from attnproof.symbolic import Theorem
 
 # each a fraction of a batch's instances, drawn independently per tensor
 PATTERN_FRACTIONS = {"zeros": 1 / 32, "repeated rows": 1 / 16, "one-hot rows": 1 / 16,
@@ -28,7 +33,8 @@ def describe() -> str:
             f"axis (1 in {round(1 / KERNEL_FRACTION)})")
 
 
-def apply_patterns(values: np.ndarray, domain: Real, rng, keep: np.ndarray) -> np.ndarray:
+def apply_patterns(values: np.ndarray, domain: Real, rng: np.random.Generator,
+                   keep: np.ndarray) -> np.ndarray:
     """``values`` (batch, ...) with a pattern in some instances; rows flagged ``keep`` (the
     large ones, which must stay large) are left alone."""
     start, draw = 0.0, rng.random(values.shape[0])
@@ -40,7 +46,8 @@ def apply_patterns(values: np.ndarray, domain: Real, rng, keep: np.ndarray) -> n
     return values
 
 
-def _pattern(name: str, values: np.ndarray, domain: Real, rng) -> np.ndarray:
+def _pattern(name: str, values: np.ndarray, domain: Real,
+             rng: np.random.Generator) -> np.ndarray:
     if name == "zeros":
         return np.zeros_like(values)
     if name == "range ends":
@@ -61,14 +68,15 @@ def _pattern(name: str, values: np.ndarray, domain: Real, rng) -> np.ndarray:
     raise ValueError(f"unknown pattern {name!r}")
 
 
-def range_ends(values: np.ndarray, domain, rng) -> np.ndarray:
+def range_ends(values: np.ndarray, domain: Real | Positive,
+               rng: np.random.Generator) -> np.ndarray:
     """Scalars (batch,) with some instances at ``domain.low`` or ``domain.high``."""
     at_end = rng.random(values.shape[0]) < RANGE_END_FRACTION
     ends = np.where(rng.random(values.shape[0]) < 0.5, domain.low, domain.high)
     return np.where(at_end, ends, values)
 
 
-def into_kernels(theorem, arrays: dict, rng) -> dict:
+def into_kernels(theorem: Theorem, arrays: dict, rng: np.random.Generator) -> dict:
     """For each Real vector v and Real tensor M whose last axis is v's, in some instances move
     M's rows off v: M v = 0 (M is then singular, v in its kernel)."""
     tensors = [t for t in theorem.inputs if isinstance(t, Tensor) and isinstance(t.domain, Real)

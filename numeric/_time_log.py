@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import time
+from collections.abc import Iterator
 
 ENVIRONMENT_VARIABLE = "ATTNPROOF_TIME_LOG"
 STAGES = {
@@ -76,7 +77,8 @@ class _RequestHandler(logging.Handler):
 
 
 @contextlib.contextmanager
-def attributed(theorem: str, backend: str, dtype: str, mode: str, sizes: dict):
+def attributed(theorem: str, backend: str, dtype: str, mode: str,
+               sizes: dict) -> Iterator[None]:
     """Compilations inside this block are charged to this configuration and shape."""
     saved = dict(_context)
     _context.update(theorem=theorem, backend=backend, dtype=dtype, mode=mode,
@@ -93,7 +95,7 @@ def enabled() -> bool:
 
 
 @contextlib.contextmanager
-def phase(name: str):
+def phase(name: str) -> Iterator[None]:
     """Time this block as phase ``name``, less the phases nested in it."""
     if not enabled():
         yield
@@ -117,12 +119,13 @@ def record(stage: str, seconds: float, elapsed: float | None = None) -> None:
     _write({**_context, "stage": stage, "seconds": seconds})
 
 
-def _on_duration(event: str, duration: float, **_) -> None:
+# JAX passes the event and duration by position: the names are its listener protocols'
+def _on_duration(event: str, duration_secs: float, **_: str | int) -> None:
     if event in STAGES:
-        record(STAGES[event], duration)
+        record(STAGES[event], duration_secs)
 
 
-def _on_event(event: str, **_) -> None:
+def _on_event(event: str, **_: str | int) -> None:
     if event == CACHE_HIT_EVENT:
         _write({**_context, "stage": "cache-hit", "seconds": 0.0})
 
@@ -136,7 +139,7 @@ def _write(entry: dict) -> None:
         log.write(json.dumps(entry) + "\n")
 
 
-def read(path) -> list[dict]:
+def read(path: str | os.PathLike[str]) -> list[dict]:
     """The entries of a log file; a line cut short (a killed worker) is skipped."""
     entries = []
     with open(path, encoding="utf-8") as log:

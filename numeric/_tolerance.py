@@ -45,7 +45,7 @@ TRUTH_ULPS = 2.0**12
 STABILITY_ULPS = 2.0**7
 
 
-def finfo(dtype: str):
+def finfo(dtype: str) -> np.finfo:
     """``finfo`` for any dtype name NumPy or ml_dtypes knows (float16, bfloat16, ...)."""
     if dtype == "bfloat16":  # NumPy knows the name once ml_dtypes loads, but not its finfo
         import ml_dtypes

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, ClassVar
+
 import sympy as sp
 from sympy.printing.str import StrPrinter
 
@@ -10,14 +12,60 @@ from attnproof.symbolic import Defined, Indicator, LogSumExp, Rotation, Softmax
 from ._emit import Node, Term, factors_of, identifier, index_key, union
 from ._stable import KeptMax, ReduceMax
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Collection, Iterable, Sequence
+
+    from sympy.core.relational import Relational
+
+    from attnproof.symbolic import Dim, Scalar, Tensor
+    from attnproof.symbolic import ReduceMax as RowMax
+    from attnproof.symbolic import ReduceMin as RowMin
+
+    from ._emit import Pair
+
 
 class ValueRules:
     """Mixed into the emitter. Where an error scale is compiled (``self.abs``), softmax-like
     nodes keep the spelling whose shifted logits the scale rules bound."""
 
+    if TYPE_CHECKING:
+        # what the host provides: the state and primitives of ``_emit.Emitter`` and the memoized
+        # ``visit`` of ``_compiler._Compilation``, which mixes these rules in
+        tensors: dict[str, Tensor]
+        scalars: dict[str, Scalar]
+        definitions: dict[str, Defined]
+        abs: bool
+        sizes: dict[sp.Symbol, sp.Expr]
+        preferred_order: list[tuple]
+        visit: Callable[[sp.Basic], Pair]
+
+        def typed(self, value: float | sp.Expr) -> Term: ...
+        def emit(self, code: str, axes: Iterable[sp.Symbol], batched: bool) -> Term: ...
+        def _note_index(self, index: sp.Basic, size: sp.Expr | None = None) -> None: ...
+        def _size_code(self, key: sp.Symbol) -> str: ...
+        def _use_symbol(self, symbol: sp.Symbol) -> None: ...
+        def _use_input(self, name: str) -> None: ...
+        def _is_integer(self, name: str) -> bool: ...
+        def align(self, term: Term, target: Sequence[sp.Symbol], batch: bool = False) -> str: ...
+        def combine(self, terms: Sequence[Term], op: str) -> Term: ...
+        def with_axis(self, term: Term, key: sp.Symbol) -> Term: ...
+        def axis_of(self, term: Term, key: sp.Symbol) -> int: ...
+        def _diagonal(self, term: Term) -> Term: ...
+        def _abs_of(self, term: Term) -> Term: ...
+        def _fold(self, terms: Sequence[Term], function: str) -> Term: ...
+        def _finite(self, peak: Term) -> Term: ...
+        def _mask_guard(self, factors: Sequence[sp.Expr], values: list[Term]) -> list[Term]: ...
+        def _range_guard(self, values: list[Term], masks: list[Term]) -> list[Term]: ...
+        def _is_mask(self, expr: sp.Basic) -> bool: ...
+        def _range_mask(self, limit: tuple[sp.Expr, sp.Expr, sp.Expr]) -> Term | None: ...
+        def _contract(self, operands: Sequence[Term], summed: Collection[sp.Symbol],
+                      coefficient: float | sp.Expr, expr: sp.Sum) -> Term: ...
+        def _reduce(self, term: Term, keys: Iterable[sp.Symbol], how: str) -> Term: ...
+        def _max_over(self, term: Term, key: sp.Symbol) -> Term: ...
+
     # -- leaves ------------------------------------------------------------------------------
 
-    def value_constant(self, expr) -> Node:
+    def value_constant(self, expr: sp.Expr) -> Node:
         return Node(self.typed(expr))
 
     def value_symbol(self, expr: sp.Symbol) -> Node:
@@ -32,7 +80,7 @@ class ValueRules:
         self._note_index(expr)
         return Node(self._positions(index_key(expr)))
 
-    def _positions(self, key) -> Term:
+    def _positions(self, key: sp.Symbol) -> Term:
         return self.emit(f"xp.arange({self._size_code(key)}, dtype=dtype)", (key,), False)
 
     def value_indexed(self, expr: sp.Indexed) -> Node:
@@ -57,7 +105,7 @@ class ValueRules:
         code = array if all(s == ":" for s in slots) else f"{array}[{', '.join(slots)}]"
         return Node(self._diagonal(Term(code, tuple(keys), True)))
 
-    def _gathered(self, expr: sp.Indexed, dims) -> Term:
+    def _gathered(self, expr: sp.Indexed, dims: tuple[Dim, ...]) -> Term:
         """An entry at index arithmetic (X[t, h·D + c], x[j + 1]): integer positions computed
         from the indices' ranges and gathered in one indexing, every position an integer
         array broadcast over all the indices the entry uses."""
@@ -76,7 +124,7 @@ class ValueRules:
             slots.append(self._position_code(index, positions))
         return self.emit(f"{identifier(str(expr.base.label))}[{', '.join(slots)}]", axes, True)
 
-    def _position_code(self, index: sp.Expr, positions: dict) -> str:
+    def _position_code(self, index: sp.Expr, positions: dict[sp.Basic, str]) -> str:
         """Source for the integer array of one index's values: each index by its positions,
         each size by its name."""
         placeholders = {i: sp.Dummy() for i in positions if index.has(i)}
@@ -88,12 +136,12 @@ class ValueRules:
         names.update({d: sp.Symbol(positions[i]) for i, d in placeholders.items()})
         return _PositionPrinter().doprint(expr.xreplace(names))
 
-    def _axis_positions(self, key, axes) -> str:
+    def _axis_positions(self, key: sp.Symbol, axes: tuple[sp.Symbol, ...]) -> str:
         """0, 1, …, n − 1 as integers along ``key``'s place among ``axes``."""
         shape = ", ".join(":" if a == key else "None" for a in axes)
         return self.emit(f"xp.arange({self._size_code(key)})[{shape}]", (key,), False).code
 
-    def _check_in_range(self, index, dim, expr) -> None:
+    def _check_in_range(self, index: sp.Expr, dim: Dim, expr: sp.Indexed) -> None:
         """The index arithmetic of ``expr`` stays within ``dim`` for every size: affine in
         the indices, each coefficient of known sign."""
         if index.is_Integer or isinstance(index, (sp.Idx, sp.Symbol)):
@@ -148,7 +196,7 @@ class ValueRules:
             return term
         return self.emit(self.align(term, order), order, term.batched)
 
-    def _relabel(self, term: Term, mapping: dict) -> Term:
+    def _relabel(self, term: Term, mapping: dict[sp.Symbol, sp.Symbol]) -> Term:
         renamed = Term(term.code, tuple(mapping.get(a, a) for a in term.axes), term.batched)
         return self._diagonal(renamed)
 
@@ -201,7 +249,7 @@ class ValueRules:
         a = self.visit(expr.args[0]).value
         return Node(self.emit(f"xp.log({a.code})", a.axes, a.batched))
 
-    def _as_softmax(self, expr) -> Softmax | None:
+    def _as_softmax(self, expr: sp.Expr) -> Softmax | None:
         """``expr`` as a Softmax node, looking through a definition such as ``A[i, j]``."""
         if isinstance(expr, sp.Indexed) and str(expr.base.label) in self.definitions:
             definition = self.definitions[str(expr.base.label)]
@@ -268,7 +316,7 @@ class ValueRules:
         parts = ", ".join(self.align(t, axes) for t in (condition, chosen, otherwise))
         return self.emit(f"xp.where({parts})", axes, batched)
 
-    def _refuse_inexact(self, condition, where) -> None:
+    def _refuse_inexact(self, condition: sp.Basic, where: sp.Basic) -> None:
         for symbol in condition.free_symbols:
             scalar = self.scalars.get(getattr(symbol, "name", ""))
             if scalar is not None and not self._is_integer(scalar.name):
@@ -282,9 +330,10 @@ class ValueRules:
                     f"condition {condition} in {where} tests {entry}, which is not a 0/1 mask "
                     "entry: rounding could flip it")
 
-    _COMPARISONS = {"<=": "<=", "<": "<", ">=": ">=", ">": ">", "==": "==", "!=": "!="}
+    _COMPARISONS: ClassVar[dict[str, str]] = {"<=": "<=", "<": "<", ">=": ">=", ">": ">",
+                                              "==": "==", "!=": "!="}
 
-    def value_compare(self, expr) -> Node:
+    def value_compare(self, expr: Relational) -> Node:
         op = self._COMPARISONS.get(expr.rel_op)
         if op is None:
             raise NotImplementedError(f"the compiler does not support the relation {expr}")
@@ -303,10 +352,10 @@ class ValueRules:
     def value_abs(self, expr: sp.Abs) -> Node:
         return Node(self._abs_of(self.visit(expr.args[0]).value))
 
-    def value_max(self, expr) -> Node:
+    def value_max(self, expr: sp.Max) -> Node:
         return Node(self._fold([self.visit(arg).value for arg in expr.args], "xp.maximum"))
 
-    def value_min(self, expr) -> Node:
+    def value_min(self, expr: sp.Min) -> Node:
         return Node(self._fold([self.visit(arg).value for arg in expr.args], "xp.minimum"))
 
     # -- reductions --------------------------------------------------------------------------
@@ -336,7 +385,7 @@ class ValueRules:
         value = self.visit(expr.function).value
         return Node(self._product_over(value, key), {"key": key})
 
-    def _product_over(self, term: Term, key) -> Term:
+    def _product_over(self, term: Term, key: sp.Symbol) -> Term:
         return self._reduce(self.with_axis(term, key), [key], "prod")
 
     def value_reduce_max(self, expr: ReduceMax) -> Node:
@@ -362,29 +411,30 @@ class ValueRules:
         return Node(self.emit(f"xp.where({any_kept.code} > 0, {kept_peak.code}, "
                               f"{all_peak.code})", all_peak.axes, all_peak.batched), {"keys": keys})
 
-    def value_rowmax(self, expr) -> Node:
+    def value_rowmax(self, expr: RowMax) -> Node:
         """The statement language's ``rowmax``: a maximum over the whole range of one index."""
         return self.value_reduce_max(self._as_reduce_max(expr))
 
-    def value_rowmin(self, expr) -> Node:
+    def value_rowmin(self, expr: RowMin) -> Node:
         """The statement language's ``rowmin``: a minimum over the whole range of one index."""
         index = self._whole_range(expr)
         self._note_index(index)
         return Node(self._reduce(self.visit(expr.function).value, [index_key(index)], "min"))
 
-    def _whole_range(self, expr) -> sp.Idx:
+    def _whole_range(self, expr: RowMin) -> sp.Idx:
         (index, lower, upper), = expr.limits
         if not isinstance(index, sp.Idx) or (lower, upper) != (index.lower, index.upper):
             raise NotImplementedError(f"a minimum over part of a range: {expr}")
         return index
 
-    def _as_reduce_max(self, expr) -> ReduceMax:
+    def _as_reduce_max(self, expr: RowMax) -> ReduceMax:
         (index, lower, upper), = expr.limits
         if not isinstance(index, sp.Idx) or (lower, upper) != (index.lower, index.upper):
             raise NotImplementedError(f"a maximum over part of a range: {expr}")
         return ReduceMax(expr.function, index)
 
-    def _masked_to_floor(self, value: Term, mask: sp.Expr, keys) -> tuple[Term, Term, Term]:
+    def _masked_to_floor(self, value: Term, mask: sp.Expr,
+                        keys: Sequence[sp.Symbol]) -> tuple[Term, Term, Term]:
         """``value`` over the axes of ``value`` and ``mask`` together (x), where the mask keeps
         an entry (kept), and x with masked entries lowered to its minimum over ``keys``
         (masked): its maximum is then the largest kept entry, or any entry if none is kept."""
@@ -401,7 +451,7 @@ class ValueRules:
 
     # -- softmax-like nodes ------------------------------------------------------------------
 
-    def _shifted(self, logits: sp.Expr, index) -> tuple[Term, Term, int]:
+    def _shifted(self, logits: sp.Expr, index: sp.Idx) -> tuple[Term, Term, int]:
         """Logits over ``index`` and their finite row maximum (keepdims) for a stable reduction."""
         self._note_index(index)
         u = self.visit(logits).value
@@ -509,8 +559,8 @@ def _interval(expr: sp.Expr) -> tuple[sp.Expr, sp.Expr] | None:
     if expr.is_Integer or isinstance(expr, sp.Symbol) and expr.is_positive:
         return expr, expr
     if isinstance(expr, sp.Add):
-        parts = [_interval(a) for a in expr.args]
-        if any(p is None for p in parts):
+        parts = [p for a in expr.args if (p := _interval(a)) is not None]
+        if len(parts) != len(expr.args):  # some term has no known range
             return None
         return sp.Add(*(p[0] for p in parts)), sp.Add(*(p[1] for p in parts))
     if isinstance(expr, sp.Mul):
@@ -535,9 +585,9 @@ class _PositionPrinter(StrPrinter):
     (a flat position split into its parts, f = h·D + c read at ⌊f / D⌋ and f mod D), exact on
     integer positions on every backend."""
 
-    def _print_floor(self, expr):
+    def _print_floor(self, expr: sp.floor) -> str:
         numerator, denominator = sp.fraction(sp.together(expr.args[0]))
         return f"(({self._print(numerator)}) // ({self._print(denominator)}))"
 
-    def _print_Mod(self, expr):
+    def _print_Mod(self, expr: sp.Mod) -> str:
         return f"(({self._print(expr.args[0])}) % ({self._print(expr.args[1])}))"

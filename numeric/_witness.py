@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import math
 import shlex
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 from hypothesis import Phase, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
@@ -15,12 +17,17 @@ from . import _strategies as strategies
 from ._decide import Outcome, decide, failing_rows, float64_side, is_stability
 from ._driver import Failure, theorems_argument
 from ._ground_truth import finite_difference
-from ._plan import Runner
+from ._plan import ImplementationError, ImplementationRaised, Plan, Runner
+
+if TYPE_CHECKING:
+    from ._profiles import Profile
+    from ._strategies import Structure
 
 
-def refute(runner: Runner, structure, outcome: Outcome, dtype: str, batch: int,
-           chosen) -> Failure:
+def refute(runner: Runner, structure: Structure, outcome: Outcome, dtype: str, batch: int,
+           chosen: Profile) -> Failure:
     """The failure ``outcome`` shows: its counterexample, replay command and reason."""
+    assert outcome.comparison is not None  # a failing outcome names the comparison it failed
     return Failure(
         counterexample=counterexample(runner, structure, outcome, dtype, batch, chosen),
         reason=(_not_finite_reason(outcome.comparison, dtype) if outcome.refutes
@@ -29,9 +36,11 @@ def refute(runner: Runner, structure, outcome: Outcome, dtype: str, batch: int,
         replay=replay_command(runner, dtype, structure, batch))
 
 
-def refute_shape(runner: Runner, structure, error, dtype: str, batch: int) -> Failure:
+def refute_shape(runner: Runner, structure: Structure, error: ImplementationError, dtype: str,
+                 batch: int) -> Failure:
     """The failure of code that returned another shape than the statement's at ``structure``'s
     sizes (``error``: an ``ImplementationError`` with both shapes)."""
+    assert error.got is not None  # one without a returned shape is raised (``_search._drive``)
     sizes = ", ".join(f"{k} = {v}" for k, v in structure.size_map.items())
     return Failure(
         counterexample={
@@ -48,7 +57,8 @@ def refute_shape(runner: Runner, structure, error, dtype: str, batch: int) -> Fa
         replay=replay_command(runner, dtype, structure, batch))
 
 
-def refute_raised(runner: Runner, structure, raised, dtype: str, batch: int) -> Failure:
+def refute_raised(runner: Runner, structure: Structure, raised: ImplementationRaised, dtype: str,
+                  batch: int) -> Failure:
     """The failure of code that raised at ``structure``'s inputs (``raised``: an
     ``ImplementationRaised``) and returned values at others: the claim covers these inputs,
     and the code does not compute its value there."""
@@ -76,26 +86,29 @@ def _not_finite_reason(comparison: str, dtype: str) -> str:
             "value is finite: the code is wrong there, whatever the format")
 
 
-def counterexample(runner: Runner, structure, outcome: Outcome, dtype: str, batch: int,
-                   chosen) -> dict:
+def counterexample(runner: Runner, structure: Structure, outcome: Outcome, dtype: str,
+                   batch: int, chosen: Profile) -> dict:
     arrays = strategies.fill_batch(runner.plan.theorem, structure, batch)
+    assert outcome.failing_row is not None  # the outcome of a failing batch
     instance = strategies.instance_at(arrays, outcome.failing_row)
     instance, outcome = _simplify(runner, structure, arrays, instance, outcome, dtype, batch,
                                   chosen)
     return describe(runner, structure, instance, outcome)
 
 
-def _simplify(runner, structure, arrays, instance, outcome, dtype, batch, chosen):
+def _simplify(runner: Runner, structure: Structure, arrays: dict, instance: dict,
+              outcome: Outcome, dtype: str, batch: int, chosen: Profile) -> tuple[dict, Outcome]:
     """Shrink the failing row toward round values while it keeps failing (Hypothesis ``find``)."""
     theorem, row = runner.plan.theorem, outcome.failing_row
+    assert row is not None  # the outcome of a failing batch
     count = strategies.entry_count(theorem, instance)
 
-    def outcome_for(keep):
+    def outcome_for(keep: list[bool]) -> tuple[dict, Outcome]:
         candidate = strategies.simplified(theorem, instance, keep)
         moved = {k: _put_row(v, row, candidate[k]) for k, v in arrays.items()}
         return candidate, decide(runner, structure, batch, dtype, arrays=moved)
 
-    def still_fails(keep):
+    def still_fails(keep: list[bool]) -> bool:
         result = outcome_for(keep)[1]
         return result.failing_row is not None and row in failing_rows(result)
 
@@ -109,11 +122,12 @@ def _simplify(runner, structure, arrays, instance, outcome, dtype, batch, chosen
     return outcome_for(keep)
 
 
-def st_flags(count: int):
+def st_flags(count: int) -> st.SearchStrategy[list[bool]]:
     return st.lists(st.booleans(), min_size=count, max_size=count)
 
 
-def _put_row(values, row: int, replacement):
+def _put_row(values: np.ndarray | int, row: int,
+             replacement: np.ndarray | int) -> np.ndarray | int:
     if not isinstance(values, np.ndarray):
         return values
     values = values.copy()
@@ -121,15 +135,16 @@ def _put_row(values, row: int, replacement):
     return values
 
 
-def describe(runner: Runner, structure, instance: dict, outcome: Outcome) -> dict:
+def describe(runner: Runner, structure: Structure, instance: dict, outcome: Outcome) -> dict:
     """The failing entry: inputs, sizes, the two compared values and their error in ulps."""
     plan, row = runner.plan, outcome.failing_row
+    assert row is not None  # the outcome of a failing batch
     if plan.theorem.at is not None:  # show the point the claim was evaluated at, not the draw
         instance = strategies.instance_at(outcome.inputs, row)
     error = outcome.errors[outcome.comparison][row]
     entry = np.unravel_index(int(np.argmax(error)), error.shape) if error.ndim else ()
     left, right = _compared(outcome, row, entry)
-    found = {
+    found: dict[str, Any] = {  # a JSON object
         "sizes": structure.size_map,
         "integers": structure.integer_map,
         "scalars": {s.name: _round(instance[s.name]) for s in plan.theorem.scalars},
@@ -147,10 +162,12 @@ def describe(runner: Runner, structure, instance: dict, outcome: Outcome) -> dic
     return found
 
 
-def finite_difference_verdict(plan, instance, structure, labels, outcome, row, entry) -> dict:
+def finite_difference_verdict(plan: Plan, instance: dict, structure: Structure, labels: dict,
+                              outcome: Outcome, row: int, entry: tuple) -> dict:
     """The central difference at the failing entry, and which compared value lies within its
     uncertainty."""
     difference = finite_difference(plan, instance, labels, structure.size_map)
+    assert outcome.comparison is not None  # the outcome of a failing batch
     left, right = outcome.comparison.split(" vs ")
     agrees = [side for side, name in (("lhs", left), ("rhs", right))
               if abs(difference.estimate - float(outcome.reference[name][row][entry]))
@@ -160,19 +177,22 @@ def finite_difference_verdict(plan, instance, structure, labels, outcome, row, e
             "uncertainty": _round(difference.uncertainty), "agrees_with": verdict}
 
 
-def _compared(outcome: Outcome, row: int, entry):
+def _compared(outcome: Outcome, row: int, entry: tuple) -> tuple[object, object]:
     """The two values a comparison set against each other at one entry."""
     name = outcome.comparison
+    assert name is not None  # the outcome of a failing batch
     if is_stability(name):
         side = name.split(" in ")[0]
         exact = float64_side(outcome.reference, side)
+        assert outcome.low is not None  # a side's stability compares a lower format's values
         return _round(outcome.low[side][row][entry]), _round(exact[row][entry])
     left, right = name.split(" in ")[0].split(" vs ")
     values = outcome.reference if " in " not in name else outcome.low
+    assert values is not None  # a comparison "in" a format compares that format's values
     return _round(values[left][row][entry]), _round(values[right][row][entry])
 
 
-def _round(value):
+def _round(value: npt.ArrayLike) -> object:  # a JSON value: a number, a word, a list
     if isinstance(value, (int, np.integer)):
         return int(value)
     array = np.asarray(value, dtype=np.float64)
@@ -198,7 +218,7 @@ def derivation_fault(failure: Failure) -> str | None:
     return None
 
 
-def replay_command(runner: Runner, dtype: str, structure, batch: int) -> str:
+def replay_command(runner: Runner, dtype: str, structure: Structure, batch: int) -> str:
     theorem = runner.plan.theorem
     sizes = ",".join(f"{k}={v}" for k, v in structure.sizes)
     parts = ["attnproof", "replay", theorem.name, "--backend", runner.row.name,

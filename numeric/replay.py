@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,12 +21,17 @@ from attnproof.symbolic import discover
 
 from ._backends import truth_row
 
+if TYPE_CHECKING:
+    from attnproof.symbolic import Theorem
+
+    from ._strategies import Structure
+
 
 def _pairs(text: str) -> tuple[tuple[str, int], ...]:
     return tuple((k, int(v)) for k, v in (p.split("=") for p in text.split(",") if p))
 
 
-def parse(argv=None) -> argparse.Namespace:
+def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="attnproof replay",
                                      description=__doc__.splitlines()[0])
     add_arguments(parser)
@@ -99,7 +106,7 @@ def replay(args: argparse.Namespace) -> dict:
     return report
 
 
-def _structure(theorem, args):
+def _structure(theorem: Theorem, args: argparse.Namespace) -> Structure:
     """The batch ``--batch``, ``--sizes``, ``--integers`` and ``--seed`` describe, checked against
     what ``theorem``'s search draws: a value missing or out of its range is a ValueError naming
     it, where filling the batch would fail on it or exhaust the memory."""
@@ -115,7 +122,8 @@ def _structure(theorem, args):
     return Structure(sizes, integers, args.seed)
 
 
-def _check_drawn(option: str, what: str, ranges: dict, given) -> None:
+def _check_drawn(option: str, what: str, ranges: dict,
+                 given: Iterable[tuple[str, int]]) -> None:
     """Every name of ``ranges`` given a value within its range (``low`` to ``high``)."""
     values = dict(given)
     missing = [name for name in ranges if name not in values]
@@ -136,7 +144,7 @@ def _largest_batch() -> int:
                if isinstance(effort, Effort))
 
 
-def _rerun(theorem, args) -> dict:
+def _rerun(theorem: Theorem, args: argparse.Namespace) -> dict:
     """The record's check run again on one configuration: its status, reason, counterexample."""
     from ._search import search
 
@@ -146,7 +154,7 @@ def _rerun(theorem, args) -> dict:
             "counterexample": record.counterexample, "failing_row": None}
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     return run(parse(argv))
 
 

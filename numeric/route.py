@@ -13,7 +13,7 @@ from __future__ import annotations
 from . import _evidence as evidence
 from . import _strategies as strategies
 from . import _structured as structured
-from ._backends import Backend, backend, is_truth, to_numpy
+from ._backends import Array, ArrayModule, Backend, NativeDevice, backend, is_truth, to_numpy
 from ._backends import _numpy_dtype as numpy_dtype  # NumPy's dtype of a format name
 from ._backends import _numpy_place as numpy_place  # NumPy's place step: a cast, no device
 from ._compiler import compile_expression
@@ -30,7 +30,7 @@ from ._driver import (
     would_pass,
 )
 from ._executables import run_route_program
-from ._plan import evaluate_reference, is_reference, runner_for
+from ._plan import Evaluated, Runner, evaluate_reference, is_reference, runner_for
 from ._record import BACKEND_FINDING
 from ._rounding import NO_MODEL, ROUNDING_MODEL, Rounding
 from ._routes import format_judge, numeric_route
@@ -61,6 +61,13 @@ __all__ = [
     "BACKEND_FINDING",
     # backends and compiled statements
     "Backend",
+    # any backend's arrays, array modules and device objects, and the compiled search's runner
+    # and what it evaluated, as annotations name them
+    "Array",
+    "ArrayModule",
+    "NativeDevice",
+    "Runner",
+    "Evaluated",
     "backend",
     "compile_expression",
     "run_route_program",

@@ -22,8 +22,10 @@ import importlib.util
 import os
 import sys
 import traceback
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 from ._theorem import Theorem
 
@@ -51,7 +53,13 @@ class Catalog:
         return {t.name: t for t in self.theorems}
 
 
-def theorem_files(directories) -> list[Path]:
+# a directory or a file of theorems, as the command line and the tests name one
+TheoremPath = str | os.PathLike[str]
+# what ``discover`` calls to load theorem files: per path, in order, (theorems, errors)
+LoadFiles = Callable[[list[Path]], Sequence[tuple[Sequence[Theorem], Sequence[LoadError]]]]
+
+
+def theorem_files(directories: Iterable[TheoremPath]) -> list[Path]:
     """The theorem files named by ``directories`` (each a directory or a file), sorted."""
     files = []
     for directory in directories:
@@ -63,7 +71,7 @@ def theorem_files(directories) -> list[Path]:
     return files
 
 
-def source_problem(path) -> str | None:
+def source_problem(path: TheoremPath) -> str | None:
     """Why ``path`` cannot serve as a ``--theorems`` source, or None when it can."""
     path = Path(path)
     if not path.exists():
@@ -92,7 +100,8 @@ def theorem_file_argument(origin: str) -> str | None:
         return str(path)
 
 
-def discover(directories=(CATALOG_DIR,), *, load_files=None) -> Catalog:
+def discover(directories: Iterable[TheoremPath] = (CATALOG_DIR,), *,
+             load_files: LoadFiles | None = None) -> Catalog:
     """Load every theorem in ``directories``; same input, same catalog, in the same order.
 
     ``load_files(paths)`` returns ``(theorems, errors)`` for each path, in order; by default
@@ -144,7 +153,8 @@ def _declaration_place(path: str, name: str) -> str:
 
 
 def load_file(path: Path, *, contained: bool = False,
-              before_statement=None) -> tuple[list[Theorem], list[LoadError]]:
+              before_statement: Callable[[int], None] | None = None
+              ) -> tuple[list[Theorem], list[LoadError]]:
     """The theorems of one file and its errors.
 
     A statement that calls ``sys.exit`` or changes the working directory is an error of that
@@ -167,7 +177,9 @@ def load_file(path: Path, *, contained: bool = False,
     return [t for t in found if t.name not in duplicates], errors
 
 
-def _import_theorem_file(path: Path, contained: bool = False, before_statement=None):
+def _import_theorem_file(path: Path, contained: bool = False,
+                         before_statement: Callable[[int], None] | None = None
+                         ) -> tuple[ModuleType, list[LoadError]]:
     """The module of a theorem file and the errors of its failed statements.
 
     A catalog file is loaded as a module of ``attnproof.theorems`` (its siblings are relative
@@ -186,6 +198,8 @@ def _import_theorem_file(path: Path, contained: bool = False, before_statement=N
     else:
         module_name = f"attnproof_theorems_{abs(hash(str(path.resolve())))}_{path.stem}"
         spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None:  # a catalog file that is not there: find_spec finds no module
+        raise ImportError(f"no such theorem file: {path.name}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:
@@ -193,12 +207,12 @@ def _import_theorem_file(path: Path, contained: bool = False, before_statement=N
     except BaseException:
         sys.modules.pop(module_name, None)
         raise
-    module.__attnproof_errors__ = errors
+    vars(module)["__attnproof_errors__"] = errors  # vars(): ModuleType declares no such name
     return module, errors
 
 
-def _run_statements(path: Path, module, contained: bool = False,
-                    before_statement=None) -> list[LoadError]:
+def _run_statements(path: Path, module: ModuleType, contained: bool = False,
+                    before_statement: Callable[[int], None] | None = None) -> list[LoadError]:
     """Execute the file one top-level statement at a time; report each one that fails."""
     # In this process a Ctrl-C is the user's and must stop the run; where the file is contained
     # (its own process, which ignores the signals) only the file itself can raise one. An exit
@@ -209,7 +223,9 @@ def _run_statements(path: Path, module, contained: bool = False,
     tree = ast.parse(source, filename=str(path))  # a SyntaxError loses the file: reported
     namespace = vars(module)
     namespace["__doc__"] = ast.get_docstring(tree, clean=False)  # as a whole-file import sets
-    flags, errors, failed_names = 0, [], {}
+    flags = 0
+    errors: list[LoadError] = []
+    failed_names: dict[str, int] = {}
     for statement in tree.body:
         flags |= _future_flags(statement)
         code = compile(ast.Module([statement], []), str(path), "exec", flags=flags,
@@ -249,7 +265,7 @@ def _file_error(path: Path, error: Exception) -> str:
     return f"{path}: {summary}"
 
 
-def _future_flags(statement) -> int:
+def _future_flags(statement: ast.stmt) -> int:
     if not (isinstance(statement, ast.ImportFrom) and statement.module == "__future__"):
         return 0
     import __future__
@@ -257,7 +273,8 @@ def _future_flags(statement) -> int:
     return sum(getattr(__future__, alias.name).compiler_flag for alias in statement.names)
 
 
-def _statement_error(path: Path, statement, error: BaseException, failed: dict) -> LoadError:
+def _statement_error(path: Path, statement: ast.stmt, error: BaseException,
+                     failed: dict[str, int]) -> LoadError:
     theorem = _declared_theorem(statement)
     where = f"{path}:{_error_line(error, path, statement)}"
     subject = f"theorem {theorem!r}: " if theorem else ""
@@ -280,16 +297,16 @@ def _why_fatal(error: BaseException) -> str:
     return ""
 
 
-def _error_line(error: BaseException, path: Path, statement) -> int:
+def _error_line(error: BaseException, path: Path, statement: ast.stmt) -> int:
     """The line of the file where ``error`` was raised (the innermost frame in the file)."""
     line = statement.lineno
     for frame in traceback.extract_tb(error.__traceback__):
-        if frame.filename == str(path):
+        if frame.filename == str(path) and frame.lineno is not None:  # None: no line known
             line = frame.lineno
     return line
 
 
-def _declared_theorem(statement) -> str | None:
+def _declared_theorem(statement: ast.stmt) -> str | None:
     """The name of the theorem a statement declares (``x = Theorem("name", ...)``), if any."""
     value = getattr(statement, "value", None)
     if not isinstance(value, ast.Call):
@@ -305,7 +322,7 @@ def _declared_theorem(statement) -> str | None:
     return targets[0] if targets else None
 
 
-def _bound_names(statement) -> list[str]:
+def _bound_names(statement: ast.stmt) -> list[str]:
     """The module-level names a statement assigns (for blaming later uses of them)."""
     targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
     names = []

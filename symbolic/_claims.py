@@ -9,12 +9,13 @@ of an identity and an inequality; worked numbers have nothing to draw.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 import sympy as sp
 
-from ._kind import Claim
+from ._kind import AnyConfiguration, Claim, TwoSided
 from ._language import TheoremError, as_expression
 from ._prover import (
     NOT_PROVED,
@@ -28,20 +29,30 @@ from ._prover import (
 from ._theorem import Theorem, free_indices
 from ._vocabulary import ReduceMax
 
+if TYPE_CHECKING:
+    from ._prover import ProofResult
+
 # Proofs of an inequality from the facts its row maxima and minima call for, ``f(theorem,
 # difference) -> ProofResult``: ``kinds/inequality`` registers its own when it loads (the kinds
 # import this module, so this module cannot import them).
-EXTREME_PROOFS: list[Callable] = []
+EXTREME_PROOFS: list[Callable[[Theorem, sp.Expr], ProofResult]] = []
 
 
 class _TwoSides(Claim):
     """A claim stated as two sides, ``lhs`` and ``rhs``, with the same free indices."""
 
+    if TYPE_CHECKING:  # every subclass has both: fields, or (``Rounds``) a derived rhs
+        @property
+        def lhs(self) -> sp.Expr: ...
+
+        @property
+        def rhs(self) -> sp.Expr: ...
+
     def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         return (("left-hand side", as_expression(self.lhs, "the left-hand side")),
                 ("right-hand side", as_expression(self.rhs, "the right-hand side")))
 
-    def validate(self, theorem, where: str) -> None:
+    def validate(self, theorem: Theorem, where: str) -> None:
         check_free_indices_agree(theorem, where)
 
 
@@ -52,16 +63,17 @@ class _Relation(_TwoSides):
     has_numeric_route = False
     serves_as_lemma = True
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _sides_as_expressions(self)
 
     def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         return f"{latex(sp.sympify(self.lhs))} {self.relation} {latex(self.rhs)}"
 
-    def prove(self, theorem, bound: int):
+    def prove(self, theorem: Theorem, bound: int) -> ProofResult:
         return prove_relation(theorem, bound)
 
-    def numeric_configurations(self, found: list[tuple[str, str, str, str]]) -> list:
+    def numeric_configurations(self, found: list[AnyConfiguration]
+                               ) -> list[AnyConfiguration]:
         return found
 
 
@@ -75,7 +87,7 @@ class Equals(_Relation):
     relation = "="
     combines_linearly = True
 
-    def prove_without_lemmas(self, theorem, bound: int):
+    def prove_without_lemmas(self, theorem: Theorem, bound: int) -> ProofResult:
         """The sum normal form, else an exact counterexample, else entry-wise cancellation."""
         return prove_identity(theorem, bound)
 
@@ -90,7 +102,7 @@ class AtLeast(_Relation):
     relation = r"\geq"
     truth_measure = "shortfall"
 
-    def prove_without_lemmas(self, theorem, bound: int):
+    def prove_without_lemmas(self, theorem: Theorem, bound: int) -> ProofResult:
         """An exact counterexample refutes; else proved for all sizes when lhs − rhs is a
         nonnegative combination of the gaps to a row's maximum or minimum that its weighted sums
         call for (a convex combination lies between the smallest and the largest entry:
@@ -117,13 +129,14 @@ class Rounds(_TwoSides):
     """
 
     lhs: sp.ImmutableMatrix
-    printed: tuple[tuple[str, ...], ...]
+    # rows of decimal texts, as written (lists or tuples); kept as tuples of str
+    printed: Sequence[Sequence[str]]
     kind = "worked numbers"
     relation = r"\approx"
     has_numeric_route = False
     nothing_to_draw = "worked numbers have nothing to draw; they are evaluated exactly"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _reject_strings(self.lhs, "worked numbers: a value")
         object.__setattr__(self, "lhs", sp.ImmutableMatrix(self.lhs))
         rows = tuple(tuple(str(x) for x in row) for row in self.printed)
@@ -143,18 +156,18 @@ class Rounds(_TwoSides):
         return (f"{latex(sp.sympify(self.lhs))} {self.relation} "
                 rf"\begin{{pmatrix}} {rows} \end{{pmatrix}}")
 
-    def prove(self, theorem, bound: int):
+    def prove(self, theorem: Theorem, bound: int) -> ProofResult:
         return check_worked_numbers(self)
 
 
-def _sides_as_expressions(claim) -> None:
+def _sides_as_expressions(claim: _Relation) -> None:
     kind = type(claim).__name__
     for side, label in (("lhs", "left-hand side"), ("rhs", "right-hand side")):
         value = as_expression(getattr(claim, side), f"{kind}: the {label}")
         object.__setattr__(claim, side, value)
 
 
-def _reject_strings(values, what: str) -> None:
+def _reject_strings(values: object, what: str) -> None:
     """Matrix entries are sympified, so a string among them would be parsed: refuse it."""
     if isinstance(values, str) or values is None:
         as_expression(values, what)
@@ -165,8 +178,10 @@ def _reject_strings(values, what: str) -> None:
 
 def check_free_indices_agree(theorem: Theorem, where: str) -> None:
     """The two sides' free indices agree: one side's are among the other's."""
-    lhs = free_indices(theorem.claim.lhs)
-    rhs = free_indices(theorem.claim.rhs)
+    # called by the claim's own validate(), so the theorem's claim is that two-sided claim
+    claim = cast(TwoSided, theorem.claim)
+    lhs = free_indices(claim.lhs)
+    rhs = free_indices(claim.rhs)
     if not rhs <= lhs and not lhs <= rhs:
         raise TheoremError(
             f"{where}: the two sides have different free indices "

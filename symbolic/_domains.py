@@ -8,7 +8,9 @@ only numbers and names, never an array library, so ``symbolic`` stays free of ba
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 
 class Domain:
@@ -30,12 +32,29 @@ class Sizes:
     low: int = 1
     high: int = 8
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not 1 <= self.low <= self.high:
             raise ValueError(f"Sizes needs 1 <= low <= high, got {self.low}..{self.high}")
 
 
-def size_assignments(theorem, largest: int):
+class _Dimension(Protocol):
+    """What the sizes read of a dimension (a ``Dim``: symbolic/_language.py imports this module)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def sizes(self) -> Sizes: ...
+
+
+class _Dimensioned(Protocol):
+    """What the sizes read of a statement: its dimensions (a ``Theorem``)."""
+
+    @property
+    def dims(self) -> Sequence[_Dimension]: ...
+
+
+def size_assignments(theorem: _Dimensioned, largest: int) -> Iterator[dict[str, int]]:
     """Every size map inside the declared domains (``Sizes(low, high)`` of each dimension) with
     every size at most ``largest`` and one of them equal to it."""
     names = [d.name for d in theorem.dims]
@@ -45,7 +64,7 @@ def size_assignments(theorem, largest: int):
             yield dict(zip(names, sizes, strict=True))
 
 
-def size_steps(theorem, count: int) -> range:
+def size_steps(theorem: _Dimensioned, count: int) -> range:
     """The values of "largest size" a bounded route walks through: ``count`` of them from the
     smallest one the domains hold (1, 2, 3 when every dimension starts at 1), none past the
     largest one they hold."""
@@ -57,13 +76,13 @@ def size_steps(theorem, count: int) -> range:
     return range(start, min(start + count, max(d.sizes.high for d in dims) + 1))
 
 
-def search_steps(theorem, count: int) -> range:
+def search_steps(theorem: _Dimensioned, count: int) -> range:
     """The values of "largest size" an exact search walks through: ``size_steps``, or ``count``
     rounds of fresh values when nothing has a size."""
     return size_steps(theorem, count) if theorem.dims else range(1, count + 1)
 
 
-def domain_note(theorem) -> str:
+def domain_note(theorem: _Dimensioned) -> str:
     """What a method says of the domain when a dimension's declared minimum is above 1, e.g.
     "; sizes n_k ≥ 2 (declared)", or it has one size ("two = 2", which the provers substitute):
     the claim is asserted, searched and refuted only there."""

@@ -28,8 +28,16 @@ import what they use from the route toolkits ``symbolic/route.py`` and ``numeric
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import sympy as sp
+
+if TYPE_CHECKING:
+    from ._language import Tensor
+
+# One numeric configuration as a claim reads it, (backend, dtype, device, mode): the checker
+# passes its own named tuple, and a kind keeps some of them, so what it returns has that type.
+AnyConfiguration = TypeVar("AnyConfiguration", bound=tuple[str, str, str, str])
 
 
 class Claim:
@@ -48,7 +56,13 @@ class Claim:
     """
 
     kind: str = "claim"
-    relation: str = "="
+    if TYPE_CHECKING:
+        # read-only to type checkers: a kind may derive it (``Cost``: from its order) where the
+        # others set a class attribute
+        @property
+        def relation(self) -> str: ...
+    else:
+        relation = "="
     has_numeric_route: bool = True
     # What the numeric route draws, in words, when it does not draw as the compiled search
     # does (structured draws, range ends, scaled rows): the report's assumptions print this
@@ -84,11 +98,15 @@ class Claim:
         """The statement as one display formula; ``latex`` prints one expression."""
         raise NotImplementedError
 
+    # ``prove``, ``searched_as`` and ``validate`` take a Theorem (and ``prove`` gives a
+    # ProofResult), which the kinds' overrides say; here they stay unannotated, as the modules
+    # defining both import this one, and the package's import graph has no cycle, type-only
+    # imports included (tests/packaging/test_import_graph.py)
     def prove(self, theorem, bound: int):
         """Prove or refute exactly; return a ``ProofResult`` (symbolic/route.py)."""
         raise NotImplementedError
 
-    def numeric_configurations(self, found: list[tuple[str, str, str, str]]) -> list:
+    def numeric_configurations(self, found: list[AnyConfiguration]) -> list[AnyConfiguration]:
         """The (backend, dtype, device, mode) configurations this kind is checked on."""
         return found if self.has_numeric_route else []
 
@@ -98,7 +116,7 @@ class Claim:
         inequality: the built-in ``AtLeast``); a one-batch replay rebuilds that one."""
         return theorem
 
-    def unknowns(self) -> tuple:
+    def unknowns(self) -> tuple[Tensor, ...]:
         """Tensors the claim itself quantifies (the A of "there exists A"): not inputs, so no
         strategy draws them, but known to the statement's checks like declared tensors."""
         return ()
@@ -110,3 +128,14 @@ class Claim:
 class ClaimKind(Claim):
     """Base class of a claim kind beyond the three built in: a frozen dataclass in
     ``symbolic/kinds/`` whose numeric route, if it has one, ``numeric/kinds/`` registers."""
+
+
+class TwoSided(Protocol):
+    """A statement of two sides, ``lhs`` and ``rhs`` (``Equals``, ``AtLeast``, ``Rounds`` and the
+    kinds stated so): what lhs − rhs and the checks of the two sides read of a claim."""
+
+    @property
+    def lhs(self) -> sp.Expr: ...
+
+    @property
+    def rhs(self) -> sp.Expr: ...

@@ -7,7 +7,9 @@ dimension it runs over, so the range of any index can be read off the index itse
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 import sympy as sp
 
@@ -20,7 +22,7 @@ from ._errors import TheoremError
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*'*")
 
 
-def check_name(name, what: str) -> str:
+def check_name(name: object, what: str) -> str:
     """``name`` if it is a valid name for a ``what`` (dimension, tensor, ...), else raise."""
     if not isinstance(name, str) or _NAME.fullmatch(name) is None:
         raise TheoremError(
@@ -42,10 +44,10 @@ class _Declaration:
     def _instead(self) -> str:
         raise NotImplementedError
 
-    def _sympy_(self):
+    def _sympy_(self) -> NoReturn:
         raise NotAValue(self._instead())
 
-    def _not_a_value(self, *_):
+    def _not_a_value(self, *_: object) -> NoReturn:
         raise NotAValue(self._instead())
 
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _not_a_value
@@ -60,7 +62,7 @@ class Dim(_Declaration):
     sizes: Sizes = field(default_factory=lambda: Sizes(1, 8))
     latex: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_name(self.name, "dimension")
 
     @property
@@ -87,7 +89,7 @@ class Tensor(_Declaration):
     dims: tuple[Dim, ...]
     domain: Domain = field(default_factory=Real)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_name(self.name, "tensor")
         object.__setattr__(self, "dims", tuple(self.dims))
 
@@ -96,7 +98,7 @@ class Tensor(_Declaration):
         shape = tuple(dim.symbol for dim in self.dims)
         return sp.IndexedBase(self.name, shape=shape, **self.domain.sympy_assumptions())
 
-    def __getitem__(self, indices) -> sp.Indexed:
+    def __getitem__(self, indices: sp.Expr | tuple[sp.Expr, ...]) -> sp.Indexed:
         indices = indices if isinstance(indices, tuple) else (indices,)
         if len(indices) != len(self.dims):
             raise IndexCountError(
@@ -123,7 +125,7 @@ class Scalar(_Declaration):
     domain: Domain = field(default_factory=Real)
     latex: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_name(self.name, "scalar")
 
     @property
@@ -148,7 +150,7 @@ class Defined:
     body: sp.Expr
     latex: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_name(self.name, "defined tensor")
         object.__setattr__(self, "indices", tuple(self.indices))
         object.__setattr__(self, "body", as_expression(self.body, f"definition of {self.name}"))
@@ -158,7 +160,7 @@ class Defined:
         shape = tuple(index.upper + 1 for index in self.indices)
         return sp.IndexedBase(self.name, shape=shape, real=True)
 
-    def __getitem__(self, indices) -> sp.Indexed:
+    def __getitem__(self, indices: sp.Expr | tuple[sp.Expr, ...]) -> sp.Indexed:
         indices = indices if isinstance(indices, tuple) else (indices,)
         if len(indices) != len(self.indices):
             raise IndexCountError(
@@ -175,7 +177,7 @@ class IndexCountError(TheoremError, IndexError):
     """A tensor indexed with the wrong number of indices."""
 
 
-def as_expression(value, what: str) -> sp.Basic:
+def as_expression(value: object, what: str) -> sp.Basic:
     """``value`` as a SymPy object; a string is never parsed (parsing can run code)."""
     if isinstance(value, sp.Basic):
         from ._vocabulary import indicators_for_piecewise
@@ -198,7 +200,7 @@ def rename_bound_indices(expr: sp.Expr) -> sp.Expr:
     """Give every summation index in ``expr`` a fresh name, so substitution cannot capture."""
     from sympy.concrete.expr_with_limits import ExprWithLimits
 
-    def rename(node):
+    def rename(node: sp.Basic) -> sp.Basic | None:
         if not isinstance(node, ExprWithLimits):
             return None
         function = rename_bound_indices(node.function)
@@ -212,7 +214,8 @@ def rename_bound_indices(expr: sp.Expr) -> sp.Expr:
     return _replace_top_down(expr, rename)
 
 
-def _replace_top_down(expr, rule):
+def _replace_top_down(expr: sp.Basic, rule: Callable[[sp.Basic], sp.Basic | None]
+                      ) -> sp.Basic:
     replaced = rule(expr)
     if replaced is not None:
         return replaced

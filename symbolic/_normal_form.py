@@ -89,7 +89,7 @@ def _mask_powers_reduced(expr: sp.Expr, masks: frozenset[str]) -> sp.Expr:
     """``expr`` with every integer power m**k (k > 1) of a 0/1 mask entry written m, at any
     depth: the products a sum's expanded term makes, such as m·(m·v + (1 − m)·c), leave them
     where the polynomial facts of ``_MaskFacts`` do not reach."""
-    def is_mask_power(e) -> bool:
+    def is_mask_power(e: sp.Basic) -> bool:
         return (isinstance(e, sp.Pow) and e.exp.is_Integer and e.exp > 1
                 and isinstance(e.base, sp.Indexed) and str(e.base.base.label) in masks)
 
@@ -107,7 +107,7 @@ class _MaskFacts:
       indicator is 1 only where every such entry is 0.
     """
 
-    def __init__(self, masks: frozenset[str], atoms: _Atoms):
+    def __init__(self, masks: frozenset[str], atoms: _Atoms) -> None:
         self._masks, self._atoms = masks, atoms
 
     def apply(self, expr: sp.Expr, denominator: sp.Expr = sp.S.One) -> sp.Expr:
@@ -118,12 +118,12 @@ class _MaskFacts:
         return sp.Add(*(t for t in sp.Add.make_args(expr)
                         if not self._vanishes(t / denominator)))
 
-    def _is_idempotent_power(self, e) -> bool:
+    def _is_idempotent_power(self, e: sp.Basic) -> bool:
         if not (isinstance(e, sp.Pow) and e.exp.is_Integer and e.exp > 1):
             return False
         return self._is_mask_entry(e.base) or self._atoms.indicator(e.base) is not None
 
-    def _is_mask_entry(self, e) -> bool:
+    def _is_mask_entry(self, e: sp.Basic) -> bool:
         return isinstance(e, sp.Indexed) and str(e.base.label) in self._masks
 
     def _vanishes(self, term: sp.Expr) -> bool:
@@ -141,7 +141,7 @@ class _MaskFacts:
                 return True
         return False
 
-    def _kept_in(self, factor, indicator: sp.Product) -> bool:
+    def _kept_in(self, factor: sp.Expr, indicator: sp.Product) -> bool:
         """Whether ``factor`` is 0 wherever ``indicator`` (Π_k (1 − m[r, k])) is 1."""
         (variable, lower, upper), = indicator.limits
         entry = 1 - indicator.function
@@ -159,7 +159,7 @@ class _MaskFacts:
         return False
 
 
-def _same_row(entry: sp.Indexed, pattern: sp.Indexed, variable) -> sp.Expr | None:
+def _same_row(entry: sp.Indexed, pattern: sp.Indexed, variable: sp.Symbol) -> sp.Expr | None:
     """The index ``entry`` has where ``pattern`` has ``variable``, if the two are the same
     tensor and agree everywhere else; else None."""
     if entry.base.label != pattern.base.label or len(entry.indices) != len(pattern.indices):
@@ -186,7 +186,8 @@ def written_out(expr: sp.Expr) -> sp.Expr:
     args = [written_out(arg) for arg in expr.args]
     if not isinstance(expr, sp.Sum):
         return expr.func(*args)
-    function, kept = args[0], []
+    function = args[0]
+    kept: list[tuple[sp.Expr, sp.Expr, sp.Expr]] = []
     for variable, lower, upper in expr.limits:  # innermost first
         bounds_of_kept = [b for _, lo, hi in kept for b in (lo, hi)]
         concrete = lower.is_Integer and upper.is_Integer and upper - lower < _LARGEST_WRITTEN_OUT
@@ -232,7 +233,8 @@ def _normalize_sum(expr: sp.Sum, ranges: Mapping[sp.Symbol, Range]) -> sp.Expr:
     return result
 
 
-def _sum_over(function, variable, lower, upper, ranges) -> sp.Expr:
+def _sum_over(function: sp.Expr, variable: sp.Symbol, lower: sp.Expr, upper: sp.Expr,
+              ranges: Mapping[sp.Symbol, Range]) -> sp.Expr:
     """Σ over ``variable`` in [lower, upper] of an already normalized ``function``."""
     count = upper - lower + 1
     if count.is_zero:
@@ -243,8 +245,10 @@ def _sum_over(function, variable, lower, upper, ranges) -> sp.Expr:
     return sp.Add(*total)
 
 
-def _sum_term(term, variable, lower, upper, count, ranges) -> sp.Expr:
-    outside, inside = [], []
+def _sum_term(term: sp.Expr, variable: sp.Symbol, lower: sp.Expr, upper: sp.Expr,
+              count: sp.Expr, ranges: Mapping[sp.Symbol, Range]) -> sp.Expr:
+    outside: list[sp.Expr] = []
+    inside: list[sp.Expr] = []
     for factor in _factors(term):
         (inside if variable in factor.free_symbols else outside).append(factor)
     if not inside:
@@ -262,7 +266,10 @@ def _sum_term(term, variable, lower, upper, count, ranges) -> sp.Expr:
     return sp.Mul(*outside) * _merged_sum(inside, (variable, lower, upper))
 
 
-def _limits_from_indicator(inside, variable, lower, upper, ranges):
+def _limits_from_indicator(
+    inside: list[sp.Expr], variable: sp.Symbol, lower: sp.Expr, upper: sp.Expr,
+    ranges: Mapping[sp.Symbol, Range],
+) -> tuple[list[sp.Expr], sp.Expr, sp.Expr] | None:
     """(the other factors, new lower, new upper) when a factor is an indicator on ``variable``
     that narrows its range exactly: Σ_{j=lo}^{hi} [j ≤ e] f = Σ_{j=lo}^{e} f for every
     lo − 1 ≤ e ≤ hi (the empty sum at e = lo − 1), and likewise for j ≥ e; else None."""
@@ -281,7 +288,8 @@ def _limits_from_indicator(inside, variable, lower, upper, ranges):
     return None
 
 
-def _indicator_bound(factor, variable):
+def _indicator_bound(factor: sp.Expr, variable: sp.Symbol
+                     ) -> tuple[str, sp.Expr, sp.Expr] | None:
     """("upper" or "lower", e, 1) for an indicator [variable <=/</>=/> e]."""
     if not isinstance(factor, Indicator) or not isinstance(factor.condition, Relational):
         return None
@@ -296,7 +304,7 @@ def _indicator_bound(factor, variable):
             }.get(condition.rel_op)
 
 
-def _keeps_an_entry(expr, ranges) -> bool:
+def _keeps_an_entry(expr: sp.Expr, ranges: Mapping[sp.Symbol, Range]) -> bool:
     """Π_{k=lo}^{hi} (1 − [k ≤ e]) is 0 when some k in range has k ≤ e: e ≥ lo for every value
     e takes (likewise k ≥ e when e ≤ hi): a row of an index mask that keeps an entry. So is any
     nonempty product whose factor at k = lo or k = hi is 0 for every value of the other symbols
@@ -323,7 +331,8 @@ def _keeps_an_entry(expr, ranges) -> bool:
     return bool((upper - high).is_nonnegative)
 
 
-def _points_in_range(function, variable, lower, upper, ranges) -> list:
+def _points_in_range(function: sp.Expr, variable: sp.Symbol, lower: sp.Expr, upper: sp.Expr,
+                     ranges: Mapping[sp.Symbol, Range]) -> list[sp.Expr]:
     """Values ``variable`` takes in [lower, upper] for every value of the other symbols: the
     ends, and each other index in ``function`` whose range lies inside."""
     others = [x for x in function.free_symbols | function.atoms(sp.Idx)
@@ -337,7 +346,7 @@ def _points_in_range(function, variable, lower, upper, ranges) -> list:
 def idempotent(expr: sp.Expr) -> sp.Expr:
     """An expanded polynomial with every power of an indicator reduced to the indicator, and
     every term with an indicator and its negation ([c][¬c] = 0) dropped."""
-    def is_indicator_power(e):
+    def is_indicator_power(e: sp.Basic) -> bool:
         return (isinstance(e, sp.Pow) and e.exp.is_Integer and e.exp > 1
                 and isinstance(e.base, Indicator))
 
@@ -347,12 +356,12 @@ def idempotent(expr: sp.Expr) -> sp.Expr:
     return sp.Add(*(t for t in sp.Add.make_args(expr) if not _contradicts_itself(t)))
 
 
-def _contradicts_itself(term) -> bool:
+def _contradicts_itself(term: sp.Expr) -> bool:
     conditions = {f.condition for f in sp.Mul.make_args(term) if isinstance(f, Indicator)}
     return any(sp.Not(c) in conditions for c in conditions)
 
 
-def _merged_sum(inside: list[sp.Expr], limit) -> sp.Expr:
+def _merged_sum(inside: list[sp.Expr], limit: tuple[sp.Symbol, sp.Expr, sp.Expr]) -> sp.Expr:
     """A sum over ``limit`` of the product ``inside``, merging inner sums into one multi-sum."""
     inner_sums = [f for f in inside if isinstance(f, sp.Sum)]
     others = [f for f in inside if not isinstance(f, sp.Sum)]
@@ -392,14 +401,14 @@ def _fresh_bound_names(total: sp.Sum) -> sp.Sum:
     return sp.Sum(total.function.xreplace(renames), *limits)
 
 
-def _factored_denominator(base: sp.Add, exponent) -> list[sp.Expr]:
+def _factored_denominator(base: sp.Add, exponent: sp.Expr) -> list[sp.Expr]:
     """``expand`` multiplies a denominator out ((Σ + Π)**2 becomes Σ**2 + 2ΣΠ + Π**2) and
     leaves constants inside it (c·Σ + c·Π): factoring restores one canonical spelling, and
     index-free constants become factors of their own, free to leave a sum."""
     return list(sp.Mul.make_args(sp.factor(base) ** exponent))
 
 
-def _delta_partner(factors, variable):
+def _delta_partner(factors: Iterable[sp.Expr], variable: sp.Symbol) -> sp.Expr | None:
     for factor in factors:
         if isinstance(factor, sp.KroneckerDelta):
             a, b = factor.args[:2]
@@ -410,11 +419,12 @@ def _delta_partner(factors, variable):
     return None
 
 
-def _is_delta_on(factor, variable, value) -> bool:
+def _is_delta_on(factor: sp.Expr, variable: sp.Symbol, value: sp.Expr) -> bool:
     return isinstance(factor, sp.KroneckerDelta) and set(factor.args[:2]) == {variable, value}
 
 
-def _within(value, lower, upper, ranges) -> bool:
+def _within(value: sp.Expr, lower: sp.Expr, upper: sp.Expr,
+            ranges: Mapping[sp.Symbol, Range]) -> bool:
     """Whether ``lower <= value <= upper`` holds for every value the index can take."""
     value_range = _range_of(value, ranges)
     if value_range is None:
@@ -423,7 +433,7 @@ def _within(value, lower, upper, ranges) -> bool:
     return bool((low - lower).is_nonnegative) and bool((upper - high).is_nonnegative)
 
 
-def _range_of(value, ranges) -> Range | None:
+def _range_of(value: sp.Expr, ranges: Mapping[sp.Symbol, Range]) -> Range | None:
     constant, rest = value.as_coeff_Add()
     if constant != 0 and constant.is_Integer:  # e + c: the range of e, shifted
         shifted = _range_of(rest, ranges)
@@ -457,7 +467,7 @@ def _split_log(argument: sp.Expr) -> sp.Expr:
 _LARGEST_MULTIPLE = 8
 
 
-def _split_angle(function, argument: sp.Expr) -> sp.Expr:
+def _split_angle(function: type[sp.Function], argument: sp.Expr) -> sp.Expr:
     """cos or sin of ``argument`` by angle addition, down to angles that are single terms
     with no integer multiple: cos(a + b) = cos a cos b − sin a sin b,
     sin(a + b) = sin a cos b + cos a sin b."""
@@ -479,11 +489,11 @@ def _split_angle(function, argument: sp.Expr) -> sp.Expr:
 def on_unit_circle(expr: sp.Expr) -> sp.Expr:
     """An expanded polynomial with every sin(x)**k (k ≥ 2) written as
     sin(x)**(k mod 2) · (1 − cos(x)**2)**(k div 2), expanded: sines of degree at most one."""
-    def is_square_of_sine(e):
+    def is_square_of_sine(e: sp.Basic) -> bool:
         return (isinstance(e, sp.Pow) and isinstance(e.base, sp.sin) and e.exp.is_Integer
                 and e.exp >= 2)
 
-    def reduced(e):
+    def reduced(e: sp.Pow) -> sp.Expr:
         k = int(e.exp)
         return e.base ** (k % 2) * (1 - sp.cos(e.base.args[0]) ** 2) ** (k // 2)
 
@@ -574,7 +584,7 @@ def _canonicalize_deltas(expr: sp.Expr) -> sp.Expr:
 class _Atoms:
     """Replaces canonical sums and exps by symbols so that ``cancel`` sees a rational function."""
 
-    def __init__(self, simplex_bases: frozenset[sp.IndexedBase], masks: frozenset[str]):
+    def __init__(self, simplex_bases: frozenset[sp.IndexedBase], masks: frozenset[str]) -> None:
         self._simplex_bases, self._masks = simplex_bases, masks
         self._symbol_of: dict[sp.Basic, sp.Symbol] = {}
         self._value_of: dict[sp.Symbol, sp.Expr] = {}
@@ -589,22 +599,22 @@ class _Atoms:
     def restore(self, expr: sp.Expr) -> sp.Expr:
         return expr.xreplace(self._value_of)
 
-    def value(self, atom) -> sp.Expr | None:
+    def value(self, atom: sp.Basic) -> sp.Expr | None:
         return self._value_of.get(atom)
 
-    def indicator(self, atom) -> sp.Product | None:
+    def indicator(self, atom: sp.Basic) -> sp.Product | None:
         """The product behind a Π atom (a fully-masked indicator), else None."""
         value = self._value_of.get(atom)
         return value if isinstance(value, sp.Product) else None
 
-    def _is_indicator(self, expr) -> bool:
+    def _is_indicator(self, expr: sp.Basic) -> bool:
         """Π_k (1 − m[..., k]) over one index, for a 0/1 mask m."""
         if not isinstance(expr, sp.Product) or len(expr.limits) != 1:
             return False
         entry = 1 - expr.function
         return isinstance(entry, sp.Indexed) and str(entry.base.label) in self._masks
 
-    def _replace(self, expr):
+    def _replace(self, expr: sp.Basic) -> sp.Basic:
         if isinstance(expr, sp.Sum):
             if self._sums_to_one(expr):
                 return sp.S.One
@@ -627,13 +637,13 @@ class _Atoms:
             return False
         return lower == 0 and upper + 1 == p.base.shape[-1]
 
-    def _exp_atom(self, term):
+    def _exp_atom(self, term: sp.Expr) -> sp.Expr:
         coefficient, core = term.as_coeff_Mul()
         if not coefficient.is_Rational:
             coefficient, core = sp.S.One, term
         return self._symbol(sp.exp(core), "E") ** coefficient
 
-    def _symbol(self, value, prefix) -> sp.Symbol:
+    def _symbol(self, value: sp.Basic, prefix: str) -> sp.Symbol:
         if value not in self._symbol_of:
             symbol = sp.Symbol(f"{prefix}{len(self._symbol_of)}", positive=prefix == "E")
             self._symbol_of[value] = symbol
@@ -705,7 +715,7 @@ def _along(total: sp.Sum, position: int) -> tuple:
             total.limits[:position] + total.limits[position + 1:])
 
 
-def _piece(total: sp.Sum, position: int, lower, upper) -> sp.Expr:
+def _piece(total: sp.Sum, position: int, lower: sp.Expr, upper: sp.Expr) -> sp.Expr:
     """``total`` with its limit at ``position`` narrowed to [lower, upper]; one term where
     lower = upper (the variable put in, the other limits kept)."""
     variable = total.limits[position][0]
@@ -719,7 +729,8 @@ def _piece(total: sp.Sum, position: int, lower, upper) -> sp.Expr:
     return sp.Sum(total.function, *limits)
 
 
-def _ordered_cuts(points: Iterable[sp.Expr], start, stop):
+def _ordered_cuts(points: Iterable[sp.Expr], start: sp.Expr, stop: sp.Expr
+                  ) -> list[sp.Expr] | None:
     inner = [
         p for p in points
         if p not in (start, stop) and _nonnegative(p - start) and _nonnegative(stop - p)
@@ -745,7 +756,7 @@ class _Unordered(Exception):
     pass
 
 
-def _compare(a, b) -> int:
+def _compare(a: sp.Expr, b: sp.Expr) -> int:
     difference = a - b
     if difference.is_zero:
         return 0

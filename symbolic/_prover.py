@@ -17,7 +17,10 @@ import random
 import signal
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from types import FrameType
+from typing import Protocol, cast
 
 import sympy as sp
 
@@ -30,10 +33,10 @@ from ._domains import (
     size_assignments,
     size_steps,
 )
-from ._kind import Claim
+from ._kind import TwoSided
 from ._language import rename_bound_indices
 from ._normal_form import residual, written_out
-from ._theorem import Theorem, free_indices
+from ._theorem import Theorem, free_indices, relation_sides
 
 
 class ProofStatus(enum.StrEnum):
@@ -70,7 +73,7 @@ class ProofResult:
     residual: str | None = None
     lemmas: list[dict] = field(default_factory=list)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.status = ProofStatus(self.status)
 
     def to_json(self) -> dict:
@@ -131,14 +134,37 @@ HOOK_NOT_ATTEMPTED = ("inputs placed by an at= hook and no conditions stated (gi
 IMPLEMENTATION = "the claim runs user code (implementation=): checked numerically, never proved"
 
 
+class _RelationClaim(TwoSided, Protocol):
+    """What the routes of the built-in relations read of their claim (``Equals``, ``AtLeast`` in
+    symbolic/_claims.py, which imports this module)."""
+
+    def prove_without_lemmas(self, theorem: Theorem, bound: int) -> ProofResult: ...
+
+
+def _relation(theorem: Theorem) -> _RelationClaim:
+    # the routes below run for a theorem whose claim is an Equals or an AtLeast (their prove
+    # and prove_without_lemmas call them), so the claim is such a relation by construction
+    return cast(_RelationClaim, theorem.claim)
+
+
+class WorkedNumbers(Protocol):
+    """What the check of worked numbers reads (``Rounds``): the values and their printed rows."""
+
+    @property
+    def lhs(self) -> sp.ImmutableMatrix: ...
+
+    @property
+    def printed(self) -> Sequence[Sequence[str]]: ...
+
+
 def prove_directly(theorem: Theorem, bound: int) -> ProofResult:
     """The identity or inequality route without lemmas (``prove_without_lemmas`` of the claim)."""
-    return theorem.claim.prove_without_lemmas(theorem, bound)
+    return _relation(theorem).prove_without_lemmas(theorem, bound)
 
 
 def refute_inequality(theorem: Theorem, bound: int) -> ProofResult:
     """An inequality has no symbolic prover: an exact counterexample refutes it."""
-    difference = claim_difference(theorem, theorem.claim)
+    difference = claim_difference(theorem, _relation(theorem))
     counterexample = find_counterexample(theorem, difference, violated_by=is_negative)
     if counterexample is not None:
         return ProofResult(REFUTED, "exact counterexample at small sizes",
@@ -150,7 +176,7 @@ def refute_inequality(theorem: Theorem, bound: int) -> ProofResult:
 def prove_identity(theorem: Theorem, bound: int) -> ProofResult:
     """The sum normal form, else an exact counterexample, else entry-wise cancellation at every
     size up to ``bound``."""
-    difference = claim_difference(theorem, theorem.claim)
+    difference = claim_difference(theorem, _relation(theorem))
     left = theorem_residual(theorem, difference)
     if left == 0:
         return ProofResult(PROVED, "sum normal form (all sizes)")
@@ -170,7 +196,7 @@ def prove_identity(theorem: Theorem, bound: int) -> ProofResult:
 def _lemma_records(theorem: Theorem) -> list[dict]:
     records = []
     for number, lemma in enumerate(theorem.lemmas, 1):
-        left = theorem_residual(theorem, claim_difference(theorem, lemma))
+        left = theorem_residual(theorem, claim_difference(theorem, relation_sides(lemma)))
         records.append({"lemma": number, "proved": left == 0, "residual": str(left)})
     return records
 
@@ -214,8 +240,9 @@ _COMBINATION_LIMIT = 3
 
 
 def _implying_combination(theorem: Theorem) -> tuple[int, ...] | None:
-    claim = claim_difference(theorem, theorem.claim)
-    parts = [claim_difference(theorem, c) for c in (*theorem.lemmas, *theorem.given)]
+    claim = claim_difference(theorem, _relation(theorem))
+    parts = [claim_difference(theorem, relation_sides(c))
+             for c in (*theorem.lemmas, *theorem.given)]
     if len(parts) > _COMBINATION_LIMIT:
         signs = [(1,) * len(parts)]
     else:
@@ -227,7 +254,7 @@ def _implying_combination(theorem: Theorem) -> tuple[int, ...] | None:
     return None
 
 
-def check_worked_numbers(claim: Claim) -> ProofResult:
+def check_worked_numbers(claim: WorkedNumbers) -> ProofResult:
     """Evaluate every entry to 50 digits and compare it with the printed decimal."""
     wrong = {}
     for (row, column), printed in _entries(claim.printed):
@@ -243,7 +270,7 @@ def check_worked_numbers(claim: Claim) -> ProofResult:
     )
 
 
-def _entries(printed):
+def _entries(printed: Sequence[Sequence[str]]) -> Iterator[tuple[tuple[int, int], str]]:
     for row, values in enumerate(printed):
         for column, text in enumerate(values):
             yield (row, column), text
@@ -260,17 +287,17 @@ def _rounds_to(value: sp.Float, printed: str) -> bool:
     return bool(abs(sp.Rational(value) - sp.Rational(printed)) <= half_unit)
 
 
-def claim_difference(theorem: Theorem, claim: Claim) -> sp.Expr:
+def claim_difference(theorem: Theorem, claim: TwoSided) -> sp.Expr:
     """lhs − rhs with definitions, vocabulary and derivatives expanded."""
     difference = theorem.expand(sp.sympify(claim.lhs)) - theorem.expand(sp.sympify(claim.rhs))
     return rename_bound_indices(difference)
 
 
-def _simplex_bases(theorem: Theorem):
+def _simplex_bases(theorem: Theorem) -> list[sp.IndexedBase]:
     return [t.base for t in theorem.tensors if isinstance(t.domain, Simplex)]
 
 
-def mask_bases(theorem: Theorem):
+def mask_bases(theorem: Theorem) -> list[sp.IndexedBase]:
     """The bases of the theorem's 0/1 mask tensors (``Mask`` domain)."""
     return [t.base for t in theorem.tensors if isinstance(t.domain, Mask)]
 
@@ -296,7 +323,7 @@ def _fixed_sizes(theorem: Theorem) -> dict[sp.Symbol, sp.Integer]:
             if d.sizes.low == d.sizes.high}
 
 
-def _at_each_concrete_index(expr: sp.Expr):
+def _at_each_concrete_index(expr: sp.Expr) -> Iterator[sp.Expr]:
     """``expr`` at every value of its free indices whose range is concrete; ``expr`` itself
     when there are none."""
     concrete = sorted((i for i in free_indices(expr)
@@ -311,7 +338,7 @@ def _at_each_concrete_index(expr: sp.Expr):
 
 
 def instantiate(theorem: Theorem, expr: sp.Expr, sizes: dict[str, int],
-                index_values: dict[str, int]):
+                index_values: dict[str, int]) -> sp.Expr:
     """``expr`` at concrete sizes and index values, with every sum written out."""
     labels = {idx: index_values[str(idx.label)] for idx in free_indices(expr)}
     expr = expr.xreplace(labels)
@@ -322,7 +349,7 @@ def instantiate(theorem: Theorem, expr: sp.Expr, sizes: dict[str, int],
 
 
 
-def index_assignments(expr: sp.Expr, sizes: dict[str, int]):
+def index_assignments(expr: sp.Expr, sizes: dict[str, int]) -> Iterator[dict[str, int]]:
     """Every value of ``expr``'s free indices at ``sizes``, as ``{index label: value}``."""
     indices = sorted(free_indices(expr), key=lambda i: str(i.label))
     ranges = [range(sizes.get(str(i.upper + 1), 1)) for i in indices]
@@ -367,8 +394,10 @@ def structured_draws(theorem: Theorem, sizes: dict[str, int], seed: int,
     return [special_values.draw_values(theorem, sizes, rng, attempt) for attempt in range(tries)]
 
 
-def small_instances(theorem: Theorem, difference: sp.Expr, tries: int = 12,
-                    sizes_at=small_sizes):
+def small_instances(
+    theorem: Theorem, difference: sp.Expr, tries: int = 12,
+    sizes_at: Callable[[Theorem, int], dict[str, int]] = small_sizes,
+) -> Iterator[tuple[dict[str, int], dict[str, int], sp.Expr, dict]]:
     """The instances an exact refutation route tries, smallest first: for each of three largest
     sizes from the domains' smallest (1, 2, 3 by default; ``sizes_at(theorem, largest)`` gives
     every dimension's size), every value of the free indices and every structured draw. Yields
@@ -383,18 +412,19 @@ def small_instances(theorem: Theorem, difference: sp.Expr, tries: int = 12,
                 yield sizes, index_values, concrete, values
 
 
-def is_nonzero(difference) -> bool:
+def is_nonzero(difference: float | complex) -> bool:
     """Whether an exact value of lhs − rhs (50 digits) shows an identity false."""
     return abs(difference) > 1e-30
 
 
-def is_negative(difference) -> bool:
+def is_negative(difference: float | complex) -> bool:
     """Whether an exact value of lhs − rhs (50 digits) shows an inequality lhs ≥ rhs false."""
     return isinstance(difference, float) and difference < -1e-30
 
 
 def find_counterexample(theorem: Theorem, difference: sp.Expr, tries: int = 12,
-                        violated_by=is_nonzero) -> dict | None:
+                        violated_by: Callable[[float | complex], bool] = is_nonzero
+                        ) -> dict | None:
     """Small sizes and small rationals at which the claim provably fails (50 digits): lhs − rhs
     is ``violated_by`` its exact value (nonzero for an identity, negative for an inequality:
     ``is_negative``). Values follow the structured patterns
@@ -414,7 +444,7 @@ def substituted(concrete: sp.Expr, values: dict) -> sp.Expr:
     return concrete.xreplace({k: v for k, v in values.items() if isinstance(k, sp.Symbol)})
 
 
-def exact_value(concrete: sp.Expr, values: dict):
+def exact_value(concrete: sp.Expr, values: dict) -> float | complex | None:
     """``concrete`` at ``values`` to 50 digits, as a float (complex if not real); None where
     it is not a finite number (a symbol left, 0/0, log 0, ∞ − ∞)."""
     concrete = substituted(concrete, values)
@@ -443,7 +473,8 @@ def used_values(concrete: sp.Expr, values: dict) -> dict:
     }
 
 
-def describe_counterexample(sizes, index_values, values, value) -> dict:
+def describe_counterexample(sizes: dict[str, int], index_values: dict[str, int], values: dict,
+                            value: float | complex) -> dict:
     """A counterexample as reports print it: sizes, indices, the entries used, lhs − rhs."""
     return {
         "sizes": sizes,
@@ -453,7 +484,7 @@ def describe_counterexample(sizes, index_values, values, value) -> dict:
     }
 
 
-def _entry_name(key) -> str:
+def _entry_name(key: object) -> str:
     if isinstance(key, tuple):
         name, entry = key
         return f"{name}[{', '.join(map(str, entry))}]"
@@ -464,7 +495,7 @@ def _entry_name(key) -> str:
 
 
 @contextlib.contextmanager
-def _time_limit(seconds: float):
+def _time_limit(seconds: float) -> Iterator[None]:
     """Raise ``ProofTimeout`` once the process has spent ``seconds`` of CPU time (SIGPROF; main
     thread only, else no limit). CPU time, not wall time: a proof's verdict must not depend on
     how busy the machine is (measured: a proof of 5.5 s on a quiet machine ran out of 60 s of
@@ -474,7 +505,7 @@ def _time_limit(seconds: float):
         yield
         return
 
-    def expire(signum, frame):
+    def expire(signum: int, frame: FrameType | None) -> None:
         raise ProofTimeout
 
     previous = signal.signal(signal.SIGPROF, expire)

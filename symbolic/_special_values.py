@@ -13,10 +13,17 @@ from __future__ import annotations
 
 import itertools
 import random
+from typing import TYPE_CHECKING
 
 import sympy as sp
 
 from ._domains import Integer, Mask, Positive, Real, Simplex
+
+if TYPE_CHECKING:
+    from ._domains import Domain
+    from ._theorem import Theorem
+
+Entry = tuple[int, ...]  # an entry's position in its tensor
 
 SMALL_VALUES = [sp.Rational(v) for v in ("1", "-1", "2", "1/2", "0", "-2", "3/2", "-1/2", "3")]
 POSITIVE_VALUES = [sp.Rational(v) for v in ("2", "1/2", "3", "1/3", "3/2", "5")]
@@ -27,7 +34,8 @@ def pattern_for(attempt: int) -> str:
     return PATTERNS[attempt % len(PATTERNS)]
 
 
-def draw_values(theorem, sizes: dict, rng: random.Random, attempt: int) -> dict:
+def draw_values(theorem: Theorem, sizes: dict[str, int], rng: random.Random,
+                attempt: int) -> dict:
     """Exact values for every scalar and tensor entry, keyed by symbol or (name, entry)."""
     pattern = pattern_for(attempt)
     values: dict = {}
@@ -41,7 +49,8 @@ def draw_values(theorem, sizes: dict, rng: random.Random, attempt: int) -> dict:
     return values
 
 
-def scalar_value(domain, rng: random.Random, attempt: int, pattern: str = "random"):
+def scalar_value(domain: Domain, rng: random.Random, attempt: int,
+                 pattern: str = "random") -> sp.Rational:
     if isinstance(domain, Integer):  # both ends of the range, and values between
         choices = sorted({domain.low, domain.high, min(domain.high, max(domain.low, 2)),
                           rng.randint(domain.low, domain.high)})
@@ -59,7 +68,7 @@ def scalar_value(domain, rng: random.Random, attempt: int, pattern: str = "rando
     return rng.choice(_within(domain, SMALL_VALUES[:4]))
 
 
-def _within(domain, values: list) -> list:
+def _within(domain: Domain, values: list[sp.Rational]) -> list[sp.Rational]:
     """The values a declared range holds (a claim is asserted only there); its ends and middle
     when it holds none of them."""
     if not isinstance(domain, (Real, Positive)):
@@ -71,14 +80,15 @@ def _within(domain, values: list) -> list:
     return [low, high, (low + high) / 2]
 
 
-def _clamped(domain, value):
+def _clamped(domain: Domain, value: sp.Rational) -> sp.Rational:
     """``value`` moved into the declared range, where it lies outside it."""
     if not isinstance(domain, (Real, Positive)):
         return value
     return min(max(value, _rational(domain.low)), _rational(domain.high))
 
 
-def _tensor(domain, shape: list[int], rng: random.Random, pattern: str) -> dict:
+def _tensor(domain: Domain, shape: list[int], rng: random.Random,
+            pattern: str) -> dict[Entry, sp.Rational]:
     entries = list(itertools.product(*(range(n) for n in shape)))
     if isinstance(domain, Mask):
         return _mask(entries, shape, rng, pattern)
@@ -97,7 +107,8 @@ def _tensor(domain, shape: list[int], rng: random.Random, pattern: str) -> dict:
     return values
 
 
-def _entry(domain, entry, shape, rng, pattern, base):
+def _entry(domain: Domain, entry: Entry, shape: list[int], rng: random.Random, pattern: str,
+           base: sp.Rational | None) -> sp.Rational:
     positive = isinstance(domain, (Positive, Simplex))
     if pattern == "zeros" and not positive:
         return _clamped(domain, sp.Integer(0))
@@ -113,7 +124,8 @@ def _entry(domain, entry, shape, rng, pattern, base):
     return rng.choice(_within(domain, POSITIVE_VALUES if positive else SMALL_VALUES))
 
 
-def _into_kernel(values: dict, entries, shape) -> None:
+def _into_kernel(values: dict[Entry, sp.Rational], entries: list[Entry],
+                 shape: list[int]) -> None:
     """Vectors become all ones; matrix rows lose their mean, so each row is orthogonal to them."""
     if len(shape) == 1:
         values.update(dict.fromkeys(entries, sp.Integer(1)))
@@ -125,12 +137,13 @@ def _into_kernel(values: dict, entries, shape) -> None:
             values[x] = values[x] - mean
 
 
-def _base_value(domain, rng):
+def _base_value(domain: Domain, rng: random.Random) -> sp.Rational:
     return rng.choice(_within(domain, POSITIVE_VALUES if isinstance(domain, (Positive, Simplex))
                               else SMALL_VALUES))
 
 
-def _mask(entries, shape, rng, pattern) -> dict:
+def _mask(entries: list[Entry], shape: list[int], rng: random.Random,
+          pattern: str) -> dict[Entry, sp.Integer]:
     if pattern in ("zeros", "repeated rows"):  # fully masked, and every row alike
         return dict.fromkeys(entries, sp.Integer(0 if pattern == "zeros" else 1))
     if pattern == "one-hot" and shape:
@@ -138,7 +151,8 @@ def _mask(entries, shape, rng, pattern) -> dict:
     return {e: sp.Integer(rng.choice((0, 1, 1))) for e in entries}
 
 
-def _normalize_last_axis(values: dict, entries, shape) -> None:
+def _normalize_last_axis(values: dict[Entry, sp.Rational], entries: list[Entry],
+                         shape: list[int]) -> None:
     for lead in itertools.product(*(range(n) for n in shape[:-1])):
         row = [(*lead, k) for k in range(shape[-1])]
         total = sum(values[x] for x in row)

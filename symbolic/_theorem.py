@@ -5,14 +5,15 @@ from __future__ import annotations
 import copy
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
 
 import sympy as sp
 from sympy.concrete.expr_with_limits import ExprWithLimits
 from sympy.core.function import AppliedUndef
 
-from ._kind import Claim
+from ._kind import Claim, TwoSided
 from ._language import (
     Defined,
     Dim,
@@ -126,7 +127,21 @@ class Theorem:
     dimensions: tuple[Dim, ...] = ()
     origin: str = field(default="<unknown>", compare=False)
 
-    def __post_init__(self):
+    if TYPE_CHECKING:
+        # The constructor as a declaration calls it: ``inputs`` may list a Dim, which
+        # ``__post_init__`` moves to ``dimensions``, so the field never holds one. The dataclass
+        # writes the real ``__init__``; this one exists for the type checker alone, and a test
+        # (tests/symbolic/test_theorem_signature.py) keeps it in step with the fields.
+        def __init__(self, name: str, source: Source, claim: Claim,
+                     inputs: tuple[Tensor | Scalar | Dim, ...],
+                     definitions: tuple[Defined, ...] = (), expect: str = "holds",
+                     corrects: str | None = None, lemmas: tuple[Claim, ...] = (),
+                     implementation: Callable | None = None, at: Callable | None = None,
+                     given: tuple[Claim, ...] = (), unstable_in: tuple[str, ...] = (),
+                     denied: bool = False, note: str = "", dimensions: tuple[Dim, ...] = (),
+                     origin: str = "<unknown>") -> None: ...
+
+    def __post_init__(self) -> None:
         # a Dim among the inputs is a dimension the statement uses through indices alone
         declared = tuple(x for x in self.inputs if isinstance(x, Dim))
         object.__setattr__(self, "inputs", tuple(x for x in self.inputs if not isinstance(x, Dim)))
@@ -196,7 +211,7 @@ def _expanded(theorem: Theorem, expr: sp.Expr) -> sp.Expr:
 def _statement_indices(theorem: Theorem) -> set[sp.Idx]:
     """Every index, free or bound, of the statement's expressions, whose range is a dimension
     (its upper bound one less than a single size symbol)."""
-    found = set()
+    found: set[sp.Idx] = set()
     for _, expr in _statement_parts(theorem):
         found |= {i for i in sp.sympify(expr).atoms(sp.Idx)
                   if i.upper is not None and (i.upper + 1).is_Symbol}
@@ -219,14 +234,14 @@ def free_indices(expr: sp.Expr) -> set[sp.Idx]:
         for variable, _ in expr.variable_count:
             found |= free_indices(variable)
         return found
-    found: set[sp.Idx] = set()
+    found = set()
     for arg in getattr(expr, "args", ()):
         found |= free_indices(arg)
     return found
 
 
 def ordered_free_indices(*exprs: sp.Expr) -> tuple[sp.Idx, ...]:
-    free = set().union(*(free_indices(e) for e in exprs))
+    free: set[sp.Idx] = set().union(*(free_indices(e) for e in exprs))
     ordered: list[sp.Idx] = []
     for expr in exprs:
         for node in sp.preorder_traversal(expr):
@@ -258,6 +273,11 @@ def _validate(theorem: Theorem) -> None:
         if not (isinstance(lemma, Claim) and lemma.serves_as_lemma):
             raise TheoremError(f"{where}: lemma {number} must be Equals(...) or AtLeast(...), "
                                f"got {type(lemma).__name__}")
+    # a stated condition is read as lhs − rhs as a lemma is (other claims have no two sides)
+    for number, condition in enumerate(theorem.given, 1):
+        if not (isinstance(condition, Claim) and condition.serves_as_lemma):
+            raise TheoremError(f"{where}: condition {number} must be Equals(...) or "
+                               f"AtLeast(...), got {type(condition).__name__}")
     _check_names_unique(theorem, where)
     for part, expr in _statement_parts(theorem):
         _check_code_is_given(theorem, expr, f"{where}, {part}")
@@ -267,14 +287,20 @@ def _validate(theorem: Theorem) -> None:
     theorem.claim.validate(theorem, where)
 
 
-def _statement_parts(theorem: Theorem):
+def relation_sides(relation: Claim) -> TwoSided:
+    """A lemma's or a stated condition's two sides: a theorem admits as either only a claim that
+    serves as a lemma (``Equals``, ``AtLeast``: a relation between two sides)."""
+    return cast(TwoSided, relation)  # validated (``_validate``), so two-sided by construction
+
+
+def _statement_parts(theorem: Theorem) -> Iterator[tuple[str, sp.Expr]]:
     yield from claim_expressions(theorem.claim)
     for definition in theorem.definitions:
         yield f"definition of {definition.name}", definition.body
-    for number, lemma in enumerate(theorem.lemmas, 1):
+    for number, lemma in enumerate(map(relation_sides, theorem.lemmas), 1):
         what = f"lemma {number}"
         yield what, as_expression(lemma.lhs, what) - as_expression(lemma.rhs, what)
-    for number, condition in enumerate(theorem.given, 1):
+    for number, condition in enumerate(map(relation_sides, theorem.given), 1):
         what = f"condition {number}"
         yield what, as_expression(condition.lhs, what) - as_expression(condition.rhs, what)
 

@@ -8,12 +8,17 @@ max-shifted stable spelling. Entropy, KL and rowsum are plain sums of these and 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Protocol
+
 import sympy as sp
 from sympy.concrete.expr_with_intlimits import ExprWithIntLimits
 from sympy.concrete.expr_with_limits import ExprWithLimits
 from sympy.printing.precedence import PRECEDENCE
 
 from ._errors import TheoremError
+
+if TYPE_CHECKING:
+    from sympy.printing.latex import LatexPrinter
 
 
 def raised_latex(text: str, exp: str | None, parenthesized: bool = False) -> str:
@@ -40,7 +45,7 @@ class Softmax(sp.Function):
     is_real = True
     is_nonnegative = True
 
-    def _eval_is_positive(self):
+    def _eval_is_positive(self) -> bool | None:
         return True if self.mask == 1 else None
 
     @property
@@ -66,7 +71,7 @@ class Softmax(sp.Function):
     def expand_node(self) -> sp.Expr:
         bound = sp.Dummy("k", integer=True)
 
-        def at_bound(expr):
+        def at_bound(expr: sp.Expr) -> sp.Expr:
             return expr.xreplace({self.index: bound})
 
         numerator = self.mask * sp.exp(self.beta * self.logits)
@@ -76,7 +81,7 @@ class Softmax(sp.Function):
         # the weights of a fully masked row are 0/(0 + 1) = 0, with no case split
         return numerator / (total + AllMasked(1 - at_bound(self.mask), (bound, *self.bounds)))
 
-    def _latex(self, printer, exp=None):
+    def _latex(self, printer: LatexPrinter, exp: str | None = None) -> str:
         # β multiplies the logits: a sum (β + Δβ) or a sum of logits needs its parentheses
         beta = "" if self.beta == 1 else printer.parenthesize(self.beta, PRECEDENCE["Mul"]) + " "
         inner = (printer._print(self.logits) if self.beta == 1
@@ -99,16 +104,17 @@ class LogSumExp(ExprWithIntLimits):
 
     __slots__ = ()
 
-    def _eval_is_real(self):
+    def _eval_is_real(self) -> bool:
         return True
 
-    def __new__(cls, function, *limits, **assumptions):
+    def __new__(cls, function: sp.Expr, *limits: tuple[sp.Expr, ...],
+                **assumptions: bool) -> sp.Expr:
         return ExprWithLimits.__new__(cls, function, *limits, **assumptions)
 
     def expand_node(self) -> sp.Expr:
         return sp.log(sp.Sum(sp.exp(self.function), *self.limits))
 
-    def _latex(self, printer):
+    def _latex(self, printer: LatexPrinter) -> str:
         (index, _, _), = self.limits
         return (
             rf"\operatorname{{lse}}_{{{printer._print(index)}}}"
@@ -125,19 +131,20 @@ class ReduceMax(ExprWithIntLimits):
 
     __slots__ = ()
 
-    def _eval_is_real(self):
+    def _eval_is_real(self) -> bool:
         return True
 
-    def __new__(cls, function, *limits, **assumptions):
+    def __new__(cls, function: sp.Expr, *limits: tuple[sp.Expr, ...],
+                **assumptions: bool) -> sp.Expr:
         return ExprWithLimits.__new__(cls, function, *limits, **assumptions)
 
-    def doit(self, **hints):
+    def doit(self, **hints: Any) -> sp.Expr:
         (index, lower, upper), = self.limits
         if not (lower.is_Integer and upper.is_Integer):
             return self
         return sp.Max(*(self.function.xreplace({index: v}) for v in range(lower, upper + 1)))
 
-    def _latex(self, printer):
+    def _latex(self, printer: LatexPrinter) -> str:
         (index, _, _), = self.limits
         return rf"\max_{{{printer._print(index)}}} {printer.parenthesize(self.function, 60)}"
 
@@ -151,10 +158,11 @@ class ReduceMin(ExprWithIntLimits):
 
     __slots__ = ()
 
-    def _eval_is_real(self):
+    def _eval_is_real(self) -> bool:
         return True
 
-    def __new__(cls, function, *limits, **assumptions):
+    def __new__(cls, function: sp.Expr, *limits: tuple[sp.Expr, ...],
+                **assumptions: bool) -> sp.Expr:
         return ExprWithLimits.__new__(cls, function, *limits, **assumptions)
 
     def expand_node(self) -> sp.Expr:
@@ -162,13 +170,13 @@ class ReduceMin(ExprWithIntLimits):
         entry is at most its row's maximum) serve minima too."""
         return -ReduceMax(-self.function, *self.limits)
 
-    def doit(self, **hints):
+    def doit(self, **hints: Any) -> sp.Expr:
         (index, lower, upper), = self.limits
         if not (lower.is_Integer and upper.is_Integer):
             return self
         return sp.Min(*(self.function.xreplace({index: v}) for v in range(lower, upper + 1)))
 
-    def _latex(self, printer):
+    def _latex(self, printer: LatexPrinter) -> str:
         (index, _, _), = self.limits
         return rf"\min_{{{printer._print(index)}}} {printer.parenthesize(self.function, 60)}"
 
@@ -183,7 +191,8 @@ class OnlineSoftmax(ExprWithIntLimits):
 
     __slots__ = ()
 
-    def __new__(cls, function, *limits, **assumptions):
+    def __new__(cls, function: sp.Expr, *limits: tuple[sp.Expr, ...],
+                **assumptions: bool) -> sp.Expr:
         return ExprWithLimits.__new__(cls, function, *limits, **assumptions)
 
     @property
@@ -205,7 +214,7 @@ class OnlineSoftmax(ExprWithIntLimits):
         return (sp.Sum(weight * self.value, (index, lower, upper))
                 / sp.Sum(weight, (index, lower, upper)))
 
-    def _latex(self, printer):
+    def _latex(self, printer: LatexPrinter) -> str:
         (index, _, _), = self.limits
         return (rf"\operatorname{{online}}_{{{printer._print(index)},\,"
                 rf"b = {printer._print(self.block)}}}\left[\operatorname{{softmax}}\left("
@@ -213,7 +222,15 @@ class OnlineSoftmax(ExprWithIntLimits):
                 r"\right]")
 
 
-def online_softmax(score: sp.Expr, value: sp.Expr, over: sp.Idx, block) -> OnlineSoftmax:
+class _Sized(Protocol):
+    """A dimension or a scalar (``Dim``, ``Scalar``: symbolic/_language.py imports this module)."""
+
+    @property
+    def symbol(self) -> sp.Symbol: ...
+
+
+def online_softmax(score: sp.Expr, value: sp.Expr, over: sp.Idx,
+                   block: _Sized | sp.Expr | int) -> OnlineSoftmax:
     """Σ_over softmax(score)·value computed block-wise, ``block`` keys at a time, by the online
     algorithm (running maximum, rescaled sum and output, one division at the end)."""
     block = block.symbol if hasattr(block, "symbol") else sp.sympify(block)
@@ -233,7 +250,7 @@ class Rotation(sp.Function):
     is_real = True
 
     @classmethod
-    def eval(cls, angle, row, column):
+    def eval(cls, angle: sp.Expr, row: sp.Expr, column: sp.Expr) -> sp.Expr | None:
         if not (row.is_Integer and column.is_Integer):
             return None
         if {int(row), int(column)} - {0, 1}:
@@ -251,7 +268,7 @@ class Rotation(sp.Function):
         angle, row, column = self.args
         return sp.cos(angle) * sp.KroneckerDelta(row, column) + (row - column) * sp.sin(angle)
 
-    def _latex(self, printer, exp=None):
+    def _latex(self, printer: LatexPrinter, exp: str | None = None) -> str:
         row, column = (printer._print(a) for a in self.args[1:])
         text = rf"R\left({printer._print(self.angle)}\right)_{{{row} {column}}}"
         return raised_latex(text, exp, parenthesized=True)
@@ -267,7 +284,7 @@ class Indicator(sp.Function):
     is_nonnegative = True
 
     @classmethod
-    def eval(cls, condition):
+    def eval(cls, condition: sp.Basic) -> sp.Integer | None:
         if condition == sp.true:
             return sp.S.One
         if condition == sp.false:
@@ -275,14 +292,14 @@ class Indicator(sp.Function):
         return None
 
     @property
-    def condition(self):
+    def condition(self) -> sp.Basic:
         return self.args[0]
 
-    def _latex(self, printer, exp=None):
+    def _latex(self, printer: LatexPrinter, exp: str | None = None) -> str:
         return raised_latex(rf"\left[{printer._print(self.condition)}\right]", exp)
 
 
-def indicator(condition) -> Indicator:
+def indicator(condition: sp.Basic) -> Indicator:
     """1 where ``condition`` (a comparison of indices, sizes and integer scalars: ``j <= i``,
     ``sp.Eq(sp.Mod(j, k), 0)``, combined with ``&``, ``|``, ``~``) holds, else 0: causal,
     local, strided and block masks as expressions of indices."""

@@ -21,7 +21,7 @@ from ._domains import (
     size_assignments,
     size_steps,
 )
-from ._kind import ClaimKind
+from ._kind import AnyConfiguration, ClaimKind
 from ._language import (
     Defined,
     Dim,
@@ -79,6 +79,7 @@ from ._vocabulary import (
 __all__ = [
     # the contract and the language a statement is written in
     "ClaimKind",
+    "AnyConfiguration",
     "TheoremError",
     "Theorem",
     "Equals",

@@ -3,3 +3,5 @@
 Loaded by ``attnproof.symbolic.discover`` as ``attnproof.theorems.<module>``; nothing here is
 imported at package import.
 """
+
+from __future__ import annotations

@@ -1,5 +1,7 @@
 """Dimensions shared by the catalog, named as in the tutorial's notation table (§1.2)."""
 
+from __future__ import annotations
+
 from attnproof import Dim, Sizes
 
 n_q = Dim("n_q", Sizes(1, 6))

@@ -19,27 +19,45 @@ non-blank line has a row, that every theorem named exists and every pending clai
 that every theorem citing a companion document appears here.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TypedDict
+
 from ._dims import EXAMPLE_48, NOTEBOOK, README
 
 
-def theorem(lines, claim, *names, quote=""):
+class Row(TypedDict, total=False):
+    """One row: its lines (first, last), its claim, and the one of ``theorems``,
+    ``definition``, ``not_a_claim`` and ``pending`` that says where the claim went."""
+
+    lines: tuple[int, int]
+    claim: str
+    theorems: tuple[str, ...]
+    definition: bool
+    not_a_claim: bool
+    pending: str
+    quote: str
+
+
+def theorem(lines: tuple[int, int], claim: str, *names: str, quote: str = "") -> Row:
     return dict(lines=lines, claim=claim, theorems=names, quote=quote)
 
 
-def definition(lines, what, quote=""):
+def definition(lines: tuple[int, int], what: str, quote: str = "") -> Row:
     return dict(lines=lines, claim=what, definition=True, quote=quote)
 
 
-def not_a_claim(lines, why, quote=""):
+def not_a_claim(lines: tuple[int, int], why: str, quote: str = "") -> Row:
     return dict(lines=lines, claim=why, not_a_claim=True, quote=quote)
 
 
-def pending(lines, claim, quote=""):
+def pending(lines: tuple[int, int], claim: str, quote: str = "") -> Row:
     """``claim`` is the text of a ``_pending.PENDING`` entry."""
     return dict(lines=lines, claim=claim, pending=claim, quote=quote)
 
 
-def status(row) -> str:
+def status(row: Row) -> str:
     if row.get("theorems"):
         return "cataloged"
     if row.get("definition"):
@@ -536,9 +554,9 @@ DEMOS = (
 )
 
 
-def _demo_rows(number: int, title_line: int, computation: str) -> tuple[dict, ...]:
+def _demo_rows(number: int, title_line: int, computation: str) -> tuple[Row, ...]:
     banner = not_a_claim((title_line, title_line + 3), DEMO_BANNER, quote=f"Demo {number}:")
-    shifted = []
+    shifted: list[Row] = []
     for row in COMPUTATIONS[computation]:
         first, last = row["lines"]
         shifted.append({**row, "lines": (title_line + first, title_line + last)})
@@ -568,13 +586,13 @@ NOTEBOOK_LINES = (
 LINES = {README: README_LINES, EXAMPLE_48: EXAMPLE_48_LINES, NOTEBOOK: NOTEBOOK_LINES}
 
 
-def lines_without_a_row(rows, text: str) -> list[int]:
+def lines_without_a_row(rows: Iterable[Row], text: str) -> list[int]:
     """The non-blank lines of ``text`` (1-based) that no row covers."""
     covered = {n for row in rows for n in range(row["lines"][0], row["lines"][1] + 1)}
     return [n for n, line in enumerate(text.splitlines(), 1) if line.strip() and n not in covered]
 
 
-def quoted_text(row, text: str) -> str:
+def quoted_text(row: Row, text: str) -> str:
     """The lines a row covers, joined."""
     first, last = row["lines"]
     return "\n".join(text.splitlines()[first - 1:last])

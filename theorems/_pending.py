@@ -9,6 +9,8 @@ when a theorem states it. ``construct`` names what the language lacks to state i
 what keeps it here (rather than a check that needs a closer look).
 """
 
+from __future__ import annotations
+
 KINDS = (
     "limit",
     "strict inequality",

@@ -5,6 +5,11 @@ upstream gradient: SymPy differentiates the forward pass, the backends different
 forward pass, and both must match the tutorial's closed form.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
 import sympy as sp
 
 from attnproof import Defined, Equals, Source, Tensor, Theorem, softmax
@@ -25,8 +30,13 @@ G = Tensor("G", (n_q, d_v))  # upstream gradient ∂L/∂O
 A_in = Tensor("A", (n_q, n_k))  # attention weights as an independent input, for (33)–(37)
 S_in = Tensor("S", (n_q, n_k))  # scores as an independent input, for (42)
 
+# an array module (NumPy, JAX, MLX) and its arrays: the printed code runs on every
+# backend, so no one type
+ArrayModule = Any
+Array = Any
 
-def total(expr, *indices):
+
+def total(expr: sp.Expr, *indices: sp.Idx) -> sp.Expr:
     """Σ over every value of each index."""
     return sp.Sum(expr, *((x, 0, x.upper) for x in indices))
 
@@ -126,7 +136,8 @@ attention_backward_dk = Theorem(
 # -- the printed manual backward pass (§6.5's code, run by §13.3's verify_gradients) -------------
 
 
-def printed_attention_backward(xp, Q, K, V, G, **_):
+def printed_attention_backward(xp: ArrayModule, Q: Array, K: Array, V: Array, G: Array,
+                               **_: Array) -> tuple[Array, Array, Array]:
     """§6.5's ``attention_backward`` as printed (``jnp`` → ``xp``, ``...`` for the batch), after
     the forward pass that gives it A = softmax(QKᵀ/√d_k): returns dL_dQ, dL_dK, dL_dV."""
     d_k = Q.shape[-1]
@@ -148,8 +159,8 @@ def printed_attention_backward(xp, Q, K, V, G, **_):
     return dL_dQ, dL_dK, dL_dV
 
 
-def _printed(output: int):
-    def gradient(xp, **arrays):
+def _printed(output: int) -> Callable[..., Array]:
+    def gradient(xp: ArrayModule, **arrays: Array) -> Array:
         return printed_attention_backward(xp, **arrays)[output]
 
     gradient.__qualname__ = f"printed_attention_backward[{output}]"

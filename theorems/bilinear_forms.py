@@ -7,6 +7,10 @@ W^c_a W_cb = Σ_c W_ca W_cb; its quadratic form is ‖Wx‖², a sum of squares,
 semi-definite, as (9) says; not positive definite, as §8.2 says: W = 0 gives 0).
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
+
 import sympy as sp
 
 from attnproof import (
@@ -28,7 +32,7 @@ j = n_k.index("j")
 delta = sp.KroneckerDelta
 
 
-def total(expr, *indices):
+def total(expr: sp.Expr, *indices: sp.Idx) -> sp.Expr:
     """Σ over every value of each index."""
     return sp.Sum(expr, *((x, 0, x.upper) for x in indices))
 
@@ -44,7 +48,7 @@ beta = Scalar("beta", Real(-3, 3), latex=r"\beta")
 al, be = alpha.symbol, beta.symbol
 
 
-def form(left, right):
+def form(left: Callable[[sp.Idx], sp.Expr], right: Callable[[sp.Idx], sp.Expr]) -> sp.Expr:
     """B(left, right) = left^a M_ab right^b of (5); ``left``/``right`` map an index to an entry."""
     return total(left(a) * M[a, b] * right(b), a, b)
 

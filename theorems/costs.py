@@ -12,7 +12,10 @@ online-softmax arithmetic, but it holds O(n²) entries; the tiled algorithm belo
 block's scores inside the loop, which is what §10.1's O(n) memory needs.
 """
 
+from __future__ import annotations
+
 import math
+from typing import Any
 
 import sympy as sp
 
@@ -20,6 +23,11 @@ from attnproof import Dim, Integer, Scalar, Sizes, Source, Tensor, Theorem
 from attnproof.symbolic.kinds.cost import Cost, Step
 
 from ._dims import EXAMPLE_48, NOTEBOOK, TUTORIAL
+
+# an array module (NumPy, or the numeric route's instrumented NumPy) and its arrays: the
+# algorithms run on either, so no one type
+ArrayModule = Any
+Array = Any
 
 n = Dim("n", Sizes(1, 12))
 d = Dim("d", Sizes(1, 6))
@@ -29,7 +37,7 @@ K = Tensor("K", (n, d))
 V = Tensor("V", (n, d))
 
 
-def standard_attention(xp, Q, K, V, **_):
+def standard_attention(xp: ArrayModule, Q: Array, K: Array, V: Array, **_: Array) -> Array:
     """softmax(QKᵀ/√d)V with the n × n matrix materialised once and normalised in place."""
     A = Q @ K.T
     A *= 1 / math.sqrt(Q.shape[1])
@@ -39,7 +47,8 @@ def standard_attention(xp, Q, K, V, **_):
     return A @ V
 
 
-def tiled_attention(xp, Q, K, V, B, **_):
+def tiled_attention(xp: ArrayModule, Q: Array, K: Array, V: Array, B: int, **_: Array
+                    ) -> Array:
     """§10.1.2 with the scores of each key block computed inside the loop: running O, ℓ, m
     over blocks of B keys; no n × n array is ever held."""
     rows = Q.shape[0]
@@ -118,12 +127,13 @@ attention_cost_quadratic_times_dimension = Theorem(
 )
 
 
-def elu_plus_one(xp, x):
+def elu_plus_one(xp: ArrayModule, x: Array) -> Array:
     """φ(x) = ELU(x) + 1 of §10.2."""
     return xp.where(x > 0, x + 1, xp.exp(xp.minimum(x, 0)))
 
 
-def linear_attention_key_sums(xp, K, V, **_):
+def linear_attention_key_sums(xp: ArrayModule, K: Array, V: Array, **_: Array
+                              ) -> tuple[Array, Array]:
     """(70)'s sums over keys: Σ_j φ(k_j) v_jᵀ and Σ_j φ(k_j)."""
     features = elu_plus_one(xp, K)
     return features.T @ V, features.sum(axis=0)
@@ -145,13 +155,14 @@ KV = Tensor("KV", (d, d))  # Σ_j φ(k_j) v_jᵀ, precomputed
 z = Tensor("z", (d,))  # Σ_j φ(k_j), precomputed
 
 
-def linear_attention_query(xp, q, KV, z, **_):
+def linear_attention_query(xp: ArrayModule, q: Array, KV: Array, z: Array, **_: Array) -> Array:
     """One query of (70) from the precomputed sums."""
     features = elu_plus_one(xp, q)
     return (features @ KV) / (features @ z)
 
 
-def standard_attention_query(xp, q, K, V, **_):
+def standard_attention_query(xp: ArrayModule, q: Array, K: Array, V: Array, **_: Array
+                             ) -> Array:
     """One query of softmax attention: its n scores, their softmax, the weighted values."""
     scores = K @ q
     scores *= 1 / math.sqrt(q.shape[0])
@@ -193,7 +204,7 @@ K_new = Tensor("K_new", (T, layers, heads, dh))  # each token's keys, per layer 
 V_new = Tensor("V_new", (T, layers, heads, dh))
 
 
-def kv_cache(xp, K_new, V_new, **_):
+def kv_cache(xp: ArrayModule, K_new: Array, V_new: Array, **_: Array) -> Array:
     """Decoding T tokens: each step writes the token's keys and values into the cache."""
     tokens, n_layers, n_heads, width = K_new.shape
     cache = xp.zeros((n_layers, 2, n_heads, tokens, width))
@@ -218,7 +229,7 @@ Q_T = Tensor("Q", (T, dh))
 K_T = Tensor("K", (T, dh))
 
 
-def score_matrix(xp, Q, K, **_):
+def score_matrix(xp: ArrayModule, Q: Array, K: Array, **_: Array) -> Array:
     return Q @ K.T
 
 

@@ -8,6 +8,8 @@ n_k ≥ 2 it holds and is checked. "H = 0 for a delta distribution" needs 0·log
 (listed in docs/coverage.md).
 """
 
+from __future__ import annotations
+
 import sympy as sp
 
 from attnproof import (

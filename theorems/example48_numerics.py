@@ -8,6 +8,10 @@ maps each line to these theorems.
 fewer rows than columns, or of lower rank, has κ = ∞: the condition number of least squares.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import sympy as sp
 
 from attnproof import (
@@ -34,8 +38,13 @@ from attnproof import (
 
 from ._dims import EXAMPLE_48, d_k, n_k, n_q
 
+# an array module (NumPy, or the numeric route's instrumented NumPy) and its arrays: the
+# algorithms run on either, so no one type
+ArrayModule = Any
+Array = Any
 
-def total(expr, *indices):
+
+def total(expr: sp.Expr, *indices: sp.Idx) -> sp.Expr:
     """Σ over every value of each index."""
     return sp.Sum(expr, *((x, 0, x.upper) for x in indices))
 
@@ -164,7 +173,7 @@ COMPLEXITY = Source(EXAMPLE_48, "Numerical and Implementation Notes, Complexity 
                     "line 81, 'O(n²) for triangular solves/products'")
 
 
-def forward_substitution(xp, L, y, **_):
+def forward_substitution(xp: ArrayModule, L: Array, y: Array, **_: Array) -> Array:
     """x with L x = y, L lower triangular: x_i = (y_i − Σ_{j<i} L_ij x_j) / L_ii."""
     x = xp.zeros(y.shape)
     with xp.errstate(all="ignore"):  # the cost is counted whatever L's diagonal holds
@@ -173,7 +182,7 @@ def forward_substitution(xp, L, y, **_):
     return x
 
 
-def triangular_times_vector(xp, L, y, **_):
+def triangular_times_vector(xp: ArrayModule, L: Array, y: Array, **_: Array) -> Array:
     """L y for L lower triangular: entry i sums the i + 1 products with j ≤ i."""
     out = xp.zeros(y.shape)
     for row in range(y.shape[0]):
@@ -181,7 +190,7 @@ def triangular_times_vector(xp, L, y, **_):
     return out
 
 
-def triangular_times_triangular(xp, L, y, **_):
+def triangular_times_triangular(xp: ArrayModule, L: Array, y: Array, **_: Array) -> Array:
     """L L for L lower triangular: entry (i, k), k ≤ i, sums L_ij L_jk over k ≤ j ≤ i."""
     n = L.shape[0]
     out = xp.zeros((n, n))
@@ -244,14 +253,14 @@ SPARSE = Source(EXAMPLE_48, "Connection to ML Applications; Connection to Broade
                 "Chapter 15 (Sparse)", "lines 130, 154, 'local windows ... O(n)'")
 
 
-def local_window_scores(xp, Q, K, w, **_):
+def local_window_scores(xp: ArrayModule, Q: Array, K: Array, w: int, **_: Array) -> Array:
     """Each query i scores the w keys i − w + 1, …, i (zero-padded before the start)."""
     padded = xp.concatenate([xp.zeros((w - 1, K.shape[1]), dtype=K.dtype), K])
     windows = xp.stack([padded[row:row + w] for row in range(Q.shape[0])])  # (n, w, d)
     return (windows @ Q[:, :, None])[:, :, 0]  # n products of (w × d) by (d × 1)
 
 
-def block_scores(xp, Q, K, **_):
+def block_scores(xp: ArrayModule, Q: Array, K: Array, **_: Array) -> Array:
     """Each query scores the B keys of its own block: m products of B × d by d × B."""
     return Q @ K.transpose(0, 2, 1)
 

@@ -23,6 +23,11 @@ Four of them are false as written:
   does (no matrix gives it), stated beside it.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
 import sympy as sp
 
 from attnproof import (
@@ -51,13 +56,20 @@ from attnproof.symbolic.kinds.cost import Cost, Step
 
 from ._dims import EXAMPLE_48, d_k, d_v, n_k, n_q
 
+# an array module (NumPy, or the numeric route's instrumented NumPy) and its arrays: the code
+# runs on either, so no one type
+ArrayModule = Any
+Array = Any
+# an entry-wise expression: the entry at a row index and a column index
+Entries = Callable[[sp.Idx, sp.Idx], sp.Expr]
+
 i, i2 = n_q.indices("i i2")
 j = n_k.index("j")
 a = d_k.index("a")
 b = d_v.index("b")
 
 
-def total(expr, *indices):
+def total(expr: sp.Expr, *indices: sp.Idx) -> sp.Expr:
     """Σ over every value of each index."""
     return sp.Sum(expr, *((x, 0, x.upper) for x in indices))
 
@@ -69,7 +81,7 @@ W = Tensor("W", (n_k, d_v))  # a second value matrix
 c = Scalar("c", Real(-4, 4))
 
 
-def attention(queries, values):
+def attention(queries: Entries, values: Entries) -> sp.Expr:
     """softmax(QKᵀ/√d_k)V at query row i, column b, for queries ``queries(i, a)`` and values
     ``values(j, b)`` given as entry-wise expressions."""
     scores = total(queries(i, a) * K[j, a], a) / sp.sqrt(d_k.symbol)
@@ -252,7 +264,7 @@ left = Tensor("L", (n, n))
 right = Tensor("R", (n, n))
 
 
-def matmul(xp, L, R, **_):
+def matmul(xp: ArrayModule, L: Array, R: Array, **_: Array) -> Array:
     """The n × n product NumPy computes for L @ R."""
     return L @ R
 

@@ -1,5 +1,7 @@
 """Free energy, the Gibbs weights and the variational principle (tutorial §4.3–§4.4)."""
 
+from __future__ import annotations
+
 import sympy as sp
 
 from attnproof import (
@@ -38,7 +40,7 @@ A = Defined("A", (i, j), softmax(S[i, j], j, 1 / t))
 F = Defined("F", (i,), -t * lse(S[i, j] / t, j))  # (21), F = −T log Z
 
 
-def gibbs_functional(q):
+def gibbs_functional(q: sp.Expr) -> sp.Expr:
     """⟨E⟩ − T·H(q) with energies E = −S (§4.1: scores are negative energies)."""
     return expectation(q, -S[i, j], j) - t * entropy(q, j)
 

@@ -5,6 +5,8 @@ The limits (17)–(18) need a limit claim kind and are listed in docs/coverage.m
 is also false when the maximum is tied (the limit is then the average over the tied maxima).
 """
 
+from __future__ import annotations
+
 import sympy as sp
 
 from attnproof import (
@@ -35,7 +37,7 @@ beta = Scalar("beta", Positive(1e-2, 1e2), latex=r"\beta")
 t, B = T.symbol, beta.symbol
 
 
-def row_sum(expr, index):
+def row_sum(expr: sp.Expr, index: sp.Idx) -> sp.Expr:
     return sp.Sum(expr, (index, 0, n_k.symbol - 1))
 
 
@@ -167,7 +169,7 @@ weights_ratio_is_exponential_in_score_gap = Theorem(
 # -- §4.2's attention_temperature code --------------------------------------------------------
 
 
-def attention_temperature_weights(temperature):
+def attention_temperature_weights(temperature: sp.Expr) -> sp.Expr:
     """The printed code: scores = QKᵀ/√d_k, then softmax(scores / temperature)."""
     return softmax(raw / sp.sqrt(d_k.symbol) / temperature, j)
 

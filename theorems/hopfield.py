@@ -7,6 +7,10 @@ lse scaled by 1/β, whose gradient is exactly (64) and whose stationary points a
 points (65).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import sympy as sp
 
 from attnproof import (
@@ -25,6 +29,11 @@ from attnproof import (
     rowmax,
 )
 from attnproof import softmax as softmax_
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    import numpy
 
 from ._dims import TUTORIAL, d_k, d_v
 
@@ -98,14 +107,15 @@ hopfield_update_is_attention = Theorem(
 )
 
 
-def at_fixed_point(np, K, xi, beta, **_):
+def at_fixed_point(np: ModuleType, K: numpy.ndarray, xi: numpy.ndarray, beta: numpy.ndarray,
+                   **_: numpy.ndarray) -> dict[str, numpy.ndarray]:
     """Iterate ξ ← Kᵀ softmax(βKξ) from the drawn ξ until it stops moving (float64, host).
 
     Rows that have not converged after the step budget are not fixed points, so they are
     marked invalid rather than checked.
     """
     state = xi
-    for _ in range(5000):
+    for _iteration in range(5000):  # not ``_``, the name of the other inputs
         scores = beta[:, None] * np.einsum("bma,ba->bm", K, state)
         weights = np.exp(scores - scores.max(axis=1, keepdims=True))
         weights /= weights.sum(axis=1, keepdims=True)
@@ -162,7 +172,7 @@ B_cap = beta_capacity.symbol
 separation = score_i.symbol - rowmax(scores_other[j], j)  # Δ, negative when i does not win
 
 
-def boltzmann(score, top):
+def boltzmann(score: sp.Expr, top: sp.Expr) -> sp.Expr:
     """exp(β·(score − top)): every weight's exponent is shifted by the largest score, which
     leaves the softmax unchanged (a common factor of numerator and denominator) and keeps each
     exponential at most 1, as the stable spelling of softmax does."""

@@ -9,6 +9,8 @@ whose mean and variance for random ±1 patterns are stated below, and the energy
 E(−x) = E(x), which pairs every minimum with its mirror image.
 """
 
+from __future__ import annotations
+
 import sympy as sp
 
 from attnproof import (
@@ -34,7 +36,7 @@ mu, nu = patterns.indices("mu nu")
 N = neurons.symbol
 
 
-def total(expr, *indices):
+def total(expr: sp.Expr, *indices: sp.Idx) -> sp.Expr:
     """Σ over every value of each index."""
     return sp.Sum(expr, *((x, 0, x.upper) for x in indices))
 

@@ -12,6 +12,8 @@ row zero weights with no case split; these theorems say what code that writes th
 literally computes instead.
 """
 
+from __future__ import annotations
+
 import sympy as sp
 
 from attnproof import (
@@ -75,12 +77,12 @@ M = Tensor("M", (queries, n_keys), Mask())
 FILL = sp.Float("-1e9")  # the literal the code writes
 
 
-def filled(fill):
+def filled(fill: sp.Expr) -> Defined:
     """jnp.where(mask, scores, fill): the score where the mask keeps the key, else the fill."""
     return Defined("X", (i, jj), where(M[i, jj], S[i, jj], fill))
 
 
-def stable_softmax(X):
+def stable_softmax(X: Defined) -> tuple[Defined, Defined]:
     """jax.nn.softmax as it computes: exp(x − max x) / Σ exp(x − max x)."""
     shifted = Defined("E", (i, jj), exp(X[i, jj] - rowmax(X[i, k], k)))
     total = sp.Sum(shifted[i, k], (k, 0, n_keys.symbol - 1))
@@ -88,11 +90,11 @@ def stable_softmax(X):
     return shifted, weights
 
 
-def causal(sizes):
+def causal(sizes: dict[str, int]) -> list[list[int]]:
     return [[int(b <= a) for b in range(sizes["n_k"])] for a in range(sizes["n_q"])]
 
 
-def fully_masked(sizes):
+def fully_masked(sizes: dict[str, int]) -> list[list[int]]:
     return [[0] * sizes["n_k"] for _ in range(sizes["n_q"])]
 
 
@@ -257,7 +259,7 @@ ell_updated = (ell.symbol * exp(m.symbol - m_updated)
 ONLINE = "§10.1.1 Proposition (Online Softmax); §10.1.2 step 1"
 
 
-def all_minus_infinity(sizes):
+def all_minus_infinity(sizes: dict[str, int]) -> list[sp.Expr]:
     return [-sp.oo] * sizes["n_b"]
 
 

@@ -5,6 +5,8 @@ The masks of masking.py are 0/1 input tensors, any pattern at all; here the patt
 statement's own, so the claim can say which entries are kept.
 """
 
+from __future__ import annotations
+
 import sympy as sp
 
 from attnproof import (

@@ -7,6 +7,8 @@ attention's ELU + 1 feature map, the README's sharp-versus-soft entropies, and t
 cosine similarity.
 """
 
+from __future__ import annotations
+
 import sympy as sp
 
 from attnproof import (
@@ -50,7 +52,7 @@ README_K = sp.Matrix([[1, 0], [sp.Rational(1, 2), sp.Rational(1, 2)], [0, 1]])
 README_SCORES = README_Q * README_K.T / sp.sqrt(2)
 
 
-def _row_entropy(row: int, beta) -> sp.Expr:
+def _row_entropy(row: int, beta: sp.Expr | int) -> sp.Expr:
     weights = [sp.exp(beta * s) for s in README_SCORES.row(row)]
     total = sum(weights)
     return -sum(w / total * sp.log(w / total) for w in weights)

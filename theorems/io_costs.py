@@ -10,6 +10,8 @@ output, sum and maximum: 2nd + 8dn²(3d + 4)/M entries, Θ(n²d²/M). Each step'
 (checked exactly).
 """
 
+from __future__ import annotations
+
 import sympy as sp
 
 from attnproof import Dim, Integer, Scalar, Sizes, Source, Tensor, Theorem

@@ -10,6 +10,8 @@ W_Q^h (W_K^h)ᵀ/√d_k, a d_model × d_model matrix, factors through R^{d_k}, s
 d_k.
 """
 
+from __future__ import annotations
+
 import sympy as sp
 
 from attnproof import (
@@ -29,7 +31,7 @@ from ._dims import EXAMPLE_48, TUTORIAL, d_k
 a, b, c = d_k.indices("a b c")
 
 
-def total(expr, *indices):
+def total(expr: sp.Expr, *indices: sp.Idx) -> sp.Expr:
     """Σ over every value of each index."""
     return sp.Sum(expr, *((x, 0, x.upper) for x in indices))
 

@@ -7,6 +7,8 @@ attention is softmax attention. The cost statements (O(nd²), O(d²) per query) 
 attention is an approximation" need cost and approximation claims (listed in docs/coverage.md).
 """
 
+from __future__ import annotations
+
 import sympy as sp
 
 from attnproof import Dim, Equals, Positive, Sizes, Source, Tensor, Theorem, softmax
@@ -21,7 +23,7 @@ a = d_k.index("a")
 b = d_v.index("b")
 
 
-def total(expr, *indices):
+def total(expr: sp.Expr, *indices: sp.Idx) -> sp.Expr:
     """Σ over every value of each index."""
     return sp.Sum(expr, *((x, 0, x.upper) for x in indices))
 
@@ -31,7 +33,7 @@ phi_k = Tensor("phi_k", (n_k, d_f), Positive(1e-2, 1e1))  # φ(k_j)
 V = Tensor("V", (n_k, d_v))
 
 
-def kernel(key):
+def kernel(key: sp.Idx) -> sp.Expr:
     """φ(q_i)ᵀφ(k_key) of (69)."""
     return total(phi_q[i, f] * phi_k[key, f], f)
 

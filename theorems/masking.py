@@ -7,6 +7,8 @@ plain softmax after adding −∞ gives 0/0 = NaN there). Numeric checks draw fu
 rows on purpose (see ``numeric/_strategies.py``).
 """
 
+from __future__ import annotations
+
 import sympy as sp
 
 from attnproof import (
@@ -41,7 +43,7 @@ T = Scalar("T", Positive(1e-3, 1e3), latex="T")
 A = Defined("A", (i, j), masked_softmax(S[i, j], M[i, j], j, 1 / T.symbol))
 
 
-def _rowsum(expr):
+def _rowsum(expr: sp.Expr) -> sp.Expr:
     return sp.Sum(expr, (j, 0, n_k.symbol - 1))
 
 

@@ -6,6 +6,8 @@ notebook's split/combine of heads are reshapes, stated in reshapes_permutations.
 notebook's shapes are checked as numbers below.
 """
 
+from __future__ import annotations
+
 import sympy as sp
 
 from attnproof import Defined, Dim, Equals, Rounds, Sizes, Source, Tensor, Theorem
@@ -21,7 +23,7 @@ b, c = d_model.indices("b c")
 a = d_k.index("a")
 
 
-def total(expr, *indices):
+def total(expr: sp.Expr, *indices: sp.Idx) -> sp.Expr:
     """Σ over every value of each index."""
     return sp.Sum(expr, *((x, 0, x.upper) for x in indices))
 
@@ -50,14 +52,14 @@ multi_head_scores_are_learned_bilinear_forms = Theorem(
 
 # -- the notebook's split_heads / combine_heads, as shape arithmetic ----------------------------
 
-def split_heads_shape(shape, n_heads):
+def split_heads_shape(shape: tuple[int, int, int], n_heads: int) -> tuple[int, int, int, int]:
     """The notebook's split_heads: (B, T, D) -> (B, heads, T, D // heads); heads divides D."""
     batch, length, width = shape
     assert width % n_heads == 0
     return (batch, n_heads, length, width // n_heads)
 
 
-def combine_heads_shape(shape):
+def combine_heads_shape(shape: tuple[int, int, int, int]) -> tuple[int, int, int]:
     """The notebook's combine_heads: (B, heads, T, Dh) -> (B, T, heads * Dh)."""
     batch, n_heads, length, per_head = shape
     return (batch, length, n_heads * per_head)

@@ -13,6 +13,10 @@ over the two keys of (∂ log p / ∂parameter)², and the step is (31). The upd
 mapped to the weight, is compared with the update made in π directly.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
+
 import sympy as sp
 
 from attnproof import Positive, Real, Scalar, Series, Source, Theorem
@@ -27,34 +31,34 @@ weight = sp.Symbol("pi", positive=True)  # the second parameterization: the weig
 SECTION = "§5.3 Proposition (Reparameterization Invariance)"
 
 
-def first_key_weight(score_difference):
+def first_key_weight(score_difference: sp.Expr) -> sp.Expr:
     """softmax over the scores (θ, 0), entry 0: σ(θ)."""
     return 1 / (1 + sp.exp(-score_difference))
 
 
-def fisher_information(probability, parameter):
+def fisher_information(probability: sp.Expr, parameter: sp.Symbol) -> sp.Expr:
     """(30): the expectation over the two keys of (∂ log p(key) / ∂parameter)²."""
     return (probability * sp.diff(sp.log(probability), parameter) ** 2
             + (1 - probability) * sp.diff(sp.log(1 - probability), parameter) ** 2)
 
 
-def loss(probability):
+def loss(probability: sp.Expr) -> sp.Expr:
     """Cross-entropy of the weights (π, 1 − π) to the target (y, 1 − y)."""
     return -y.symbol * sp.log(probability) - (1 - y.symbol) * sp.log(1 - probability)
 
 
-def natural_gradient_step(probability, parameter):
+def natural_gradient_step(probability: sp.Expr, parameter: sp.Symbol) -> sp.Expr:
     """(31) for one parameter: Δθ = −η F⁻¹ ∂L/∂θ."""
     gradient = sp.diff(loss(probability), parameter)
     return sp.simplify(-eta.symbol * gradient / fisher_information(probability, parameter))
 
 
-def gradient_step(probability, parameter):
+def gradient_step(probability: sp.Expr, parameter: sp.Symbol) -> sp.Expr:
     """Standard gradient descent: Δθ = −η ∂L/∂θ."""
     return sp.simplify(-eta.symbol * sp.diff(loss(probability), parameter))
 
 
-def updates_in_weight(step):
+def updates_in_weight(step: Callable[[sp.Expr, sp.Symbol], sp.Expr]) -> tuple[sp.Expr, sp.Expr]:
     """The new weight after one step made in θ, and after one step made in π (at π = σ(θ))."""
     start = first_key_weight(theta.symbol)
     through_score = first_key_weight(theta.symbol + step(start, theta.symbol))

@@ -19,6 +19,10 @@ masks add −1e9 (a finite fill), so masked weights are e^(−1e9)-small, not 0:
 shows how small.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
 import sympy as sp
 
 from attnproof import (
@@ -91,7 +95,7 @@ notebook_padding_mask_weight = Theorem(
 )
 
 
-def notebook_entropy(row) -> sp.Expr:
+def notebook_entropy(row: Iterable[sp.Expr]) -> sp.Expr:
     """The notebook's attention_entropy of one row, −Σ w log w (its clip at 1e-12 leaves these
     rows, every weight at least 0.01, unchanged)."""
     return -sum(w * sp.log(w) for w in row)
@@ -123,7 +127,7 @@ notebook_kv_cache_size = Theorem(
 )
 
 
-def alibi_bias(size: int, slope) -> sp.Matrix:
+def alibi_bias(size: int, slope: sp.Expr) -> sp.Matrix:
     """The notebook's alibi_bias: slope · max(i − j, 0)."""
     return sp.Matrix(size, size, lambda r, c: slope * max(r - c, 0))
 
@@ -198,7 +202,7 @@ raw = Tensor("raw", (rows, cols))
 count = rows.symbol * cols.symbol
 
 
-def variance(x):
+def variance(x: Callable[[sp.Idx, sp.Idx], sp.Expr]) -> sp.Expr:
     """np.var over every entry (population variance), of an entry-wise expression ``x(i, j)``."""
     mean = sp.Sum(x(i2, j2), (i2, 0, rows.symbol - 1), (j2, 0, cols.symbol - 1)) / count
     return sp.Sum((x(i, j) - mean) ** 2, (i, 0, rows.symbol - 1), (j, 0, cols.symbol - 1)) / count

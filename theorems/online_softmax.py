@@ -5,6 +5,10 @@ not depend on m being the maximum (the maximum only keeps exp from overflowing),
 identities below are proved for every reference point, the maxima included.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import sympy as sp
 
 from attnproof import (
@@ -24,6 +28,11 @@ from attnproof import (
 )
 
 from ._dims import TUTORIAL, d_k, d_v, n_k, n_q
+
+# an array module (NumPy, JAX, MLX) and its arrays: the block-wise code runs on every
+# backend, so no one type
+ArrayModule = Any
+Array = Any
 
 n_old = Dim("n_a", Sizes(1, 8))
 n_new = Dim("n_b", Sizes(1, 8))
@@ -54,7 +63,8 @@ m1, m2, m3 = (Scalar(f"m_{t}", Real(-30, 30)) for t in (1, 2, 3))
 l1, l2, l3 = (Scalar(f"ell_{t}", Positive(1e-3, 1e3), latex=rf"\ell_{t}") for t in (1, 2, 3))
 
 
-def merge(left, right):
+def merge(left: tuple[sp.Expr, sp.Expr], right: tuple[sp.Expr, sp.Expr]
+          ) -> tuple[sp.Expr, sp.Expr]:
     """Combine two (m, ℓ) summaries of disjoint blocks, as (67)–(68) does."""
     (ma, la), (mb, lb) = left, right
     top = sp.Max(ma, mb)
@@ -88,7 +98,8 @@ S = Defined("S", (i, j), sp.Sum(Q[i, a] * K[j, a], (a, 0, d_k.symbol - 1)) / sp.
 attention = sp.Sum(softmax(S[i, j], j) * V[j, b], (j, 0, n_k.symbol - 1))
 
 
-def blockwise_attention(xp, Q, K, V, B, **_):
+def blockwise_attention(xp: ArrayModule, Q: Array, K: Array, V: Array, B: int, **_: Array
+                        ) -> Array:
     """§10.1.2 as written: running O, ℓ, m over key blocks of size B, then O / ℓ."""
     n_keys = K.shape[-2]
     scores_all = xp.einsum("...ia,...ja->...ij", Q, K) / xp.sqrt(xp.asarray(Q.shape[-1], Q.dtype))
@@ -114,11 +125,11 @@ m_old, m_next = Scalar("m", Real(-30, 30)), Scalar("m'", Real(-30, 30))
 P, Bs = p.symbol, block.symbol
 
 
-def _prefix_sum(summand, upper, reference):
+def _prefix_sum(summand: sp.Expr | int, upper: sp.Expr | int, reference: sp.Expr) -> sp.Expr:
     return sp.Sum(exp(S[i, j] - reference) * summand, (j, 0, upper - 1))
 
 
-def _block_sum(summand, reference):
+def _block_sum(summand: sp.Expr | int, reference: sp.Expr) -> sp.Expr:
     return sp.Sum(exp(S[i, j] - reference) * summand, (j, P, P + Bs - 1))
 
 

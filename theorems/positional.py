@@ -13,6 +13,8 @@ same at every position, maps PE(pos) to PE(pos + k); M is the rotation by −k �
 Doubling the position is no such map, and no M exists for it.
 """
 
+from __future__ import annotations
+
 import sympy as sp
 
 from attnproof import (
@@ -47,7 +49,7 @@ ROPE = Source(OUTSIDE, "RoPE, Su et al. (2021), RoFormer (the README's reference
               "'Positional Encodings' topic; none of the documents states it)")
 
 
-def total(expr, *indices):
+def total(expr: sp.Expr, *indices: sp.Idx) -> sp.Expr:
     """Σ over every value of each index."""
     return sp.Sum(expr, *((x, 0, x.upper) for x in indices))
 
@@ -89,7 +91,7 @@ omega = Tensor("omega", (pairs,), Real(-1, 1))  # ω_p, one frequency per pair
 M = Tensor("M", (pairs, plane, plane))
 
 
-def sinusoidal(x, at_pair, coordinate):
+def sinusoidal(x: sp.Expr, at_pair: sp.Idx, coordinate: sp.Idx) -> sp.Expr:
     """PE(x) at pair p: sin(x ω_p) for coordinate 0, cos(x ω_p) = sin(x ω_p + π/2) for 1."""
     return sp.sin(x * omega[at_pair] + coordinate * sp.pi / 2)
 

@@ -16,6 +16,10 @@ with symbolic offsets), and the catalog's identities are proved for all sizes
 against both directly.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
+
 import sympy as sp
 
 from attnproof import (
@@ -51,7 +55,7 @@ V = Tensor("V", (n_k, d_v))
 s = Scalar("s", Real(-30, 30))  # the row's head's sink logit
 
 
-def _over_keys(expr, index=j):
+def _over_keys(expr: sp.Expr, index: sp.Idx = j) -> sp.Expr:
     return sp.Sum(expr, (index, 0, n_k.symbol - 1))
 
 
@@ -239,12 +243,12 @@ _qa = bw.a
 _kk = mk.n  # the keys' index of a row's normaliser
 
 
-def _masked_attention(key):
+def _masked_attention(key: Callable[[sp.Expr], sp.Expr]) -> sp.Expr:
     """Row i's output, feature b, with key j read at cache slot ``key(j)`` (its mask entry
     with it), written as Σ_j M e^{s} v / Σ_k M e^{s}: the masked softmax of a row that keeps
     a key (a row that keeps none is 0/0 here, and a fully masked row's convention is the
     kernel's own)."""
-    def score(j):
+    def score(j: sp.Expr) -> sp.Expr:
         return sp.exp(bw.scale * bw.total(bw.Q[mk.i, _qa] * bw.K[key(j), _qa], _qa))
 
     weight = _Mk[mk.i, key(mk.j)] * score(mk.j)

@@ -9,6 +9,8 @@ these features estimate; softmax attention's exp(qᵀk/√d_k) is the same kerne
 k/d_k^¼.
 """
 
+from __future__ import annotations
+
 import sympy as sp
 
 from attnproof import Dim, Expectation, Gaussian, Real, Sizes, Source, Tensor, Theorem
@@ -24,7 +26,7 @@ q = Tensor("q", (width,), Real(-0.5, 0.5))
 k = Tensor("k", (width,), Real(-0.5, 0.5))
 
 
-def positive_feature(x):
+def positive_feature(x: Tensor) -> sp.Expr:
     """φ(x)_r = exp(ω_rᵀx − |x|²/2)/√m."""
     return (sp.exp(sp.Sum(omega[r, a] * x[a], (a, 0, a.upper))
                    - sp.Sum(x[a] ** 2, (a, 0, a.upper)) / 2) / sp.sqrt(features.symbol))

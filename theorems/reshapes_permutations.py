@@ -6,6 +6,10 @@ as an input: attention does not see the order of its keys and values (invariance
 output with its queries, and self-attention reorders its output with its input (equivariance).
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
+
 import sympy as sp
 
 from attnproof import (
@@ -26,7 +30,7 @@ from attnproof import (
 from ._dims import EXAMPLE_48, NOTEBOOK, TUTORIAL, d_k, d_v, n_k, n_q
 
 
-def total(expr, *indices):
+def total(expr: sp.Expr, *indices: sp.Idx) -> sp.Expr:
     """Σ over every value of each index."""
     return sp.Sum(expr, *((x, 0, x.upper) for x in indices))
 
@@ -206,7 +210,7 @@ WK = Tensor("W_K", (d_in, d_k))
 WV = Tensor("W_V", (d_in, d_v))
 
 
-def self_attention(name, rows):
+def self_attention(name: str, rows: Callable[[sp.Idx], sp.Expr]) -> Defined:
     """Self-attention of the sequence whose token i is X[rows(i)]."""
     query = total(Xs[rows(it), bx] * WQ[bx, qa], bx)
     key = total(Xs[rows(jt), bx] * WK[bx, qa], bx)

@@ -8,6 +8,10 @@ these tools" is not borne out for the learned metrics the tutorial defines (only
 varies with x, which the tutorial never uses, would).
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
+
 import sympy as sp
 
 from attnproof import Defined, Equals, Positive, Scalar, Source, Tensor, Theorem
@@ -18,7 +22,7 @@ a, b, c, d, e = d_k.indices("a b c d e")
 delta = sp.KroneckerDelta
 
 
-def total(expr, *indices):
+def total(expr: sp.Expr, *indices: sp.Idx) -> sp.Expr:
     """Σ over every value of each index."""
     return sp.Sum(expr, *((x, 0, x.upper) for x in indices))
 
@@ -28,9 +32,9 @@ W = Tensor("W", (d_k, d_k))
 g_inv = Tensor("ginv", (d_k, d_k))  # g^cd: Γ = 0 whatever the inverse metric is
 
 
-def christoffel(g):
+def christoffel(g: Callable[[sp.Idx, sp.Idx], sp.Expr]) -> sp.Expr:
     """Γ^c_ab of (27) for a metric given as a function of two indices."""
-    def d_(p, q, r):
+    def d_(p: sp.Idx, q: sp.Idx, r: sp.Idx) -> sp.Expr:
         return sp.Derivative(g(q, r), x[p])
     return sp.Rational(1, 2) * total(
         g_inv[c, d] * (d_(a, b, d) + d_(b, a, d) - d_(d, a, b)), d)
@@ -69,7 +73,7 @@ v = Tensor("v", (d_k,), Positive(1e-1, 1e1))
 alpha = Scalar("alpha", Positive(1e-1, 2.0), latex=r"\alpha")
 
 
-def cosine(p, q):
+def cosine(p: Callable[[sp.Idx], sp.Expr], q: Callable[[sp.Idx], sp.Expr]) -> sp.Expr:
     """u·v/(‖u‖‖v‖), the angle of §5.1 with the Euclidean metric."""
     return total(p(a) * q(a), a) / (sp.sqrt(total(p(a) ** 2, a)) * sp.sqrt(total(q(a) ** 2, a)))
 

@@ -11,6 +11,8 @@ first-order forms: (n + 3)u (their Theorem 3.3) and [n + 2 + 2(x_max − x_min)]
 normwise); with exp correctly rounded (c_exp = 1) the first-order theorems below are theirs.
 """
 
+from __future__ import annotations
+
 import sympy as sp
 
 from attnproof import (
@@ -164,7 +166,7 @@ f = values.index("f")
 l_ = length.index("l")
 
 
-def weight(key):
+def weight(key: sp.Idx) -> sp.Expr:
     return (sp.exp(S[i, key] - rowmax(S[i, m], m))
             / rowsum(sp.exp(S[i, k] - rowmax(S[i, m], m)), k))
 

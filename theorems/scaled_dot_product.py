@@ -7,6 +7,8 @@ queries whose order the output follows. Stating it needs permutations as a claim
 docs/coverage.md).
 """
 
+from __future__ import annotations
+
 import sympy as sp
 
 from attnproof import (
@@ -31,7 +33,7 @@ b = d_v.index("b")
 delta = sp.KroneckerDelta
 
 
-def total(expr, *indices):
+def total(expr: sp.Expr, *indices: sp.Idx) -> sp.Expr:
     """Σ over every value of each index."""
     return sp.Sum(expr, *((x, 0, x.upper) for x in indices))
 

@@ -1,5 +1,7 @@
 """The softmax Jacobian and the gradient through softmax (tutorial §6.3, §4.1)."""
 
+from __future__ import annotations
+
 import sympy as sp
 
 from attnproof import Defined, Equals, Positive, Scalar, Source, Tensor, Theorem, softmax

@@ -14,11 +14,23 @@ theorems/_pending.py. §9.3's (66) (M ≈ exp(d/2)) is stated in theorems/hopfie
 defensible precise form, the separation bound the text gives as its reason.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import sympy as sp
 
 from attnproof import FromCode, Moments, Source, Tensor, Theorem, Variance
 
 from ._dims import EXAMPLE_48, NOTEBOOK, TUTORIAL, d_k, n_k, n_q
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# an array namespace (NumPy, another backend's, or exact arithmetic's) and its arrays: the demo's
+# code runs on each, so no one type
+Namespace = Any
+Array = Any
 
 a = d_k.index("a")
 i = n_q.index("i")
@@ -78,7 +90,7 @@ example48_unscaled_score_variance = Theorem(
 # -- the notebook's demo, from its own code -------------------------------------------------------
 
 
-def notebook_score_draws():
+def notebook_score_draws() -> dict[str, np.ndarray]:
     """Demo 5's inputs: rng = np.random.default_rng(1); Q, K = rng.normal(size=(16, 64)) each.
     (NumPy keeps Generator streams stable across versions in practice, not by promise.)"""
     import numpy as np
@@ -87,13 +99,13 @@ def notebook_score_draws():
     return {"Q": rng.normal(size=(16, 64)), "K": rng.normal(size=(16, 64))}
 
 
-def notebook_score_scaling(xp, Q, K):
+def notebook_score_scaling(xp: Namespace, Q: Array, K: Array) -> tuple[Array, Array]:
     """Demo 5's code: raw = Q @ K.T; scaled = raw / np.sqrt(64); raw.std(), scaled.std()
     (NumPy's std: the population standard deviation over every entry)."""
     raw = Q @ K.T
     scaled = raw / xp.sqrt(xp.constant(64))
 
-    def std(x):
+    def std(x: Array) -> Array:
         return xp.sqrt(xp.mean((x - xp.mean(x)) ** 2))
 
     return std(raw), std(scaled)

@@ -10,6 +10,8 @@ log(number of maxima) as T → 0 (0 for a unique maximum: the delta distribution
 entropy is 0 because x log x → 0) and to log n_k as T → ∞.
 """
 
+from __future__ import annotations
+
 import sympy as sp
 
 from attnproof import Limit, Positive, Scalar, Source, Tensor, Theorem, entropy, rowmax, softmax
@@ -27,7 +29,7 @@ LIMITS = "§4.2 Theorem (Temperature Limits)"
 ENTROPY = "§4.3 Definition (Attention Entropy)"
 
 
-def is_maximum(entry, over):
+def is_maximum(entry: sp.Expr, over: sp.Idx) -> sp.Expr:
     """1 where ``entry`` is a maximum of its row over ``over``, else 0."""
     return sp.Piecewise((1, sp.Eq(entry, rowmax(entry.xreplace({over: m}), m))), (0, True))
 

@@ -5,6 +5,8 @@ entry is the value rounded to the digits shown. A printed table that is off is r
 entry; its corrected table is stated beside it and checked the same way.
 """
 
+from __future__ import annotations
+
 import sympy as sp
 
 from attnproof import Rounds, Source, Theorem
@@ -17,7 +19,7 @@ V = sp.Matrix([[2, 0], [0, 2], [1, 1]])
 S = Q * K.T / sp.sqrt(2)  # (72), d_k = 2
 
 
-def softmax_rows(scores: sp.Matrix, temperature=1) -> sp.Matrix:
+def softmax_rows(scores: sp.Matrix, temperature: sp.Expr | int = 1) -> sp.Matrix:
     """Row-wise softmax at a temperature, written out with exact exponentials."""
     rows = []
     for r in range(scores.rows):

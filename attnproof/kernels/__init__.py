@@ -71,7 +71,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: _EXPORTS, imported eage
 
 else:  # at run time: each name imported on first use
 
-    def __getattr__(name: str):
+    def __getattr__(name: str) -> object:
         if name not in _EXPORTS:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
         module, attribute = _EXPORTS[name]
@@ -79,5 +79,5 @@ else:  # at run time: each name imported on first use
         globals()[name] = value
         return value
 
-    def __dir__():
+    def __dir__() -> list[str]:
         return sorted({*globals(), *_EXPORTS})

@@ -4,6 +4,7 @@ one element can be compared with what it returned for the same element beside th
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection
 
 import numpy as np
 
@@ -24,7 +25,7 @@ def element(x: Inputs, b: int) -> Inputs:
 
 
 def run_alone(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, device: str,
-              outputs) -> dict[str, np.ndarray]:
+              outputs: Collection[str]) -> dict[str, np.ndarray]:
     """The kernel's outputs with each batch element run on its own, stacked back along the
     batch axis (so they line up with the batched call's)."""
     alone = [call(kernel, fw, element(x, b), dataclasses.replace(case, batch=1,

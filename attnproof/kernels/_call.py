@@ -5,6 +5,8 @@ canonical float64 arrays."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -25,13 +27,16 @@ from ._programs import called_at
 from ._truth import SINK_GRADIENT, Inputs
 from ._warnings import raised_by_kernel
 
+if TYPE_CHECKING:
+    from ._frameworks import Array
+
 
 class LayoutMismatch(Exception):
     pass
 
 
 def call(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, device: str,
-         outputs) -> dict[str, np.ndarray]:
+         outputs: Collection[str]) -> dict[str, np.ndarray]:
     """The kernel's outputs as canonical float64 arrays (out, lse, dq, dk, dv as asked), in
     the canonical conventions: query heads grouped (h // group), lse in base e. A packed
     kernel gets the batch's elements as sequences of one length, end to end."""
@@ -47,7 +52,8 @@ def call(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, devic
 
 def call_packed(kernel: Kernel, fw: Framework, sequences: list[Inputs],
                 packing: packed.Packing, case: Case, dtype: str, device: str,
-                outputs) -> tuple[list[dict[str, np.ndarray]], dict[str, np.ndarray]]:
+                outputs: Collection[str]
+                ) -> tuple[list[dict[str, np.ndarray]], dict[str, np.ndarray]]:
     """A packed kernel's outputs for each non-empty sequence (canonical, a batch of one each),
     and the gradients it gave the slack tokens, from one call on the sequences end to end."""
     why = packed.unaskable(kernel, packing)
@@ -58,12 +64,13 @@ def call_packed(kernel: Kernel, fw: Framework, sequences: list[Inputs],
     got = _called(kernel, fw, whole, case, dtype, device, outputs,
                   packed.keywords(kernel, fw, packing, device))
     got = _canonical(kernel, got, heads)
-    whole = {name: got.pop(name) for name in (SINK_GRADIENT,) if name in got}
-    return [{**one, **whole} for one in packed.per_sequence(got, packing)], \
+    shared = {name: got.pop(name) for name in (SINK_GRADIENT,) if name in got}
+    return [{**one, **shared} for one in packed.per_sequence(got, packing)], \
         packed.in_slack(got, packing)
 
 
-def _canonical(kernel: Kernel, got: dict[str, np.ndarray], heads) -> dict[str, np.ndarray]:
+def _canonical(kernel: Kernel, got: dict[str, np.ndarray],
+               heads: np.ndarray | None) -> dict[str, np.ndarray]:
     if "lse" in got and kernel.lse_base == "2":
         got["lse"] = got["lse"] * np.log(2.0)  # log2 of the sum, read as its natural log
     return {name: value if name in ("dk", "dv") else _heads_back(value, heads)
@@ -103,7 +110,8 @@ def _heads_back(value: np.ndarray, heads: np.ndarray | None) -> np.ndarray:
 
 
 def _called(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, device: str,
-            outputs, extra: dict | None = None) -> dict[str, np.ndarray]:
+            outputs: Collection[str], extra: dict[str, Any] | None = None
+            ) -> dict[str, np.ndarray]:
     put = {a: _placed(fw, to_layout(x.passed(a), letters_of(kernel, a)), dtype, device,
                       case.memory, "qkv".index(a), letters_of(kernel, a))
            for a in ("q" if kernel.paged else "qkv")}
@@ -123,7 +131,8 @@ def _called(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, de
     if lse is not None:
         got["lse"] = read(fw, lse, kernel, "lse", (b, h, n_q, 1))[..., 0]
     if set(outputs) & {"dq", "dk", "dv"}:
-        g = fw.put(to_layout(x.g, letters_of(kernel, "out")), dtype, device)
+        g: Array | tuple[Array, Array] = fw.put(to_layout(x.g, letters_of(kernel, "out")),
+                                                dtype, device)
         if x.g_lse is not None:  # the loss reads the lse too: a cotangent for each output
             lse_letters = letters_of(kernel, "lse")
             g = (g, fw.put(to_layout(x.g_lse[..., None], lse_letters)[..., 0], dtype, device))
@@ -139,7 +148,9 @@ def _called(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, de
     return got
 
 
-def _sink_gradient(kernel: Kernel, fw: Framework, keywords: dict, put: dict, g, grads):
+def _sink_gradient(kernel: Kernel, fw: Framework, keywords: dict[str, Any],
+                   put: dict[str, Array], g: Array | tuple[Array, Array],
+                   grads: Sequence[Array]) -> Array | None:
     """dL/ds of the kernel's sinks for the output gradient ``g``: by the framework's autodiff of
     one call with the sinks a primal beside q, k, v (the call as it stands, not under the
     checker's jit: its sinks are what is differentiated), or the fourth of ``grads``, what the
@@ -147,16 +158,20 @@ def _sink_gradient(kernel: Kernel, fw: Framework, keywords: dict, put: dict, g, 
     name = kernel.sinks_argument
     if kernel.gradients != "autodiff":
         return grads[3] if isinstance(grads, tuple | list) and len(grads) == 4 else None
+    # asked only of an instance with sinks, which only a kernel taking them gets (``as_declared``)
+    assert name is not None
     others = {key: value for key, value in keywords.items() if key != name}
     first = _first_of_pair if kernel.returns_lse else _itself
 
-    def loss(q, k, v, sinks):
+    def loss(q: Array, k: Array, v: Array, sinks: Array) -> Array:
         return first(kernel.fn(q, k, v, **others, **{name: sinks}))
 
+    # a kernel declared "autodiff" is of a framework that has it (``Kernel.__post_init__``)
+    assert fw.vjp is not None
     return fw.vjp(loss, (put["q"], put["k"], put["v"], keywords[name]), g)[3]
 
 
-def _read_sink_gradient(fw: Framework, array, heads: int) -> np.ndarray:
+def _read_sink_gradient(fw: Framework, array: object, heads: int) -> np.ndarray:
     """The kernel's dsinks, (heads,), as the canonical (1, heads, 1, 1)."""
     if not hasattr(array, "shape"):
         raise LayoutMismatch(f"dsinks: expected an array of shape ({heads},), got "
@@ -168,7 +183,8 @@ def _read_sink_gradient(fw: Framework, array, heads: int) -> np.ndarray:
     return value.reshape(1, heads, 1, 1)
 
 
-def _gradients(kernel: Kernel, fw: Framework, keywords: dict, put: dict, g):
+def _gradients(kernel: Kernel, fw: Framework, keywords: dict[str, Any], put: dict[str, Array],
+               g: Array | tuple[Array, Array]) -> Sequence[Array]:
     """dQ, dK, dV of the kernel at ``put``'s arrays for the output gradient ``g``: by the
     framework's autodiff of its forward, or by its own backward."""
     if kernel.gradients == "autodiff":
@@ -176,12 +192,14 @@ def _gradients(kernel: Kernel, fw: Framework, keywords: dict, put: dict, g):
         first = _first_of_pair if kernel.returns_lse and not isinstance(g, tuple) else _itself
         return fw.gradients(kernel.fn, keywords, first, kernel.mode)(put["q"], put["k"],
                                                                       put["v"], g)
-    # its own backward: dQ, dK, dV, and dsinks fourth where it gives them
-    return kernel.gradients(put["q"], put["k"], put["v"], g, **keywords)
+    # its own backward: dQ, dK, dV, and dsinks fourth where it gives them (gradients are
+    # asked only of a kernel that has them, and the declaration makes them a callable then)
+    backward = cast("Callable[..., Sequence[Array]]", kernel.gradients)
+    return backward(put["q"], put["k"], put["v"], g, **keywords)
 
 
 def _placed(fw: Framework, array: np.ndarray, dtype: str, device: str, memory: str | None,
-            slot: int, letters: str):
+            slot: int, letters: str) -> Array:
     """``array`` (in the kernel's layout) as the kernel receives it: a packed array, or a view
     of other memory as ``memory`` says (slot 0, 1, 2 for q, k, v)."""
     if memory is None:
@@ -193,14 +211,16 @@ def _placed(fw: Framework, array: np.ndarray, dtype: str, device: str, memory: s
         return fw.put(fused, dtype, device)[..., slot * n:(slot + 1) * n]
     stored = [letters.index("s"), *(i for i, c in enumerate(letters) if c != "s")]
     packed = fw.put(np.ascontiguousarray(np.transpose(array, stored)), dtype, device)
-    return fw.permute(packed, [stored.index(i) for i in range(len(letters))])
+    # views are drawn only where the framework has strides (``memory_layout``'s unsupported)
+    permute = cast("Callable[[Array, list[int]], Array]", fw.permute)
+    return permute(packed, [stored.index(i) for i in range(len(letters))])
 
 
-def _first_of_pair(result):
+def _first_of_pair(result: Sequence[Array]) -> Array:
     return result[0]
 
 
-def _itself(result):
+def _itself(result: Array) -> Array:
     return result
 
 
@@ -211,7 +231,7 @@ def letters_of(kernel: Kernel, argument: str) -> str:
 
 
 def _keywords(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
-              device: str) -> dict:
+              device: str) -> dict[str, Any]:
     keywords = dict(kernel.keywords)
     if kernel.scale_argument is not None and case.scale is not None:
         keywords[kernel.scale_argument] = x.scale
@@ -219,8 +239,10 @@ def _keywords(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
         keywords[kernel.dropout_argument] = 0.0
     kind = _mask_kind(kernel, case)
     bias = (x.given or {}).get("bias")
+    # each keyword below is asked only of a kernel that declares it (``as_declared``, and each
+    # property's ``unsupported``): its name is a str wherever it is used
     if case.causal_flag:
-        keywords[kernel.causal_argument] = kernel.causal_value
+        keywords[cast(str, kernel.causal_argument)] = kernel.causal_value
     elif kernel.paged is None and (case.mask != "none" or case.empty_element is not None or
                                    (bias is not None and kind == "bias")):
         # (a paged kernel's padding is its key lengths, passed beside its block table)
@@ -228,14 +250,14 @@ def _keywords(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
         keywords[kernel.mask_argument] = _mask(kernel, fw, x.passed("mask"), kind, in_mask,
                                                _mask_dtype(kernel, case, dtype), device)
     if bias is not None and kind != "bias":
-        keywords[kernel.bias_argument] = fw.put(bias, dtype, device)
+        keywords[cast(str, kernel.bias_argument)] = fw.put(bias, dtype, device)
     if case.softcap is not None:
-        keywords[kernel.softcap_argument] = case.softcap
+        keywords[cast(str, kernel.softcap_argument)] = case.softcap
     if x.sinks is not None:  # one logit per query head, in the inputs' dtype
-        keywords[kernel.sinks_argument] = fw.put(x.sinks, dtype, device)
-    if case.window_left is not None:
-        keywords[kernel.window_argument] = windows.keyword(kernel.window_form, case.window_left,
-                                                           case.window_right)
+        keywords[cast(str, kernel.sinks_argument)] = fw.put(x.sinks, dtype, device)
+    if case.window_left is not None:  # (its two sides are given together: ``Case``)
+        keywords[cast(str, kernel.window_argument)] = windows.keyword(
+            kernel.window_form, case.window_left, cast(int, case.window_right))
     return keywords
 
 
@@ -249,8 +271,8 @@ def _mask_dtype(kernel: Kernel, case: Case, dtype: str) -> str:
     return kernel.mask_dtype or case.mask_dtype or dtype
 
 
-def _mask(kernel: Kernel, fw: Framework, keep: np.ndarray, kind: str, bias, dtype: str,
-          device: str):
+def _mask(kernel: Kernel, fw: Framework, keep: np.ndarray, kind: str, bias: np.ndarray | None,
+          dtype: str, device: str) -> Array:
     """The mask of ``kind``: the keep-mask itself, or -inf where it drops a key and the bias
     (or 0) where it keeps one."""
     if kind == "bool":
@@ -285,13 +307,14 @@ def with_bias(kernel: Kernel, x: Inputs, case: Case, dtype: str) -> Inputs:
     drawn = (x.given or {}).get("bias")
     if drawn is None:
         return x
+    assert x.given is not None  # it holds the drawn bias
     kind = _mask_kind(kernel, case)
     passed = rounded(drawn, _mask_dtype(kernel, case, dtype) if kind == "bias" else dtype)
     added = passed * x.scale if kernel.bias_scaled else passed
     return dataclasses.replace(x, given={**x.given, "bias": passed}, bias=added)
 
 
-def _pair(result):
+def _pair(result: object) -> Sequence[Array]:
     """(out, lse) of a kernel declared ``returns_lse``: anything else is the wrong return."""
     if not isinstance(result, tuple | list) or len(result) != 2:
         raise LayoutMismatch(f"declared returns_lse: expected a pair (out, lse), got "
@@ -299,7 +322,8 @@ def _pair(result):
     return result
 
 
-def read(fw: Framework, array, kernel: Kernel, argument: str, canonical) -> np.ndarray:
+def read(fw: Framework, array: object, kernel: Kernel, argument: str,
+         canonical: Sequence[int]) -> np.ndarray:
     letters = letters_of(kernel, argument)
     if not hasattr(array, "shape") or not hasattr(array, "dtype"):
         # the framework would read a list or None as an array (None as a NaN of shape ())
@@ -321,7 +345,7 @@ def _declared_layout(kernel: Kernel, argument: str) -> str:
     return kernel.lse_layout if argument == "lse" else kernel.layout_of(argument)
 
 
-def _returned(value) -> str:
+def _returned(value: object) -> str:
     """What a kernel returned, in words, where an array was expected."""
     if value is None:
         return "None (the kernel returned nothing)"
@@ -332,7 +356,8 @@ def _returned(value) -> str:
         f"a {kind.__module__}.{kind.__qualname__}"
 
 
-def _layout_message(argument, kernel, letters, expected, actual, canonical) -> str:
+def _layout_message(argument: str, kernel: Kernel, letters: str, expected: tuple[int, ...],
+                    actual: tuple[int, ...], canonical: Sequence[int]) -> str:
     import itertools
 
     readings = ["".join(p) for p in itertools.permutations(letters)

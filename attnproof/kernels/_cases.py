@@ -13,13 +13,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from hypothesis import strategies as st
 
 from ._frameworks import rounded
-from ._shapes import PLAIN, kind, ladder_below, scale_of, shapes
+from ._shapes import PLAIN, Shape, kind, ladder_below, scale_of, shapes
 from ._sinks import SINKS, sink_values
 from ._truth import Inputs, truth_lse
 from ._windows import window_keep
@@ -73,6 +75,8 @@ CACHES = ("tight", "large")
 SPIKE = 40.0  # "a few very large activations": |entry| 40 against Gaussian entries
 FULLY_MASKED_ROW_FRACTION = 0.25
 
+_T = TypeVar("_T")
+
 
 @dataclass(frozen=True)
 class Case:
@@ -118,12 +122,12 @@ class Case:
     cache: str | None = None
     seed: int = 0
     # the calls made before this one on the same kernel object, in order: (dtype, Case) each
-    history: tuple = ()
+    history: tuple[tuple[str, Case], ...] = ()
 
     def to_json(self) -> str:
         return json.dumps(self._fields(), separators=(",", ":"))
 
-    def _fields(self) -> dict:
+    def _fields(self) -> dict[str, Any]:
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                   if getattr(self, f.name) != _DEFAULTS[f.name]}
         if self.history:
@@ -171,7 +175,7 @@ _NAMED_CHOICES = {"mask": (*MASKS, *TILE_PATTERNS, "half_masked"), "fill": (*FIL
                   "cache": CACHES}
 
 
-def _checked(fields) -> dict:
+def _checked(fields: object) -> dict[str, Any]:
     """``fields`` of a case given as JSON, if a case can hold them; else a ValueError naming
     the field (a case written by hand would otherwise fail inside NumPy, or exhaust memory)."""
     if not isinstance(fields, dict):
@@ -190,7 +194,7 @@ def _checked(fields) -> dict:
     return fields
 
 
-def _check_sizes(case: dict) -> None:
+def _check_sizes(case: dict[str, Any]) -> None:
     """Every size a whole number of at least 1, every array within MAX_CASE_ENTRIES."""
     for name in _SIZE_FIELDS:
         if not _whole(case[name]) or case[name] < 1:
@@ -203,7 +207,7 @@ def _check_sizes(case: dict) -> None:
                              f"more than the {MAX_CASE_ENTRIES:,} a case may hold")
 
 
-def _check_heads_and_elements(case: dict) -> None:
+def _check_heads_and_elements(case: dict[str, Any]) -> None:
     """Query heads in whole groups per K/V head, a seed NumPy takes, the empty element one of
     the batch's."""
     if case["heads"] % case["kv_heads"]:
@@ -217,14 +221,14 @@ def _check_heads_and_elements(case: dict) -> None:
                          f"{case['batch'] - 1}, got {empty!r}")
 
 
-def _check_named(case: dict) -> None:
+def _check_named(case: dict[str, Any]) -> None:
     """Each named pattern one the cases know (an unknown mask would leave every key kept)."""
     for name, choices in _NAMED_CHOICES.items():
         if case[name] not in (_DEFAULTS[name], *choices):
             raise ValueError(f"{name} must be one of {', '.join(choices)}, got {case[name]!r}")
 
 
-def _check_window(case: dict) -> None:
+def _check_window(case: dict[str, Any]) -> None:
     """A window's two sides whole numbers of at least 0, given together or not at all."""
     sides = (case["window_left"], case["window_right"])
     if sides.count(None) == 1:
@@ -234,7 +238,7 @@ def _check_window(case: dict) -> None:
                          f"got {sides}")
 
 
-def _check_packed(case: dict):
+def _check_packed(case: dict[str, Any]) -> tuple[tuple[int, ...], ...] | None:
     """A packed case's sequences as (n_q, n_k) pairs of whole numbers, both 0 (an empty one)
     or both at least 1, one of them not empty; batch their number and n_q, n_k the longest;
     slack a whole number of at least 0. The sequences as a tuple of pairs (JSON reads lists)."""
@@ -261,7 +265,7 @@ def _check_packed(case: dict):
     return pairs
 
 
-def _whole(value) -> bool:
+def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -284,8 +288,10 @@ def instance(case: Case, dtype: str, compute: str, alignment: str = "upper_left"
         q, k = _offset(q, k, _row_offsets(case, q, k, dtype, compute, rng), case.used_scale,
                        _offset_keys(case))
     asked = keep_mask(case, rng, alignment)
+    # a window's two sides are given together (``Case``; ``_check_window`` for JSON)
     keep = asked if case.window_left is None else \
-        asked & window_keep(case.n_q, case.n_k, case.window_left, case.window_right, alignment)
+        asked & window_keep(case.n_q, case.n_k, case.window_left, cast(int, case.window_right),
+                            alignment)
     # a fully masked row passes no upstream gradient, so its convention stays out of dK, dV
     g = np.where(fully_masked_rows(keep)[..., None], 0.0, g)
     q, k, v, g = (rounded(a, dtype) for a in (q, k, v, g))
@@ -303,7 +309,7 @@ def instance(case: Case, dtype: str, compute: str, alignment: str = "upper_left"
     return x
 
 
-def _bias(kind: str, shape, rng) -> np.ndarray:
+def _bias(kind: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
     b, h, n_q, n_k = shape
     if kind == "alibi":  # -m_h |i - j|, queries aligned to the last keys, m_h = 2^(-8(h+1)/H)
         slopes = 2.0 ** (-8.0 * np.arange(1, h + 1) / h)
@@ -320,7 +326,7 @@ def unused_keys(keep: np.ndarray, group: int) -> np.ndarray:
     return ~np.any(keep.reshape(b, h // group, group * keep.shape[2], n_k), axis=2)
 
 
-def _with_garbage(x: Inputs, garbage: str, dtype: str, rng) -> Inputs:
+def _with_garbage(x: Inputs, garbage: str, dtype: str, rng: np.random.Generator) -> Inputs:
     """``x`` whose kernel receives ``garbage`` in some features of every unused key's K and V
     (the truth keeps the Gaussian values: no output depends on them)."""
     import ml_dtypes
@@ -331,7 +337,7 @@ def _with_garbage(x: Inputs, garbage: str, dtype: str, rng) -> Inputs:
              "huge": float(ml_dtypes.finfo(numpy_dtype(dtype)).max)}[garbage]
     unused = unused_keys(x.keep, x.group)[..., None]
 
-    def spoiled(array):
+    def spoiled(array: np.ndarray) -> np.ndarray:
         features = rng.random(array.shape) < 0.5
         features[..., 0] = True
         filled = value if value is not None else _ordinary(array, unused, dtype, rng)
@@ -341,7 +347,8 @@ def _with_garbage(x: Inputs, garbage: str, dtype: str, rng) -> Inputs:
                                          "v": spoiled(x.v)})
 
 
-def _ordinary(array: np.ndarray, unused: np.ndarray, dtype: str, rng) -> np.ndarray:
+def _ordinary(array: np.ndarray, unused: np.ndarray, dtype: str,
+              rng: np.random.Generator) -> np.ndarray:
     """Values of ``array``'s own scale: uniform in [-m, m], m the largest |entry| of the keys
     in use (of the whole array when no key is), rounded to ``dtype``."""
     used = np.broadcast_to(~unused, array.shape)
@@ -359,6 +366,7 @@ def split_point(case: Case) -> int:
 def _offset_keys(case: Case) -> np.ndarray:
     """Which keys a row's offset reaches: all, or the second half's for a gap."""
     keys = np.ones(case.n_k)
+    assert case.offset is not None  # ``instance`` asks only where the case has an offset
     if case.offset.startswith("gap:"):
         keys[: split_point(case)] = 0.0
     return keys
@@ -402,9 +410,9 @@ def keep_mask(case: Case, rng: np.random.Generator, alignment: str) -> np.ndarra
         keep = _tile_keep(case.mask, case.tile, shape, rng)
     elif case.mask == "half_masked":  # rows that keep no key of one half of a split-KV check
         keep = rng.random(shape) < 0.8
-        rows, first = rng.random(shape[:-1]) < 0.5, rng.random(shape[:-1]) < 0.5
+        rows, first_half = rng.random(shape[:-1]) < 0.5, rng.random(shape[:-1]) < 0.5
         before = np.arange(case.n_k) < split_point(case)
-        keep &= ~(rows[..., None] & (first[..., None] == before))
+        keep &= ~(rows[..., None] & (first_half[..., None] == before))
     if case.causal_too:
         keep &= causal_keep(case.n_q, case.n_k, alignment)
     if case.mask == "fully_masked":
@@ -416,7 +424,8 @@ def keep_mask(case: Case, rng: np.random.Generator, alignment: str) -> np.ndarra
     return keep
 
 
-def _tile_keep(pattern: str, tile: int, shape, rng) -> np.ndarray:
+def _tile_keep(pattern: str, tile: int, shape: tuple[int, ...],
+               rng: np.random.Generator) -> np.ndarray:
     """Which tiles of each query row are active, by ``pattern``; inside the active tiles every
     entry, or (half the time) most of them."""
     n_q, n_k = shape[-2:]
@@ -438,7 +447,8 @@ def _tile_keep(pattern: str, tile: int, shape, rng) -> np.ndarray:
     return keep
 
 
-def _filled(fill: str, q, k, rng):
+def _filled(fill: str, q: np.ndarray, k: np.ndarray,
+            rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     if fill == "low_rank":  # every query and key along one direction: scores of rank 1
         u = rng.standard_normal(q.shape[-1])
         return q[..., :1] * u, k[..., :1] * u
@@ -466,9 +476,11 @@ def largest_offset(dtype: str, compute: str, scale: float) -> float:
     return room / RANGE_MARGIN
 
 
-def _row_offsets(case: Case, q, k, dtype: str, compute: str, rng) -> np.ndarray:
+def _row_offsets(case: Case, q: np.ndarray, k: np.ndarray, dtype: str, compute: str,
+                 rng: np.random.Generator) -> np.ndarray:
     """Per query row, the constant added to its scores."""
     top = largest_offset(dtype, compute, case.used_scale)
+    assert case.offset is not None  # ``instance`` asks only where the case has an offset
     name = case.offset.removeprefix("gap:")
     if name.startswith("below:"):
         return _below(float(name.split(":")[1]), q, k, case.used_scale, top, rng)
@@ -485,7 +497,8 @@ def _row_offsets(case: Case, q, k, dtype: str, compute: str, rng) -> np.ndarray:
     return value * rng.uniform(0.5, 1.0, size=q.shape[:-1])
 
 
-def _below(sentinel: float, q, k, scale: float, top: float, rng) -> np.ndarray:
+def _below(sentinel: float, q: np.ndarray, k: np.ndarray, scale: float, top: float,
+           rng: np.random.Generator) -> np.ndarray:
     """Offsets that put every score of each row below ``sentinel`` (by 1/64 to 1/2 of it), or
     at the end of the range where the formats cannot go below it."""
     group = q.shape[1] // k.shape[1]
@@ -495,7 +508,8 @@ def _below(sentinel: float, q, k, scale: float, top: float, rng) -> np.ndarray:
     return np.maximum(offsets, -top)
 
 
-def _offset(q, k, offsets: np.ndarray, scale: float, keys: np.ndarray):
+def _offset(q: np.ndarray, k: np.ndarray, offsets: np.ndarray, scale: float,
+            keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Add ``offsets`` (one per query row) to the scores of its row's ``keys`` (1 or 0 per
     key), through the last feature: k_last = sqrt(C / scale) (or 0) and
     q_last = c / sqrt(C scale), C the largest |c|, so no entry is larger than sqrt(C / scale)."""
@@ -509,7 +523,7 @@ def _offset(q, k, offsets: np.ndarray, scale: float, keys: np.ndarray):
 # -- strategies ----------------------------------------------------------------------------------
 
 
-def offsets():
+def offsets() -> st.SearchStrategy[str]:
     """The named offsets, whole rows below each sentinel, and log-uniform offsets across the
     formats' range (its ends included). Rows below a sentinel come most often: far along the
     range a format's rounding blurs the scores' differences, and only non-finite values are
@@ -522,7 +536,7 @@ def offsets():
 
 
 @st.composite
-def tiled_cases(draw, patterns=TILE_PATTERNS):
+def tiled_cases(draw: st.DrawFn, patterns: tuple[str, ...] = TILE_PATTERNS) -> Case:
     """A case whose mask follows a tile pattern, at shapes of the ladder up to 4 tiles of
     queries and of keys (the last tile often ragged: a block multiple plus one)."""
     tile = draw(st.sampled_from(TILES))
@@ -533,13 +547,23 @@ def tiled_cases(draw, patterns=TILE_PATTERNS):
 
 
 @st.composite
-def cases(draw, *, where=None, mask=None, causal_flag=None, fill=None, offset=None, scale=None,
-          mask_dtype=None, garbage=None, bias=None, mask_kind=None, memory=None,
-          softcap=None, sinks=None):
+def cases(draw: st.DrawFn, *, where: Callable[[Shape], bool] | None = None,
+          mask: st.SearchStrategy[str] | None = None,
+          causal_flag: st.SearchStrategy[bool] | None = None,
+          fill: st.SearchStrategy[str] | None = None,
+          offset: st.SearchStrategy[str | None] | None = None,
+          scale: st.SearchStrategy[float | None] | None = None,
+          mask_dtype: st.SearchStrategy[str | None] | None = None,
+          garbage: st.SearchStrategy[str | None] | None = None,
+          bias: st.SearchStrategy[str | None] | None = None,
+          mask_kind: st.SearchStrategy[str | None] | None = None,
+          memory: st.SearchStrategy[str | None] | None = None,
+          softcap: st.SearchStrategy[float | None] | None = None,
+          sinks: st.SearchStrategy[str | None] | None = None) -> Case:
     """A :class:`Case` whose sizes are a rung of the shape ladder that ``where`` accepts
     (``_shapes.kind``; default: the common properties' shapes); each other argument, when
     given, is the strategy of that field."""
-    def pick(strategy, default):
+    def pick(strategy: st.SearchStrategy[_T] | None, default: st.SearchStrategy[_T]) -> _T:
         return draw(default if strategy is None else strategy)
 
     shape = draw(shapes(where or PLAIN))

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterable, Set
+import types
+from collections.abc import Callable, Iterable, Iterator, Set
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, cast
 
 import numpy as np
 from hypothesis import reject
@@ -32,6 +33,13 @@ from ._programs import Programs, compiled_twice, counted
 from ._properties import PROPERTIES, Property, property_named
 from ._run import LIMIT, CaseResult, run_case
 from ._warnings import kept_with
+
+if TYPE_CHECKING:
+    from ._frameworks import Framework
+    from ._precision import Estimate
+
+# what is told of each case before it runs, ``on_case(case, dtype)`` (its return is ignored)
+OnCase: TypeAlias = Callable[[Case, str], object]
 
 # a cell conforms only after this many decided cases: the evidence rule, stated with the
 # numeric records' in the driver, which settles every cell (``settle_cell``)
@@ -58,9 +66,9 @@ class Cell:
     bound_ratio: float | None = None
     # the precision the kernel behaves like in this cell (``_precision.estimate``): declared,
     # bits, unit roundoff, whether less precise than declared; None with too few decided cases
-    precision: dict | None = None
+    precision: Estimate | None = None
     # the regimes its cases reached (``_regimes``): cases per regime, n_k's residues per tile
-    regimes: dict = field(default_factory=dict)
+    regimes: dict[str, Any] = field(default_factory=dict)
     cases: int = 0
     decided: int = 0
     # cases the kernel refused (``Refused``: outside what it supports), and the first reason
@@ -68,31 +76,31 @@ class Cell:
     refusal: str = ""
     # what the property asks that some decided cases could not judge: name -> {cases, why}
     # (``CaseResult.unchecked``), listed with the cells set aside
-    unchecked: dict = field(default_factory=dict)
-    conventions: dict = field(default_factory=dict)
+    unchecked: dict[str, dict[str, Any]] = field(default_factory=dict)
+    conventions: dict[str, str] = field(default_factory=dict)
     # the first failure found, shrunk (its ``mechanism`` among its keys), and its replay command
-    counterexample: dict | None = None
+    counterexample: dict[str, Any] | None = None
     replay: str | None = None
     # the failures of other mechanisms (``_mechanism``) the cell searched for after its first,
     # each {mechanism, counterexample, replay}: a second defect is never shrunk away behind it
-    other_failures: list[dict] = field(default_factory=list)
+    other_failures: list[dict[str, Any]] = field(default_factory=list)
     # the warnings the kernel raised in its calls (``_warnings``): category, message, where,
     # count; never printed on the terminal, where they would bury the matrix
-    kernel_warnings: list[dict] = field(default_factory=list)
+    kernel_warnings: list[dict[str, Any]] = field(default_factory=list)
     # the distinct shapes the cell's calls used, and the programs the framework compiled for
     # them or read from its persistent cache (``_programs``); all zeros for a cell that
     # never called the kernel (a skipped one)
-    programs: dict = field(default_factory=lambda: Programs().to_json())
+    programs: dict[str, Any] = field(default_factory=lambda: Programs().to_json())
     # the shapes themselves, (b, h, h_kv, n_q, n_k, d_k, d_v): counted over the kernel's
     # cells, never written out
-    _shapes: list = field(default_factory=list, repr=False)
+    _shapes: list[tuple[int, ...]] = field(default_factory=list, repr=False)
     reason: str = ""
     seconds: float = 0.0
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.status = CellStatus(self.status)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {k: str(v) if k == "status" else v for k, v in self.__dict__.items()
                 if not k.startswith("_")}
 
@@ -103,7 +111,7 @@ class Conformance:
 
     kernel: str
     framework: str
-    declared: dict
+    declared: dict[str, Any]
     cells: list[Cell]
     seconds: float = 0.0
 
@@ -127,32 +135,34 @@ class Conformance:
 
         return to_markdown([self])
 
-    def precision(self) -> dict[tuple[str, str], dict]:
+    def precision(self) -> dict[tuple[str, str], Estimate]:
         """Per (device, dtype), the precision the kernel behaves like over the rows of every
         cell that conforms or whose failures are numerical (``precision_left_out``), where any
         such cell has an estimate."""
-        found = {}
+        found: dict[tuple[str, str], Estimate] = {}
         for device, dtype in dict.fromkeys((c.device, c.dtype) for c in self.cells):
             estimates = [c.precision for c in self.cells
                          if (c.device, c.dtype) == (device, dtype) and c.precision
                          and precision_left_out(c) is None]
             compute = estimates[0]["declared"] if estimates else None
-            estimate = precision.pooled(estimates, dtype, compute) if estimates else None
+            # (compute is the first estimate's wherever there are estimates)
+            estimate = precision.pooled(estimates, dtype, cast(str, compute)) if estimates \
+                else None
             if estimate is not None:
                 found[(device, dtype)] = estimate
         return found
 
-    def precision_left_out(self) -> list[dict]:
+    def precision_left_out(self) -> list[dict[str, str]]:
         """The cells left out of the precision estimates, each with why."""
         return [{"property": c.property, "dtype": c.dtype, "device": c.device, "why": why}
                 for c in self.cells if (why := precision_left_out(c)) is not None]
 
-    def convention_findings(self) -> list[dict]:
+    def convention_findings(self) -> list[dict[str, Any]]:
         """Each convention one property read differently in two dtypes or devices (zeros in
         float32, NaN in float64), with where each value was read (``conventions_apart``)."""
         return conventions_apart(self.cells)
 
-    def programs(self) -> dict:
+    def programs(self) -> dict[str, Any]:
         """Over every cell: the distinct shapes called at, the programs compiled and read from
         the persistent compilation cache, the seconds compiling, and how many of the
         checker's jitted signatures were compiled more than once (0 where each (shape,
@@ -164,7 +174,7 @@ class Conformance:
                 **{name: round(sum(c[name] for c in cells), 3)
                    for name in ("compile_seconds", "call_seconds")}}
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"kernel": self.kernel, "framework": self.framework, "declared": self.declared,
                 "seconds": round(self.seconds, 2), "ok": self.ok,
                 "programs": self.programs(),
@@ -192,7 +202,7 @@ def precision_left_out(cell: Cell) -> str | None:
     return next((why for why in map(mechanisms.not_numerical_reason, found) if why), None)
 
 
-def conventions_apart(cells: Iterable[Cell]) -> list[dict]:
+def conventions_apart(cells: Iterable[Cell]) -> list[dict[str, Any]]:
     """Each convention read differently in two dtypes or devices by one property's cells: a
     finding, {convention, values: value -> ["device dtype", ...], properties, finding}. Cells
     of one property are compared, never two properties: what a property draws can change a
@@ -200,7 +210,7 @@ def conventions_apart(cells: Iterable[Cell]) -> list[dict]:
     difference within one cell already fails that cell."""
     cells = list(cells)
     one_device = len({c.device for c in cells}) == 1
-    apart: dict[str, dict] = {}
+    apart: dict[str, dict[str, Any]] = {}
     for (prop, name), read in _conventions_read(cells).items():
         if len(read) < 2:
             continue
@@ -233,7 +243,8 @@ def _place(place: str, one_device: bool) -> str:
 def check_kernel(kernel: Kernel, *, properties: Iterable[str] | None = None,
                  dtypes: Iterable[str] | None = None, devices: Iterable[str] | None = None,
                  examples: int = DEFAULT_EXAMPLES, spec: str | None = None,
-                 progress=None, on_case=None, budget: float | None = None,
+                 progress: Callable[[Cell], object] | None = None,
+                 on_case: OnCase | None = None, budget: float | None = None,
                  seed: int | None = None) -> Conformance:
     """Check ``kernel`` for every property (or those named) in every dtype and device it
     declares (or those named): a kernel is *checked*, never proved. Everything runs in this
@@ -268,13 +279,14 @@ class PlannedCell:
     absent: str | None
 
     def skipped(self) -> Cell:
+        assert self.absent is not None  # a planned cell is skipped only for a reason
         return Cell(self.prop.name, self.dtype, self.device, CellStatus.SKIPPED,
                     reason=self.absent)
 
 
 def planned_cells(kernel: Kernel, properties: Iterable[str] | None = None,
                   dtypes: Iterable[str] | None = None, devices: Iterable[str] | None = None,
-                  budget: float | None = None):
+                  budget: float | None = None) -> Iterator[PlannedCell]:
     """Each cell of ``kernel`` to check, in the matrix's order (property, dtype, device). Lazy,
     so that the ``budget`` (seconds from the first cell) is read as each cell is about to
     begin: a cell not begun in time is skipped, saying so."""
@@ -294,7 +306,7 @@ def planned_cells(kernel: Kernel, properties: Iterable[str] | None = None,
                 yield PlannedCell(prop, dtype, device, absent)
 
 
-def declared(kernel: Kernel) -> dict:
+def declared(kernel: Kernel) -> dict[str, Any]:
     return {"layout": kernel.layout if isinstance(kernel.layout, str) else dict(kernel.layout),
             "mask": kernel.mask if isinstance(kernel.mask, str) else list(kernel.mask),
             "causal_argument": kernel.causal_argument,
@@ -323,7 +335,8 @@ def declared(kernel: Kernel) -> dict:
 
 
 def check_cell(kernel: Kernel, prop: Property, dtype: str, device: str, examples: int,
-               spec: str | None = None, on_case=None, seed: int | None = None) -> Cell:
+               spec: str | None = None, on_case: OnCase | None = None,
+               seed: int | None = None) -> Cell:
     started = time.perf_counter()
     cell = Cell(prop.name, dtype, device, CellStatus.SKIPPED)
     programs, twice = Programs(), compiled_twice()
@@ -338,7 +351,8 @@ def check_cell(kernel: Kernel, prop: Property, dtype: str, device: str, examples
 
 
 def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str,
-             examples: int, spec: str | None, on_case, seed: int | None = None) -> Cell:
+             examples: int, spec: str | None, on_case: OnCase | None,
+             seed: int | None = None) -> Cell:
     reason = unavailable_reason(kernel.framework) or dtype_unavailable_reason(kernel, dtype)
     if reason is not None:  # not run here: skipped before any search
         cell.status, cell.reason = CellStatus.SKIPPED, reason
@@ -380,7 +394,7 @@ def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str
     return cell
 
 
-def unchecked_words(name: str, entry: dict, decided: int) -> str:
+def unchecked_words(name: str, entry: dict[str, Any], decided: int) -> str:
     """"dsinks not judged in 20 of 20 decided cases: the kernel's own backward ..."."""
     return f"{name} not judged in {entry['cases']} of {decided} decided cases: {entry['why']}"
 
@@ -392,7 +406,7 @@ def _in_a_line(found: Found) -> str:
     return f"{mechanisms.words(found.mechanism.to_json())} ({message})"
 
 
-def counterexample(kernel: Kernel, found: Found, dtype: str, device: str) -> dict:
+def counterexample(kernel: Kernel, found: Found, dtype: str, device: str) -> dict[str, Any]:
     """A failing case as the cell reports it: its case, sizes, ratio, message, mechanism, the
     failure's detail and the inputs the kernel was given."""
     case, result = found.case, found.result
@@ -406,7 +420,7 @@ def counterexample(kernel: Kernel, found: Found, dtype: str, device: str) -> dic
 SHOWN_ENTRIES = 64
 
 
-def inputs_shown(kernel: Kernel, case: Case, dtype: str, device: str) -> dict:
+def inputs_shown(kernel: Kernel, case: Case, dtype: str, device: str) -> dict[str, Any]:
     """The q, k, v (and the keep-mask) a failing case gave the kernel, as its checks drew them
     (rounded to ``dtype``), so a counterexample can be read without running its replay."""
     x = instance(case, dtype, kernel.compute_for(dtype, device),
@@ -415,11 +429,11 @@ def inputs_shown(kernel: Kernel, case: Case, dtype: str, device: str) -> dict:
             (("q", x.q), ("k", x.k), ("v", x.v), ("keep", x.keep))}
 
 
-def _shown(array: np.ndarray):
+def _shown(array: np.ndarray) -> list[Any] | dict[str, Any]:
     if array.size <= SHOWN_ENTRIES:
         return array.tolist()
     flat = array.reshape(-1)
-    summary = {"shape": list(array.shape), "first": flat[:8].tolist()}
+    summary: dict[str, Any] = {"shape": list(array.shape), "first": flat[:8].tolist()}
     if array.dtype != bool:
         summary |= {"min": float(flat.min()), "max": float(flat.max())}
     return summary
@@ -441,8 +455,8 @@ class Found(NamedTuple):
     mechanism: mechanisms.Mechanism
 
 
-def _search(kernel, prop, dtype, device, examples, cell, on_case,
-            seed: int | None = None) -> list[Found]:
+def _search(kernel: Kernel, prop: Property, dtype: str, device: str, examples: int, cell: Cell,
+            on_case: OnCase | None, seed: int | None = None) -> list[Found]:
     """The driver's search over this property's cases (``find_failure``): its explicit cases
     first, in order, then ``examples`` drawn ones; the first failing case, shrunk, then up to
     MAX_COUNTEREXAMPLES - 1 failures of other mechanisms (``_other_failures``); empty when none
@@ -469,7 +483,8 @@ def _search(kernel, prop, dtype, device, examples, cell, on_case,
 MAX_COUNTEREXAMPLES = 3
 
 
-def _other_failures(kernel, fw, prop, dtype, device, examples, cell, on_case, seed: int,
+def _other_failures(kernel: Kernel, fw: Framework, prop: Property, dtype: str, device: str,
+                    examples: int, cell: Cell, on_case: OnCase | None, seed: int,
                     first: Found) -> list[Found]:
     """Failures whose mechanism differs from every one kept, each from a search of its own:
     the property's explicit cases, then ``examples`` drawn ones from a seed derived from the
@@ -493,7 +508,8 @@ def further_seed(seed: int, number: int) -> int:
     return (seed + number * 0x9E3779B9) % 2**32
 
 
-def _find(kernel, fw, prop, dtype, device, examples, cell, on_case, seed: int,
+def _find(kernel: Kernel, fw: Framework, prop: Property, dtype: str, device: str,
+          examples: int, cell: Cell, on_case: OnCase | None, seed: int,
           known: Set[mechanisms.Mechanism] = frozenset(),
           shrink_calls: int | None = None) -> Found | None:
     """One search: the first failing case whose mechanism is not one of ``known``, shrunk
@@ -503,7 +519,7 @@ def _find(kernel, fw, prop, dtype, device, examples, cell, on_case, seed: int,
     last: list[Found] = []
     calls_after_found = [0]
 
-    def fails(case) -> bool:
+    def fails(case: Case) -> bool:
         if last and shrink_calls is not None:
             calls_after_found[0] += 1
             if calls_after_found[0] > shrink_calls:
@@ -533,13 +549,13 @@ def _find(kernel, fw, prop, dtype, device, examples, cell, on_case, seed: int,
     return last[0] if last else None
 
 
-def _estimate_of(cell: Cell) -> dict:
+def _estimate_of(cell: Cell) -> dict[str, Any]:
     """The precision estimate's sums and case count: over the cases drawn before the first
     failure (the shrinking that follows tries small cases over and over)."""
     return cell.__dict__.setdefault("_estimate", {"sums": None, "cases": 0, "stopped": False})
 
 
-def _count_precision(estimate: dict, result: CaseResult, stop: bool = True) -> None:
+def _count_precision(estimate: dict[str, Any], result: CaseResult, stop: bool = True) -> None:
     if estimate["stopped"]:
         return
     if result.status in ("pass", "fail") and result.precision is not None:
@@ -548,13 +564,13 @@ def _count_precision(estimate: dict, result: CaseResult, stop: bool = True) -> N
     estimate["stopped"] = stop and result.failed
 
 
-def _precision_pass(kernel, fw, prop, dtype, device, examples, cell, seed: int,
-                    on_case) -> None:
+def _precision_pass(kernel: Kernel, fw: Framework, prop: Property, dtype: str, device: str,
+                    examples: int, cell: Cell, seed: int, on_case: OnCase | None) -> None:
     """Cases drawn as a search draws them, run to the end whatever they give, for the precision
     estimate only: a cell that fails at its first case still gets one."""
     estimate = cell.__dict__["_estimate"] = {"sums": None, "cases": 0, "stopped": False}
 
-    def measure(case) -> None:
+    def measure(case: Case) -> None:
         if on_case is not None:  # a worker names the case it runs, should the kernel crash
             on_case(case, dtype)
         result = run_case(kernel, fw, prop, case, dtype, device)
@@ -607,7 +623,7 @@ def _spec_of(kernel: Kernel) -> str | None:
     return None
 
 
-def _attribute_holding(module, kernel: Kernel) -> str | None:
+def _attribute_holding(module: types.ModuleType, kernel: Kernel) -> str | None:
     attributes = vars(module)  # not getattr: a module's own __getattr__ may load things
     if attributes.get("__name__") == "__main__" or attributes.get("__file__") is None:
         return None  # a script or an interactive session: nothing to import it from

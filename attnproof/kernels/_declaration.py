@@ -8,9 +8,9 @@ Everything is validated when declared, so a misspelt layout or convention is a
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attnproof.numeric import Device, DeviceError
 
@@ -18,6 +18,11 @@ from ._frameworks import FRAMEWORKS, TF32, has_autodiff, has_x64_switch
 from ._packed import PACKED_FORMS
 from ._paged import CACHE_LAYOUTS, PAGED_FORMS
 from ._windows import WINDOW_FORMS
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ._score_mod import ScoreMod
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 # what a kernel may compute in: the input dtypes, and TensorFloat-32 products on NVIDIA GPUs
@@ -44,7 +49,7 @@ _SEQUENCE_ALIASES = "qkt"
 class KernelError(ValueError):
     """A declaration that cannot be checked, naming the kernel and the field."""
 
-    def __init__(self, kernel: str, field_name: str, message: str):
+    def __init__(self, kernel: str, field_name: str, message: str) -> None:
         super().__init__(f"kernel {kernel!r}, {field_name}: {message}")
 
 
@@ -54,7 +59,7 @@ class Refused(Exception):  # noqa: N818 -- it reads as what the kernel did
     whose every case is refused reads "n/a" with the reason, never "raised"."""
 
 
-def _keyword_names(names, count: int) -> bool:
+def _keyword_names(names: object, count: int) -> bool:
     """Whether ``names`` is ``count`` keyword names, as a tuple or list."""
     return isinstance(names, tuple | list) and len(names) == count and \
         all(isinstance(n, str) and n.isidentifier() for n in names)
@@ -246,7 +251,7 @@ class Kernel:
     enable_x64: bool = False
     keywords: Mapping[str, Any] = field(default_factory=dict)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self._require(callable(self.fn), "fn", "is not callable")
         self._choose("framework", self.framework, FRAMEWORKS)
         for kind in self.mask_kinds:
@@ -382,7 +387,7 @@ class Kernel:
 
     _CALLABLES = ("fn", "gradients", "merge")
 
-    def _copies(self) -> dict | None:
+    def _copies(self) -> dict[str, Callable] | None:
         """Copies of the callables that hold state of their own (one memo: state they share
         stays shared), or None when none does."""
         from ._fresh import copied, holds_state
@@ -391,7 +396,7 @@ class Kernel:
                 if callable(getattr(self, name))}
         if not any(holds_state(value) for value in held.values()):
             return None
-        memo: dict = {}
+        memo: dict[int, Any] = {}
         return {name: copied(value, memo) for name, value in held.items()}
 
     def fresh(self) -> Kernel:
@@ -403,7 +408,7 @@ class Kernel:
         declared = getattr(self, "_declared", None)
         if declared is None:
             return self
-        memo: dict = {}
+        memo: dict[int, Any] = {}
         return dataclasses.replace(self, **{name: copied(value, memo)
                                             for name, value in declared.items()})
 
@@ -438,7 +443,7 @@ class Kernel:
     def shares_one_kv_head(self) -> bool:
         return self.gqa or self.mqa
 
-    def modification(self, softcap: float | None = None):
+    def modification(self, softcap: float | None = None) -> ScoreMod | None:
         """The ScoreMod of a case: the declared score_mod, else soft-capping at ``softcap``,
         else None."""
         from ._score_mod import from_callable
@@ -486,7 +491,7 @@ class Kernel:
         except DeviceError as error:
             raise KernelError(self.name, field_name, str(error)) from None
 
-    def _choose(self, field_name: str, value, allowed) -> None:
+    def _choose(self, field_name: str, value: object, allowed: Collection[object]) -> None:
         self._require(value in allowed, field_name, f"{value!r} is not one of {list(allowed)}")
 
     def _require(self, condition: bool, field_name: str, message: str) -> None:
@@ -494,7 +499,7 @@ class Kernel:
             raise KernelError(self.name, field_name, message)
 
 
-def normalized_layout(layout: str, kernel: str = "?", field_name: str = "layout"):
+def normalized_layout(layout: str, kernel: str = "?", field_name: str = "layout") -> str:
     """``layout`` spelt with b, h, s, d only (q, k, t read as s).
 
     A layout names each of b, h, s (or q, k, t) and d once; b and h may be left out (size 1).
@@ -508,7 +513,7 @@ def normalized_layout(layout: str, kernel: str = "?", field_name: str = "layout"
     return letters
 
 
-def to_layout(array, letters: str):
+def to_layout(array: np.ndarray, letters: str) -> np.ndarray:
     """A canonical (b, h, s, d) NumPy array in the axis order ``letters`` (dropping absent axes,
     which have size 1)."""
     dropped = [CANONICAL.index(c) for c in CANONICAL if c not in letters]
@@ -517,7 +522,8 @@ def to_layout(array, letters: str):
     return squeezed.transpose([kept.index(c) for c in letters])
 
 
-def from_layout(array, letters: str, canonical_shape: tuple[int, ...]):
+def from_layout(array: np.ndarray, letters: str,
+                canonical_shape: tuple[int, ...]) -> np.ndarray:
     """The inverse of :func:`to_layout`."""
     kept = [c for c in CANONICAL if c in letters]
     ordered = array.transpose([letters.index(c) for c in kept])

@@ -14,8 +14,10 @@ import contextlib
 import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from attnproof.numeric import (
     BACKENDS,
@@ -28,6 +30,28 @@ from attnproof.numeric import (
     start_failure,
     to_numpy,
 )
+
+if TYPE_CHECKING:
+    from attnproof.numeric import Backend
+
+# an array of any framework a kernel is written in (NumPy, JAX, MLX, PyTorch): no one type
+# covers them all
+Array: TypeAlias = Any
+
+
+class Declared(Protocol):
+    """What this module reads of a kernel's declaration (``_declaration.Kernel``, which imports
+    this module, so it is named by what it has)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def framework(self) -> str: ...
+    @property
+    def devices(self) -> tuple[str, ...]: ...
+    @property
+    def enable_x64(self) -> bool: ...
+    def runs_on(self, device: str) -> bool: ...
 
 # frameworks that are not numeric backends: their module, and whether it differentiates
 _OTHERS = {"torch": ("torch", True)}
@@ -44,7 +68,7 @@ def unavailable_reason(framework: str) -> str | None:
     return None if framework in _OTHERS else start_failure(backend(framework))
 
 
-def row_of(framework: str):
+def row_of(framework: str) -> Backend | None:
     """The numeric backend's row of ``framework``; None for a framework the kernel checker
     alone knows (PyTorch)."""
     return next((row for row in BACKENDS if row.name == framework), None)
@@ -84,7 +108,7 @@ def _probe_bits(name: str) -> int | None:
     return None
 
 
-def numpy_dtype(name: str):
+def numpy_dtype(name: str) -> np.dtype:
     """The NumPy dtype of ``name``; a compute-only precision is stored in its container."""
     if name == "bool":
         return np.dtype(bool)
@@ -103,8 +127,9 @@ def rounded(array: np.ndarray, dtype: str) -> np.ndarray:
     """``array`` rounded to ``dtype`` and back to float64: the exact values a kernel receives."""
     if dtype == TF32:
         return _tf32(array)
-    if _probe_bits(dtype) is not None:
-        return _to_bits(array, _probe_bits(dtype))
+    bits = _probe_bits(dtype)
+    if bits is not None:
+        return _to_bits(array, bits)
     with np.errstate(over="ignore"):  # beyond the format's range rounds to ±inf, as it should
         return np.asarray(array, dtype=np.float64).astype(numpy_dtype(dtype)).astype(np.float64)
 
@@ -113,14 +138,15 @@ def machine_epsilon(dtype: str) -> float:
     """The machine epsilon of ``dtype`` (2^-fraction bits), compute-only precisions included."""
     if dtype == TF32:
         return 2.0 ** -TF32_FRACTION_BITS
-    if _probe_bits(dtype) is not None:
-        return 2.0 ** (1 - _probe_bits(dtype))
+    bits = _probe_bits(dtype)
+    if bits is not None:
+        return 2.0 ** (1 - bits)
     import ml_dtypes
 
     return float(ml_dtypes.finfo(numpy_dtype(dtype)).eps)
 
 
-def _to_bits(array, bits: int) -> np.ndarray:
+def _to_bits(array: npt.ArrayLike, bits: int) -> np.ndarray:
     """``array`` rounded to ``bits`` mantissa bits, to nearest with ties to even, in float64's
     range; non-finite values pass through."""
     x = np.asarray(array, dtype=np.float64)
@@ -130,7 +156,7 @@ def _to_bits(array, bits: int) -> np.ndarray:
     return np.where(np.isfinite(x), kept, x)
 
 
-def _tf32(array) -> np.ndarray:
+def _tf32(array: npt.ArrayLike) -> np.ndarray:
     """Round to float32, then to 10 fraction bits, to nearest with ties to even (the rounding
     of cuBLAS's TF32 conversion); non-finite values pass through."""
     single = np.asarray(array, dtype=np.float64).astype(np.float32)
@@ -153,28 +179,37 @@ class Framework:
     """How to hand arrays to one framework and differentiate a function in it."""
 
     name: str
-    put: Callable  # (float64 ndarray, dtype name, device name) -> framework array
-    get: Callable  # framework array -> float64 ndarray
-    vjp: Callable | None  # (f, (q, k, v), g) -> (dq, dk, dv), f returning the output only
+    # (float64 ndarray, dtype name, device name) -> framework array
+    put: Callable[[npt.ArrayLike, str, str], Array]
+    get: Callable[[Array], np.ndarray]  # framework array -> float64 ndarray
+    # (f, (q, k, v), g) -> (dq, dk, dv), f returning the output only
+    vjp: Callable[..., tuple[Array, ...]] | None
     # (fn, keywords, mode) -> (q, k, v) -> output; mode "jit" or "eager" where it compiles
-    bind: Callable = lambda fn, keywords, mode=None: _call_as_is(fn, keywords, mode)
+    bind: Callable[..., Callable[..., Any]] = (
+        lambda fn, keywords, mode=None: _call_as_is(fn, keywords, mode))
     # (fn, keywords, first, mode) -> (q, k, v, g) -> (dq, dk, dv); first picks fn's output
-    bind_vjp: Callable | None = None
+    bind_vjp: Callable[..., Callable[..., Any]] | None = None
     # (array, axis order) -> the same memory seen in that axis order; None: the framework's
     # arrays have no strides a user can see (JAX), so views are not drawn
-    permute: Callable | None = None
+    permute: Callable[[Array, Any], Array] | None = None
     # (dtype, whether the declaration asks for 64-bit types) -> the context a kernel's call
     # runs in: the user's own configuration of the framework, restored when it returns
-    scope: Callable = lambda dtype, asks_x64: contextlib.nullcontext()
+    scope: Callable[[str, bool], contextlib.AbstractContextManager] = (
+        lambda dtype, asks_x64: contextlib.nullcontext())
     # dtype -> why arrays of it cannot be made under the configuration in effect (None: they
     # can): JAX's float64 with jax_enable_x64 off
-    dtype_reason: Callable = lambda dtype: None
+    dtype_reason: Callable[[str], str | None] = lambda dtype: None
 
-    def gradients(self, fn, keywords, first, mode=None):
+    def gradients(self, fn: Callable[..., Any], keywords: dict[str, Any],
+                  first: Callable[[Any], Array], mode: str | None = None
+                  ) -> Callable[[Array, Array, Array, Any], tuple[Array, ...]]:
         if self.bind_vjp is not None:
             return self.bind_vjp(fn, keywords, first, mode)
         forward = self.bind(fn, keywords, mode)
-        return lambda q, k, v, g: self.vjp(lambda *p: first(forward(*p)), (q, k, v), g)
+        # set wherever gradients="autodiff" is declared: the declaration refuses that
+        # framework without it (``has_autodiff``), and only such kernels come here
+        vjp = cast("Callable[..., tuple[Array, ...]]", self.vjp)
+        return lambda q, k, v, g: vjp(lambda *p: first(forward(*p)), (q, k, v), g)
 
 
 def framework(name: str) -> Framework:
@@ -195,7 +230,7 @@ def _from_row(name: str) -> Framework:
     module = prepared_module(row)
     listen(row)  # counts the programs its calls compile (``_programs``)
 
-    def put(array, dtype, device):
+    def put(array: npt.ArrayLike, dtype: str, device: str) -> Array:
         reason = row.kernel_dtype_reason(dtype)
         if reason is not None:
             raise DtypeUnheld(reason)
@@ -208,7 +243,7 @@ def _from_row(name: str) -> Framework:
                      dtype_reason=row.kernel_dtype_reason)
 
 
-def dtype_unavailable_reason(kernel, dtype: str) -> str | None:
+def dtype_unavailable_reason(kernel: Declared, dtype: str) -> str | None:
     """Why ``kernel``'s cells of ``dtype`` cannot run under the configuration its calls get
     (``Framework.scope``), None when they can: JAX's float64 where the user has x64 off and
     the declaration does not ask for it."""
@@ -219,7 +254,8 @@ def dtype_unavailable_reason(kernel, dtype: str) -> str | None:
         return fw.dtype_reason(dtype)
 
 
-def _call_as_is(fn, keywords, mode=None):
+def _call_as_is(fn: Callable[..., Any], keywords: dict[str, Any], mode: str | None = None
+                ) -> Callable[[Array, Array, Array], Any]:
     return lambda q, k, v: fn(q, k, v, **keywords)
 
 
@@ -229,7 +265,7 @@ def devices(framework_name: str) -> dict[str, object]:
     return DEVICES[framework_name]()
 
 
-def native_device(framework_name: str, device: str):
+def native_device(framework_name: str, device: str) -> object:
     """The framework's own device for a device name, or a DeviceError naming those present:
     a kernel never runs on another device than the one asked for."""
     present = devices(framework_name)
@@ -250,17 +286,18 @@ def native_device(framework_name: str, device: str):
 def _torch() -> Framework:
     import torch
 
-    def put(array, dtype, device):
+    def put(array: npt.ArrayLike, dtype: str, device: str) -> Array:
         where = native_device("torch", device)  # gpu:N is torch's cuda:N
         if dtype == "bool":
             return torch.from_numpy(np.asarray(array, dtype=bool)).to(device=where)
         values = np.asarray(array, dtype=np.float64 if dtype == "float64" else np.float32)
         return torch.from_numpy(values).to(device=where, dtype=getattr(torch, dtype))
 
-    def get(array):
+    def get(array: Array) -> np.ndarray:
         return array.detach().to(device="cpu", dtype=torch.float64).numpy()
 
-    def vjp(f, primals, g):
+    def vjp(f: Callable[..., Any], primals: tuple[Array, ...],
+            g: Array | tuple[Array, ...]) -> tuple[Array, ...]:
         # .backward(), as users train: torch.autograd.grad is refused by reentrant
         # checkpointing (torch.utils.checkpoint with use_reentrant=True: "Checkpointing is not
         # compatible with .grad()"), which memory-efficient attention libraries use
@@ -295,7 +332,7 @@ DEVICES: dict[str, Callable[[], dict[str, object]]] = {
     **{row.name: row.devices for row in BACKENDS}, "torch": _torch_devices}
 
 
-def cell_devices(kernel, chosen: Iterable[str] | None = None) -> list[tuple[str, str
+def cell_devices(kernel: Declared, chosen: Iterable[str] | None = None) -> list[tuple[str, str
                                                                                    | None]]:
     """The devices to check ``kernel`` on, each with why it is skipped (None: it runs): the
     present devices of its framework that both its declaration and ``chosen`` (device words;

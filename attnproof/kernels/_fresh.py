@@ -16,6 +16,7 @@ import dataclasses
 import enum
 import functools
 import types
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -26,14 +27,16 @@ _CONTAINERS = (dict, list, set, bytearray, collections.deque, np.ndarray)
 # packages whose objects are shared, never copied (their caches are compilation caches)
 FRAMEWORK_PACKAGES = ("jax", "jaxlib", "torch", "mlx", "numpy", "ml_dtypes", "sympy",
                       "nanobind")
+# what ``copied`` copies: its copy is of the same type
+_T = TypeVar("_T")
 
 
-def _framework_owned(obj) -> bool:
+def _framework_owned(obj: object) -> bool:
     return not isinstance(obj, _CONTAINERS) and \
         type(obj).__module__.split(".")[0] in FRAMEWORK_PACKAGES
 
 
-def holds_state(obj, seen: set | None = None) -> bool:
+def holds_state(obj: object, seen: set[int] | None = None) -> bool:
     """Whether ``obj`` (a callable, or what a closure holds) reaches a value that can change:
     a dict, list, set, array or an instance that is not a frozen dataclass."""
     seen = set() if seen is None else seen
@@ -50,7 +53,9 @@ def holds_state(obj, seen: set | None = None) -> bool:
                                                           *obj.keywords.values()))
     if isinstance(obj, (tuple, frozenset)):
         return any(holds_state(value, seen) for value in obj)
-    if dataclasses.is_dataclass(obj) and obj.__dataclass_params__.frozen:
+    # every dataclass, and each of its instances, has __dataclass_params__ (typeshed's
+    # DataclassInstance names only __dataclass_fields__)
+    if dataclasses.is_dataclass(obj) and cast(Any, obj).__dataclass_params__.frozen:
         return any(holds_state(getattr(obj, f.name), seen) for f in dataclasses.fields(obj))
     if isinstance(obj, _CONTAINERS):
         return True
@@ -58,7 +63,7 @@ def holds_state(obj, seen: set | None = None) -> bool:
     return not (callable(obj) and not hasattr(obj, "__dict__"))
 
 
-def copied(obj, memo: dict):
+def copied(obj: _T, memo: dict[int, Any]) -> _T:
     """A copy of ``obj`` whose state is a copy of its state; shared values (one dict behind two
     closures) stay shared between the copies through ``memo``."""
     if id(obj) in memo:
@@ -79,17 +84,17 @@ def copied(obj, memo: dict):
         for cell, value in zip(cells, _closure_values(obj, missing=_EMPTY), strict=True):
             if value is not _EMPTY:
                 cell.cell_contents = copied(value, memo)
-        return function
+        return cast(_T, function)  # obj is a FunctionType here: its copy is one too
     if isinstance(obj, types.MethodType):
         method = types.MethodType(copied(obj.__func__, memo), copied(obj.__self__, memo))
         memo[id(obj)] = method
-        return method
+        return cast(_T, method)  # obj is a MethodType here: its copy is one too
     if isinstance(obj, functools.partial):
         partial = functools.partial(copied(obj.func, memo),
                                     *(copied(a, memo) for a in obj.args),
                                     **{k: copied(v, memo) for k, v in obj.keywords.items()})
         memo[id(obj)] = partial
-        return partial
+        return cast(_T, partial)  # obj is a partial here: its copy is one too
     try:
         duplicate = copy.deepcopy(obj, memo)
     except Exception:  # noqa: BLE001 -- what cannot be copied stays shared
@@ -101,7 +106,7 @@ def copied(obj, memo: dict):
 _EMPTY = object()
 
 
-def _closure_values(function: types.FunctionType, missing=None) -> list:
+def _closure_values(function: types.FunctionType, missing: object = None) -> list[object]:
     values = []
     for cell in function.__closure__ or ():
         try:

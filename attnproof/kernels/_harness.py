@@ -11,13 +11,20 @@ that load are checked all the same.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol, cast
 
 import pytest
 
 from ._check import DEFAULT_EXAMPLES
 from ._declaration import Kernel
 from ._pytest import KernelCell, assert_conforms, conformance_cells
+
+if TYPE_CHECKING:
+    from _pytest.mark.structures import ParameterSet  # what pytest.param returns
+
+    from ._pytest import RecordProperty
 
 
 @dataclass
@@ -29,7 +36,15 @@ class Loaded:
     errors: list[str] = field(default_factory=list)
 
 
-def load(specs) -> Loaded:
+class _Configured(Protocol):
+    """A pytest configuration as the plugin's ``pytest_configure`` leaves it, before any
+    collection: the kernels the session names set on it (the plugin collects this module only
+    where they are not None)."""
+
+    attnproof_kernels: Loaded
+
+
+def load(specs: Iterable[str]) -> Loaded:
     """Each spec as ``attnproof kernels --kernel`` reads it: a library kernel's name or
     ``module:attribute`` of a ``Kernel``."""
     from ._spec import load as load_kernel
@@ -43,25 +58,26 @@ def load(specs) -> Loaded:
     return loaded
 
 
-def cells(config) -> list:
+def cells(config: pytest.Config) -> list[ParameterSet]:
     """One ``pytest.param`` per cell of every loaded kernel, on the session's devices."""
     devices = config.getoption("attnproof_device", None)
     examples = config.getoption("attnproof_kernel_examples", None) or DEFAULT_EXAMPLES
-    return [param for spec, kernel in config.attnproof_kernels.kernels
+    # set by the plugin's pytest_configure (_Configured)
+    return [param for spec, kernel in cast(_Configured, config).attnproof_kernels.kernels
             for param in conformance_cells(kernel, devices=devices, examples=examples,
                                            spec=spec)]
 
 
-def pytest_generate_tests(metafunc) -> None:
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if metafunc.function is test_kernel_cell:
         metafunc.parametrize("cell", cells(metafunc.config))
 
 
-def test_kernel_cell(cell: KernelCell, record_property):
+def test_kernel_cell(cell: KernelCell, record_property: RecordProperty) -> None:
     assert_conforms(cell, record_property)
 
 
-def test_kernels_load(request):
-    errors = request.config.attnproof_kernels.errors
+def test_kernels_load(request: pytest.FixtureRequest) -> None:
+    errors = cast(_Configured, request.config).attnproof_kernels.errors  # set by the plugin
     if errors:
         pytest.fail("\n".join(errors), pytrace=False)

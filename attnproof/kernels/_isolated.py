@@ -30,6 +30,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from attnproof._signals import sigterm_as_interrupt
 from attnproof._workers import TimeLimit, run_in_lanes
@@ -78,7 +79,8 @@ def check_all_isolated(kernels: list[tuple[str, Kernel]], *, jobs: int,
                        properties: Iterable[str] | None = None,
                        dtypes: Iterable[str] | None = None,
                        devices: Iterable[str] | None = None, examples: int = DEFAULT_EXAMPLES,
-                       progress: Callable[[Kernel], Callable | None] = lambda kernel: None,
+                       progress: Callable[[Kernel], Callable[[Cell], object] | None] = (
+                           lambda kernel: None),
                        budget: float | None = None,
                        case_timeout: float = DEFAULT_CASE_TIMEOUT) -> list[Conformance]:
     """What ``check_kernel`` returns for each of ``kernels`` ((spec, kernel) each), each cell
@@ -100,11 +102,12 @@ def check_all_isolated(kernels: list[tuple[str, Kernel]], *, jobs: int,
 # -- the worker's side ---------------------------------------------------------------------------
 
 
-# the kernels this worker has loaded, by spec
-_LOADED: dict[str, Kernel] = {}
+# the kernels this worker has loaded, by spec (and, under a key no spec is, whether the
+# compilation cache is set)
+_LOADED: dict[str, Kernel | bool] = {}
 
 
-def check_in_worker(task: CellTask, emit) -> None:
+def check_in_worker(task: CellTask, emit: Callable[[tuple[str, Any]], object]) -> None:
     """One cell's work in a worker: a "loading" message, a "case" message before each case,
     then the checked cell."""
     emit(("loading", task.spec))
@@ -119,7 +122,7 @@ def _loaded(spec: str) -> Kernel:
     """The kernel at ``spec``, loaded once per worker: importing its framework takes seconds."""
     if spec not in _LOADED:
         _LOADED[spec] = load(spec)
-    return _LOADED[spec]
+    return cast(Kernel, _LOADED[spec])  # a spec's entry is its kernel
 
 
 def _compilation_cache(kernel: Kernel) -> None:
@@ -174,7 +177,7 @@ class _Cells:
 
     kernel: Kernel
     spec: str
-    progress: Callable[[Cell], None] | None
+    progress: Callable[[Cell], object] | None
     found: dict[int, Cell] = field(default_factory=dict)
     began: float | None = None  # when its first cell was begun or kept
     ended: float | None = None  # when its last one was
@@ -209,7 +212,9 @@ class _Cells:
 
     def finish(self, task: CellTask, report: _CellReport, seconds: float) -> None:
         stopped = report.failure is not None
-        self._keep(task.index, self._stopped(task, report, seconds) if stopped else report.cell)
+        # a worker that did not stop sent its cell: the task ends at a failure or at the cell
+        self._keep(task.index, self._stopped(task, report, seconds) if stopped
+                   else cast(Cell, report.cell))
 
     def _keep(self, index: int, cell: Cell) -> None:
         self.found[index] = cell
@@ -221,6 +226,7 @@ class _Cells:
     def _stopped(self, task: CellTask, report: _CellReport, seconds: float) -> Cell:
         """The cell whose worker stopped: failed by the case it was running, which its replay
         command runs again (in the replaying process: a crash crashes it)."""
+        assert report.failure is not None  # ``finish`` asks only where the worker stopped
         cell = Cell(task.property, task.dtype, task.device, CellStatus.SKIPPED,
                     cases=report.cases, seconds=round(seconds, 3))
         if report.case is not None:

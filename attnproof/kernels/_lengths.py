@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
 
@@ -46,6 +47,10 @@ from ._shapes import (
     SHORT_KEYS,
 )
 
+if TYPE_CHECKING:
+    from ._declaration import Kernel
+    from ._precision import Sums
+
 # the rows each length is asked with, and the lengths (``_shapes.LENGTH_RUNGS``)
 ROWS, HEADS, HEAD_DIM = LENGTH_ROWS, LENGTH_HEADS, LENGTH_HEAD_DIM
 
@@ -56,14 +61,14 @@ def _case(n_k: int, fill: str = "gaussian", seed: int = 0) -> Case:
 
 
 @st.composite
-def cases(draw, kernel=None) -> Case:
+def cases(draw: st.DrawFn, kernel: Kernel | None = None) -> Case:
     """A long case: ``ROWS`` queries in ``HEADS`` heads over one of ``LONG_KEYS`` keys, its
     values drawn as any property's are (the fill, the seed)."""
     return _case(draw(st.sampled_from(LONG_KEYS)), draw(st.sampled_from(FILLS)),
                  draw(st.integers(0, 2**32 - 1)))
 
 
-def explicit(kernel=None) -> tuple[Case, ...]:
+def explicit(kernel: Kernel | None = None) -> tuple[Case, ...]:
     """Past 1,024 keys with Gaussian and spiky scores, then past 256: where a kernel switching
     paths at 512 or 1,024 keys shows from every seed."""
     return (_case(LONG_KEYS[-1]), _case(LONG_KEYS[-1], "spikes", 1), _case(LONG_KEYS[1], seed=2))
@@ -80,8 +85,8 @@ def allowance(n_long: int, n_short: int) -> float:
     return math.log2(n_long / n_short) + precision.FLAG_BITS
 
 
-def changed(long_sums: dict | None, short_sums: dict | None, n_long: int, n_short: int,
-            dtype: str, compute: str) -> dict | None:
+def changed(long_sums: Sums | None, short_sums: Sums | None, n_long: int, n_short: int,
+            dtype: str, compute: str) -> dict[str, Any] | None:
     """The two estimates where they differ past ``allowance`` and the coarser is less precise
     than declared; None where they do not (or where either length gives no estimate)."""
     at_long = precision.estimate(long_sums, dtype, compute)
@@ -97,7 +102,7 @@ def changed(long_sums: dict | None, short_sums: dict | None, n_long: int, n_shor
             "allowed": round(allowance(n_long, n_short), 2), "declared": compute}
 
 
-def unmeasured(long_sums: dict | None, short_sums: dict | None, dtype: str,
+def unmeasured(long_sums: Sums | None, short_sums: Sums | None, dtype: str,
                compute: str) -> str | None:
     """Why the two lengths' precision cannot be compared, where it cannot: why either gives
     no estimate (``_precision.unestimable``)."""
@@ -105,7 +110,7 @@ def unmeasured(long_sums: dict | None, short_sums: dict | None, dtype: str,
         precision.unestimable(short_sums, dtype, compute)
 
 
-def words(change: dict, n_long: int, n_short: int) -> str:
+def words(change: dict[str, Any], n_long: int, n_short: int) -> str:
     """"precision changes with length: O behaves like 11 bits at 1,025 keys and 24 at 32 ..."."""
     bits = change["bits"]
     return (f"precision changes with length: O behaves like {bits[str(n_long)]:.1f} bits at "

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, Protocol
 
 from attnproof.numeric import CellStatus
 from attnproof.report import document as doc
@@ -27,6 +29,70 @@ from ._run import CONVENTION_WORDS, LIMIT
 from ._schema import ConformanceError
 from ._schema import problem as schema_problem
 from ._warnings import total as warnings_total
+
+
+class MatrixCell(Protocol):
+    """What the matrix reads of a cell (``_check.Cell``, which imports this module, so it is
+    named by what it has)."""
+
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def device(self) -> str: ...
+    @property
+    def status(self) -> CellStatus: ...
+    @property
+    def ratio(self) -> float | None: ...
+    @property
+    def bound_ratio(self) -> float | None: ...
+    @property
+    def precision(self) -> dict[str, Any] | None: ...
+    @property
+    def cases(self) -> int: ...
+    @property
+    def decided(self) -> int: ...
+    @property
+    def refused(self) -> int: ...
+    @property
+    def refusal(self) -> str: ...
+    @property
+    def unchecked(self) -> dict[str, Any]: ...
+    @property
+    def other_failures(self) -> Sequence[dict[str, Any]]: ...
+    @property
+    def kernel_warnings(self) -> Sequence[dict[str, Any]]: ...
+    @property
+    def regimes(self) -> dict[str, Any]: ...
+    @property
+    def conventions(self) -> dict[str, Any]: ...
+    @property
+    def counterexample(self) -> dict[str, Any] | None: ...
+    @property
+    def replay(self) -> str | None: ...
+    @property
+    def reason(self) -> str: ...
+    # last: a member named property shadows the decorator in the lines after it
+    @property
+    def property(self) -> str: ...
+
+
+class MatrixResult(Protocol):
+    """What the matrix reads of one kernel's result (``_check.Conformance``, named by what it
+    has for the same reason)."""
+
+    @property
+    def kernel(self) -> str: ...
+    @property
+    def framework(self) -> str: ...
+    @property
+    def declared(self) -> dict[str, Any]: ...
+    @property
+    def cells(self) -> Sequence[MatrixCell]: ...
+    @property
+    def seconds(self) -> float: ...
+    def failures(self) -> Sequence[MatrixCell]: ...
+    def to_json(self) -> dict[str, Any]: ...
+
 
 MARKS = {CellStatus.CONFORMS: "✅", CellStatus.FAILS: "❌", CellStatus.RAISED: "💥",
          CellStatus.LAYOUT: "🔀", CellStatus.DECLARATION: "📝", CellStatus.CRASHED: "💀",
@@ -60,11 +126,11 @@ REGIMES_NOTE = ("Regimes reached (cases, over every dtype and device, whose rows
                 "drawn):")
 
 
-def to_json(results: list) -> str:
+def to_json(results: Sequence[MatrixResult]) -> str:
     return json.dumps({"kernels": [r.to_json() for r in results]}, indent=1, default=str)
 
 
-def write(results: list, out: Path) -> list[Path]:
+def write(results: Sequence[MatrixResult], out: Path) -> list[Path]:
     """conformance.md, .tex and .json in ``out``, each atomically. A JSON not of the shape of
     ``conformance.schema.json`` is a bug of the checker: it is written all the same (the run
     is not lost), then raised as a ``ConformanceError`` naming the field."""
@@ -82,21 +148,21 @@ def write(results: list, out: Path) -> list[Path]:
     return paths
 
 
-def to_markdown(results: list) -> str:
+def to_markdown(results: Sequence[MatrixResult]) -> str:
     return markdown.text(document(results))
 
 
-def to_latex(results: list) -> str:
+def to_latex(results: Sequence[MatrixResult]) -> str:
     return tex.text(document(results))
 
 
-def document(results: list) -> doc.Document:
+def document(results: Sequence[MatrixResult]) -> doc.Document:
     """The matrix in the report's document model: the legend, then a section per kernel."""
     return doc.Document("Kernel conformance", LEGEND, None,
                         tuple(_kernel_section(result) for result in results))
 
 
-def _kernel_section(result) -> doc.Section:
+def _kernel_section(result: MatrixResult) -> doc.Section:
     dtypes = list(dict.fromkeys(c.dtype for c in result.cells))
     devices = list(dict.fromkeys(c.device for c in result.cells))
     # a column group per device when several ran: every dtype on the first, then the next
@@ -122,7 +188,7 @@ def _kernel_section(result) -> doc.Section:
                        children=tuple(_failure(cell) for cell in result.failures()))
 
 
-def _programs(result) -> str:
+def _programs(result: MatrixResult) -> str:
     """", at 83 shapes, 346 programs compiled (64 s), 0 read from the cache", where counted."""
     programs = result.programs() if hasattr(result, "programs") else {}
     if not programs.get("shapes"):
@@ -132,7 +198,7 @@ def _programs(result) -> str:
             "persistent compilation cache")
 
 
-def _verdict(result) -> str:
+def _verdict(result: MatrixResult) -> str:
     """"conforms in every checked cell", "2 failing cells", and a convention found apart."""
     failing = len(result.failures())
     verdict = f"{failing} failing cell{'s' * (failing != 1)}" if failing else \
@@ -144,11 +210,11 @@ def _verdict(result) -> str:
     return verdict
 
 
-def _convention_findings(result) -> list[dict]:
+def _convention_findings(result: MatrixResult) -> list[dict]:
     return result.convention_findings() if hasattr(result, "convention_findings") else []
 
 
-def _cell(cell) -> str:
+def _cell(cell: MatrixCell) -> str:
     mark = MARKS[cell.status]
     refused = f" · {cell.refused} refused" if getattr(cell, "refused", 0) else ""
     others = len(getattr(cell, "other_failures", None) or ())
@@ -159,15 +225,15 @@ def _cell(cell) -> str:
     return mark + refused
 
 
-def _set_aside(result) -> tuple[doc.Block, ...]:
+def _set_aside(result: MatrixResult) -> tuple[doc.Block, ...]:
     """Every cell not decided as conforming or failing, grouped by why: cases the kernel
     refused, too few decided cases, devices or time it did not have (a reader of the matrix
     sees them counted, not only the JSON)."""
     why: dict[str, list[str]] = {}
     for cell in result.cells:
-        if cell.status in (CellStatus.SKIPPED, CellStatus.TOO_FEW) or getattr(
-                cell, "refused", 0) or (cell.status == CellStatus.NOT_APPLICABLE and cell.reason):
-            refused = getattr(cell, "refused", 0)
+        refused = getattr(cell, "refused", 0)
+        if cell.status in (CellStatus.SKIPPED, CellStatus.TOO_FEW) or refused or (
+                cell.status == CellStatus.NOT_APPLICABLE and cell.reason):
             reason = f"cases refused by the kernel: {cell.refusal}" if refused else \
                 cell.reason or cell.status
             why.setdefault(reason, []).append(f"{cell.property} {cell.dtype} {cell.device}")
@@ -185,7 +251,7 @@ def _set_aside(result) -> tuple[doc.Block, ...]:
             doc.Bullets(tuple(items)))
 
 
-def _warnings_raised(result) -> tuple[doc.Block, ...]:
+def _warnings_raised(result: MatrixResult) -> tuple[doc.Block, ...]:
     """The kernel's own warnings, per cell, counted (``_warnings``): kept here, not printed
     while it ran."""
     items = [doc.Item(doc.text_line(
@@ -201,7 +267,7 @@ def _warnings_raised(result) -> tuple[doc.Block, ...]:
         doc.Bullets(tuple(items)))
 
 
-def _bound(cell) -> str:
+def _bound(cell: MatrixCell) -> str:
     """The proved bound's share, where one applies: "· B 0.03", "· B 4.1 ⚠" above it."""
     ratio = cell.bound_ratio
     if ratio is None:
@@ -230,7 +296,7 @@ def _input_form(declared: dict) -> str:
     return ""
 
 
-def _conventions(result) -> tuple[doc.Block, ...]:
+def _conventions(result: MatrixResult) -> tuple[doc.Block, ...]:
     seen: dict[tuple, list[str]] = {}
     for cell in result.cells:
         for name, value in cell.conventions.items():
@@ -257,7 +323,7 @@ CONVENTIONS_APART_NOTE = ("Conventions read differently in two dtypes or devices
                           "every dtype):")
 
 
-def _conventions_apart(result) -> tuple[doc.Block, ...]:
+def _conventions_apart(result: MatrixResult) -> tuple[doc.Block, ...]:
     """Each convention one property read differently in two dtypes or devices."""
     findings = _convention_findings(result)
     if not findings:
@@ -268,7 +334,7 @@ def _conventions_apart(result) -> tuple[doc.Block, ...]:
     return (doc.Paragraph(doc.text_line(CONVENTIONS_APART_NOTE)), doc.Bullets(items))
 
 
-def _failure(cell) -> doc.Section:
+def _failure(cell: MatrixCell) -> doc.Section:
     precision = () if not getattr(cell, "precision", None) else (doc.Paragraph(
         doc.text_line(f"Precision in this cell: {precision_words(cell.precision)}.")),)
     blocks = _failure_blocks(cell, cell.counterexample or {}, cell.replay, precision)
@@ -291,7 +357,7 @@ def _truth_from(prop: str) -> tuple[doc.Block, ...]:
         f"{', '.join(named)}.")),)
 
 
-def _failure_blocks(cell, example: dict, replay: str | None,
+def _failure_blocks(cell: MatrixCell, example: dict, replay: str | None,
                     before_replay: tuple[doc.Block, ...] = (),
                     mechanism: bool = True) -> list[doc.Block]:
     """One counterexample: its case, its ``mechanism`` (unless its title says it), message,
@@ -313,7 +379,7 @@ def _failure_blocks(cell, example: dict, replay: str | None,
     return blocks
 
 
-def _case_shown(cell, example: dict) -> str:
+def _case_shown(cell: MatrixCell, example: dict) -> str:
     """A failure's case: the shrunk one, or the one its worker was running when it stopped (a
     crash or a kill is never shrunk: each try would cost a worker)."""
     if cell.status not in STOPPED:
@@ -323,7 +389,7 @@ def _case_shown(cell, example: dict) -> str:
     return f"The case it was running: {example['sizes']}."
 
 
-def _precision(result) -> tuple[doc.Block, ...]:
+def _precision(result: MatrixResult) -> tuple[doc.Block, ...]:
     """Per device and dtype, the precision the kernel behaves like over all its cells, and
     the cells flagged as behaving like less than declared (``_precision.FLAG_BITS``)."""
     pooled = result.precision() if hasattr(result, "precision") else {}
@@ -348,7 +414,7 @@ LEFT_OUT_NOTE = ("Left out of the precision estimates (failures that are not num
                  "nothing of the precision a kernel computes in):")
 
 
-def _left_out(result) -> tuple[doc.Block, ...]:
+def _left_out(result: MatrixResult) -> tuple[doc.Block, ...]:
     """The cells whose failures are not numerical, each with why (``precision_left_out``)."""
     cells = result.precision_left_out() if hasattr(result, "precision_left_out") else []
     if not cells:
@@ -360,7 +426,7 @@ def _left_out(result) -> tuple[doc.Block, ...]:
     return (doc.Paragraph(doc.text_line(LEFT_OUT_NOTE)), doc.Bullets(items))
 
 
-def _regimes(result) -> tuple[doc.Block, ...]:
+def _regimes(result: MatrixResult) -> tuple[doc.Block, ...]:
     """Per property, over its dtypes and devices: how many cases reached each regime, and how
     many of the residues of n_k modulo each tile size were drawn."""
     rows = []

@@ -39,10 +39,13 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._cases import Case
 from ._regimes import TILE_SIZES
+
+if TYPE_CHECKING:
+    from ._run import CaseResult
 
 TILE = TILE_SIZES[0]  # the smallest tile: a length ragged for it is ragged for every tile size
 CHUNK = 1024  # the largest chunk common kernels split keys or queries by
@@ -66,18 +69,18 @@ class Mechanism(NamedTuple):
     values: str | None
     regime: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return self._asdict()
 
 
-def mechanism_of(case: Case, result) -> Mechanism:
+def mechanism_of(case: Case, result: CaseResult) -> Mechanism:
     """The mechanism of a failing case's result (a ``_run.CaseResult``)."""
     compared = result.status == "fail"
     output = (result.output or result.detail.get("output")) if compared else None
     return Mechanism(result.status, output, failed_values(result), size_regime(case))
 
 
-def failed_values(result) -> str | None:
+def failed_values(result: CaseResult) -> str | None:
     """``finite``, ``non-finite``, ``convention``, ``bits`` or ``slack`` for a result the rule
     failed; None where the kernel raised or returned another shape. A failure with no error of
     its own (no ``kernel_error``, no ``difference`` between two calls) that read conventions

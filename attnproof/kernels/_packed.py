@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any, Protocol, overload
 
 import numpy as np
 from hypothesis import strategies as st
 
 from ._cases import GARBAGE_ALLOWED, Case, instance
 from ._cases import cases as dense_cases
-from ._frameworks import numpy_dtype, rounded
+from ._frameworks import Framework, numpy_dtype, rounded
 from ._shapes import kind, small_lengths
 from ._truth import Inputs
 
@@ -48,6 +49,32 @@ SEGMENT_GAPS = (1, 256, 65_536, 2**24)
 # what entries no sequence owns hold where a case names none (slack tokens here, a paged
 # cache's unused slots in ``_paged``): values of the inputs' own scale
 SLACK_DEFAULT = "ordinary"
+
+
+class PackedKernel(Protocol):
+    """What this module reads of a packed kernel's declaration (``_declaration.Kernel``, which
+    imports this module, so it is named by what it has)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def packed(self) -> str | None: ...
+    @property
+    def cu_seqlens_arguments(self) -> tuple[str, str]: ...
+    @property
+    def segment_ids_arguments(self) -> tuple[str, ...]: ...
+    @property
+    def max_seqlen_arguments(self) -> tuple[str, str] | None: ...
+    @property
+    def masked_inputs(self) -> str: ...
+    @property
+    def causal_alignment(self) -> str | None: ...
+    @property
+    def takes_causal(self) -> bool: ...
+    @property
+    def takes_sinks(self) -> bool: ...
+    @property
+    def gqa(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -92,7 +119,12 @@ def of_batch(x: Inputs) -> tuple[list[Inputs], Packing]:
 
 def element(x: Inputs, i: int) -> Inputs:
     """Batch element ``i`` of ``x`` as an instance of its own (a batch of one)."""
-    def one(array):
+    @overload
+    def one(array: np.ndarray) -> np.ndarray: ...
+    @overload
+    def one(array: None) -> None: ...
+
+    def one(array: np.ndarray | None) -> np.ndarray | None:  # None where the input is
         return None if array is None else np.asarray(array)[i:i + 1]
 
     given = {name: one(value) for name, value in (x.given or {}).items()}
@@ -130,7 +162,8 @@ def packed(sequences: list[Inputs], packing: Packing, dtype: str) -> Inputs:
                   sinks=first.sinks)
 
 
-def slack_values(shape, garbage: str, like: np.ndarray, dtype: str, rng) -> np.ndarray:
+def slack_values(shape: tuple[int, ...], garbage: str, like: np.ndarray, dtype: str,
+                 rng: np.random.Generator) -> np.ndarray:
     """What the slack tokens hold: NaN, ±∞, the format's largest value, or values of the
     sequences' own scale (uniform up to their largest |entry|, rounded to ``dtype``)."""
     import ml_dtypes
@@ -150,7 +183,7 @@ def _spans(packing: Packing, axis: int) -> list[tuple[int, int]]:
             if n[0] > 0]
 
 
-def keywords(kernel, fw, packing: Packing, device: str) -> dict:
+def keywords(kernel: PackedKernel, fw: Framework, packing: Packing, device: str) -> dict[str, Any]:
     """The offsets (int32, on the kernel's device) and, where declared, the longest lengths;
     or each token's segment id, for the queries and the keys (one array where the kernel
     takes one for both)."""
@@ -165,7 +198,8 @@ def keywords(kernel, fw, packing: Packing, device: str) -> dict:
     return found
 
 
-def _segment_keywords(kernel, fw, packing: Packing, device: str) -> dict:
+def _segment_keywords(kernel: PackedKernel, fw: Framework, packing: Packing,
+                      device: str) -> dict[str, Any]:
     names = kernel.segment_ids_arguments
     if len(names) == 1:  # one array for queries and keys alike
         return {names[0]: fw.put(packing.segment_ids(0), "int32", device)}
@@ -173,7 +207,7 @@ def _segment_keywords(kernel, fw, packing: Packing, device: str) -> dict:
             for axis, name in enumerate(names)}
 
 
-def unaskable(kernel, packing: Packing) -> str | None:
+def unaskable(kernel: PackedKernel, packing: Packing) -> str | None:
     """Why ``kernel`` cannot be asked ``packing`` (one segment-id array for both, and
     sequences with other numbers of queries than keys); None where it can."""
     names = kernel.segment_ids_arguments
@@ -185,13 +219,13 @@ def unaskable(kernel, packing: Packing) -> str | None:
             "alike: sequences with as many queries as keys only")
 
 
-def owns_no_slack(kernel) -> bool:
+def owns_no_slack(kernel: PackedKernel) -> bool:
     """Whether the slack tokens belong to no sequence, so that no output depends on them and
     their gradients must be 0 (offsets); under segment ids they are a segment of their own."""
     return kernel.packed == "cu_seqlens"
 
 
-def slack_garbage(kernel) -> tuple[str, ...]:
+def slack_garbage(kernel: PackedKernel) -> tuple[str, ...]:
     """What slack tokens may hold: what ``masked_inputs`` lets entries no query keeps hold,
     where no sequence owns them (offsets); under segment ids, where the padding's own queries
     keep them, values of the inputs' scale alone (a masked weight 0 times NaN is NaN in any
@@ -199,7 +233,7 @@ def slack_garbage(kernel) -> tuple[str, ...]:
     return GARBAGE_ALLOWED[kernel.masked_inputs] if owns_no_slack(kernel) else (SLACK_DEFAULT,)
 
 
-def lengths_apart(kernel) -> bool:
+def lengths_apart(kernel: PackedKernel) -> bool:
     """Whether a packed case's sequences may have other numbers of queries than keys: where
     the kernel says how a causal row aligns then, or takes no causal flag, and takes the two
     apart (not one segment-id array for both)."""
@@ -238,15 +272,17 @@ def stacked(outputs: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
 SLACKS = (0, 1, 3)
 
 
-def packing_of(case) -> Packing:
+def packing_of(case: Case) -> Packing:
     """Where a packed case's sequences and slack lie."""
+    assert case.packed is not None  # a packed case: _run asks only those (packed_sequences)
     return Packing(case.packed, case.slack, case.garbage or SLACK_DEFAULT, case.seed)
 
 
-def instances(case, dtype: str, compute: str, alignment: str) -> list[Inputs]:
+def instances(case: Case, dtype: str, compute: str, alignment: str) -> list[Inputs]:
     """Each non-empty sequence of a packed case as an instance of its own (a batch of one, its
     own lengths and causal alignment, its own seed), all with the first one's sinks: the kernel
     takes one sink per head for the whole call."""
+    assert case.packed is not None  # a packed case: _run asks only those (packed_sequences)
     found = []
     for number, (n_q, n_k) in enumerate(case.packed):
         if n_q == 0:
@@ -258,7 +294,7 @@ def instances(case, dtype: str, compute: str, alignment: str) -> list[Inputs]:
     return [dataclasses.replace(x, sinks=found[0].sinks) for x in found]
 
 
-def cases(kernel):
+def cases(kernel: PackedKernel) -> st.SearchStrategy[Case]:
     """2 to 4 sequences of lengths from the small ladder (n_q = n_k, unless the kernel declares
     how a causal row aligns when they differ), an empty one among them half the time, then 0, 1
     or 3 slack tokens holding what they may (``slack_garbage``); causal where the kernel takes
@@ -267,7 +303,7 @@ def cases(kernel):
     group = (1, 2 if kernel.gqa else 1)
 
     @st.composite
-    def packed_case(draw):
+    def packed_case(draw: st.DrawFn) -> Case:
         base = draw(dense_cases(where=kind(lengths="equal", batch=(1, 1), group=group,
                                            n=(1, 1), d=(1, 8))))
         count = draw(st.integers(2, 4))
@@ -290,7 +326,7 @@ def cases(kernel):
     return packed_case()
 
 
-def explicit(kernel) -> tuple:
+def explicit(kernel: PackedKernel) -> tuple[Case, ...]:
     """An empty sequence between two others and NaN in three slack tokens (where the kernel
     lets unused entries hold anything), sequences of one token, and one past a block of 128
     beside a short one: where a kernel reads a repeated offset as the batch's end, takes the

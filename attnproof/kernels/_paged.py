@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from hypothesis import strategies as st
@@ -26,6 +27,10 @@ from ._cases import CACHES, GARBAGE_ALLOWED, Case, padding_lengths
 from ._cases import cases as dense_cases
 from ._packed import SLACK_DEFAULT, slack_values
 from ._shapes import kind
+
+if TYPE_CHECKING:
+    from ._frameworks import Framework
+    from ._truth import Inputs
 
 PAGED_FORMS = ("block_table",)
 CACHE_LAYOUTS = ("nhd", "hnd")
@@ -36,6 +41,22 @@ LARGE_CACHE = 1025
 # the most entries one cache of a case may hold: a large cache of big pages and wide heads
 # keeps its page count and gives up the page ids past 1,024
 MOST_CACHE_ENTRIES = 2**22
+
+
+class PagedKernel(Protocol):
+    """What this module reads of a paged kernel's declaration (``_declaration.Kernel``, which
+    imports this module, so it is named by what it has)."""
+
+    @property
+    def page_sizes(self) -> tuple[int, ...]: ...
+    @property
+    def cache_layout(self) -> str: ...
+    @property
+    def paged_arguments(self) -> tuple[str, str]: ...
+    @property
+    def masked_inputs(self) -> str: ...
+    @property
+    def gqa(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -99,7 +120,8 @@ def in_layout(stored: np.ndarray, cache_layout: str) -> np.ndarray:
         np.transpose(stored, (0, 2, 1, 3)))
 
 
-def unused_fill(shape, garbage: str, like: np.ndarray, dtype: str, seed: int) -> np.ndarray:
+def unused_fill(shape: tuple[int, ...], garbage: str, like: np.ndarray, dtype: str,
+                seed: int) -> np.ndarray:
     """What the slots no key lies in hold (``_packed.slack_values``: NaN, ±∞, the format's
     largest, or values of the keys' own scale)."""
     return slack_values(shape, garbage, like, dtype, np.random.default_rng([seed, 7]))
@@ -108,7 +130,7 @@ def unused_fill(shape, garbage: str, like: np.ndarray, dtype: str, seed: int) ->
 # -- the cases of ``paged_kv`` ---------------------------------------------------------------------
 
 
-def cases(kernel):
+def cases(kernel: PagedKernel) -> st.SearchStrategy[Case]:
     """Decode (one query) and a few queries over 2 to 4 elements' keys, most often padded to
     lengths of their own (so across page edges; one element alone is every other property's
     case), each page size the kernel declares, a tight cache and one
@@ -119,7 +141,7 @@ def cases(kernel):
                                   group=group),
                        mask=st.sampled_from(("padding", "padding", "none")))
 
-    def paged(case):
+    def paged(case: Case) -> st.SearchStrategy[Case]:
         return st.tuples(st.sampled_from(kernel.page_sizes), st.sampled_from(CACHES),
                          st.sampled_from(GARBAGE_ALLOWED[kernel.masked_inputs])).map(
             lambda drawn: dataclasses.replace(case, page_size=drawn[0], cache=drawn[1],
@@ -128,7 +150,7 @@ def cases(kernel):
     return base.flatmap(paged)
 
 
-def explicit(kernel) -> tuple:
+def explicit(kernel: PagedKernel) -> tuple[Case, ...]:
     """One query over a page less one key, a page, a page and one, and two pages and one, at
     each declared page size, in a large cache with NaN in its unused slots where the kernel
     lets them hold anything: a key read from the wrong slot or a page past the length shows;
@@ -151,7 +173,8 @@ def explicit(kernel) -> tuple:
 APART_SEED = 4
 
 
-def arrays(kernel, x, case, dtype: str) -> tuple[np.ndarray, np.ndarray, Paging]:
+def arrays(kernel: PagedKernel, x: Inputs, case: Case,
+           dtype: str) -> tuple[np.ndarray, np.ndarray, Paging]:
     """The K and V caches of ``x`` in the kernel's cache layout and their paging: each
     element's keys up to its length (its padding where the case pads, else all n_k), at the
     case's page size (the kernel's first where the case names none), the other slots holding
@@ -161,7 +184,7 @@ def arrays(kernel, x, case, dtype: str) -> tuple[np.ndarray, np.ndarray, Paging]
     size = case.page_size or kernel.page_sizes[case.seed % len(kernel.page_sizes)]
     widest = max(x.k.shape[3], x.v.shape[3])
     layout = paging(lengths, size, case.cache or "tight", kv_heads * widest, case.seed)
-    stored = []
+    stored: list[np.ndarray] = []
     for array in (x.k, x.v):
         shape = (layout.pages, size, kv_heads, array.shape[3])
         fill = unused_fill(shape, case.garbage or SLACK_DEFAULT, array, dtype,
@@ -170,7 +193,7 @@ def arrays(kernel, x, case, dtype: str) -> tuple[np.ndarray, np.ndarray, Paging]
     return stored[0], stored[1], layout
 
 
-def keywords(kernel, fw, layout: Paging, device: str) -> dict:
+def keywords(kernel: PagedKernel, fw: Framework, layout: Paging, device: str) -> dict[str, Any]:
     """The block table and the lengths, int32 on the kernel's device."""
     table, lengths = kernel.paged_arguments
     return {table: fw.put(layout.table, "int32", device),

@@ -29,6 +29,8 @@ arithmetic too, which a float64 reference's coincides with wherever they round a
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -45,6 +47,11 @@ PROBE_BITS = 2
 # be told apart from it (a float64 reference's arithmetic coincides with the truth's, so its
 # error against the truth understates it)
 TRUTH_HEADROOM = 8
+
+# the summed relative errors of a cell's rows: kernel, declared, probe (floats), rows (a count)
+Sums: TypeAlias = dict[str, float]
+# an estimate as reports write it (JSON): declared, bits, unit roundoff, sums, ...
+Estimate: TypeAlias = dict[str, Any]
 
 
 def unit_roundoff(precision: str) -> float:
@@ -75,7 +82,7 @@ def probe_precision(dtype: str, compute: str) -> str:
 
 def row_sums(got: np.ndarray, exact: np.ndarray, size: np.ndarray, plain: np.ndarray,
              coarse: np.ndarray, bound: np.ndarray | None, condition: np.ndarray,
-             rows: np.ndarray, compute: str) -> dict | None:
+             rows: np.ndarray, compute: str) -> Sums | None:
     """The kernel's, the declared reference's and the probe's errors of O relative to each
     row's bound, summed over the ``rows`` (b, h, n_q) where all three are finite."""
     with np.errstate(all="ignore"):
@@ -93,7 +100,7 @@ def row_sums(got: np.ndarray, exact: np.ndarray, size: np.ndarray, plain: np.nda
     return {"kernel": kernel, "declared": declared, "probe": probed, "rows": int(usable.sum())}
 
 
-def add(total: dict | None, part: dict | None) -> dict | None:
+def add(total: Sums | None, part: Sums | None) -> Sums | None:
     if part is None:
         return total
     if total is None:
@@ -101,7 +108,7 @@ def add(total: dict | None, part: dict | None) -> dict | None:
     return {key: total[key] + part[key] for key in total}
 
 
-def unestimable(sums: dict | None, dtype: str, compute: str) -> str | None:
+def unestimable(sums: Sums | None, dtype: str, compute: str) -> str | None:
     """Why no precision can be estimated from ``sums``, where none can; None where it can."""
     if not resolvable(dtype, compute):
         return (f"no precision estimate in {compute} computation (the float64 truth cannot "
@@ -114,11 +121,12 @@ def unestimable(sums: dict | None, dtype: str, compute: str) -> str | None:
     return None
 
 
-def estimate(sums: dict | None, dtype: str, compute: str) -> dict | None:
+def estimate(sums: Sums | None, dtype: str, compute: str) -> Estimate | None:
     """The precision the kernel behaves like, from the summed relative errors; None where
     none can be estimated (``unestimable``)."""
     if unestimable(sums, dtype, compute) is not None:
         return None
+    assert sums is not None  # ``unestimable`` gives a reason for None sums
     u_d = reference_unit(dtype, compute)
     u_p = unit_roundoff(probe_precision(dtype, compute))
     kernel, declared, probed = sums["kernel"], sums["declared"], sums["probe"]
@@ -134,15 +142,15 @@ def estimate(sums: dict | None, dtype: str, compute: str) -> dict | None:
             "sums": dict(sums)}
 
 
-def pooled(cells, dtype: str, compute: str) -> dict | None:
+def pooled(cells: Iterable[Estimate | None], dtype: str, compute: str) -> Estimate | None:
     """The estimate over every row of several cells' estimates (their sums added)."""
-    total = None
+    total: Sums | None = None
     for precision in cells:
         total = add(total, (precision or {}).get("sums"))
     return estimate(total, dtype, compute)
 
 
-def words(precision: dict | None) -> str:
+def words(precision: Estimate | None) -> str:
     """"declared float32, behaves like 11 bits" (and what the output's format limits)."""
     if precision is None:
         return ""

@@ -16,7 +16,12 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from attnproof.numeric import Backend
 
 
 @dataclass
@@ -24,13 +29,13 @@ class Programs:
     """One cell's calls: the shapes called at, as (b, h, h_kv, n_q, n_k, d_k, d_v), and the
     programs compiled for them."""
 
-    shapes: set = field(default_factory=set)
+    shapes: set[tuple[int, ...]] = field(default_factory=set)
     compiled: int = 0  # programs the framework compiled
     loaded: int = 0  # programs read from the persistent compilation cache instead
     seconds: float = 0.0  # spent compiling
     call_seconds: float = 0.0  # in the kernel's calls, their compilations included
 
-    def to_json(self, compiled_twice: int = 0) -> dict:
+    def to_json(self, compiled_twice: int = 0) -> dict[str, int | float]:
         """A cell's ``programs`` in the JSON, with the checker's signatures compiled more than
         once meanwhile (all zeros for a cell that made no call)."""
         return {"shapes": len(self.shapes), "compiled": self.compiled, "loaded": self.loaded,
@@ -43,7 +48,7 @@ _listening: set[str] = set()
 
 
 @contextlib.contextmanager
-def counted(programs: Programs):
+def counted(programs: Programs) -> Iterator[Programs]:
     """Count into ``programs`` what the calls made inside compile, and the shapes they use."""
     _COUNTING.append(programs)
     graphs = _torch_graphs()
@@ -61,7 +66,8 @@ def _torch_graphs() -> int:
     return 0 if utils is None else int(utils.counters["stats"].get("unique_graphs", 0))
 
 
-def called_at(q_shape, k_shape, v_shape) -> None:
+def called_at(q_shape: tuple[int, ...], k_shape: tuple[int, ...],
+              v_shape: tuple[int, ...]) -> None:
     """A call of the kernel at these canonical (b, h, n, d) shapes of q, k and v."""
     b, h, n_q, d_k = q_shape
     shape = (b, h, k_shape[1], n_q, k_shape[2], d_k, v_shape[3])
@@ -70,7 +76,7 @@ def called_at(q_shape, k_shape, v_shape) -> None:
 
 
 @contextlib.contextmanager
-def timed_calls():
+def timed_calls() -> Iterator[None]:
     """Time the kernel's calls made inside (the rest of a cell's time is the checker's: the
     truth, the judging, the drawing)."""
     started = time.perf_counter()
@@ -81,7 +87,7 @@ def timed_calls():
             programs.call_seconds += time.perf_counter() - started
 
 
-def listen(row) -> None:
+def listen(row: Backend) -> None:
     """Listen to the compilations of a backend's module (its ``listen_compilations``: JAX's;
     the others report none), once per process."""
     if row.listen_compilations is None or row.name in _listening:

@@ -4,8 +4,9 @@ outputs it compares, and when it does not apply."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 from hypothesis import strategies as st
 
@@ -36,6 +37,13 @@ from ._sinks import SINKS
 from ._split import merged_by_kernel, merged_halves
 from ._truth import SINK_GRADIENT
 
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ._frameworks import Framework
+    from ._run import CaseResult
+    from ._truth import Inputs
+
 GRADIENTS = ("dq", "dk", "dv")
 
 
@@ -47,7 +55,7 @@ class Property:
 
     name: str
     title: str
-    cases: Callable[[Kernel], st.SearchStrategy]
+    cases: Callable[[Kernel], st.SearchStrategy[Case]]
     outputs: Callable[[Kernel], tuple[str, ...]]
     unsupported: Callable[[Kernel], str | None] = lambda kernel: None
     # cases every search begins with, whatever it draws after: where a class of bug is known to
@@ -57,25 +65,28 @@ class Property:
     # the outputs judged instead of the kernel's own call's, ``(kernel, fw, x, case, dtype,
     # device) -> outputs`` (a split-KV merge); the call still runs first, so a kernel that
     # raises on it is reported as raising
-    outputs_instead: Callable | None = None
+    outputs_instead: Callable[[Kernel, Framework, Inputs, Case, str, str],
+                              dict[str, np.ndarray]] | None = None
     # a second run each case's outputs must equal within the rule, ``(kernel, fw, x, case,
     # dtype, device, outputs) -> outputs`` (each batch element run alone)
-    run_beside: Callable | None = None
+    run_beside: Callable[[Kernel, Framework, Inputs, Case, str, str, Collection[str]],
+                         dict[str, np.ndarray]] | None = None
     # the second run must be the same to the bit, not within the rule (a declared batch
     # invariance)
     beside_bitwise: bool = False
     # why a kernel that raised did, when its declaration explains it, ``(kernel, fw, case,
     # dtype, device) -> str | None`` (heads declared otherwise than the kernel takes them)
-    explain_raise: Callable | None = None
+    explain_raise: Callable[[Kernel, Framework, Case, str, str], str | None] | None = None
     # a twin of each case's instance the kernel must refuse, ``(x) -> (twin, why)``: a case
     # whose own call passes fails where the kernel answers the twin (a raise is the refusal)
-    twin_refused: Callable | None = None
+    twin_refused: Callable[[Inputs], tuple[Inputs, str]] | None = None
     # the causal alignment the case's instance is built with (None: the kernel's declared one)
     alignment: str | None = None
     # a convention read from the outputs before they are judged, ``(kernel, x, got, dtype,
     # compute, conventions) -> (x, verdict or None)``: the instance to judge against, or the
     # case's verdict (which causal alignment the kernel follows)
-    convention: Callable | None = None
+    convention: Callable[[Kernel, Inputs, dict[str, np.ndarray], str, str, dict[str, str]],
+                         tuple[Inputs, CaseResult | None]] | None = None
     # the loss reads the returned lse too: each case gets an upstream gradient of the lse,
     # and the kernel's gradients are taken through both of its outputs
     lse_cotangent: bool = False
@@ -86,7 +97,7 @@ class Property:
     # differ from past what summation order explains, ``(case) -> case`` (``_lengths``)
     length_twin: Callable[[Case], Case] | None = None
 
-    def strategy(self, kernel: Kernel) -> st.SearchStrategy:
+    def strategy(self, kernel: Kernel) -> st.SearchStrategy[Case]:
         """The cases drawn for ``kernel``, each as its declaration lets it be asked."""
         return self.cases(kernel).map(lambda case: as_declared(kernel, case))
 
@@ -114,7 +125,7 @@ def as_declared(kernel: Kernel, case: Case) -> Case:
     sinks or window keyword is never asked for either, and a window is asked in the form the
     kernel takes (symmetric: right = left; by its size: right = 0). (Heads and
     masks a kernel does not take are each property's to refuse: n/a, never a case.)"""
-    changes: dict = {}
+    changes: dict[str, Any] = {}
     if kernel.always_causal:  # no switch: causal in every call, beside any mask it takes
         changes.update(causal_too=True, causal_flag=False,
                        mask="none" if case.mask == "causal" else case.mask)
@@ -128,7 +139,8 @@ def as_declared(kernel: Kernel, case: Case) -> Case:
         changes["sinks"] = None
     if case.window_left is not None:
         left, right = (None, None) if not kernel.takes_window else \
-            windows.in_form(kernel.window_form, case.window_left, case.window_right)
+            windows.in_form(kernel.window_form, case.window_left,
+                            cast(int, case.window_right))  # (given together: ``Case``)
         changes.update(window_left=left, window_right=right)
     if kernel.packed is None and case.packed is not None:
         changes.update(packed=None, slack=0)
@@ -183,11 +195,12 @@ def _needs_causal(kernel: Kernel) -> str | None:
     return None if kernel.takes_causal or kernel.always_causal else "takes no causal flag"
 
 
-def _causal(kernel: Kernel) -> dict:
+def _causal(kernel: Kernel) -> dict[str, st.SearchStrategy[Any]]:
     return {"mask": st.just("causal"), "causal_flag": st.just(kernel.takes_causal)}
 
 
-def _any_mask(kernel: Kernel, kinds=("random", "first_block", "padding", "causal")):
+def _any_mask(kernel: Kernel, kinds: tuple[str, ...] = ("random", "first_block", "padding",
+                                                        "causal")) -> st.SearchStrategy[str]:
     """One of ``kinds`` the kernel can be asked for (a causal one by its flag when it takes no
     mask), or none: listed last, as Hypothesis's first draws favour a list's first entries and
     the failures these properties look for need a mask."""
@@ -195,14 +208,14 @@ def _any_mask(kernel: Kernel, kinds=("random", "first_block", "padding", "causal
     return st.sampled_from((*usable, "none"))
 
 
-def _garbage(kernel: Kernel):
+def _garbage(kernel: Kernel) -> st.SearchStrategy[str]:
     """What fills the unused K/V entries: anything (NaN and ±inf included), finite values only
     (the format's largest among them), or values of the inputs' own scale, as the kernel
     declares (``masked_inputs``)."""
     return st.sampled_from(GARBAGE_ALLOWED[kernel.masked_inputs])
 
 
-def _merge_masks(kernel: Kernel):
+def _merge_masks(kernel: Kernel) -> st.SearchStrategy[str]:
     """Rows that keep no key of one half (its lse is -inf) most often, and other masks."""
     if not kernel.takes_mask:
         return st.just("none")
@@ -240,7 +253,7 @@ def _gradient(name: str, title: str) -> Property:
                     _needs_gradients)
 
 
-def _masked_lengths(kernel: Kernel):
+def _masked_lengths(kernel: Kernel) -> st.SearchStrategy[str]:
     return st.sampled_from(("none", "padding") if kernel.takes_mask else ("none",))
 
 
@@ -251,14 +264,15 @@ def _takes_float_masks_of_any_dtype(kernel: Kernel) -> bool:
     return bool({"additive", "bias"} & set(kernel.mask_kinds)) and kernel.mask_dtype is None
 
 
-def _other_mask_dtypes(kernel: Kernel):
+def _other_mask_dtypes(kernel: Kernel) -> st.SearchStrategy[str | None]:
     """A float mask sometimes comes in float32 or float64 whatever the scores' dtype."""
     if not _takes_float_masks_of_any_dtype(kernel):
         return st.none()
     return st.sampled_from((None, *OTHER_MASK_DTYPES))
 
 
-def _mask_dtype_explicit(kind: str | None = None, **fields):
+def _mask_dtype_explicit(kind: str | None = None,
+                         **fields: Any) -> Callable[[Kernel], tuple[Case, ...]]:
     """A float mask (of ``kind``, else the kernel's additive or bias one) in each of float32 and
     float64, whatever the scores' dtype, before any draw: where dtype-promotion bugs live (the
     mask cast to the scores' dtype, or the scores to the mask's), so that finding one never
@@ -274,12 +288,12 @@ def _mask_dtype_explicit(kind: str | None = None, **fields):
     return explicit
 
 
-def _mask_kinds(kernel: Kernel):
+def _mask_kinds(kernel: Kernel) -> st.SearchStrategy[str]:
     """Each mask kind the kernel takes (it tells them apart by their dtype)."""
     return st.sampled_from(kernel.mask_kinds)
 
 
-def _batch_masks(kernel: Kernel, kinds: tuple[str, ...]):
+def _batch_masks(kernel: Kernel, kinds: tuple[str, ...]) -> st.SearchStrategy[str]:
     """The masks of a batch: ``kinds`` where the kernel takes a mask, else causal through its
     flag where it has one, else none."""
     if kernel.takes_mask:
@@ -287,7 +301,7 @@ def _batch_masks(kernel: Kernel, kinds: tuple[str, ...]):
     return st.just("causal" if kernel.takes_causal else "none")
 
 
-def batch_cases(kernel: Kernel):
+def batch_cases(kernel: Kernel) -> st.SearchStrategy[Case]:
     """Batches of 2 to 4 elements, one of them of length zero (every key masked) wherever the
     kernel takes a mask, the others padded or randomly masked; sometimes every row offset
     (its own constant per row, so the elements' scores lie thousands apart at ±1e4). No
@@ -296,7 +310,7 @@ def batch_cases(kernel: Kernel):
     does is ``masked_garbage``'s to find."""
     masks = _batch_masks(kernel, ("padding", "random", "first_block"))
 
-    def with_empty(case: Case):
+    def with_empty(case: Case) -> st.SearchStrategy[Case]:
         if not kernel.takes_mask:
             return st.just(case)
         chosen = st.one_of(st.integers(0, case.batch - 1), st.none())
@@ -318,7 +332,7 @@ def _batch_explicit(kernel: Kernel) -> tuple[Case, ...]:
                  for seed, (batch, empty) in enumerate(((2, 0), (3, 1), (2, 1))))
 
 
-def invariance_cases(kernel: Kernel):
+def invariance_cases(kernel: Kernel) -> st.SearchStrategy[Case]:
     """Batches of 2 to 4 elements with swamping values in V (``_cases.SWAMPING``: any other
     order of summation shows in the bits), padded or randomly masked where the kernel takes a
     mask. Each element is run alone beside the batch, and Hypothesis shrinks the batch's size,
@@ -340,7 +354,7 @@ def _invariance_explicit(kernel: Kernel) -> tuple[Case, ...]:
 SCALES = (None, 0.5, 1.0, 2.0)
 
 
-def history_cases(kernel: Kernel):
+def history_cases(kernel: Kernel) -> st.SearchStrategy[Case]:
     """A call, and 1 to 4 calls made before it on the same kernel object: the same shapes at
     another scale, another dtype or another mask, or other shapes altogether (Hypothesis
     shrinks such a sequence to the fewest calls that still fail: two, when one call leaves
@@ -349,7 +363,7 @@ def history_cases(kernel: Kernel):
     scales = SCALES if kernel.scale_argument is not None else (None,)
     base = cases(mask=st.sampled_from(masks), scale=st.sampled_from(scales))
 
-    def earlier(call: Case):
+    def earlier(call: Case) -> st.SearchStrategy[Case]:
         variations = st.one_of(
             st.sampled_from(scales).map(lambda s: dataclasses.replace(call, scale=s)),
             st.sampled_from(masks).map(lambda m: dataclasses.replace(call, mask=m)),
@@ -375,7 +389,7 @@ def _bias_mask_kind(kernel: Kernel) -> str:
     return "bias" if "bias" in kernel.mask_kinds else kernel.mask_kinds[0]
 
 
-def _bias_kind(kernel: Kernel):
+def _bias_kind(kernel: Kernel) -> st.SearchStrategy[str]:
     return st.just(_bias_mask_kind(kernel))
 
 
@@ -395,7 +409,7 @@ def _needs_sinks(kernel: Kernel) -> str | None:
     return None
 
 
-def sink_cases(kernel: Kernel):
+def sink_cases(kernel: Kernel) -> st.SearchStrategy[Case]:
     """Sinks comparable to the rows' Σe^s (they bind), far above them, far below them (they
     do not: a kernel ignoring them conforms there) or mixed per head, at several heads and
     batch elements (each head its own sink) and grouped heads where declared, with masks
@@ -421,7 +435,7 @@ def _sink_explicit(kernel: Kernel) -> tuple[Case, ...]:
     return bound + shared
 
 
-def _underflowing_lse(seed: int = 0, **fields) -> Case:
+def _underflowing_lse(seed: int = 0, **fields: Any) -> Case:
     """A case whose kept rows all lie 10⁴ below zero: their log-sum-exp is below −88, where
     exp of it underflows float32 and an lse a kernel keeps in float32 must stay finite."""
     return Case(n_q=3, n_k=5, offset="-1e4", seed=seed, **fields)
@@ -431,7 +445,7 @@ def _needs_window(kernel: Kernel) -> str | None:
     return None if kernel.takes_window else "takes no sliding window"
 
 
-def window_cases(kernel: Kernel):
+def window_cases(kernel: Kernel) -> st.SearchStrategy[Case]:
     """Windows shorter than the sequence (``_windows.windows``), n_q ≠ n_k only where the
     kernel declares its alignment, with masks, causal flags and offsets beside them."""
     lengths = "equal" if kernel.causal_alignment is None else "any"
@@ -440,7 +454,7 @@ def window_cases(kernel: Kernel):
                                                              and not kernel.takes_mask),
                  offset=st.one_of(st.none(), st.sampled_from(("1e4", "-1e4"))))
 
-    def windowed(case: Case):
+    def windowed(case: Case) -> st.SearchStrategy[Case]:
         return windows.windows(case.n_q, case.n_k).map(
             lambda w: dataclasses.replace(case, window_left=w[0], window_right=w[1]))
 

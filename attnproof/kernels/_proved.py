@@ -28,6 +28,8 @@ it: a kernel above 1 computes less accurately than any block-wise evaluation the
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 import sympy as sp
@@ -38,13 +40,28 @@ from attnproof.symbolic.kinds.error_bound import c_exp as c_exp_symbol
 
 from ._truth import Inputs
 
+if TYPE_CHECKING:
+    from attnproof.symbolic.kinds.error_bound import ErrorBound
+
+
+class _RoundingModel(Protocol):
+    """What the bound reads of a row of ``ROUNDING_MODEL``: the unit roundoff, and exp's
+    accuracy in units of it."""
+
+    @property
+    def u(self) -> float: ...
+    @property
+    def c_exp(self) -> int: ...
+
 
 @functools.cache
-def count_any_block():
+def count_any_block() -> Callable[..., Any]:
     """The proved count at block size 1, as a function of n (the row's kept keys) and c_exp."""
     from attnproof.theorems import rounding
 
-    count = rounding.online_softmax_blockwise_error_bound.claim.count.subs(rounding.b, 1)
+    # the theorem's claim is an ErrorBound (theorems/rounding.py declares it so)
+    claim = cast("ErrorBound", rounding.online_softmax_blockwise_error_bound.claim)
+    count = claim.count.subs(rounding.b, 1)
     return sp.lambdify((rounding.n, c_exp_symbol), count, "numpy")
 
 
@@ -74,7 +91,7 @@ def bound_ratio(x: Inputs, out: np.ndarray, exact: np.ndarray, size: np.ndarray,
     return float(ratio.max()) if ratio.size else None
 
 
-def _bound(x: Inputs, model, dtype: str, compute: str) -> np.ndarray:
+def _bound(x: Inputs, model: _RoundingModel, dtype: str, compute: str) -> np.ndarray:
     k = np.repeat(x.k, x.group, axis=1)
     scores = x.scale * np.einsum("bhqd,bhkd->bhqk", x.q, k)
     magnitudes = abs(x.scale) * np.einsum("bhqd,bhkd->bhqk", np.abs(x.q), np.abs(k))

@@ -13,7 +13,9 @@ proved tolerance in place of a hand-tuned one in a kernel's own tests.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pytest
 
@@ -26,6 +28,14 @@ from ._mechanism import words as mechanism_words
 from ._precision import words as precision_words
 from ._properties import PROPERTIES, property_named
 from ._tolerance import Tolerance, proved_tolerance
+
+if TYPE_CHECKING:
+    from _pytest.mark.structures import ParameterSet  # what pytest.param returns
+
+    from ._frameworks import Array
+
+# pytest's record_property fixture: (name, value) -> None
+RecordProperty: TypeAlias = Callable[[str, object], None]
 
 
 @dataclass(frozen=True)
@@ -44,8 +54,10 @@ class KernelCell:
         return f"{self.kernel.name}-{self.property}-{self.dtype}-{self.device}"
 
 
-def conformance_cells(kernel: Kernel, *, properties=None, dtypes=None, devices=None,
-                      examples: int = DEFAULT_EXAMPLES, spec: str | None = None) -> list:
+def conformance_cells(kernel: Kernel, *, properties: Iterable[str] | None = None,
+                      dtypes: Sequence[str] | None = None, devices: Iterable[str] | None = None,
+                      examples: int = DEFAULT_EXAMPLES,
+                      spec: str | None = None) -> list[ParameterSet]:
     """``pytest.param``s, one per property × dtype × device the kernel declares (or those
     named), with readable ids such as ``my_attention-forward-float32-cpu``. A device word
     stands for each present device it covers (``gpu`` on a machine with two: ``gpu:0`` and
@@ -64,7 +76,7 @@ def conformance_cells(kernel: Kernel, *, properties=None, dtypes=None, devices=N
 KERNEL_KEY = "attnproof.kernel"
 
 
-def assert_conforms(cell: KernelCell, record_property=None) -> None:
+def assert_conforms(cell: KernelCell, record_property: RecordProperty | None = None) -> None:
     """Run one cell; skip where it cannot run or does not apply, fail with the shrunk
     counterexample and the replay command where the kernel does not conform. With pytest's
     ``record_property``, the cell's record goes with the test's report, so that the plugin
@@ -82,14 +94,14 @@ def assert_conforms(cell: KernelCell, record_property=None) -> None:
         pytest.fail(_explain(result), pytrace=False)
 
 
-def _record(record_property, cell: KernelCell, result: Cell) -> None:
+def _record(record_property: RecordProperty | None, cell: KernelCell, result: Cell) -> None:
     if record_property is not None:
         record_property(KERNEL_KEY, json.dumps({
             "kernel": cell.kernel.name, "framework": cell.kernel.framework,
             "declared": declared(cell.kernel), "cell": result.to_json()}))
 
 
-def conformance_from_records(records) -> list[Conformance]:
+def conformance_from_records(records: Iterable[str]) -> list[Conformance]:
     """The conformance of each kernel, from its cells' records (``KERNEL_KEY``) in the order
     they came: what the plugin's controller writes."""
     kernels: dict[tuple, Conformance] = {}
@@ -104,7 +116,7 @@ def conformance_from_records(records) -> list[Conformance]:
     return list(kernels.values())
 
 
-def _explain(result) -> str:
+def _explain(result: Cell) -> str:
     lines = [f"{result.property} in {result.dtype} on {result.device}: {result.status}"]
     if result.reason:
         lines.append(result.reason)
@@ -123,7 +135,8 @@ def _explain(result) -> str:
     return "\n".join(lines)
 
 
-def assert_attention_close(out, q, k, v, **options) -> Tolerance:
+def assert_attention_close(out: Array, q: Array, k: Array, v: Array,
+                           **options: Any) -> Tolerance:
     """Fail the test, with the derivation of the tolerance and the worst entry, where the
     attention output ``out`` lies farther from the exact output of ``q, k, v`` than the
     proved tolerance (:func:`attnproof.kernels.proved_tolerance`, which takes ``options``:

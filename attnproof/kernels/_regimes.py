@@ -13,6 +13,8 @@ so that a reader sees whether a search got there, not only that it passed.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from ._cases import Case
@@ -60,7 +62,7 @@ def tally(regimes: dict, case_regimes: dict | None) -> None:
             residues[str(tile)].append(residue)
 
 
-def summary(cells) -> dict:
+def summary(cells: Iterable[object]) -> dict[str, dict[str, int]]:
     """The regimes of several cells (one property's dtypes and devices) together."""
     counts = {name: 0 for name in REGIMES}
     residues: dict[str, set] = {str(t): set() for t in TILE_SIZES}

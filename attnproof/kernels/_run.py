@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import traceback
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, SupportsInt, cast
 
 import numpy as np
+import numpy.typing as npt
 
 # the conformance rule's limits live beside the numeric checker's, in the tolerance module
 from attnproof.numeric import CELL_FAILURES
@@ -38,6 +41,10 @@ from ._truth import (
     truth_lse,
 )
 
+if TYPE_CHECKING:
+    from ._precision import Sums
+    from ._truth import Pair
+
 TRACEBACK_FRAMES = 3
 _TINY = np.finfo(np.float64).tiny
 CONVENTION_WORDS = {"zeros": "returns zeros", "mean_v": "returns the mean of V",
@@ -49,6 +56,38 @@ LSE_WORDS = {"-inf": "returns −∞", "+inf": "returns +∞", "nan": "returns N
              "finite": "returns finite values (or a mix)"}
 
 
+class PropertyView(Protocol):
+    """What this module reads of a property (``_properties.Property``, which imports this
+    module, so it is named by what it has)."""
+
+    @property
+    def outputs(self) -> Callable[[Kernel], tuple[str, ...]]: ...
+    @property
+    def alignment(self) -> str | None: ...
+    @property
+    def lse_cotangent(self) -> bool: ...
+    @property
+    def beside_bitwise(self) -> bool: ...
+    @property
+    def twin_refused(self) -> Callable[[Inputs], tuple[Inputs, str]] | None: ...
+    @property
+    def length_twin(self) -> Callable[[Case], Case] | None: ...
+    @property
+    def outputs_instead(self) -> Callable[[Kernel, Framework, Inputs, Case, str, str],
+                                          dict[str, np.ndarray]] | None: ...
+    @property
+    def run_beside(self) -> Callable[[Kernel, Framework, Inputs, Case, str, str,
+                                      Collection[str]], dict[str, np.ndarray]] | None: ...
+    @property
+    def convention(self) -> Callable[[Kernel, Inputs, dict[str, np.ndarray], str, str,
+                                      dict[str, str]],
+                                     tuple[Inputs, CaseResult | None]] | None: ...
+    @property
+    def explain_raise(self) -> Callable[[Kernel, Framework, Case, str, str],
+                                        str | None] | None: ...
+    def plain(self) -> PropertyView: ...
+
+
 @dataclass
 class CaseResult:
     """``ratio`` is the worst error over the reference's (floor included): conforms <= LIMIT."""
@@ -57,23 +96,23 @@ class CaseResult:
     ratio: float | None = None
     output: str | None = None
     message: str = ""
-    detail: dict = field(default_factory=dict)
-    conventions: dict = field(default_factory=dict)
+    detail: dict[str, Any] = field(default_factory=dict)
+    conventions: dict[str, str] = field(default_factory=dict)
     # the output's largest error over the proved bound of its precision (``_proved``), beside
     # the rule above; None where no bound applies
     bound_ratio: float | None = None
     # what the kernel returned and what the verdict was computed from (``_judge``'s pieces):
     # kept for comparing one call with another, never written out
-    got: dict | None = field(default=None, repr=False)
-    pieces: dict | None = field(default=None, repr=False)
+    got: dict[str, np.ndarray] | None = field(default=None, repr=False)
+    pieces: dict[str, Any] | None = field(default=None, repr=False)
     # O's errors and the plain reference's relative to each row's proved bound, summed
     # (``_precision.row_sums``): what the precision the kernel behaves like is estimated from
-    precision: dict | None = None
+    precision: Sums | None = None
     # the regimes the case reached (``_regimes.reached``)
-    regimes: dict | None = None
+    regimes: dict[str, Any] | None = None
     # what the property asks that this case could not judge, and why: name -> why (dsinks of a
     # kernel whose own backward gives none; a precision change where no estimate is possible)
-    unchecked: dict = field(default_factory=dict)
+    unchecked: dict[str, str] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -84,7 +123,7 @@ def eps(dtype: str) -> float:
     return machine_epsilon(dtype)
 
 
-def run_case(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
+def run_case(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtype: str,
              device: str = "cpu") -> CaseResult:
     """One case, run on the kernel as declared (:meth:`Kernel.fresh`: whatever state its
     callables keep starts as it was declared), or a sequence of calls (``case.history``) on
@@ -94,7 +133,7 @@ def run_case(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
     return _run_on(kernel.fresh(), fw, prop, case, dtype, device)
 
 
-def _run_on(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
+def _run_on(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtype: str,
             device: str) -> CaseResult:
     """One call of the case (and what its property runs beside it), under the configuration
     the user's kernel gets (``Framework.scope``: the user's own, restored when it returns)."""
@@ -105,7 +144,7 @@ def _run_on(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
         return _run_in_scope(kernel, fw, prop, case, dtype, device)
 
 
-def _run_in_scope(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
+def _run_in_scope(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtype: str,
                   device: str) -> CaseResult:
     compute = kernel.compute_for(dtype, device)
     outputs = prop.outputs(kernel)
@@ -137,12 +176,13 @@ def with_lse_cotangent(x: Inputs, case: Case, dtype: str) -> Inputs:
     return dataclasses.replace(x, g_lse=rounded(g_lse, dtype))
 
 
-def _twin_refused(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, device: str,
-                  outputs, x: Inputs) -> CaseResult | None:
+def _twin_refused(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtype: str,
+                  device: str, outputs: Collection[str], x: Inputs) -> CaseResult | None:
     """The case's twin the kernel must refuse (``Property.twin_refused``), called after the
     case itself passed: None where the kernel raised on it (its refusal), a failure where it
     returned outputs. A raise counts only because the case's own call ran: a kernel that raises
     on everything has failed that call before this one is made."""
+    assert prop.twin_refused is not None  # asked only of a property with a twin to refuse
     twin, why = prop.twin_refused(x)
     try:
         with timed_calls():
@@ -157,12 +197,13 @@ def _twin_refused(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, d
                       detail={"output": "out", "twin": why})
 
 
-def _beside_length_twin(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
+def _beside_length_twin(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtype: str,
                         device: str, compute: str, result: CaseResult) -> CaseResult:
     """The case beside its twin at another length (``Property.length_twin``): the case's own
     failure, else the twin's; and a failure, or the failure named so, where the precision the
     two behave like differs past what summation order explains (``_lengths.changed``). Where
     either gives no estimate, the change is not judged, and the result says why."""
+    assert prop.length_twin is not None  # asked only of a property with a length twin
     twin_case = prop.length_twin(case)
     twin = _run_in_scope(kernel, fw, prop.plain(), twin_case, dtype, device)
     if twin.failed:
@@ -186,8 +227,8 @@ def _beside_length_twin(kernel: Kernel, fw: Framework, prop, case: Case, dtype: 
                                detail={**judged.detail, "precision_across_lengths": change})
 
 
-def _outcome(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, device: str,
-             compute: str, outputs, x: Inputs) -> CaseResult:
+def _outcome(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtype: str, device: str,
+             compute: str, outputs: Collection[str], x: Inputs) -> CaseResult:
     try:
         with timed_calls():
             got = call(kernel, fw, x, case, dtype, device, outputs)
@@ -197,12 +238,12 @@ def _outcome(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, device
                 prop.run_beside(kernel, fw, x, case, dtype, device, outputs)
     except Exception as error:  # noqa: BLE001 -- each kind is told apart in _not_run
         return _not_run(error, kernel, fw, prop, case, dtype, device)
-    conventions = {}
+    conventions: dict[str, str] = {}
     if prop.convention is not None:
         x, verdict = prop.convention(kernel, x, got, dtype, compute, conventions)
         if verdict is not None:
             return verdict
-    pieces: dict = {}
+    pieces: dict[str, Any] = {}
     judged = _judge(kernel, x, got, dtype, compute, outputs, conventions, pieces)
     if SINK_GRADIENT in outputs and x.sinks is not None and SINK_GRADIENT not in got:
         judged.unchecked[SINK_GRADIENT] = ("the kernel's own backward returns dQ, dK, dV "
@@ -225,7 +266,7 @@ def _outcome(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str, device
     return judged
 
 
-def _knobs_off(kernel: Kernel, x: Inputs):
+def _knobs_off(kernel: Kernel, x: Inputs) -> Iterator[tuple[str, Inputs]]:
     """Each knob of the instance ``x`` (its sinks, its window's band, its soft-capping), and
     the instance without it."""
     if x.sinks is not None:
@@ -238,8 +279,8 @@ def _knobs_off(kernel: Kernel, x: Inputs):
         yield "soft-capping", dataclasses.replace(x, score_mod=None)
 
 
-def _name_dropped_knob(kernel: Kernel, x: Inputs, got, dtype: str, compute: str, outputs,
-                       judged: CaseResult) -> None:
+def _name_dropped_knob(kernel: Kernel, x: Inputs, got: dict[str, np.ndarray], dtype: str,
+                       compute: str, outputs: Collection[str], judged: CaseResult) -> None:
     """Where a failing case's outputs pass the rule against the instance with one of its
     knobs off, say so in ``judged``: the kernel took the knob's keyword and ignored it on this
     path (a knob silently dropped: the failure class of a sink dropped beside a mask, a window
@@ -257,8 +298,8 @@ def _name_dropped_knob(kernel: Kernel, x: Inputs, got, dtype: str, compute: str,
             return
 
 
-def _not_run(error: Exception, kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
-             device: str) -> CaseResult:
+def _not_run(error: Exception, kernel: Kernel, fw: Framework, prop: PropertyView | None,
+             case: Case, dtype: str, device: str) -> CaseResult:
     """What a call that raised tells: a layout the kernel did not return, a case outside what
     it supports or the framework's configuration holds (not run, not decided), a declaration
     its raise is explained by, or the kernel's own failure (a finding, reported in full)."""
@@ -275,7 +316,7 @@ def _not_run(error: Exception, kernel: Kernel, fw: Framework, prop, case: Case, 
 
 
 def _run_packed(kernel: Kernel, fw: Framework, case: Case, dtype: str, device: str,
-                compute: str, outputs) -> CaseResult:
+                compute: str, outputs: Collection[str]) -> CaseResult:
     """A packed case (``packed_sequences``): its sequences end to end in one call, each judged
     by the rule against its own truth, a batch of one (``theorems/production_features.py``:
     packed attention is each sequence's own), the worst of them the case's result; then, where
@@ -291,7 +332,7 @@ def _run_packed(kernel: Kernel, fw: Framework, case: Case, dtype: str, device: s
                                      outputs)
     except Exception as error:  # noqa: BLE001 -- each kind is told apart in _not_run
         return _not_run(error, kernel, fw, None, case, dtype, device)
-    conventions: dict = {}
+    conventions: dict[str, str] = {}
     judged = []
     for number, (x, one) in enumerate(zip(sequences, got, strict=True)):
         result = _judge(kernel, x, one, dtype, compute, outputs, conventions)
@@ -318,7 +359,7 @@ def _worst_sequence(judged: list[CaseResult]) -> CaseResult:
     failed = [r for r in judged if r.failed]
     worst = failed[0] if failed else max(judged, key=lambda r: -1.0 if r.ratio is None
                                          else r.ratio)
-    total = None
+    total: Sums | None = None
     for result in judged:
         total = precision.add(total, result.precision)
     found = [name for r in judged for name in (r.regimes or {}).get("regimes", ())]
@@ -328,7 +369,7 @@ def _worst_sequence(judged: list[CaseResult]) -> CaseResult:
     return worst
 
 
-def _slack_gradients(slack: dict[str, np.ndarray], layout) -> CaseResult | None:
+def _slack_gradients(slack: dict[str, np.ndarray], layout: packed.Packing) -> CaseResult | None:
     """A failure where a slack token's gradient is not 0: no sequence owns it, so no output
     depends on it (and no loss reads its output: its upstream gradient is 0)."""
     for name, value in slack.items():
@@ -345,7 +386,7 @@ def _slack_gradients(slack: dict[str, np.ndarray], layout) -> CaseResult | None:
     return None
 
 
-def _in_sequence(kernel: Kernel, fw: Framework, prop, case: Case, dtype: str,
+def _in_sequence(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtype: str,
                  device: str) -> CaseResult:
     """The calls of ``case.history``, then ``case`` itself, made in that order on one kernel
     object as declared. Where the kernel's callables keep state of their own, each call is
@@ -427,8 +468,9 @@ def _short_path(path: str) -> str:
 # -- judging -------------------------------------------------------------------------------------
 
 
-def _judge(kernel, x: Inputs, got, dtype, compute, outputs, conventions,
-           pieces: dict | None = None) -> CaseResult:
+def _judge(kernel: Kernel, x: Inputs, got: dict[str, np.ndarray], dtype: str, compute: str,
+           outputs: Collection[str], conventions: dict[str, str],
+           pieces: dict[str, Any] | None = None) -> CaseResult:
     """The worst output by the rule; ``pieces``, when given, receives what the verdict was
     computed from (the truth, the plain reference, the floors, the outputs judged). With sinks,
     everything is computed on the instance with the sink as one more key (``_sinks``), and that
@@ -479,12 +521,13 @@ def _judge(kernel, x: Inputs, got, dtype, compute, outputs, conventions,
     return judged
 
 
-def _necessary(x: Inputs, got, exact, outputs, rows, dtype, compute,
-               framework) -> list[CaseResult]:
+def _necessary(x: Inputs, got: dict[str, np.ndarray], exact: dict[str, Pair],
+               outputs: Collection[str], rows: np.ndarray, dtype: str, compute: str,
+               framework: str) -> list[CaseResult]:
     """What must hold whatever rounding the scores suffer (``_tolerance``, "What holds
     whatever the scores' rounding"), on every row that keeps a key: each entry of O within its
     feature's values over the kept keys, and the lse within [max s − e, max s + log n + e]."""
-    found = []
+    found: list[CaseResult] = []
     if not rows.any():
         return found
     unresolved = tolerance.unresolved_rows(x, compute)
@@ -497,7 +540,8 @@ def _necessary(x: Inputs, got, exact, outputs, rows, dtype, compute,
     return found
 
 
-def _outside_hull(out, exact, hull, rows, unresolved) -> CaseResult:
+def _outside_hull(out: np.ndarray, exact: np.ndarray, hull: tolerance.Hull, rows: np.ndarray,
+                  unresolved: np.ndarray) -> CaseResult:
     with np.errstate(over="ignore", invalid="ignore"):
         ratios = np.where(rows[..., None], LIMIT * hull.ratio(out), 0.0)
     worst = np.unravel_index(int(np.argmax(ratios)), ratios.shape)
@@ -526,7 +570,8 @@ def _outside_hull(out, exact, hull, rows, unresolved) -> CaseResult:
     return CaseResult("fail", ratio, "out", message, detail)
 
 
-def _outside_lse(lse, exact, interval, rows, unresolved) -> CaseResult:
+def _outside_lse(lse: np.ndarray, exact: np.ndarray, interval: tolerance.LseInterval,
+                 rows: np.ndarray, unresolved: np.ndarray) -> CaseResult:
     with np.errstate(over="ignore", invalid="ignore"):
         ratios = np.where(rows, LIMIT * interval.ratio(lse), 0.0)
     worst = np.unravel_index(int(np.argmax(ratios)), ratios.shape)
@@ -559,6 +604,7 @@ def _with_necessary(judged: CaseResult, necessary: list[CaseResult]) -> CaseResu
     case's ratio is the largest of all, so it shows the check nearest to failing. A condition
     met decides nothing on its own: an undecided case stays undecided."""
     for extra in necessary:
+        assert extra.ratio is not None  # the hull's and the lse interval's carry their ratio
         if extra.failed:
             if not judged.failed or (judged.ratio or 0.0) < extra.ratio:
                 judged = extra
@@ -573,15 +619,19 @@ def _floor_ulps(x: Inputs, dtype: str, compute: str) -> dict[str, np.ndarray]:
             for name, rows in condition(x).items()}
 
 
-def _worst_of(outputs, got, exact, plain, masked_rows, floor) -> CaseResult:
+def _worst_of(outputs: Collection[str], got: dict[str, np.ndarray], exact: dict[str, Pair],
+              plain: dict[str, np.ndarray], masked_rows: np.ndarray,
+              floor: dict[str, np.ndarray]) -> CaseResult:
     judged = [_compare(name, got[name], *exact[name], plain[name],
                        ~masked_rows if name in ("out", "lse") else None, floor[name])
               for name in outputs]
     decided = [j for j in judged if j.ratio is not None]
-    return max(decided, key=lambda j: j.ratio) if decided else judged[0]
+    # (each of ``decided`` has a ratio)
+    return max(decided, key=lambda j: cast(float, j.ratio)) if decided else judged[0]
 
 
-def _compare(name, value, exact, size, plain, rows, floor_ulps) -> CaseResult:
+def _compare(name: str, value: np.ndarray, exact: np.ndarray, size: np.ndarray,
+             plain: np.ndarray, rows: np.ndarray | None, floor_ulps: np.ndarray) -> CaseResult:
     """Flash-attention's rule on absolute errors: each row's error at most LIMIT times the
     plain reference's worst, plus the row's floor (``floor_ulps`` per row, times the row's
     magnitude: the sum of its terms' absolute values)."""
@@ -616,21 +666,26 @@ def _compare(name, value, exact, size, plain, rows, floor_ulps) -> CaseResult:
     return CaseResult(status, ratio, name, message, detail)
 
 
-def _independence(got, alone, pieces: dict, other: str = "the same element run alone",
+def _independence(got: dict[str, np.ndarray], alone: dict[str, np.ndarray],
+                  pieces: dict[str, Any], other: str = "the same element run alone",
                   labels: tuple[str, str] = ("batched", "alone")) -> CaseResult:
     """Each batch element's outputs against the same element run alone: their difference per
     row within what the rule allows an error (LIMIT times the plain reference's worst, plus the
     row's floor); the same convention value (NaN, ±inf) in both counts as equal."""
     with np.errstate(all="ignore"):
-        judged = [_compare_alone(name, got[name], alone[name], *pieces["exact"][name],
+        # pieces["exact"] is ``_judge``'s truth: a (value, magnitude) pair per output
+        judged = [_compare_alone(name, got[name], alone[name],
+                                 *cast("Pair", pieces["exact"][name]),
                                  pieces["plain"][name], pieces["masked_rows"],
                                  pieces["floor"][name], other, labels)
                   for name in pieces["outputs"] if name in got and name in alone]
     decided = [j for j in judged if j.ratio is not None]
-    return max(decided, key=lambda j: j.ratio) if decided else judged[0]
+    # (each of ``decided`` has a ratio)
+    return max(decided, key=lambda j: cast(float, j.ratio)) if decided else judged[0]
 
 
-def bitwise_apart(got, alone, outputs) -> CaseResult | None:
+def bitwise_apart(got: dict[str, np.ndarray], alone: dict[str, np.ndarray],
+                  outputs: Collection[str]) -> CaseResult | None:
     """The first output whose batched values are not those of each element run alone, to the
     bit (equal as numbers, NaN to NaN; +0 and -0 count as one): a failure naming the element,
     the entries that differ and by how much; None where every output is the same. No rule and
@@ -662,8 +717,9 @@ def bitwise_apart(got, alone, outputs) -> CaseResult | None:
     return None
 
 
-def _compare_alone(name, value, alone, exact, size, plain, masked_rows, floor_ulps,
-                   other: str, labels: tuple[str, str]) -> CaseResult:
+def _compare_alone(name: str, value: np.ndarray, alone: np.ndarray, exact: np.ndarray,
+                   size: np.ndarray, plain: np.ndarray, masked_rows: np.ndarray,
+                   floor_ulps: np.ndarray, other: str, labels: tuple[str, str]) -> CaseResult:
     if name == "lse":
         value, alone, exact, plain, size = (a[..., None] for a in (value, alone, exact, plain,
                                                                     size))
@@ -694,7 +750,7 @@ def _compare_alone(name, value, alone, exact, size, plain, masked_rows, floor_ul
     return CaseResult("fail", ratio, name, message, detail)
 
 
-def _row_errors(value, exact):
+def _row_errors(value: np.ndarray, exact: np.ndarray) -> np.ndarray:
     difference = np.abs(value - exact)
     difference = np.where(np.isfinite(value) | ~np.isfinite(exact), difference, np.inf)
     # nan_to_num would write +inf as the largest float: an error of 1.8e308 where the kernel
@@ -702,20 +758,22 @@ def _row_errors(value, exact):
     return np.max(np.nan_to_num(difference, nan=np.inf, posinf=np.inf), axis=-1)
 
 
-def _entries(name, value, exact, index) -> dict:
-    index = tuple(int(i) for i in index)
-    return {"at": {"output": name, "row (b, h, i)": list(index)},
-            "kernel": _short(value[index]), "truth": _short(exact[index])}
+def _entries(name: str, value: np.ndarray, exact: np.ndarray,
+             index: Iterable[SupportsInt]) -> dict[str, Any]:
+    at = tuple(int(i) for i in index)
+    return {"at": {"output": name, "row (b, h, i)": list(at)},
+            "kernel": _short(value[at]), "truth": _short(exact[at])}
 
 
-def _short(row, keep: int = 8) -> list:
+def _short(row: npt.ArrayLike, keep: int = 8) -> list[float]:
     return [float(f"{float(v):.6g}") for v in np.ravel(row)[:keep]]
 
 
 # -- conventions ---------------------------------------------------------------------------------
 
 
-def _fully_masked(kernel, x: Inputs, out, rows, dtype, compute, conventions) -> CaseResult | None:
+def _fully_masked(kernel: Kernel, x: Inputs, out: np.ndarray, rows: np.ndarray, dtype: str,
+                  compute: str, conventions: dict[str, str]) -> CaseResult | None:
     observed = classify_fully_masked(x, out, rows, max(eps(compute), eps(dtype)))
     conventions["fully_masked"] = observed
     declared = kernel.fully_masked
@@ -730,7 +788,8 @@ def _fully_masked(kernel, x: Inputs, out, rows, dtype, compute, conventions) -> 
     return None
 
 
-def _fully_masked_lse(kernel, lse, rows, conventions) -> CaseResult | None:
+def _fully_masked_lse(kernel: Kernel, lse: np.ndarray, rows: np.ndarray,
+                      conventions: dict[str, str]) -> CaseResult | None:
     """A row with no kept key has no mass: its log-sum-exp is -inf, or by a declared
     convention +inf (flash-attention's, so that exp(s - lse) is 0) or NaN; never finite."""
     observed = classify_fully_masked_lse(lse[rows])
@@ -755,7 +814,7 @@ def classify_fully_masked_lse(values: np.ndarray) -> str:
     return "finite"
 
 
-def classify_fully_masked(x: Inputs, out, rows, epsilon: float) -> str:
+def classify_fully_masked(x: Inputs, out: np.ndarray, rows: np.ndarray, epsilon: float) -> str:
     """What the kernel returns for its fully masked rows: zeros, mean_v, nan or other."""
     values = out[rows]
     if np.all(np.isnan(values)):
@@ -764,18 +823,21 @@ def classify_fully_masked(x: Inputs, out, rows, epsilon: float) -> str:
                              out.shape)[rows]
     tolerance = CONVENTION_ULPS * epsilon * (np.max(np.abs(x.v)) + _TINY)
     distances = {"zeros": np.max(np.abs(values)), "mean_v": np.max(np.abs(values - mean_v))}
-    best = min(distances, key=distances.get)
+    # (``get`` of one of its own keys: never None)
+    best = min(distances, key=cast("Callable[[str], float]", distances.get))
     return best if distances[best] <= tolerance else "other"
 
 
-def read_causal_alignment(kernel, x: Inputs, got, dtype, compute, conventions):
+def read_causal_alignment(kernel: Kernel, x: Inputs, got: dict[str, np.ndarray], dtype: str,
+                          compute: str, conventions: dict[str, str]
+                          ) -> tuple[Inputs, CaseResult | None]:
     """Which causal alignment the kernel follows when n_q != n_k, from its output."""
     n_q, n_k = x.q.shape[2], x.k.shape[2]
     keeps = {a: np.broadcast_to(causal_keep(n_q, n_k, a), x.keep.shape) for a in
              ("upper_left", "lower_right")}
     common = ~fully_masked_rows(keeps["upper_left"]) & ~fully_masked_rows(keeps["lower_right"])
     floor = _floor_ulps(x, dtype, compute)
-    ratios = {}
+    ratios: dict[str, float | None] = {}
     for name, keep in keeps.items():
         xa = dataclasses.replace(x, keep=keep)
         exact = truth(xa, ("out",))["out"]
@@ -788,7 +850,8 @@ def read_causal_alignment(kernel, x: Inputs, got, dtype, compute, conventions):
         return x, CaseResult("fail", max(r or 0 for r in ratios.values()), "out",
                              f"causal with n_q != n_k matches neither alignment ({shown})")
     if len(fits) == len(ratios):  # too few rows differ between the alignments to tell them apart
-        return x, CaseResult("pass", max(ratios.values()), "out")
+        # (every ratio fits: none is None)
+        return x, CaseResult("pass", max(cast("Iterable[float]", ratios.values())), "out")
     observed = fits[0]
     conventions["causal_alignment"] = observed
     if declared is not None and observed != declared:

@@ -9,9 +9,10 @@ the wrong shape is refused with one line naming the field, e.g.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
-from jsonschema.exceptions import best_match
+from jsonschema.exceptions import ValidationError, best_match
 
 from attnproof.report import schema_validator, short_message
 
@@ -24,13 +25,13 @@ class ConformanceError(ValueError):
     """A conformance file that cannot be read, or that is not of the schema's shape."""
 
 
-def problem(data) -> str | None:
+def problem(data: object) -> str | None:
     """What is wrong with ``data`` as a conformance file, naming the field; None when valid."""
     error = best_match(schema_validator(__package__, SCHEMA_FILE).iter_errors(data))
     return None if error is None else f"{error.json_path}: {_message(error)}"
 
 
-def _message(error) -> str:
+def _message(error: ValidationError) -> str:
     """The validator's message on a line; a long value it quotes first (a whole kernel where a
     list belongs) is cut there, so that what is wrong with it still shows."""
     quoted = repr(error.instance)
@@ -39,7 +40,7 @@ def _message(error) -> str:
     return short_message(error.message)
 
 
-def load_conformance(path) -> dict:
+def load_conformance(path: str | os.PathLike[str]) -> dict:
     """The parsed conformance file at ``path``; ``ConformanceError`` says why it cannot be.
 
     Infinity, -Infinity and NaN are read as the floats the checker wrote them for (a failed

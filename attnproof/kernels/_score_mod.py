@@ -88,5 +88,6 @@ def softcap(cap: float) -> ScoreMod:
     return from_callable(functools.partial(_capped, cap))
 
 
-def _capped(cap, score, batch, head, i, j):
+def _capped(cap: float, score: sp.Expr, batch: sp.Symbol, head: sp.Symbol, i: sp.Symbol,
+            j: sp.Symbol) -> sp.Expr:
     return cap * sp.tanh(score / cap)

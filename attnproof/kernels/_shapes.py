@@ -20,7 +20,7 @@ is not met.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from hypothesis import strategies as st
 
@@ -140,14 +140,16 @@ def rungs_of(where: Callable[[Shape], bool]) -> tuple[Shape, ...]:
     return chosen
 
 
-def shapes(where: Callable[[Shape], bool]):
+def shapes(where: Callable[[Shape], bool]) -> st.SearchStrategy[Shape]:
     """A rung that ``where`` accepts, the cheapest first (Hypothesis shrinks a choice towards
     the first)."""
     return st.sampled_from(rungs_of(where))
 
 
-def kind(*, lengths: str = "any", dims: str = "equal", batch=(1, 2), kv_heads=(1, 2),
-         group=(1, 1), n=(1, 17), n_k=(1, 1025), d=(1, 128)) -> Callable[[Shape], bool]:
+def kind(*, lengths: str = "any", dims: str = "equal", batch: tuple[int, int] = (1, 2),
+         kv_heads: tuple[int, int] = (1, 2), group: tuple[int, int] = (1, 1),
+         n: tuple[int, int] = (1, 17), n_k: tuple[int, int] = (1, 1025),
+         d: tuple[int, int] = (1, 128)) -> Callable[[Shape], bool]:
     """The rungs of one kind: ``lengths`` "equal" (n_q = n_k), "apart" (n_q != n_k) or "any";
     ``dims`` likewise for d_k and d_v; the others (low, high) ranges of the batch, the K/V
     heads, the group, both lengths, the key length and both head dims. The defaults are the common
@@ -173,22 +175,22 @@ def _within(bounds: tuple[int, int], *values: int) -> bool:
 PLAIN = kind()
 
 
-def small_lengths(top: int = 16):
+def small_lengths(top: int = 16) -> st.SearchStrategy[int]:
     """A length of the small ladder, at most ``top``."""
     return st.sampled_from([n for n in SMALL_LENGTHS if n <= top])
 
 
-def lengths():
+def lengths() -> st.SearchStrategy[int]:
     """Mostly small, sometimes just below, at or above a block multiple, or a few hundred."""
     return st.one_of(small_lengths(), st.sampled_from(BLOCK_EDGES + A_FEW_HUNDRED))
 
 
-def head_dims(top: int | None = None):
+def head_dims(top: int | None = None) -> st.SearchStrategy[int]:
     """A head dimension of the ladder (at most ``top``, when given)."""
     return st.sampled_from([d for d in HEAD_DIMS if top is None or d <= top])
 
 
-def lengths_between(low: int, high: int):
+def lengths_between(low: int, high: int) -> st.SearchStrategy[int]:
     """A length of the ladder from ``low`` to ``high``."""
     return st.sampled_from([n for n in LENGTHS if low <= n <= high])
 
@@ -209,7 +211,21 @@ def ladder_below(n: int) -> tuple[int, ...]:
     return tuple(m for m in LENGTHS if m < n)
 
 
-def on_ladder(case) -> bool:
+class Sized(Protocol):
+    """The sizes of a case (``_cases.Case``, which imports this module, so it is named by what
+    it has)."""
+
+    @property
+    def n_q(self) -> int: ...
+    @property
+    def n_k(self) -> int: ...
+    @property
+    def d_k(self) -> int: ...
+    @property
+    def d_v(self) -> int: ...
+
+
+def on_ladder(case: Sized) -> bool:
     """Whether every size of ``case`` is one of the ladder's (its head counts are the
     properties' own: 1 to 12)."""
     return (case.n_q in LENGTHS and case.n_k in LENGTHS and case.d_k in HEAD_DIMS

@@ -14,8 +14,12 @@ denominator, output, lse and gradients.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ._truth import Inputs
 
 # how a case's sink values are drawn per head, from the lse of the head's rows: comparable to
 # them (e^s about Σ e^x: the sink takes a share of every row), far above them (the sink takes
@@ -46,10 +50,11 @@ def _one(kind: str, lse: np.ndarray, rng: np.random.Generator) -> float:
     return float(np.min(finite) - rng.uniform(*NEGLIGIBLE_BELOW))
 
 
-def with_sink_key(x):
+def with_sink_key(x: Inputs) -> Inputs:
     """The instance ``x`` (an ``Inputs`` with sinks) as the catalog's statement reads it: one
     more key, last, of score s_h in every row of head h (a bias column; K and V rows zero),
     kept by every row; the arrays the kernel received (``given``) are not the truth's."""
+    assert x.sinks is not None  # an instance with sinks: _run calls this only for those
     b, h, n_q, n_k = x.keep.shape
     zero_key = np.zeros((*x.k.shape[:2], 1, x.k.shape[3]))
     zero_value = np.zeros((*x.v.shape[:2], 1, x.v.shape[3]))
@@ -67,7 +72,7 @@ KEY_ROWS = ("dk", "dv")
 def without_sink_key(values: dict, n_k: int) -> dict:
     """``values`` per output with the appended key's rows of dK and dV left out (each value an
     array or a tuple of arrays whose third axis is the keys)."""
-    def cut(value):
+    def cut(value: np.ndarray | tuple[np.ndarray, ...]) -> np.ndarray | tuple[np.ndarray, ...]:
         if isinstance(value, tuple):
             return tuple(a[:, :, :n_k] for a in value)
         return value[:, :, :n_k]

@@ -4,6 +4,8 @@ own arithmetic, or the kernel's declared merge)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import Any, cast
 
 import numpy as np
 
@@ -25,7 +27,8 @@ def merged_halves(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: s
     return {"out": (w1 * o1 + w2 * o2) / (w1 + w2), "lse": (top + np.log(w1 + w2))[..., 0]}
 
 
-def _halves(kernel, fw, x: Inputs, case: Case, dtype: str, device: str) -> list[dict]:
+def _halves(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
+            device: str) -> list[dict[str, np.ndarray]]:
     split = split_point(case)
     return [call(kernel, fw, _keys(x, part), case, dtype, device, ("out",))
             for part in (slice(0, split), slice(split, None))]
@@ -39,8 +42,10 @@ def merged_by_kernel(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype
     for half in _halves(kernel, fw, x, case, dtype, device):
         arguments.append(fw.put(to_layout(half["out"], letters_of(kernel, "out")), dtype, device))
         arguments.append(fw.put(_lse_to_layout(kernel, half["lse"]), dtype, device))
+    # set: the property "merge" applies only to a kernel that declares one (_properties)
+    merge = cast(Callable[..., Any], kernel.merge)
     with raised_by_kernel():  # the kernel's own code, as its forward is
-        out, lse = kernel.merge(*arguments)
+        out, lse = merge(*arguments)
     b, h, n_q, _ = x.q.shape
     return {"out": read(fw, out, kernel, "out", (b, h, n_q, x.v.shape[3])),
             "lse": read(fw, lse, kernel, "lse", (b, h, n_q, 1))[..., 0]}

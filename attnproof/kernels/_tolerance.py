@@ -89,9 +89,12 @@ float32 (``tests/kernels/test_hull.py``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 # the conformance rule's limits, as the checker applies them (``_run``)
 from attnproof.numeric import KERNEL_FLOOR_ULPS as FLOOR_ULPS
@@ -103,6 +106,9 @@ from . import _proved as proved
 from ._declaration import from_layout, layout_shape, normalized_layout
 from ._frameworks import machine_epsilon, rounded
 from ._truth import Inputs, _scores, condition, reference, truth
+
+if TYPE_CHECKING:
+    from ._frameworks import Array
 
 _FLOAT_NAMES = {"float64": "float64", "float32": "float32", "float16": "float16",
                 "bfloat16": "bfloat16"}
@@ -129,7 +135,7 @@ class Tolerance:
     # entry outside it by more is off whatever its distance to O
     hull: Hull | None = None
 
-    def check(self, out) -> tuple[bool, float, tuple[int, ...] | None]:
+    def check(self, out: Array) -> tuple[bool, float, tuple[int, ...] | None]:
         """(within?, the largest |out − O| / tolerance or excess over the kept values' range
         / its allowance, the entry where it is, canonical)."""
         ratio = self._ratios(_canonical(out, self.layout, self.expected.shape))
@@ -148,14 +154,14 @@ class Tolerance:
             ratio = outside if which == "hull" else np.maximum(ratio, outside)
         return np.where(self.rows[..., None], ratio, 0.0)
 
-    def assert_close(self, out) -> None:
+    def assert_close(self, out: Array) -> None:
         """Raise AssertionError, with the derivation and the worst entry, where ``out`` lies
         farther from the exact output than its tolerance."""
         message = self.failure(out)
         if message:
             raise AssertionError(message)
 
-    def failure(self, out) -> str:
+    def failure(self, out: Array) -> str:
         """Why ``out`` is not within its tolerance, with the derivation; "" when it is."""
         ok, ratio, where = self.check(out)
         if ok:
@@ -163,6 +169,7 @@ class Tolerance:
         got = _canonical(out, self.layout, self.expected.shape)
         entry = f"(kernel {got[where]:.6g}, exact {self.expected[where]:.6g})\n{self}"
         if self._ratios(got, "distance")[where] < ratio:  # the range decides
+            assert self.hull is not None  # without one the ratio is the distance's
             return (f"attention output at (b, h, i, e) = {where} lies outside "
                     f"[{self.hull.low[where]:.6g}, {self.hull.high[where]:.6g}], the values of "
                     f"its feature over the row's kept keys, by {self.hull.excess(got)[where]:.3g}"
@@ -225,7 +232,8 @@ class Tolerance:
         return "\n".join(lines)
 
 
-def proved_tolerance(q, k, v, *, mask=None, causal: bool = False, scale: float | None = None,
+def proved_tolerance(q: Array, k: Array, v: Array, *, mask: Array | None = None,
+                     causal: bool = False, scale: float | None = None,
                      dtype: str | None = None, compute: str | None = None,
                      framework: str = "numpy", layout: str = "bhsd") -> Tolerance:
     """The tolerance an attention kernel's output may be held to on these inputs.
@@ -256,7 +264,8 @@ def proved_tolerance(q, k, v, *, mask=None, causal: bool = False, scale: float |
         keep = keep & np.broadcast_to(_numpy(mask).astype(bool), keep.shape)
     if causal:
         keep = keep & (np.arange(n_k)[None, :] <= np.arange(n_q)[:, None])
-    x = Inputs(*canonical, keep, np.zeros((b, h, n_q, canonical[2].shape[-1])),
+    x = Inputs(canonical[0], canonical[1], canonical[2], keep,
+               np.zeros((b, h, n_q, canonical[2].shape[-1])),
                d_k ** -0.5 if scale is None else float(scale))
     exact, size = truth(x, ("out",))["out"]
     plain = reference(x, compute, dtype, ("out",))["out"]
@@ -286,13 +295,13 @@ def _no_bound(framework: str, compute: str) -> str:
     return f"{framework} has no rounding model for {compute}"
 
 
-def _shape(shape, letters: str) -> tuple[int, int, int, int]:
+def _shape(shape: Sequence[int], letters: str) -> tuple[int, int, int, int]:
     """(b, h, s, d) of an array of axis order ``letters`` (absent axes: 1)."""
     found = dict(zip(letters, shape, strict=True))
     return found.get("b", 1), found.get("h", 1), found["s"], found["d"]
 
 
-def _canonical(out, letters: str, shape) -> np.ndarray:
+def _canonical(out: Array, letters: str, shape: Sequence[int]) -> np.ndarray:
     array = _numpy(out)
     expected = layout_shape(tuple(shape), letters)
     if array.shape != expected:
@@ -301,7 +310,7 @@ def _canonical(out, letters: str, shape) -> np.ndarray:
     return from_layout(array, letters, tuple(shape))
 
 
-def _numpy(array) -> np.ndarray:
+def _numpy(array: Array) -> np.ndarray:
     """A float64 (or bool) NumPy copy of a NumPy, JAX, MLX or PyTorch array."""
     if hasattr(array, "detach"):  # torch: bfloat16 has no NumPy dtype, go through float64
         import torch
@@ -314,7 +323,7 @@ def _numpy(array) -> np.ndarray:
     return to_numpy(array)  # NumPy, JAX and MLX arrays, as the numeric backends read theirs
 
 
-def _dtype_name(array) -> str:
+def _dtype_name(array: Array) -> str:
     name = str(getattr(array, "dtype", "float32")).rsplit(".", 1)[-1]
     if name not in _FLOAT_NAMES:
         raise ValueError(f"dtype {name!r} is none of {', '.join(_FLOAT_NAMES)}: pass dtype=")
@@ -347,14 +356,14 @@ def unit_roundoff(dtype: str, compute: str) -> float:
     return max(machine_epsilon(dtype), machine_epsilon(compute)) / 2
 
 
-def _gamma(count, u: float) -> np.ndarray:
+def _gamma(count: npt.ArrayLike, u: float) -> np.ndarray:
     """γ_k = ku / (1 − ku), infinite where ku ≥ 1 (no bound)."""
     k = np.asarray(count, dtype=np.float64) * u
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(k < 1, k / (1 - k), np.inf)
 
 
-def hull_factor(kept, u: float) -> np.ndarray:
+def hull_factor(kept: npt.ArrayLike, u: float) -> np.ndarray:
     """φ_n, the allowance relative to the largest |v| of a feature, for ``kept`` keys."""
     a = _gamma(HULL_NUMERATOR[0] * np.asarray(kept) + HULL_NUMERATOR[1], u)
     b = _gamma(HULL_DENOMINATOR[0] * np.asarray(kept) + HULL_DENOMINATOR[1], u)

@@ -12,11 +12,24 @@ key j's are column j of B (each scaled by sqrt(d'), d' = d_k + n_q).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from ._frameworks import TF32, machine_epsilon, rounded
+
+if TYPE_CHECKING:
+    import sympy as sp
+
+    from attnproof.numeric import Compiled
+    from attnproof.symbolic import Equals, Theorem
+
+    from ._score_mod import ScoreMod
+
+# (value, magnitude) of one output, each in canonical layout, float64
+Pair = tuple[np.ndarray, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -32,11 +45,11 @@ class Inputs:
     scale: float
     # what the kernel receives instead, where it differs from the truth's arrays (garbage in
     # entries no output depends on; a mask without the window's band), by argument name
-    given: dict | None = None
+    given: dict[str, np.ndarray] | None = None
     # the finite term added to each score (b, h, n_q, n_k) after the kernel's scale rule
     bias: np.ndarray | None = None
     # a modification of each score (bias included) before the softmax (a ScoreMod)
-    score_mod: object | None = None
+    score_mod: ScoreMod | None = None
     # (h,): each query head's sink logit, added to every row's softmax denominator (``_sinks``)
     sinks: np.ndarray | None = None
     # the last key is a sink appended as a key (``_sinks.with_sink_key``): its score's
@@ -65,26 +78,27 @@ SINK_GRADIENT = "dsinks"
 
 
 @functools.cache
-def _statements():
+def _statements() -> dict[str, Compiled]:
     """The compiled O, dQ, dK, dV (the import is deferred: compiling loads the catalog)."""
     from attnproof.numeric import compile_expression
     from attnproof.theorems import masking as mk
 
-    def both(expr, out, theorem):
+    def both(expr: sp.Expr, out: tuple[sp.Idx, ...], theorem: Theorem) -> Compiled:
         return compile_expression(expr, out, inputs=theorem.inputs,
                                   definitions=theorem.definitions)
 
     dq, dk, dv = (mk.masking_attention_backward_dq, mk.masking_attention_backward_dk,
                   mk.masking_attention_backward_dv)
+    # each of the three is stated as an identity (``Equals``): its rhs is the closed form
     return {
         "out": both(mk.O_masked[mk.i, mk.b], (mk.i, mk.b), dq),
-        "dq": both(dq.claim.rhs, (mk.m, mk.l_), dq),
-        "dk": both(dk.claim.rhs, (mk.n, mk.l_), dk),
-        "dv": both(dv.claim.rhs, (mk.n, mk.c), dv),
+        "dq": both(cast("Equals", dq.claim).rhs, (mk.m, mk.l_), dq),
+        "dk": both(cast("Equals", dk.claim).rhs, (mk.n, mk.l_), dk),
+        "dv": both(cast("Equals", dv.claim).rhs, (mk.n, mk.c), dv),
     }
 
 
-def truth(x: Inputs, outputs=OUTPUTS) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def truth(x: Inputs, outputs: Collection[str] = OUTPUTS) -> dict[str, Pair]:
     """Per output, (value, magnitude) in float64, canonical layout: the magnitude is the same
     sum taken over absolute values of its terms (see :func:`magnitudes`)."""
     if x.score_mod is not None:
@@ -97,7 +111,7 @@ def truth(x: Inputs, outputs=OUTPUTS) -> dict[str, tuple[np.ndarray, np.ndarray]
               "M": _flat(x.keep.astype(np.float64))}
     sizes = {"batch": b * h, "n_q": n_q, "n_k": k.shape[2], "d_k": d, "d_v": v.shape[3]}
     sizes_of_terms = magnitudes(x)
-    result = {}
+    result: dict[str, Pair] = {}
     for name in outputs:
         value = np.asarray(_statements()[name](np, arrays, sizes))
         value = value.reshape(b, h, *value.shape[1:]) * (stretch if name == "dq" else 1.0)
@@ -110,7 +124,7 @@ def truth(x: Inputs, outputs=OUTPUTS) -> dict[str, tuple[np.ndarray, np.ndarray]
 
 
 @functools.cache
-def _softmax_statements():
+def _softmax_statements() -> dict[str, Compiled]:
     """The masked softmax A, the output O and dS = ∂L/∂S of the masking statements, with the
     scores S an input: where a score modification sits between the scores and the softmax."""
     from attnproof import Defined, masked_softmax
@@ -131,26 +145,30 @@ def _softmax_statements():
     }
 
 
-def _truth_modified(x: Inputs, outputs) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def _truth_modified(x: Inputs, outputs: Collection[str]) -> dict[str, Pair]:
     """The truth under a score modification f: O and dS at the modified scores f(S) from the
     statements, and dQ, dK by the chain rule through f' (the derivative of the declared f)."""
     b, h, n_q, _ = x.q.shape
     k, v = (np.repeat(a, x.group, axis=1) for a in (x.k, x.v))
+    # ``truth`` calls this only for an instance with a score modification
+    assert x.score_mod is not None
     modified, slope = x.score_mod.on(_raw_scores(x, k))
     arrays = {"S": _flat(modified), "V": _flat(v), "G": _flat(x.g),
               "M": _flat(x.keep.astype(np.float64))}
     sizes = {"batch": b * h, "n_q": n_q, "n_k": k.shape[2], "d_v": v.shape[3]}
     compiled = _softmax_statements()
 
-    def run(name):
+    def run(name: str) -> np.ndarray:
         value = np.asarray(compiled[name](np, arrays, sizes))
         return value.reshape(b, h, *value.shape[1:])
 
     ds = run("ds") * slope if set(outputs) & {"dq", "dk"} else None
-    values = {
+    # ds is None only where neither dq nor dk is asked, whose lambdas are then never called
+    values: dict[str, Callable[[], np.ndarray]] = {
         "out": lambda: run("out"),
-        "dq": lambda: x.scale * np.einsum("bhqk,bhkd->bhqd", ds, k),
-        "dk": lambda: _sum_groups(x.scale * np.einsum("bhqk,bhqd->bhkd", ds, x.q), x.group),
+        "dq": lambda: x.scale * np.einsum("bhqk,bhkd->bhqd", cast(np.ndarray, ds), k),
+        "dk": lambda: _sum_groups(x.scale * np.einsum("bhqk,bhqd->bhkd", cast(np.ndarray, ds),
+                                                      x.q), x.group),
         "dv": lambda: _sum_groups(np.einsum("bhqk,bhqd->bhkd", run("weights"), x.g), x.group),
     }
     sizes_of_terms = magnitudes(x)
@@ -158,7 +176,8 @@ def _truth_modified(x: Inputs, outputs) -> dict[str, tuple[np.ndarray, np.ndarra
                               for name in outputs}, k, slope)
 
 
-def _with_lse_path(x: Inputs, result: dict, k: np.ndarray, slope=None) -> dict:
+def _with_lse_path(x: Inputs, result: dict[str, Pair], k: np.ndarray,
+                   slope: np.ndarray | None = None) -> dict[str, Pair]:
     """``result`` with the gradient through the lse added to dQ and dK, where the loss reads
     it (``x.g_lse``): d lse_i / d s_ij = a_ij (the softmax is the gradient of the lse), so
     dS gains a_ij g_lse_i (times f' under a score modification), and its magnitude the same
@@ -173,10 +192,10 @@ def _with_lse_path(x: Inputs, result: dict, k: np.ndarray, slope=None) -> dict:
     if slope is not None:
         ds, size = ds * slope, size * np.abs(slope)
 
-    def dq(d, keys):
+    def dq(d: np.ndarray, keys: np.ndarray) -> np.ndarray:
         return x.scale * np.einsum("bhqk,bhkd->bhqd", d, keys)
 
-    def dk(d, queries):
+    def dk(d: np.ndarray, queries: np.ndarray) -> np.ndarray:
         return _sum_groups(x.scale * np.einsum("bhqk,bhqd->bhkd", d, queries), x.group)
 
     extra = {"dq": (dq(ds, k), dq(size, np.abs(k))), "dk": (dk(ds, x.q), dk(size, np.abs(x.q)))}
@@ -184,7 +203,7 @@ def _with_lse_path(x: Inputs, result: dict, k: np.ndarray, slope=None) -> dict:
             else (value, magnitude) for name, (value, magnitude) in result.items()}
 
 
-def sink_gradient(x: Inputs) -> tuple[np.ndarray, np.ndarray]:
+def sink_gradient(x: Inputs) -> Pair:
     """dL/ds_h of an instance whose last key is its sink (``Inputs.sink_key``): the masking
     statements' dS at the sink's score, summed over each head's rows (the sink's logit is that
     score in every row of its head), as (value, magnitude), each (1, h, 1, 1). The catalog's
@@ -203,7 +222,7 @@ def sink_gradient(x: Inputs) -> tuple[np.ndarray, np.ndarray]:
             size.sum(axis=(0, 2))[None, :, None, None])
 
 
-def _with_bias_features(x: Inputs, k: np.ndarray):
+def _with_bias_features(x: Inputs, k: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """Q, K (K repeated over each group) and their feature count d, with the bias as n_q more
     features: s (q_i, e_i / s)·(k_j, B_:j) = s q_i·k_j + B_ij for the scale s."""
     d_k = x.q.shape[-1]
@@ -256,7 +275,7 @@ def _max_groups(array: np.ndarray, group: int) -> np.ndarray:
     return array.reshape(b, h // group, group, *array.shape[2:])
 
 
-def _weights(x: Inputs, k) -> np.ndarray:
+def _weights(x: Inputs, k: np.ndarray) -> np.ndarray:
     """Masked softmax weights in float64; a fully masked row gets zeros."""
     keep = x.keep
     s = np.where(keep, _scores(x, k), -np.inf)
@@ -286,13 +305,13 @@ def _sum_groups(array: np.ndarray, group: int) -> np.ndarray:
     return array.reshape(b, h // group, group, *array.shape[2:]).sum(axis=2)
 
 
-def _raw_scores(x: Inputs, k):
+def _raw_scores(x: Inputs, k: np.ndarray) -> np.ndarray:
     """The scores in float64, bias included (k repeated over each group)."""
     scores = x.scale * np.einsum("bhqd,bhkd->bhqk", x.q, k)
     return scores if x.bias is None else scores + x.bias
 
 
-def _scores(x: Inputs, k):
+def _scores(x: Inputs, k: np.ndarray) -> np.ndarray:
     """The scores the softmax sees: modified when the kernel modifies them."""
     scores = _raw_scores(x, k)
     return scores if x.score_mod is None else x.score_mod.on(scores)[0]
@@ -301,7 +320,8 @@ def _scores(x: Inputs, k):
 # -- the plain reference at a declared precision -------------------------------------------------
 
 
-def reference(x: Inputs, compute: str, output: str, outputs=OUTPUTS) -> dict[str, np.ndarray]:
+def reference(x: Inputs, compute: str, output: str,
+              outputs: Collection[str] = OUTPUTS) -> dict[str, np.ndarray]:
     """Plain masked attention, forward and backward, every operation rounded to ``compute``
     (accumulating in float32 below float64, as hardware does), every result to ``output``.
     In TensorFloat-32 the operands of each matrix product are rounded to it and everything
@@ -312,10 +332,10 @@ def reference(x: Inputs, compute: str, output: str, outputs=OUTPUTS) -> dict[str
     work = np.float64 if machine_epsilon(compute) < machine_epsilon("float32") else np.float32
     elementwise = "float32" if compute == TF32 else compute
 
-    def r(a):
+    def r(a: np.ndarray) -> np.ndarray:
         return rounded(a, elementwise).astype(work)
 
-    def product(spec, left, right):
+    def product(spec: str, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         """A matrix product: operands in the compute precision, accumulated in ``work``."""
         return r(np.einsum(spec, rounded(left, compute).astype(work),
                            rounded(right, compute).astype(work)))

@@ -15,7 +15,9 @@ import contextlib
 import contextvars
 import warnings
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any, Protocol
 
 # a cell keeps this many distinct warnings; the rest are counted in one entry
 KEPT = 20
@@ -23,15 +25,22 @@ KEPT = 20
 # the warnings counted so far in the cell being checked, by (category, message, where); None
 # outside a cell (a replay, a user's own call), where the kernel's warnings are issued as in
 # their code
-_COUNTED: contextvars.ContextVar[Counter | None] = contextvars.ContextVar("kernel_warnings",
-                                                                          default=None)
+_COUNTED: contextvars.ContextVar[Counter[tuple[str, str, str]] | None] = contextvars.ContextVar(
+    "kernel_warnings", default=None)
+
+
+class KeepsWarnings(Protocol):
+    """A cell being checked (``_check.Cell``, which imports this module, so it is named by what
+    it has): where its kernel's warnings end."""
+
+    kernel_warnings: list[dict[str, Any]]
 
 
 @contextlib.contextmanager
-def kept_with(cell):
+def kept_with(cell: KeepsWarnings) -> Iterator[None]:
     """Check ``cell`` inside: what the kernel raises in its calls ends in
     ``cell.kernel_warnings``, counted."""
-    counted: Counter = Counter()
+    counted: Counter[tuple[str, str, str]] = Counter()
     token = _COUNTED.set(counted)
     try:
         yield
@@ -41,7 +50,7 @@ def kept_with(cell):
 
 
 @contextlib.contextmanager
-def raised_by_kernel():
+def raised_by_kernel() -> Iterator[None]:
     """Around one call of the kernel: its warnings are recorded for the cell, not shown.
     Filters stay the user's where they turn a warning into an error (the kernel raises as it
     would in their code); else every occurrence is recorded, so the counts are true."""
@@ -65,9 +74,10 @@ def _key(w: warnings.WarningMessage) -> tuple[str, str, str]:
             f"{Path(w.filename).name}:{w.lineno}")
 
 
-def _tally(counts: Counter) -> list[dict]:
-    kept = [{"category": category, "message": message, "where": where, "count": count}
-            for (category, message, where), count in counts.most_common(KEPT)]
+def _tally(counts: Counter[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    kept: list[dict[str, Any]] = [
+        {"category": category, "message": message, "where": where, "count": count}
+        for (category, message, where), count in counts.most_common(KEPT)]
     rest = sum(counts.values()) - sum(entry["count"] for entry in kept)
     if rest:
         kept.append({"category": "other", "message": f"{len(counts) - KEPT} more distinct "
@@ -75,7 +85,7 @@ def _tally(counts: Counter) -> list[dict]:
     return kept
 
 
-def total(cells) -> int:
+def total(cells: Iterable[object]) -> int:
     """How many warnings the kernel raised over these cells."""
     return sum(entry["count"] for cell in cells for entry in getattr(cell, "kernel_warnings",
                                                                        None) or ())

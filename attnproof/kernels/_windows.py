@@ -38,7 +38,7 @@ def in_form(form: str, left: int, right: int) -> tuple[int, int]:
     return left, right
 
 
-def keyword(form: str, left: int, right: int):
+def keyword(form: str, left: int, right: int) -> int | tuple[int, int]:
     """What the kernel's window keyword receives for the window (left, right)."""
     if form == "symmetric":
         return int(left)
@@ -47,7 +47,7 @@ def keyword(form: str, left: int, right: int):
     return int(left), int(right)
 
 
-def windows(n_q: int, n_k: int):
+def windows(n_q: int, n_k: int) -> st.SearchStrategy[tuple[int, int]]:
     """(left, right) shorter than the sequence on the side that binds: a window that looks
     back (right = 0, as decoders use) a few keys or about half the sequence, or one on both
     sides; each side on the ladder of window sides (``_shapes.windows_of``)."""

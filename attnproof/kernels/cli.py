@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from attnproof._arguments import positive_int, positive_seconds
 from attnproof.numeric import Device, DeviceError, accelerator_folder
@@ -29,6 +31,9 @@ from ._schema import ConformanceError
 from ._spec import load
 from ._warnings import total as warnings_total
 from .library import FRAMEWORK_OF, LIBRARY
+
+if TYPE_CHECKING:
+    from ._check import Cell, Conformance
 
 __all__ = ["DEFAULT_EXAMPLES", "add_arguments", "run"]
 
@@ -63,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--case", metavar="JSON", help="replay one case (needs one --kernel, --property, --dtype)")
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     try:
         for name in args.property or ():
             property_named(name)
@@ -105,7 +110,7 @@ def run(args) -> int:
     return 0 if all(r.ok for r in results) else 1
 
 
-def summary_lines(results, report) -> list[str]:
+def summary_lines(results: Sequence[Conformance], report: Path) -> list[str]:
     """After the matrix: one line per failing cell, what failed and its replay command, and
     the warnings the kernel raised, counted (they are in the report, not printed as raised)."""
     failed = [(result.kernel, cell) for result in results for cell in result.failures()]
@@ -127,7 +132,7 @@ def summary_lines(results, report) -> list[str]:
     return lines
 
 
-def _failure_lines(kernel: str, cell) -> list[str]:
+def _failure_lines(kernel: str, cell: Cell) -> list[str]:
     """The failing cell's line, the shortest statement of what failed, and its replay."""
     what = (cell.counterexample or {}).get("message") or cell.reason or cell.status
     line = (f"{kernel} {cell.property} {cell.dtype} {cell.device}: {MARKS[cell.status]} "
@@ -135,7 +140,7 @@ def _failure_lines(kernel: str, cell) -> list[str]:
     return [line, f"    {cell.replay}"] if cell.replay else [line]
 
 
-def _jobs(kernels, args) -> int:
+def _jobs(kernels: Sequence[tuple[str, Kernel]], args: argparse.Namespace) -> int:
     """``--jobs``, else one worker per CPU, at most WORKERS_PER_ACCELERATOR per accelerator
     among the devices checked on where there is one, and never more than the kernels."""
     if args.jobs is not None:
@@ -153,11 +158,11 @@ def _jobs(kernels, args) -> int:
     return max(1, min(jobs, len(kernels)))
 
 
-def _runs_here(kernel: Kernel, chosen) -> bool:
+def _runs_here(kernel: Kernel, chosen: Iterable[str] | None) -> bool:
     return any(absent is None for _, absent in cell_devices(kernel, chosen))
 
 
-def _check_devices(kernels, chosen) -> None:
+def _check_devices(kernels: Sequence[tuple[str, Kernel]], chosen: Sequence[str] | None) -> None:
     """A device word that no kernel can run on here, or a kernel with no device here, is a
     usage error naming what is present."""
     for _, kernel in kernels:
@@ -179,7 +184,8 @@ def _present(kernel: Kernel) -> str:
     return f"no device ({reason})" if reason else ", ".join(devices_of(kernel.framework))
 
 
-def _default_out(kernels, chosen) -> Path:
+def _default_out(kernels: Sequence[tuple[str, Kernel]],
+                 chosen: Sequence[str] | None) -> Path:
     """reports/kernels, or reports/KIND/kernels when an accelerator is among the devices, so a
     GPU run is written beside the CPU one."""
     folder = accelerator_folder(name for _, kernel in kernels
@@ -188,8 +194,8 @@ def _default_out(kernels, chosen) -> Path:
     return Path("reports", *([folder] if folder else []), "kernels")
 
 
-def _progress(kernel: Kernel):
-    def show(cell) -> None:
+def _progress(kernel: Kernel) -> Callable[[Cell], None]:
+    def show(cell: Cell) -> None:
         ratio = f" {format_number(cell.ratio, '.2f')}x" if cell.ratio is not None else ""
         # why a worker stopped is said at once: the matrix is written only at the end
         why = f": {cell.reason}" if cell.status in STOPPED else ""
@@ -202,7 +208,7 @@ def _progress(kernel: Kernel):
     return show
 
 
-def _replay(kernels, args) -> int:
+def _replay(kernels: Sequence[tuple[str, Kernel]], args: argparse.Namespace) -> int:
     if len(kernels) != 1 or not args.property or not args.dtype:
         print("attnproof kernels: --case needs one --kernel, --property and --dtype",
               file=sys.stderr)

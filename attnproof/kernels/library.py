@@ -17,8 +17,13 @@ eagerly (``jax-eager``) and with ``implementation="cudnn"`` (``jax-cudnn``, GPU 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ._declaration import Kernel, Refused
+
+if TYPE_CHECKING:
+    from ._frameworks import Array
 
 ALL_DTYPES = ("float64", "float32", "float16", "bfloat16")
 HALF_DTYPES = ("float16", "bfloat16")
@@ -33,7 +38,7 @@ JAX_COMPUTE = {"float64": "float32", "float32": "float32", "float16": "float32",
                "bfloat16": "float32"}
 
 
-def _jax(name: str, mode: str, **overrides) -> Kernel:
+def _jax(name: str, mode: str, **overrides: Any) -> Kernel:
     import jax
 
     declared = dict(
@@ -64,7 +69,7 @@ def jax_dot_product_attention_eager() -> Kernel:
     return _jax("jax.nn.dot_product_attention (eager)", "eager", **JAX_WINDOW)
 
 
-def _jax_cudnn(q, k, v, **keywords):
+def _jax_cudnn(q: Array, k: Array, v: Array, **keywords: Any) -> Array:
     """JAX's attention through cuDNN; a case cuDNN's fused kernel does not implement (JAX's
     NotImplementedError: a head size, a layout, a mask) is refused, not a failure."""
     import jax
@@ -81,7 +86,9 @@ def jax_dot_product_attention_cudnn() -> Kernel:
                 dtypes=HALF_DTYPES, devices=("gpu",))
 
 
-def _mlx_sdpa(q, k, v, scale=None, mask=None, sinks=None):
+def _mlx_sdpa(q: Array, k: Array, v: Array, scale: float | None = None,
+              mask: Array | str | None = None,
+              sinks: Array | None = None) -> Array:
     """MLX's fast SDPA with the default scale 1/sqrt(d_k) its signature requires."""
     import mlx.core as mx
 
@@ -110,7 +117,8 @@ TORCH_COMPUTE = {"float64": "float64", "float32": "float32", "float16": "float32
                  "bfloat16": "float32"}
 
 
-def _torch(name: str, fn, devices: tuple[str, ...], keywords=None) -> Kernel:
+def _torch(name: str, fn: Callable[..., Any], devices: tuple[str, ...],
+           keywords: dict[str, Any] | None = None) -> Kernel:
     return Kernel(
         name=name, fn=fn, framework="torch", layout="bhsd",
         # a boolean mask, or "a float mask of the same type as query, key, value that is added
@@ -128,12 +136,12 @@ def torch_sdpa() -> Kernel:
                   F.scaled_dot_product_attention, ("cpu", "gpu"), {"enable_gqa": True})
 
 
-def _forced(backend: str):
+def _forced(backend: str) -> Callable[..., Array]:
     """torch's SDPA with only ``backend`` enabled (``sdpa_kernel``). Where that backend cannot
     run a case, torch raises "No available kernel" after warning why: the case is refused with
     torch's reasons. Grouped heads are asked for only where the heads differ, as a user would."""
 
-    def attention(q, k, v, **keywords):
+    def attention(q: Array, k: Array, v: Array, **keywords: Any) -> Array:
         import torch.nn.functional as F
         from torch.nn.attention import SDPBackend, sdpa_kernel
 
@@ -152,7 +160,7 @@ def _forced(backend: str):
     return attention
 
 
-def _why_not(caught) -> str:
+def _why_not(caught: list[warnings.WarningMessage]) -> str:
     """torch's own reasons, from the warnings it gave before "No available kernel": without
     the headers ("... kernel not used because:"), the backends this check disabled itself
     ("... has been runtime disabled") and where in torch's source each was triggered."""
@@ -171,7 +179,7 @@ TORCH_BACKENDS = {"math": ("MATH", ("cpu", "gpu")),
                   "cudnn": ("CUDNN_ATTENTION", ("gpu",))}
 
 
-def _torch_backend(short: str):
+def _torch_backend(short: str) -> Callable[[], Kernel]:
     backend, devices = TORCH_BACKENDS[short]
 
     def declare() -> Kernel:
@@ -182,8 +190,9 @@ def _torch_backend(short: str):
     return declare
 
 
-def _torch_varlen(q, k, v, cu_seq_q, cu_seq_k, max_q, max_k, scale=None, causal=False,
-                  window=None):
+def _torch_varlen(q: Array, k: Array, v: Array, cu_seq_q: Array, cu_seq_k: Array, max_q: int,
+                  max_k: int, scale: float | None = None, causal: bool = False,
+                  window: tuple[int, int] | None = None) -> Array:
     """torch's ``varlen_attn`` (Flash Attention over packed sequences): a causal flag is its
     ``window_size=(-1, 0)`` ("(-1, 0) for causal attention"), a window (left, right) its
     ``window_size`` (right at most 0 beside a causal flag), grouped heads asked for only where

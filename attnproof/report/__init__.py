@@ -22,7 +22,7 @@ may be typeset); ``markdown``, ``tex``, ``terminal`` and ``figures`` (its render
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 # public name -> (module, its name there); no public name is also a module's name, since
 # importing a module would replace the name with the module
@@ -85,7 +85,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: _EXPORTS, imported eage
     from .writer import write_reports as write_reports
 else:  # at run time: each name loads its module on first use
 
-    def __getattr__(name: str):
+    def __getattr__(name: str) -> Any:  # any exported name: a class, function or constant
         if name not in _EXPORTS:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
         module, attribute = _EXPORTS[name]

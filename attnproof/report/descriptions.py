@@ -6,17 +6,45 @@ that the provers and the numeric checker use, so a report cannot drift from what
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Protocol
+
 import sympy as sp
 
 from attnproof import symbolic
 
+if TYPE_CHECKING:
+    from attnproof.symbolic import Dim, Scalar, Tensor, Theorem
 
-def describe(theorem) -> dict:
+
+class Declared(Protocol):
+    """What ``declaration`` reads of a theorem: a ``Theorem``, or the declaration of one that a
+    worker loaded (``attnproof._sandbox.DeclaredTheorem``)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def source(self) -> object: ...
+    @property
+    def expect(self) -> str: ...
+    @property
+    def corrects(self) -> str | None: ...
+    @property
+    def note(self) -> str | None: ...
+    @property
+    def unstable_in(self) -> Iterable[str]: ...
+    @property
+    def denied(self) -> bool: ...
+    @property
+    def origin(self) -> str: ...
+
+
+def describe(theorem: Theorem) -> dict[str, Any]:
     """The fields of a ``TheoremResult`` that come from the declaration alone."""
     return {**declaration(theorem), **rendering(theorem)}
 
 
-def declaration(theorem) -> dict:
+def declaration(theorem: Declared) -> dict[str, Any]:
     """The ``describe`` fields that need no rendering (the runner renders in its workers)."""
     return {"name": theorem.name, "source": str(theorem.source), "expect": theorem.expect,
             "corrects": theorem.corrects, "note": theorem.note,
@@ -24,7 +52,7 @@ def declaration(theorem) -> dict:
             "origin": theorem.origin}
 
 
-def rendering(theorem) -> dict:
+def rendering(theorem: Theorem) -> dict[str, Any]:
     """Statement, definitions and assumptions: the parts that need SymPy's printer."""
     return {
         "statement_latex": symbolic.statement_latex(theorem),
@@ -33,7 +61,7 @@ def rendering(theorem) -> dict:
     }
 
 
-def assumptions(theorem) -> list[dict]:
+def assumptions(theorem: Theorem) -> list[dict[str, Any]]:
     """One entry per input and dimension: its LaTeX symbol and, in words, where it lives."""
     own_draws = getattr(theorem.claim, "numeric_draws", None)  # a claim kind's own draws
     entries = [_input_assumption(x, own_draws) for x in theorem.inputs]
@@ -41,7 +69,7 @@ def assumptions(theorem) -> list[dict]:
     return entries
 
 
-def _input_assumption(value, own_draws: str | None) -> dict:
+def _input_assumption(value: Tensor | Scalar, own_draws: str | None) -> dict[str, Any]:
     # here, not at the top: the strategies import Hypothesis, which the command line needs
     # only to check theorems, never to read or re-render results
     from attnproof.numeric import edge_draws
@@ -56,7 +84,7 @@ def _input_assumption(value, own_draws: str | None) -> dict:
     return {"name": value.name, "latex": symbol, "domain": domain}
 
 
-def _dimension_assumption(dim) -> dict:
+def _dimension_assumption(dim: Dim) -> dict[str, Any]:
     symbol = dim.latex or symbolic.latex(dim.symbol)
     sizes = f"size {dim.sizes.low}–{dim.sizes.high} in numeric checks (symbolic in proofs)"
     return {"name": dim.name, "latex": symbol, "domain": sizes}

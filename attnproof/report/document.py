@@ -17,7 +17,9 @@ formulas that ``safe_math`` accepts; any other formula becomes ``Code`` here, on
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from attnproof.numeric import NumericRecord
 
@@ -359,7 +361,7 @@ def _theorems(report: Report, topics: list[view.Topic]) -> Section | None:
                Column("proof", width=0.24), Column("numeric evidence", width=0.2))
     rows = tuple((text_line(Link(t.name)), (_status(t),), _proof_cell(t),
                   _numeric_cell(t.numeric)) for t in report.theorems)
-    listed = [(PageLink(topic_page(topic), topic.name),
+    listed: list[Line] = [(PageLink(topic_page(topic), topic.name),
                Text(f" ({len(topic.theorems)})")) for topic in topics]
     by_topic = Paragraph(text_line(Strong("By topic:"), " ") + joined(listed, ", "))
     return Section("Theorems", (by_topic, Table(columns, rows, pages=True)))
@@ -431,7 +433,7 @@ def _coverage(report: Report) -> Section | None:
     ), page=COVERAGE)
 
 
-def _stated_as(names, by_name: dict[str, TheoremResult]) -> Line:
+def _stated_as(names: Iterable[str], by_name: dict[str, TheoremResult]) -> Line:
     return joined([text_line(Link(n), " ", _status(by_name[n])) for n in names], "; ")
 
 
@@ -445,8 +447,9 @@ def _places_table(stated: list[TheoremResult]) -> Table:
                   Column("theorems and status", width=0.45)), rows)
 
 
-def _equations_table(rows, by_name: dict[str, TheoremResult]) -> Table:
-    def otherwise(row) -> str:
+def _equations_table(rows: Iterable[coverage.EquationRow],
+                     by_name: dict[str, TheoremResult]) -> Table:
+    def otherwise(row: coverage.EquationRow) -> str:
         return "; ".join(f"pending: {k}" for k in row.pending) or row.marked
 
     cells = tuple((text_line(f"({row.number})"), _stated_as(row.theorems, by_name),
@@ -455,7 +458,7 @@ def _equations_table(rows, by_name: dict[str, TheoremResult]) -> Table:
                   Column("otherwise", width=0.35)), cells)
 
 
-def _pending_blocks(pending) -> tuple[Block, ...]:
+def _pending_blocks(pending: Sequence[dict[str, Any]]) -> tuple[Block, ...]:
     if not pending:
         return ()
     rows = tuple((text_line(coverage.pending_place(entry)), text_line(entry["claim"]),
@@ -605,7 +608,7 @@ def _temperature_pointer(t: TheoremResult, figures: Figures, catalog: bool) -> P
 _REORDERING = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
-def visible(text, keep_newlines: bool = False) -> str:
+def visible(text: object, keep_newlines: bool = False) -> str:
     """``text`` with control characters (C0, DEL, C1), lone surrogates and reordering marks
     shown as ``\\xNN`` or ``\\uNNNN``, so no terminal, TeX or Markdown reader acts on them.
     Tabs stay; newlines stay when ``keep_newlines``, else they become spaces."""
@@ -626,12 +629,12 @@ def _visible_char(char: str, keep_newlines: bool) -> str:
     return char
 
 
-def one_line(text) -> str:
+def one_line(text: object) -> str:
     """``text`` visible and on one line, its whitespace runs (line breaks too) one space."""
     return " ".join(visible(text).split())
 
 
-def spaced(text: str, escape) -> str:
+def spaced(text: str, escape: Callable[[str], str]) -> str:
     """``escape(text)`` keeping one space at either edge, where the neighbouring pieces of a
     line need it (every target's escape trims)."""
     before = " " if text[:1].isspace() else ""

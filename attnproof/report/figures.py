@@ -12,11 +12,18 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from . import view
 from .results import Report, TheoremResult, readable_mode
+
+if TYPE_CHECKING:  # matplotlib is an optional extra, imported only to draw
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure as _Figure
+    from matplotlib.transforms import Bbox
+    from numpy.typing import NDArray
 
 FIGURE_DIR = "figures"
 # A theorem's name as a heat map label, at most this many characters: any valid name is
@@ -73,7 +80,7 @@ def draw(report: Report, out_dir: Path) -> Figures:
     return Figures(error_bits, temperature)
 
 
-def _save(figure, directory: Path, stem: str) -> str:
+def _save(figure: _Figure, directory: Path, stem: str) -> str:
     directory.mkdir(parents=True, exist_ok=True)
     # the tight box once for both formats: "tight" draws the whole figure again per save just
     # to measure it, and the heat map's thousands of labels made that most of the drawing time
@@ -88,7 +95,7 @@ def _save(figure, directory: Path, stem: str) -> str:
     return f"{FIGURE_DIR}/{stem}"
 
 
-def _save_atomic(figure, path: Path, extension: str, box) -> None:
+def _save_atomic(figure: _Figure, path: Path, extension: str, box: Bbox) -> None:
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(handle)
     try:
@@ -123,7 +130,8 @@ def _page_stems(count: int) -> list[str]:
     return ["error_bits"] if count == 1 else [f"error_bits_{n}" for n in range(1, count + 1)]
 
 
-def heat_map_data(theorems: list[TheoremResult]):
+def heat_map_data(theorems: list[TheoremResult]
+                  ) -> tuple[list[str], list[str], NDArray[np.float64], NDArray[np.object_]]:
     """(row names, column labels, bits[row, column] with NaN where not run, marks[row, column]):
     a mark is "failed" when a check failed or errored in that cell, "not decisive" when one
     could not decide, else ""."""
@@ -156,8 +164,10 @@ def shortened(name: str, limit: int = LABEL_LIMIT) -> str:
     return f"{name[: limit - tail - 1]}…{name[-tail:]}"
 
 
-_MARK_STYLE = {"failed": dict(edgecolor="tab:blue", linewidth=1.5),
-               "not decisive": dict(edgecolor="grey", linewidth=1.0, linestyle="--")}
+# matplotlib's keyword arguments of a ``Rectangle``'s outline, per mark
+_MARK_STYLE: dict[str, dict[str, Any]] = {
+    "failed": dict(edgecolor="tab:blue", linewidth=1.5),
+    "not decisive": dict(edgecolor="grey", linewidth=1.0, linestyle="--")}
 
 
 # inches per cell of the heat map, and around its grid (row names, column labels, colour bar)
@@ -167,7 +177,7 @@ _MARGIN_WIDTH, _MARGIN_HEIGHT = 2.9, 1.5
 _PAD = 0.1
 
 
-def _error_bits_figure(Figure, theorems: list[TheoremResult]):
+def _error_bits_figure(Figure: type[_Figure], theorems: list[TheoremResult]) -> _Figure:
     names, labels, bits, marks = heat_map_data(theorems)
     font = HEAT_MAP_FONT_POINTS
     width = min(PRINTED_WIDTH_INCHES - 2 * _PAD, _MARGIN_WIDTH + _CELL_WIDTH * len(labels))
@@ -180,7 +190,8 @@ def _error_bits_figure(Figure, theorems: list[TheoremResult]):
     axes.set_yticks(range(len(names)), [shortened(name) for name in names], fontsize=font)
     axes.xaxis.tick_top()
     for (i, j), value in np.ndenumerate(bits):
-        _annotate_cell(axes, i, j, value, marks[i, j])
+        mark = cast(str, marks[i, j])  # each cell of ``marks`` holds one mark's string
+        _annotate_cell(axes, i, j, value, mark)
     colour_bar = figure.colorbar(image, ax=axes, location="bottom", fraction=0.05, pad=0.01,
                                  aspect=40)
     # the outlines are explained in the caption: a longer label here runs past the page
@@ -190,7 +201,7 @@ def _error_bits_figure(Figure, theorems: list[TheoremResult]):
     return figure
 
 
-def _annotate_cell(axes, i: int, j: int, value: float, mark: str) -> None:
+def _annotate_cell(axes: Axes, i: int, j: int, value: float, mark: str) -> None:
     if not math.isnan(value):
         dark = value > BITS_COLOUR_LIMIT * 0.6
         axes.text(j, i, view.format_number(value, ".1f"), ha="center", va="center",
@@ -205,7 +216,7 @@ def _annotate_cell(axes, i: int, j: int, value: float, mark: str) -> None:
 # -- weights and entropy against temperature (tutorial §11.2) -------------------------------------
 
 
-def temperature_curves(temperatures: np.ndarray):
+def temperature_curves(temperatures: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """softmax(S / T) for S = [2, 1, 0] at each T, and its entropy in nats."""
     scores = np.asarray(TEMPERATURE_SCORES)
     logits = scores[None, :] / temperatures[:, None]
@@ -216,7 +227,7 @@ def temperature_curves(temperatures: np.ndarray):
     return weights, entropy
 
 
-def _temperature_figure(Figure):
+def _temperature_figure(Figure: type[_Figure]) -> _Figure:
     temperatures = np.geomspace(0.1, 100, 400)
     weights, entropy = temperature_curves(temperatures)
     figure = Figure(figsize=(9, 3.4))

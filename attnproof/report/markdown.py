@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from . import document as doc
@@ -36,7 +37,7 @@ _MARKS = {"proved": "✅", "proved-bounded": "✅", "checked": "🔢", "unchecke
           "error": "⚠️"}
 
 
-def escape(text) -> str:
+def escape(text: object) -> str:
     """``text`` as literal Markdown on one line (safe in a table cell and at a line's start)."""
     escaped = _SPECIAL.sub(r"\\\1", doc.one_line(text))
     return _LINE_START.sub(lambda m: m[0][:-1] + "\\" + m[0][-1], escaped)
@@ -131,8 +132,8 @@ def _located(document: doc.Document) -> tuple[dict[str, str], dict[str, str]]:
     return theorems, titles
 
 
-def _paged(sections) -> list[doc.Section]:
-    found = []
+def _paged(sections: Iterable[doc.Section]) -> list[doc.Section]:
+    found: list[doc.Section] = []
     for section in sections:
         found += [section] * bool(section.page) + _paged(section.children)
     return found

@@ -16,12 +16,23 @@ import platform
 import tempfile
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from attnproof.numeric import BACKENDS, NumericRecord, NumericStatus
 from attnproof.symbolic import ProofStatus
 
 from . import verdict as verdict_rules
 from .verdict import TheoremStatus
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from attnproof.symbolic import ProofResult
+
+# A file path as the callers give one: a string or a ``Path``
+PathName = str | os.PathLike[str]
+# A value on its way to JSON: a dict, list or scalar of anything ``json.dumps`` may meet
+JsonValue = Any
 
 SCHEMA = 4
 # Schema 1 lacked assumptions, partial_reason and run; schema 2 lacked a numeric record's
@@ -47,11 +58,12 @@ class SymbolicOutcome:
     counterexample: dict | None = None
     residual: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.status = ProofStatus(self.status)
 
     @classmethod
-    def from_record(cls, record) -> SymbolicOutcome:
+    def from_record(cls, record: ProofResult | SymbolicOutcome | dict[str, Any]
+                    ) -> SymbolicOutcome:
         """From a ``ProofResult`` or its JSON object; fields the schema lacks are dropped."""
         data = record if isinstance(record, dict) else vars(record)
         return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
@@ -75,7 +87,7 @@ class TheoremResult:
     symbolic: SymbolicOutcome | None = None
     numeric: list[NumericRecord] = field(default_factory=list)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.status = TheoremStatus(self.status)
 
     def to_json(self) -> dict:
@@ -116,7 +128,9 @@ class Report:
         return not self.errors and all(t.ok for t in self.theorems)
 
 
-def result_from_records(description: dict, symbolic, numeric: list[NumericRecord],
+def result_from_records(description: dict[str, Any],
+                        symbolic: ProofResult | SymbolicOutcome | dict[str, Any] | None,
+                        numeric: list[NumericRecord],
                         failure: str | None = None) -> TheoremResult:
     """A theorem's result from its ``describe`` fields and the records its checks produced;
     ``symbolic`` is a ``ProofResult``, a :class:`SymbolicOutcome` or its JSON object, or None.
@@ -137,8 +151,9 @@ def result_from_records(description: dict, symbolic, numeric: list[NumericRecord
 # -- verdict -------------------------------------------------------------------------------------
 
 
-def verdict(expect: str, symbolic, numeric,
-            unstable_in=()) -> tuple[TheoremStatus, bool]:
+def verdict(expect: str | None, symbolic: SymbolicOutcome | ProofResult | None,
+            numeric: Iterable[NumericRecord],
+            unstable_in: Iterable[str] = ()) -> tuple[TheoremStatus, bool]:
     """The theorem's status and whether that outcome is the one its declaration expects.
 
     ``symbolic`` has a ``.status`` (a ``ProofResult``, or None when no proof was attempted);
@@ -212,17 +227,17 @@ def report_from_json(data: dict) -> Report:
     )
 
 
-def read_json(path) -> Report:
+def read_json(path: PathName) -> Report:
     return report_from_json(json.loads(Path(path).read_text(encoding="utf-8")))
 
 
-def write_json(report: Report, path) -> None:
+def write_json(report: Report, path: PathName) -> None:
     text = json.dumps(_finite(report_to_json(report)), indent=2, allow_nan=False,
                       default=_fallback) + "\n"
     write_atomic(path, text)
 
 
-def write_atomic(path, text: str) -> None:
+def write_atomic(path: PathName, text: str) -> None:
     """Write ``text`` to ``path`` via a temporary file in the same directory and ``os.replace``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -246,7 +261,7 @@ def readable_mode() -> int:
     return 0o666 & ~mask
 
 
-def _finite(value):
+def _finite(value: JsonValue) -> JsonValue:
     """JSON has no inf or nan; they are written as the strings "inf", "-inf", "nan"."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
@@ -257,7 +272,7 @@ def _finite(value):
     return value
 
 
-def _fallback(value):
+def _fallback(value: object) -> JsonValue:
     """NumPy scalars and arrays become Python numbers and lists; anything else its string."""
     if hasattr(value, "tolist"):
         return _finite(value.tolist())

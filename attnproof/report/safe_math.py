@@ -75,7 +75,7 @@ def is_safe(latex: str) -> bool:
 class _Parser:
     """Recursive descent over the tokens; each method consumes one construct or raises."""
 
-    def __init__(self, tokens: list[str]):
+    def __init__(self, tokens: list[str]) -> None:
         self.tokens, self.position, self.depth = tokens, 0, 0
 
     def peek(self) -> str | None:
@@ -229,7 +229,7 @@ class _Parser:
     def environment_name(self) -> str:
         if self.take() != "{":
             raise _Unsafe("environment name")
-        spelled = []
+        spelled: list[str] = []
         while (token := self.take()) != "}" and len(spelled) < 16:
             spelled.append(token)
         name = "".join(spelled)

@@ -14,11 +14,15 @@ import json
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 from jsonschema.exceptions import best_match
 
 from .results import Report, report_from_json
+
+if TYPE_CHECKING:
+    from os import PathLike
 
 SCHEMA_FILE = "results.schema.json"
 
@@ -38,7 +42,7 @@ def schema_validator(package: str, name: str) -> jsonschema.Draft202012Validator
     return jsonschema.Draft202012Validator(json.loads(_schema_bytes(package, name)))
 
 
-def problem(data) -> str | None:
+def problem(data: Any) -> str | None:  # a parsed JSON value of any shape
     """What is wrong with ``data`` as results, naming the field; None when it is valid."""
     error = best_match(schema_validator(__package__, SCHEMA_FILE).iter_errors(data))
     if error is not None:
@@ -64,7 +68,8 @@ def _short(message: str, limit: int = 300) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def load_results(path, valid_before: Callable[[str], bool] | None = None) -> Report:
+def load_results(path: str | PathLike[str],
+                 valid_before: Callable[[str], bool] | None = None) -> Report:
     """The report in the results file at ``path``; ``ResultsError`` says why it cannot be.
 
     ``valid_before(digest)`` says whether a text of that ``results_digest`` was found valid
@@ -100,7 +105,7 @@ def _text(path: Path) -> str:
         raise ResultsError(f"cannot read {path}: {error.strerror}") from None
 
 
-def _parse(path: Path, text: str):
+def _parse(path: Path, text: str) -> Any:  # whatever JSON the text holds
     try:
         # NaN and Infinity are not JSON; read as the strings they are spelled with, the schema
         # refuses them and names the field where they stand

@@ -12,7 +12,7 @@ from . import document as doc
 _LABEL_WIDTH = 12
 
 
-def escape(text) -> str:
+def escape(text: object) -> str:
     return doc.one_line(text)
 
 
@@ -51,8 +51,8 @@ def _block(block: doc.Block) -> str:
         case doc.Fields(items):
             return "\n".join(_field(label, _line(value)) for label, value in items)
         case doc.Statement(claim, definitions):
-            lines = [_field("Statement", _inline(claim))]
-            return "\n".join(lines + [_field("Where", _inline(d)) for d in definitions])
+            shown = [_field("Statement", _inline(claim))]
+            return "\n".join(shown + [_field("Where", _inline(d)) for d in definitions])
         case doc.Table():
             return _table(block)
         case doc.Bullets(items):

@@ -83,7 +83,7 @@ _UNICODE_TEXT = {"§": r"\S{}", "–": "--", "—": "---", "…": r"\dots{}", "�
 RUN_BEFORE_BREAK = 16
 
 
-def escape(text, breakable: bool = False) -> str:
+def escape(text: object, breakable: bool = False) -> str:
     """``text`` as literal LaTeX text; ``breakable`` lets long identifiers wrap at ``_`` and
     within long runs of other characters."""
     out, run = [], 0

@@ -22,9 +22,24 @@ imply the claim, or a claim that runs user code) counts as numeric evidence only
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from attnproof.numeric import NumericStatus
 from attnproof.symbolic import ProofStatus
+
+if TYPE_CHECKING:
+    from attnproof.numeric import NumericRecord
+
+
+class ProofAttempt(Protocol):
+    """What the rules read of a proof attempt: a ``symbolic.ProofResult`` or the results'
+    ``SymbolicOutcome`` (not imported here: ``results`` imports this module)."""
+
+    @property
+    def status(self) -> ProofStatus: ...
+    @property
+    def max_size(self) -> int | None: ...
 
 
 class TheoremStatus(enum.StrEnum):
@@ -47,10 +62,13 @@ CHECKED, UNCHECKED = TheoremStatus.CHECKED, TheoremStatus.UNCHECKED
 UNSTABLE, REFUTED, FAILED = TheoremStatus.UNSTABLE, TheoremStatus.REFUTED, TheoremStatus.FAILED
 INCONSISTENT, ERROR = TheoremStatus.INCONSISTENT, TheoremStatus.ERROR
 
-EXPECTED = {"holds": (PROVED, PROVED_BOUNDED, CHECKED), "refuted": (REFUTED,)}
+# keyed by ``expect``, which a result read from JSON may lack (None: no status is expected)
+EXPECTED: dict[str | None, tuple[TheoremStatus, ...]] = {
+    "holds": (PROVED, PROVED_BOUNDED, CHECKED), "refuted": (REFUTED,)}
 
 
-def compose(expect: str | None, symbolic, numeric: list) -> TheoremStatus:
+def compose(expect: str | None, symbolic: ProofAttempt | None,
+            numeric: Sequence[NumericRecord]) -> TheoremStatus:
     """The theorem's status from its proof attempt (``.status``, ``.max_size``; or None) and
     its numeric records (``.status``, ``.decides_truth``, ``.counterexample``)."""
     proof = getattr(symbolic, "status", None)
@@ -79,7 +97,8 @@ def compose(expect: str | None, symbolic, numeric: list) -> TheoremStatus:
 _PROOFS = (ProofStatus.PROVED, ProofStatus.PROVED_BOUNDED)
 
 
-def is_ok(expect: str | None, status: str, numeric: list = (), unstable_in=()) -> bool:
+def is_ok(expect: str | None, status: str, numeric: Sequence[NumericRecord] = (),
+          unstable_in: Iterable[str] = ()) -> bool:
     """The status is the one ``expect`` asks for, and no record crashed on the way (an exact
     counterexample decides the status, but a crash beside it must still fail the run). An
     instability is as expected only in formats the theorem declares (``unstable_in``)."""
@@ -89,7 +108,7 @@ def is_ok(expect: str | None, status: str, numeric: list = (), unstable_in=()) -
     return (status in EXPECTED.get(expect, ()) or declared) and not crashed
 
 
-def has_truth_evidence(numeric: list) -> bool:
+def has_truth_evidence(numeric: Sequence[NumericRecord]) -> bool:
     return any(r.decides_truth and r.status == NumericStatus.PASSED for r in numeric)
 
 
@@ -100,7 +119,7 @@ def unstable_format_name(backend: str, dtype: str) -> str:
     return dtype if dtype != "float64" else f"{backend} {dtype}"
 
 
-def unstable_formats(numeric: list) -> list[str]:
+def unstable_formats(numeric: Sequence[NumericRecord]) -> list[str]:
     """The formats (``float16``, ``mlx float64``) whose records failed without deciding truth,
     in the order first seen."""
     found: list[str] = []
@@ -112,7 +131,8 @@ def unstable_formats(numeric: list) -> list[str]:
     return found
 
 
-def _inconsistent(symbolic, numeric: list) -> bool:
+def _inconsistent(symbolic: ProofAttempt | None,
+                  numeric: Sequence[NumericRecord]) -> bool:
     if any(r.status == NumericStatus.INCONSISTENT for r in numeric):
         return True
     proof = getattr(symbolic, "status", None)
@@ -125,6 +145,6 @@ def _inconsistent(symbolic, numeric: list) -> bool:
     return False
 
 
-def _largest_size(record) -> float:
+def _largest_size(record: NumericRecord) -> float:
     sizes = (record.counterexample or {}).get("sizes") or {}
     return max(sizes.values(), default=float("inf"))

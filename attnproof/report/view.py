@@ -10,6 +10,7 @@ import json
 import math
 import re
 import shlex
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path, PurePath
@@ -26,6 +27,12 @@ from attnproof.symbolic import CATALOG_DIR, DOCUMENT_TITLES, EXACT_EVALUATION
 
 from .results import STATUSES, VERSIONED_PACKAGES, Report, TheoremResult
 from .verdict import unstable_formats
+
+# A number of a record as it may come: a float or int, None where there is none, or, read back
+# from results JSON, the string "inf", "-inf" or "nan" (``results._finite``)
+Measured = float | str | None
+# A counterexample as a section shows it: (where, its values, the replay command or None)
+Shown = tuple[str, object, str | None]
 
 STATUS_MEANINGS = {
     "inconsistent": "two routes disagree (proof vs float64, or float64 vs the 50-digit "
@@ -80,7 +87,7 @@ def plural(count: int, word: str) -> str:
     return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
-def undecided_total(records) -> int:
+def undecided_total(records: Iterable[NumericRecord]) -> int:
     return sum(r.undecided or 0 for r in records)
 
 
@@ -211,8 +218,8 @@ def inconsistent(report: Report) -> list[TheoremResult]:
 
 def ground_truth_sentence(t: TheoremResult) -> str | None:
     """The worst float64 error against the 50-digit evaluation, over the records that made one."""
-    found = [(number(r.ground_truth_ulps), r) for r in t.numeric]
-    found = [(ulps, r) for ulps, r in found if ulps is not None]
+    measured = [(number(r.ground_truth_ulps), r) for r in t.numeric]
+    found = [(ulps, r) for ulps, r in measured if ulps is not None]
     if not found:
         return None
     ulps, worst = max(found, key=lambda pair: pair[0])
@@ -227,12 +234,12 @@ def _dtype_order(dtype: str) -> tuple[int, str]:
 
 
 def worst_bits(t: TheoremResult) -> float | None:
-    bits = [number(r.max_error_bits) for r in t.numeric]
-    bits = [b for b in bits if b is not None]
+    measured = [number(r.max_error_bits) for r in t.numeric]
+    bits = [b for b in measured if b is not None]
     return max(bits) if bits else None
 
 
-def number(value) -> float | None:
+def number(value: Measured) -> float | None:
     """A float from a record field that may be None or a JSON string such as "inf"."""
     if value is None:
         return None
@@ -242,7 +249,7 @@ def number(value) -> float | None:
         return None
 
 
-def format_number(value, spec: str = ".3g") -> str:
+def format_number(value: Measured, spec: str = ".3g") -> str:
     """A measured number as a reader writes it: NaN, ∞ and −∞ where it is not finite (Python
     would print nan, inf: "infx" in a ratio), "—" where there is none."""
     x = number(value)
@@ -255,16 +262,16 @@ def format_number(value, spec: str = ".3g") -> str:
     return format(x, spec)
 
 
-def format_ulps(value) -> str:
+def format_ulps(value: Measured) -> str:
     ulps = number(value)
     return format_number(ulps, ".1f" if ulps is not None and 0 <= ulps < 1000 else ".3g")
 
 
-def format_bits(value) -> str:
+def format_bits(value: Measured) -> str:
     return format_number(value, ".1f")
 
 
-def format_seconds(value) -> str:
+def format_seconds(value: Measured) -> str:
     seconds = number(value) or 0.0
     return f"{seconds:.2f} s" if seconds < 100 else f"{seconds:.0f} s"
 
@@ -306,9 +313,9 @@ def _found_false(t: TheoremResult) -> bool:
     return t.status == "failed" and t.expect == "holds" and bool(counterexamples(t))
 
 
-def counterexamples(t: TheoremResult) -> list[tuple[str, object, str | None]]:
+def counterexamples(t: TheoremResult) -> list[Shown]:
     """(where, values, replay command) for the exact counterexample and each float64 one."""
-    found = []
+    found: list[Shown] = []
     if t.symbolic is not None and t.symbolic.counterexample:
         found.append(("exact, symbolic", t.symbolic.counterexample, None))
     for r in evidence(t):
@@ -317,7 +324,7 @@ def counterexamples(t: TheoremResult) -> list[tuple[str, object, str | None]]:
     return found
 
 
-def shown_counterexamples(t: TheoremResult) -> list[tuple[str, object, str | None]]:
+def shown_counterexamples(t: TheoremResult) -> list[Shown]:
     """What a theorem's section shows: the exact counterexample and the first float64 one
     (with its replay command); the others repeat them on another backend."""
     found = counterexamples(t)
@@ -326,7 +333,7 @@ def shown_counterexamples(t: TheoremResult) -> list[tuple[str, object, str | Non
     return exact + numeric
 
 
-def smallest_counterexample(t: TheoremResult):
+def smallest_counterexample(t: TheoremResult) -> Shown | None:
     """The exact counterexample when there is one (it is at the smallest sizes), else the
     first float64 one."""
     found = counterexamples(t)
@@ -476,9 +483,9 @@ def topics(report: Report) -> list[Topic]:
         key = _page_name(module, taken)
         found.append(Topic(key, module, True, tuple(members)))
     if own:
-        members = tuple(t for group in own.values() for t in group)
+        every_one = tuple(t for group in own.values() for t in group)
         files = tuple((path, tuple(group)) for path, group in own.items())
-        found.append(Topic(USER_TOPIC, USER_TOPIC_TITLE, False, members, files))
+        found.append(Topic(USER_TOPIC, USER_TOPIC_TITLE, False, every_one, files))
     return found
 
 
@@ -498,7 +505,7 @@ def anchor(name: str) -> str:
     return kept.replace(" ", "-")
 
 
-def counterexample_summary(value, limit: int = 200) -> str:
+def counterexample_summary(value: object, limit: int = 200) -> str:
     """One line of plain text: sizes, then values, then the residual; cut at ``limit``."""
     if not isinstance(value, dict):
         return _cut(str(value), limit)
@@ -513,7 +520,7 @@ def counterexample_summary(value, limit: int = 200) -> str:
     return _cut("; ".join(parts) or str(value), limit)
 
 
-def _compact(value) -> str:
+def _compact(value: object) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_compact(v) for v in value) + "]"
     if isinstance(value, float):
@@ -525,7 +532,7 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def as_lines(value) -> str:
+def as_lines(value: object) -> str:
     """A counterexample as text: one line per top-level key, each value compact JSON."""
     if isinstance(value, str):
         return value
@@ -534,7 +541,7 @@ def as_lines(value) -> str:
     return "\n".join(f"{key}: {json.dumps(item, default=str)}" for key, item in value.items())
 
 
-def device_differences(records) -> list[str]:
+def device_differences(records: Sequence[NumericRecord]) -> list[str]:
     """Where a run spans several devices and one dtype's records came out differently, which
     device gave which (a float16 that overflows on one and not on another):
     ``float16: failed on numpy/cpu; passed on jax/cpu, jax/gpu``."""

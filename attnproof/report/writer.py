@@ -26,8 +26,10 @@ import shutil
 import signal
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from attnproof._signals import Stops
 
@@ -35,6 +37,9 @@ from . import document as doc
 from . import markdown, tex, view
 from .figures import FIGURE_DIR, draw
 from .results import Report, readable_mode, write_atomic, write_json
+
+if TYPE_CHECKING:
+    from os import PathLike
 
 MARKDOWN_NAME = markdown.INDEX_NAME  # summary.md
 TOPICS_DIR = doc.TOPICS  # topics/<module>.md
@@ -64,7 +69,8 @@ class Written:
     not_rendered: list[str] = field(default_factory=list)
 
 
-def write_reports(report: Report, out_dir, json_path=None, *, results: bool = True,
+def write_reports(report: Report, out_dir: str | PathLike[str],
+                  json_path: str | PathLike[str] | None = None, *, results: bool = True,
                   pdf: bool = False, stops: Stops | None = None) -> Written:
     """Write the report set into ``out_dir``; ``results=False`` leaves the JSON alone.
 
@@ -104,7 +110,7 @@ def write_reports(report: Report, out_dir, json_path=None, *, results: bool = Tr
 
 
 @contextlib.contextmanager
-def locked(directory: Path):
+def locked(directory: Path) -> Iterator[None]:
     """Hold the report directory's lock (an exclusive ``flock`` on the directory itself,
     released if the process dies); a second writer waits here until the first has installed
     its whole set."""
@@ -202,7 +208,7 @@ def _replace(source: Path, target: Path) -> None:
             os.close(handle)
             shutil.copyfile(source, staged)
             os.chmod(staged, readable_mode())
-            source = staged
+            source = Path(staged)  # as ``staged``: ``os.replace`` takes either
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(source, target)
         return
@@ -235,7 +241,7 @@ class PdfError(RuntimeError):
     """pdflatex is missing or could not compile the report."""
 
 
-def compile_pdf(tex_path, timeout: float = 120.0) -> Path:
+def compile_pdf(tex_path: str | PathLike[str], timeout: float = 120.0) -> Path:
     """Compile ``tex_path`` with pdflatex in a scratch directory; return the PDF beside it.
 
     Two passes resolve the table of contents and cross-references. Auxiliary files stay in

@@ -24,13 +24,28 @@ a maximum, whose arguments are read as they are.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import sympy as sp
 
 from attnproof.symbolic import OnlineSoftmax, ReduceMax, ReduceMin, TheoremError
 from attnproof.symbolic.kinds.ieee import AsWritten, integer_value
 
+from ..route import Array, ArrayModule
 from ._evaluate import ArrayArithmetic
+
+if TYPE_CHECKING:
+    from attnproof.symbolic.kinds.ieee import Env
+
+
+class Watch(Protocol):
+    """What sees the walk's values (the error bounds' ``RangeWatch``): every result, and every
+    argument of exp and log."""
+
+    def __call__(self, value: Array) -> None: ...
+
+    def argument(self, function: str, value: Array) -> None: ...
 
 
 class AxisArithmetic(ArrayArithmetic):
@@ -40,40 +55,41 @@ class AxisArithmetic(ArrayArithmetic):
 
     magnitude = False
 
-    def __init__(self, xp, template, watch=None, traced: bool = False):
+    def __init__(self, xp: ArrayModule, template: Array, watch: Watch | None = None,
+                 traced: bool = False) -> None:
         super().__init__(xp)
         self.template = template  # an input: its format is the format of every literal
         self.watch = watch
         # values traced into one JAX program: a loop along an axis is a sequential scan there
         self.traced = traced
 
-    def seen(self, value):
+    def seen(self, value: Array) -> Array:
         if self.watch is not None:
             self.watch(value)
         return value
 
-    def exp(self, value):
+    def exp(self, value: Array) -> Array:
         if self.watch is not None:
             self.watch.argument("exp", value)
         return super().exp(value)
 
-    def log(self, value):
+    def log(self, value: Array) -> Array:
         if self.watch is not None:
             self.watch.argument("log", value)
         return super().log(value)
 
-    def literal(self, value):
+    def literal(self, value: sp.Expr | float) -> Array:
         """A literal rounded once into the inputs' format: a Python number would carry NumPy's
         bfloat16 into float32, the format of bfloat16 and a Python float combined."""
         return self.xp.asarray(float(value), dtype=self.template.dtype)
 
     exact = size = literal  # an integer, as a literal of the format
 
-    def read(self, value):
+    def read(self, value: Array) -> Array:
         """An input's entries, as the walk reads them."""
         return value
 
-    def along(self, operation, terms):
+    def along(self, operation: Callable[[Array, Array], Array], terms: Array) -> Array:
         """``terms`` combined by ``operation`` along their last axis, left to right."""
         if self.traced:
             return _scan_last_axis(operation, terms)
@@ -89,19 +105,20 @@ class MagnitudeArithmetic(AxisArithmetic):
 
     magnitude = True
 
-    def literal(self, value):
+    def literal(self, value: sp.Expr | float) -> Array:
         return super().literal(abs(float(value)))
 
     exact = size = literal
 
-    def read(self, value):
+    def read(self, value: Array) -> Array:
         return self.xp.abs(value)
 
-    def negate(self, value):
+    def negate(self, value: Array) -> Array:
         return value
 
 
-def along_axes(xp, arrays: dict, sizes: dict, out: list, watch=None, magnitude: bool = False,
+def along_axes(xp: ArrayModule, arrays: dict[str, Array], sizes: dict[str, int],
+               out: Sequence[sp.Idx], watch: Watch | None = None, magnitude: bool = False,
                traced: bool = False) -> AlongAxes:
     """The walk of ``arrays`` (each with a leading batch axis) at ``sizes``, the values laid out
     along the free indices ``out``; the abs-scale's where ``magnitude``."""
@@ -111,18 +128,23 @@ def along_axes(xp, arrays: dict, sizes: dict, out: list, watch=None, magnitude: 
     return AlongAxes(walked, arrays, sizes, out, plain)
 
 
-class AlongAxes(AsWritten):
+# Any: the walk's arithmetic reads no input by key (``entry`` lays out a tensor's entries
+# itself), so it gives no ``input`` and is no ``Arithmetic`` of the protocol; its own type is
+# declared on the attribute below
+class AlongAxes(AsWritten[Any]):
     """``AsWritten``'s rules on arrays with axes (batch, *axes) (the module docstring). Its
     state is the list of open axes; the ``env`` the rules pass along is always empty."""
 
-    def __init__(self, arithmetic: AxisArithmetic, arrays: dict, sizes: dict, out: list,
-                 plain: AxisArithmetic):
+    arithmetic: AxisArithmetic
+
+    def __init__(self, arithmetic: AxisArithmetic, arrays: dict[str, Array],
+                 sizes: dict[str, int], out: Sequence[sp.Idx], plain: AxisArithmetic) -> None:
         super().__init__(arithmetic, sizes, fixed={})
         self.arrays = arrays
         self.plain = plain  # the arithmetic inside exp, log and a maximum
         self.axes = [_name(i) for i in out]  # by name: sizes put in rebuild an index
 
-    def eval(self, expr, env=None):
+    def eval(self, expr: sp.Expr, env: Env | None = None) -> Array:
         """``expr``'s value, computed once per arithmetic and layout of open axes (a row maximum
         or a denominator inside a sum's term does not depend on the term's index); the
         arithmetic sees every node's value."""
@@ -131,7 +153,7 @@ class AlongAxes(AsWritten):
             self.known[key] = self.arithmetic.seen(self.padded(self.evaluate(expr, {})))
         return self.known[key]
 
-    def evaluate(self, expr, env):
+    def evaluate(self, expr: sp.Expr, env: Env) -> Array:
         if isinstance(expr, sp.Indexed):
             return self.arithmetic.read(self.entry(expr))
         if isinstance(expr, sp.Symbol) and expr.name in self.arrays:  # a scalar input
@@ -144,7 +166,7 @@ class AlongAxes(AsWritten):
                                "symbol that is neither an input nor a size")
         return super().evaluate(expr, env)
 
-    def padded(self, value):
+    def padded(self, value: Array) -> Array:
         """``value`` with trailing axes of size 1 for the axes it does not depend on."""
         if not hasattr(value, "shape"):
             return value
@@ -153,7 +175,7 @@ class AlongAxes(AsWritten):
             return value
         return self.arithmetic.xp.reshape(value, (*value.shape, *(1,) * missing))
 
-    def plainly(self, compute):
+    def plainly(self, compute: Callable[[], Array]) -> Array:
         """``compute()`` with the plain arithmetic: the abs-scale reads the arguments of exp,
         log and a maximum as they are."""
         arithmetic, self.arithmetic = self.arithmetic, self.plain
@@ -162,7 +184,8 @@ class AlongAxes(AsWritten):
         finally:
             self.arithmetic = arithmetic
 
-    def over(self, function, limits, reduce):
+    def over(self, function: sp.Expr, limits: Sequence[tuple[sp.Expr, sp.Expr, sp.Expr]],
+             reduce: Callable[[Array], Array]) -> Array:
         """Every term of ``function`` at once, along a new last axis per bound index, then
         reduced over each, the first limit innermost (SymPy's order)."""
         opened = []
@@ -184,7 +207,7 @@ class AlongAxes(AsWritten):
             terms = reduce(terms)
         return terms
 
-    def entry(self, expr: sp.Indexed):
+    def entry(self, expr: sp.Indexed) -> Array:
         """The tensor's entries with axes (batch, *self.axes), size 1 where it has none."""
         xp = self.arithmetic.xp
         indices = [_name(i) if isinstance(i, (sp.Idx, sp.Symbol)) else i for i in expr.indices]
@@ -203,33 +226,33 @@ class AlongAxes(AsWritten):
                 shape.append(1)
         return xp.reshape(value, tuple(shape))
 
-    def summed(self, expr, env):
+    def summed(self, expr: sp.Sum, env: Env) -> Array:
         return self.over(expr.function, expr.limits,
                          lambda terms: self.arithmetic.along(self.arithmetic.add, terms))
 
-    def multiplied(self, expr, env):
+    def multiplied(self, expr: sp.Product, env: Env) -> Array:
         return self.over(expr.function, expr.limits,
                          lambda terms: self.arithmetic.along(self.arithmetic.multiply, terms))
 
-    def row_maximum(self, expr, env):
+    def row_maximum(self, expr: ReduceMax, env: Env) -> Array:
         return self.plainly(lambda: self.over(
             expr.function, expr.limits, lambda terms: self.arithmetic.xp.max(terms, axis=-1)))
 
-    def row_minimum(self, expr, env):
+    def row_minimum(self, expr: ReduceMin, env: Env) -> Array:
         return self.plainly(lambda: self.over(
             expr.function, expr.limits, lambda terms: self.arithmetic.xp.min(terms, axis=-1)))
 
-    def maximum(self, expr, env):
+    def maximum(self, expr: sp.Max | ReduceMax, env: Env) -> Array:
         return self.plainly(lambda: self.arithmetic.maximum([self.eval(a, env)
                                                              for a in expr.args]))
 
-    def exponential(self, expr, env):
+    def exponential(self, expr: sp.exp, env: Env) -> Array:
         return self.arithmetic.exp(self.plainly(lambda: self.eval(expr.args[0], env)))
 
-    def logarithm(self, expr, env):
+    def logarithm(self, expr: sp.log, env: Env) -> Array:
         return self.arithmetic.log(self.plainly(lambda: self.eval(expr.args[0], env)))
 
-    def online_softmax(self, expr: OnlineSoftmax, env):
+    def online_softmax(self, expr: OnlineSoftmax, env: Env) -> Array:
         """The block-wise algorithm as ``OnlineSoftmax`` states it: per block of b keys the
         running maximum, the rescaling e^(m_old − m_new), the block's partial sums added left
         to right and added once to the rescaled running ones; one division at the end."""
@@ -257,6 +280,8 @@ class AlongAxes(AsWritten):
                 total = arithmetic.add(arithmetic.multiply(rescale, total), partial_total)
                 output = arithmetic.add(arithmetic.multiply(rescale, output), partial_output)
             maximum = seen
+        # the blocks ran: a sum's row has at least one key
+        assert maximum is not None
         # the weights the closed form rounds, e^(s_j − max): below the normal range there too
         arithmetic.seen(xp.exp(scores - maximum[..., None]))
         return arithmetic.divide(output, total)
@@ -279,21 +304,21 @@ class AlongAxes(AsWritten):
     )
 
 
-def _keep(terms):
+def _keep(terms: Array) -> Array:
     """Every term, unreduced."""
     return terms
 
 
-def _name(index) -> str:
+def _name(index: sp.Basic) -> str:
     return str(index.label) if isinstance(index, sp.Idx) else str(index)
 
 
-def _scan_last_axis(operation, terms):
+def _scan_last_axis(operation: Callable[[Array, Array], Array], terms: Array) -> Array:
     """JAX's sequential scan: the same operations in the same order as the loop, one program
     instead of one dispatch per entry."""
     import jax
 
-    def step(total, term):
+    def step(total: Array, term: Array) -> tuple[Array, None]:
         return operation(total, term), None
 
     rest = jax.numpy.moveaxis(terms[..., 1:], -1, 0)
@@ -301,17 +326,18 @@ def _scan_last_axis(operation, terms):
 
 
 @functools.cache
-def _online_softmax_program(block: int):
+def _online_softmax_program(block: int) -> Callable[[Array, Array], Array]:
     """``AlongAxes.online_softmax`` as one compiled JAX program per block size: a scan over the
     blocks, each block's sums a scan over its keys. The last block is padded with scores of −∞
     and values of 0, whose weights e^(−∞) = 0 add exactly nothing."""
     import jax
     import jax.numpy as jnp
 
-    def add(a, b):
+    def add(a: Array, b: Array) -> Array:
         return a + b
 
-    def step(carry, chunk):
+    def step(carry: tuple[Array, Array, Array], chunk: tuple[Array, ...]
+             ) -> tuple[tuple[Array, Array, Array], None]:
         maximum, total, output = carry
         chunk_scores, chunk_values = chunk
         seen = jnp.maximum(maximum, jnp.max(chunk_scores, axis=-1))
@@ -322,7 +348,7 @@ def _online_softmax_program(block: int):
         return (seen, total, output), None
 
     @jax.jit
-    def run(scores, values):
+    def run(scores: Array, values: Array) -> Array:
         scores, values = jnp.broadcast_arrays(scores, values)
         length = scores.shape[-1]
         pad = -length % block

@@ -5,23 +5,56 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
+import sympy as sp
 
 from attnproof.symbolic import Positive
 
-from ..route import compile_expression, run_route_program, to_numpy
+from ..route import (
+    Array,
+    ArrayModule,
+    Backend,
+    NativeDevice,
+    compile_expression,
+    run_route_program,
+    to_numpy,
+)
+
+if TYPE_CHECKING:
+    from attnproof.symbolic import Defined, Domain, Scalar, Tensor, Theorem
+    from attnproof.symbolic.kinds.ieee import Env
+
+    from .. import Compiled
+    from ..route import Array, ArrayModule, NativeDevice
+
+
+class Statements(TypedDict):
+    """The keywords of ``compile_expression`` a route passes on to each of its statements: the
+    theorem's inputs and definitions."""
+
+    inputs: Sequence[Tensor | Scalar]
+    definitions: Sequence[Defined]
+
+
+class TargetedStatements(Statements):
+    """... and the compiler target, where every statement is compiled for the same one."""
+
+    target: str
+
 
 # the unit roundoff each format is measured in (MLX float64 computes exp in float32)
 EPSILON = {"float64": 2.0**-52, "float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}
 
 
-def epsilon(row, dtype: str) -> float:
+def epsilon(row: Backend, dtype: str) -> float:
     return EPSILON[row.measured_as(dtype)]
 
 
-def backend_linalg(row, module, xp, device, dtype: str, name: str, matrices: np.ndarray,
-                   **keywords):
+def backend_linalg(row: Backend, module: ArrayModule, xp: ArrayModule, device: NativeDevice,
+                   dtype: str, name: str, matrices: np.ndarray, **keywords: Any) -> np.ndarray:
     """``module.linalg.<name>(matrices, **keywords)`` on the backend's device, the matrices
     placed in ``dtype``, as NumPy; on the CPU stream where the backend's solvers run only there
     (MLX's SVD and eigen solvers)."""
@@ -32,8 +65,9 @@ def backend_linalg(row, module, xp, device, dtype: str, name: str, matrices: np.
         return to_numpy(getattr(module.linalg, name)(placed, **keywords))
 
 
-def evaluate(theorem, expr, out, row, dtype: str, device: str, mode: str, arrays: dict,
-             sizes: dict) -> np.ndarray:
+def evaluate(theorem: Theorem, expr: sp.Expr, out: Sequence[sp.Idx], row: Backend, dtype: str,
+             device: str, mode: str, arrays: dict[str, np.ndarray],
+             sizes: dict[str, int]) -> np.ndarray:
     """``expr`` compiled for ``row``'s array module and evaluated on ``arrays`` (float64 NumPy
     arrays with a leading batch axis), placed in ``dtype``; the result as float64 NumPy."""
     compiled = compile_expression(expr, out, inputs=theorem.inputs,
@@ -42,7 +76,8 @@ def evaluate(theorem, expr, out, row, dtype: str, device: str, mode: str, arrays
     return run_compiled(row, xp, compiled, arrays, sizes, dtype, device, mode, theorem.name)
 
 
-def run_compiled(row, xp, compiled, arrays: dict, sizes: dict, dtype: str, device: str,
+def run_compiled(row: Backend, xp: ArrayModule, compiled: Compiled,
+                 arrays: dict[str, np.ndarray], sizes: dict[str, int], dtype: str, device: str,
                  mode: str, owner: str) -> np.ndarray:
     """A compiled statement run on ``row``'s device: ``arrays`` (float64 NumPy) placed in
     ``dtype``, jitted in jit mode; the result as float64 NumPy. ``owner`` names the theorem
@@ -61,8 +96,10 @@ def run_compiled(row, xp, compiled, arrays: dict, sizes: dict, dtype: str, devic
                                               run, placed, place))
 
 
-def run_kept(row, xp, device, dtype: str, mode: str, kept: dict, name, compiled, arrays: dict,
-             sizes: dict) -> np.ndarray:
+def run_kept(row: Backend, xp: ArrayModule, device: NativeDevice, dtype: str, mode: str,
+             kept: dict[tuple[object, ...], Callable[[dict[str, Array]], Array]],
+             name: object, compiled: Compiled, arrays: dict[str, np.ndarray | int],
+             sizes: dict[str, int]) -> np.ndarray:
     """``compiled`` on ``arrays`` (float64 NumPy arrays, Python ints for Integer inputs) placed
     in ``dtype`` on ``device`` (the backend's device object), jitted in jit mode once per
     ``name``, sizes and integers and kept in ``kept`` (the caller's, for its checks); the
@@ -74,7 +111,8 @@ def run_kept(row, xp, device, dtype: str, mode: str, kept: dict, name, compiled,
         statics = tuple(sorted((k, v) for k, v in placed.items() if not hasattr(v, "shape")))
         key = (name, tuple(sorted(sizes.items())), statics)
         if key not in kept:
-            def value(traced, statics=statics):
+            def value(traced: dict[str, Array],
+                      statics: tuple[tuple[str, Array], ...] = statics) -> Array:
                 return compiled(xp, {**traced, **dict(statics)}, sizes)
 
             kept[key] = row.compile(value) if mode == "jit" else value
@@ -84,7 +122,8 @@ def run_kept(row, xp, device, dtype: str, mode: str, kept: dict, name, compiled,
 
 
 @functools.lru_cache(maxsize=1024)
-def _jitted(row, dtype: str, compiled, sizes: tuple, xp):
+def _jitted(row: Backend, dtype: str, compiled: Compiled, sizes: tuple[tuple[str, int], ...],
+            xp: ArrayModule) -> Callable[[dict[str, Array]], Array]:
     """One jitted program per expression, sizes and format, kept for the process: a backend
     caches what it compiled per jitted function, so a function made afresh for every call
     would be traced and lowered again each time. (``xp`` follows from ``row`` and ``dtype``.)"""
@@ -92,7 +131,7 @@ def _jitted(row, dtype: str, compiled, sizes: tuple, xp):
     return row.compile(lambda traced: compiled(xp, traced, bound))
 
 
-def draw_uniform(domain, shape, rng) -> np.ndarray:
+def draw_uniform(domain: Domain, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
     """Values from a domain: log-uniform for ``Positive``, uniform on [low, high] otherwise."""
     if isinstance(domain, Positive):
         return np.exp(rng.uniform(math.log(domain.low), math.log(domain.high), size=shape))
@@ -106,49 +145,51 @@ class ArrayArithmetic:
     inputs become arrays (IEEE values: a backend's arrays in a dtype; a limit's row values:
     float64 rows; the error bounds: arrays along axes, ``_along_axes.py``)."""
 
-    def __init__(self, xp):
+    def __init__(self, xp: ArrayModule) -> None:
         self.xp = xp
 
-    def seen(self, value):
+    def seen(self, value: Array) -> Array:
         """Every result passes here: an arithmetic that watches its intermediate values (the
         error bounds' range watch) looks at it."""
         return value
 
-    def add(self, a, b):
+    def add(self, a: Array, b: Array) -> Array:
         return self.seen(a + b)
 
-    def subtract_maximum(self, x, minus_max):  # x − max(…) is x + (−max(…)) in floating point
+    # x − max(…) is x + (−max(…)) in floating point
+    def subtract_maximum(self, x: Array, minus_max: Array) -> Array:
         return self.add(x, minus_max)
 
-    def negate(self, value):
+    def negate(self, value: Array) -> Array:
         return -value
 
-    def multiply(self, a, b):
+    def multiply(self, a: Array, b: Array) -> Array:
         return self.seen(a * b)
 
-    def divide(self, a, b):
+    def divide(self, a: Array, b: Array) -> Array:
         return self.seen(a / b)
 
-    def sqrt(self, value):
+    def sqrt(self, value: Array) -> Array:
         return self.seen(self.xp.sqrt(value))
 
-    def exp(self, value):
+    def exp(self, value: Array) -> Array:
         return self.seen(self.xp.exp(value))
 
-    def log(self, value):
+    def log(self, value: Array) -> Array:
         return self.seen(self.xp.log(value))
 
-    def absolute(self, value):
+    def absolute(self, value: Array) -> Array:
         return self.seen(self.xp.abs(value))
 
-    def maximum(self, operands, expr=None, env=None):
+    def maximum(self, operands: Sequence[Array], expr: sp.Expr | None = None,
+                env: Env | None = None) -> Array:
         return _pairwise(self.xp.maximum, operands)
 
-    def minimum(self, operands):
+    def minimum(self, operands: Sequence[Array]) -> Array:
         return _pairwise(self.xp.minimum, operands)
 
 
-def _pairwise(extremum, operands):
+def _pairwise(extremum: Callable[[Array, Array], Array], operands: Sequence[Array]) -> Array:
     """The operands' maximum or minimum, one pair at a time: NaN-propagating, as IEEE 754-2019
     maximum and minimum."""
     total = operands[0]

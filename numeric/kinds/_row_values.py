@@ -13,31 +13,40 @@ half-integers is exact).
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import sympy as sp
 
 from attnproof.symbolic.kinds.ieee import AsWritten, loop_key
 
+from ..route import Array
 from ._evaluate import ArrayArithmetic
+
+if TYPE_CHECKING:
+    from attnproof.symbolic import Limit, Theorem
+    from attnproof.symbolic.kinds.ieee import InputKey
 
 _COMPARE = {"==": operator.eq, "!=": operator.ne, "<=": operator.le, "<": operator.lt,
             ">=": operator.ge, ">": operator.gt}
 
 
-def row_function(theorem, claim, expr, out) -> Callable[[np.ndarray, dict], np.ndarray]:
+def row_function(theorem: Theorem, claim: Limit, expr: sp.Expr, out: Sequence[sp.Idx]
+                 ) -> Callable[[np.ndarray, dict[str, int]], np.ndarray]:
     """``f(scores, sizes)``: ``expr`` for every row of ``scores`` (batch, *leading, n), shaped
     (batch, *sizes of ``out``)."""
     expr = theorem.expand_definitions(expr)
-    leading = claim.row.indices[:-1]
+    # a limit over a row of scores: the route walks rows only where the claim names one
+    row = cast("sp.Indexed", claim.row)
+    leading = row.indices[:-1]
     if tuple(out[:len(leading)]) != tuple(leading) or len(out) > len(leading) + 1:
-        raise NotImplementedError(f"the free indices {out} are not the row's {claim.row.indices}")
+        raise NotImplementedError(f"the free indices {out} are not the row's {row.indices}")
     loops_row = len(out) == len(leading) + 1
     # the rows are flattened: a leading index names no column, so any value of it will do
     at_row = {loop_key(index): sp.Integer(0) for index in leading}
 
-    def function(scores: np.ndarray, sizes: dict) -> np.ndarray:
+    def function(scores: np.ndarray, sizes: dict[str, int]) -> np.ndarray:
         rows = scores.reshape(-1, scores.shape[-1])
         evaluation = AsWritten(RowArithmetic(rows), sizes, fixed={})
         with np.errstate(all="ignore"):
@@ -58,11 +67,11 @@ class RowArithmetic(ArrayArithmetic):
 
     decides_conditions = True
 
-    def __init__(self, rows: np.ndarray):
+    def __init__(self, rows: np.ndarray) -> None:
         super().__init__(np)
         self.rows = rows
 
-    def literal(self, value) -> float:
+    def literal(self, value: sp.Expr) -> float:
         return float(value)
 
     def exact(self, value: int) -> float:
@@ -71,30 +80,30 @@ class RowArithmetic(ArrayArithmetic):
     def size(self, value: int) -> float:
         return float(value)
 
-    def input(self, key):
+    def input(self, key: InputKey) -> np.ndarray:
         if isinstance(key, str):
             raise NotImplementedError(f"the limit's value depends on {key}")
         _, indices = key
         return self.rows[:, indices[-1]]
 
-    def divide(self, a, b):
+    def divide(self, a: Array, b: Array) -> Array:
         # literals here are Python floats, and 1.0 / 0.0 raises where a row's value is ±inf
         return np.divide(a, b)
 
-    def power(self, base, exponent):
+    def power(self, base: Array, exponent: Array) -> Array:
         return np.power(np.asarray(base, dtype=float), exponent)
 
-    def compare(self, relation: str, a, b):
+    def compare(self, relation: str, a: Array, b: Array) -> Array:
         return _COMPARE[relation](a, b)
 
-    def both(self, a, b):
+    def both(self, a: Array, b: Array) -> Array:
         return np.logical_and(a, b)
 
-    def either(self, a, b):
+    def either(self, a: Array, b: Array) -> Array:
         return np.logical_or(a, b)
 
-    def negation(self, value):
+    def negation(self, value: Array) -> Array:
         return np.logical_not(value)
 
-    def select(self, holds, a, b):
+    def select(self, holds: Array, a: Array, b: Array) -> Array:
         return np.where(holds, a, b)

@@ -10,8 +10,9 @@ format within ``format_truth_ulps``, each side within STABILITY_ULPS of its floa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from attnproof.symbolic import Integer
 from ..route import (
     STABILITY_ULPS,
     TRUTH_ULPS,
+    Array,
     Backend,
     Evidence,
     Failure,
@@ -31,14 +33,21 @@ from ..route import (
     to_numpy,
 )
 
+if TYPE_CHECKING:
+    from attnproof.symbolic import Dim, Tensor, Theorem
+
+    from .. import Profile
+    from ..route import Where
+
 BATCH = 64
 
 
-def draw_inputs(theorem, tensors, shapes: dict, rng: np.random.Generator, batch: int) -> dict:
+def draw_inputs(theorem: Theorem, tensors: Iterable[Tensor], shapes: dict[str, tuple[int, ...]],
+                rng: np.random.Generator, batch: int) -> dict[str, np.ndarray | int]:
     """Every tensor in ``tensors`` and every scalar drawn as the compiled search draws them
     (``_strategies``: the declared range, large and tied rows, structured patterns, kernels),
     with a leading batch axis; Integer scalars one value for the batch."""
-    arrays = {}
+    arrays: dict[str, np.ndarray | int] = {}
     for tensor in tensors:
         arrays[tensor.name] = strategies.tensor_values(
             tensor.domain, (batch, *shapes[tensor.name]), rng)
@@ -99,7 +108,7 @@ def _worst(error: np.ndarray, decided: np.ndarray) -> float:
     return float(kept.max(initial=0.0)) if kept.size else 0.0
 
 
-def worst_entry(batch: Batch, row_index: int, out_names: list[str]) -> dict:
+def worst_entry(batch: Batch, row_index: int, out_names: list[str]) -> dict[str, object]:
     """The entry of one failing row where the sides differ most, as short strings."""
     lhs = np.asarray(batch.lhs[row_index], np.float64)
     rhs = np.asarray(batch.rhs[row_index], np.float64)
@@ -110,8 +119,10 @@ def worst_entry(batch: Batch, row_index: int, out_names: list[str]) -> dict:
             "lhs": f"{float(lhs[at]):.6g}", "rhs": f"{float(rhs[at]):.6g}"}
 
 
-def search_batches(theorem, where, profile, seed: int | None, evaluate: Callable,
-                   describe_row: Callable, description: str, dims=None) -> Evidence:
+def search_batches(theorem: Theorem, where: Where, profile: Profile, seed: int | None,
+                   evaluate: Callable[[dict[str, int], np.random.Generator], Batch],
+                   describe_row: Callable[[dict[str, int], Batch, int], dict[str, object]],
+                   description: str, dims: Iterable[Dim] | None = None) -> Evidence:
     """Batches of ``BATCH`` instances, one per structure (sizes and a seed) that the driver's
     :func:`search_structures` draws (sizes of ``dims``, else of the theorem's), counts and
     shrinks, until one fails; then, where none failed, the largest and the smallest sizes.
@@ -119,9 +130,9 @@ def search_batches(theorem, where, profile, seed: int | None, evaluate: Callable
     that the shrunk structure, and a rerun from the record's seed, draw the same instances;
     ``describe_row(sizes, batch, row_index)`` gives a failing row's counterexample."""
     row, dtype = where.row, where.dtype
-    false64 = []  # a batch false in float64 but within the format's rounding
+    false64: list[Batch] = []  # a batch false in float64 but within the format's rounding
 
-    def run(structure) -> Batch:
+    def run(structure: strategies.Structure) -> Batch:
         with np.errstate(all="ignore"):  # overflow is measured, not warned about
             return evaluate(structure.size_map, np.random.default_rng(structure.seed))
 
@@ -164,10 +175,10 @@ def _what_failed(batch: Batch, row_index: int, dtype: str) -> str:
     return f"the sides differ beyond {dtype}'s rounding, or a side strays from float64"
 
 
-def host(arrays: dict) -> dict:
+def host(arrays: dict[str, Array]) -> dict[str, np.ndarray | int]:
     return {name: value if isinstance(value, int) else to_numpy(value)
             for name, value in arrays.items()}
 
 
-def to_host(array) -> np.ndarray:
+def to_host(array: Array) -> np.ndarray:
     return to_numpy(array)

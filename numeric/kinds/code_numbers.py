@@ -11,37 +11,60 @@ decides.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
+
 import numpy as np
 
 from attnproof.symbolic.kinds.code_numbers import FromCode
 
-from ..route import Evidence, Failure, backend, error_ulps, is_truth, numeric_route, to_numpy
+from ..route import (
+    Array,
+    ArrayModule,
+    Backend,
+    Evidence,
+    Failure,
+    NativeDevice,
+    backend,
+    error_ulps,
+    is_truth,
+    numeric_route,
+    to_numpy,
+)
+
+if TYPE_CHECKING:
+    from attnproof.symbolic import Theorem
+
+    from .. import Profile
+    from ..route import Where
 
 
 class Arrays:
     """The namespace a demo is written against, over one backend and dtype."""
 
-    def __init__(self, row, module, dtype: str, device):
+    def __init__(self, row: Backend, module: ArrayModule, dtype: str,
+                 device: NativeDevice) -> None:
         self._row, self._module, self._dtype, self._device = row, module, dtype, device
 
-    def asarray(self, value):
+    def asarray(self, value: object) -> Array:
         return self._row.place(self._module, np.asarray(value, dtype=np.float64), self._dtype,
                                self._device)
 
-    def constant(self, value):
+    def constant(self, value: object) -> Array:
         return self.asarray(value)
 
-    def sqrt(self, value):
+    def sqrt(self, value: Array) -> Array:
         return self._module.sqrt(value)
 
-    def sum(self, value):
+    def sum(self, value: Array) -> Array:
         return self._module.sum(value)
 
-    def mean(self, value):
+    def mean(self, value: Array) -> Array:
         return self._module.mean(value)
 
 
-def run(claim: FromCode, row, dtype: str, device: str, mode: str = "eager") -> list[float]:
+def run(claim: FromCode, row: Backend, dtype: str, device: str,
+        mode: str = "eager") -> list[float]:
     """The demo's values on ``row`` in ``dtype``, as float64 numbers; in mode ``jit`` the demo
     is compiled whole (JAX's eager mode compiles each operation on its own, ten times the
     time)."""
@@ -54,8 +77,8 @@ def run(claim: FromCode, row, dtype: str, device: str, mode: str = "eager") -> l
         return [float(to_numpy(v)) for v in compute(data)]
 
 
-def _demo(claim: FromCode, arrays: Arrays):
-    def demo(data):
+def _demo(claim: FromCode, arrays: Arrays) -> Callable[[dict[str, Array]], tuple[Array, ...]]:
+    def demo(data: dict[str, Array]) -> tuple[Array, ...]:
         return tuple(claim.evaluate(arrays, data))
 
     return demo
@@ -68,9 +91,10 @@ def rounds_to(value: float, printed: str) -> bool:
 
 
 @numeric_route(FromCode)
-def check(theorem, where, profile, seed=None) -> Evidence:
+def check(theorem: Theorem, where: Where, profile: Profile,
+          seed: int | None = None) -> Evidence:
     row, dtype, device, mode = where
-    claim = theorem.claim
+    claim = cast(FromCode, theorem.claim)  # the route of FromCode: the driver's lookup says so
     values = run(claim, row, dtype, device, mode)
     wrong = {label: f"{value:.10g}, printed {text}"
              for label, value, text in zip(claim.labels, values, claim.printed, strict=True)

@@ -15,13 +15,30 @@ from __future__ import annotations
 import math
 import random
 import weakref
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+import numpy.typing as npt
 import sympy as sp
 
 from attnproof.symbolic import Cost, Integer
 
 from ..route import Evidence, Failure, find_failure, numeric_route, numpy_dtype, search_seed
+
+if TYPE_CHECKING:
+    from attnproof.symbolic import Theorem
+
+    from .. import Profile
+    from ..route import Where
+
+# one size assignment's measured count, and a ladder's rows (size, measured, formula there)
+Measured = tuple[dict[str, int], int]
+Rung = tuple[int, int, sp.Expr]
+# the worst growth along a ladder: the growing size, the other sizes, the rows, the exponent
+Growth = tuple[sp.Symbol, dict[str, int], list[Rung], float]
+# a shape as NumPy's creation functions take it
+Shape = int | tuple[int, ...]
 
 # growing sizes 1, 2, 4, ..., 2**LADDER_STEPS for an order claim
 LADDER_STEPS = 8
@@ -36,7 +53,7 @@ ASSIGNMENTS = 120
 class Counter:
     """Entries held (live, peak) and multiply-adds done while an implementation runs."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.live = 0
         self.peak = 0
         self.multiply_adds = 0
@@ -56,11 +73,11 @@ _ACTIVE: list[Counter] = []
 class Counted(np.ndarray):
     """An array whose new buffers and products the active ``Counter`` sees."""
 
-    def __array_finalize__(self, obj):
+    def __array_finalize__(self, obj: object) -> None:
         if _ACTIVE and self.flags.owndata:  # a copy, astype, ...: a new buffer
             _ACTIVE[-1].allocated(self)
 
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         plain = [np.asarray(x) if isinstance(x, Counted) else x for x in inputs]
         out = kwargs.get("out")
         if out is not None:
@@ -71,14 +88,15 @@ class Counted(np.ndarray):
             return out[0] if len(out) == 1 else out
         return _wrap(result)
 
-    def __array_function__(self, func, types, args, kwargs):
+    def __array_function__(self, func: Callable[..., Any], types: object, args: Any,
+                           kwargs: Any) -> Any:
         if func is np.einsum and _ACTIVE:
             _ACTIVE[-1].multiply_adds += _einsum_multiply_adds(*_unwrap(args))
         result = func(*_unwrap(args), **_unwrap(kwargs))
         return _wrap(result)
 
 
-def _unwrap(value):
+def _unwrap(value: Any) -> Any:  # any argument of a NumPy function
     if isinstance(value, Counted):
         return np.asarray(value)
     if isinstance(value, (list, tuple)):
@@ -88,7 +106,7 @@ def _unwrap(value):
     return value
 
 
-def _wrap(result):
+def _wrap(result: Any) -> Any:  # any result of a NumPy function
     if isinstance(result, tuple):
         return tuple(_wrap(r) for r in result)
     if not isinstance(result, np.ndarray) or isinstance(result, Counted):
@@ -98,7 +116,8 @@ def _wrap(result):
     return result.view(Counted)
 
 
-def _count_operations(ufunc, method, inputs, kwargs) -> None:
+def _count_operations(ufunc: np.ufunc, method: str, inputs: list[Any],
+                      kwargs: dict[str, Any]) -> None:
     if not _ACTIVE:
         return
     counter = _ACTIVE[-1]
@@ -113,11 +132,12 @@ def _count_operations(ufunc, method, inputs, kwargs) -> None:
         counter.multiply_adds += np.asarray(inputs[0]).size
 
 
-def _einsum_multiply_adds(spec: str, *operands) -> int:
+def _einsum_multiply_adds(spec: str, *operands: np.ndarray) -> int:
     """Multiply-adds of a two-operand contraction: the product of every index's range (a
     broadcast ``...`` counts its batch); one operand is a copy or a sum, counted as its size."""
     inputs = spec.replace(" ", "").split("->")[0].split(",")
-    sizes, batch = {}, ()
+    sizes: dict[str, int] = {}
+    batch: tuple[int, ...] = ()
     for letters, operand in zip(inputs, operands, strict=True):
         shape = np.shape(operand)
         if "..." in letters:
@@ -133,29 +153,32 @@ class CountingNumpy:
     """NumPy for an implementation: creation functions return counted arrays; the rest is
     NumPy, which defers to ``Counted`` for every array the implementation holds."""
 
-    def __init__(self, dtype):
+    def __init__(self, dtype: np.dtype) -> None:
         self.dtype = dtype
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:  # NumPy's own function of that name
         return getattr(np, name)
 
-    def _created(self, function, shape, *args, dtype=None):
+    def _created(self, function: Callable[..., np.ndarray], shape: Shape, *args: object,
+                 dtype: npt.DTypeLike | None = None) -> np.ndarray:
         return _wrap(function(shape, *args, dtype=dtype or self.dtype))
 
-    def zeros(self, shape, dtype=None):
+    def zeros(self, shape: Shape, dtype: npt.DTypeLike | None = None) -> np.ndarray:
         return self._created(np.zeros, shape, dtype=dtype)
 
-    def ones(self, shape, dtype=None):
+    def ones(self, shape: Shape, dtype: npt.DTypeLike | None = None) -> np.ndarray:
         return self._created(np.ones, shape, dtype=dtype)
 
-    def empty(self, shape, dtype=None):
+    def empty(self, shape: Shape, dtype: npt.DTypeLike | None = None) -> np.ndarray:
         return self._created(np.empty, shape, dtype=dtype)
 
-    def full(self, shape, value, dtype=None):
+    def full(self, shape: Shape, value: object,
+             dtype: npt.DTypeLike | None = None) -> np.ndarray:
         return self._created(np.full, shape, value, dtype=dtype)
 
 
-def measure(implementation, inputs: dict, scalars: dict, dtype) -> Counter:
+def measure(implementation: Callable[..., object], inputs: dict[str, np.ndarray],
+            scalars: dict[str, int], dtype: np.dtype) -> Counter:
     """Run ``implementation`` on counted copies of ``inputs``; the counter of what it did."""
     arrays = {name: np.asarray(value).astype(dtype).view(Counted)
               for name, value in inputs.items()}
@@ -173,12 +196,13 @@ def measure(implementation, inputs: dict, scalars: dict, dtype) -> Counter:
 
 
 @numeric_route(Cost)
-def check(theorem, where, profile, seed=None) -> Evidence:
+def check(theorem: Theorem, where: Where, profile: Profile,
+          seed: int | None = None) -> Evidence:
     """Every size assignment (the ladders, then sizes over each range), one case each, through
     the driver's search in order: the first whose count differs from the formula fails; an
     order claim is then judged on the growth along each whole ladder."""
     dtype = where.dtype
-    claim = theorem.claim
+    claim = cast(Cost, theorem.claim)  # the route of Cost: the driver's lookup says so
     array_dtype = numpy_dtype(dtype)
     searched_from = search_seed(profile, seed)
     generator = random.Random(searched_from)
@@ -186,10 +210,12 @@ def check(theorem, where, profile, seed=None) -> Evidence:
     measured_what = "peak entries held at once" if claim.counted == "entries" else "multiply-adds"
     target = claim.formula if claim.order == "exact" else claim.count()
     values = np.random.default_rng(generator.randrange(2**32))
-    results: list = []
-    mismatch: list = []
+    results: list[Measured] = []
+    mismatch: list[Failure] = []
 
-    def differs(sizes) -> bool:
+    def differs(sizes: dict[str, int]) -> bool:
+        # Cost.numeric_configurations keeps no configuration for a claim without one
+        assert claim.implementation is not None
         counter = measure(claim.implementation, _inputs(theorem, sizes, values),
                           _scalars(theorem, sizes), array_dtype)
         measured = counter.peak if claim.counted == "entries" else counter.multiply_adds
@@ -217,7 +243,7 @@ def check(theorem, where, profile, seed=None) -> Evidence:
     return seen
 
 
-def _size_ranges(theorem) -> dict[str, tuple[int, int]]:
+def _size_ranges(theorem: Theorem) -> dict[str, tuple[int, int]]:
     ranges = {d.name: (d.sizes.low, d.sizes.high) for d in theorem.dims}
     for scalar in theorem.scalars:
         if isinstance(scalar.domain, Integer):
@@ -225,7 +251,8 @@ def _size_ranges(theorem) -> dict[str, tuple[int, int]]:
     return ranges
 
 
-def _assignments(claim, ranges, generator) -> list[dict[str, int]]:
+def _assignments(claim: Cost, ranges: dict[str, tuple[int, int]],
+                 generator: random.Random) -> list[dict[str, int]]:
     """For each growing size a ladder 1, 2, 4, ... with the others at random values, then
     random sizes over each range (its ends included)."""
     found = []
@@ -238,23 +265,26 @@ def _assignments(claim, ranges, generator) -> list[dict[str, int]]:
     return found
 
 
-def _inputs(theorem, sizes, values) -> dict[str, np.ndarray]:
+def _inputs(theorem: Theorem, sizes: dict[str, int],
+            values: np.random.Generator) -> dict[str, np.ndarray]:
     return {t.name: values.standard_normal(tuple(sizes[d.name] for d in t.dims))
             for t in theorem.tensors}
 
 
-def _scalars(theorem, sizes) -> dict[str, int]:
+def _scalars(theorem: Theorem, sizes: dict[str, int]) -> dict[str, int]:
     return {s.name: sizes[s.name] for s in theorem.scalars if s.name in sizes}
 
 
-def _failure(sizes, measured, expected, target, what) -> Failure:
+def _failure(sizes: dict[str, int], measured: int, expected: int, target: sp.Expr,
+             what: str) -> Failure:
     return Failure({"sizes": _text(sizes), "measured": str(measured),
                     "expected": str(expected), "formula": str(target)},
                    f"{what} measured on instrumented NumPy: {measured} at {_text(sizes)}, "
                    f"but {target} gives {expected}")
 
 
-def _ladders(claim, results):
+def _ladders(claim: Cost, results: list[Measured]
+             ) -> Iterator[tuple[sp.Symbol, dict[str, int], list[Rung]]]:
     """(growing size, [(size, measured, formula)]) along each ladder."""
     for number, symbol in enumerate(claim.growing_symbols()):
         ladder = results[number * (LADDER_STEPS + 1):(number + 1) * (LADDER_STEPS + 1)]
@@ -265,7 +295,7 @@ def _ladders(claim, results):
         yield symbol, ladder[0][0], rows
 
 
-def _worst_growth(claim, results):
+def _worst_growth(claim: Cost, results: list[Measured]) -> Growth | None:
     """The first ladder over whose last doubling count/formula grows by 2**THRESHOLD or more
     (or, for Theta, shrinks so)."""
     for symbol, sizes, rows in _ladders(claim, results):
@@ -276,7 +306,7 @@ def _worst_growth(claim, results):
     return None
 
 
-def _growth_failure(claim, growth, what) -> Failure:
+def _growth_failure(claim: Cost, growth: Growth, what: str) -> Failure:
     symbol, sizes, rows, exponent = growth
     return Failure({
         "growing": str(symbol),
@@ -287,7 +317,7 @@ def _growth_failure(claim, growth, what) -> Failure:
         f"of {symbol} (order {claim.order} allows < {THRESHOLD})"))
 
 
-def _growth_text(claim, results) -> str:
+def _growth_text(claim: Cost, results: list[Measured]) -> str:
     if claim.order == "exact":
         return ""
     parts = []
@@ -300,5 +330,5 @@ def _growth_text(claim, results) -> str:
             "power would reach")
 
 
-def _text(sizes: dict) -> str:
+def _text(sizes: dict[str, int]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(sizes.items()))

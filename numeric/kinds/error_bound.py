@@ -34,8 +34,10 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import sympy as sp
@@ -50,6 +52,8 @@ from ..route import (
     BACKEND_FINDING,
     NO_MODEL,
     ROUNDING_MODEL,
+    Array,
+    ArrayModule,
     Evidence,
     Failure,
     Rounding,
@@ -62,6 +66,19 @@ from ..route import (
 )
 from ..route import numpy_dtype as _numpy_dtype
 from ._along_axes import along_axes
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
+
+    from attnproof.symbolic import Theorem
+
+    from .. import Profile
+    from ..route import Backend, Where
+
+# the claims this route checks
+BoundClaim = kind.ErrorBound | kind.FirstOrderErrorBound | kind.AbsoluteErrorBound
+# what the search draws: sizes, a pattern of scores, their scale, a seed
+Drawn = tuple[dict[str, int], str, float, int]
 
 # arguments of exp and log the route measures them on (NumPy's float32 log, seeds 0-19: at most
 # 3.73u on 4,096 of them, 3.86u on 2^16, 4.03u on 10^6)
@@ -76,13 +93,15 @@ WIDER = {"float64": np.longdouble}
 
 
 @numeric_route(kind.ErrorBound, kind.FirstOrderErrorBound, kind.AbsoluteErrorBound)
-def check(theorem, where, profile, seed=None) -> Evidence:
+def check(theorem: Theorem, where: Where, profile: Profile,
+          seed: int | None = None) -> Evidence:
     row, dtype, device, _ = where
     model = ROUNDING_MODEL.get((row.name, dtype))
     if model is None:
         return Evidence(unsupported=f"no rounding model declared for {row.name} {dtype}"
                         + NO_MODEL.get((row.name, dtype), ""))
-    claim = theorem.claim
+    # the route of the three error bounds: the driver's lookup says so
+    claim = cast(BoundClaim, theorem.claim)
     evaluation = Evaluation(theorem, row, dtype, device)
     for function, declared in (("exp", model.c_exp), ("log", model.c_log)):
         model_error = evaluation.accuracy(function, seed)
@@ -95,13 +114,14 @@ def check(theorem, where, profile, seed=None) -> Evidence:
                 f"wrong here ({model.source}); the bound is not judged under a model the "
                 "backend does not meet"))
     seen = _Seen()
-    seed = search_seed(profile, seed)
+    searched_from = search_seed(profile, seed)
 
-    def fails(structure) -> bool:
+    def fails(structure: Drawn) -> bool:
         sizes, pattern, scale, draw_seed = structure
-        rng = np.random.default_rng((seed, draw_seed))
+        rng = np.random.default_rng((searched_from, draw_seed))
         arrays = _draw(theorem, sizes, pattern, scale, rng, evaluation.dtype_numpy)
         ratio = evaluation.ratios(claim, model, sizes, arrays)
+        assert ratio.ratio is not None  # Evaluation.ratios always sets it
         if currently_in_test_context():  # a drawn structure, not a corner run before them
             target(float(np.nanmax(np.where(np.isfinite(ratio.ratio), ratio.ratio, 0.0),
                                    initial=0.0)), label="observed error / bound")
@@ -111,10 +131,10 @@ def check(theorem, where, profile, seed=None) -> Evidence:
     # its tightness); a violation is shrunk to the smallest sizes that still show it. Twice the
     # truth's examples: 4 structures under the quick profile, 8 by default, 200 thorough (each
     # structure new sizes, so a new program to compile: the search's cost scales with it)
-    find_failure(_structures(theorem, dtype), fails, 2 * profile.truth.examples, seed,
+    find_failure(_structures(theorem, dtype), fails, 2 * profile.truth.examples, searched_from,
                  _corners(theorem, dtype, every_corner=profile.every_corner), targets=True)
     found = _evidence(model, seen, evaluation)
-    found.seed = seed
+    found.seed = searched_from
     return found
 
 
@@ -132,7 +152,7 @@ SCALES = {"float16": (0.25, 1.0, 2.0)}
 DEFAULT_SCALES = (1.0, 4.0, 16.0)
 
 
-def _structures(theorem, dtype: str):
+def _structures(theorem: Theorem, dtype: str) -> SearchStrategy[Drawn]:
     """Sizes (each an end of its range, or log-uniform across it), a pattern, a scale and a
     seed. Log-uniform: a bound's count grows with n while the errors of exp and division do
     not, so a count too small shows at n = 2 or 3 and a count too small in n at hundreds; n
@@ -145,7 +165,7 @@ def _structures(theorem, dtype: str):
                      st.integers(0, 2**31 - 1))
 
 
-def _log_uniform(low: int, high: int):
+def _log_uniform(low: int, high: int) -> SearchStrategy[int]:
     """An integer in [low, high] whose binary magnitude is uniform: an octave [2^b, 2^(b+1)),
     then a size in it (shrinking toward the lowest octave)."""
     octaves = range(max(low, 1).bit_length() - 1, high.bit_length())
@@ -153,7 +173,7 @@ def _log_uniform(low: int, high: int):
         lambda b: st.integers(max(low, 2**b), min(high, 2 ** (b + 1) - 1)))
 
 
-def _corners(theorem, dtype: str, every_corner: bool = True) -> list:
+def _corners(theorem: Theorem, dtype: str, every_corner: bool = True) -> list[Drawn]:
     """Every size at its largest; each one at its smallest, and at the smallest with more than
     one term, the others at their largest. Where a count grows fastest (the longest row in
     blocks of one key), and where it is smallest against the errors every term carries (exp's,
@@ -188,14 +208,15 @@ def _corners(theorem, dtype: str, every_corner: bool = True) -> list:
             for pattern, scale in (scores if every_corner or sizes is largest else fewer)]
 
 
-def batch_size(theorem, sizes: dict) -> int:
+def batch_size(theorem: Theorem, sizes: dict[str, int]) -> int:
     """Instances in a batch at ``sizes``: ``ENTRIES_PER_BATCH`` entries of the inputs, at least
     ``INSTANCES_PER_EXAMPLE`` and at most ``MOST_INSTANCES`` instances."""
     entries = sum(math.prod(sizes[d.name] for d in tensor.dims) for tensor in theorem.tensors)
     return min(MOST_INSTANCES, max(INSTANCES_PER_EXAMPLE, ENTRIES_PER_BATCH // max(entries, 1)))
 
 
-def _draw(theorem, sizes, pattern, scale, rng, numpy_dtype) -> dict:
+def _draw(theorem: Theorem, sizes: dict[str, int], pattern: str, scale: float,
+          rng: np.random.Generator, numpy_dtype: np.dtype) -> dict[str, np.ndarray]:
     arrays = {}
     batch = batch_size(theorem, sizes)
     for tensor in theorem.tensors:
@@ -242,7 +263,8 @@ class Ratios:
     outside: int = 0  # instances whose exact intermediates leave the format's normal range
     ratio: np.ndarray | None = None
     beyond_exp: int = 0  # ... of them, those where an argument of exp is beyond the backend's
-    breaches: dict = field(default_factory=dict)  # instance -> how the backend broke the model
+    # instance -> how the backend broke the model
+    breaches: dict[int, str] = field(default_factory=dict)
 
 
 class RangeWatch:
@@ -254,7 +276,7 @@ class RangeWatch:
     above its bound can be asked whether the backend's own exp or log broke the declared model
     there (:meth:`Evaluation.breaches`)."""
 
-    def __init__(self, dtype: str, batch: int, exp_limit: float = math.inf):
+    def __init__(self, dtype: str, batch: int, exp_limit: float = math.inf) -> None:
         info = finfo(dtype)
         self.largest, self.tiny = float(info.max), float(info.tiny)
         self.exp_limit = exp_limit
@@ -262,7 +284,7 @@ class RangeWatch:
         self.beyond_exp = np.zeros(batch, dtype=bool)  # outside: exp's argument past its limit
         self.arguments: dict[str, list[np.ndarray]] = {"exp": [], "log": []}
 
-    def __call__(self, value) -> None:
+    def __call__(self, value: Array) -> None:
         if not isinstance(value, np.ndarray) or value.ndim == 0:
             return
         magnitude = np.abs(value.astype(np.float64)).reshape(value.shape[0], -1)
@@ -270,7 +292,7 @@ class RangeWatch:
             self.outside |= ((magnitude > self.largest)
                              | ((magnitude > 0) & (magnitude < self.tiny))).any(axis=1)
 
-    def argument(self, function: str, value) -> None:
+    def argument(self, function: str, value: Array) -> None:
         """``value``, an exact argument of exp or log, kept by instance (batch, entries)."""
         if not isinstance(value, np.ndarray) or value.ndim == 0:
             return
@@ -307,15 +329,17 @@ DOMAIN_SAMPLES = 65536
 
 
 class Evaluation:
-    def __init__(self, theorem, row, dtype, device, out=None):
+    def __init__(self, theorem: Theorem, row: Backend, dtype: str, device: str,
+                 out: list[sp.Idx] | None = None) -> None:
         self.theorem, self.row, self.dtype = theorem, row, dtype
         self.xp = row.namespace(row.load(), dtype)
         self.device_name, self.device = device, row.devices()[device]
         self.dtype_numpy = _numpy_dtype(dtype)
-        self.out = (sorted(free_indices(theorem.claim.computed), key=str) if out is None
-                    else out)
+        # without ``out``, the route's own claim: one of the error bounds
+        self.out = (sorted(free_indices(cast(BoundClaim, theorem.claim).computed), key=str)
+                    if out is None else out)
 
-    def accuracy(self, function: str, seed) -> float:
+    def accuracy(self, function: str, seed: int | None) -> float:
         """The backend's largest error of exp or log relative to the result, in units of the
         declared u, against the wider format: exp on [−80, 10] (float16: [−15, 10]), log on
         e^[−20, 20] (the sums of exponentials lse takes); where the exact result leaves the
@@ -357,19 +381,20 @@ class Evaluation:
         """The watch of a batch: the format's range, and exp's as measured on this backend."""
         return RangeWatch(self.dtype, batch, self.exp_domain().limit)
 
-    def breaches(self, watch: RangeWatch, rows, model: Rounding) -> dict[int, str]:
+    def breaches(self, watch: RangeWatch, rows: Sequence[int] | np.ndarray,
+                 model: Rounding) -> dict[int, str]:
         """Of the instances ``rows`` (above their bound), those where the backend's own exp or
         log breaks the declared model at an argument the instance takes (its exact value
         rounded into the format): off by more than c_exp or c_log units of u, or not finite
         where the exact result is. Each with the sentence that names the operation, the
         argument and both results."""
-        rows = np.asarray(sorted(rows), dtype=int)
+        picked = np.asarray(sorted(rows), dtype=int)
         found: dict[int, str] = {}
         for function, declared in (("exp", model.c_exp), ("log", model.c_log)):
             for arguments in watch.arguments[function]:
-                x = arguments[rows].astype(self.dtype_numpy).astype(np.float64)
+                x = arguments[picked].astype(self.dtype_numpy).astype(np.float64)
                 errors = self.function_errors(function, x.ravel()).reshape(x.shape)
-                for k, row in enumerate(rows.tolist()):
+                for k, row in enumerate(picked.tolist()):
                     worst = int(np.argmax(errors[k])) if errors.shape[1] else 0
                     if row not in found and errors.shape[1] and errors[k, worst] > declared:
                         found[row] = self._breach_sentence(function, float(x[k, worst]),
@@ -385,12 +410,13 @@ class Evaluation:
         return (f"its {self.dtype} {function}({x!r}) = {computed!r} where the exact value is "
                 f"{exact:.6g}: {off}, declared at most {declared}u")
 
-    def ratios(self, claim, model: Rounding, sizes: dict, arrays: dict) -> Ratios:
+    def ratios(self, claim: BoundClaim, model: Rounding, sizes: dict[str, int],
+               arrays: dict[str, np.ndarray]) -> Ratios:
         with np.errstate(all="ignore"):  # overflow shows up as inf/NaN and is judged there
             return self._ratios(claim, model, sizes, arrays)
 
-    def bounded(self, claim, model: Rounding, sizes: dict, arrays: dict,
-                watch: RangeWatch) -> Bounded:
+    def bounded(self, claim: BoundClaim, model: Rounding, sizes: dict[str, int],
+                arrays: dict[str, np.ndarray], watch: RangeWatch) -> Bounded:
         """``claim.computed`` evaluated as written in the format and exactly (``watch`` sees
         the exact intermediates), its scale, and the claim's bound at every entry, the wider
         evaluation's own rounding allowed for."""
@@ -412,7 +438,8 @@ class Evaluation:
                              self.out, model.c_log) + slack
         return Bounded(computed, exact, scale, bound)
 
-    def _ratios(self, claim, model: Rounding, sizes: dict, arrays: dict) -> Ratios:
+    def _ratios(self, claim: BoundClaim, model: Rounding, sizes: dict[str, int],
+                arrays: dict[str, np.ndarray]) -> Ratios:
         watch = self.range_watch(instances(arrays))
         side = self.bounded(claim, model, sizes, arrays, watch)
         computed, exact, scale, bound = side.computed, side.exact, side.scale, side.bound
@@ -439,8 +466,9 @@ class Evaluation:
         return Ratios(observed, np.asarray(bound, np.float64), int(watch.outside.sum()), ratio,
                       beyond_exp=int(watch.beyond_exp.sum()), breaches=breaches)
 
-    def as_written(self, expr, sizes, arrays, low: bool, wider=np.float64,
-                   watch=None, magnitude: bool = False) -> np.ndarray:
+    def as_written(self, expr: sp.Expr, sizes: dict[str, int], arrays: dict[str, np.ndarray],
+                   low: bool, wider: type[np.floating] = np.float64,
+                   watch: RangeWatch | None = None, magnitude: bool = False) -> np.ndarray:
         """``expr`` walked along axes (``_along_axes``): in the record's format on the backend
         where ``low``, else exactly, in ``wider`` on NumPy, ``watch`` seeing every
         intermediate value, the abs-scale's where ``magnitude``."""
@@ -459,7 +487,8 @@ class Evaluation:
         placed = {k: v.astype(wider) for k, v in arrays.items()}
         return along_axes(np, placed, sizes, self.out, watch, magnitude).eval(expr)
 
-    def _as_one_program(self, expr, sizes: dict, placed: dict):
+    def _as_one_program(self, expr: sp.Expr, sizes: dict[str, int],
+                        placed: dict[str, Array]) -> Array:
         """The as-written evaluation as one program of the backend's, compiled once per
         machine (``run_route_program``)."""
         shape = tuple(sorted(sizes.items()))
@@ -469,7 +498,7 @@ class Evaluation:
                                  self.device)
 
 
-def backend_version(row) -> str:
+def backend_version(row: Backend) -> str:
     """The backend's name and the version of its distribution (``MLX 0.32.4``): what a finding
     about the backend names."""
     try:
@@ -480,7 +509,7 @@ def backend_version(row) -> str:
 
 
 @functools.cache
-def _exp_domain(row, dtype: str, device: str) -> ExpDomain:
+def _exp_domain(row: Backend, dtype: str, device: str) -> ExpDomain:
     """The backend's exp on ``DOMAIN_SAMPLES`` numbers of the format evenly spread from 0 to
     one past its log-max, then bisected, number by number of the format, between the
     last finite result and the first that is not (:class:`ExpDomain`)."""
@@ -512,24 +541,24 @@ def _exp_domain(row, dtype: str, device: str) -> ExpDomain:
     return ExpDomain(_number(low, numpy_dtype), expected, _number(high, numpy_dtype))
 
 
-def _bits(value: float, numpy_dtype) -> int:
+def _bits(value: float, numpy_dtype: np.dtype) -> int:
     """A positive number of the format as its bit pattern: consecutive numbers are consecutive
     integers."""
     array = np.asarray([value]).astype(numpy_dtype)
     return int(array.view(f"u{array.itemsize}")[0])
 
 
-def _number(bits: int, numpy_dtype) -> float:
+def _number(bits: int, numpy_dtype: np.dtype) -> float:
     size = np.dtype(numpy_dtype).itemsize
     return float(np.asarray([bits], dtype=f"u{size}").view(numpy_dtype).astype(np.float64)[0])
 
 
-def _largest_number_at_most(value: float, numpy_dtype) -> float:
+def _largest_number_at_most(value: float, numpy_dtype: np.dtype) -> float:
     rounded = float(np.asarray([value]).astype(numpy_dtype).astype(np.float64)[0])
     return rounded if rounded <= value else _number(_bits(rounded, numpy_dtype) - 1, numpy_dtype)
 
 
-def instances(arrays: dict) -> int:
+def instances(arrays: dict[str, np.ndarray]) -> int:
     """The instances in a batch of inputs: one where the claim has no inputs (its sides are
     constants, the same at every instance)."""
     return next(iter(arrays.values())).shape[0] if arrays else 1
@@ -541,23 +570,28 @@ _ONE_INSTANCE = {"": np.zeros(1)}
 
 
 @functools.lru_cache(maxsize=256)
-def _as_written_program(compile_with, xp, expr, sizes: tuple, out: tuple):
+def _as_written_program(compile_with: Callable[[Callable[[dict[str, Array]], Array]],
+                                                Callable[[dict[str, Array]], Array]],
+                        xp: ArrayModule, expr: sp.Expr, sizes: tuple[tuple[str, int], ...],
+                        out: tuple[sp.Idx, ...]) -> Callable[[dict[str, Array]], Array]:
     """The as-written evaluation traced once per expression and sizes and compiled by the
     backend (``compile_with``, its row's ``compile``: XLA's for JAX): the same operations in
     the same order as op by op (each op by op would compile on its own for every new shape).
     XLA may keep an intermediate in float32 where the format is narrower, which only removes
     roundings the model counts."""
-    def run(placed):
+    def run(placed: dict[str, Array]) -> Array:
         return along_axes(xp, placed, dict(sizes), list(out), traced=True).eval(expr)
 
     return compile_with(run)
 
 
-def bound_values(claim, sizes, arrays, unit: float, c_exp: int, theorem,
-                  out: list, c_log: int = 2) -> np.ndarray:
+def bound_values(claim: BoundClaim, sizes: dict[str, int], arrays: dict[str, np.ndarray],
+                 unit: float, c_exp: int, theorem: Theorem, out: list[sp.Idx],
+                 c_log: int = 2) -> np.ndarray:
     """B at every instance: the claim's bound with the sizes, the spreads (from the inputs,
     exactly), u and c_exp put in; NaN where count·u ≥ 1 (no rigorous bound there)."""
-    symbols = {sp.Symbol(k, integer=True, positive=True): v for k, v in sizes.items()}
+    symbols: dict[sp.Symbol, float] = {sp.Symbol(k, integer=True, positive=True): v
+                                       for k, v in sizes.items()}
     symbols[kind.u] = unit
     symbols[kind.c_exp] = c_exp
     symbols[kind.c_log] = c_log
@@ -567,7 +601,8 @@ def bound_values(claim, sizes, arrays, unit: float, c_exp: int, theorem,
     if isinstance(claim, kind.ErrorBound):
         count, exponent = claim.count, claim.exponent
     else:
-        derived = claim._derived(theorem)
+        # relative to the value: _derived returns no absolute error (it raises)
+        derived = cast(kind.Relative | kind.Scaled, claim._derived(theorem))
         count, exponent = derived.count, derived.exponent
     k = float(count.xreplace(symbols))
     if k * unit >= 1:
@@ -583,19 +618,22 @@ def bound_values(claim, sizes, arrays, unit: float, c_exp: int, theorem,
     return _per_entry(claim.bound.xreplace(symbols), arrays, sizes, out) + remainder
 
 
-def _absolute_bound_values(claim, symbols, arrays, sizes, out, theorem) -> np.ndarray:
+def _absolute_bound_values(claim: BoundClaim, symbols: dict[sp.Symbol, float],
+                           arrays: dict[str, np.ndarray], sizes: dict[str, int],
+                           out: list[sp.Idx], theorem: Theorem) -> np.ndarray:
     """An absolute bound at every entry: the claimed one, or, for a first-order claim, the
     claimed one plus the derived bound's part beyond first order; NaN where a λ_k is undefined
     (2·k·u ≥ 1)."""
     if isinstance(claim, kind.AbsoluteErrorBound):
         bound = claim.bound
     else:
-        derived = claim._derived(theorem).bound
+        # relative_to is "absolute": _derived returns an absolute error or raises
+        derived = cast(kind.Absolute, claim._derived(theorem)).bound
         bound = claim.bound + derived - kind.first_order_part(derived)
     bound = bound.xreplace(symbols)
     batch = instances(arrays)
     unit = float(symbols[kind.u])
-    values = {}
+    values: dict[sp.Expr, float] = {}
     for log_error in bound.atoms(kind.LogError):
         k = float(log_error.args[0])
         if 2 * k * unit >= 1:
@@ -604,7 +642,8 @@ def _absolute_bound_values(claim, symbols, arrays, sizes, out, theorem) -> np.nd
     return _per_entry(bound.xreplace(values), arrays, sizes, out)
 
 
-def _per_entry(expr: sp.Expr, arrays: dict, sizes: dict, out: list) -> np.ndarray:
+def _per_entry(expr: sp.Expr, arrays: dict[str, np.ndarray], sizes: dict[str, int],
+               out: list[sp.Idx]) -> np.ndarray:
     """A bound at every entry, axes (batch, *out): its data terms (spreads, |m1 − m2|, ...)
     evaluated from the inputs in float64."""
     batch = instances(arrays)
@@ -618,7 +657,7 @@ def _per_entry(expr: sp.Expr, arrays: dict, sizes: dict, out: list) -> np.ndarra
     return np.asarray(values, np.float64)
 
 
-def _data_terms(expr: sp.Expr) -> list:
+def _data_terms(expr: sp.Expr) -> list[sp.Expr]:
     """The largest subexpressions that read inputs: maxima over a row, entries and |y|."""
     if isinstance(expr, (ReduceMax, sp.Indexed, sp.Abs)):
         return [expr]
@@ -638,9 +677,9 @@ class _Seen:
     first_breach: str | None = None
     worst_ratio: float = 0.0
     worst_error: float = 0.0
-    violation: dict | None = None
+    violation: dict[str, object] | None = None
 
-    def note(self, ratios: Ratios, sizes: dict, arrays: dict) -> bool:
+    def note(self, ratios: Ratios, sizes: dict[str, int], arrays: dict[str, np.ndarray]) -> bool:
         """Count a batch; whether it violates the bound (its first violating instance is then
         the counterexample: the last batch noted that violates is the search's shrunk one)."""
         bounded = np.isfinite(ratios.bound)
@@ -651,6 +690,7 @@ class _Seen:
         if ratios.breaches and self.first_breach is None:
             self.first_breach = next(iter(ratios.breaches.values()))
         self.instances += int(bounded.sum())
+        assert ratios.ratio is not None  # Evaluation.ratios always sets it
         ratio = np.where(bounded, ratios.ratio, 0.0)  # a NaN result is already infinite
         if ratio.size and float(ratio.max()) > self.worst_ratio:
             self.worst_ratio = float(ratio.max())
@@ -722,5 +762,5 @@ def _backend_findings(seen: _Seen, evaluation: Evaluation) -> str:
     return "".join(f"{BACKEND_FINDING}{finding}; " for finding in found)
 
 
-def breach_heading(row) -> str:
+def breach_heading(row: Backend) -> str:
     return f"{backend_version(row)} broke its declared rounding model: "

@@ -14,12 +14,16 @@ residual is a set of draws no tensor fits, which shows the claim at that instanc
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypedDict, cast
+
 import numpy as np
 
 from attnproof.symbolic import Exists, NotExists, Positive, Real
 from attnproof.symbolic.route import ordered_free_indices
 
 from ..route import (
+    Array,
     Evidence,
     Failure,
     compile_expression,
@@ -31,11 +35,19 @@ from ..route import (
     search_structures,
     strategies,
 )
-from ._evaluate import run_kept
+from ._evaluate import TargetedStatements, run_kept
+
+if TYPE_CHECKING:
+    from attnproof.symbolic import Domain, Theorem
+
+    from .. import Compiled, Profile
+    from ..route import Backend, Where
+
 
 
 @numeric_route(Exists)
-def check(theorem, where, profile, seed=None) -> Evidence:
+def check(theorem: Theorem, where: Where, profile: Profile,
+          seed: int | None = None) -> Evidence:
     identity = theorem.claim.searched_as(theorem)
     runner = runner_for(identity, where.row, where.device, where.mode)
     return run_search(identity, runner, where.dtype, profile, seed=seed)[0]
@@ -50,7 +62,8 @@ FRESH_DRAWS = 32
 
 
 @numeric_route(NotExists)
-def check_not_exists(theorem, where, profile, seed=None) -> Evidence:
+def check_not_exists(theorem: Theorem, where: Where, profile: Profile,
+                     seed: int | None = None) -> Evidence:
     """Per instance (the other inputs drawn once), fit the unknown by least squares to lhs = rhs
     over many draws of the ``for_all`` inputs: a fit within rounding on every draw is a tensor
     that exists there (the claim fails); a residual beyond it is a set of draws no tensor fits
@@ -59,43 +72,59 @@ def check_not_exists(theorem, where, profile, seed=None) -> Evidence:
     effort = where.effort(profile)
     instances = max(100, effort.batch // 2)
 
-    def tally(outcome, seen) -> bool:
+    def tally(outcome: _Outcome, seen: Evidence) -> bool:
         seen.instances += int(outcome["decided"].sum())
         seen.undecided += int((~outcome["decided"]).sum())
         return bool(outcome["exists"].any())
 
     seen, shrunk, outcome = search_structures(
         theorem, profile, effort, seed, lambda structure: fit.run(structure, instances), tally)
-    unknown = theorem.claim.unknown.name
+    claim = cast(NotExists, theorem.claim)  # the route of NotExists: the driver's lookup says so
+    unknown = claim.unknown.name
     if shrunk is not None:
         example = fit.describe(shrunk, outcome)
         seen.failure = Failure(example, f"{unknown} exists: {example['found']}")
         return seen
     seen.description = (f"no {unknown} fits lhs = rhs at the draws of "
-                        f"{', '.join(x.name for x in theorem.claim.for_all)} of any instance "
+                        f"{', '.join(x.name for x in claim.for_all)} of any instance "
                         f"(least squares, residual above {fit.limit:g} * eps * scale)")
     return seen
 
 
+class _Outcome(TypedDict):
+    """One structure's fit, per instance: whether a tensor fits, whether it was decided, the
+    residual and solution; the arrays drawn and the draws per instance."""
+
+    exists: np.ndarray
+    decided: np.ndarray
+    residuals: np.ndarray
+    solutions: list[np.ndarray | None]
+    arrays: dict[str, np.ndarray | int]
+    draws: int
+
+
 class _Fit:
-    def __init__(self, theorem, row, dtype, device, mode):
-        self.theorem, self.claim, self.row, self.dtype, self.mode = (
-            theorem, theorem.claim, row, dtype, mode)
+    def __init__(self, theorem: Theorem, row: Backend, dtype: str, device: str,
+                 mode: str) -> None:
+        # the route of NotExists: the driver's lookup says so
+        self.claim = cast(NotExists, theorem.claim)
+        self.theorem, self.row, self.dtype, self.mode = theorem, row, dtype, mode
         self.module = row.load()
         self.device = row.devices()[device]
         self.xp = row.namespace(self.module, dtype)
         self.out = ordered_free_indices(self.claim.claim.lhs, self.claim.claim.rhs)
         inputs = (*theorem.inputs, self.claim.unknown)
-        common = dict(inputs=inputs, definitions=theorem.definitions, target=row.target)
-        self.sides = [compile_expression(side, self.out, **common)
-                      for side in (self.claim.claim.lhs, self.claim.claim.rhs)]
+        common: TargetedStatements = dict(inputs=inputs, definitions=theorem.definitions,
+                                      target=row.target)
+        self.sides: list[Compiled] = [compile_expression(side, self.out, **common)
+                                      for side in (self.claim.claim.lhs, self.claim.claim.rhs)]
         self.varying = {x.name for x in self.claim.for_all}
         measured = row.measured_as(dtype)
         self.eps = float(finfo(measured).eps)
         self.limit = format_truth_ulps(measured)
-        self._evaluators: dict = {}
+        self._evaluators: dict[tuple[object, ...], Callable[[dict[str, Array]], Array]] = {}
 
-    def run(self, structure, instances: int) -> dict:
+    def run(self, structure: strategies.Structure, instances: int) -> _Outcome:
         sizes = structure.size_map
         shape = tuple(sizes[d.name] for d in self.claim.unknown.dims)
         unknowns = int(np.prod(shape))
@@ -128,7 +157,8 @@ class _Fit:
         jacobian = np.stack([(lhs - rhs) - (lhs0 - rhs0) for lhs, rhs in values[1:]], axis=-1)
         exists = np.zeros(instances, bool)
         decided = np.zeros(instances, bool)
-        residuals, solutions = np.full(instances, np.nan), []
+        residuals = np.full(instances, np.nan)
+        solutions: list[np.ndarray | None] = []
         for k in range(instances):
             finite = np.isfinite(constant[k]).all() and np.isfinite(jacobian[k]).all()
             if not finite:
@@ -146,11 +176,12 @@ class _Fit:
         return {"exists": exists, "decided": decided, "residuals": residuals,
                 "solutions": solutions, "arrays": arrays, "draws": draws}
 
-    def _evaluate(self, side, arrays, sizes) -> np.ndarray:
+    def _evaluate(self, side: int, arrays: dict[str, np.ndarray | int],
+                  sizes: dict[str, int]) -> np.ndarray:
         return run_kept(self.row, self.xp, self.device, self.dtype, self.mode, self._evaluators,
                         side, self.sides[side], arrays, sizes)
 
-    def describe(self, structure, outcome) -> dict:
+    def describe(self, structure: strategies.Structure, outcome: _Outcome) -> dict[str, object]:
         k = int(np.argwhere(outcome["exists"])[0][0])
         first = strategies.instance_at(outcome["arrays"], k * outcome["draws"])
         fixed = {n: _short(v) for n, v in first.items()
@@ -162,7 +193,7 @@ class _Fit:
         return {"sizes": structure.size_map, "values": fixed, "found": found}
 
 
-def _plain(domain, shape, rng) -> np.ndarray:
+def _plain(domain: Domain, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
     """Entries drawn plainly from a domain: uniform on a real range, log-uniform on a positive
     one; other domains as the strategies draw them."""
     if isinstance(domain, Real):
@@ -172,6 +203,6 @@ def _plain(domain, shape, rng) -> np.ndarray:
     return strategies.tensor_values(domain, shape, rng)
 
 
-def _short(value) -> str:
+def _short(value: object) -> str:
     array = np.asarray(value, dtype=np.float64)
     return np.array2string(array, precision=4, suppress_small=True, max_line_width=200)

@@ -18,6 +18,7 @@ holds; MLX computes float64 exp in float32, so its float64 records are skipped.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import sympy as sp
@@ -25,17 +26,38 @@ import sympy as sp
 from attnproof.symbolic.kinds import ieee as kind
 from attnproof.symbolic.kinds.ieee import FORMATS
 
-from ..route import Evidence, Failure, find_failure, numeric_route, search_seed, to_numpy
+from ..route import (
+    Array,
+    ArrayModule,
+    Evidence,
+    Failure,
+    NativeDevice,
+    find_failure,
+    numeric_route,
+    search_seed,
+    to_numpy,
+)
 from ._evaluate import ArrayArithmetic
+
+if TYPE_CHECKING:
+    from attnproof.symbolic import Theorem
+    from attnproof.symbolic.kinds.ieee import Env, Expected, Format, InputKey
+
+    from .. import Profile
+    from ..route import Backend, Where
+
+# one case: a size assignment and the seed its batch is drawn from
+Case = tuple[dict[str, int], int]
 
 
 @numeric_route(kind.IEEEValue)
-def check(theorem, where, profile, seed=None) -> Evidence:
+def check(theorem: Theorem, where: Where, profile: Profile,
+          seed: int | None = None) -> Evidence:
     """Every declared size assignment, one case each (the domain enumerated, not drawn),
     through the driver's search in order: its batch's free entries drawn from the case's seed,
     the search's seed plus the case's number."""
     row, dtype, device, _ = where
-    claim = theorem.claim
+    claim = cast(kind.IEEEValue, theorem.claim)  # the route of IEEEValue: the driver's lookup
     if row.measured_as(dtype) != dtype:
         return Evidence(unsupported="MLX evaluates exp in float32 for float64 arrays (exp(89) = "
                                     "inf), so it has no float64 IEEE values to compare")
@@ -66,19 +88,21 @@ class _Judged:
     """One case at a time: every entry of the written formula at one size assignment,
     evaluated on the backend in the record's dtype, against the claimed class or bounds."""
 
-    def __init__(self, theorem, row, dtype: str, place_on, batch: int):
+    def __init__(self, theorem: Theorem, row: Backend, dtype: str, place_on: NativeDevice,
+                 batch: int) -> None:
         self.theorem, self.row, self.dtype, self.place_on = theorem, row, dtype, place_on
         self.batch = batch
         self.xp = row.namespace(row.load(), dtype)
-        self.expr = kind.written(theorem, theorem.claim)
-        self.expected = theorem.claim.claimed[dtype]
+        self.claim = cast(kind.IEEEValue, theorem.claim)  # the route of IEEEValue
+        self.expr = kind.written(theorem, self.claim)
+        self.expected = self.claim.claimed[dtype]
         self.fmt = FORMATS[dtype]
         self.entries, self.worst, self.drawn_any = 0, 0.0, False
         self.failure: Failure | None = None
 
-    def fails(self, case) -> bool:
+    def fails(self, case: Case) -> bool:
         sizes, seed = case
-        theorem, claim = self.theorem, self.theorem.claim
+        theorem, claim = self.theorem, self.claim
         fixed = kind.fixed_values(theorem, claim, sizes)
         self.drawn_any = self.drawn_any or bool(kind.free_entries(theorem, sizes, fixed))
         drawn = _draw(theorem, sizes, fixed, self.batch, np.random.default_rng(seed))
@@ -99,7 +123,7 @@ class _Judged:
         return False
 
 
-def _error_ulps(values: np.ndarray, expected, fmt) -> float:
+def _error_ulps(values: np.ndarray, expected: Expected, fmt: Format) -> float:
     """How far the finite values are from a number the claim names, in ulps of the format at
     that number; 0 for a claim of a class or a range, which a value meets or does not."""
     if not isinstance(expected, kind.Near):
@@ -111,7 +135,7 @@ def _error_ulps(values: np.ndarray, expected, fmt) -> float:
     return float(np.max(np.abs(finite - centre)) / float(fmt.ulp(centre)))
 
 
-def _accepted(values: np.ndarray, expected, fmt) -> np.ndarray:
+def _accepted(values: np.ndarray, expected: Expected, fmt: Format) -> np.ndarray:
     bounds = expected.bounds(fmt)
     if bounds is None:
         return np.isnan(values)
@@ -119,7 +143,9 @@ def _accepted(values: np.ndarray, expected, fmt) -> np.ndarray:
     return ~np.isnan(values) & (values >= lo) & (values <= hi)
 
 
-def _failure(sizes, env, fixed, drawn, row_number, value, expected, dtype) -> Failure:
+def _failure(sizes: dict[str, int], env: Env, fixed: dict[InputKey, sp.Expr],
+             drawn: dict[InputKey, np.ndarray], row_number: int, value: float,
+             expected: Expected, dtype: str) -> Failure:
     shown = {kind.entry_name(k): str(v) for k, v in list(fixed.items())[:8]}
     shown.update({kind.entry_name(k): f"{float(v[row_number]):.6g}"
                   for k, v in list(drawn.items())[:8] if k not in fixed})
@@ -137,7 +163,8 @@ def _class(value: float) -> str:
     return f"{value:.8g}"
 
 
-def _draw(theorem, sizes, fixed, batch, rng) -> dict:
+def _draw(theorem: Theorem, sizes: dict[str, int], fixed: dict[InputKey, sp.Expr], batch: int,
+          rng: np.random.Generator) -> dict[InputKey, np.ndarray]:
     """Float64 values per input key, shape (batch,): fixed ones repeated, free ones drawn with
     the ends of their range and zero first."""
     drawn = {}
@@ -152,7 +179,7 @@ def _draw(theorem, sizes, fixed, batch, rng) -> dict:
     return drawn
 
 
-def _name(key) -> str:
+def _name(key: InputKey) -> str:
     """An input's key as a string, so the arrays form a dict a jit can trace."""
     return kind.entry_name(key)
 
@@ -169,13 +196,14 @@ class _BackendArithmetic(ArrayArithmetic):
     """The arithmetic of :class:`AsWritten` on a backend's arrays in the record's dtype: each
     literal placed into the dtype once, each operation one call of the backend."""
 
-    def __init__(self, xp, row, dtype, device, arrays):
+    def __init__(self, xp: ArrayModule, row: Backend, dtype: str, device: NativeDevice,
+                 arrays: dict[str, Array]) -> None:
         super().__init__(xp)
         self.row, self.dtype, self.device = row, dtype, device
         self.arrays = arrays
-        self.literals: dict = {}
+        self.literals: dict[float, Array] = {}
 
-    def literal(self, value):
+    def literal(self, value: sp.Expr) -> Array:
         number = _float(value)
         if number not in self.literals:
             self.literals[number] = self.row.place(self.xp, np.full(1, number), self.dtype,
@@ -184,5 +212,5 @@ class _BackendArithmetic(ArrayArithmetic):
 
     exact = size = literal  # an integer, as a literal of the dtype
 
-    def input(self, key):
+    def input(self, key: InputKey) -> Array:
         return self.arrays[_name(key)]

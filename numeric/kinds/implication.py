@@ -11,6 +11,9 @@ as decided.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypedDict, cast
+
 import numpy as np
 
 from attnproof.symbolic import Implies
@@ -18,6 +21,7 @@ from attnproof.symbolic.kinds.implication import relation_of
 from attnproof.symbolic.route import ordered_free_indices
 
 from ..route import (
+    Array,
     Evidence,
     Failure,
     compile_expression,
@@ -27,15 +31,35 @@ from ..route import (
     search_structures,
     strategies,
 )
-from ._evaluate import backend_linalg, run_kept
+from ._evaluate import Statements, backend_linalg, run_kept
+
+if TYPE_CHECKING:
+    from attnproof.symbolic import Theorem
+
+    from .. import Compiled, Profile
+    from ..route import Backend, Where
+
+
+class _Outcome(TypedDict):
+    """One batch: its inputs; per instance whether the hypothesis holds and whether the
+    conclusion then fails; the ranks, singular values, lhs − rhs and margins behind them."""
+
+    arrays: dict[str, np.ndarray | int]
+    hypothesis: np.ndarray
+    failing: np.ndarray
+    rank: np.ndarray
+    singular: np.ndarray
+    difference: np.ndarray
+    margin: np.ndarray
 
 
 @numeric_route(Implies)
-def check(theorem, where, profile, seed=None) -> Evidence:
+def check(theorem: Theorem, where: Where, profile: Profile,
+          seed: int | None = None) -> Evidence:
     checker = _Checker(theorem, *where)
     effort = where.effort(profile)
 
-    def tally(outcome, seen) -> bool:
+    def tally(outcome: _Outcome, seen: Evidence) -> bool:
         seen.instances += int(outcome["hypothesis"].sum())
         seen.undecided += int((~outcome["hypothesis"]).sum())
         return bool(outcome["failing"].any())
@@ -55,21 +79,24 @@ def check(theorem, where, profile, seed=None) -> Evidence:
 
 
 class _Checker:
-    def __init__(self, theorem, row, dtype, device, mode):
+    def __init__(self, theorem: Theorem, row: Backend, dtype: str, device: str,
+                 mode: str) -> None:
         self.theorem, self.row, self.dtype, self.mode = theorem, row, dtype, mode
-        self.claim = theorem.claim
+        self.claim = cast(Implies, theorem.claim)  # the route of Implies: the driver's lookup
         self.hypothesis, self.conclusion = self.claim.hypothesis, self.claim.conclusion
         self.relation = relation_of(self.conclusion)
         self.module = row.load()
         self.device = row.devices()[device]
         self.xp = row.namespace(self.module, dtype)
-        common = dict(inputs=theorem.inputs, definitions=theorem.definitions)
+        common: Statements = dict(inputs=theorem.inputs, definitions=theorem.definitions)
         h = self.hypothesis
         self.batch_indices = h.batch_indices()
         out = (*self.batch_indices, h.row, h.column)
-        self.compiled = {"matrix": compile_expression(h.matrix, out, target=row.target, **common)}
-        self.scales = {"matrix": compile_expression(h.matrix, out, abs_scale=True,
-                                                    target="numpy", **common)}
+        self.compiled: dict[str, Compiled] = {
+            "matrix": compile_expression(h.matrix, out, target=row.target, **common)}
+        self.scales: dict[str, Compiled] = {
+            "matrix": compile_expression(h.matrix, out, abs_scale=True, target="numpy",
+                                         **common)}
         sides = ordered_free_indices(self.conclusion.lhs, self.conclusion.rhs)
         for name in ("lhs", "rhs"):
             expr = getattr(self.conclusion, name)
@@ -79,9 +106,9 @@ class _Checker:
         measured = row.measured_as(dtype)
         self.eps = float(finfo(measured).eps)
         self.limit = format_truth_ulps(measured)
-        self._evaluators: dict = {}
+        self._evaluators: dict[tuple[object, ...], Callable[[dict[str, Array]], Array]] = {}
 
-    def run(self, structure, batch: int) -> dict:
+    def run(self, structure: strategies.Structure, batch: int) -> _Outcome:
         arrays = strategies.fill_batch(self.theorem, structure, batch)
         sizes = {**structure.size_map, "batch": batch}
         values = {name: self._evaluate(name, arrays, sizes) for name in self.compiled}
@@ -113,7 +140,8 @@ class _Checker:
         return {"arrays": arrays, "hypothesis": holds, "failing": failing, "rank": rank,
                 "singular": singular, "difference": difference, "margin": margin}
 
-    def _evaluate(self, name, arrays, sizes) -> np.ndarray:
+    def _evaluate(self, name: str, arrays: dict[str, np.ndarray | int],
+                  sizes: dict[str, int]) -> np.ndarray:
         return run_kept(self.row, self.xp, self.device, self.dtype, self.mode, self._evaluators,
                         name, self.compiled[name], arrays, sizes)
 
@@ -122,7 +150,7 @@ class _Checker:
         return np.asarray(backend_linalg(self.row, self.module, self.xp, self.device, self.dtype,
                                          "svd", matrices, compute_uv=False), np.float64)
 
-    def describe(self, structure, outcome) -> dict:
+    def describe(self, structure: strategies.Structure, outcome: _Outcome) -> dict[str, object]:
         failing = np.argwhere(outcome["failing"])[:, 0]
         closest = np.abs(outcome["difference"][failing]).min(axis=1)
         k = int(failing[int(np.argmin(closest))])  # the clearest one: lhs - rhs nearest 0
@@ -140,6 +168,6 @@ def _frobenius(values: np.ndarray) -> np.ndarray:
     return np.sqrt(np.sum(np.square(values), axis=(-2, -1)))
 
 
-def _short(value) -> str:
+def _short(value: object) -> str:
     array = np.asarray(value, dtype=np.float64)
     return np.array2string(array, precision=4, suppress_small=True, max_line_width=200)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -39,9 +40,16 @@ from ..route import (
     would_pass,
 )
 
+if TYPE_CHECKING:
+    from attnproof.symbolic import Theorem
+
+    from .. import Profile
+    from ..route import Evaluated, Runner, Where
+
 
 @numeric_route(Greater, GreaterOrEqual)
-def check(theorem, where, profile, seed: int | None = None) -> Evidence:
+def check(theorem: Theorem, where: Where, profile: Profile,
+          seed: int | None = None) -> Evidence:
     """lhs ≥ rhs by the compiled search, then strictness for ``Greater``."""
     as_at_least = _as_at_least(theorem)
     runner = runner_for(as_at_least, where.row, where.device, where.mode)
@@ -55,7 +63,7 @@ def check(theorem, where, profile, seed: int | None = None) -> Evidence:
 
 
 @functools.lru_cache(maxsize=256)
-def _as_at_least(theorem):
+def _as_at_least(theorem: Theorem) -> Theorem:
     """The same theorem with the built-in ``AtLeast`` claim on the same sides (cached, so its
     compiled programs serve every configuration)."""
     return theorem.claim.searched_as(theorem)
@@ -65,22 +73,24 @@ def _as_at_least(theorem):
 class _Strictness:
     strict: int = 0
     near_equal: int = 0
-    first_near: dict | None = None
+    first_near: dict[str, object] | None = None
     # a row where lhs = rhs exactly with an abs-scale of 0: no rounding happened, so this is
     # equality itself, which refutes a strict claim
-    first_equal: dict | None = None
+    first_equal: dict[str, object] | None = None
 
 
-def _check_strictness(theorem, runner, dtype: str, profile, seen: Evidence) -> None:
+def _check_strictness(theorem: Theorem, runner: Runner, dtype: str, profile: Profile,
+                      seen: Evidence) -> None:
     """A strict claim's decided instances are those where float64 shows lhs − rhs above its
     rounding bound; the ≥ search's instances are named in the description. The structures are
     drawn from the ≥ search's seed, so its replay draws them again."""
     effort = effort_for(runner, dtype, profile)
     counts = _Strictness()
 
-    def count(structure) -> None:
+    def count(structure: strategies.Structure) -> None:
         _count(evaluate_reference(runner, structure, effort.batch), effort.batch, counts)
 
+    assert seen.seed is not None  # run_search records the seed it drew from
     draw_each(strategies.from_theorem(theorem, profile), count, effort.examples, seen.seed)
     if counts.first_equal is not None:
         seen.failure = Failure({"values": counts.first_equal, "lhs_minus_rhs": "0",
@@ -95,7 +105,7 @@ def _check_strictness(theorem, runner, dtype: str, profile, seen: Evidence) -> N
     seen.undecided += counts.near_equal
 
 
-def _count(evaluated, batch: int, counts: _Strictness) -> None:
+def _count(evaluated: Evaluated, batch: int, counts: _Strictness) -> None:
     """Per row: every entry's lhs − rhs above the rounding bound (strict), or some entry within
     it (undecided). Rows the ≥ search would leave out (not finite, not kept) are left out."""
     reference = evaluated.reference
@@ -121,7 +131,7 @@ def _count(evaluated, batch: int, counts: _Strictness) -> None:
         counts.first_near = _row_inputs(evaluated, int(np.flatnonzero(near_rows)[0]))
 
 
-def _row_inputs(evaluated, row: int) -> dict:
+def _row_inputs(evaluated: Evaluated, row: int) -> dict[str, object]:
     return {k: np.asarray(v)[row].tolist()
             for k, v in evaluated.inputs.items() if isinstance(v, np.ndarray)}
 
@@ -135,10 +145,10 @@ def _strictness_reason(counts: _Strictness) -> str:
     return text
 
 
-def _short(values, limit: int = 160) -> str:
+def _short(values: object, limit: int = 160) -> str:
     text = str(values)
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def _joined(*parts) -> str | None:
+def _joined(*parts: str | None) -> str | None:
     return "; ".join(p for p in parts if p) or None

@@ -23,7 +23,7 @@ Rounding allowed: 8 ε (1 + |L|)(1 + log n) in the dtype's unit roundoff ε, nev
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 import numpy as np
 import sympy as sp
@@ -34,6 +34,12 @@ from ..route import Evidence, Failure, numeric_route, search_structures
 from ._evaluate import draw_uniform, epsilon, evaluate
 from ._row_values import row_function
 
+if TYPE_CHECKING:
+    from attnproof.symbolic import Theorem
+
+    from .. import Profile
+    from ..route import Where, strategies
+
 # the sequence: exponents k of 2^-k (limit at 0) or 2^k (limit at ∞)
 TOWARD_ZERO = tuple(range(0, 12))
 TOWARD_INFINITY = tuple(range(0, 16))
@@ -43,13 +49,15 @@ GRID_STEPS = 12  # rows take 13 values evenly spaced over the tensor's range
 
 
 @numeric_route(Limit)
-def check(theorem, where, profile, seed=None) -> Evidence:
+def check(theorem: Theorem, where: Where, profile: Profile,
+          seed: int | None = None) -> Evidence:
     row, dtype = where.row, where.dtype
-    claim = theorem.claim
+    claim = cast(Limit, theorem.claim)  # the route of Limit: the driver's lookup says so
     points = _points(claim)
     if claim.row is not None:
         points = _reachable(points, claim, _largest_score(theorem, claim), dtype)
-    walk = (_RowWalk if claim.row is not None else _ScalarWalk)(theorem, where, points)
+    walk: _RowWalk | _ScalarWalk = (_RowWalk if claim.row is not None
+                                    else _ScalarWalk)(theorem, where, points)
 
     def tally(outcome: _Outcome, seen: Evidence) -> bool:
         seen.instances += outcome.instances
@@ -80,22 +88,22 @@ def check(theorem, where, profile, seed=None) -> Evidence:
 
 class _Outcome(NamedTuple):
     failed: int  # instances outside the rate
-    counterexample: dict | None
+    counterexample: dict[str, object] | None
     instances: int
     worst: float  # the largest finite error at the sequence's last point
 
 
-def _points(claim) -> np.ndarray:
+def _points(claim: Limit) -> np.ndarray:
     exponents = TOWARD_INFINITY if claim.at_infinity else TOWARD_ZERO
     return np.array(exponents)
 
 
-def _sequence(claim, points) -> np.ndarray:
+def _sequence(claim: Limit, points: np.ndarray) -> np.ndarray:
     powers = 2.0 ** points.astype(float)
     return float(claim.point) + (1 / powers) if not claim.at_infinity else powers
 
 
-def _rate_text(claim) -> str:
+def _rate_text(claim: Limit) -> str:
     if claim.row is None:
         return f"|f − L| ≤ {claim.rate}"
     if claim.at_infinity:
@@ -110,10 +118,12 @@ def _rounding(eps: float, limit: np.ndarray, size: int) -> np.ndarray:
 # -- a limit over rows of scores ------------------------------------------------------------
 
 
-def _draw_scores(theorem, claim, sizes, rng) -> np.ndarray:
+def _draw_scores(theorem: Theorem, claim: Limit, sizes: dict[str, int],
+                 rng: np.random.Generator) -> np.ndarray:
     """Rows on a grid of GRID_STEPS + 1 values spanning the tensor's declared range, so ties
     are frequent and distinct entries differ by at least one grid step."""
-    tensor = next(t for t in theorem.tensors if t.name == str(claim.row.base))
+    row = cast("sp.Indexed", claim.row)  # a limit over a row of scores: the only one drawn so
+    tensor = next(t for t in theorem.tensors if t.name == str(row.base))
     low, high = _score_range(theorem, claim)
     shape = (ROWS_PER_SHAPE, *(sizes[d.name] for d in tensor.dims))
     step = (high - low) / GRID_STEPS
@@ -125,24 +135,25 @@ def _draw_scores(theorem, claim, sizes, rng) -> np.ndarray:
     return scores
 
 
-def _score_range(theorem, claim) -> tuple[float, float]:
-    tensor = next(t for t in theorem.tensors if t.name == str(claim.row.base))
+def _score_range(theorem: Theorem, claim: Limit) -> tuple[float, float]:
+    row = cast("sp.Indexed", claim.row)  # a limit over a row of scores: the only one drawn so
+    tensor = next(t for t in theorem.tensors if t.name == str(row.base))
     return getattr(tensor.domain, "low", -3.0), getattr(tensor.domain, "high", 3.0)
 
 
-def _largest_score(theorem, claim) -> float:
+def _largest_score(theorem: Theorem, claim: Limit) -> float:
     low, high = _score_range(theorem, claim)
     return max(abs(low), abs(high)) + (high - low) / GRID_STEPS
 
 
-def _reachable(points: np.ndarray, claim, magnitude: float, dtype: str) -> np.ndarray:
+def _reachable(points: np.ndarray, claim: Limit, magnitude: float, dtype: str) -> np.ndarray:
     """The points whose temperature keeps S/T within a quarter of the dtype's largest finite
     value: a smaller T overflows the format itself, which says nothing about the limit."""
     largest = float(np.finfo(np.float32 if dtype == "bfloat16" else dtype).max)
     return points[_sequence(claim, points) >= 4 * magnitude / largest]
 
 
-def _row_bound(claim, scores: np.ndarray, temperature: np.ndarray) -> np.ndarray:
+def _row_bound(claim: Limit, scores: np.ndarray, temperature: np.ndarray) -> np.ndarray:
     """The stated rate per row of ``scores`` (instances, ..., n) at each temperature."""
     n = scores.shape[-1]
     top = scores.max(axis=-1)
@@ -161,24 +172,26 @@ class _Walk:
     """A claim evaluated along its sequence (``sequence``: the limit variable's values) on one
     batch per structure; ``run(structure)`` gives the batch's :class:`_Outcome`."""
 
-    def __init__(self, theorem, where, points):
+    def __init__(self, theorem: Theorem, where: Where, points: np.ndarray) -> None:
         self.theorem, self.where = theorem, where
-        self.sequence = _sequence(theorem.claim, points)
+        self.claim = cast(Limit, theorem.claim)  # the route of Limit: the driver's lookup
+        self.sequence = _sequence(self.claim, points)
 
 
 class _RowWalk(_Walk):
     """One batch of ROWS_PER_SHAPE rows of scores per structure, each row evaluated at every
     point of the sequence."""
 
-    def run(self, structure) -> _Outcome:
-        theorem, claim, temperatures = self.theorem, self.theorem.claim, self.sequence
+    def run(self, structure: strategies.Structure) -> _Outcome:
+        theorem, claim, temperatures = self.theorem, self.claim, self.sequence
         row, dtype, device, mode = self.where
         sizes = structure.size_map
         rng = np.random.default_rng(structure.seed)
         scores = _draw_scores(theorem, claim, sizes, rng)
         batch = np.repeat(scores, len(temperatures), axis=0)
         temperature = np.tile(temperatures, len(scores))
-        arrays = {str(claim.row.base): batch, str(claim.variable): temperature}
+        scored = cast("sp.Indexed", claim.row)  # a row walk is a limit over a row of scores
+        arrays = {str(scored.base): batch, str(claim.variable): temperature}
         arrays.update(_other_scalars(theorem, claim, len(batch), rng))
         out = theorem.free_indices
         found = evaluate(theorem, claim.expr, out, row, dtype, device, mode, arrays,
@@ -206,9 +219,12 @@ def _broadcast_bound(bound: np.ndarray, error: np.ndarray) -> np.ndarray:
     return bound
 
 
-def _describe_row(claim, sizes, batch, temperature, found, limit, allowed, index) -> dict:
+def _describe_row(claim: Limit, sizes: dict[str, int], batch: np.ndarray,
+                  temperature: np.ndarray, found: np.ndarray, limit: np.ndarray,
+                  allowed: np.ndarray, index: tuple[int, ...]) -> dict[str, object]:
     instance = index[0]
-    leading = index[1:len(claim.row.indices)]
+    row = cast("sp.Indexed", claim.row)  # a row's failure: a limit over a row of scores
+    leading = index[1:len(row.indices)]
     scores = batch[instance][leading] if leading else batch[instance]
     return {
         "sizes": sizes,
@@ -221,7 +237,8 @@ def _describe_row(claim, sizes, batch, temperature, found, limit, allowed, index
     }
 
 
-def _other_scalars(theorem, claim, batch: int, rng) -> dict:
+def _other_scalars(theorem: Theorem, claim: Limit, batch: int,
+                   rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Scalars other than the limit variable, drawn from their domains."""
     drawn = {}
     for scalar in theorem.scalars:
@@ -237,8 +254,8 @@ def _other_scalars(theorem, claim, batch: int, rng) -> dict:
 class _ScalarWalk(_Walk):
     """SCALAR_INSTANCES instances per structure, each along the whole sequence."""
 
-    def run(self, structure) -> _Outcome:
-        theorem, claim, values = self.theorem, self.theorem.claim, self.sequence
+    def run(self, structure: strategies.Structure) -> _Outcome:
+        theorem, claim, values = self.theorem, self.claim, self.sequence
         row, dtype, device, mode = self.where
         variable = np.tile(values, SCALAR_INSTANCES)
         arrays = {str(claim.variable): variable}
@@ -252,7 +269,7 @@ class _ScalarWalk(_Walk):
         error = np.abs(found - limit)
         allowed = rate + _rounding(epsilon(row, dtype), limit, 1)
         bad = ~(error <= allowed)
-        counterexample = None
+        counterexample: dict[str, object] | None = None
         for k in np.flatnonzero(bad)[-1:]:
             counterexample = {str(claim.variable): f"{variable[k]:.6g}",
                               "lhs": f"{found[k]:.6g}", "limit": f"{limit[k]:.6g}",
@@ -268,7 +285,7 @@ def _final_error(error: np.ndarray, last: np.ndarray) -> float:
     return float(np.max(np.where(np.isfinite(final), final, 0.0), initial=0.0))
 
 
-def _lambdified(expr, scalars: dict) -> np.ndarray:
+def _lambdified(expr: sp.Expr, scalars: dict[sp.Symbol, np.ndarray]) -> np.ndarray:
     symbols = sorted(scalars, key=str)
     function = sp.lambdify(symbols, expr, "numpy")
     with np.errstate(all="ignore"):

@@ -21,11 +21,15 @@ question that a lower format could answer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
+
 import numpy as np
 
 from attnproof.symbolic import PositiveDefinite, PositiveSemidefinite, RankAtMost
 
 from ..route import (
+    Array,
     Evidence,
     Failure,
     compile_expression,
@@ -36,16 +40,27 @@ from ..route import (
     strategies,
     to_numpy,
 )
-from ._evaluate import backend_linalg
+from ._evaluate import Statements, backend_linalg
+
+if TYPE_CHECKING:
+    from attnproof.symbolic import Theorem
+
+    from .. import Profile
+    from ..route import Backend, Where
+
+# the claims this route checks, and those of them about definiteness
+Definiteness = PositiveDefinite | PositiveSemidefinite
+MatrixClaim = PositiveDefinite | PositiveSemidefinite | RankAtMost
 
 
 @numeric_route(PositiveDefinite, PositiveSemidefinite, RankAtMost)
-def check(theorem, where, profile, seed=None) -> Evidence:
+def check(theorem: Theorem, where: Where, profile: Profile,
+          seed: int | None = None) -> Evidence:
     """Search for an instance where the claim fails beyond the tolerance."""
     checker = _Checker(theorem, *where)
     effort = where.effort(profile)
 
-    def tally(outcome, seen) -> bool:
+    def tally(outcome: _Outcome, seen: Evidence) -> bool:
         seen.instances += int(outcome.failing.size)
         worst = float(np.max(outcome.ulps, initial=0.0))
         seen.worst_ulps = worst if seen.worst_ulps is None else max(seen.worst_ulps, worst)
@@ -67,24 +82,29 @@ def check(theorem, where, profile, seed=None) -> Evidence:
 class _Outcome:
     """Per instance (and batch-index value): the spectrum, the tolerance, whether it failed."""
 
-    def __init__(self, arrays, sizes, matrices, spectrum, tolerance, failing, ulps):
+    def __init__(self, arrays: dict[str, np.ndarray | int], sizes: dict[str, int],
+                 matrices: np.ndarray, spectrum: np.ndarray, tolerance: np.ndarray,
+                 failing: np.ndarray, ulps: np.ndarray) -> None:
         self.arrays, self.sizes, self.matrices = arrays, sizes, matrices
         self.spectrum, self.tolerance, self.failing, self.ulps = (
             spectrum, tolerance, failing, ulps)
 
 
 class _Checker:
-    def __init__(self, theorem, row, dtype, device, mode):
-        self.theorem, self.claim, self.row, self.dtype = theorem, theorem.claim, row, dtype
+    def __init__(self, theorem: Theorem, row: Backend, dtype: str, device: str,
+                 mode: str) -> None:
+        # the route of the matrix claims: the driver's lookup says so
+        self.theorem, self.claim, self.row, self.dtype = (
+            theorem, cast(MatrixClaim, theorem.claim), row, dtype)
         self.kind = type(self.claim).__name__
         self.module = row.load()
         self.device = row.devices()[device]
         self.xp = row.namespace(self.module, dtype)
         self.mode = mode
-        self._evaluators: dict = {}
+        self._evaluators: dict[tuple[object, ...], Callable[[dict[str, Array]], Array]] = {}
         self.batch_indices = self.claim.batch_indices()
         out = (*self.batch_indices, self.claim.row, self.claim.column)
-        common = dict(inputs=theorem.inputs, definitions=theorem.definitions)
+        common: Statements = dict(inputs=theorem.inputs, definitions=theorem.definitions)
         self.value = compile_expression(self.claim.matrix, out, target=row.target, **common)
         self.scale = compile_expression(self.claim.matrix, out, abs_scale=True, target="numpy",
                                         **common)
@@ -94,7 +114,7 @@ class _Checker:
 
     # -- evaluation ---------------------------------------------------------------------------
 
-    def run(self, structure, batch: int) -> _Outcome:
+    def run(self, structure: strategies.Structure, batch: int) -> _Outcome:
         arrays = strategies.fill_batch(self.theorem, structure, batch)
         sizes = {**structure.size_map, "batch": batch}
         matrices = self._matrices(arrays, sizes)
@@ -107,7 +127,8 @@ class _Checker:
         failing |= ~np.isfinite(size)  # a non-finite matrix never passes
         return _Outcome(arrays, structure.size_map, matrices, spectrum, tolerance, failing, ulps)
 
-    def _matrices(self, arrays, sizes) -> np.ndarray:
+    def _matrices(self, arrays: dict[str, np.ndarray | int],
+                  sizes: dict[str, int]) -> np.ndarray:
         """(batch, *batch-index sizes, rows, columns) in float64, evaluated in the dtype."""
         with self.row.scope(self.device):
             placed = {k: (self.row.place(self.xp, v, self.dtype, self.device)
@@ -117,13 +138,14 @@ class _Checker:
                 values = self._evaluator(placed, sizes)(traced)
         return to_numpy(values)
 
-    def _evaluator(self, placed, sizes):
+    def _evaluator(self, placed: dict[str, Array],
+                   sizes: dict[str, int]) -> Callable[[dict[str, Array]], Array]:
         """The compiled matrix as a function of the arrays; jitted once per shape in jit mode.
         Integer scalars are static, as they are for the compiled search."""
         statics = tuple(sorted((k, v) for k, v in placed.items() if not hasattr(v, "shape")))
         key = (tuple(sorted(sizes.items())), statics)
         if key not in self._evaluators:
-            def matrix(traced):
+            def matrix(traced: dict[str, Array]) -> Array:
                 return self.value(self.xp, {**traced, **dict(statics)}, sizes)
 
             self._evaluators[key] = self.row.compile(matrix) if self.mode == "jit" else matrix
@@ -150,19 +172,21 @@ class _Checker:
 
     # -- deciding --------------------------------------------------------------------------------
 
-    def _judge(self, spectrum, tolerance, size, sizes):
+    def _judge(self, spectrum: np.ndarray, tolerance: np.ndarray, size: np.ndarray,
+               sizes: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
         """Failing instances, and each one's worst value in ulps (eps · (‖A‖_F + ‖|A|‖_F))."""
         unit = self.eps * np.where(size > 0, size, 1.0)
         with np.errstate(all="ignore"):
             if self.kind == "RankAtMost":
-                bound = self.claim.bound_at(sizes)
+                bound = cast(RankAtMost, self.claim).bound_at(sizes)  # by its kind
                 above = (spectrum > tolerance[..., None]).sum(axis=-1)
                 failing = above > bound
                 beyond = np.sort(spectrum, axis=-1)[..., ::-1][..., bound:]
                 ulps = np.max(beyond, axis=-1, initial=0.0) / unit
             else:
                 least = np.min(spectrum, axis=-1)
-                failing = least <= tolerance if self.claim.strict else least < -tolerance
+                strict = cast(Definiteness, self.claim).strict  # by its kind
+                failing = least <= tolerance if strict else least < -tolerance
                 ulps = np.maximum(-least, 0.0) / unit
         failing = failing | np.isnan(spectrum).any(axis=-1)
         return failing, np.where(np.isfinite(ulps), ulps, np.inf)
@@ -171,22 +195,22 @@ class _Checker:
 
     def test_words(self) -> str:
         if self.kind == "RankAtMost":
-            return (f"rank <= {self.claim.bound} (count of singular values above tol, "
-                    f"{self.row.name} SVD)")
-        relation = "> tol" if self.claim.strict else ">= -tol"
+            return (f"rank <= {cast(RankAtMost, self.claim).bound} (count of singular values "
+                    f"above tol, {self.row.name} SVD)")
+        relation = "> tol" if cast(Definiteness, self.claim).strict else ">= -tol"
         return (f"least eigenvalue of (A + A^T)/2 {relation} ({self.row.name} eigvalsh)")
 
     def tolerance_words(self) -> str:
         return (f"tol = {self.limit:g} * eps * (||A||_F + ||abs-scale of A||_F), eps = "
                 f"{self.eps:.3g}")
 
-    def describe(self, structure, outcome: _Outcome) -> dict:
+    def describe(self, structure: strategies.Structure, outcome: _Outcome) -> dict[str, object]:
         position = tuple(np.argwhere(outcome.failing)[0])
         instance, batch_values = position[0], position[1:]
         matrix = outcome.matrices[position]
         spectrum = outcome.spectrum[position]
         inputs = strategies.instance_at(outcome.arrays, instance)
-        found = {
+        found: dict[str, object] = {
             "sizes": structure.size_map,
             "indices": {str(i.label): int(v)
                         for i, v in zip(self.batch_indices, batch_values, strict=True)},
@@ -197,8 +221,9 @@ class _Checker:
         if self.kind == "RankAtMost":
             above = int((spectrum > outcome.tolerance[position]).sum())
             found["singular values"] = _short(spectrum)
+            rank = cast(RankAtMost, self.claim)  # by its kind
             found["found"] = (f"{above} singular values above tol, bound "
-                              f"{self.claim.bound} = {self.claim.bound_at(structure.size_map)}")
+                              f"{rank.bound} = {rank.bound_at(structure.size_map)}")
         else:
             found["eigenvalues"] = _short(spectrum)
             found["found"] = f"least eigenvalue {float(np.min(spectrum)):.6g}"
@@ -209,6 +234,6 @@ def _frobenius(values: np.ndarray) -> np.ndarray:
     return np.sqrt(np.sum(np.square(values), axis=(-2, -1)))
 
 
-def _short(value) -> str:
+def _short(value: object) -> str:
     array = np.asarray(value, dtype=np.float64)
     return np.array2string(array, precision=4, suppress_small=True, max_line_width=200)

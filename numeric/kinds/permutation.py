@@ -9,6 +9,9 @@ out there, so that its inputs are gathered instead.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
+
 import numpy as np
 import sympy as sp
 
@@ -16,21 +19,31 @@ from attnproof.symbolic import Defined, Permuted, Tensor
 from attnproof.symbolic.kinds.permutation import permutations_of
 from attnproof.symbolic.route import ordered_free_indices
 
-from ..route import Evidence, backend, compile_expression, numeric_route
+from ..route import Array, ArrayModule, Evidence, backend, compile_expression, numeric_route
 from . import _sides as sides
+
+if TYPE_CHECKING:
+    from attnproof.symbolic import Scalar, Theorem
+
+    from .. import Compiled, Profile
+    from ..route import Backend, Where
+
+# both sides of a size's claim as one function of the arrays and the permutations' indices
+Both = Callable[[dict[str, Array], dict[str, Array]], tuple[Array, Array]]
 
 PATTERNS = ("identity", "swap", "reversal", "uniform")
 
 
 @numeric_route(Permuted)
-def check(theorem, where, profile, seed=None) -> Evidence:
+def check(theorem: Theorem, where: Where, profile: Profile,
+          seed: int | None = None) -> Evidence:
     row, dtype, device, mode = where
     plan = _Gathered(theorem)
     target = _Evaluator(plan, row, dtype, device, mode)
     reference = _Evaluator(plan, backend("numpy"), "float64", "cpu", "eager")
-    drawn_orders: dict = {}
+    drawn_orders: dict[tuple[tuple[str, int], ...], dict[str, np.ndarray]] = {}
 
-    def evaluate(sizes, rng):
+    def evaluate(sizes: dict[str, int], rng: np.random.Generator) -> sides.Batch:
         shapes = {t.name: tuple(sizes[d.name] for d in t.dims) for t in plan.values}
         drawn = sides.draw_inputs(theorem, plan.values, shapes, rng, sides.BATCH)
         orders = {p.name: draw_permutations(sizes[p.dim.name], sides.BATCH, rng)
@@ -43,9 +56,10 @@ def check(theorem, where, profile, seed=None) -> Evidence:
         scale = reference.scale(rounded, orders, sizes)
         return sides.Batch(lhs, rhs, lhs64, rhs64, scale)
 
-    def describe_row(sizes, batch, row_index):
+    def describe_row(sizes: dict[str, int], batch: sides.Batch,
+                     row_index: int) -> dict[str, object]:
         orders = drawn_orders[tuple(sorted(sizes.items()))]
-        found = {"sizes": {k: str(v) for k, v in sizes.items()},
+        found: dict[str, object] = {"sizes": {k: str(v) for k, v in sizes.items()},
                  "permutations": {name: "(" + ", ".join(map(str, order[row_index])) + ")"
                                   for name, order in orders.items()}}
         found.update(sides.worst_entry(batch, row_index, [str(i) for i in plan.out]))
@@ -76,7 +90,7 @@ def draw_permutations(n: int, batch: int, rng: np.random.Generator) -> np.ndarra
 class _Gathered:
     """The claim with every permuted entry read from a gathered copy of its input."""
 
-    def __init__(self, theorem):
+    def __init__(self, theorem: Theorem) -> None:
         self.theorem = theorem
         self.permutations = permutations_of(theorem)
         self.values = [t for t in theorem.tensors if t not in self.permutations]
@@ -84,19 +98,19 @@ class _Gathered:
         self.definitions = {d.name: d for d in theorem.definitions}
         self.gathers: dict[str, tuple[str, int, str]] = {}  # name -> (source, axis, permutation)
         self.tensors = {t.name: t for t in self.values}
-        claim = theorem.claim
+        claim = cast(Permuted, theorem.claim)  # the route of Permuted: the driver's lookup
         self.out = ordered_free_indices(claim.lhs, claim.rhs)
         self.lhs, self.rhs = self.rewrite(claim.lhs), self.rewrite(claim.rhs)
         self.rewritten = tuple(Defined(d.name, d.indices, self.rewrite(d.body), d.latex)
                                for d in theorem.definitions)
-        self.inputs = (*theorem.scalars, *self.tensors.values())
+        self.inputs: tuple[Scalar | Tensor, ...] = (*theorem.scalars, *self.tensors.values())
         leftover = [x for e in (self.lhs, self.rhs, *(d.body for d in self.rewritten))
                     for x in e.atoms(sp.Indexed) if str(x.base.label) in self.by_permutation]
         if leftover:
             raise NotImplementedError(f"a permutation used other than inside an index: "
                                       f"{leftover[0]}")
 
-    def rewrite(self, expr):
+    def rewrite(self, expr: sp.Expr) -> sp.Expr:
         while True:
             changed = self._inline_permuted_definitions(expr)
             changed = self._gather_permuted_inputs(changed)
@@ -104,14 +118,14 @@ class _Gathered:
                 return expr
             expr = changed
 
-    def _inline_permuted_definitions(self, expr):
+    def _inline_permuted_definitions(self, expr: sp.Expr) -> sp.Expr:
         found = {x: self.definitions[str(x.base.label)].at(x.indices)
                  for x in expr.atoms(sp.Indexed)
                  if str(x.base.label) in self.definitions
                  and not all(isinstance(i, (sp.Idx, sp.Symbol)) for i in x.indices)}
         return expr.xreplace(found)
 
-    def _gather_permuted_inputs(self, expr):
+    def _gather_permuted_inputs(self, expr: sp.Expr) -> sp.Expr:
         replaced = {}
         for entry in expr.atoms(sp.Indexed):
             name = str(entry.base.label)
@@ -139,28 +153,30 @@ class _Gathered:
 class _Evaluator:
     """Both sides on one backend, dtype and device, permuted inputs gathered there."""
 
-    def __init__(self, plan: _Gathered, row, dtype, device, mode):
+    def __init__(self, plan: _Gathered, row: Backend, dtype: str, device: str,
+                 mode: str) -> None:
         self.plan, self.row, self.dtype = plan, row, dtype
         self.xp = row.namespace(row.load(), dtype)
         self.device = row.devices()[device]
         self.jit = mode == "jit"
         compile_ = self._compiler(row.target)
         self.lhs, self.rhs = compile_(plan.lhs), compile_(plan.rhs)
-        self._functions: dict = {}
+        self._functions: dict[tuple[tuple[str, int], ...], Both] = {}
 
-    def _compiler(self, target: str, abs_scale: bool = False):
+    def _compiler(self, target: str, abs_scale: bool = False) -> Callable[[sp.Expr], Compiled]:
         plan = self.plan
         return lambda expr: compile_expression(expr, plan.out, inputs=plan.inputs,
                                                definitions=plan.rewritten,
                                                abs_scale=abs_scale, target=target)
 
-    def place(self, arrays: dict) -> dict:
+    def place(self, arrays: dict[str, np.ndarray | int]) -> dict[str, Array]:
         with self.row.scope(self.device):
             return {k: v if isinstance(v, int) else self.row.place(self.xp, v, self.dtype,
                                                                      self.device)
                     for k, v in arrays.items()}
 
-    def sides(self, arrays: dict, orders: dict, sizes: dict):
+    def sides(self, arrays: dict[str, Array], orders: dict[str, np.ndarray],
+              sizes: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
         key = tuple(sorted(sizes.items()))
         if key not in self._functions:
             function = self._both({**sizes, "batch": sides.BATCH})
@@ -170,27 +186,29 @@ class _Evaluator:
             lhs, rhs = self._functions[key](arrays, indices)
         return sides.to_host(lhs), sides.to_host(rhs)
 
-    def _indices(self, order: np.ndarray):
+    def _indices(self, order: np.ndarray) -> Array:
         return getattr(self.xp, self.row.index_array)(order)
 
-    def scale(self, arrays: dict, orders: dict, sizes: dict) -> np.ndarray:
+    def scale(self, arrays: dict[str, np.ndarray | int], orders: dict[str, np.ndarray],
+              sizes: dict[str, int]) -> np.ndarray:
         sizes = {**sizes, "batch": sides.BATCH}
         full = gather_all(np, self.plan, arrays, orders)
         compile_ = self._compiler("numpy", abs_scale=True)
         return np.maximum(compile_(self.plan.lhs)(np, full, sizes),
                           compile_(self.plan.rhs)(np, full, sizes))
 
-    def _both(self, sizes: dict):
+    def _both(self, sizes: dict[str, int]) -> Both:
         xp, lhs, rhs, plan = self.xp, self.lhs, self.rhs, self.plan
 
-        def both(arrays, orders):
+        def both(arrays: dict[str, Array], orders: dict[str, Array]) -> tuple[Array, Array]:
             full = gather_all(xp, plan, arrays, orders)
             return lhs(xp, full, sizes), rhs(xp, full, sizes)
 
         return both
 
 
-def gather_all(xp, plan: _Gathered, arrays: dict, orders: dict) -> dict:
+def gather_all(xp: ArrayModule, plan: _Gathered, arrays: dict[str, Array],
+               orders: dict[str, Array]) -> dict[str, Array]:
     """Every gathered input, in the order its sources become available."""
     full = dict(arrays)
     pending = dict(plan.gathers)
@@ -202,7 +220,7 @@ def gather_all(xp, plan: _Gathered, arrays: dict, orders: dict) -> dict:
     return full
 
 
-def gather(xp, array, order, axis: int):
+def gather(xp: ArrayModule, array: Array, order: Array, axis: int) -> Array:
     """``array`` (leading batch axis) with entry k of ``axis`` replaced by entry order[b, k],
     per batch row b."""
     where = 1 + axis

@@ -27,6 +27,7 @@ not counted.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import sympy as sp
@@ -47,6 +48,15 @@ from ..route import (
 )
 from . import error_bound as route
 
+if TYPE_CHECKING:
+    from attnproof.symbolic import Theorem
+
+    from .. import Profile
+    from ..route import Backend, Rounding
+
+# each side's expression, and the claim of its derived bound
+Side = tuple[sp.Expr, analysis.ErrorBound | analysis.AbsoluteErrorBound]
+
 # batches the judge draws: sizes and a seed each, from the compiled search's seed, climbing toward
 # the largest |lhs − rhs| / bound; a jitting backend compiles each operation once per shape
 JUDGED_BATCHES = 8
@@ -59,12 +69,12 @@ class Comparison:
 
     instances: int = 0
     worst: float = 0.0
-    violation: dict | None = None
+    violation: dict[str, object] | None = None
     breaches: int = 0  # instances above the bound where the backend's exp or log broke the model
     first_breach: str | None = None
 
 
-def bounded_sides(theorem) -> list | None:
+def bounded_sides(theorem: Theorem) -> list[Side] | None:
     """Each side's expression and a claim of its derived bound, or None where the analysis
     or the draws do not cover the equation."""
     # the draws must stand for the statement's assumptions: no code, no hook that moves an
@@ -89,14 +99,15 @@ def bounded_sides(theorem) -> list | None:
     return sides
 
 
-def _plain_indices(expr) -> bool:
+def _plain_indices(expr: sp.Expr) -> bool:
     """Every entry read at plain indices (X[i, j]), which the as-written evaluation reads; index
     arithmetic (X[t, h·D + c]) and constant indices it does not."""
     return all(isinstance(index, (sp.Idx, sp.Symbol))
                for entry in expr.atoms(sp.Indexed) for index in entry.indices)
 
 
-def _as_claim(expr, derived):
+def _as_claim(expr: sp.Expr, derived: analysis.Relative | analysis.Scaled | analysis.Absolute
+              ) -> analysis.ErrorBound | analysis.AbsoluteErrorBound:
     if isinstance(derived, analysis.Absolute):
         return analysis.AbsoluteErrorBound(expr, bound=derived.bound)
     return analysis.ErrorBound(expr, count=derived.count, exponent=derived.exponent,
@@ -104,7 +115,8 @@ def _as_claim(expr, derived):
                                else "value")
 
 
-def compare(theorem, row, dtype: str, device: str, profile, seed: int) -> Comparison | None:
+def compare(theorem: Theorem, row: Backend, dtype: str, device: str, profile: Profile,
+            seed: int) -> Comparison | None:
     """Both sides evaluated as written in ``dtype`` against their proved bounds, on batches the
     driver's search draws from ``seed`` (a violation is shrunk to the smallest sizes)."""
     sides = bounded_sides(theorem)
@@ -115,7 +127,7 @@ def compare(theorem, row, dtype: str, device: str, profile, seed: int) -> Compar
     evaluation = route.Evaluation(theorem, row, dtype, device, out=out)
     comparison = Comparison()
 
-    def violates(structure) -> bool:
+    def violates(structure: strategies.Structure) -> bool:
         sizes = dict(structure.size_map)
         arrays = _draw(theorem, sizes, np.random.default_rng(structure.seed),
                        evaluation.dtype_numpy)
@@ -134,27 +146,31 @@ def compare(theorem, row, dtype: str, device: str, profile, seed: int) -> Compar
     return comparison
 
 
-def _draw(theorem, sizes: dict, rng, numpy_dtype) -> dict:
+def _draw(theorem: Theorem, sizes: dict[str, int], rng: np.random.Generator,
+          numpy_dtype: np.dtype) -> dict[str, np.ndarray]:
     """Inputs inside their declared ranges (uniform, or log-uniform for positive ones), rounded
     into the format: the model assumes inputs are numbers of the format."""
     arrays = {}
     for value in theorem.inputs:  # tensors, and scalars with one entry per instance
         shape = (route.INSTANCES_PER_EXAMPLE,
                  *(sizes[d.name] for d in getattr(value, "dims", ())))
-        low, high = value.domain.low, value.domain.high
+        domain = cast(Real | Positive, value.domain)  # bounded_sides admits only these two
+        low, high = domain.low, domain.high
         drawn = (np.exp(rng.uniform(np.log(low), np.log(high), shape))
                  if isinstance(value.domain, Positive) else rng.uniform(low, high, shape))
         arrays[value.name] = drawn.astype(numpy_dtype).astype(np.float64)
     return arrays
 
 
-def _compare_batch(comparison: Comparison, evaluation, sides, model, sizes,
-                   arrays) -> tuple[float, dict | None]:
+def _compare_batch(comparison: Comparison, evaluation: route.Evaluation,
+                   sides: list[Side], model: Rounding, sizes: dict[str, int],
+                   arrays: dict[str, np.ndarray]) -> tuple[float, dict[str, object] | None]:
     """Count one batch's instances inside the model into ``comparison``: its largest ratio,
     and its first instance above the bound (None when none is)."""
     batch = route.instances(arrays)
     watch = evaluation.range_watch(batch)
-    computed, limit = [], 0.0
+    computed: list[np.ndarray] = []
+    limit: np.ndarray | float = 0.0
     for _, claim in sides:
         side = evaluation.bounded(claim, model, sizes, arrays, watch)
         computed.append(side.computed)
@@ -194,11 +210,12 @@ def _compare_batch(comparison: Comparison, evaluation, sides, model, sizes,
 
 
 @format_judge
-def judge(seen: Evidence, theorem, row, dtype: str, device: str, false_in_float64: bool,
-          profile) -> None:
+def judge(seen: Evidence, theorem: Theorem, row: Backend, dtype: str, device: str,
+          false_in_float64: bool, profile: Profile) -> None:
     """Decide or annotate a lower format's evidence with the proved bound, where one exists: a
     violation is a failure where float64 is false, an inconsistency where it is true. Its
     batches are drawn from the search's seed, so the record's replay draws them again."""
+    assert seen.seed is not None  # the compiled search's evidence records its seed
     comparison = compare(theorem, row, dtype, device, profile, seen.seed)
     if comparison is None or comparison.instances == 0:
         return

@@ -13,7 +13,7 @@ claim false at one order then exceeds the rate by a factor 2^(K−3) / 2 ≥ 4.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 import numpy as np
 
@@ -22,14 +22,21 @@ from attnproof.symbolic import Series, Simplex
 from ..route import Evidence, Failure, numeric_route, search_structures
 from ._evaluate import draw_uniform, epsilon, evaluate
 
+if TYPE_CHECKING:
+    from attnproof.symbolic import Domain, Theorem
+
+    from .. import Profile
+    from ..route import Where, strategies
+
 INSTANCES = 128
 EARLY = 3  # the ratio's reference: its largest value over η = 2^-1 … 2^-EARLY
 GROWTH = 2.0
 
 
 @numeric_route(Series)
-def check(theorem, where, profile, seed=None) -> Evidence:
-    claim = theorem.claim
+def check(theorem: Theorem, where: Where, profile: Profile,
+          seed: int | None = None) -> Evidence:
+    claim = cast(Series, theorem.claim)  # the route of Series: the driver's lookup says so
     walk = _Walk(theorem, where)
     last_ratio = [0.0]  # the largest ratio at the last step, over every batch
 
@@ -63,7 +70,7 @@ def check(theorem, where, profile, seed=None) -> Evidence:
 
 
 class _Outcome(NamedTuple):
-    arrays: dict
+    arrays: dict[str, np.ndarray]
     lhs: np.ndarray  # (INSTANCES, steps, entries)
     rhs: np.ndarray
     ratio: np.ndarray
@@ -75,14 +82,15 @@ class _Outcome(NamedTuple):
 class _Walk:
     """One batch of INSTANCES instances per structure, each walked along η = 2^-1 … 2^-K."""
 
-    def __init__(self, theorem, where):
+    def __init__(self, theorem: Theorem, where: Where) -> None:
         self.theorem, self.where = theorem, where
+        self.claim = cast(Series, theorem.claim)  # the route of Series: the driver's lookup
         self.eps = epsilon(where.row, where.dtype)
-        self.exponents = np.arange(1, _last_exponent(self.eps, theorem.claim.order) + 1)
+        self.exponents = np.arange(1, _last_exponent(self.eps, self.claim.order) + 1)
         self.steps = 2.0 ** -self.exponents.astype(float)
 
-    def run(self, structure) -> _Outcome:
-        theorem, claim, steps = self.theorem, self.theorem.claim, self.steps
+    def run(self, structure: strategies.Structure) -> _Outcome:
+        theorem, claim, steps = self.theorem, self.claim, self.steps
         row, dtype, device, mode = self.where
         sizes = structure.size_map
         arrays = _draw(theorem, claim, sizes, np.random.default_rng(structure.seed))
@@ -113,7 +121,8 @@ def _last_exponent(eps: float, order: int) -> int:
     return max(6, min(16, exponent))
 
 
-def _draw(theorem, claim, sizes: dict, rng) -> dict:
+def _draw(theorem: Theorem, claim: Series, sizes: dict[str, int],
+          rng: np.random.Generator) -> dict[str, np.ndarray]:
     """One value per instance for every input but the series variable, from its domain."""
     arrays = {}
     for scalar in theorem.scalars:
@@ -128,13 +137,14 @@ def _draw(theorem, claim, sizes: dict, rng) -> dict:
     return arrays
 
 
-def _uniform(domain, shape, rng) -> np.ndarray:
+def _uniform(domain: Domain, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
     if isinstance(domain, Simplex):
         return rng.uniform(0.05, 1.0, size=shape)
     return draw_uniform(domain, shape, rng)
 
 
-def _describe(claim, structure, outcome: _Outcome, instance, step, entry, steps) -> dict:
+def _describe(claim: Series, structure: strategies.Structure, outcome: _Outcome,
+              instance: int, step: int, entry: int, steps: np.ndarray) -> dict[str, object]:
     values = {name: np.round(np.asarray(v[instance]), 6).tolist()
               for name, v in outcome.arrays.items()}
     sizes = {"sizes": {k: str(v) for k, v in structure.size_map.items()}} \

@@ -20,6 +20,9 @@ bfloat16.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
+
 import numpy as np
 import sympy as sp
 
@@ -27,6 +30,7 @@ from attnproof.symbolic import Spectral
 from attnproof.symbolic.kinds.spectral import ConditionNumber, SingularMax, SpectralTerm
 
 from ..route import (
+    Array,
     Evidence,
     Failure,
     compile_expression,
@@ -37,16 +41,28 @@ from ..route import (
     strategies,
     to_numpy,
 )
-from ._evaluate import backend_linalg
+from ._evaluate import Statements, backend_linalg
+
+if TYPE_CHECKING:
+    from attnproof.symbolic import Theorem
+
+    from .. import Compiled, Profile
+    from ..route import Backend, Where
+
+# per instance, the lower and upper ends of an interval
+Interval = tuple[np.ndarray, np.ndarray]
+# one term's matrices, singular values and their δ, per instance
+Spectrum = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 @numeric_route(Spectral)
-def check(theorem, where, profile, seed=None) -> Evidence:
+def check(theorem: Theorem, where: Where, profile: Profile,
+          seed: int | None = None) -> Evidence:
     """Search for an instance whose intervals exclude the claim."""
     checker = _Checker(theorem, *where)
     effort = where.effort(profile)
 
-    def tally(outcome, seen) -> bool:
+    def tally(outcome: _Outcome, seen: Evidence) -> bool:
         seen.instances += int((~outcome.undecided).sum())
         seen.undecided += int(outcome.undecided.sum())
         return bool(outcome.failing.any())
@@ -68,35 +84,43 @@ def check(theorem, where, profile, seed=None) -> Evidence:
 
 
 class _Outcome:
-    def __init__(self, arrays, spectra, sides, failing, undecided):
+    def __init__(self, arrays: dict[str, np.ndarray | int],
+                 spectra: dict[SpectralTerm, Spectrum], sides: tuple[Interval, Interval],
+                 failing: np.ndarray, undecided: np.ndarray) -> None:
         self.arrays, self.spectra, self.sides = arrays, spectra, sides
         self.failing, self.undecided = failing, undecided
 
 
 class _Checker:
-    def __init__(self, theorem, row, dtype, device, mode):
+    def __init__(self, theorem: Theorem, row: Backend, dtype: str, device: str,
+                 mode: str) -> None:
+        # the route of Spectral: the driver's lookup says so
         self.theorem, self.claim, self.row, self.dtype, self.mode = (
-            theorem, theorem.claim, row, dtype, mode)
+            theorem, cast(Spectral, theorem.claim), row, dtype, mode)
         self.module = row.load()
         self.device = row.devices()[device]
         self.xp = row.namespace(self.module, dtype)
         self.terms = self.claim.terms()
-        common = dict(inputs=theorem.inputs, definitions=theorem.definitions)
-        self.values = {t: compile_expression(t.matrix, (t.row, t.column), target=row.target,
-                                             **common) for t in self.terms}
-        self.scales = {t: compile_expression(t.matrix, (t.row, t.column), abs_scale=True,
-                                             target="numpy", **common) for t in self.terms}
+        common: Statements = dict(inputs=theorem.inputs, definitions=theorem.definitions)
+        self.values: dict[SpectralTerm, Compiled] = {
+            t: compile_expression(t.matrix, (t.row, t.column), target=row.target, **common)
+            for t in self.terms}
+        self.scales: dict[SpectralTerm, Compiled] = {
+            t: compile_expression(t.matrix, (t.row, t.column), abs_scale=True, target="numpy",
+                                  **common) for t in self.terms}
         measured = row.measured_as(dtype)
         self.eps = float(finfo(measured).eps)
         self.limit = format_truth_ulps(measured)
-        self._evaluators: dict = {}
+        self._evaluators: dict[tuple[object, ...], Callable[[dict[str, Array]], Array]] = {}
 
     # -- evaluation ---------------------------------------------------------------------------
 
-    def run(self, structure, batch: int) -> _Outcome:
+    def run(self, structure: strategies.Structure, batch: int) -> _Outcome:
         arrays = strategies.fill_batch(self.theorem, structure, batch)
         sizes = {**structure.size_map, "batch": batch}
-        intervals, spectra, broken = {}, {}, np.zeros(batch, bool)
+        intervals: dict[SpectralTerm, Interval] = {}
+        spectra: dict[SpectralTerm, Spectrum] = {}
+        broken = np.zeros(batch, bool)
         for term in self.terms:
             matrices = self._matrices(term, arrays, sizes)
             with np.errstate(all="ignore"):
@@ -117,7 +141,8 @@ class _Checker:
         undecided = ~failing & (_unbounded(lhs) | _unbounded(rhs))
         return _Outcome(arrays, spectra, (lhs, rhs), failing, undecided)
 
-    def _matrices(self, term, arrays, sizes) -> np.ndarray:
+    def _matrices(self, term: SpectralTerm, arrays: dict[str, np.ndarray | int],
+                  sizes: dict[str, int]) -> np.ndarray:
         with self.row.scope(self.device):
             placed = {k: (self.row.place(self.xp, v, self.dtype, self.device)
                           if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
@@ -126,11 +151,12 @@ class _Checker:
                 values = self._evaluator(term, placed, sizes)(traced)
         return np.asarray(to_numpy(values), np.float64)
 
-    def _evaluator(self, term, placed, sizes):
+    def _evaluator(self, term: SpectralTerm, placed: dict[str, Array],
+                   sizes: dict[str, int]) -> Callable[[dict[str, Array]], Array]:
         statics = tuple(sorted((k, v) for k, v in placed.items() if not hasattr(v, "shape")))
         key = (term, tuple(sorted(sizes.items())), statics)
         if key not in self._evaluators:
-            def matrix(traced):
+            def matrix(traced: dict[str, Array]) -> Array:
                 return self.values[term](self.xp, {**traced, **dict(statics)}, sizes)
 
             self._evaluators[key] = self.row.compile(matrix) if self.mode == "jit" else matrix
@@ -147,7 +173,7 @@ class _Checker:
         return (f"each singular value within delta = {self.limit:g} * eps * (||A||_F + "
                 f"||abs-scale of A||_F), eps = {self.eps:.3g}")
 
-    def describe(self, structure, outcome: _Outcome) -> dict:
+    def describe(self, structure: strategies.Structure, outcome: _Outcome) -> dict[str, object]:
         instance = int(np.argwhere(outcome.failing)[0][0])
         (lhs_lo, lhs_hi), (rhs_lo, rhs_hi) = outcome.sides
         terms = {}
@@ -165,7 +191,8 @@ class _Checker:
 # -- intervals -------------------------------------------------------------------------------------
 
 
-def _term_interval(term: SpectralTerm, singular, delta, shape):
+def _term_interval(term: SpectralTerm, singular: np.ndarray, delta: np.ndarray,
+                   shape: tuple[int, ...]) -> Interval:
     """The interval of one term per instance, from the singular values and their δ."""
     rows, columns = shape
     large = singular[:, 0] if singular.shape[-1] else np.zeros(len(delta))
@@ -185,7 +212,8 @@ def _term_interval(term: SpectralTerm, singular, delta, shape):
     return lo, hi
 
 
-def _interval(expr, terms: dict, scalars: dict, batch: int):
+def _interval(expr: sp.Expr, terms: dict[SpectralTerm, Interval],
+              scalars: dict[sp.Symbol, np.ndarray], batch: int) -> Interval:
     """(lo, hi) of ``expr`` per instance in interval arithmetic over the extended reals, each
     operation's result rounded outwards by one ulp at each end; an undefined combination
     (∞ − ∞, 0 · ∞) widens to (−∞, ∞)."""
@@ -195,7 +223,8 @@ def _interval(expr, terms: dict, scalars: dict, batch: int):
     return lo, hi
 
 
-def _exact_interval(expr, terms: dict, scalars: dict, batch: int):
+def _exact_interval(expr: sp.Expr, terms: dict[SpectralTerm, Interval],
+                    scalars: dict[sp.Symbol, np.ndarray], batch: int) -> Interval:
     if isinstance(expr, SpectralTerm):
         return terms[expr]
     if expr in scalars:
@@ -222,7 +251,7 @@ def _exact_interval(expr, terms: dict, scalars: dict, batch: int):
     raise NotImplementedError(f"no interval rule for {type(expr).__name__}")
 
 
-def _power(base, exponent):
+def _power(base: Interval, exponent: sp.Expr) -> Interval:
     """base**exponent for an integer or half-integer exponent."""
     lo, hi = base
     if exponent.is_Rational and exponent.q == 2:  # x^(p/2) = (√x)^p, √ of a nonnegative x
@@ -238,7 +267,7 @@ def _power(base, exponent):
     return low, np.maximum(np.abs(lo), np.abs(hi)) ** n
 
 
-def _reciprocal(lo, hi):
+def _reciprocal(lo: np.ndarray, hi: np.ndarray) -> Interval:
     """1/x over [lo, hi]; 1/0 = ∞ for a nonnegative quantity (κ = σ_max/σ_min = ∞ at σ_min = 0),
     an interval across 0 widens to (−∞, ∞)."""
     positive = lo > 0
@@ -250,14 +279,15 @@ def _reciprocal(lo, hi):
     return new_lo, new_hi
 
 
-def _widened(lo, hi, undefined=None):
+def _widened(lo: np.ndarray, hi: np.ndarray,
+             undefined: np.ndarray | None = None) -> Interval:
     bad = np.isnan(lo) | np.isnan(hi)
     if undefined is not None:
         bad = bad | undefined
     return np.where(bad, -np.inf, lo), np.where(bad, np.inf, hi)
 
 
-def _fails(relation, lhs, rhs) -> np.ndarray:
+def _fails(relation: str, lhs: Interval, rhs: Interval) -> np.ndarray:
     (lhs_lo, lhs_hi), (rhs_lo, rhs_hi) = lhs, rhs
     if relation == "=":
         return (lhs_lo > rhs_hi) | (rhs_lo > lhs_hi)
@@ -266,7 +296,7 @@ def _fails(relation, lhs, rhs) -> np.ndarray:
     return lhs_lo >= rhs_hi
 
 
-def _unbounded(side) -> np.ndarray:
+def _unbounded(side: Interval) -> np.ndarray:
     lo, hi = side
     return ((hi == np.inf) & (lo < np.inf)) | (lo == -np.inf) | np.isnan(lo) | np.isnan(hi)
 
@@ -275,6 +305,6 @@ def _frobenius(values: np.ndarray) -> np.ndarray:
     return np.sqrt(np.sum(np.square(values), axis=(-2, -1)))
 
 
-def _short(value) -> str:
+def _short(value: object) -> str:
     array = np.asarray(value, dtype=np.float64)
     return np.array2string(array, precision=4, suppress_small=True, max_line_width=200)

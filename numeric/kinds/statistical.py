@@ -15,6 +15,8 @@ falls outside its interval with probability 0.1% per entry checked.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import sympy as sp
@@ -29,7 +31,17 @@ from ..route import (
     numeric_route,
     numpy_place,
 )
-from ._evaluate import draw_uniform, run_compiled
+from ._evaluate import TargetedStatements, draw_uniform, run_compiled
+
+if TYPE_CHECKING:
+    from attnproof.symbolic import Theorem
+    from attnproof.symbolic.kinds.statistical import Law
+
+    from .. import Profile
+    from ..route import Backend, Where
+
+# the claims this route checks
+Statistic = Expectation | Variance
 
 SAMPLES = 20_000
 Z_999 = 3.2905  # two-sided 99.9% quantile of the standard normal
@@ -38,16 +50,18 @@ ENTRIES_CHECKED = 4  # per size: the statistic's first entries (they are exchang
 
 
 @numeric_route(Expectation, Variance)
-def check(theorem, where, profile, seed=None) -> Evidence:
+def check(theorem: Theorem, where: Where, profile: Profile,
+          seed: int | None = None) -> Evidence:
     row, dtype, device, mode = where
-    claim = theorem.claim
+    claim = cast(Statistic, theorem.claim)  # the route of both: the driver's lookup says so
     xp = row.namespace(row.load(), dtype)
     statistic = theorem.expand(claim.statistic)
     out = theorem.free_indices
     compiled = compile_expression(statistic, out, inputs=theorem.inputs,
                                   definitions=theorem.definitions, target=row.target)
     rng = np.random.default_rng(BASE_SEED if seed is None else seed)
-    checked, worst, failure = 0, 0.0, None
+    checked, worst = 0, 0.0
+    failure: dict[str, object] | None = None
     for sizes in _size_choices(theorem):
         samples = _samples(theorem, claim.law, sizes, rng)
         shapes = {**sizes, "batch": SAMPLES}
@@ -78,13 +92,16 @@ def check(theorem, where, profile, seed=None) -> Evidence:
                     failure=None if failure is None else Failure(failure, description))
 
 
-def _rounding_ulps(theorem, row, dtype, statistic, out, samples, shapes, values) -> float:
+def _rounding_ulps(theorem: Theorem, row: Backend, dtype: str, statistic: sp.Expr,
+                   out: Sequence[sp.Idx], samples: dict[str, np.ndarray],
+                   shapes: dict[str, int], values: np.ndarray) -> float:
     """The backend's rounding: the worst distance of its samples of the statistic from NumPy's
     float64 evaluation on the same (dtype-rounded) inputs, in ulps of the dtype at the
     statistic's abs-scale. Only a measurement: the verdict is the interval's."""
     rounded = {name: numpy_place(np, value, dtype, None).astype(np.float64)
                for name, value in samples.items()}
-    kwargs = dict(inputs=theorem.inputs, definitions=theorem.definitions, target="numpy")
+    kwargs: TargetedStatements = dict(inputs=theorem.inputs, definitions=theorem.definitions,
+                                      target="numpy")
     reference = compile_expression(statistic, out, **kwargs)(np, rounded, shapes)
     scale = compile_expression(statistic, out, abs_scale=True, **kwargs)(np, rounded, shapes)
     ulps = error_ulps(values, np.reshape(reference, (SAMPLES, -1)),
@@ -92,14 +109,14 @@ def _rounding_ulps(theorem, row, dtype, statistic, out, samples, shapes, values)
     return float(np.max(ulps))
 
 
-def _drawn(law) -> str:
+def _drawn(law: Law) -> str:
     if law.sampler == "sign":
         return "±1 entries"
     drawn = f"Gaussian entries, mean {law.mean}, variance {law.variance}"
     return drawn + (": the claim covers every law with these moments" if law.name == "any" else "")
 
 
-def _size_choices(theorem) -> list[dict[str, int]]:
+def _size_choices(theorem: Theorem) -> list[dict[str, int]]:
     """Every dimension at its smallest size, at 2, and at its largest, together."""
     choices = []
     for pick in (lambda s: s.low, lambda s: min(max(2, s.low), s.high), lambda s: s.high):
@@ -109,14 +126,16 @@ def _size_choices(theorem) -> list[dict[str, int]]:
     return choices
 
 
-def _size_text(theorem) -> str:
+def _size_text(theorem: Theorem) -> str:
     return "; ".join(", ".join(f"{k} = {v}" for k, v in s.items()) for s in _size_choices(theorem))
 
 
-def _samples(theorem, law, sizes, rng) -> dict[str, np.ndarray]:
+def _samples(theorem: Theorem, law: Law, sizes: dict[str, int],
+             rng: np.random.Generator) -> dict[str, np.ndarray]:
     """SAMPLES draws of every random tensor; each fixed input (a tensor not in ``random=``, a
     scalar) drawn once from its domain and the same in every sample."""
-    random = {t.name for t in theorem.claim.random_tensors(theorem)}
+    # the route of the statistical claims: the driver's lookup says so
+    random = {t.name for t in cast(Statistic, theorem.claim).random_tensors(theorem)}
     found = {}
     for item in theorem.inputs:
         if item.name in random:
@@ -136,7 +155,8 @@ def _samples(theorem, law, sizes, rng) -> dict[str, np.ndarray]:
     return found
 
 
-def _compare(theorem, claim, sizes, values, out, samples) -> dict | None:
+def _compare(theorem: Theorem, claim: Statistic, sizes: dict[str, int], values: np.ndarray,
+             out: Sequence[sp.Idx], samples: dict[str, np.ndarray]) -> dict[str, object] | None:
     for position in range(min(ENTRIES_CHECKED, values.shape[1])):
         indices = _index_values(out, sizes, position)
         value = at_sizes(theorem.expand(claim.value), sizes, indices)
@@ -150,7 +170,7 @@ def _compare(theorem, claim, sizes, values, out, samples) -> dict | None:
     return None
 
 
-def _at_fixed_inputs(value: sp.Expr, samples: dict) -> sp.Expr:
+def _at_fixed_inputs(value: sp.Expr, samples: dict[str, np.ndarray]) -> sp.Expr:
     """The claimed value at the fixed inputs' drawn values (the first sample's: all agree)."""
     entries = {x: float(samples[str(x.base)][(0, *map(int, x.indices))])
                for x in value.atoms(sp.Indexed)}
@@ -159,13 +179,13 @@ def _at_fixed_inputs(value: sp.Expr, samples: dict) -> sp.Expr:
     return value.xreplace({**entries, **symbols})
 
 
-def _index_values(out, sizes, position: int) -> dict[str, int]:
+def _index_values(out: Sequence[sp.Idx], sizes: dict[str, int], position: int) -> dict[str, int]:
     extents = [sizes.get(str(i.upper + 1), 1) for i in out]
     values = np.unravel_index(position, extents) if extents else ()
     return {str(i.label): int(v) for i, v in zip(out, values, strict=True)}
 
 
-def _estimate(claim, x: np.ndarray) -> tuple[float, float]:
+def _estimate(claim: Statistic, x: np.ndarray) -> tuple[float, float]:
     """The sample mean or variance and its standard error."""
     n = len(x)
     centred = x - x.mean()

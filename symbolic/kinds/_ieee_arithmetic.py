@@ -17,12 +17,62 @@ enclosed as ±∞, which is sound and only less precise than tracking the sign o
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import mpmath
 from mpmath import iv, mpf
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import sympy as sp
+
 PRECISION = 300
 INF = mpf("inf")
+
+V = TypeVar("V")
+# an input of a theorem as the evaluator reads it: a scalar's name, or (tensor, entry)
+InputKey = str | tuple[str, tuple[int, ...]]
+# the loop variables' values where an expression is evaluated, keyed by label (``loop_key``)
+Env = dict["sp.Symbol", "sp.Integer"]
+# which value an enclosure is, when known: its source and whether it was negated
+Identity = tuple[object, bool]
+
+
+class Arithmetic(Protocol[V]):
+    """What the one "as written" evaluator (``ieee.AsWritten``) asks of an arithmetic whose
+    values are ``V``: the enclosures of every value a format can produce (``Enclosure``,
+    ``ieee.EnclosureArithmetic``), or a backend's arrays (the numeric route's). ``exact`` is an
+    index, a loop value or an empty sum's 0 and product's 1; ``maximum`` names the node and the
+    loop values, so that one maximum met twice is known as one."""
+
+    def literal(self, value: sp.Expr) -> V: ...
+    def exact(self, value: int) -> V: ...
+    def size(self, value: int) -> V: ...
+    def input(self, key: InputKey) -> V: ...
+    def add(self, a: V, b: V) -> V: ...
+    def subtract_maximum(self, x: V, minus_max: V) -> V: ...
+    def negate(self, value: V) -> V: ...
+    def multiply(self, a: V, b: V) -> V: ...
+    def divide(self, a: V, b: V) -> V: ...
+    def sqrt(self, value: V) -> V: ...
+    def exp(self, value: V) -> V: ...
+    def log(self, value: V) -> V: ...
+    def maximum(self, operands: list[V], expr: sp.Expr, env: Env) -> V: ...
+
+
+class DecidingArithmetic(Arithmetic[V], Protocol[V]):
+    """An arithmetic over drawn values that decides a condition per value (it sets
+    ``decides_conditions``): a truth is whatever it holds one as (an array of booleans), and
+    the evaluator only hands it back."""
+
+    decides_conditions: bool
+
+    def compare(self, relation: str, a: V, b: V) -> object: ...
+    def both(self, a: object, b: object) -> object: ...
+    def either(self, a: object, b: object) -> object: ...
+    def negation(self, value: object) -> object: ...
+    def select(self, holds: object, a: V, b: V) -> V: ...
 
 
 @dataclass(frozen=True)
@@ -43,7 +93,7 @@ class Format:
     def smallest_subnormal(self) -> mpf:
         return mpmath.ldexp(1, self.emin - self.precision + 1)
 
-    def ulp(self, x) -> mpf:
+    def ulp(self, x: float | mpf) -> mpf:
         """The spacing of the format's numbers at |x| (the subnormal spacing below normals)."""
         x = abs(mpf(x))
         exponent = self.emin if x == 0 else max(mpmath.frexp(x)[1] - 1, self.emin)
@@ -84,11 +134,11 @@ class Enclosure:
     hi: mpf | None
     nan: bool = False
     source: object = None
-    maximum: tuple | None = None
+    maximum: tuple[Identity | None, tuple[Identity | None, ...]] | None = None
     negated: bool = False
 
     @property
-    def identity(self):
+    def identity(self) -> Identity | None:
         """Which value this is, when known: its source and whether it was negated."""
         return None if self.source is None else (self.source, self.negated)
 
@@ -119,11 +169,11 @@ def _number(x: mpf) -> str:
 NAN = Enclosure(None, None, True)
 
 
-def point(x) -> Enclosure:
+def point(x: float | mpf) -> Enclosure:
     return Enclosure(mpf(x), mpf(x))
 
 
-def interval(lo, hi, nan: bool = False) -> Enclosure:
+def interval(lo: float | mpf | None, hi: float | mpf, nan: bool = False) -> Enclosure:
     if lo is None:
         return NAN
     return Enclosure(mpf(lo), mpf(hi), nan)
@@ -143,13 +193,15 @@ def union(a: Enclosure, b: Enclosure) -> Enclosure:
         return Enclosure(b.lo, b.hi, True) if not b.is_nan else NAN
     if b.is_nan:
         return Enclosure(a.lo, a.hi, True)
+    assert a.lo is not None and a.hi is not None  # neither is NaN: both have two ends
+    assert b.lo is not None and b.hi is not None
     return Enclosure(min(a.lo, b.lo), max(a.hi, b.hi), nan)
 
 
 # -- operations: exact enclosures before rounding -------------------------------------------
 
 
-def _directed(operation, x, y, rounding):
+def _directed(operation: Callable[..., mpf], x: mpf, y: mpf, rounding: str) -> mpf:
     with mpmath.workprec(PRECISION):
         return operation(x, y, prec=PRECISION, rounding=rounding)
 
@@ -157,6 +209,7 @@ def _directed(operation, x, y, rounding):
 def negate(a: Enclosure) -> Enclosure:
     if a.is_nan:
         return NAN
+    assert a.lo is not None and a.hi is not None  # not NaN: it has two ends
     return Enclosure(-a.hi, -a.lo, a.nan, a.source, a.maximum, not a.negated)
 
 
@@ -180,8 +233,11 @@ def _product(x: mpf, y: mpf, rounding: str) -> mpf:
     return _directed(mpmath.fmul, x, y, rounding)
 
 
-def _contains(a: Enclosure, x) -> bool:
-    return not a.is_nan and a.lo <= x <= a.hi
+def _contains(a: Enclosure, x: float | mpf) -> bool:
+    if a.is_nan:
+        return False
+    assert a.lo is not None and a.hi is not None  # not NaN: it has two ends
+    return a.lo <= x <= a.hi
 
 
 def _has_infinity(a: Enclosure) -> bool:
@@ -227,8 +283,8 @@ def divide(a: Enclosure, b: Enclosure) -> Enclosure:
         if a.is_point and a.lo == 0:  # 0/y = 0 for every y ≠ 0
             return Enclosure(mpf(0), mpf(0), nan)
         return Enclosure(-INF, INF, nan)
-    values = [_quotient(x, y, r) for x in (a.lo, a.hi) for y in (b.lo, b.hi) for r in "fc"]
-    values = [v for v in values if v is not None]
+    quotients = [_quotient(x, y, r) for x in (a.lo, a.hi) for y in (b.lo, b.hi) for r in "fc"]
+    values = [v for v in quotients if v is not None]
     if infinity_over_infinity:  # ∞/y ranges over everything between the finite quotients
         values += [mpf(0)]
     if not values:
@@ -255,6 +311,7 @@ def log(a: Enclosure) -> Enclosure:
     """log; NaN below 0, −∞ at 0."""
     if a.is_nan:
         return NAN
+    assert a.lo is not None and a.hi is not None  # not NaN: it has two ends
     if a.hi < 0:
         return NAN
     nan = a.nan or a.lo < 0
@@ -271,7 +328,10 @@ def _log(x: mpf, end: str) -> mpf:
 
 
 def sqrt(a: Enclosure) -> Enclosure:
-    if a.is_nan or a.hi < 0:
+    if a.is_nan:
+        return NAN
+    assert a.lo is not None and a.hi is not None  # not NaN: it has two ends
+    if a.hi < 0:
         return NAN
     nan = a.nan or a.lo < 0
     iv.prec = PRECISION
@@ -284,7 +344,9 @@ def maximum(operands: list[Enclosure]) -> Enclosure:
     """IEEE 754-2019 maximum: NaN if any operand is NaN."""
     if any(o.is_nan for o in operands):
         return NAN
-    return Enclosure(max(o.lo for o in operands), max(o.hi for o in operands),
+    # none is NaN, so every end is a number: the tests only say so to the type checker
+    return Enclosure(max(o.lo for o in operands if o.lo is not None),
+                     max(o.hi for o in operands if o.hi is not None),
                      any(o.nan for o in operands))
 
 
@@ -292,6 +354,7 @@ def difference_with_itself(a: Enclosure) -> Enclosure:
     """x − x: 0 for finite x, NaN for ±∞ (∞ − ∞)."""
     if a.is_nan:
         return NAN
+    assert a.lo is not None and a.hi is not None  # not NaN: it has two ends
     finite = a.lo > -INF and a.hi < INF
     if not finite and a.lo == a.hi:
         return NAN

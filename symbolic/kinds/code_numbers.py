@@ -24,6 +24,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any, SupportsFloat
 
 import sympy as sp
 
@@ -37,6 +38,14 @@ from ..route import (
     TheoremError,
     check_worked_numbers,
 )
+
+if TYPE_CHECKING:
+    from ..route import Theorem
+
+# an array namespace (NumPy, another backend's, or ``Exact``) and its arrays: several
+# frameworks, and numbers, so no one type
+Namespace = Any
+Array = Any
 
 # what the verdict says beside an exact evaluation that agrees: the route ran the demo's code
 CODE_IS_CHECKED = "the claim runs its demo's code: checked, never proved"
@@ -58,7 +67,7 @@ class FromCode(ClaimKind):
     numeric_draws = ("nothing at random: the demo's own data, as its code makes it")
     relation = r"\approx"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not callable(self.compute) or not (self.data is None or callable(self.data)):
             raise TheoremError("FromCode: compute (and data, if given) must be functions")
         printed = tuple(str(p) for p in self.printed)
@@ -67,16 +76,16 @@ class FromCode(ClaimKind):
         object.__setattr__(self, "labels", labels)
         object.__setattr__(self, "code", _source_text(self.compute, self.data))
 
-    def expressions(self):
+    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         return ()
 
-    def to_latex(self, latex) -> str:
+    def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         values = r", \quad ".join(rf"\text{{{_tex_text(label)}}} \approx {text}"
                                   for label, text in zip(self.labels, self.printed, strict=True))
         name = _tex_text(getattr(self.compute, "__name__", "compute"))
         return rf"{values} \quad \left(\text{{from code: }}\texttt{{{name}}}\right)"
 
-    def validate(self, theorem, where: str) -> None:
+    def validate(self, theorem: Theorem, where: str) -> None:
         if not self.printed:
             raise TheoremError(f"{where}: FromCode needs at least one printed value")
         if len(self.labels) != len(self.printed):
@@ -96,11 +105,11 @@ class FromCode(ClaimKind):
         """The demo's inputs, as its code makes them (float64 arrays)."""
         return self.data() if self.data is not None else {}
 
-    def values(self, xp) -> list:
+    def values(self, xp: Namespace) -> list:
         """The demo's values on the namespace ``xp``, one per printed text."""
         return self.evaluate(xp, {k: xp.asarray(v) for k, v in self.draws().items()})
 
-    def evaluate(self, xp, data: dict) -> list:
+    def evaluate(self, xp: Namespace, data: dict) -> list:
         """The demo's values from inputs already in ``xp``'s arrays."""
         found = list(self.compute(xp, **data))
         if len(found) != len(self.printed):
@@ -108,7 +117,7 @@ class FromCode(ClaimKind):
                                f"returned {len(found)} values for {len(self.printed)} printed")
         return found
 
-    def prove(self, theorem, bound: int):
+    def prove(self, theorem: Theorem, bound: int) -> ProofResult:
         exact = [sp.sympify(_to_sympy(v)) for v in self.values(Exact())]
         result = check_worked_numbers(Rounds([exact], [self.printed]))
         wrong = (result.counterexample or {}).get("entries", {})
@@ -133,37 +142,37 @@ class Exact:
     """The array namespace of exact evaluation: NumPy object arrays of ``Fraction`` (NumPy is
     imported only when the demo runs, never with the language), exact square roots."""
 
-    def asarray(self, value):
+    def asarray(self, value: object) -> Array:
         import numpy as np
 
         array = np.asarray(value)
         return np.vectorize(_exact_number, otypes=[object])(array) if array.ndim else \
             _exact_number(array.item())
 
-    def constant(self, value):
+    def constant(self, value: SupportsFloat) -> Fraction | sp.Basic:
         return _exact_number(value)
 
-    def sqrt(self, value):
+    def sqrt(self, value: Array) -> Array:
         import numpy as np
 
         if isinstance(value, np.ndarray):
             return np.vectorize(lambda x: sp.sqrt(_to_sympy(x)), otypes=[object])(value)
         return sp.sqrt(_to_sympy(value))
 
-    def sum(self, value):
+    def sum(self, value: Array) -> Array:
         import numpy as np
 
         items = list(np.asarray(value, dtype=object).flat)
         return sum(items[1:], items[0]) if items else 0
 
-    def mean(self, value):
+    def mean(self, value: Array) -> sp.Expr:
         import numpy as np
 
         count = np.asarray(value, dtype=object).size
         return _to_sympy(self.sum(value)) / count
 
 
-def _exact_number(value):
+def _exact_number(value: SupportsFloat) -> Fraction | sp.Basic:
     """A float is the binary fraction it stores; an integer becomes a fraction, so that 1/3
     stays a third instead of Python's float division."""
     if isinstance(value, (Fraction, sp.Basic)):
@@ -173,13 +182,13 @@ def _exact_number(value):
     return Fraction(float(value))
 
 
-def _to_sympy(value):
+def _to_sympy(value: object) -> sp.Basic:
     if isinstance(value, Fraction):
         return sp.Rational(value.numerator, value.denominator)
     return sp.sympify(value)
 
 
-def _source_text(*functions) -> str:
+def _source_text(*functions: Callable | None) -> str:
     texts = []
     for function in functions:
         if function is None:

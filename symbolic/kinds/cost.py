@@ -30,6 +30,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import sympy as sp
 
@@ -46,6 +47,9 @@ from ..route import (
     as_expression,
 )
 
+if TYPE_CHECKING:
+    from ..route import AnyConfiguration, Theorem
+
 COUNTED = ("entries", "multiply-adds", "io")
 ORDERS = ("exact", "O", "Theta")
 EXACT_METHOD = ("exact count from the declared steps (entries = product of the dimensions, "
@@ -60,7 +64,7 @@ FIT_LARGEST_MEMORY = 64
 RATIO_SIZES = (10, 100, 1000, 10**6)
 
 
-def as_size(value) -> sp.Expr:
+def as_size(value: object) -> sp.Expr:
     """A step's dimension as a SymPy expression: a ``Dim`` or ``Scalar`` is its symbol."""
     if isinstance(value, (Dim, Scalar)):
         return value.symbol
@@ -92,7 +96,7 @@ class Step:
     fast: tuple = ()
     repeat: object = 1
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("dims", "over"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         object.__setattr__(self, "entries", tuple(tuple(limit) for limit in self.entries))
@@ -122,7 +126,7 @@ class Step:
         return sp.Add(*(_block(b) for b in self.fast))
 
 
-def _block(dims) -> sp.Expr:
+def _block(dims: tuple) -> sp.Expr:
     return sp.Mul(*(as_size(d) for d in dims))
 
 
@@ -154,7 +158,7 @@ class Cost(ClaimKind):
                      'its entries and multiply-adds counted')
     measures_rounding = False  # counts are compared exactly
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "formula", as_expression(self.formula, "Cost: the formula"))
         object.__setattr__(self, "steps", tuple(self.steps))
         growing = self.growing if isinstance(self.growing, tuple) else (self.growing,)
@@ -177,10 +181,10 @@ class Cost(ClaimKind):
     def growing_symbols(self) -> tuple[sp.Symbol, ...]:
         return tuple(as_size(x) for x in self.growing)
 
-    def expressions(self):
+    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         return (("formula", self.formula), ("count", self.count()))
 
-    def to_latex(self, latex) -> str:
+    def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         what = {"entries": r"\#\text{entries}", "io": r"\#\text{slow-memory reads and writes}"
                 }.get(self.counted, r"\#\text{multiply-adds}")
         count = rf"{what} = {latex(self.count())}"
@@ -191,7 +195,8 @@ class Cost(ClaimKind):
         return (rf"{count} \in {order}\left({latex(self.formula)}\right) \quad "
                 rf"({growing} \to \infty)")
 
-    def numeric_configurations(self, found):
+    def numeric_configurations(self, found: list[AnyConfiguration]
+                               ) -> list[AnyConfiguration]:
         """NumPy only: counting needs arrays that report their creation and release (a NumPy
         subclass does); JAX's XLA and MLX's lazy graphs decide buffers themselves, so a count
         there would measure the compiler, not the algorithm."""
@@ -199,7 +204,7 @@ class Cost(ClaimKind):
             return []  # no run counts slow-memory traffic: the IO model is symbolic
         return [c for c in found if c[0] == "numpy"]
 
-    def validate(self, theorem, where: str) -> None:
+    def validate(self, theorem: Theorem, where: str) -> None:
         if self.counted not in COUNTED:
             raise TheoremError(f"{where}: Cost counted must be one of {COUNTED}, "
                                f"got {self.counted!r}")
@@ -226,7 +231,7 @@ class Cost(ClaimKind):
 
     # -- the symbolic route and the exact refutation ------------------------------------------
 
-    def prove(self, theorem, bound: int) -> ProofResult:
+    def prove(self, theorem: Theorem, bound: int) -> ProofResult:
         if self.counted == "io":
             overflow = self._overflowing_step(theorem)
             if overflow is not None:
@@ -239,7 +244,7 @@ class Cost(ClaimKind):
                               f"{FIT_LARGEST_MEMORY} of M, from their declared minimums)")
         return result
 
-    def _overflowing_step(self, theorem) -> dict | None:
+    def _overflowing_step(self, theorem: Theorem) -> dict | None:
         """The first step, and sizes in their declared domains, at which its fast blocks hold
         more than M entries."""
         memory = as_size(self.fast_memory)
@@ -256,7 +261,7 @@ class Cost(ClaimKind):
                                 "fast memory": str(m)}
         return None
 
-    def _prove_exact(self, theorem) -> ProofResult:
+    def _prove_exact(self, theorem: Theorem) -> ProofResult:
         difference = sp.simplify(self.count() - self.formula)
         if difference == 0:
             return ProofResult(PROVED, EXACT_METHOD)
@@ -272,7 +277,7 @@ class Cost(ClaimKind):
         symbols = self.count().free_symbols | self.formula.free_symbols
         return sorted(symbols, key=lambda s: s.name)
 
-    def _smallest_difference(self, theorem) -> dict | None:
+    def _smallest_difference(self, theorem: Theorem) -> dict | None:
         """The smallest sizes, each from its declared minimum, at which count and formula
         differ."""
         sizes = self._sizes()
@@ -333,14 +338,16 @@ class Cost(ClaimKind):
                 "count/claimed": "; ".join(ratios), "limit": str(limit)}
 
 
-def _declared_range(theorem, symbol, largest: int) -> range:
+def _declared_range(theorem: Theorem, symbol: sp.Symbol, largest: int) -> range:
     """The values a size or integer scalar takes in its declared domain, up to ``largest``
     values from its minimum."""
     for dim in theorem.dims:
         if dim.symbol == symbol:
             return range(dim.sizes.low, min(dim.sizes.high, dim.sizes.low + largest - 1) + 1)
     for scalar in theorem.scalars:
-        if scalar.symbol == symbol and hasattr(scalar.domain, "low"):
+        # a domain with a range reads both of its ends (Integer, Real, Positive have both)
+        if (scalar.symbol == symbol and hasattr(scalar.domain, "low")
+                and hasattr(scalar.domain, "high")):
             low, high = int(scalar.domain.low), int(scalar.domain.high)
             return range(low, min(high, low + largest - 1) + 1)
     return range(1, largest + 1)
@@ -350,7 +357,7 @@ def eventually(expr: sp.Expr, symbol: sp.Symbol) -> sp.Expr:
     """``expr`` for all large enough ``symbol``: in a ``Min`` (``Max``) an argument that goes to
     infinity with ``symbol`` is eventually larger (smaller) than one that does not depend on it,
     so it drops out; SymPy's limit cannot take ``Min(B, n)`` itself."""
-    def settle(node):
+    def settle(node: sp.Expr) -> sp.Expr:
         growing = [a for a in node.args if sp.limit(a, symbol, sp.oo) == sp.oo]
         fixed = [a for a in node.args if symbol not in a.free_symbols]
         if growing and fixed and len(growing) + len(fixed) == len(node.args):
@@ -359,11 +366,11 @@ def eventually(expr: sp.Expr, symbol: sp.Symbol) -> sp.Expr:
     return expr.replace(lambda e: isinstance(e, (sp.Min, sp.Max)), settle)
 
 
-def _sizes_text(at: dict) -> str:
+def _sizes_text(at: dict[sp.Symbol, int]) -> str:
     return ", ".join(f"{s}={v}" for s, v in sorted(at.items(), key=lambda kv: kv[0].name))
 
 
-def _declared_minimums(theorem) -> dict[str, int]:
+def _declared_minimums(theorem: Theorem) -> dict[str, int]:
     """Each dimension's and integer scalar's smallest declared value, by name."""
     lows = {d.name: d.sizes.low for d in theorem.dims}
     lows.update({s.name: s.domain.low for s in theorem.scalars if isinstance(s.domain, Integer)})

@@ -34,7 +34,9 @@ upper bound); only the numeric route refutes, with an observed error above B.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 import sympy as sp
 from sympy.printing.str import StrPrinter
@@ -52,6 +54,11 @@ from ..route import (
     raised_latex,
 )
 
+if TYPE_CHECKING:
+    from sympy.printing.latex import LatexPrinter
+
+    from ..route import Theorem
+
 RELATIVE_TO = ("value", "abs-scale", "absolute")
 u = sp.Symbol("u", positive=True)  # the unit roundoff of the format evaluated in
 c_exp = sp.Symbol("c_exp", integer=True, positive=True)  # exp's accuracy, in units of u
@@ -64,10 +71,10 @@ class LogError(sp.Function):
 
     nargs = 1
 
-    def _eval_rewrite_as_log(self, count, **kwargs):
+    def _eval_rewrite_as_log(self, count: sp.Expr, **kwargs: Any) -> sp.Expr:
         return -sp.log(1 - gamma(count))
 
-    def _latex(self, printer, exp=None):
+    def _latex(self, printer: LatexPrinter, exp: str | None = None) -> str:
         return raised_latex(rf"\lambda_{{{printer._print(self.args[0])}}}", exp,
                             parenthesized=True)
 
@@ -183,7 +190,7 @@ def _of_inputs(maximum: ReduceMax) -> bool:
                for a in sp.Add.make_args(sp.expand(maximum.function)))
 
 
-def _exp(argument: sp.Expr, dims) -> Relative:
+def _exp(argument: sp.Expr, dims: dict[str, sp.Symbol]) -> Relative:
     error = derive(argument, dims)
     if isinstance(error, Relative) and error.count != 0:
         raise UnsupportedOperation(f"exp of a rounded value with relative error: {argument}")
@@ -191,7 +198,7 @@ def _exp(argument: sp.Expr, dims) -> Relative:
     return Relative(c_exp, extra, positive=True)
 
 
-def _log(expr: sp.log, dims) -> Absolute:
+def _log(expr: sp.log, dims: dict[str, sp.Symbol]) -> Absolute:
     """log of a positive value off by (1 + θ_k)e^(±X): off by at most λ_k + X before log's own
     rounding, c_log·u relative to the result: (λ_k + X)(1 + c_log·u) + c_log·u·|log a|."""
     argument = _relative(expr.args[0], dims, expr)
@@ -199,7 +206,7 @@ def _log(expr: sp.log, dims) -> Absolute:
     return Absolute(moved * (1 + c_log * u) + c_log * u * sp.Abs(expr))
 
 
-def _with_absolute(expr: sp.Add, errors: list) -> Absolute:
+def _with_absolute(expr: sp.Add, errors: list[Relative | Absolute | Scaled]) -> Absolute:
     """a + b with a an exact input (a row maximum) and b off by an absolute error, added once:
     (e_a + e_b)(1 + u) + u·|a + b|."""
     if len(errors) != 2 or any(isinstance(e, Scaled) or isinstance(e, Relative) and e.count != 0
@@ -233,19 +240,20 @@ def _shift(expr: sp.Add) -> Absolute:
     return Absolute(u * sp.Abs(x - others[0]))
 
 
-def _terms(expr: sp.Add, dims) -> Relative | Scaled:
+def _terms(expr: sp.Add, dims: dict[str, sp.Symbol]) -> Relative | Absolute | Scaled:
     """A sum written out term by term, added left to right: one error per addition."""
     errors = [derive(t, dims) for t in expr.args]
     if any(isinstance(e, Absolute) for e in errors):
         return _with_absolute(expr, errors)
-    count = sp.Max(*(e.count for e in errors)) + len(errors) - 1
-    exponent = sp.Max(*(e.exponent for e in errors))
+    bounded = cast(list[Relative | Scaled], errors)  # none is Absolute: that returned above
+    count = sp.Max(*(e.count for e in bounded)) + len(errors) - 1
+    exponent = sp.Max(*(e.exponent for e in bounded))
     if all(isinstance(e, Relative) and e.positive for e in errors):
         return Relative(count, exponent, positive=True)
     return Scaled(count, exponent)
 
 
-def _power(expr: sp.Pow, dims) -> Relative:
+def _power(expr: sp.Pow, dims: dict[str, sp.Symbol]) -> Relative:
     """x^p for an integer p ≥ 2, as p − 1 products, and x^(−p) as one division more; √x and
     1/√x, IEEE 754's correctly rounded square root (one error; √ halves the argument's error,
     counted here in full) and a division."""
@@ -265,7 +273,7 @@ def _power(expr: sp.Pow, dims) -> Relative:
     raise UnsupportedOperation(f"no rounding rule for the power {power} in {expr}")
 
 
-def _sum(expr: sp.Sum, dims) -> Relative | Scaled:
+def _sum(expr: sp.Sum, dims: dict[str, sp.Symbol]) -> Relative | Scaled:
     """n terms added left to right: n − 1 errors. Positive terms keep a relative bound; terms
     of either sign can cancel, and their sum is bounded against its abs-scale Σ|t_j|."""
     term = derive(expr.function, dims)
@@ -282,7 +290,7 @@ def _sum(expr: sp.Sum, dims) -> Relative | Scaled:
     return Scaled(count, exponent)
 
 
-def _product(expr: sp.Mul, dims) -> Relative | Scaled:
+def _product(expr: sp.Mul, dims: dict[str, sp.Symbol]) -> Relative | Absolute | Scaled:
     """m factors multiplied and divided as written: m − 1 errors. A product of relative errors
     is relative whatever the signs; one factor bounded against its abs-scale makes the product
     so bounded (the other factors' magnitudes scale it)."""
@@ -290,9 +298,10 @@ def _product(expr: sp.Mul, dims) -> Relative | Scaled:
     if coefficient == -1:  # a negation is exact: the error of the rest, its sign unknown
         error = derive(rest, dims)
         return Relative(error.count, error.exponent) if isinstance(error, Relative) else error
-    factors = [derive(f, dims) for f in expr.args]
-    if any(isinstance(f, Absolute) for f in factors):
+    derived = [derive(f, dims) for f in expr.args]
+    if any(isinstance(f, Absolute) for f in derived):
         raise UnsupportedOperation(f"a product of a value with an absolute error: {expr}")
+    factors = cast(list[Relative | Scaled], derived)  # none is Absolute: refused above
     count = sum((f.count for f in factors), sp.S.Zero) + len(factors) - 1
     exponent = sum((f.exponent for f in factors), sp.S.Zero)
     scaled = [f for f in factors if isinstance(f, Scaled)]
@@ -300,10 +309,11 @@ def _product(expr: sp.Mul, dims) -> Relative | Scaled:
         raise UnsupportedOperation(f"a product of two sums that can cancel: {expr}")
     if scaled:  # (a divisor that can cancel was refused by the quotient rule already)
         return Scaled(count, exponent)
-    return Relative(count, exponent, positive=all(f.positive for f in factors))
+    relative = cast(list[Relative], factors)  # none is Scaled: that returned above
+    return Relative(count, exponent, positive=all(f.positive for f in relative))
 
 
-def _relative(expr: sp.Expr, dims, whole: sp.Expr) -> Relative:
+def _relative(expr: sp.Expr, dims: dict[str, sp.Symbol], whole: sp.Expr) -> Relative:
     """``expr``'s error, which must be relative to a positive value: a sum of terms of either
     sign can cancel, and then no relative bound holds."""
     error = derive(expr, dims)
@@ -318,7 +328,7 @@ def blocks(length: sp.Expr, block: sp.Expr) -> sp.Expr:
     return sp.ceiling(length / block)
 
 
-def _online_softmax(expr: OnlineSoftmax, dims) -> Relative | Scaled:
+def _online_softmax(expr: OnlineSoftmax, dims: dict[str, sp.Symbol]) -> Relative | Scaled:
     """The block-wise algorithm (``OnlineSoftmax``), by induction on the number of blocks t.
 
     Invariant after t ≥ 1 blocks: the running sum is Σ_j w_j(1 + θ_j)e^(η_j) over the keys
@@ -340,7 +350,7 @@ def _online_softmax(expr: OnlineSoftmax, dims) -> Relative | Scaled:
         raise UnsupportedOperation(f"block-wise softmax of values with an absolute error: {expr}")
     b, t = expr.block, sp.Symbol("t", integer=True, positive=True)
 
-    def invariant(term_count, after):
+    def invariant(term_count: sp.Expr, after: sp.Expr) -> sp.Expr:
         return term_count + (b - 1) + (after - 1) * (c_exp + 2)
 
     for term_count in (c_exp, c_exp + value.count + 1):
@@ -390,7 +400,11 @@ class _BoundClaim(ClaimKind):
                      "driven toward the bound (hypothesis.target on observed/B); inputs rounded "
                      "into the format; the exact value in a wider format")
 
-    def _derived(self, theorem) -> Relative | Scaled | Absolute:
+    if TYPE_CHECKING:  # every subclass has it: a field, or (AbsoluteErrorBound) a constant
+        @property
+        def relative_to(self) -> str: ...
+
+    def _derived(self, theorem: Theorem) -> Relative | Scaled | Absolute:
         dims = {d.name: d.symbol for d in theorem.dims}
         error = derive(theorem.expand_definitions(self.computed), dims)
         if (self.relative_to == "absolute") != isinstance(error, Absolute):
@@ -405,14 +419,14 @@ class _BoundClaim(ClaimKind):
                 "holds: state it relative to its abs-scale (relative_to=\"abs-scale\")")
         return error
 
-    def _floors(self, theorem, expr) -> dict:
+    def _floors(self, theorem: Theorem, expr: sp.Expr) -> dict[sp.Symbol, int]:
         floors = {d.symbol: d.sizes.low for d in theorem.dims}
         floors[c_exp] = 1
         floors[c_log] = 1
         floors[u] = 0
         return {s: floors.get(s, 0) for s in expr.free_symbols}
 
-    def validate(self, theorem, where: str) -> None:
+    def validate(self, theorem: Theorem, where: str) -> None:
         try:
             self._derived(theorem)
         except TheoremError as error:
@@ -425,7 +439,7 @@ def _spreads_as_symbols(*exprs: sp.Expr) -> list[sp.Expr]:
     outside a spread stays, and then no comparison is proved."""
     canonical = [_canonical_maxima(sp.expand(e)) for e in exprs]
     maxima = set().union(*(e.atoms(ReduceMax) for e in canonical))
-    replacements = {}
+    replacements: dict[sp.Expr, sp.Expr] = {}
     for maximum in sorted(maxima, key=str):
         negated = ReduceMax(-maximum.function, *maximum.limits)
         if negated in maxima and negated not in replacements and maximum not in replacements:
@@ -460,19 +474,19 @@ def readable(expr: sp.Expr) -> str:
 class _Readable(StrPrinter):
     """Prints λ_k, max_l f, Σ_k f and |y| as a reader writes them."""
 
-    def _print_LogError(self, expr):
+    def _print_LogError(self, expr: LogError) -> str:
         return f"λ_({self._print(expr.args[0])})"
 
-    def _print_ReduceMax(self, expr):
+    def _print_ReduceMax(self, expr: ReduceMax) -> str:
         (index, _, _), = expr.limits
         name = self._print(index)
         return f"max_{name.lstrip('_')} {self.parenthesize(expr.function, 60)}"
 
-    def _print_Sum(self, expr):
+    def _print_Sum(self, expr: sp.Sum) -> str:
         (index, _, _), = expr.limits
         return f"Σ_{self._print(index)} {self.parenthesize(expr.function, 60)}"
 
-    def _print_Abs(self, expr):
+    def _print_Abs(self, expr: sp.Abs) -> str:
         return f"|{self._print(expr.args[0])}|"
 
 
@@ -503,7 +517,7 @@ class ErrorBound(_BoundClaim):
 
     relation = r"\leq"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("computed", "count", "exponent"):
             object.__setattr__(self, name, as_expression(getattr(self, name),
                                                          f"ErrorBound: {name}"))
@@ -511,14 +525,14 @@ class ErrorBound(_BoundClaim):
             raise TheoremError(f"ErrorBound: relative_to must be one of {RELATIVE_TO}, got "
                                f"{self.relative_to!r}")
 
-    def expressions(self):
+    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         return (("computed value", self.computed),)
 
     @property
     def bound(self) -> sp.Expr:
         return (1 + gamma(self.count)) * sp.exp(self.exponent) - 1
 
-    def to_latex(self, latex) -> str:
+    def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         bound = (rf"\left(1 + \gamma_{{{latex(self.count)}}}\right)"
                  rf"e^{{{latex(self.exponent)}}} - 1")
         y = latex(self.computed)
@@ -527,8 +541,9 @@ class ErrorBound(_BoundClaim):
                     rf"\,\mathrm{{abs}}({y})")
         return rf"\left|\frac{{\mathrm{{fl}}({y})}}{{{y}}} - 1\right| \leq {bound}"
 
-    def prove(self, theorem, bound: int) -> ProofResult:
-        derived = self._derived(theorem)
+    def prove(self, theorem: Theorem, bound: int) -> ProofResult:
+        # relative to the value or its abs-scale: _derived returns no absolute error (it raises)
+        derived = cast(Relative | Scaled, self._derived(theorem))
         count_gap, exponent_gap = _spreads_as_symbols(self.count - derived.count,
                                                       self.exponent - derived.exponent)
         floors = self._floors(theorem, count_gap + exponent_gap)
@@ -552,7 +567,7 @@ class FirstOrderErrorBound(_BoundClaim):
 
     relation = r"\leq"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("computed", "bound"):
             object.__setattr__(self, name, as_expression(getattr(self, name),
                                                          f"FirstOrderErrorBound: {name}"))
@@ -560,24 +575,24 @@ class FirstOrderErrorBound(_BoundClaim):
             raise TheoremError("FirstOrderErrorBound: relative_to must be 'value' or "
                                f"'absolute', got {self.relative_to!r}")
 
-    def expressions(self):
+    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         return (("computed value", self.computed),)
 
-    def to_latex(self, latex) -> str:
+    def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         y = latex(self.computed)
         if self.relative_to == "absolute":
             return rf"\left|\mathrm{{fl}}({y}) - {y}\right| \leq {latex(self.bound)} + O(u^2)"
         return (rf"\left|\frac{{\mathrm{{fl}}({y})}}{{{y}}}"
                 rf" - 1\right| \leq {latex(self.bound)} + O(u^2)")
 
-    def first_order(self, theorem) -> sp.Expr:
+    def first_order(self, theorem: Theorem) -> sp.Expr:
         """The derived bound's first-order part in u."""
         derived = self._derived(theorem)
         if isinstance(derived, Absolute):
             return first_order_part(derived.bound)
         return derived.count * u + derived.exponent
 
-    def prove(self, theorem, bound: int) -> ProofResult:
+    def prove(self, theorem: Theorem, bound: int) -> ProofResult:
         first_order = self.first_order(theorem)
         gap, = _spreads_as_symbols(sp.expand((self.bound - first_order) / u))
         floors = self._floors(theorem, gap)
@@ -595,7 +610,8 @@ def first_order_part(bound: sp.Expr) -> sp.Expr:
     return sp.Add(*(t for t in sp.Add.make_args(linear) if sp.degree(t, u) <= 1))
 
 
-def absolute_bound_holds(claimed: sp.Expr, derived: sp.Expr, floors: dict) -> bool:
+def absolute_bound_holds(claimed: sp.Expr, derived: sp.Expr, floors: dict[sp.Symbol, int]
+                         ) -> bool:
     """claimed ≥ derived for every value: data terms (|y|, spreads) become nonnegative symbols,
     λ's become one nonnegative symbol, or two with the larger count's the smaller's plus a
     nonnegative one (λ increases with k), and the difference must then have nonnegative
@@ -632,20 +648,21 @@ class AbsoluteErrorBound(_BoundClaim):
     relation = r"\leq"
     relative_to = "absolute"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("computed", "bound"):
             object.__setattr__(self, name, as_expression(getattr(self, name),
                                                          f"AbsoluteErrorBound: {name}"))
 
-    def expressions(self):
+    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         return (("computed value", self.computed),)
 
-    def to_latex(self, latex) -> str:
+    def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         y = latex(self.computed)
         return rf"\left|\mathrm{{fl}}({y}) - {y}\right| \leq {latex(self.bound)}"
 
-    def prove(self, theorem, bound: int) -> ProofResult:
-        derived = self._derived(theorem)
+    def prove(self, theorem: Theorem, bound: int) -> ProofResult:
+        # relative_to is "absolute": _derived returns an absolute error or raises
+        derived = cast(Absolute, self._derived(theorem))
         floors = self._floors(theorem, self.bound - derived.bound)
         shown = f"derived |ŷ − y| ≤ {readable(derived.bound)}"
         if absolute_bound_holds(self.bound, derived.bound, floors):

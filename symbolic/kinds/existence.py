@@ -21,7 +21,9 @@ search, every backend and dtype); without one there is nothing to evaluate.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import mpmath
 import sympy as sp
@@ -49,6 +51,9 @@ from ..route import (
     substituted,
 )
 
+if TYPE_CHECKING:
+    from ..route import AnyConfiguration
+
 # a least-squares residual above this (at 50 digits) is an inconsistent system, not rounding
 INCONSISTENT = mpmath.mpf("1e-25")
 DRAWS_FOR_ALL = 4  # exact draws of the for_all inputs per instance
@@ -68,13 +73,13 @@ class Exists(ClaimKind):
 
     unknown: Tensor
     claim: Equals
-    for_all: tuple = ()
+    for_all: tuple[Tensor | Scalar, ...] = ()
     witness: Defined | None = None
 
     kind = "existence"
     relation = "="
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "for_all", tuple(self.for_all))
         if not isinstance(self.unknown, Tensor):
             raise TheoremError(f"Exists: the unknown must be a Tensor, got "
@@ -83,16 +88,16 @@ class Exists(ClaimKind):
             raise TheoremError(f"Exists: the claim must be Equals(...), got "
                                f"{type(self.claim).__name__}")
 
-    def unknowns(self):
+    def unknowns(self) -> tuple[Tensor, ...]:
         return (self.unknown,)
 
-    def expressions(self):
+    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         found = [("left-hand side", self.claim.lhs), ("right-hand side", self.claim.rhs)]
         if self.witness is not None:
             found.append(("witness", self.witness.body))
         return tuple(found)
 
-    def to_latex(self, latex) -> str:
+    def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         every = ", ".join(latex(_symbol_of(x)) for x in self.for_all)
         quantifier = rf"\exists\, {latex(self.unknown.base)}\ " + (
             rf"\forall\, {every}:\ " if every else ":\\ ")
@@ -102,10 +107,11 @@ class Exists(ClaimKind):
         entry = self.witness.base[self.witness.indices]
         return statement + rf", \quad \text{{namely }} {latex(entry)} = {latex(self.witness.body)}"
 
-    def numeric_configurations(self, found):
+    def numeric_configurations(self, found: list[AnyConfiguration]
+                               ) -> list[AnyConfiguration]:
         return found if self.witness is not None else []
 
-    def validate(self, theorem, where: str) -> None:
+    def validate(self, theorem: Theorem, where: str) -> None:
         inputs = {x.name for x in theorem.inputs}
         for x in self.for_all:
             if getattr(x, "name", None) not in inputs:
@@ -124,24 +130,25 @@ class Exists(ClaimKind):
                 raise TheoremError(f"{where}: the witness depends on {x.name}, which the claim "
                                    "says it must not (for_all)")
 
-    def prove(self, theorem, bound: int):
+    def prove(self, theorem: Theorem, bound: int) -> ProofResult:
         return prove_existence(self, theorem, bound)
 
-    def with_witness(self, theorem) -> Theorem:
+    def with_witness(self, theorem: Theorem) -> Theorem:
         """The identity the witness makes: the claim with the unknown defined by it."""
+        assert self.witness is not None  # asked only of a claim that states its witness
         return Theorem(name=theorem.name, source=theorem.source, claim=self.claim,
                        inputs=theorem.inputs, dimensions=theorem.dimensions,
                        definitions=(*theorem.definitions, self.witness), origin=theorem.origin)
 
-    def searched_as(self, theorem) -> Theorem:
+    def searched_as(self, theorem: Theorem) -> Theorem:
         return theorem if self.witness is None else self.with_witness(theorem)
 
 
-def _symbol_of(x):
+def _symbol_of(x: Tensor | Scalar) -> sp.Expr:
     return x.symbol if isinstance(x, Scalar) else x.base
 
 
-def _mentions(expr, x) -> bool:
+def _mentions(expr: sp.Expr, x: Tensor | Scalar) -> bool:
     if isinstance(x, Scalar):
         return expr.has(x.symbol)
     return any(str(e.base) == x.name for e in expr.atoms(sp.Indexed))
@@ -150,7 +157,7 @@ def _mentions(expr, x) -> bool:
 # -- the routes -------------------------------------------------------------------------------
 
 
-def prove_existence(claim: Exists, theorem, bound: int):
+def prove_existence(claim: Exists, theorem: Theorem, bound: int) -> ProofResult:
     residual = None
     found = None
     if claim.witness is not None:
@@ -176,7 +183,7 @@ def prove_existence(claim: Exists, theorem, bound: int):
     return ProofResult(NOT_PROVED, f"{given}{solved}", residual=residual)
 
 
-def _linear_solve(claim: Exists, theorem):
+def _linear_solve(claim: Exists, theorem: Theorem) -> ProofResult | None:
     """Refuted where the linear system for the unknown's entries has no solution; else a
     NOT_PROVED result saying where it had one; None when the claim is not linear in them."""
     for largest in (1, 2, 3):
@@ -205,7 +212,8 @@ def _linear_solve(claim: Exists, theorem):
                        "claim; numeric evidence needs the witness too")
 
 
-def _system(claim: Exists, theorem, sizes):
+def _system(claim: Exists | NotExists, theorem: Theorem, sizes: dict[str, int]
+            ) -> tuple[list[sp.Symbol], list[sp.Expr] | None]:
     """(unknown symbols, [lhs − rhs at each free-index value]) at ``sizes``, with the
     unknown's entries as symbols; (…, None) when some equation is not linear in them."""
     difference = theorem.expand(claim.claim.lhs) - theorem.expand(claim.claim.rhs)
@@ -224,12 +232,13 @@ def _system(claim: Exists, theorem, sizes):
     return list(symbols.values()), equations
 
 
-def _varies(key, for_all) -> bool:
+def _varies(key: object, for_all: tuple[Tensor | Scalar, ...]) -> bool:
     names = {x.name for x in for_all}
     return (key[0] if isinstance(key, tuple) else getattr(key, "name", None)) in names
 
 
-def _least_squares_residual(rows, unknowns):
+def _least_squares_residual(rows: list[sp.Expr], unknowns: list[sp.Symbol]
+                            ) -> mpmath.mpf | None:
     """‖A u − b‖ at the least-squares u, to 50 digits; None if a row is not a number."""
     with mpmath.workdps(50):
         matrix, target = [], []
@@ -281,7 +290,7 @@ class NotExists(ClaimKind):
 
     unknown: Tensor
     claim: Equals
-    for_all: tuple = ()
+    for_all: tuple[Tensor | Scalar, ...] = ()
     witness: Defined | None = None
 
     kind = "negated existence"
@@ -289,7 +298,7 @@ class NotExists(ClaimKind):
     numeric_draws = None
     measures_rounding = False  # judged by a least-squares residual, not in ulps
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "for_all", tuple(self.for_all))
         if not isinstance(self.unknown, Tensor):
             raise TheoremError(f"NotExists: the unknown must be a Tensor, got "
@@ -302,33 +311,34 @@ class NotExists(ClaimKind):
         """The existence claim this one denies."""
         return Exists(self.unknown, self.claim, self.for_all, self.witness)
 
-    def unknowns(self):
+    def unknowns(self) -> tuple[Tensor, ...]:
         return (self.unknown,)
 
-    def expressions(self):
+    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         return self.exists().expressions()
 
-    def to_latex(self, latex) -> str:
+    def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         every = ", ".join(latex(_symbol_of(x)) for x in self.for_all)
         quantifier = rf"\nexists\, {latex(self.unknown.base)}\ " + (
             rf"\forall\, {every}:\ " if every else ":\\ ")
         return quantifier + rf"{latex(self.claim.lhs)} = {latex(self.claim.rhs)}"
 
-    def numeric_configurations(self, found):
+    def numeric_configurations(self, found: list[AnyConfiguration]
+                               ) -> list[AnyConfiguration]:
         """float64 and float32: a least-squares fit of the unknown decides each instance."""
         return [c for c in found if c[1] in ("float64", "float32")]
 
-    def validate(self, theorem, where: str) -> None:
+    def validate(self, theorem: Theorem, where: str) -> None:
         self.exists().validate(theorem, where)
         if not self.for_all:
             raise TheoremError(f"{where}: NotExists names the inputs the unknown may not depend "
                                "on (for_all=...)")
 
-    def prove(self, theorem, bound: int):
+    def prove(self, theorem: Theorem, bound: int) -> ProofResult:
         return prove_non_existence(self, theorem)
 
 
-def prove_non_existence(claim: NotExists, theorem):
+def prove_non_existence(claim: NotExists, theorem: Theorem) -> ProofResult:
     if claim.witness is not None:
         result = prove_directly(claim.exists().with_witness(theorem), 3)
         if result.status == PROVED:
@@ -369,11 +379,12 @@ def prove_non_existence(claim: NotExists, theorem):
                        f"arithmetic ({'; '.join(certificates)})", max_size=proved_up_to)
 
 
-def _in(x, inputs) -> bool:
+def _in(x: Tensor | Scalar, inputs: tuple[Tensor | Scalar, ...]) -> bool:
     return any(getattr(y, "name", None) == getattr(x, "name", None) for y in inputs)
 
 
-def _exact_solve(claim: NotExists, theorem, sizes, seed):
+def _exact_solve(claim: NotExists, theorem: Theorem, sizes: dict[str, int], seed: int
+                 ) -> tuple[dict[sp.Symbol, sp.Expr] | None, dict] | None:
     """(solution, detail): an exact solution of the unknown's entries at ``sizes`` with the other
     inputs drawn, or (None, detail) with the equations that admit none; None when lhs − rhs is
     not linear in the unknown."""
@@ -398,6 +409,7 @@ def _exact_solve(claim: NotExists, theorem, sizes, seed):
         if pair is not None:
             how = f"already at the pair {pair}"
     equations = [e for e in (sp.expand(e) for e in equations) if e != 0]
+    solution: dict[sp.Symbol, sp.Expr] | None
     if not equations:
         solution = dict.fromkeys(unknowns, sp.Integer(0))
     else:
@@ -413,7 +425,8 @@ def _exact_solve(claim: NotExists, theorem, sizes, seed):
     return solution, {**detail, claim.unknown.name: _as_entries(claim, sizes, shown)}
 
 
-def _inconsistent_pair(claim, system, points, unknowns) -> str | None:
+def _inconsistent_pair(claim: NotExists, system: list[sp.Expr], points: list[dict],
+                       unknowns: list[sp.Symbol]) -> str | None:
     """Two of the drawn points whose equations alone admit no solution, as text: the smallest
     certificate (for a linear map, f(x) and f(y) that no linear map joins)."""
     for first, second in itertools.combinations(points, 2):
@@ -425,7 +438,7 @@ def _inconsistent_pair(claim, system, points, unknowns) -> str | None:
     return None
 
 
-def _point_text(claim, point) -> str:
+def _point_text(claim: NotExists, point: dict) -> str:
     names = {x.name for x in claim.for_all}
     entries = sorted(((k, v) for k, v in point.items()
                       if isinstance(k, tuple) and k[0] in names), key=lambda kv: kv[0])
@@ -437,7 +450,7 @@ def _point_text(claim, point) -> str:
     return ", ".join([f"{n} = [{', '.join(v)}]" for n, v in by_name.items()] + scalars)
 
 
-def _for_all_symbols(claim, system) -> dict:
+def _for_all_symbols(claim: NotExists, system: list[sp.Expr]) -> dict[sp.Indexed, sp.Symbol]:
     """Every entry of the ``for_all`` tensors in ``system``, as a symbol of its own."""
     names = {x.name for x in claim.for_all if not isinstance(x, Scalar)}
     entries = {e for equation in system for e in equation.atoms(sp.Indexed)
@@ -446,7 +459,8 @@ def _for_all_symbols(claim, system) -> dict:
             for e in sorted(entries, key=sp.default_sort_key)}
 
 
-def _coefficient_equations(equations, variables):
+def _coefficient_equations(equations: list[sp.Expr], variables: set[sp.Symbol]
+                           ) -> list[sp.Expr] | None:
     """Each equation's coefficients as a polynomial in ``variables`` (each must vanish), or None
     where an equation is not a polynomial in them."""
     found = []
@@ -466,7 +480,7 @@ def _coefficient_equations(equations, variables):
     return found
 
 
-def _as_entries(claim, sizes, shown: dict) -> str:
+def _as_entries(claim: NotExists, sizes: dict[str, int], shown: dict[str, str]) -> str:
     shape = [sizes[d.name] for d in claim.unknown.dims]
     flat = [shown.get(f"_u{n}", "?") for n in range(len(shown))]
     if len(shape) == 2:
@@ -475,7 +489,7 @@ def _as_entries(claim, sizes, shown: dict) -> str:
     return "[" + ", ".join(flat) + "]"
 
 
-def _entry(key) -> str:
+def _entry(key: object) -> str:
     if isinstance(key, tuple):
         return f"{key[0]}[{', '.join(map(str, key[1]))}]"
     return str(key)

@@ -22,6 +22,7 @@ import functools
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 import mpmath
 import sympy as sp
@@ -50,9 +51,22 @@ from ..route import (
 from . import _ieee_arithmetic as ieee
 from ._ieee_arithmetic import FORMATS, INF, Enclosure
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Sequence
+
+    from sympy.printing.latex import LatexPrinter
+
+    from ..route import AnyConfiguration, Domain, Theorem
+    from ._ieee_arithmetic import Arithmetic, DecidingArithmetic, Env, Format, InputKey
+
 SPECIAL = ("nan", "+inf", "-inf", "zero", "finite")
 # Above this many cases (choices of which operand attains each maximum) an entry is undecided.
 CASE_LIMIT = 4096
+
+# a value as a theorem writes it in at=: a number, ±oo, nan, nested lists for a tensor, or a
+# function of the sizes giving them; read by what it turns out to be (validate reports what
+# does not fit)
+Written = Any
 
 
 # -- what a claim says the value is ------------------------------------------------------------
@@ -65,13 +79,13 @@ class Between:
     lo: object
     hi: object
 
-    def bounds(self, fmt) -> tuple[mpmath.mpf, mpmath.mpf]:
+    def bounds(self, fmt: Format) -> tuple[mpmath.mpf, mpmath.mpf]:
         return as_mpf(self.lo), as_mpf(self.hi)
 
     def describe(self) -> str:
         return f"in [{self.lo}, {self.hi}]"
 
-    def latex(self, latex) -> str:
+    def latex(self, latex: Callable[[sp.Expr], str]) -> str:
         return rf"\in [{latex(sp.sympify(self.lo))}, {latex(sp.sympify(self.hi))}]"
 
 
@@ -84,7 +98,7 @@ class Near:
     value: object
     ulps: int = 4
 
-    def bounds(self, fmt) -> tuple[mpmath.mpf, mpmath.mpf]:
+    def bounds(self, fmt: Format) -> tuple[mpmath.mpf, mpmath.mpf]:
         centre = as_mpf(self.value)
         slack = self.ulps * fmt.ulp(centre)
         return centre - slack, centre + slack
@@ -92,7 +106,7 @@ class Near:
     def describe(self) -> str:
         return f"{self.value} within {self.ulps} ulps"
 
-    def latex(self, latex) -> str:
+    def latex(self, latex: Callable[[sp.Expr], str]) -> str:
         return rf"\approx {latex(sp.sympify(self.value))}"
 
 
@@ -102,7 +116,7 @@ class Special:
 
     name: str
 
-    def bounds(self, fmt) -> tuple[mpmath.mpf, mpmath.mpf] | None:
+    def bounds(self, fmt: Format) -> tuple[mpmath.mpf, mpmath.mpf] | None:
         return {"nan": None, "+inf": (INF, INF), "-inf": (-INF, -INF),
                 "zero": (mpmath.mpf(0), mpmath.mpf(0)),
                 "finite": (-fmt.largest, fmt.largest)}[self.name]
@@ -110,12 +124,16 @@ class Special:
     def describe(self) -> str:
         return self.name
 
-    def latex(self, latex) -> str:
+    def latex(self, latex: Callable[[sp.Expr], str]) -> str:
         return {"nan": r"= \mathrm{NaN}", "+inf": r"= +\infty", "-inf": r"= -\infty",
                 "zero": "= 0", "finite": r"\in \mathbb{R}"}[self.name]
 
 
-def as_mpf(value) -> mpmath.mpf:
+# what a claim says the value is, in one format
+Expected = Between | Near | Special
+
+
+def as_mpf(value: sp.Expr | float) -> mpmath.mpf:
     """A SymPy number as an mpmath number (rationals divided at the arithmetic's working
     precision, ±∞ as ±``INF``)."""
     value = sp.sympify(value)
@@ -129,7 +147,7 @@ def _rational(value: sp.Rational) -> mpmath.mpf:
         return mpmath.mpf(int(value.p)) / int(value.q)
 
 
-def expectation(value):
+def expectation(value: object) -> Expected:
     """An expectation from what a theorem writes: a class name, a number (≈, 4 ulps), or a
     ``Between``/``Near``."""
     if isinstance(value, (Between, Near, Special)):
@@ -144,20 +162,26 @@ def expectation(value):
     raise TheoremError(f"IEEE value: cannot read the expectation {value!r}")
 
 
-def satisfies(value: Enclosure, expected, fmt) -> bool:
+def satisfies(value: Enclosure, expected: Expected, fmt: Format) -> bool:
     """Every value in the enclosure is one the claim allows."""
     bounds = expected.bounds(fmt)
     if bounds is None:
         return value.is_nan
-    return not value.nan and not value.is_nan and bounds[0] <= value.lo and value.hi <= bounds[1]
+    if value.nan or value.is_nan:
+        return False
+    assert value.lo is not None and value.hi is not None  # not NaN: it has two ends
+    return bounds[0] <= value.lo and value.hi <= bounds[1]
 
 
-def violates(value: Enclosure, expected, fmt) -> bool:
+def violates(value: Enclosure, expected: Expected, fmt: Format) -> bool:
     """No value in the enclosure is one the claim allows."""
     bounds = expected.bounds(fmt)
     if bounds is None:
         return not value.nan
-    return value.is_nan or value.hi < bounds[0] or value.lo > bounds[1]
+    if value.is_nan:
+        return True
+    assert value.lo is not None and value.hi is not None  # not NaN: it has two ends
+    return value.hi < bounds[0] or value.lo > bounds[1]
 
 
 # -- the claim ---------------------------------------------------------------------------------
@@ -189,12 +213,17 @@ class IEEEValue(ClaimKind):
     # keyed by the values, not by the function's name
     patterns: tuple = field(init=False, default=(), repr=False)
 
+    if TYPE_CHECKING:
+        # set by __post_init__ (an attribute, not a field): each format's expectation
+        @property
+        def claimed(self) -> dict[str, Expected]: ...
+
     kind = "IEEE value"
     numeric_draws = ('the inputs fixed by the claim as written; any other input at the ends of its'
                      ' range, zero where allowed, then uniformly, at the stated sizes')
     relation = r"\mapsto"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if isinstance(self.yields, Mapping):
             claimed = {f: expectation(e) for f, e in self.yields.items()}
         else:
@@ -210,7 +239,7 @@ class IEEEValue(ClaimKind):
         object.__setattr__(self, "at", dict(self.at))
         object.__setattr__(self, "patterns", self._patterns())
 
-    def _patterns(self) -> tuple:
+    def _patterns(self) -> tuple[tuple[tuple[tuple[str, int], ...], str, str], ...]:
         found = []
         for sizes in self.size_assignments():
             for name, given in self.at.items():
@@ -223,12 +252,12 @@ class IEEEValue(ClaimKind):
 
     # -- contract --------------------------------------------------------------------------
 
-    def expressions(self):
+    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         return (("value as written", self.value),)
 
     def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         point = ", ".join([f"{latex(sp.Symbol(n))} = {_sizes_latex(s)}"
-                           for n, s in self.sizes.items()]
+                           for n, s in self._stated_sizes().items()]
                           + [f"{latex(sp.Symbol(n))} = {_value_latex(v, latex)}"
                              for n, v in self.at.items()])
         where = rf"\Big|_{{{point}}}" if point else ""
@@ -239,13 +268,14 @@ class IEEEValue(ClaimKind):
         body = rf"\operatorname{{fl}}\left({latex(self.value)}\right){where}"
         if len(cases) == 1:
             return rf"{body} {cases[0][0]} \quad {cases[0][1]}"
-        cases = [f"{text} & {fmts}" for text, fmts in cases]
-        return body + r" \quad \begin{cases} " + r" \\ ".join(cases) + r" \end{cases}"
+        rows = [f"{text} & {fmts}" for text, fmts in cases]
+        return body + r" \quad \begin{cases} " + r" \\ ".join(rows) + r" \end{cases}"
 
-    def numeric_configurations(self, found):
+    def numeric_configurations(self, found: list[AnyConfiguration]
+                               ) -> list[AnyConfiguration]:
         return [c for c in found if c[1] in self.formats]
 
-    def validate(self, theorem, where: str) -> None:
+    def validate(self, theorem: Theorem, where: str) -> None:
         dims = {d.name for d in theorem.dims}
         for name in dims - set(self.sizes):
             raise TheoremError(f"{where}: IEEE value: dimension {name!r} has no size in sizes=")
@@ -269,22 +299,27 @@ class IEEEValue(ClaimKind):
             except (TypeError, ValueError, IndexError, KeyError) as error:
                 raise TheoremError(f"{where}: IEEE value: at sizes {sizes}: {error}") from None
 
-    def size_assignments(self):
+    def _stated_sizes(self) -> dict[str, tuple[int, ...]]:
+        """``sizes`` as ``__post_init__`` leaves it: every dimension's sizes as a tuple."""
+        return cast("dict[str, tuple[int, ...]]", self.sizes)  # normalized in __post_init__
+
+    def size_assignments(self) -> Iterator[dict[str, int]]:
         names = list(self.sizes)
-        for combination in itertools.product(*(self.sizes[n] for n in names)):
+        sizes = self._stated_sizes()
+        for combination in itertools.product(*(sizes[n] for n in names)):
             yield dict(zip(names, combination, strict=True))
 
     # -- symbolic route --------------------------------------------------------------------
 
-    def prove(self, theorem, bound: int) -> ProofResult:
+    def prove(self, theorem: Theorem, bound: int) -> ProofResult:
         return _prove(theorem, self)
 
 
-def _sizes_latex(sizes) -> str:
+def _sizes_latex(sizes: tuple[int, ...]) -> str:
     return str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]}, \\dots, {sizes[-1]}"
 
 
-def _value_latex(value, latex) -> str:
+def _value_latex(value: Written, latex: Callable[[sp.Expr], str]) -> str:
     if callable(value):  # a pattern given as a function of the sizes: its name says which
         return rf"\text{{{value.__name__.replace('_', ' ')}}}"
     if isinstance(value, (list, tuple)):
@@ -299,13 +334,13 @@ class Where(sp.Function):
 
     nargs = 3
 
-    def _latex(self, printer, exp=None):
+    def _latex(self, printer: LatexPrinter, exp: str | None = None) -> str:
         mask, x = (printer._print(a) for a in self.args[:2])
         fill = _float_latex(self.args[2]) or printer._print(self.args[2])
         return raised_latex(rf"\operatorname{{where}}\left({mask}, {x}, {fill}\right)", exp)
 
 
-def _float_latex(value) -> str | None:
+def _float_latex(value: sp.Expr) -> str | None:
     """A large float literal as the code writes it, −1e9 as −10^{9} rather than −1000000000.0."""
     if not isinstance(value, sp.Float) or value == 0:
         return None
@@ -318,7 +353,7 @@ def _float_latex(value) -> str | None:
     return rf"{sign}{head}10^{{{exponent}}}"
 
 
-def where(mask: sp.Expr, x: sp.Expr, fill) -> Where:
+def where(mask: sp.Expr, x: sp.Expr, fill: object) -> Where:
     """jnp.where(mask, x, fill) for a 0/1 mask entry (the documents' masking code)."""
     return Where(mask, x, sp.sympify(fill))
 
@@ -326,7 +361,7 @@ def where(mask: sp.Expr, x: sp.Expr, fill) -> Where:
 # -- inputs --------------------------------------------------------------------------------
 
 
-def _number(value) -> sp.Expr:
+def _number(value: sp.Expr | float) -> sp.Expr:
     """A written number as SymPy: floats keep their exact binary value, ±inf and nan theirs."""
     if isinstance(value, float):
         if value != value:
@@ -340,10 +375,11 @@ def _number(value) -> sp.Expr:
     return value
 
 
-def fixed_values(theorem, claim: IEEEValue, sizes: dict) -> dict:
+def fixed_values(theorem: Theorem, claim: IEEEValue, sizes: dict[str, int]
+                 ) -> dict[InputKey, sp.Expr]:
     """The inputs ``at=`` fixes, as SymPy numbers keyed by scalar name or (tensor, entry)."""
     declared = {x.name: x for x in theorem.inputs}
-    values: dict = {}
+    values: dict[InputKey, sp.Expr] = {}
     for name, given in claim.at.items():
         given = given(sizes) if callable(given) else given
         shape = tuple(sizes[d.name] for d in getattr(declared[name], "dims", ()))
@@ -351,7 +387,7 @@ def fixed_values(theorem, claim: IEEEValue, sizes: dict) -> dict:
             values[name] = _number(given)
             continue
         for entry in itertools.product(*(range(n) for n in shape)):
-            item = given
+            item: Written = given  # nested lists: indexing them is the check of their shape
             for position in entry:
                 item = item[position]
             values[(name, entry)] = _number(item)
@@ -359,7 +395,7 @@ def fixed_values(theorem, claim: IEEEValue, sizes: dict) -> dict:
     return values
 
 
-def _check_no_extra(given, shape, name) -> None:
+def _check_no_extra(given: Written, shape: tuple[int, ...], name: str) -> None:
     if shape and len(given) != shape[0]:
         raise ValueError(f"{name} has {len(given)} entries along an axis of size {shape[0]}")
     if len(shape) > 1:
@@ -367,9 +403,10 @@ def _check_no_extra(given, shape, name) -> None:
             _check_no_extra(row, shape[1:], name)
 
 
-def free_entries(theorem, sizes: dict, fixed: dict) -> list:
+def free_entries(theorem: Theorem, sizes: dict[str, int], fixed: Mapping[InputKey, object]
+                 ) -> list[tuple[InputKey, Domain]]:
     """(key, domain) for every scalar and tensor entry ``at=`` leaves free."""
-    found = []
+    found: list[tuple[InputKey, Domain]] = []
     for declared in theorem.inputs:
         dims = getattr(declared, "dims", ())
         if not dims:
@@ -382,7 +419,7 @@ def free_entries(theorem, sizes: dict, fixed: dict) -> list:
     return found
 
 
-def domain_range(domain) -> tuple[float, float]:
+def domain_range(domain: Domain) -> tuple[float, float]:
     if isinstance(domain, (Real, Positive)):
         return domain.low, domain.high
     if isinstance(domain, Simplex):
@@ -393,7 +430,7 @@ def domain_range(domain) -> tuple[float, float]:
 # -- the expression as written ---------------------------------------------------------------
 
 
-def written(theorem, claim: IEEEValue) -> sp.Expr:
+def written(theorem: Theorem, claim: IEEEValue) -> sp.Expr:
     """The formula with definitions and vocabulary spelled out as the documents define them
     (softmax as exp/Σexp, lse as log Σ exp): nothing is rewritten for stability."""
     return expand_vocabulary(theorem.expand_definitions(claim.value))
@@ -404,7 +441,7 @@ def is_negated_maximum(term: sp.Expr) -> bool:
             and isinstance(term.args[1], (sp.Max, ReduceMax)))
 
 
-def addition_groups(terms) -> list[list[sp.Expr]]:
+def addition_groups(terms: Iterable[sp.Expr]) -> list[list[sp.Expr]]:
     """The order a sum is evaluated in, on both routes: x − max(…) first when it is written,
     then the other terms left to right."""
     terms = list(terms)
@@ -446,12 +483,13 @@ def _exact(expr: sp.Expr, env: dict, sizes: dict) -> sp.Expr:
     return sp.sympify(expr.xreplace(env).xreplace(dims))  # a size alone becomes a Python int
 
 
-def loop_key(variable):
+def loop_key(variable: sp.Basic) -> sp.Symbol:
     """Loop variables are keyed by their label: an index and its label name one value."""
     return variable.label if isinstance(variable, sp.Idx) else variable
 
 
-def condition_holds(condition, env: dict, sizes: dict, fixed: dict) -> bool:
+def condition_holds(condition: sp.Basic, env: Env, sizes: dict[str, int],
+                    fixed: Mapping[InputKey, sp.Expr]) -> bool:
     """A where()'s condition, decided exactly from fixed inputs and index values."""
     if condition in (sp.true, True):
         return True
@@ -467,7 +505,8 @@ def condition_holds(condition, env: dict, sizes: dict, fixed: dict) -> bool:
     return replaced == sp.true
 
 
-def mask_keeps(mask, env: dict, sizes: dict, fixed: dict) -> bool:
+def mask_keeps(mask: sp.Expr, env: Env, sizes: dict[str, int],
+               fixed: Mapping[InputKey, sp.Expr]) -> bool:
     """Whether a where()'s 0/1 mask entry is 1, read from the fixed inputs."""
     if isinstance(mask, sp.Indexed):
         key = (str(mask.base), tuple(integer_value(i, env, sizes) for i in mask.indices))
@@ -475,7 +514,7 @@ def mask_keeps(mask, env: dict, sizes: dict, fixed: dict) -> bool:
     return condition_holds(sp.Eq(mask, 1), env, sizes, fixed)
 
 
-def index_env(expr: sp.Expr, sizes: dict):
+def index_env(expr: sp.Expr, sizes: dict) -> Iterator[Env]:
     """Every assignment of the free indices of ``expr`` at ``sizes``."""
     indices = ordered_free_indices(expr)
     ranges = [range(integer_value(i.upper, {}, sizes) + 1) for i in indices]
@@ -487,7 +526,7 @@ _LEAVES = (sp.Symbol, sp.Idx, sp.Indexed)
 _NODES = (sp.Add, sp.Mul, sp.exp, sp.log, sp.Max, sp.Piecewise)
 
 
-def first_unsupported(expr):
+def first_unsupported(expr: sp.Basic) -> sp.Basic | None:
     """The first node of the written formula the evaluators have no IEEE rule for, or None."""
     if expr.is_Number or expr in (sp.oo, -sp.oo, sp.nan, sp.zoo) or isinstance(expr, _LEAVES):
         return None
@@ -519,7 +558,17 @@ def first_unsupported(expr):
 RELATIONS = {sp.Eq: "==", sp.Ne: "!=", sp.Le: "<=", sp.Lt: "<", sp.Ge: ">=", sp.Gt: ">"}
 
 
-class AsWritten:
+# a value of an arithmetic: an ``Enclosure``, or an array of any backend (NumPy, JAX, MLX, ...):
+# no one type covers them
+Value = Any
+# the arithmetic an evaluator computes with
+A = TypeVar("A", bound="Arithmetic[Any]")
+# a rule: (the evaluator, the node, the loop values) -> the node's value; the evaluator is Any
+# because a subclass's rules take the subclass (``AlongAxes``)
+Rule = Callable[[Any, sp.Basic, "Env"], Value]
+
+
+class AsWritten(Generic[A]):
     """The written formula evaluated node by node, by the rules of :attr:`RULES` (looked up in
     that order), with an ``arithmetic``: the symbolic route's enclosures of every value a format
     can produce (:class:`EnclosureArithmetic`), or a backend's arrays in a format (the numeric
@@ -544,17 +593,19 @@ class AsWritten:
     rows' all three); one without them has no rule for their nodes.
     """
 
-    def __init__(self, arithmetic, sizes: dict, fixed: dict):
+    def __init__(self, arithmetic: A, sizes: dict[str, int],
+                 fixed: Mapping[InputKey, sp.Expr]) -> None:
         self.arithmetic, self.sizes, self.fixed = arithmetic, sizes, fixed
-        self.known: dict = {}
+        # a node's value, by the node and what tells its evaluations apart
+        self.known: dict[tuple[object, ...], Value] = {}
 
-    def eval(self, expr, env):
+    def eval(self, expr: sp.Expr, env: Env) -> Value:
         key = (expr, loop_values(env, expr))
         if key not in self.known:
             self.known[key] = self.evaluate(expr, env)
         return self.known[key]
 
-    def evaluate(self, expr, env):
+    def evaluate(self, expr: sp.Expr, env: Env) -> Value:
         arithmetic = self.arithmetic
         if expr.is_Number or expr in (sp.oo, -sp.oo, sp.nan, sp.zoo):
             return arithmetic.literal(sp.nan if expr is sp.zoo else expr)
@@ -574,16 +625,17 @@ class AsWritten:
                 return rule(self, expr, env)
         raise TheoremError(f"no rule evaluates {type(expr).__name__} as written ({expr})")
 
-    def add(self, expr, env):
-        total = None
+    def add(self, expr: sp.Add, env: Env) -> Value:
+        total: Value | None = None
         for group in addition_groups(expr.args):
             value = self.eval(group[0], env)
             if len(group) == 2:
                 value = self.arithmetic.subtract_maximum(value, self.eval(group[1], env))
             total = value if total is None else self.arithmetic.add(total, value)
+        assert total is not None  # a sum has terms
         return total
 
-    def multiply(self, expr, env):
+    def multiply(self, expr: sp.Mul, env: Env) -> Value:
         numerator, denominator = fraction_parts(expr)
         if numerator[:1] == [sp.S.NegativeOne] and len(numerator) == 2 and not denominator:
             return self.arithmetic.negate(self.eval(numerator[1], env))
@@ -592,14 +644,14 @@ class AsWritten:
             return top
         return self.arithmetic.divide(top, self.product(denominator, env))
 
-    def product(self, factors, env):
-        value = None
+    def product(self, factors: list[sp.Expr], env: Env) -> Value:
+        value: Value | None = None
         for factor in factors:
             item = self.eval(factor, env)
             value = item if value is None else self.arithmetic.multiply(value, item)
         return value if value is not None else self.arithmetic.exact(1)
 
-    def power(self, expr, env):
+    def power(self, expr: sp.Pow, env: Env) -> Value:
         base, exponent = expr.args
         if exponent == sp.Rational(1, 2):
             return self.arithmetic.sqrt(self.eval(base, env))
@@ -613,32 +665,33 @@ class AsWritten:
                                           self.product([base] * -int(exponent), env))
         return self.operation("power", expr)(self.eval(base, env), self.eval(exponent, env))
 
-    def fold(self, expr, env, operation, empty: int):
+    def fold(self, expr: sp.Sum | sp.Product, env: Env,
+             operation: Callable[[Value, Value], Value], empty: int) -> Value:
         # over several indices, the first innermost (SymPy's order): the last one loops here
         *inner, (variable, lower, upper) = expr.limits
         function = type(expr)(expr.function, *inner) if inner else expr.function
-        total = None
+        total: Value | None = None
         for v in range(integer_value(lower, env, self.sizes),
                        integer_value(upper, env, self.sizes) + 1):
             item = self.eval(function, {**env, loop_key(variable): sp.Integer(v)})
             total = item if total is None else operation(total, item)
         return total if total is not None else self.arithmetic.exact(empty)
 
-    def maximum(self, expr, env):
+    def maximum(self, expr: sp.Max | ReduceMax, env: Env) -> Value:
         operands = [self.eval(o, e) for o, e in max_operands(expr, env, self.sizes)]
         return self.arithmetic.maximum(operands, expr, env)
 
-    def where(self, expr, env):
+    def where(self, expr: Where, env: Env) -> Value:
         mask, x, fill = expr.args
         return self.eval(x if mask_keeps(mask, env, self.sizes, self.fixed) else fill, env)
 
-    def piecewise(self, expr, env):
+    def piecewise(self, expr: sp.Piecewise, env: Env) -> Value:
         return self.branches(expr.args, env)
 
-    def indicator(self, expr, env):
+    def indicator(self, expr: Indicator, env: Env) -> Value:
         return self.branches(((sp.S.One, expr.args[0]), (sp.S.Zero, sp.true)), env)
 
-    def branches(self, pairs, env):
+    def branches(self, pairs: Sequence[tuple[sp.Expr, sp.Basic]], env: Env) -> Value:
         """The first branch whose condition holds (NaN where none does): decided by the fixed
         inputs and the indices, or, for an arithmetic that decides conditions, per value."""
         if not getattr(self.arithmetic, "decides_conditions", False):
@@ -646,40 +699,45 @@ class AsWritten:
                 if condition_holds(condition, env, self.sizes, self.fixed):
                     return self.eval(branch, env)
             return self.arithmetic.literal(sp.nan)
-        result = self.arithmetic.literal(sp.nan)
+        deciding = self._deciding()
+        result = deciding.literal(sp.nan)
         for branch, condition in reversed(pairs):  # so that the first that holds is kept
-            result = self.arithmetic.select(self.condition(condition, env),
-                                            self.eval(branch, env), result)
+            result = deciding.select(self.condition(condition, env), self.eval(branch, env),
+                                     result)
         return result
 
-    def condition(self, condition, env):
+    def _deciding(self) -> DecidingArithmetic[Any]:
+        """The arithmetic, where it sets ``decides_conditions`` (so it gives ``compare``,
+        ``both``, ``either``, ``negation`` and ``select``, the contract above)."""
+        return cast("DecidingArithmetic[Any]", self.arithmetic)
+
+    def condition(self, condition: sp.Basic, env: Env) -> object:
         """A condition's truth per value, its relations compared through the arithmetic."""
+        deciding = self._deciding()
         if condition in (sp.true, sp.false):
             return condition == sp.true
         if isinstance(condition, (sp.And, sp.Or)):
-            combine = self.arithmetic.both if isinstance(condition, sp.And) else \
-                self.arithmetic.either
+            combine = deciding.both if isinstance(condition, sp.And) else deciding.either
             parts = [self.condition(part, env) for part in condition.args]
             result = parts[0]
             for part in parts[1:]:
                 result = combine(result, part)
             return result
         if isinstance(condition, sp.Not):
-            return self.arithmetic.negation(self.condition(condition.args[0], env))
+            return deciding.negation(self.condition(condition.args[0], env))
         if type(condition) not in RELATIONS:
             raise TheoremError(f"no rule decides the condition {condition} as written")
-        return self.arithmetic.compare(RELATIONS[type(condition)],
-                                       self.eval(condition.lhs, env),
-                                       self.eval(condition.rhs, env))
+        return deciding.compare(RELATIONS[type(condition)], self.eval(condition.lhs, env),
+                                self.eval(condition.rhs, env))
 
-    def minimum(self, expr, env):
+    def minimum(self, expr: sp.Min | ReduceMin, env: Env) -> Value:
         operands = [self.eval(o, e) for o, e in max_operands(expr, env, self.sizes)]
         return self.operation("minimum", expr)(operands)
 
-    def absolute(self, expr, env):
+    def absolute(self, expr: sp.Abs, env: Env) -> Value:
         return self.operation("absolute", expr)(self.eval(expr.args[0], env))
 
-    def operation(self, name: str, expr):
+    def operation(self, name: str, expr: sp.Expr) -> Callable[..., Value]:
         """The arithmetic's ``name``, which only some arithmetics give."""
         found = getattr(self.arithmetic, name, None)
         if found is None:
@@ -687,7 +745,7 @@ class AsWritten:
                                f" this arithmetic has no {name}")
         return found
 
-    RULES = (
+    RULES: ClassVar[tuple[tuple[type, Rule], ...]] = (
         (sp.Add, add),
         (sp.Mul, multiply),
         (sp.Pow, power),
@@ -709,8 +767,12 @@ class AsWritten:
 # -- the symbolic route's arithmetic -----------------------------------------------------------
 
 
+# which operand attains each maximum met so far, by the maximum's key
+Choices = dict[tuple[object, object], int]
+
+
 class _NeedChoice(Exception):
-    def __init__(self, key, count):
+    def __init__(self, key: tuple[object, object], count: int) -> None:
         self.key, self.count = key, count
 
 
@@ -722,13 +784,14 @@ class EnclosureArithmetic:
     """Enclosures in ``fmt``, every operation correctly rounded, for one case of the case
     analysis: each maximum met so far is attained by a chosen operand (``choices``)."""
 
-    def __init__(self, fmt, inputs, choices):
+    def __init__(self, fmt: Format, inputs: Mapping[InputKey, Enclosure],
+                 choices: Choices) -> None:
         self.fmt, self.inputs, self.choices = fmt, inputs, choices
 
     def round(self, value: Enclosure) -> Enclosure:
         return ieee.rounded(value, self.fmt)
 
-    def literal(self, expr) -> Enclosure:
+    def literal(self, expr: sp.Expr) -> Enclosure:
         if expr in (sp.nan, sp.zoo):
             return ieee.NAN
         value = self.round(ieee.point(as_mpf(expr)))
@@ -740,7 +803,7 @@ class EnclosureArithmetic:
     def size(self, value: int) -> Enclosure:
         return self.round(ieee.point(value))
 
-    def input(self, key) -> Enclosure:
+    def input(self, key: InputKey) -> Enclosure:
         return self.inputs[key]
 
     def add(self, a: Enclosure, b: Enclosure) -> Enclosure:
@@ -755,6 +818,7 @@ class EnclosureArithmetic:
             return ieee.difference_with_itself(x)
         value = self.round(ieee.add(x, minus_max))
         if known and x.identity in operands and not value.is_nan:
+            assert value.lo is not None and value.hi is not None  # not NaN: it has two ends
             value = ieee.Enclosure(min(value.lo, mpmath.mpf(0)), min(value.hi, mpmath.mpf(0)),
                                    value.nan)
         return value
@@ -777,7 +841,7 @@ class EnclosureArithmetic:
     def log(self, value: Enclosure) -> Enclosure:
         return self.round(ieee.log(value))
 
-    def maximum(self, operands: list, expr, env) -> Enclosure:
+    def maximum(self, operands: list[Enclosure], expr: sp.Expr, env: Env) -> Enclosure:
         if any(o.is_nan for o in operands):
             return ieee.NAN
         identities = tuple(o.identity for o in operands)
@@ -792,7 +856,8 @@ class EnclosureArithmetic:
         else:
             raise _NeedChoice(key, len(operands))
         attained = operands[chosen]
-        floor = max(o.lo for o in operands)
+        assert attained.lo is not None and attained.hi is not None  # not NaN: it has two ends
+        floor = max(o.lo for o in operands if o.lo is not None)  # every one: none is NaN
         if floor > attained.hi:
             raise _Infeasible
         return ieee.Enclosure(max(attained.lo, floor), attained.hi,
@@ -800,18 +865,19 @@ class EnclosureArithmetic:
                               (attained.identity, identities), attained.negated)
 
 
-def loop_values(env: dict, expr) -> tuple:
+def loop_values(env: Env, expr: sp.Basic) -> frozenset[tuple[sp.Symbol, sp.Integer]]:
     """The loop values ``expr`` depends on: what tells apart two of its evaluations."""
     free = _free_labels(expr)
     return frozenset((k, v) for k, v in env.items() if k in free)
 
 
 @functools.lru_cache(maxsize=65536)
-def _free_labels(expr) -> frozenset:
+def _free_labels(expr: sp.Basic) -> frozenset[sp.Symbol]:
     return frozenset(getattr(s, "label", s) for s in expr.free_symbols)
 
 
-def max_operands(expr, env, sizes):
+def max_operands(expr: sp.Max | sp.Min | ReduceMax | ReduceMin, env: Env,
+                 sizes: dict[str, int]) -> list[tuple[sp.Expr, Env]]:
     """The (operand, loop values) pairs a maximum (or a minimum) is taken over."""
     if isinstance(expr, (ReduceMax, ReduceMin)):
         (variable, lower, upper), = expr.limits
@@ -821,10 +887,13 @@ def max_operands(expr, env, sizes):
     return [(arg, env) for arg in expr.args]
 
 
-def enclose(expr, env, fmt, sizes, inputs, fixed) -> Enclosure | None:
+def enclose(expr: sp.Expr, env: Env, fmt: Format, sizes: dict[str, int],
+            inputs: Mapping[InputKey, Enclosure], fixed: Mapping[InputKey, sp.Expr]
+            ) -> Enclosure | None:
     """Every value ``expr`` can take in ``fmt``: the union over the cases of which operand
     attains each maximum (None: more cases than ``CASE_LIMIT``)."""
-    pending, result, cases = [{}], None, 0
+    pending: list[Choices] = [{}]
+    result, cases = None, 0
     while pending:
         choices = pending.pop()
         cases += 1
@@ -845,7 +914,9 @@ def enclose(expr, env, fmt, sizes, inputs, fixed) -> Enclosure | None:
 # -- the proof ---------------------------------------------------------------------------------
 
 
-def input_enclosures(theorem, fmt, sizes, fixed, corner=None) -> dict:
+def input_enclosures(theorem: Theorem, fmt: Format, sizes: dict[str, int],
+                     fixed: Mapping[InputKey, sp.Expr], corner: Corner | None = None
+                     ) -> dict[InputKey, Enclosure]:
     """Inputs in ``fmt``: fixed ones rounded from their written value, free ones their whole
     range (or, with ``corner``, the point that corner picks)."""
     values = {key: ieee.Enclosure(*_point_bounds(ieee.rounded(_enclosure_of(v), fmt)),
@@ -864,11 +935,13 @@ def _enclosure_of(value: sp.Expr) -> Enclosure:
     return ieee.NAN if value is sp.nan else ieee.point(as_mpf(value))
 
 
-def _point_bounds(value: Enclosure):
+def _point_bounds(value: Enclosure) -> tuple[mpmath.mpf | None, mpmath.mpf | None, bool]:
     return (value.lo, value.hi, value.nan)
 
 
-CORNERS = {
+# a point of a free input's range: (the input's number, its low end, its high end) -> the value
+Corner = Callable[[int, float, float], float]
+CORNERS: dict[str, Corner] = {
     "every input at the low end": lambda n, lo, hi: lo,
     "every input at the high end": lambda n, lo, hi: hi,
     "alternating ends": lambda n, lo, hi: lo if n % 2 else hi,
@@ -876,7 +949,7 @@ CORNERS = {
 }
 
 
-def _prove(theorem, claim: IEEEValue) -> ProofResult:
+def _prove(theorem: Theorem, claim: IEEEValue) -> ProofResult:
     expr = written(theorem, claim)
     undecided = []
     checked = 0
@@ -913,7 +986,7 @@ def _prove(theorem, claim: IEEEValue) -> ProofResult:
 
 def _common_bound(claim: IEEEValue) -> int | None:
     """k when every dimension takes every size 1, …, k (k > 1): "sizes ≤ k" says just that."""
-    ranges = {tuple(sorted(s)) for s in claim.sizes.values()}
+    ranges = {tuple(sorted(s)) for s in claim._stated_sizes().values()}
     if len(ranges) != 1:
         return None
     (sizes,) = ranges
@@ -921,7 +994,8 @@ def _common_bound(claim: IEEEValue) -> int | None:
 
 
 def _method(claim: IEEEValue, free: bool, what: str) -> str:
-    sizes = ", ".join(f"{n} ∈ {{{', '.join(map(str, s))}}}" for n, s in claim.sizes.items())
+    sizes = ", ".join(f"{n} ∈ {{{', '.join(map(str, s))}}}"
+                      for n, s in claim._stated_sizes().items())
     over = ("every input in its range, split by which operand attains each maximum"
             if free else "the stated point")
     return (f"{what} in {', '.join(claim.formats)} at {sizes or 'the stated values'}, over "
@@ -929,14 +1003,18 @@ def _method(claim: IEEEValue, free: bool, what: str) -> str:
             "∞ − ∞ = 0·∞ = 0/0 = NaN)")
 
 
-def indices_text(env: dict) -> str:
+def indices_text(env: Env) -> str:
     return ", ".join(f"{k} = {v}" for k, v in env.items()) or "the value"
 
 
-def _refute(theorem, expr, env, fmt, expected, sizes, fixed, free, value) -> dict | None:
+def _refute(theorem: Theorem, expr: sp.Expr, env: Env, fmt: Format, expected: Expected,
+            sizes: dict[str, int], fixed: Mapping[InputKey, sp.Expr],
+            free: list[tuple[InputKey, Domain]], value: Enclosure | None
+            ) -> dict[str, object] | None:
     """A point at which the exact IEEE evaluation lies outside the claim: the stated point
     itself, or a corner of the free inputs' ranges."""
-    candidates = [(None, None)] if not free else list(CORNERS.items())
+    candidates: list[tuple[str | None, Corner | None]] = (
+        [(None, None)] if not free else list(CORNERS.items()))
     for label, corner in candidates:
         inputs = input_enclosures(theorem, fmt, sizes, fixed, corner)
         point_value = value if corner is None else enclose(expr, env, fmt, sizes, inputs, fixed)
@@ -945,16 +1023,19 @@ def _refute(theorem, expr, env, fmt, expected, sizes, fixed, free, value) -> dic
     return None
 
 
-def counterexample(fmt, sizes, env, inputs, value, expected, label) -> dict:
+def counterexample(fmt: Format, sizes: dict[str, int], env: Env,
+                   inputs: Mapping[InputKey, Enclosure], value: Enclosure, expected: Expected,
+                   label: str | None) -> dict[str, object]:
     shown = {entry_name(k): v.describe() for k, v in list(inputs.items())[:12]}
-    found = {"format": fmt.name, "sizes": dict(sizes), "indices": indices_text(env),
-             "values": shown, "lhs": value.describe(), "rhs": expected.describe()}
+    found: dict[str, object] = {
+        "format": fmt.name, "sizes": dict(sizes), "indices": indices_text(env), "values": shown,
+        "lhs": value.describe(), "rhs": expected.describe()}
     if label:
         found["inputs"] = label
     return found
 
 
-def entry_name(key) -> str:
+def entry_name(key: InputKey) -> str:
     if isinstance(key, tuple):
         return f"{key[0]}[{', '.join(map(str, key[1]))}]"
     return str(key)

@@ -21,7 +21,9 @@ judged there within its own.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import sympy as sp
 
@@ -45,12 +47,16 @@ from ..route import (
 )
 from .linalg import RankAtMost
 
+if TYPE_CHECKING:
+    from ..route import AnyConfiguration, AtLeast
+    from .inequality import Greater, GreaterOrEqual
+
 SEARCH_SIZES = 3
 SEARCH_TRIES = 2 * len(STRUCTURED_PATTERNS)
 MARGIN = 1e-30  # an exact value (50 digits) within this of 0 is 0
 
 
-def relation_of(conclusion) -> str | None:
+def relation_of(conclusion: object) -> str | None:
     """"=", ">=" or ">" for a conclusion with two sides; None for any other claim."""
     if not (hasattr(conclusion, "lhs") and hasattr(conclusion, "rhs")):
         return None
@@ -69,14 +75,15 @@ class Implies(ClaimKind):
     relation between two sides)."""
 
     hypothesis: RankAtMost
-    conclusion: object
+    # what relation_of accepts: a relation between two sides
+    conclusion: Equals | AtLeast | GreaterOrEqual | Greater
 
     kind = "implication"
     relation = r"\Rightarrow"
     numeric_draws = None
     measures_rounding = False  # its records count instances, they report no error in ulps
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not isinstance(self.hypothesis, RankAtMost):
             raise TheoremError(f"Implies takes a RankAtMost hypothesis, got "
                                f"{type(self.hypothesis).__name__}")
@@ -84,24 +91,25 @@ class Implies(ClaimKind):
             raise TheoremError(f"Implies concludes Equals, AtLeast, GreaterOrEqual or Greater, "
                                f"got {type(self.conclusion).__name__}")
 
-    def expressions(self):
+    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         return (("hypothesis matrix", self.hypothesis.matrix),
                 ("hypothesis bound", self.hypothesis.bound),
                 ("conclusion, left-hand side", sp.sympify(self.conclusion.lhs)),
                 ("conclusion, right-hand side", sp.sympify(self.conclusion.rhs)))
 
-    def to_latex(self, latex) -> str:
+    def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         return (rf"{self.hypothesis.to_latex(latex)} \;\Longrightarrow\; "
                 rf"{self.conclusion.to_latex(latex)}")
 
-    def numeric_configurations(self, found):
+    def numeric_configurations(self, found: list[AnyConfiguration]
+                               ) -> list[AnyConfiguration]:
         """float64 and float32: the hypothesis is decided by the backends' SVDs."""
         return [c for c in found if c[1] in ("float64", "float32")]
 
-    def validate(self, theorem, where: str) -> None:
+    def validate(self, theorem: Theorem, where: str) -> None:
         self.hypothesis.validate(theorem, f"{where}, hypothesis")
 
-    def prove(self, theorem, bound: int) -> ProofResult:
+    def prove(self, theorem: Theorem, bound: int) -> ProofResult:
         alone = Theorem(name=theorem.name, source=theorem.source, claim=self.conclusion,
                         inputs=theorem.inputs, definitions=theorem.definitions,
                         dimensions=theorem.dimensions)
@@ -122,12 +130,13 @@ class Implies(ClaimKind):
 # -- exact refutation ------------------------------------------------------------------------
 
 
-def _search(claim: Implies, theorem) -> dict | None:
+def _search(claim: Implies, theorem: Theorem) -> dict | None:
     hypothesis = claim.hypothesis
     matrix = theorem.expand(hypothesis.matrix)
     difference = (theorem.expand(sp.sympify(claim.conclusion.lhs))
                   - theorem.expand(sp.sympify(claim.conclusion.rhs)))
     relation = relation_of(claim.conclusion)
+    assert relation is not None  # Implies admits only a conclusion that has one
     for largest in search_steps(theorem, SEARCH_SIZES):
         sizes = small_sizes(theorem, largest)
         matrices = _concrete_matrices(theorem, hypothesis, matrix, sizes)
@@ -150,7 +159,8 @@ def _search(claim: Implies, theorem) -> dict | None:
     return None
 
 
-def _concrete_matrices(theorem, hypothesis, matrix, sizes) -> dict:
+def _concrete_matrices(theorem: Theorem, hypothesis: RankAtMost, matrix: sp.Expr,
+                       sizes: dict[str, int]) -> dict[tuple[int, ...], sp.Matrix]:
     """The hypothesis's matrix at each value of its batch indices, entries as expressions."""
     rows = sizes[str(hypothesis.row.upper + 1)]
     columns = sizes[str(hypothesis.column.upper + 1)]
@@ -164,7 +174,8 @@ def _concrete_matrices(theorem, hypothesis, matrix, sizes) -> dict:
     return found
 
 
-def _ranks(matrices: dict, draw: dict) -> dict | None:
+def _ranks(matrices: dict[tuple[int, ...], sp.Matrix], draw: dict
+           ) -> dict[tuple[int, ...], int] | None:
     ranks = {}
     for key, symbolic in matrices.items():
         exact = substituted(symbolic, draw).applyfunc(lambda v: sp.nsimplify(sp.simplify(v)))
@@ -174,7 +185,7 @@ def _ranks(matrices: dict, draw: dict) -> dict | None:
     return ranks
 
 
-def _value(concrete):
+def _value(concrete: sp.Expr) -> float | None:
     if concrete.free_symbols:
         return None
     try:
@@ -194,7 +205,8 @@ def _fails(value: float, relation: str) -> bool:
     return value <= MARGIN
 
 
-def _used(matrices: dict, concrete, draw: dict) -> dict:
+def _used(matrices: dict[tuple[int, ...], sp.Matrix], concrete: sp.Expr, draw: dict
+          ) -> dict[str, str]:
     names = {(str(x.base), x.indices) for m in matrices.values() for x in m.atoms(sp.Indexed)}
     names |= {(str(x.base), x.indices) for x in concrete.atoms(sp.Indexed)}
     used = {}

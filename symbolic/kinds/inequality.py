@@ -22,7 +22,9 @@ one-hot rows, range ends); a ``Greater`` claim is refuted where lhs = rhs exactl
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
 
 import sympy as sp
 
@@ -54,6 +56,9 @@ from ..route import (
     used_values,
 )
 
+if TYPE_CHECKING:
+    from ..route import AnyConfiguration, Theorem
+
 # -- facts ------------------------------------------------------------------------------------
 
 
@@ -78,7 +83,7 @@ class Fact:
         """The expressions the fact is applied to, validated like the claim's."""
         raise NotImplementedError
 
-    def unmet_hypothesis(self, theorem) -> str | None:
+    def unmet_hypothesis(self, theorem: Theorem) -> str | None:
         """Why the fact does not apply to these expressions, or None when it does."""
         return None
 
@@ -105,10 +110,10 @@ class Gibbs(Fact):
     def quantity(self) -> sp.Expr:
         return _sum(self.p * (sp.log(self.p) - sp.log(self.q)), self.over)
 
-    def expressions(self):
+    def expressions(self) -> tuple[sp.Expr, ...]:
         return (self.p, self.q)
 
-    def unmet_hypothesis(self, theorem) -> str | None:
+    def unmet_hypothesis(self, theorem: Theorem) -> str | None:
         for label, weights, positive in (("p", self.p, False), ("q", self.q, True)):
             expanded = theorem.expand(weights)
             if not is_positive(expanded) and not (
@@ -137,10 +142,10 @@ class Squares(Fact):
         term = self.weight * self.x**2
         return term if self.over is None else _sum(term, self.over)
 
-    def expressions(self):
+    def expressions(self) -> tuple[sp.Expr, ...]:
         return (self.x, sp.sympify(self.weight))
 
-    def unmet_hypothesis(self, theorem) -> str | None:
+    def unmet_hypothesis(self, theorem: Theorem) -> str | None:
         if theorem.expand(self.x).is_real is False:
             return f"{self.x} is not real"
         weight = theorem.expand(sp.sympify(self.weight))
@@ -162,7 +167,7 @@ class ExpPositive(Fact):
     def quantity(self) -> sp.Expr:
         return sp.exp(self.x)
 
-    def expressions(self):
+    def expressions(self) -> tuple[sp.Expr, ...]:
         return (self.x,)
 
 
@@ -182,7 +187,7 @@ class CauchySchwarz(Fact):
         u, v, over = self.u, self.v, self.over
         return _sum(u**2, over) * _sum(v**2, over) - _sum(u * v, over) ** 2
 
-    def expressions(self):
+    def expressions(self) -> tuple[sp.Expr, ...]:
         return (self.u, self.v)
 
 
@@ -203,7 +208,7 @@ class _Condition(Fact):
     def strict(self) -> bool:  # type: ignore[override]
         return self.is_strict
 
-    def expressions(self):
+    def expressions(self) -> tuple[sp.Expr, ...]:
         return (self.value,)
 
 
@@ -217,7 +222,7 @@ class _One(Fact):
     def quantity(self) -> sp.Expr:
         return sp.S.One
 
-    def expressions(self):
+    def expressions(self) -> tuple[sp.Expr, ...]:
         return ()
 
 
@@ -235,10 +240,10 @@ class EntropyTerms(Fact):
     def quantity(self) -> sp.Expr:
         return -_sum(self.p * sp.log(self.p), self.over)
 
-    def expressions(self):
+    def expressions(self) -> tuple[sp.Expr, ...]:
         return (self.p,)
 
-    def unmet_hypothesis(self, theorem) -> str | None:
+    def unmet_hypothesis(self, theorem: Theorem) -> str | None:
         return Gibbs(self.p, self.p, self.over).unmet_hypothesis(theorem)
 
 
@@ -258,10 +263,10 @@ class BelowMaximum(Fact):
     def quantity(self) -> sp.Expr:
         return _sum(self.weight * (_extreme(ReduceMax, self.x, self.over) - self.x), self.over)
 
-    def expressions(self):
+    def expressions(self) -> tuple[sp.Expr, ...]:
         return (self.weight, self.x)
 
-    def unmet_hypothesis(self, theorem) -> str | None:
+    def unmet_hypothesis(self, theorem: Theorem) -> str | None:
         return _weights_and_entries(theorem, self.weight, self.x)
 
 
@@ -281,21 +286,21 @@ class AboveMinimum(Fact):
     def quantity(self) -> sp.Expr:
         return _sum(self.weight * (self.x - _extreme(ReduceMin, self.x, self.over)), self.over)
 
-    def expressions(self):
+    def expressions(self) -> tuple[sp.Expr, ...]:
         return (self.weight, self.x)
 
-    def unmet_hypothesis(self, theorem) -> str | None:
+    def unmet_hypothesis(self, theorem: Theorem) -> str | None:
         return _weights_and_entries(theorem, self.weight, self.x)
 
 
-def _extreme(node, x: sp.Expr, over: sp.Idx) -> sp.Expr:
+def _extreme(node: type[ReduceMax] | type[ReduceMin], x: sp.Expr, over: sp.Idx) -> sp.Expr:
     """The maximum or minimum of ``x`` over ``over``'s whole range, under a bound name of its
     own (the fact's sum binds ``over`` around it)."""
     inner = sp.Dummy(f"{over.label}_k", integer=True)
     return node(x.xreplace({over: inner}), (inner, over.lower, over.upper))
 
 
-def _weights_and_entries(theorem, weight: sp.Expr, x: sp.Expr) -> str | None:
+def _weights_and_entries(theorem: Theorem, weight: sp.Expr, x: sp.Expr) -> str | None:
     expanded = theorem.expand(sp.sympify(weight))
     if not is_nonnegative(expanded):
         return f"the weight {weight} is not shown nonnegative"
@@ -322,8 +327,10 @@ class _Inequality(ClaimKind):
     lhs: sp.Expr
     rhs: sp.Expr
     by: tuple[Fact, ...] = field(default=())
+    # set by each subclass: whether lhs = rhs refutes the claim (``Greater``)
+    strict: ClassVar[bool]
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         kind = type(self).__name__
         object.__setattr__(self, "lhs", as_expression(self.lhs, f"{kind}: the left-hand side"))
         object.__setattr__(self, "rhs", as_expression(self.rhs, f"{kind}: the right-hand side"))
@@ -335,26 +342,27 @@ class _Inequality(ClaimKind):
                                    f"), got {type(fact).__name__}")
         object.__setattr__(self, "by", tuple(by))
 
-    def expressions(self):
+    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         # the facts' expressions are validated in ``validate``: a fact's summed index must not
         # become a free index of the claim
         return (("left-hand side", self.lhs), ("right-hand side", self.rhs))
 
-    def to_latex(self, latex) -> str:
+    def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         return rf"{latex(self.lhs)} {self.relation} {latex(self.rhs)}"
 
-    def searched_as(self, theorem):
+    def searched_as(self, theorem: Theorem) -> Theorem:
         """lhs ≥ rhs as the built-in ``AtLeast``, which the compiled search checks (strictness
         is the numeric route's second search)."""
         return dataclasses.replace(theorem, claim=AtLeast(self.lhs, self.rhs))
 
-    def numeric_configurations(self, found):
+    def numeric_configurations(self, found: list[AnyConfiguration]
+                               ) -> list[AnyConfiguration]:
         """None for concrete numbers (nothing to draw: exact evaluation settles them)."""
         lhs_rhs = self.lhs - self.rhs
         concrete = not lhs_rhs.free_symbols and not lhs_rhs.has(sp.Indexed)
         return [] if concrete else list(found)
 
-    def validate(self, theorem, where: str) -> None:
+    def validate(self, theorem: Theorem, where: str) -> None:
         claimed = free_indices(self.lhs) | free_indices(self.rhs)
         for number, fact in enumerate(self.by, 1):
             part = f"{where}, fact {number} ({fact.name})"
@@ -371,7 +379,7 @@ class _Inequality(ClaimKind):
                     f"{sorted(map(str, extra))[0]} is neither free in the claim nor summed by "
                     "the fact")
 
-    def prove(self, theorem, bound: int) -> ProofResult:
+    def prove(self, theorem: Theorem, bound: int) -> ProofResult:
         difference = rename_bound_indices(theorem.expand(self.lhs) - theorem.expand(self.rhs))
         counterexample = find_violation(theorem, difference, self.strict)
         if counterexample is not None:
@@ -433,7 +441,8 @@ def _evaluated_exactly(difference: sp.Expr, strict: bool) -> ProofResult:
 # -- proof from facts -------------------------------------------------------------------------
 
 
-def prove_from_facts(theorem, difference: sp.Expr, facts, strict: bool) -> ProofResult:
+def prove_from_facts(theorem: Theorem, difference: sp.Expr, facts: Sequence[Fact],
+                     strict: bool) -> ProofResult:
     """PROVED when ``difference`` is a nonnegative combination of the facts (module docstring);
     a ``Piecewise`` is split into its branches first."""
     cases = _cases(difference)
@@ -460,7 +469,8 @@ def _coefficient(c: sp.Expr) -> str:
     return "" if c == 1 else f"{c}·"
 
 
-def _combination(theorem, difference: sp.Expr, facts, strict: bool):
+def _combination(theorem: Theorem, difference: sp.Expr, facts: Sequence[Fact], strict: bool
+                 ) -> list[tuple[Fact, sp.Expr]] | None:
     """The facts with a nonzero coefficient when ``difference`` = Σ c_f · fact_f with every
     c_f ≥ 0 (and, if ``strict``, some c_f > 0 on a positive fact); None otherwise."""
     quantities = [rename_bound_indices(theorem.expand(f.quantity)) for f in facts]
@@ -480,7 +490,8 @@ def _combination(theorem, difference: sp.Expr, facts, strict: bool):
     return [(f, c) for f, c in zip(facts, coefficients, strict=True) if not c.is_zero]
 
 
-def _solve(theorem, difference, quantities, unknowns) -> dict | None:
+def _solve(theorem: Theorem, difference: sp.Expr, quantities: list[sp.Expr],
+           unknowns: list[sp.Dummy]) -> dict[sp.Dummy, sp.Expr] | None:
     """Coefficients making ``difference − Σ c·q`` vanish term by term in sum normal form."""
     combined = difference - sum(c * q for c, q in zip(unknowns, quantities, strict=True))
     left = theorem_residual(theorem, rename_bound_indices(combined))
@@ -503,12 +514,12 @@ def _solve(theorem, difference, quantities, unknowns) -> dict | None:
             for c, v in zip(unknowns, values, strict=True)}
 
 
-def _generators(expr: sp.Expr, unknowns: set) -> list[sp.Expr]:
+def _generators(expr: sp.Expr, unknowns: set[sp.Dummy]) -> list[sp.Expr]:
     """The maximal parts of ``expr`` that depend on tensor entries or sums (polynomial
     generators); everything else (unknowns, scalars, sizes) may appear in a coefficient."""
     found: list[sp.Expr] = []
 
-    def walk(node):
+    def walk(node: sp.Expr) -> None:
         if not _depends_on_entries(node):
             return
         if isinstance(node, (sp.Add, sp.Mul)):
@@ -533,7 +544,7 @@ def _depends_on_entries(node: sp.Expr) -> bool:
 # -- convex combinations: facts found in the statement -----------------------------------------
 
 
-def extreme_facts(theorem, difference: sp.Expr) -> list[Fact]:
+def extreme_facts(theorem: Theorem, difference: sp.Expr) -> list[Fact]:
     """The facts ``BelowMaximum`` that a difference with a row maximum calls for: for every
     maximum max_k f(k) in lhs − rhs (a ``rowmin`` is −max(−f)) and every sum Σ_j g(j) over the
     same range whose term is a weight times the same entry, g(j) = w(j)·f(j) with w free of f's
@@ -562,11 +573,11 @@ def extreme_facts(theorem, difference: sp.Expr) -> list[Fact]:
     return found
 
 
-def _weights_of(theorem, entry: sp.Expr, term: sp.Expr) -> list[sp.Expr]:
+def _weights_of(theorem: Theorem, entry: sp.Expr, term: sp.Expr) -> list[sp.Expr]:
     """Each w free of the entries of the value it weighs with term = w·entry: ``entry``
     itself, or the value it keeps where one of its mask entries is 1 (the identity is then
     checked by the zero test, which knows that m² = m)."""
-    weights = []
+    weights: list[sp.Expr] = []
     for kept in (entry, *_kept_values(theorem, entry)):
         weight = sp.cancel(term / kept) if kept != 0 else None
         if weight is None or weight.has(*kept.atoms(sp.Indexed)):
@@ -578,7 +589,7 @@ def _weights_of(theorem, entry: sp.Expr, term: sp.Expr) -> list[sp.Expr]:
     return weights
 
 
-def _kept_values(theorem, entry: sp.Expr) -> list[sp.Expr]:
+def _kept_values(theorem: Theorem, entry: sp.Expr) -> list[sp.Expr]:
     """``entry`` with each of its 0/1 mask entries set to 1."""
     masks = {str(base.label) for base in mask_bases(theorem)}
     entries = sorted((e for e in entry.atoms(sp.Indexed) if str(e.base.label) in masks),
@@ -586,7 +597,7 @@ def _kept_values(theorem, entry: sp.Expr) -> list[sp.Expr]:
     return [entry.xreplace({m: 1}) for m in entries]
 
 
-def prove_from_extremes(theorem, difference: sp.Expr, strict: bool = False) -> ProofResult:
+def prove_from_extremes(theorem: Theorem, difference: sp.Expr, strict: bool = False) -> ProofResult:
     """An inequality without named facts, from the facts its row maxima and minima call for
     (``extreme_facts``): min_j x_j ≤ Σ_j w_j x_j ≤ max_j x_j for weights w ≥ 0 that sum to 1,
     and whatever else is a nonnegative combination of such gaps, for all sizes."""
@@ -601,7 +612,7 @@ def prove_from_extremes(theorem, difference: sp.Expr, strict: bool = False) -> P
 # -- case analysis ----------------------------------------------------------------------------
 
 
-def _cases(difference: sp.Expr) -> list[tuple[sp.Expr, tuple]]:
+def _cases(difference: sp.Expr) -> list[tuple[sp.Expr, tuple[_Condition, ...]]]:
     """``difference`` in each branch of its first ``Piecewise`` (max and min are written as
     ones), with the branch conditions as facts (conditions of the form a > b, a ≥ b, a < b,
     a ≤ b); one case without a Piecewise."""
@@ -611,7 +622,8 @@ def _cases(difference: sp.Expr) -> list[tuple[sp.Expr, tuple]]:
     if not pieces:
         return [(difference, ())]
     piece = pieces[0]
-    cases, earlier = [], []
+    cases: list[tuple[sp.Expr, tuple[_Condition, ...]]] = []
+    earlier: list[sp.Basic] = []
     for value, condition in piece.args:
         facts = tuple(_condition_facts(condition, negated=False))
         for previous in earlier:
@@ -623,13 +635,13 @@ def _cases(difference: sp.Expr) -> list[tuple[sp.Expr, tuple]]:
     return cases
 
 
-def _impossible(conditions) -> bool:
+def _impossible(conditions: tuple[_Condition, ...]) -> bool:
     """v > 0 together with −v ≥ 0 (or −v > 0): no value falls in this case."""
     return any(a.strict and sp.expand(a.value + b.value) == 0
                for a in conditions for b in conditions if a is not b)
 
 
-def _condition_facts(condition, negated: bool):
+def _condition_facts(condition: sp.Basic, negated: bool) -> Iterator[_Condition]:
     """``condition`` (or its negation) as facts value ≥ 0 / value > 0."""
     if condition is sp.true:
         return
@@ -648,7 +660,7 @@ def _condition_facts(condition, negated: bool):
     yield _Condition(value, is_strict)
 
 
-def _describe_case(conditions) -> str:
+def _describe_case(conditions: tuple[_Condition, ...]) -> str:
     return " and ".join(f"{c.value} {'>' if c.strict else '>='} 0" for c in conditions) or \
         "otherwise"
 
@@ -656,7 +668,8 @@ def _describe_case(conditions) -> str:
 # -- exact refutation -------------------------------------------------------------------------
 
 
-def find_violation(theorem, difference: sp.Expr, strict: bool, tries: int = 12) -> dict | None:
+def find_violation(theorem: Theorem, difference: sp.Expr, strict: bool, tries: int = 12
+                   ) -> dict | None:
     """Small sizes and small rationals (zeros, ties, one-hot rows, range ends) where lhs < rhs,
     or, for a strict claim, lhs = rhs, shown exactly: a value below −1e-30 at 50 digits, or an
     equality that SymPy confirms symbolically at those rationals."""
@@ -671,7 +684,7 @@ def find_violation(theorem, difference: sp.Expr, strict: bool, tries: int = 12) 
     return None
 
 
-def _violation_at(concrete: sp.Expr, values: dict, strict: bool):
+def _violation_at(concrete: sp.Expr, values: dict, strict: bool) -> float | None:
     value = exact_value(concrete, values)
     if not isinstance(value, float):
         return None

@@ -20,7 +20,9 @@ reports that row with maximum 0 and gaps 1: for (17), the row (0, 0).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 import sympy as sp
 
@@ -36,6 +38,9 @@ from ..route import (
     as_expression,
     instantiate,
 )
+
+if TYPE_CHECKING:
+    from ..route import Theorem
 
 # the points a limit may be taken at: from above at a finite point, or at +∞
 _INFINITY = (sp.oo,)
@@ -74,12 +79,12 @@ class Limit(ClaimKind):
                      "along the limit variable's sequence")
     relation = "="
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "expr", as_expression(self.expr, "Limit: the expression"))
         object.__setattr__(self, "value", as_expression(self.value, "Limit: the value"))
         object.__setattr__(self, "point", sp.sympify(self.point))
 
-    def expressions(self):
+    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         return (("expression", self.expr), ("limit", self.value))
 
     @property
@@ -90,7 +95,7 @@ class Limit(ClaimKind):
     def assumption(self) -> str:
         return "a unique maximum" if self.unique_maximum else "any real row, ties included"
 
-    def to_latex(self, latex) -> str:
+    def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         side = "" if self.at_infinity else "^{+}"
         statement = (rf"\lim_{{{latex(self.variable)} \to {latex(self.point)}{side}}} "
                      rf"{latex(self.expr)} = {latex(self.value)}")
@@ -100,7 +105,7 @@ class Limit(ClaimKind):
                           rf"\text{{ over }} {index}\text{{)}}")
         return statement
 
-    def validate(self, theorem, where: str) -> None:
+    def validate(self, theorem: Theorem, where: str) -> None:
         names = {s.symbol for s in theorem.scalars}
         if self.variable not in names:
             raise TheoremError(f"{where}: limit variable {self.variable} is not an input scalar")
@@ -116,13 +121,13 @@ class Limit(ClaimKind):
             return
         _check_row(theorem, self, where)
 
-    def prove(self, theorem, bound: int) -> ProofResult:
+    def prove(self, theorem: Theorem, bound: int) -> ProofResult:
         if self.row is None:
             return _prove_scalar_limit(theorem, self)
         return _prove_by_patterns(theorem, self, bound)
 
 
-def _check_row(theorem, claim: Limit, where: str) -> None:
+def _check_row(theorem: Theorem, claim: Limit, where: str) -> None:
     row = claim.row
     if not isinstance(row, sp.Indexed) or str(row.base) not in {t.name for t in theorem.tensors}:
         raise TheoremError(f"{where}: row {row} must be an input tensor indexed like S[i, j]")
@@ -144,7 +149,7 @@ def _direction(claim: Limit) -> str:
     return "-" if claim.at_infinity else "+"
 
 
-def _prove_scalar_limit(theorem, claim: Limit) -> ProofResult:
+def _prove_scalar_limit(theorem: Theorem, claim: Limit) -> ProofResult:
     expr = theorem.expand(theorem.expand_definitions(claim.expr))
     method = "SymPy limit (Gruntz), every value of the other scalars under their domains"
     try:
@@ -164,7 +169,7 @@ def _prove_scalar_limit(theorem, claim: Limit) -> ProofResult:
 # -- a limit over one row of scores ----------------------------------------------------------
 
 
-def _patterns(size: int, unique: bool):
+def _patterns(size: int, unique: bool) -> Iterator[tuple[int, ...]]:
     """Every weak order of a row's entries, as the rank of each entry (0: a maximum, 1: the
     next value, ...); with ``unique`` only those with a single maximum. Every real row has
     exactly one."""
@@ -181,7 +186,8 @@ def _patterns(size: int, unique: bool):
 _TOP = sp.Symbol("m", real=True)
 
 
-def _symbolic_row(base: sp.IndexedBase, leading, ranks) -> dict:
+def _symbolic_row(base: sp.IndexedBase, leading: Sequence[int], ranks: tuple[int, ...]
+                  ) -> dict[sp.Indexed, sp.Expr]:
     """Entries of a row with these ranks: the maximum m, an entry of rank r is m − (d1 + … +
     dr) with every gap d > 0."""
     gaps = [sp.Symbol(f"d{level}", positive=True) for level in range(1, max(ranks) + 1)]
@@ -191,7 +197,7 @@ def _symbolic_row(base: sp.IndexedBase, leading, ranks) -> dict:
 
 def _shift_softmax_by_maximum(expr: sp.Expr) -> sp.Expr:
     """softmax(β x) = softmax(β (x − m)) for the row maximum m, node by node."""
-    def shifted(*args):
+    def shifted(*args: sp.Expr) -> sp.Expr:
         return Softmax(args[0] - _TOP, *args[1:])
     return expr.replace(Softmax, shifted)
 
@@ -203,23 +209,25 @@ def _exact_row(entries: dict) -> dict:
 
 
 def _row_dim_name(claim: Limit) -> str:
+    assert claim.row is not None  # asked only of a limit over a row (``_prove_by_patterns``)
     return str(claim.row.indices[-1].upper + 1)
 
 
-def _row_sizes(theorem, claim: Limit, bound: int) -> range:
+def _row_sizes(theorem: Theorem, claim: Limit, bound: int) -> range:
     """``bound`` row sizes from the row dimension's declared minimum, none past its maximum."""
     row = next((d for d in theorem.dims if d.name == _row_dim_name(claim)), None)
     low, high = (row.sizes.low, row.sizes.high) if row is not None else (1, bound)
     return range(low, min(low + bound, high + 1))
 
 
-def _sizes(theorem, claim: Limit, size: int) -> dict:
+def _sizes(theorem: Theorem, claim: Limit, size: int) -> dict[str, int]:
     """The row's dimension at ``size``, every other one at its declared minimum."""
     row_dim = _row_dim_name(claim)
     return {d.name: (size if d.name == row_dim else d.sizes.low) for d in theorem.dims}
 
 
-def _index_values(theorem, claim: Limit, sizes: dict):
+def _index_values(theorem: Theorem, claim: Limit, sizes: dict[str, int]
+                  ) -> Iterator[dict[str, int]]:
     indices = theorem.free_indices
     ranges = [range(sizes.get(str(i.upper + 1), 1)) for i in indices]
     for values in itertools.product(*ranges):
@@ -231,11 +239,12 @@ class _Instances:
     per (side, sizes, indices) for every order of the row: writing out a Max or Piecewise of
     entries whose order is unknown is the slow part."""
 
-    def __init__(self, theorem):
+    def __init__(self, theorem: Theorem) -> None:
         self.theorem = theorem
-        self.cache: dict = {}
+        self.cache: dict[tuple, sp.Expr] = {}
 
-    def side(self, expr, sizes: dict, index_values: dict, entries: dict) -> sp.Expr:
+    def side(self, expr: sp.Expr, sizes: dict[str, int], index_values: dict[str, int],
+             entries: dict[sp.Indexed, sp.Expr]) -> sp.Expr:
         key = (expr, tuple(sizes.items()), tuple(index_values.items()))
         if key not in self.cache:
             theorem = self.theorem
@@ -249,7 +258,8 @@ class _Instances:
         return concrete.xreplace(found).doit()
 
 
-def _prove_by_patterns(theorem, claim: Limit, bound: int) -> ProofResult:
+def _prove_by_patterns(theorem: Theorem, claim: Limit, bound: int) -> ProofResult:
+    assert claim.row is not None  # ``prove`` takes this route only for a limit over a row
     sizes_walked = _row_sizes(theorem, claim, bound)
     largest = sizes_walked[-1] if sizes_walked else bound
     method = (f"SymPy limit (Gruntz) for every row size <= {largest} and every order of the "
@@ -275,7 +285,9 @@ def _prove_by_patterns(theorem, claim: Limit, bound: int) -> ProofResult:
     return ProofResult(PROVED_BOUNDED, method, max_size=sizes_walked[-1])
 
 
-def _compare(instances: _Instances, claim: Limit, sizes, index_values, entries):
+def _compare(instances: _Instances, claim: Limit, sizes: dict[str, int],
+             index_values: dict[str, int], entries: dict[sp.Indexed, sp.Expr]
+             ) -> Literal[True] | dict | None:
     """True when the limit equals the claimed value for this pattern, None when undecided,
     else the counterexample at the exact row with maximum 0 and gaps 1."""
     try:

@@ -27,7 +27,9 @@ rank. Imports SymPy only.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 import sympy as sp
 
@@ -50,6 +52,9 @@ from ..route import (
     theorem_residual,
 )
 
+if TYPE_CHECKING:
+    from ..route import AnyConfiguration, Theorem
+
 # Exact search: sizes 1..SEARCH_SIZES, this many structured draws per size (every pattern twice).
 SEARCH_SIZES = 3
 SEARCH_TRIES = 2 * len(STRUCTURED_PATTERNS)
@@ -57,13 +62,21 @@ SEARCH_TRIES = 2 * len(STRUCTURED_PATTERNS)
 # bfloat16, and a spectrum is not an evaluation-order stability question a lower format answers.
 SPECTRAL_DTYPES = ("float64", "float32")
 
+# the limit (k, low, high) of a sum
+SumLimit = tuple[sp.Symbol, sp.Expr, sp.Expr]
+# ``gram_factor``'s answer (c, F, limit) for c · Σ_k F_k,row F_k,column, or (c, None, None) for c
+# times the identity
+GramFactor = tuple[sp.Expr, sp.Expr | None, SumLimit | None]
+# what the exact search asks of each matrix it evaluates (``_search``): a counterexample or None
+Witness = Callable[[sp.Matrix, dict[str, int]], dict | None]
+
 
 def _dimension(index: sp.Idx) -> sp.Symbol:
     """The dimension symbol an index runs over (its range is 0 .. dimension − 1)."""
     return index.upper + 1
 
 
-def _sum_over(expr, *indices):
+def _sum_over(expr: sp.Expr, *indices: sp.Idx) -> sp.Sum:
     return sp.Sum(expr, *((i, 0, i.upper) for i in indices))
 
 
@@ -79,10 +92,11 @@ class _MatrixClaim(ClaimKind):
     row: sp.Idx
     column: sp.Idx
 
-    def expressions(self):
+    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         return (("matrix", self.matrix),)
 
-    def numeric_configurations(self, found):
+    def numeric_configurations(self, found: list[AnyConfiguration]
+                               ) -> list[AnyConfiguration]:
         """The float64 and float32 configurations (``SPECTRAL_DTYPES``) among ``found``."""
         return [c for c in found if c[1] in SPECTRAL_DTYPES]
 
@@ -90,10 +104,10 @@ class _MatrixClaim(ClaimKind):
         others = free_indices(self.matrix) - {self.row, self.column}
         return sorted(others, key=lambda i: str(i.label))
 
-    def validate(self, theorem, where: str) -> None:
+    def validate(self, theorem: Theorem, where: str) -> None:
         check_matrix_indices(where, self.kind, self.matrix, self.row, self.column)
 
-    def _matrix_latex(self, latex) -> str:
+    def _matrix_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         return rf"\left[{latex(self.matrix)}\right]_{{{latex(self.row)} {latex(self.column)}}}"
 
 
@@ -101,7 +115,7 @@ class _MatrixClaim(ClaimKind):
 class _Definiteness(_MatrixClaim):
     strict = False
 
-    def validate(self, theorem, where: str) -> None:
+    def validate(self, theorem: Theorem, where: str) -> None:
         super().validate(theorem, where)
         if _dimension(self.row) != _dimension(self.column):
             raise TheoremError(
@@ -109,7 +123,7 @@ class _Definiteness(_MatrixClaim):
                 f"{_dimension(self.row)} and column index {self.column} over "
                 f"{_dimension(self.column)}")
 
-    def to_latex(self, latex) -> str:
+    def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         r, c = latex(self.row), latex(self.column)
         matrix = latex(self.matrix)
         if isinstance(self.matrix, sp.Add):
@@ -119,7 +133,7 @@ class _Definiteness(_MatrixClaim):
             return rf"{form} > 0 \quad \text{{for every real }} x \neq 0"
         return rf"{form} \geq 0 \quad \text{{for every real }} x"
 
-    def prove(self, theorem, bound: int) -> ProofResult:
+    def prove(self, theorem: Theorem, bound: int) -> ProofResult:
         expanded = theorem.expand(self.matrix)
         proof = _definiteness_proof(theorem, expanded, self.row, self.column, self.strict)
         if proof is not None:
@@ -163,13 +177,13 @@ class RankAtMost(_MatrixClaim):
     kind = "rank bound"
     relation = r"\leq"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "bound", sp.sympify(self.bound, strict=True))
 
-    def expressions(self):
+    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         return (("matrix", self.matrix), ("rank bound", self.bound))
 
-    def validate(self, theorem, where: str) -> None:
+    def validate(self, theorem: Theorem, where: str) -> None:
         super().validate(theorem, where)
         known = {d.symbol for d in theorem.dims}
         for symbol in self.bound.free_symbols:
@@ -177,10 +191,10 @@ class RankAtMost(_MatrixClaim):
                 raise TheoremError(f"{where}: the rank bound uses {symbol}, which is not a "
                                    "dimension of the theorem")
 
-    def to_latex(self, latex) -> str:
+    def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         return rf"\operatorname{{rank}} {self._matrix_latex(latex)} \leq {latex(self.bound)}"
 
-    def prove(self, theorem, bound: int) -> ProofResult:
+    def prove(self, theorem: Theorem, bound: int) -> ProofResult:
         expanded = theorem.expand(self.matrix)
         proof = _rank_proof(self, expanded)
         if proof is not None:
@@ -224,18 +238,18 @@ class RankAtMost(_MatrixClaim):
 # -- symbolic route: definiteness --------------------------------------------------------------
 
 
-def _split_coefficient(expr: sp.Expr, *indices) -> tuple[sp.Expr, sp.Expr]:
+def _split_coefficient(expr: sp.Expr, *indices: sp.Idx) -> tuple[sp.Expr, sp.Expr]:
     """``expr`` as (coefficient free of ``indices`` and of every tensor, the rest)."""
     factors = sp.Mul.make_args(expr)
 
-    def constant(f):
+    def constant(f: sp.Expr) -> bool:
         return not (f.has(*indices) or f.atoms(sp.Indexed) or f.has(sp.Sum))
 
     coefficient = sp.Mul(*(f for f in factors if constant(f)))
     return coefficient, sp.Mul(*(f for f in factors if not constant(f)))
 
 
-def gram_factor(expr: sp.Expr, row: sp.Idx, column: sp.Idx):
+def gram_factor(expr: sp.Expr, row: sp.Idx, column: sp.Idx) -> GramFactor | None:
     """``(c, F, k)`` with ``expr`` = c · Σ_k F(k, row) F(k, column), where F(k, column) is F(k, row)
     with ``row`` renamed, or ``(c, None, None)`` when ``expr`` = c · δ(row, column); None when
     ``expr`` has neither form."""
@@ -244,7 +258,9 @@ def gram_factor(expr: sp.Expr, row: sp.Idx, column: sp.Idx):
         return coefficient, None, None
     if not _single_sum_free_of(core, row, column):
         return None
-    left, right, rest = [], [], []
+    left: list[sp.Expr] = []
+    right: list[sp.Expr] = []
+    rest: list[sp.Expr] = []
     for factor in sp.Mul.make_args(core.function):
         has_row, has_column = factor.has(row), factor.has(column)
         (left if has_row and not has_column else right if has_column and not has_row
@@ -257,7 +273,7 @@ def gram_factor(expr: sp.Expr, row: sp.Idx, column: sp.Idx):
     return coefficient, factor, core.limits[0]
 
 
-def _single_sum_free_of(core, row, column) -> bool:
+def _single_sum_free_of(core: sp.Expr, row: sp.Idx, column: sp.Idx) -> bool:
     """``core`` is one sum over one index whose range does not depend on row or column."""
     if not isinstance(core, sp.Sum) or len(core.limits) != 1:
         return False
@@ -265,7 +281,8 @@ def _single_sum_free_of(core, row, column) -> bool:
     return not (low.has(row, column) or high.has(row, column))
 
 
-def _definiteness_proof(theorem, expanded, row, column, strict: bool) -> ProofResult | None:
+def _definiteness_proof(theorem: Theorem, expanded: sp.Expr, row: sp.Idx, column: sp.Idx,
+                        strict: bool) -> ProofResult | None:
     found = gram_factor(expanded, row, column)
     if found is None:
         return _shifted_gram_proof(theorem, expanded, row, column, strict)
@@ -279,6 +296,7 @@ def _definiteness_proof(theorem, expanded, row, column, strict: bool) -> ProofRe
         return None
     if strict or not coefficient.is_nonnegative:
         return None
+    assert limit is not None  # gram_factor gives F together with the limit of its sum
     x = sp.IndexedBase("x_probe", real=True)
     quadratic = _sum_over(x[row] * expanded * x[column], row, column)
     squares = coefficient * sp.Sum(_sum_over(factor * x[row], row) ** 2, limit)
@@ -290,12 +308,14 @@ def _definiteness_proof(theorem, expanded, row, column, strict: bool) -> ProofRe
                        f"{coefficient} >= 0 (all sizes)")
 
 
-def _shifted_gram_proof(theorem, expanded, row, column, strict: bool) -> ProofResult | None:
+def _shifted_gram_proof(theorem: Theorem, expanded: sp.Expr, row: sp.Idx, column: sp.Idx,
+                        strict: bool) -> ProofResult | None:
     """A sum of Gram matrices with nonnegative coefficients plus c·I (the jitter of BᵀB + εI):
     xᵀAx = Σ_g c_g Σ_k (Σ_a F_ka x_a)² + c Σ_a x_a², checked in sum normal form; ≥ 0 when every
     coefficient is, and > 0 for x ≠ 0 when c > 0. Coefficients may hold inputs through sums
     without free indices (a jitter scaled to ‖B‖²), their sign read from their form."""
-    grams, shift = [], sp.Integer(0)
+    grams: list[tuple[sp.Expr, sp.Expr, SumLimit]] = []
+    shift = sp.Integer(0)
     for term in sp.Add.make_args(sp.expand(expanded)):
         deltas = [f for f in sp.Mul.make_args(term) if f == sp.KroneckerDelta(row, column)]
         rest = sp.Mul(*(f for f in sp.Mul.make_args(term) if f not in deltas))
@@ -305,7 +325,8 @@ def _shifted_gram_proof(theorem, expanded, row, column, strict: bool) -> ProofRe
         found = gram_factor(term, row, column)
         if found is None or found[1] is None:
             return None
-        grams.append(found)
+        # a Gram matrix (F is not None) comes with the limit of its sum: (c, F, limit)
+        grams.append(cast("tuple[sp.Expr, sp.Expr, SumLimit]", found))
     if not grams or shift == 0:
         return None
     shift_sign = sign_by_form(shift)
@@ -360,7 +381,7 @@ def sign_by_form(expr: sp.Expr) -> str | None:
 # -- symbolic route: rank ------------------------------------------------------------------------
 
 
-def _rank_proof(claim: RankAtMost, expanded) -> ProofResult | None:
+def _rank_proof(claim: RankAtMost, expanded: sp.Expr) -> ProofResult | None:
     for index, what in ((claim.row, "rows"), (claim.column, "columns")):
         if sp.simplify(_dimension(index) - claim.bound) == 0:
             return ProofResult(PROVED, f"the matrix has {claim.bound} {what}, so its rank is at "
@@ -373,7 +394,7 @@ def _rank_proof(claim: RankAtMost, expanded) -> ProofResult | None:
     return None
 
 
-def _factorization_dimension(expr, row, column):
+def _factorization_dimension(expr: sp.Expr, row: sp.Idx, column: sp.Idx) -> sp.Expr | None:
     """k when ``expr`` = c · Σ_{c<k} L(row, c) R(c, column) with no factor holding both row
     and column; None otherwise."""
     _, core = _split_coefficient(expr, row, column)
@@ -385,7 +406,8 @@ def _factorization_dimension(expr, row, column):
     return sp.simplify(high - low + 1)
 
 
-def _minors_vanish_up_to(theorem, claim: RankAtMost, expanded, bound: int) -> int:
+def _minors_vanish_up_to(theorem: Theorem, claim: RankAtMost, expanded: sp.Expr,
+                         bound: int) -> int:
     """The largest N such that at every size <= N each (k+1)-minor of the matrix, its entries
     left as symbols, expands to 0 (a polynomial identically 0 vanishes at every value)."""
     proved = 0
@@ -413,14 +435,15 @@ def _minors_vanish(matrix: sp.Matrix, rank: int) -> bool:
 # -- exact refutation ----------------------------------------------------------------------------
 
 
-def _batch_assignments(claim: _MatrixClaim, sizes: dict):
+def _batch_assignments(claim: _MatrixClaim, sizes: dict[str, int]) -> Iterator[dict[str, int]]:
     indices = claim.batch_indices()
     ranges = [range(sizes.get(str(_dimension(i)), 1)) for i in indices]
     for values in itertools.product(*ranges):
         yield {str(i.label): v for i, v in zip(indices, values, strict=True)}
 
 
-def _concrete_matrix(theorem, claim, expanded, sizes, batch) -> sp.Matrix:
+def _concrete_matrix(theorem: Theorem, claim: _MatrixClaim, expanded: sp.Expr,
+                     sizes: dict[str, int], batch: dict[str, int]) -> sp.Matrix:
     rows = sizes[str(_dimension(claim.row))]
     columns = sizes[str(_dimension(claim.column))]
     row, column = str(claim.row.label), str(claim.column.label)
@@ -428,7 +451,8 @@ def _concrete_matrix(theorem, claim, expanded, sizes, batch) -> sp.Matrix:
         theorem, expanded, sizes, {**batch, row: int(r), column: int(c)}))
 
 
-def _search(theorem, claim: _MatrixClaim, expanded, witness) -> dict | None:
+def _search(theorem: Theorem, claim: _MatrixClaim, expanded: sp.Expr, witness: Witness
+            ) -> dict | None:
     """Small sizes, structured rational inputs, the matrix evaluated exactly; the first
     instance ``witness(matrix, sizes)`` describes as a counterexample."""
     for largest in search_steps(theorem, SEARCH_SIZES):
@@ -484,7 +508,7 @@ def _definiteness_witness(matrix: sp.Matrix, sizes: dict, strict: bool) -> dict 
     return None
 
 
-def _candidate_vectors(matrix: sp.Matrix, strict: bool):
+def _candidate_vectors(matrix: sp.Matrix, strict: bool) -> Iterator[sp.Matrix]:
     """Basis vectors, e_i ± e_j, null-space vectors (for definiteness), and the eigenvector
     of the least eigenvalue of the symmetric part rounded to rationals (checked exactly after)."""
     n = matrix.rows
@@ -499,7 +523,7 @@ def _candidate_vectors(matrix: sp.Matrix, strict: bool):
     yield from _least_eigenvector(symmetric)
 
 
-def _least_eigenvector(symmetric: sp.Matrix):
+def _least_eigenvector(symmetric: sp.Matrix) -> Iterator[sp.Matrix]:
     try:
         pairs = symmetric.evalf(30).eigenvects()
     except Exception:  # an eigen solver that fails offers no candidate; the others stand
@@ -511,11 +535,12 @@ def _least_eigenvector(symmetric: sp.Matrix):
         yield vector.applyfunc(lambda v: sp.Rational(sp.re(v)).limit_denominator(10**6))
 
 
-def _definiteness_witness_for(strict: bool):
+def _definiteness_witness_for(strict: bool) -> Witness:
     return lambda matrix, sizes: _definiteness_witness(matrix, sizes, strict)
 
 
-def check_matrix_indices(where: str, what: str, matrix, row, column) -> None:
+def check_matrix_indices(where: str, what: str, matrix: sp.Expr, row: sp.Idx, column: sp.Idx
+                         ) -> None:
     """A matrix named by an expression and two of its free indices: each an index of it, and
     not the same one (``TheoremError`` naming ``where`` and ``what`` otherwise)."""
     for name, index in (("row", row), ("column", column)):

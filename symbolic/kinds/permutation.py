@@ -17,7 +17,9 @@ swaps, reversals among them) with structured rationals.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import sympy as sp
 
@@ -44,6 +46,9 @@ from ..route import (
     used_values,
 )
 
+if TYPE_CHECKING:
+    from ..route import Theorem
+
 PROVED_METHOD = ("re-indexing by the permutation (Σ_j f(π(j)) = Σ_j f(j) for a bijection π), "
                  "then sum normal form (all sizes, every permutation)")
 
@@ -63,7 +68,7 @@ class Permutation(Tensor):
     """A permutation π of the dimension ``dim``, declared among a theorem's inputs; ``pi[j]``
     is π(j), used inside another tensor's index."""
 
-    def __init__(self, name: str, dim: Dim):
+    def __init__(self, name: str, dim: Dim) -> None:
         super().__init__(name, (dim,), Bijection())
 
     @property
@@ -71,18 +76,19 @@ class Permutation(Tensor):
         return self.dims[0]
 
 
-def permutations_of(theorem) -> list[Permutation]:
+def permutations_of(theorem: Theorem) -> list[Permutation]:
     return [t for t in theorem.tensors if isinstance(t, Permutation)]
 
 
-def _is_entry_of(node, permutation: Permutation) -> bool:
+def _is_entry_of(node: sp.Basic, permutation: Permutation) -> bool:
     return isinstance(node, sp.Indexed) and str(node.base.label) == permutation.name
 
 
 # -- re-indexing ------------------------------------------------------------------------------
 
 
-def reindex(expr: sp.Expr, permutations, free=()) -> sp.Expr:
+def reindex(expr: sp.Expr, permutations: Sequence[Permutation], free: Iterable[sp.Idx] = ()
+            ) -> sp.Expr:
     """Every sum over j (and every index in ``free``) that occurs only as π(j), for one
     permutation π of exactly its range, with π(j) replaced by j."""
     expr = _reindex_sums(expr, permutations)
@@ -91,7 +97,7 @@ def reindex(expr: sp.Expr, permutations, free=()) -> sp.Expr:
     return expr
 
 
-def _reindex_sums(expr, permutations):
+def _reindex_sums(expr: sp.Basic, permutations: Sequence[Permutation]) -> sp.Basic:
     if not isinstance(expr, sp.Basic) or not expr.args:
         return expr
     args = [_reindex_sums(a, permutations) for a in expr.args]
@@ -103,7 +109,8 @@ def _reindex_sums(expr, permutations):
     return sp.Sum(function, *expr.limits)
 
 
-def _drop_permutation(expr, variable, permutations, limits):
+def _drop_permutation(expr: sp.Expr, variable: sp.Symbol, permutations: Sequence[Permutation],
+                      limits: tuple[sp.Expr, sp.Expr]) -> sp.Expr:
     """``expr`` with π(variable) → variable, when π permutes exactly the range ``limits`` and
     ``variable`` occurs nowhere else."""
     lower, upper = limits
@@ -131,17 +138,17 @@ class Permuted(ClaimKind):
     kind = "permutation"
     relation = "="
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "lhs", sp.sympify(self.lhs, strict=True))
         object.__setattr__(self, "rhs", sp.sympify(self.rhs, strict=True))
 
-    def expressions(self):
+    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         return (("left-hand side", self.lhs), ("right-hand side", self.rhs))
 
-    def to_latex(self, latex) -> str:
+    def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         return f"{latex(self.lhs)} = {latex(self.rhs)}"
 
-    def validate(self, theorem, where: str) -> None:
+    def validate(self, theorem: Theorem, where: str) -> None:
         permutations = permutations_of(theorem)
         if not permutations:
             raise TheoremError(f"{where}: a permutation claim needs a Permutation among its "
@@ -162,7 +169,7 @@ class Permuted(ClaimKind):
                         f"{where}: permutation {permutation.name} permutes "
                         f"{permutation.dim.name} but is applied to {index}")
 
-    def prove(self, theorem, bound: int):
+    def prove(self, theorem: Theorem, bound: int) -> ProofResult:
         permutations = permutations_of(theorem)
         difference = reindexed_difference(theorem, self, permutations)
         left = theorem_residual(theorem, difference)
@@ -177,13 +184,15 @@ class Permuted(ClaimKind):
                            residual=str(left))
 
 
-def reindexed_difference(theorem, claim: Permuted, permutations) -> sp.Expr:
+def reindexed_difference(theorem: Theorem, claim: Permuted,
+                         permutations: Sequence[Permutation]) -> sp.Expr:
     difference = rename_bound_indices(theorem.expand(claim.lhs) - theorem.expand(claim.rhs))
     free = sorted(free_indices(difference), key=str)
     return rename_bound_indices(reindex(difference, permutations, free))
 
 
-def exact_counterexample(theorem, claim: Permuted, permutations, tries: int = 12):
+def exact_counterexample(theorem: Theorem, claim: Permuted, permutations: Sequence[Permutation],
+                         tries: int = 12) -> dict | None:
     """Sizes 1, 2, 3, every permutation of them, structured rationals: lhs − rhs provably
     nonzero (50 digits) gives the counterexample, with the permutation in it."""
     difference = rename_bound_indices(theorem.expand(claim.lhs) - theorem.expand(claim.rhs))
@@ -207,7 +216,8 @@ def exact_counterexample(theorem, claim: Permuted, permutations, tries: int = 12
     return None
 
 
-def _apply(concrete: sp.Expr, permutations, chosen) -> sp.Expr:
+def _apply(concrete: sp.Expr, permutations: Sequence[Permutation],
+           chosen: Sequence[tuple[int, ...]]) -> sp.Expr:
     """Every π(k) at a concrete k replaced by its value, innermost first."""
     for _ in range(8):
         entries = {x: sp.Integer(order[int(x.indices[0])])

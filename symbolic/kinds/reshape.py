@@ -16,7 +16,9 @@ the identity for all sizes. The numeric route computes each view with the backen
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import sympy as sp
 
@@ -41,6 +43,9 @@ from ..route import (
     used_values,
 )
 
+if TYPE_CHECKING:
+    from ..route import Theorem
+
 PROVED_METHOD = ("sum normal form after splitting every flat index: Σ_{f<HD} g(f) = "
                  "Σ_{h<H} Σ_{c<D} g(hD + c) (all sizes, by splitting the flat index)")
 
@@ -52,7 +57,7 @@ class FlatDim(Dim):
 
     factors: tuple[Dim, ...] = ()
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         super().__post_init__()
         if len(self.factors) < 2 or not all(type(d) is Dim for d in self.factors):
             raise TheoremError(f"flat dimension {self.name}: needs two or more plain "
@@ -67,7 +72,7 @@ class FlatDim(Dim):
         return tuple(sp.Mul(*(d.symbol for d in self.factors[k + 1:]))
                      for k in range(len(self.factors)))
 
-    def join(self, parts) -> sp.Expr:
+    def join(self, parts: Sequence[sp.Expr]) -> sp.Expr:
         """The flat index of the factor indices ``parts``."""
         return sp.Add(*(p * s for p, s in zip(parts, self.strides(), strict=True)))
 
@@ -92,7 +97,7 @@ def flat(*factors: Dim, name: str | None = None, latex: str | None = None) -> Fl
     return FlatDim(name, Sizes(low, high), text, tuple(factors))
 
 
-def parts_of(flat_index: sp.Expr, dim: FlatDim):
+def parts_of(flat_index: sp.Expr, dim: FlatDim) -> tuple[sp.Idx, ...] | None:
     candidates = [i for i in flat_index.atoms(sp.Idx)]
     by_dim = []
     for factor in dim.factors:
@@ -121,7 +126,7 @@ class View:
     method: str = "reshape"
     latex: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_name(self.name, "view")
         object.__setattr__(self, "dims", tuple(self.dims))
         where = f"view {self.name}"
@@ -149,18 +154,18 @@ class View:
     def base(self) -> sp.IndexedBase:
         return sp.IndexedBase(self.name, shape=tuple(d.symbol for d in self.dims), real=True)
 
-    def __getitem__(self, indices) -> sp.Indexed:
+    def __getitem__(self, indices: sp.Expr | tuple[sp.Expr, ...]) -> sp.Indexed:
         indices = indices if isinstance(indices, tuple) else (indices,)
         if len(indices) != len(self.dims):
             raise TheoremError(f"view {self.name} has {len(self.dims)} axes, indexed with "
                                f"{len(indices)}: {indices}")
         return self.base[indices]
 
-    def entry(self, indices) -> sp.Expr:
+    def entry(self, indices: Sequence[sp.Expr]) -> sp.Expr:
         """The source entry the view holds at ``indices``."""
         by_plain: dict[str, sp.Expr] = {}
         for dim, index in zip(self.dims, indices, strict=True):
-            parts = dim.split(index) if isinstance(dim, FlatDim) else (index,)
+            parts: Sequence[sp.Expr] = dim.split(index) if isinstance(dim, FlatDim) else (index,)
             for factor, part in zip(plain_dims((dim,)), parts, strict=True):
                 by_plain[factor.name] = part
         source_indices = []
@@ -169,7 +174,7 @@ class View:
             source_indices.append(dim.join(parts) if isinstance(dim, FlatDim) else parts[0])
         return self.source[tuple(source_indices)]
 
-    def definition_latex(self, latex) -> str:
+    def definition_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         """``Concat_{i, hD + c} = O_{h, i, c}`` at the view's own plain indices (lower-case
         dimension names where they are single letters), commas between the indices."""
         plain = _plain_indices(plain_dims(self.dims))
@@ -180,7 +185,7 @@ class View:
                 f"{_entry_latex(latex, latex(entry.base), entry.indices)}")
 
 
-def _plain_indices(dims) -> dict[str, sp.Idx]:
+def _plain_indices(dims: Iterable[Dim]) -> dict[str, sp.Idx]:
     pool = iter("pqrsuvwxyz")
     taken: set[str] = set()
     found = {}
@@ -193,17 +198,17 @@ def _plain_indices(dims) -> dict[str, sp.Idx]:
     return found
 
 
-def _entry_latex(latex, name: str, indices) -> str:
+def _entry_latex(latex: Callable[[sp.Expr], str], name: str, indices: Iterable[sp.Expr]) -> str:
     joined = r",\, ".join(latex(i) for i in indices)
     return f"{{{name}}}_{{{joined}}}"
 
 
-def plain_dims(dims) -> list[Dim]:
+def plain_dims(dims: Iterable[Dim]) -> list[Dim]:
     """``dims`` with each flat dimension replaced by its factors."""
     return [f for d in dims for f in (d.factors if isinstance(d, FlatDim) else (d,))]
 
 
-def flat_dims_of(tensors, views) -> list[FlatDim]:
+def flat_dims_of(tensors: Iterable[Tensor], views: Iterable[View]) -> list[FlatDim]:
     """Every flat dimension the statement's tensors and views have, once each."""
     seen: dict[str, FlatDim] = {}
     for dims in [t.dims for t in tensors] + [v.dims for v in views]:
@@ -216,7 +221,7 @@ def flat_dims_of(tensors, views) -> list[FlatDim]:
 # -- splitting flat indices -------------------------------------------------------------------
 
 
-def expand_views(expr: sp.Expr, views) -> sp.Expr:
+def expand_views(expr: sp.Expr, views: Iterable[View]) -> sp.Expr:
     """Every entry of a view replaced by the source entry it holds (a view of a view too)."""
     by_name = {v.name: v for v in views}
     while True:
@@ -226,7 +231,7 @@ def expand_views(expr: sp.Expr, views) -> sp.Expr:
         expr = expr.xreplace({x: by_name[str(x.base.label)].entry(x.indices) for x in found})
 
 
-def split_flat_indices(expr: sp.Expr, flats: list[FlatDim]) -> sp.Expr:
+def split_flat_indices(expr: sp.Expr, flats: Sequence[FlatDim]) -> sp.Expr:
     """Every sum over a flat index becomes the nested sums over its parts, and every free flat
     index f becomes join(parts) with fresh free parts: both equalities for every size."""
     expr = _split_sums(expr, flats)
@@ -238,21 +243,21 @@ def split_flat_indices(expr: sp.Expr, flats: list[FlatDim]) -> sp.Expr:
     return expr
 
 
-def _flat_of(size, flats) -> FlatDim | None:
+def _flat_of(size: sp.Expr | None, flats: Sequence[FlatDim]) -> FlatDim | None:
     for dim in flats:
         if size is not None and sp.expand(size - dim.symbol) == 0:
             return dim
     return None
 
 
-def _split_sums(expr: sp.Expr, flats) -> sp.Expr:
+def _split_sums(expr: sp.Expr, flats: Sequence[FlatDim]) -> sp.Expr:
     if not isinstance(expr, sp.Basic) or not expr.args:
         return expr
     args = [_split_sums(a, flats) for a in expr.args]
     if not isinstance(expr, sp.Sum):
         return expr.func(*args)
     function, limits = args[0], list(expr.limits)
-    new_limits = []
+    new_limits: list[tuple[sp.Symbol, sp.Expr, sp.Expr]] = []
     for variable, lower, upper in reversed(limits):
         dim = _flat_of(upper - lower + 1, flats) if lower == 0 else None
         if dim is None:
@@ -264,7 +269,8 @@ def _split_sums(expr: sp.Expr, flats) -> sp.Expr:
     return sp.Sum(function, *new_limits)
 
 
-def _substitute_flat(expr, variable, dim: FlatDim, parts) -> sp.Expr:
+def _substitute_flat(expr: sp.Expr, variable: sp.Symbol, dim: FlatDim,
+                     parts: tuple[sp.Expr, ...]) -> sp.Expr:
     """``expr`` at variable = join(parts): its split forms become the parts themselves."""
     forms = dict(zip(dim.split(variable), parts, strict=True))
     return expr.xreplace(forms).xreplace({variable: dim.join(parts)})
@@ -284,33 +290,33 @@ class Reshape(ClaimKind):
     kind = "reshape"
     relation = "="
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "lhs", sp.sympify(self.lhs, strict=True))
         object.__setattr__(self, "rhs", sp.sympify(self.rhs, strict=True))
         object.__setattr__(self, "views", tuple(self.views))
 
-    def flats(self, theorem=None) -> list[FlatDim]:
+    def flats(self, theorem: Theorem | None = None) -> list[FlatDim]:
         tensors = theorem.tensors if theorem is not None else [
             v.source for v in self.views if isinstance(v.source, Tensor)]
         return flat_dims_of(tensors, self.views)
 
-    def atomized(self, side: sp.Expr, flats) -> sp.Expr:
+    def atomized(self, side: sp.Expr, flats: Sequence[FlatDim]) -> sp.Expr:
         """A side with views expanded and every flat index split into its parts."""
         return split_flat_indices(rename_bound_indices(expand_views(side, self.views)), flats)
 
-    def expressions(self):
+    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         flats = self.flats()
         return (("left-hand side", self.atomized(self.lhs, flats)),
                 ("right-hand side", self.atomized(self.rhs, flats)))
 
-    def to_latex(self, latex) -> str:
+    def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         statement = f"{latex(self.lhs)} = {latex(self.rhs)}"
         if not self.views:
             return statement
         where = r",\quad ".join(v.definition_latex(latex) for v in self.views)
         return rf"{statement} \quad\text{{where }} {where}"
 
-    def validate(self, theorem, where: str) -> None:
+    def validate(self, theorem: Theorem, where: str) -> None:
         names = {x.name for x in theorem.inputs} | {d.name for d in theorem.definitions}
         for view in self.views:
             if view.name in names:
@@ -330,7 +336,7 @@ class Reshape(ClaimKind):
             raise TheoremError(f"{where}: a reshape claim needs a flat dimension (flat(H, D)) "
                                "among its views or inputs")
 
-    def prove(self, theorem, bound: int):
+    def prove(self, theorem: Theorem, bound: int) -> ProofResult:
         flats = self.flats(theorem)
         difference = atomized_difference(theorem, self, flats)
         left = theorem_residual(theorem, difference)
@@ -364,19 +370,20 @@ def _check_view_entries(claim: Reshape, where: str) -> None:
                         f"{[d.name for d in view.dims]} (mismatched shapes)")
 
 
-def atomized_difference(theorem, claim: Reshape, flats) -> sp.Expr:
+def atomized_difference(theorem: Theorem, claim: Reshape, flats: Sequence[FlatDim]) -> sp.Expr:
     """lhs − rhs with views, definitions and vocabulary expanded and flat indices split."""
     lhs, rhs = (theorem.expand(expand_views(side, claim.views)) for side in (claim.lhs, claim.rhs))
     lhs, rhs = claim.atomized(lhs, flats), claim.atomized(rhs, flats)
     return rename_bound_indices(lhs - rhs)
 
 
-def exact_counterexample(theorem, difference: sp.Expr, flats, tries: int = 12) -> dict | None:
+def exact_counterexample(theorem: Theorem, difference: sp.Expr, flats: Sequence[FlatDim],
+                         tries: int = 12) -> dict | None:
     """Small sizes (every plain dimension 1, 2, 3) and structured rationals at which lhs − rhs
     is provably nonzero (50 digits)."""
     plain = {d.name: d for t in theorem.tensors for d in plain_dims(t.dims)}
 
-    def sizes_at(theorem, largest: int) -> dict[str, int]:
+    def sizes_at(theorem: Theorem, largest: int) -> dict[str, int]:
         """Every plain dimension at ``largest`` (or its bound); a flat one at their product."""
         sizes = {name: max(d.sizes.low, min(largest, d.sizes.high)) for name, d in plain.items()}
         for dim in flats:

@@ -12,7 +12,9 @@ other inputs; where the series needs concrete sizes, for every size <= k entry b
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import sympy as sp
 
@@ -33,6 +35,9 @@ from ..route import (
     size_steps,
     theorem_residual,
 )
+
+if TYPE_CHECKING:
+    from ..route import AnyConfiguration, Theorem
 
 
 @dataclass(frozen=True)
@@ -56,24 +61,25 @@ class Series(ClaimKind):
                      'positive scalar), each along η = 2^-1, 2^-2, …')
     relation = "="
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "lhs", as_expression(self.lhs, "Series: the left-hand side"))
         object.__setattr__(self, "rhs", as_expression(self.rhs, "Series: the right-hand side"))
 
-    def expressions(self):
+    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         return (("left-hand side", self.lhs), ("right-hand side", self.rhs))
 
-    def to_latex(self, latex) -> str:
+    def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         power = latex(self.variable ** (self.order + 1))
         return (rf"{latex(self.lhs)} = {latex(self.rhs)} + O\left({power}\right) "
                 rf"\quad ({latex(self.variable)} \to 0)")
 
-    def numeric_configurations(self, found):
+    def numeric_configurations(self, found: list[AnyConfiguration]
+                               ) -> list[AnyConfiguration]:
         # |lhs − rhs| / η^(k+1) divides rounding by η^(k+1): float16 and bfloat16 round
         # coarser than any η at which the series' remainder can be seen
         return [c for c in found if c[1] in ("float64", "float32")]
 
-    def validate(self, theorem, where: str) -> None:
+    def validate(self, theorem: Theorem, where: str) -> None:
         if self.variable not in {s.symbol for s in theorem.scalars}:
             raise TheoremError(f"{where}: series variable {self.variable} is not an input scalar")
         if not isinstance(self.order, int) or self.order < 0:
@@ -83,11 +89,11 @@ class Series(ClaimKind):
             if not expr.has(self.variable) and part == "left-hand side":
                 raise TheoremError(f"{where}, {part}: does not depend on {self.variable}")
 
-    def prove(self, theorem, bound: int) -> ProofResult:
+    def prove(self, theorem: Theorem, bound: int) -> ProofResult:
         return _prove_series(theorem, self, bound)
 
 
-def coefficients(theorem, claim: Series) -> list[sp.Expr]:
+def coefficients(theorem: Theorem, claim: Series) -> list[sp.Expr]:
     """The Taylor coefficients of η^0 … η^order of lhs − rhs at η = 0."""
     difference = claim_difference(theorem, claim)
     eta = claim.variable
@@ -95,7 +101,7 @@ def coefficients(theorem, claim: Series) -> list[sp.Expr]:
             for power in range(claim.order + 1)]
 
 
-def _is_zero(theorem, coefficient: sp.Expr) -> bool:
+def _is_zero(theorem: Theorem, coefficient: sp.Expr) -> bool:
     return theorem_residual(theorem, coefficient) == 0 or sp.simplify(coefficient) == 0
 
 
@@ -110,7 +116,7 @@ def _series_vanishes(difference: sp.Expr, eta: sp.Symbol, order: int) -> bool | 
     return sp.simplify(expansion) == 0
 
 
-def _prove_series(theorem, claim: Series, bound: int) -> ProofResult:
+def _prove_series(theorem: Theorem, claim: Series, bound: int) -> ProofResult:
     method = (f"a series to order {claim.order} in {claim.variable}: SymPy's series of lhs − rhs "
               f"at 0 has no term below {claim.variable}^{claim.order + 1}")
     open_coefficients = []
@@ -138,7 +144,7 @@ def _prove_series(theorem, claim: Series, bound: int) -> ProofResult:
                        "could not expand the series)")
 
 
-def _bounded_series(theorem, claim: Series, difference: sp.Expr, bound: int) -> int:
+def _bounded_series(theorem: Theorem, claim: Series, difference: sp.Expr, bound: int) -> int:
     """The largest k such that the series vanishes to the order entry by entry for every size
     <= k (0 when the claim has no dimension: nothing is bounded then)."""
     if not theorem.dims:

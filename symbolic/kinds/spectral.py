@@ -40,7 +40,9 @@ are compared at 50 digits (∞ exactly where σ_min is exactly 0).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import sympy as sp
 
@@ -60,6 +62,12 @@ from ..route import (
 )
 from .linalg import check_matrix_indices, gram_factor
 
+if TYPE_CHECKING:
+    from sympy.printing.latex import LatexPrinter
+
+    from ..route import AnyConfiguration, Theorem
+    from .linalg import GramFactor
+
 RELATIONS = ("=", "<=", "<")
 SEARCH_SIZES = 3
 SEARCH_TRIES = 2 * len(STRUCTURED_PATTERNS)
@@ -78,7 +86,7 @@ class SpectralTerm(sp.Function):
     symbol_latex = ""
 
     @classmethod
-    def eval(cls, matrix, row, column):
+    def eval(cls, matrix: sp.Expr, row: sp.Idx, column: sp.Idx) -> None:
         return None
 
     @property
@@ -93,13 +101,13 @@ class SpectralTerm(sp.Function):
     def column(self) -> sp.Idx:
         return self.args[2]
 
-    def _eval_is_real(self):
+    def _eval_is_real(self) -> bool:
         return True
 
-    def _eval_is_nonnegative(self):
+    def _eval_is_nonnegative(self) -> bool:
         return True
 
-    def _latex(self, printer, exp=None):
+    def _latex(self, printer: LatexPrinter, exp: str | None = None) -> str:
         matrix = self.matrix
         if isinstance(matrix, sp.Indexed) and matrix.indices == (self.row, self.column):
             shown = printer._print(matrix.base.label)  # the whole matrix: its name
@@ -127,21 +135,21 @@ class ConditionNumber(SpectralTerm):
 
     symbol_latex = r"\kappa"
 
-    def _eval_is_positive(self):
+    def _eval_is_positive(self) -> bool:
         return True
 
 
-def singular_max(matrix, row, column) -> SingularMax:
+def singular_max(matrix: sp.Expr, row: sp.Idx, column: sp.Idx) -> SingularMax:
     """The largest singular value of the matrix ``matrix`` over (``row``, ``column``)."""
     return SingularMax(matrix, row, column)
 
 
-def singular_min(matrix, row, column) -> SingularMin:
+def singular_min(matrix: sp.Expr, row: sp.Idx, column: sp.Idx) -> SingularMin:
     """The smallest singular value over the columns (0 when there are fewer rows)."""
     return SingularMin(matrix, row, column)
 
 
-def cond(matrix, row, column) -> ConditionNumber:
+def cond(matrix: sp.Expr, row: sp.Idx, column: sp.Idx) -> ConditionNumber:
     """The condition number σ_max/σ_min of ``matrix`` over (``row``, ``column``)."""
     return ConditionNumber(matrix, row, column)
 
@@ -171,7 +179,7 @@ class Spectral(ClaimKind):
     measures_rounding = False  # judged by intervals around each singular value, not in ulps
     numeric_draws = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "lhs", sp.sympify(self.lhs))
         object.__setattr__(self, "rhs", sp.sympify(self.rhs))
 
@@ -187,18 +195,19 @@ class Spectral(ClaimKind):
         ones = dict.fromkeys(self.terms(), sp.Integer(1))
         return self.lhs.xreplace(ones) + self.rhs.xreplace(ones)
 
-    def expressions(self):
+    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         found = [(f"matrix of {type(t).__name__}", t.matrix) for t in self.terms()]
         return (*found, ("scalars of the sides", self.scalar_part()))
 
-    def to_latex(self, latex) -> str:
+    def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         return f"{latex(self.lhs)} {self.relation} {latex(self.rhs)}"
 
-    def numeric_configurations(self, found):
+    def numeric_configurations(self, found: list[AnyConfiguration]
+                               ) -> list[AnyConfiguration]:
         """float64 and float32: the backends' SVDs take no float16 or bfloat16."""
         return [c for c in found if c[1] in ("float64", "float32")]
 
-    def validate(self, theorem, where: str) -> None:
+    def validate(self, theorem: Theorem, where: str) -> None:
         if self.relation_text not in RELATIONS:
             raise TheoremError(f"{where}: Spectral's relation must be one of {RELATIONS}, got "
                                f"{self.relation_text!r}")
@@ -215,11 +224,11 @@ class Spectral(ClaimKind):
         for side in (self.lhs, self.rhs):
             _check_arithmetic(side, where)
 
-    def prove(self, theorem, bound: int) -> ProofResult:
+    def prove(self, theorem: Theorem, bound: int) -> ProofResult:
         return prove_spectral(self, theorem)
 
 
-def _check_arithmetic(expr, where: str) -> None:
+def _check_arithmetic(expr: sp.Expr, where: str) -> None:
     """Sides are sums, products and powers of terms, scalars and numbers (the numeric route
     evaluates exactly these with intervals)."""
     if isinstance(expr, (SpectralTerm, sp.Symbol, sp.Number)) or expr in (sp.oo,):
@@ -262,11 +271,11 @@ class _Reduced:
 
 
 class _Reducer:
-    def __init__(self, theorem):
+    def __init__(self, theorem: Theorem) -> None:
         self.theorem = theorem
         self.bases: dict[str, _Base] = {}
 
-    def base(self, matrix, row, column) -> _Base:
+    def base(self, matrix: sp.Expr, row: sp.Expr, column: sp.Expr) -> _Base:
         canonical = matrix.xreplace({row: sp.Symbol("_row"), column: sp.Symbol("_column")})
         key = sp.srepr(canonical)
         if key not in self.bases:
@@ -278,7 +287,7 @@ class _Reducer:
                                     sp.Symbol(f"_gap_{n}", nonnegative=True), shown)
         return self.bases[key]
 
-    def reduce(self, matrix, row, column) -> _Reduced:
+    def reduce(self, matrix: sp.Expr, row: sp.Idx, column: sp.Idx) -> _Reduced:
         expanded = self.theorem.expand(matrix)
         identity, gram, rest = _split_terms(expanded, row, column)
         if not rest and gram is None and identity != 0:
@@ -287,6 +296,7 @@ class _Reducer:
         if not rest and gram is not None and _nonnegative(identity):
             coefficient, factor, limit = gram
             if factor is not None:
+                assert limit is not None  # gram_factor gives F together with the limit of its sum
                 inner = self.reduce_factor(factor, limit[0], row)
                 shift = "" if identity == 0 else f" plus {identity} times the identity"
                 return _Reduced(coefficient * inner.large**2 + identity,
@@ -297,17 +307,18 @@ class _Reducer:
         base = self.base(expanded, row, column)
         return _Reduced(base.large, base.small, f"matrix {base.shown}")
 
-    def reduce_factor(self, factor, row, column) -> _Reduced:
+    def reduce_factor(self, factor: sp.Expr, row: sp.Expr, column: sp.Expr) -> _Reduced:
         """F over (row k, column a), never reduced further: its own symbols."""
         base = self.base(factor, row, column)
         return _Reduced(base.large, base.small, base.shown)
 
 
-def _split_terms(expanded, row, column):
+def _split_terms(expanded: sp.Expr, row: sp.Idx, column: sp.Idx
+                 ) -> tuple[sp.Expr, GramFactor | None, list[sp.Expr]]:
     """(coefficient of the identity, the single Gram term (c, F, limit) or None, other terms)."""
     identity = sp.Integer(0)
-    gram = None
-    rest = []
+    gram: GramFactor | None = None
+    rest: list[sp.Expr] = []
     for term in sp.Add.make_args(sp.expand(expanded, deep=False)):
         found = gram_factor(term, row, column)
         if found is not None and found[1] is None:
@@ -319,12 +330,12 @@ def _split_terms(expanded, row, column):
     return identity, gram, rest
 
 
-def _nonnegative(value) -> bool:
+def _nonnegative(value: sp.Expr) -> bool:
     value = sp.sympify(value)
     return value == 0 or bool(value.is_nonnegative)
 
 
-def prove_spectral(claim: Spectral, theorem) -> ProofResult:
+def prove_spectral(claim: Spectral, theorem: Theorem) -> ProofResult:
     reducer = _Reducer(theorem)
     reduced = {t: reducer.reduce(t.matrix, t.row, t.column) for t in claim.terms()}
     bases = list(reducer.bases.values())
@@ -341,7 +352,7 @@ def prove_spectral(claim: Spectral, theorem) -> ProofResult:
                        f"{SEARCH_SIZES} found no counterexample; numeric evidence only")
 
 
-def _how(reduced) -> str:
+def _how(reduced: dict[SpectralTerm, _Reduced]) -> str:
     return "; ".join(sorted({f"{_name(t)}: {r.how}" for t, r in reduced.items()}))
 
 
@@ -353,8 +364,9 @@ def _name(term: SpectralTerm) -> str:
     return f"[{matrix}]_({term.row}, {term.column})"
 
 
-def _prove_reduced(claim, reduced, bases) -> ProofResult | None:
-    regions = []
+def _prove_reduced(claim: Spectral, reduced: dict[SpectralTerm, _Reduced], bases: list[_Base]
+                   ) -> ProofResult | None:
+    regions: list[str] = []
     for zero in itertools.chain.from_iterable(itertools.combinations(bases, k)
                                               for k in range(len(bases) + 1)):
         sides = [_in_region(side, reduced, bases, zero) for side in (claim.lhs, claim.rhs)]
@@ -368,16 +380,17 @@ def _prove_reduced(claim, reduced, bases) -> ProofResult | None:
                        "cancellation and nonnegative coefficients (all sizes)")
 
 
-def _in_region(side, reduced, bases, zero):
+def _in_region(side: sp.Expr, reduced: dict[SpectralTerm, _Reduced], bases: list[_Base],
+               zero: tuple[_Base, ...]) -> sp.Expr | None:
     """The side with each term replaced by its value when the bases in ``zero`` have σ_min = 0
     (and M = t there) and the others σ_min = m > 0, M = m + t: ∞ for a condition number whose
     smallest singular value vanishes; None where a side mixes ∞ with other terms."""
-    values = {}
+    values: dict[sp.Symbol, sp.Expr] = {}
     for base in bases:
         small = sp.Integer(0) if base in zero else base.small
         values[base.small] = small
         values[base.large] = small + base.gap
-    replaced = {}
+    replaced: dict[SpectralTerm, sp.Expr] = {}
     for term, r in reduced.items():
         large = sp.simplify(r.large.xreplace(values))
         small = sp.simplify(r.small.xreplace(values))
@@ -395,7 +408,7 @@ def _in_region(side, reduced, bases, zero):
     return value
 
 
-def _holds(lhs, relation, rhs) -> bool:
+def _holds(lhs: sp.Expr, relation: str, rhs: sp.Expr) -> bool:
     if lhs == sp.oo or rhs == sp.oo:
         if lhs == sp.oo and rhs == sp.oo:
             return relation in ("=", "<=")
@@ -408,13 +421,13 @@ def _holds(lhs, relation, rhs) -> bool:
     return sign == "positive" or (relation == "<=" and sign == "nonnegative")
 
 
-def _finite(expr) -> bool:
+def _finite(expr: sp.Expr) -> bool:
     """Its denominator is positive for every value of the variables: it is a finite number."""
     _, denominator = sp.fraction(sp.together(expr))
     return _polynomial_sign(denominator) == "positive"
 
 
-def _sign(expr) -> str | None:
+def _sign(expr: sp.Expr) -> str | None:
     """"positive", "nonnegative" or None (not shown) for every value of the variables."""
     numerator, denominator = sp.fraction(sp.factor(sp.together(expr)))
     below = _polynomial_sign(denominator)
@@ -428,7 +441,7 @@ def _sign(expr) -> str | None:
     return _polynomial_sign(numerator)
 
 
-def _polynomial_sign(expr) -> str | None:
+def _polynomial_sign(expr: sp.Expr) -> str | None:
     """A polynomial's sign from its coefficients: every coefficient ≥ 0 and each variable
     nonnegative gives ≥ 0, and a positive term in positive variables alone gives > 0."""
     expr = sp.expand(expr)
@@ -456,7 +469,7 @@ def _polynomial_sign(expr) -> str | None:
 # -- exact refutation ------------------------------------------------------------------------
 
 
-def _search(theorem, claim: Spectral) -> dict | None:
+def _search(theorem: Theorem, claim: Spectral) -> dict | None:
     terms = claim.terms()
     expanded = {t: theorem.expand(t.matrix) for t in terms}
     for largest in search_steps(theorem, SEARCH_SIZES):
@@ -469,7 +482,8 @@ def _search(theorem, claim: Spectral) -> dict | None:
     return None
 
 
-def _concrete(theorem, expanded, term, sizes) -> sp.Matrix:
+def _concrete(theorem: Theorem, expanded: sp.Expr, term: SpectralTerm, sizes: dict[str, int]
+              ) -> sp.Matrix:
     rows = int(_dimension(term.row).xreplace(_size_symbols(sizes)))
     columns = int(_dimension(term.column).xreplace(_size_symbols(sizes)))
     row, column = str(term.row.label), str(term.column.label)
@@ -477,12 +491,14 @@ def _concrete(theorem, expanded, term, sizes) -> sp.Matrix:
         theorem, expanded, sizes, {row: int(r), column: int(c)}))
 
 
-def _size_symbols(sizes: dict) -> dict:
+def _size_symbols(sizes: dict[str, int]) -> dict[sp.Symbol, int]:
     return {sp.Symbol(n, integer=True, positive=True): v for n, v in sizes.items()}
 
 
-def _violation(claim, symbolic, values) -> dict | None:
-    replaced, shown = {}, {}
+def _violation(claim: Spectral, symbolic: dict[SpectralTerm, sp.Matrix], values: dict
+               ) -> dict | None:
+    replaced: dict[SpectralTerm, sp.Expr] = {}
+    shown: dict[str, str] = {}
     for term, matrix in symbolic.items():
         exact = _exact(matrix, values)
         if exact is None:
@@ -501,9 +517,9 @@ def _violation(claim, symbolic, values) -> dict | None:
     scalars = {k: v for k, v in values.items() if isinstance(k, sp.Symbol)}
     sides = [_evaluate(side.xreplace(replaced).xreplace(scalars))
              for side in (claim.lhs, claim.rhs)]
-    if any(s is None for s in sides):
-        return None
     lhs, rhs = sides
+    if lhs is None or rhs is None:
+        return None
     if _violates(lhs, claim.relation_text, rhs):
         difference = ("inf" if (lhs == sp.oo) != (rhs == sp.oo) else
                       "0" if lhs == rhs == sp.oo else f"{float(lhs - rhs):.6g}")
@@ -513,7 +529,7 @@ def _violation(claim, symbolic, values) -> dict | None:
     return None
 
 
-def exact_extremes(matrix: sp.Matrix):
+def exact_extremes(matrix: sp.Matrix) -> tuple[sp.Expr, sp.Expr] | None:
     """(σ_max, σ_min) of a matrix of exact numbers, exactly (square roots of the extreme roots
     of the characteristic polynomial of AᵀA, or of AAᵀ for a wide A, whose σ_min is 0);
     None where SymPy cannot find the roots."""
@@ -532,7 +548,7 @@ def exact_extremes(matrix: sp.Matrix):
     return large, small
 
 
-def _eigenvalues(symmetric: sp.Matrix) -> list:
+def _eigenvalues(symmetric: sp.Matrix) -> list[sp.Expr]:
     """The real eigenvalues of a symmetric matrix of exact numbers: exact real roots of its
     characteristic polynomial (rational entries), else SymPy's closed forms, real part."""
     x = sp.Dummy("x")
@@ -545,7 +561,7 @@ def _eigenvalues(symmetric: sp.Matrix) -> list:
         return []
 
 
-def _exact(symbolic: sp.Matrix, values: dict):
+def _exact(symbolic: sp.Matrix, values: dict) -> sp.Matrix | None:
     entries = {x: values[(str(x.base), x.indices)] for x in symbolic.atoms(sp.Indexed)
                if (str(x.base), x.indices) in values}
     scalars = {k: v for k, v in values.items() if isinstance(k, sp.Symbol)}
@@ -556,7 +572,7 @@ def _exact(symbolic: sp.Matrix, values: dict):
     return matrix
 
 
-def _evaluate(value):
+def _evaluate(value: sp.Expr) -> sp.Expr | None:
     """∞, or the value to 50 digits; None where it is undefined (0·∞, ∞ − ∞, 0/0)."""
     value = sp.simplify(value) if value.has(sp.oo) else value
     if value == sp.oo:
@@ -569,7 +585,7 @@ def _evaluate(value):
     return number
 
 
-def _violates(lhs, relation, rhs) -> bool:
+def _violates(lhs: sp.Expr, relation: str, rhs: sp.Expr) -> bool:
     if lhs == sp.oo or rhs == sp.oo:
         if lhs == sp.oo and rhs == sp.oo:
             return relation == "<"
@@ -582,11 +598,11 @@ def _violates(lhs, relation, rhs) -> bool:
     return difference > -MARGIN
 
 
-def _text(value) -> str:
+def _text(value: sp.Expr) -> str:
     return "inf" if value == sp.oo else f"{float(sp.N(value, 30)):.6g}"
 
 
-def _used(symbolic: dict, values: dict) -> dict:
+def _used(symbolic: dict[SpectralTerm, sp.Matrix], values: dict) -> dict[str, str]:
     names = {(str(x.base), x.indices) for m in symbolic.values() for x in m.atoms(sp.Indexed)}
     used = {}
     for key, value in values.items():

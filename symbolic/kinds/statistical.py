@@ -25,7 +25,9 @@ is finite (``Rademacher``) the counterexample is confirmed by enumerating every 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import sympy as sp
 
@@ -48,6 +50,9 @@ from ..route import (
     substituted,
 )
 
+if TYPE_CHECKING:
+    from ..route import AnyConfiguration, Domain, Tensor, Theorem
+
 # at most this many random entries are enumerated to confirm a counterexample (2^12 patterns)
 ENUMERATION_LIMIT = 12
 
@@ -62,7 +67,7 @@ class Law:
     variance: sp.Expr
     sampler: str = "normal"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "mean", sp.sympify(self.mean))
         object.__setattr__(self, "variance", sp.sympify(self.variance))
         if not (self.mean.is_number and self.variance.is_number and self.variance >= 0):
@@ -82,13 +87,13 @@ class Law:
         return rf"\mathcal{{N}}({sp.latex(self.mean)}, {sp.latex(self.variance)})"
 
 
-def Moments(mean=0, variance=1) -> Law:
+def Moments(mean: sp.Expr | float = 0, variance: sp.Expr | float = 1) -> Law:
     """Any law with this mean and variance: the claim is asserted for all of them (the numeric
     route samples the Gaussian one)."""
     return Law("any", mean, variance, "normal")
 
 
-def Gaussian(mean=0, variance=1) -> Law:
+def Gaussian(mean: sp.Expr | float = 0, variance: sp.Expr | float = 1) -> Law:
     return Law("Gaussian", mean, variance, "normal")
 
 
@@ -109,7 +114,7 @@ class _Statistic(ClaimKind):
     statistic: sp.Expr
     value: sp.Expr
     law: Law = field(default_factory=Moments)
-    random: tuple = ()  # the random tensors; every input tensor when empty
+    random: tuple[Tensor, ...] = ()  # the random tensors; every input tensor when empty
 
     kind = "statistical"
     numeric_draws = ('independent samples of every random tensor from the declared law (fixed '
@@ -117,7 +122,7 @@ class _Statistic(ClaimKind):
     relation = "="
     operator = ""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         kind = type(self).__name__
         object.__setattr__(self, "statistic", as_expression(self.statistic, f"{kind}: statistic"))
         object.__setattr__(self, "value", as_expression(self.value, f"{kind}: value"))
@@ -126,21 +131,21 @@ class _Statistic(ClaimKind):
                                f"Rademacher(), got {type(self.law).__name__}")
         object.__setattr__(self, "random", tuple(self.random))
 
-    def expressions(self):
+    def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         return (("statistic", self.statistic), ("value", self.value))
 
-    def to_latex(self, latex) -> str:
+    def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         over = ""
         if self.random:
             over = "_{" + ", ".join(latex(t.base) for t in self.random) + "}"
         return (rf"\operatorname{{{self.operator}}}{over}\left[{latex(self.statistic)}\right] = "
                 rf"{latex(self.value)}, \quad \text{{entries i.i.d. }} \sim {self.law.latex()}")
 
-    def random_tensors(self, theorem) -> tuple:
+    def random_tensors(self, theorem: Theorem) -> tuple[Tensor, ...]:
         """The random tensors: those named in ``random=``, else every input tensor."""
         return self.random or theorem.tensors
 
-    def validate(self, theorem, where: str) -> None:
+    def validate(self, theorem: Theorem, where: str) -> None:
         declared = {t.name for t in theorem.tensors}
         for tensor in self.random:
             if getattr(tensor, "name", None) not in declared:
@@ -163,14 +168,15 @@ class _Statistic(ClaimKind):
             raise TheoremError(f"{where}: the claimed value has a free index the statistic "
                                "lacks")
 
-    def moment(self, theorem) -> sp.Expr:
+    def moment(self, theorem: Theorem) -> sp.Expr:
         """The statistic's mean or variance by moment algebra, as an expression in the sizes."""
         raise NotImplementedError
 
-    def prove(self, theorem, bound: int):
+    def prove(self, theorem: Theorem, bound: int) -> ProofResult:
         return prove_statistic(self, theorem, bound)
 
-    def numeric_configurations(self, found):
+    def numeric_configurations(self, found: list[AnyConfiguration]
+                               ) -> list[AnyConfiguration]:
         """float64 and float32 only: the claim is about exact random variables, and the route
         computes only each sample's statistic on the backend (the moments are taken in float64
         afterwards); a lower format would measure its own rounding, which is no part of the
@@ -184,7 +190,7 @@ class Expectation(_Statistic):
 
     operator = "E"
 
-    def moment(self, theorem) -> sp.Expr:
+    def moment(self, theorem: Theorem) -> sp.Expr:
         return expectation_of(theorem.expand(self.statistic), theorem, self.law)
 
 
@@ -194,7 +200,7 @@ class Variance(_Statistic):
 
     operator = "Var"
 
-    def moment(self, theorem) -> sp.Expr:
+    def moment(self, theorem: Theorem) -> sp.Expr:
         x = theorem.expand(self.statistic)
         square = expectation_of(_product(x, x), theorem, self.law)
         mean = expectation_of(x, theorem, self.law)
@@ -205,8 +211,9 @@ class Variance(_Statistic):
 # -- moment algebra ---------------------------------------------------------------------------
 
 
-def expectation_of(expr: sp.Expr, theorem, law: Law) -> sp.Expr:
+def expectation_of(expr: sp.Expr, theorem: Theorem, law: Law) -> sp.Expr:
     """E[expr], the claim's random tensors with i.i.d. entries of ``law``, the rest fixed."""
+    assert isinstance(theorem.claim, _Statistic)  # asked by the statistic's own ``moment``
     random = {t.base for t in theorem.claim.random_tensors(theorem)}
     return sp.Add(*(_sum(_expect_body(body, random, law), limits)
                     for limits, body in _terms(expr)))
@@ -264,7 +271,9 @@ def _expect_body(body: sp.Expr, random: set, law: Law) -> sp.Expr:
 
 
 def _expect_monomial(monomial: sp.Expr, random: set, law: Law) -> sp.Expr:
-    constant, entries, exponentials = sp.S.One, {}, []
+    constant = sp.S.One
+    entries: dict[sp.IndexedBase, list[tuple]] = {}  # each random tensor's entries
+    exponentials: list[sp.Expr] = []
     for factor in sp.Mul.make_args(monomial):
         base, power = factor.as_base_exp()
         if isinstance(factor, sp.exp) and _holds_random(factor, random):
@@ -288,7 +297,7 @@ def _expect_monomial(monomial: sp.Expr, random: set, law: Law) -> sp.Expr:
     return constant
 
 
-def _holds_random(expr, random: set) -> bool:
+def _holds_random(expr: sp.Expr, random: set) -> bool:
     return any(x.base in random for x in expr.atoms(sp.Indexed))
 
 
@@ -298,7 +307,9 @@ def _gaussian_mgf(exponent: sp.Expr, random: set, law: Law) -> sp.Expr:
     if law.name != "Gaussian":
         raise UnsupportedMoment("an exponential of random entries needs the whole law: declare "
                                 "it Gaussian(...)")
-    fixed, random_terms = [], {}
+    fixed: list[sp.Expr] = []
+    # each random tensor's terms, as (limits, body)
+    random_terms: dict[sp.IndexedBase, list[tuple[tuple, sp.Expr]]] = {}
     for term in sp.Add.make_args(sp.expand(exponent)):
         if not _holds_random(term, random):
             fixed.append(term)
@@ -327,7 +338,7 @@ def _sum_of(term: sp.Expr) -> tuple[tuple, sp.Expr]:
     return (), term
 
 
-def _random_base(body: sp.Expr, random: set):
+def _random_base(body: sp.Expr, random: set) -> sp.IndexedBase:
     bases = {x.base for x in body.atoms(sp.Indexed) if x.base in random}
     if len(bases) != 1:
         raise UnsupportedMoment(f"{body} mixes random tensors in one exponent term")
@@ -348,7 +359,7 @@ def _merged(terms: list[tuple[tuple, sp.Expr]]) -> tuple[tuple, sp.Expr]:
     return limits, body
 
 
-def _linear_entry(body: sp.Expr, base) -> tuple[sp.Indexed, sp.Expr]:
+def _linear_entry(body: sp.Expr, base: sp.IndexedBase) -> tuple[sp.Indexed, sp.Expr]:
     """(x, c) with body = c·x for one entry x of ``base`` and c free of it."""
     entries = {x for x in body.atoms(sp.Indexed) if x.base == base}
     if len(entries) != 1:
@@ -393,12 +404,12 @@ GENERATING_FUNCTION = ("moment algebra with the Gaussian moment generating funct
                        "{variance}); holds for this Gaussian law, the other inputs fixed")
 
 
-def _uses_generating_function(claim, theorem) -> bool:
+def _uses_generating_function(claim: _Statistic, theorem: Theorem) -> bool:
     random = {t.base for t in claim.random_tensors(theorem)}
     return any(_holds_random(e, random) for e in theorem.expand(claim.statistic).atoms(sp.exp))
 
 
-def prove_statistic(claim: _Statistic, theorem, bound: int):
+def prove_statistic(claim: _Statistic, theorem: Theorem, bound: int) -> ProofResult:
     law = claim.law
     try:
         moment = sp.expand(claim.moment(theorem), power_exp=False)
@@ -425,7 +436,7 @@ def prove_statistic(claim: _Statistic, theorem, bound: int):
     return ProofResult(NOT_PROVED, "moment algebra left a residual", residual=str(left))
 
 
-def _instances(theorem, largest: int):
+def _instances(theorem: Theorem, largest: int) -> Iterator[tuple[dict[str, int], dict[str, int]]]:
     """Size assignments with every size <= largest and one of them equal to it, each with every
     value of the free indices."""
     probe = sp.Add(*(expr for _, expr in theorem.claim.expressions()))
@@ -444,11 +455,12 @@ def at_sizes(expr: sp.Expr, sizes: dict[str, int], values: dict[str, int]) -> sp
     return sp.sympify(expr).xreplace(labels).xreplace(dims).doit()
 
 
-def _exact_at(theorem, expr, sizes, values) -> sp.Expr:
+def _exact_at(theorem: Theorem, expr: sp.Expr, sizes: dict[str, int], values: dict[str, int]
+              ) -> sp.Expr:
     return sp.nsimplify(sp.simplify(_delta_powers_to_one(at_sizes(expr, sizes, values))))
 
 
-def _counterexample(claim: _Statistic, theorem, moment: sp.Expr) -> dict | None:
+def _counterexample(claim: _Statistic, theorem: Theorem, moment: sp.Expr) -> dict | None:
     for largest in search_steps(theorem, 3):
         for sizes, values in _instances(theorem, largest):
             lhs = _exact_at(theorem, moment, sizes, values)
@@ -468,7 +480,8 @@ def _counterexample(claim: _Statistic, theorem, moment: sp.Expr) -> dict | None:
     return None
 
 
-def _where_unequal(claim, theorem, sizes, lhs, rhs):
+def _where_unequal(claim: _Statistic, theorem: Theorem, sizes: dict[str, int], lhs: sp.Expr,
+                   rhs: sp.Expr) -> tuple[dict[str, str], sp.Expr, sp.Expr] | None:
     """(the fixed inputs' values, lhs, rhs) at a point where lhs ≠ rhs, or None. Without fixed
     inputs both are numbers; with them, a nonzero difference is confirmed at exact structured
     values of the fixed inputs (50 digits), never taken from a failed simplification."""
@@ -495,14 +508,15 @@ def _where_unequal(claim, theorem, sizes, lhs, rhs):
     return None
 
 
-def _allows(domain, value) -> bool:
+def _allows(domain: Domain, value: sp.Expr) -> bool:
     low, high = getattr(domain, "low", None), getattr(domain, "high", None)
     if low is None or high is None:
         return True
     return bool(sp.Rational(str(low)) <= value <= sp.Rational(str(high)))
 
 
-def _largest_size_checked(claim, theorem, moment, bound: int) -> int:
+def _largest_size_checked(claim: _Statistic, theorem: Theorem, moment: sp.Expr, bound: int
+                          ) -> int:
     proved = 0
     for largest in size_steps(theorem, bound):
         for sizes, values in _instances(theorem, largest):
@@ -514,7 +528,8 @@ def _largest_size_checked(claim, theorem, moment, bound: int) -> int:
     return proved
 
 
-def _enumerated_moment(claim: _Statistic, theorem, sizes: dict, values: dict):
+def _enumerated_moment(claim: _Statistic, theorem: Theorem, sizes: dict[str, int],
+                       values: dict[str, int]) -> tuple[sp.Expr, int] | None:
     """For a finite law, (the statistic's mean or variance over every pattern of the entries it
     uses, exactly; the number of patterns), or None when there are too many entries."""
     statistic = _exact_at(theorem, theorem.expand(claim.statistic), sizes, values)
@@ -533,7 +548,8 @@ def _enumerated_moment(claim: _Statistic, theorem, sizes: dict, values: dict):
     return sp.simplify(sp.Add(*((o - mean) ** 2 for o in outcomes)) / len(outcomes)), len(outcomes)
 
 
-def _enumerate(claim: _Statistic, theorem, sizes: dict, values: dict) -> str | None:
+def _enumerate(claim: _Statistic, theorem: Theorem, sizes: dict[str, int], values: dict[str, int]
+               ) -> str | None:
     """The enumerated value as a sentence: an independent confirmation of the moment
     algebra's."""
     if not claim.law.finite:
@@ -545,7 +561,8 @@ def _enumerate(claim: _Statistic, theorem, sizes: dict, values: dict) -> str | N
     return f"{what} over all {found[1]} ±1 patterns = {found[0]}"
 
 
-def prove_by_enumeration(claim: _Statistic, theorem, bound: int, why: str):
+def prove_by_enumeration(claim: _Statistic, theorem: Theorem, bound: int, why: str
+                         ) -> ProofResult:
     """A finite law whose statistic needs higher moments: every pattern of the entries at
     every size up to ``bound`` (while there are at most ``ENUMERATION_LIMIT`` entries)."""
     proved = 0
@@ -569,7 +586,7 @@ def prove_by_enumeration(claim: _Statistic, theorem, bound: int, why: str):
     return _bounded_enumeration(proved, why)
 
 
-def _bounded_enumeration(proved: int, why: str):
+def _bounded_enumeration(proved: int, why: str) -> ProofResult:
     if not proved:
         return ProofResult(NOT_PROVED, f"{why}; too many entries to enumerate: Monte Carlo "
                            "evidence only")

@@ -1,6 +1,7 @@
-"""The public API type-checks as a user's code uses it: mypy, configured in pyproject.toml's
-``[tool.mypy]``, reads ``tests/typing/public_api.py`` (the README's and
-docs/writing-theorems.md's usage) and finds every name it imports at its definition; and a name
+"""The package type-checks, and the public API as a user's code uses it: mypy, configured in
+pyproject.toml's ``[tool.mypy]``, reads the whole package (``check_untyped_defs``) and
+``tests/typing/public_api.py`` (the README's and docs/writing-theorems.md's usage) with 0 errors,
+finding every name the usage imports at its definition; and a name
 the package does not export is an error, not a silent ``Any`` (the lazy ``__getattr__`` is hidden
 from type checkers, ``test_type_exports.py``). Skipped where mypy is not installed (it comes
 with the ``dev`` extra)."""

@@ -164,3 +164,18 @@ def test_a_denied_statement_must_be_expected_refuted():
     with pytest.raises(TheoremError, match="denied"):
         Theorem(name="denied_but_holds", source=Source("notes", "§1"),
                 claim=Equals(x[j], x[j]), inputs=(x,), denied=True)
+
+
+@pytest.mark.parametrize("field", ["lemmas", "given"])
+def test_a_lemma_or_condition_that_is_not_a_relation_is_a_theorem_error(field):
+    # a condition is read as lhs - rhs, as a lemma is: Rounds has two sides but is no relation,
+    # and None none (a given= condition of any other claim raised AttributeError on .lhs)
+    n = Dim("n")
+    i = n.index("i")
+    x = Tensor("x", (n,))
+    word = {"lemmas": "lemma", "given": "condition"}[field]
+    for wrong, name in ((Rounds([[1]], [[1]]), "Rounds"), (None, "NoneType")):
+        with pytest.raises(TheoremError, match=f"theorem 't': {word} 1 must be Equals.*"
+                                               f"got {name}"):
+            Theorem("t", Source("f", "s"), Equals(x[i] + x[i], 2 * x[i]), inputs=(x,),
+                    **{field: (wrong,)})
