@@ -3,6 +3,7 @@ failure is shrunk to a small case and reported with a replay command."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 import types
@@ -30,7 +31,7 @@ from ._cases import Case, instance
 from ._declaration import Kernel
 from ._frameworks import cell_devices, dtype_unavailable_reason, framework, unavailable_reason
 from ._programs import Programs, compiled_twice, counted
-from ._properties import PROPERTIES, Property, property_named
+from ._properties import PROPERTIES, Property, as_declared, property_named
 from ._run import LIMIT, CaseResult, run_case
 from ._warnings import kept_with
 
@@ -643,9 +644,48 @@ def replay_command(spec: str | None, prop: str, dtype: str, device: str, case: C
 
 
 def replay(kernel: Kernel, prop: str, dtype: str, case: Case, device: str = "cpu") -> CaseResult:
-    """Run one case again, as a replay command does."""
-    return run_case(kernel, framework(kernel.framework), property_named(prop), case, dtype,
-                    device)
+    """Run one case again, as a replay command does. A case the checker printed always runs; one
+    written by hand, or replayed on another kernel, that asks what the check would never ask of
+    this kernel is a ValueError saying what (``unaskable``), not a verdict on the kernel."""
+    checked = property_named(prop)
+    refused = unaskable(kernel, checked, dtype, case)
+    if refused is not None:
+        raise ValueError(f"kernel {kernel.name!r}, property {prop!r}: {refused}; a replay asks "
+                         "only what the property draws and the declaration lets it ask")
+    return run_case(kernel, framework(kernel.framework), checked, case, dtype, device)
+
+
+def unaskable(kernel: Kernel, prop: Property, dtype: str, case: Case) -> str | None:
+    """Why the check never asks ``kernel`` for ``case`` under ``prop`` in ``dtype``, if it never
+    does: the property does not apply to the kernel (its cell reads n/a), the kernel does not
+    declare the dtype, or the case asks for what the declaration does not take (a field
+    ``as_declared`` would change, a mask, heads grouped). Run anyway, such a case would read
+    as the kernel's failure, or pass a property the kernel does not have."""
+    not_applicable = prop.unsupported(kernel)
+    if not_applicable is not None:
+        return f"the property does not apply ({not_applicable})"
+    if dtype not in kernel.dtypes:
+        return f"dtype {dtype} is not among the kernel's ({', '.join(kernel.dtypes)})"
+    declared = as_declared(kernel, case)
+    changed = [f.name for f in dataclasses.fields(Case)
+               if getattr(declared, f.name) != getattr(case, f.name)]
+    if changed:
+        return (f"the case sets {', '.join(changed)}, which the kernel's declaration does not "
+                "let a case set")
+    # a paged kernel takes no mask, and is given a padding mask as its sequences' lengths
+    paged_lengths = case.mask == "padding" and kernel.paged is not None
+    if case.mask not in ("none", "causal") and not kernel.takes_mask and not paged_lengths:
+        return f"the case has a {case.mask} mask, and the kernel takes no mask"
+    if case.mask_kind is not None and case.mask_kind not in kernel.mask_kinds:
+        return f"the case's mask is {case.mask_kind}, not one the kernel takes"
+    if case.mask == "causal" and not (kernel.takes_mask or kernel.takes_causal
+                                      or kernel.always_causal):
+        return "the case is causal, and the kernel takes no mask nor causal flag"
+    grouped = case.kv_heads != case.heads
+    if grouped and not (kernel.gqa or (case.kv_heads == 1 and kernel.shares_one_kv_head)):
+        return (f"the case has {case.kv_heads} K/V heads for {case.heads} query heads, and the "
+                "kernel declares no grouped heads")
+    return None
 
 
 __all__ = ["LIMIT", "Cell", "Conformance", "check_kernel", "replay"]

@@ -254,6 +254,10 @@ class Kernel:
     def __post_init__(self) -> None:
         self._require(callable(self.fn), "fn", "is not callable")
         self._choose("framework", self.framework, FRAMEWORKS)
+        # a kind or several, never none at all: an empty tuple would leave no default kind
+        self._require(isinstance(self.mask, str) or (
+            isinstance(self.mask, tuple | list) and len(self.mask) > 0), "mask",
+            f"must be one of {', '.join(MASKS)} or a tuple of them, got {self.mask!r}")
         for kind in self.mask_kinds:
             self._choose("mask", kind, MASKS)
         self._require(len(self.mask_kinds) == 1 or "none" not in self.mask_kinds, "mask",

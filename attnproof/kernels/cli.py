@@ -219,8 +219,12 @@ def _replay(kernels: Sequence[tuple[str, Kernel]], args: argparse.Namespace) -> 
         print(f"attnproof kernels: --case {args.case!r} is not a case: {error}",
               file=sys.stderr)
         return 2
-    result = replay(kernels[0][1], args.property[0], args.dtype[0], case,
-                    (args.device or ["cpu"])[0])
+    try:
+        result = replay(kernels[0][1], args.property[0], args.dtype[0], case,
+                        (args.device or ["cpu"])[0])
+    except ValueError as error:  # a case, property or dtype the check never asks this kernel
+        print(f"attnproof kernels: --case: {error}", file=sys.stderr)
+        return 2
     print(json.dumps({"case": case.sizes(), "status": result.status, "ratio": result.ratio,
                       "message": result.message, **result.detail}, indent=1, default=str))
     return 1 if result.failed else 0

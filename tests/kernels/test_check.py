@@ -31,7 +31,7 @@ def _variant(**changes) -> Kernel:
 @pytest.mark.parametrize(("field", "value"), [
     ("layout", "bhsx"), ("layout", "bhss"), ("mask", "float"), ("fully_masked", "mean"),
     ("causal_alignment", "left"), ("dtypes", ("float8",)), ("framework", "tensorflow"),
-    ("compute_dtype", "float128"),
+    ("compute_dtype", "float128"), ("mask", ()), ("mask", None),
 ])
 def test_a_bad_declaration_names_the_kernel_and_the_field(field, value):
     with pytest.raises(KernelError, match=rf"kernel 'correct', {field.split('_')[0]}"):
