@@ -19,6 +19,7 @@ from ..route import (
     Backend,
     NativeDevice,
     compile_expression,
+    finfo,
     run_route_program,
     to_numpy,
 )
@@ -45,12 +46,10 @@ class TargetedStatements(Statements):
     target: str
 
 
-# the unit roundoff each format is measured in (MLX float64 computes exp in float32)
-EPSILON = {"float64": 2.0**-52, "float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}
-
-
 def epsilon(row: Backend, dtype: str) -> float:
-    return EPSILON[row.measured_as(dtype)]
+    """The machine epsilon (the gap above 1: 2^-52 in float64) of the format ``row`` measures
+    ``dtype`` in (MLX's float64 computes exp in float32), as the tolerances read it (``finfo``)."""
+    return float(finfo(row.measured_as(dtype)).eps)
 
 
 def backend_linalg(row: Backend, module: ArrayModule, xp: ArrayModule, device: NativeDevice,
