@@ -648,24 +648,23 @@ def replay(kernel: Kernel, prop: str, dtype: str, case: Case, device: str = "cpu
     written by hand, or replayed on another kernel, that asks what the check would never ask of
     this kernel is a ValueError saying what (``unaskable``), not a verdict on the kernel."""
     checked = property_named(prop)
-    refused = unaskable(kernel, checked, dtype, case)
+    refused = unaskable(kernel, checked, case)
     if refused is not None:
         raise ValueError(f"kernel {kernel.name!r}, property {prop!r}: {refused}; a replay asks "
                          "only what the property draws and the declaration lets it ask")
     return run_case(kernel, framework(kernel.framework), checked, case, dtype, device)
 
 
-def unaskable(kernel: Kernel, prop: Property, dtype: str, case: Case) -> str | None:
-    """Why the check never asks ``kernel`` for ``case`` under ``prop`` in ``dtype``, if it never
-    does: the property does not apply to the kernel (its cell reads n/a), the kernel does not
-    declare the dtype, or the case asks for what the declaration does not take (a field
-    ``as_declared`` would change, a mask, heads grouped). Run anyway, such a case would read
-    as the kernel's failure, or pass a property the kernel does not have."""
+def unaskable(kernel: Kernel, prop: Property, case: Case) -> str | None:
+    """Why the check never asks ``kernel`` for ``case`` under ``prop``, if it never does: the
+    property does not apply to the kernel (its cell reads n/a), or the case asks for what the
+    declaration does not take (a field ``as_declared`` would change, a mask, heads grouped).
+    Run anyway, such a case would read as the kernel's failure, or pass a property the kernel
+    does not have. (A dtype the kernel does not declare stays askable: ``check_kernel`` runs
+    one that its caller names, so its replays must run too.)"""
     not_applicable = prop.unsupported(kernel)
     if not_applicable is not None:
         return f"the property does not apply ({not_applicable})"
-    if dtype not in kernel.dtypes:
-        return f"dtype {dtype} is not among the kernel's ({', '.join(kernel.dtypes)})"
     declared = as_declared(kernel, case)
     changed = [f.name for f in dataclasses.fields(Case)
                if getattr(declared, f.name) != getattr(case, f.name)]

@@ -1,6 +1,6 @@
 """A replay asks only what the check would ask: a case written by hand (or replayed on another
 kernel) that sets a field the declaration fixes, a mask or grouped heads the kernel does not
-take, a dtype it does not declare, or a property that does not apply to it, is refused, naming
+take, or a property that does not apply to it, is refused, naming
 what, where it used to run and read as the kernel's failure ("raised: TypeError") or pass a
 property the kernel does not have. Every case the check itself draws is askable."""
 
@@ -33,7 +33,6 @@ ALWAYS_CAUSAL = dataclasses.replace(BARE, name="always_causal", always_causal=Tr
     ("forward", Case(softcap=2.0), "float32", "sets softcap"),
     ("forward", Case(window_left=2, window_right=0), "float32", "sets window_left, window_right"),
     ("forward", Case(heads=4, kv_heads=2), "float32", "2 K/V heads for 4 query heads"),
-    ("forward", Case(), "float16", "dtype float16 is not among the kernel's (float32)"),
     ("sinks", Case(), "float32", "the property does not apply (takes no sinks)"),
     ("mask", Case(), "float32", "the property does not apply (takes no mask)"),
 ])
@@ -48,10 +47,15 @@ def test_the_askable_case_of_the_same_kernel_runs():
 
 
 def test_the_command_refuses_an_unaskable_case_with_exit_2(capsys):
-    argv = ["kernels", "--kernel", "tests.kernels.planted:correct", "--property", "forward",
-            "--dtype", "float16", "--case", '{"n_q": 3}']
+    argv = ["replay", "forward", "--kernel", "tests.kernels.test_replay_refusal:BARE",
+            "--dtype", "float32", "--case", '{"softcap": 2.0}']
     assert main(argv) == 2
-    assert "dtype float16 is not among the kernel's (float32)" in capsys.readouterr().err
+    assert "the case sets softcap" in capsys.readouterr().err
+
+
+def test_a_dtype_the_kernel_does_not_declare_replays_as_the_check_runs_it():
+    # check_kernel runs a dtype its caller names (dtypes=), declared or not: so does its replay
+    assert replay(BARE, "forward", "float16", Case()).status == "pass"
 
 
 KERNELS = (planted.correct, BARE, ALWAYS_CAUSAL, planted_packed.correct, planted_paged.correct,
@@ -69,6 +73,6 @@ def test_every_case_the_check_draws_is_askable(kernel):
     assert applicable
     for prop in applicable:
         def askable(case, prop=prop):
-            assert unaskable(kernel, prop, kernel.dtypes[0], case) is None, (prop.name, case)
+            assert unaskable(kernel, prop, case) is None, (prop.name, case)
 
         every_case_holds(prop, kernel, askable, examples=15)
