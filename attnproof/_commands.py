@@ -243,9 +243,10 @@ def _exit_code_after_saving(report: Report, written: Written, args: argparse.Nam
                             stopped: int | None, stops: Stops) -> int:
     """The exit code, the work saved: a signal's if one stopped the run (``stopped``) or came
     after the last theorem (``stops``, which then says in one line what it left)."""
-    if stops.received:
-        print(f"attnproof: {_kept(written, out, stops.received[0])}", file=sys.stderr)
-    signal_number = stopped or stops.first
+    first = stops.first
+    if first is not None:
+        print(f"attnproof: {_kept(written, out, first)}", file=sys.stderr)
+    signal_number = stopped or first
     if signal_number is not None:
         return EXIT_BY_SIGNAL.get(signal_number, EXIT_INTERRUPTED)
     return _exit_code(report, written, args)

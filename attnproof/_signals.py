@@ -155,7 +155,8 @@ class Stops:
 
     def _record(self, signum: int, frame: FrameType | None) -> None:
         if self.finished:
-            _end_now(signum, EXIT_BY_SIGNAL[self.received[0]] if self.received else None)
+            first = self.first
+            _end_now(signum, None if first is None else EXIT_BY_SIGNAL[first])
         self.received.append(signum)
         if self.stopping and len(self.received) == 1:
             raise KeyboardInterrupt(described(signum))

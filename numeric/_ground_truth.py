@@ -27,8 +27,7 @@ from ._tolerance import FINITE_DIFFERENCE_ROUNDING_ULPS, REFERENCE_DTYPE, error_
 
 if TYPE_CHECKING:
     from attnproof.symbolic import Theorem
-
-    from ._plan import TwoSides
+    from attnproof.symbolic._kind import TwoSided
 
 DIGITS = 50
 SIZE = 2  # every dimension at this size (clamped to its range): unrolled sums stay small
@@ -101,7 +100,7 @@ def _small_sizes(theorem: Theorem) -> tuple[tuple[str, int], ...]:
 def _exact_sides(theorem: Theorem, sizes: tuple) -> dict:
     """``side -> instance -> float64 array`` of its entries computed at ``DIGITS`` digits."""
     plan = plan_for(theorem, "numpy")
-    claim = cast("TwoSides", theorem.claim)  # a planned claim has two sides (``plan_for``)
+    claim = cast("TwoSided", theorem.claim)  # a planned claim has two sides (``plan_for``)
     sides = {"rhs": sp.sympify(claim.rhs)}
     if theorem.implementation is None:
         sides["lhs"] = sp.sympify(claim.lhs)

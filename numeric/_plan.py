@@ -8,7 +8,7 @@ import functools
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import sympy as sp
@@ -25,17 +25,9 @@ from ._devices import out_of_memory
 from ._tolerance import REFERENCE_DTYPE
 
 if TYPE_CHECKING:
+    from attnproof.symbolic._kind import TwoSided
+
     from ._strategies import Structure
-
-    class TwoSides(Protocol):
-        """The claim of a theorem the compiled search checks: two sides (``Equals``,
-        ``AtLeast``, or a kind without a numeric route of its own, checked as one of them)."""
-
-        @property
-        def lhs(self) -> sp.Expr: ...
-
-        @property
-        def rhs(self) -> sp.Expr: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,7 +59,7 @@ class Plan:
 
 @functools.lru_cache(maxsize=256)
 def plan_for(theorem: Theorem, target: str = "numpy") -> Plan:
-    claim = cast("TwoSides", theorem.claim)  # only a claim of two sides is planned (``TwoSides``)
+    claim = cast("TwoSided", theorem.claim)  # only a claim of two sides is planned
     lhs, rhs = sp.sympify(claim.lhs), sp.sympify(claim.rhs)
     derivative = isinstance(lhs, sp.Derivative)
     out = _derivative_order(lhs, rhs) if derivative else theorem.free_indices

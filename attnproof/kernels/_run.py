@@ -824,7 +824,7 @@ def classify_fully_masked(x: Inputs, out: np.ndarray, rows: np.ndarray, epsilon:
     tolerance = CONVENTION_ULPS * epsilon * (np.max(np.abs(x.v)) + _TINY)
     distances = {"zeros": np.max(np.abs(values)), "mean_v": np.max(np.abs(values - mean_v))}
     # (``get`` of one of its own keys: never None)
-    best = min(distances, key=cast("Callable[[str], float]", distances.get))
+    best = min(distances, key=distances.__getitem__)
     return best if distances[best] <= tolerance else "other"
 
 
