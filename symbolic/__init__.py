@@ -64,6 +64,7 @@ from ._vocabulary import rowmax as rowmax
 from ._vocabulary import rowmin as rowmin
 from ._vocabulary import rowsum as rowsum
 from ._vocabulary import softmax as softmax
+from ._vocabulary import where as where
 from .kinds.code_numbers import FromCode as FromCode
 from .kinds.cost import Cost as Cost
 from .kinds.cost import Step as Step
@@ -81,7 +82,6 @@ from .kinds.existence import NotExists as NotExists
 from .kinds.ieee import Between as Between
 from .kinds.ieee import IEEEValue as IEEEValue
 from .kinds.ieee import Near as Near
-from .kinds.ieee import where as where
 from .kinds.implication import Implies as Implies
 from .kinds.inequality import AboveMinimum as AboveMinimum
 from .kinds.inequality import BelowMaximum as BelowMaximum

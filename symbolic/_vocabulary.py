@@ -1,5 +1,5 @@
 """Vocabulary of attention: softmax with inverse temperature, log-sum-exp, entropy, KL, rowsum,
-and the plane rotations of rotary positions.
+the plane rotations of rotary positions, indicators, and where() as ``jnp.where`` selects.
 
 ``Softmax`` and ``LogSumExp`` are SymPy nodes: they print as the tutorial writes them, expand to
 exp/log/Sum for the provers (``expand_vocabulary``), and the numeric compiler gives them their
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
+import mpmath
 import sympy as sp
 from sympy.concrete.expr_with_intlimits import ExprWithIntLimits
 from sympy.concrete.expr_with_limits import ExprWithLimits
@@ -304,6 +305,38 @@ def indicator(condition: sp.Basic) -> Indicator:
     ``sp.Eq(sp.Mod(j, k), 0)``, combined with ``&``, ``|``, ``~``) holds, else 0: causal,
     local, strided and block masks as expressions of indices."""
     return Indicator(condition)
+
+
+class Where(sp.Function):
+    """``Where(mask, x, fill)``: ``x`` where the 0/1 ``mask`` is 1, else ``fill``, as
+    ``jnp.where(mask, x, fill)`` selects: no arithmetic, so a fill of −∞ or −1e9 enters the
+    formula as written (an unevaluated node: SymPy never folds it into what surrounds it)."""
+
+    nargs = 3
+
+    def _latex(self, printer: LatexPrinter, exp: str | None = None) -> str:
+        mask, x = (printer._print(a) for a in self.args[:2])
+        fill = _float_latex(self.args[2]) or printer._print(self.args[2])
+        return raised_latex(rf"\operatorname{{where}}\left({mask}, {x}, {fill}\right)", exp)
+
+
+def _float_latex(value: sp.Expr) -> str | None:
+    """A large float literal as the code writes it, −1e9 as −10^{9} rather than −1000000000.0."""
+    if not isinstance(value, sp.Float) or value == 0:
+        return None
+    exponent = int(mpmath.floor(mpmath.log10(abs(mpmath.mpf(value._mpf_)))))
+    mantissa = float(value) / 10.0 ** exponent
+    if abs(exponent) < 4 or mantissa != round(mantissa):
+        return None
+    sign = "-" if mantissa < 0 else ""
+    head = "" if abs(mantissa) == 1 else rf"{abs(int(mantissa))} \cdot "
+    return rf"{sign}{head}10^{{{exponent}}}"
+
+
+def where(mask: sp.Expr, x: sp.Expr, fill: object) -> Where:
+    """jnp.where(mask, x, fill) for a 0/1 mask entry (the documents' masking code)."""
+    return Where(mask, x, sp.sympify(fill))
+
 
 
 def indicators_for_piecewise(expr: sp.Basic) -> sp.Basic:

@@ -8,6 +8,28 @@ private module of the language: this is the whole surface a new kind learns, and
 
 from __future__ import annotations
 
+from ._as_written import (
+    RELATIONS,
+    Absolute,
+    Arithmetic,
+    AsWritten,
+    DecidingArithmetic,
+    Env,
+    InputKey,
+    Minimum,
+    Power,
+    addition_groups,
+    condition_holds,
+    fraction_parts,
+    index_env,
+    integer_value,
+    loop_key,
+    loop_values,
+    mask_keeps,
+    max_operands,
+    rule_for,
+    rule_names,
+)
 from ._claims import EXTREME_PROOFS, AtLeast, Equals, Rounds
 from ._domains import (
     Domain,
@@ -72,8 +94,10 @@ from ._vocabulary import (
     ReduceMax,
     ReduceMin,
     Softmax,
+    Where,
     expand_vocabulary,
     raised_latex,
+    where,
 )
 
 __all__ = [
@@ -102,6 +126,8 @@ __all__ = [
     "ReduceMax",
     "ReduceMin",
     "Softmax",
+    "Where",
+    "where",
     "as_expression",
     "check_name",
     "expand_vocabulary",
@@ -146,4 +172,25 @@ __all__ = [
     "used_values",
     "describe_counterexample",
     "find_counterexample",
+    # the one "as written" evaluator: its rules, the arithmetic it asks for, exact indices
+    "AsWritten",
+    "Arithmetic",
+    "DecidingArithmetic",
+    "Minimum",
+    "Absolute",
+    "Power",
+    "Env",
+    "InputKey",
+    "RELATIONS",
+    "rule_for",
+    "rule_names",
+    "addition_groups",
+    "fraction_parts",
+    "max_operands",
+    "integer_value",
+    "loop_key",
+    "loop_values",
+    "condition_holds",
+    "mask_keeps",
+    "index_env",
 ]

@@ -1,4 +1,4 @@
-"""The one "as written" evaluator (``AsWritten``, ``symbolic/kinds/ieee.py``) walked a whole
+"""The one "as written" evaluator (``AsWritten``, ``symbolic/_as_written.py``) walked a whole
 axis at a time: the error bounds' evaluation.
 
 ``AsWritten`` walks a formula entry by entry: an index is a number and a sum a loop over its
@@ -8,7 +8,7 @@ subtree once per key. :class:`AlongAxes` applies the same node rules (a sum's x 
 where it is written, then its terms left to right; x/y one division; x^n as n − 1 products; a
 literal rounded into the format) to arrays with axes (batch, *axes): the claim's free indices,
 then the bound index of each sum or maximum being evaluated, size 1 where a value does not
-depend on it. Only the index rules are its own:
+depend on it. Only these rules are its own (``AlongAxes`` defines them, and inherits the rest):
 
 - an entry is its input laid out along the open axes;
 - a sum's terms are computed at once along a new last axis, then added one by one, left to
@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 import sympy as sp
 
 from attnproof.symbolic import OnlineSoftmax, ReduceMax, ReduceMin, TheoremError
-from attnproof.symbolic.kinds.ieee import AsWritten, integer_value
+from attnproof.symbolic.route import AsWritten, integer_value
 
 from ..route import Array, ArrayModule
 from ._evaluate import ArrayArithmetic
 
 if TYPE_CHECKING:
-    from attnproof.symbolic.kinds.ieee import Env
+    from attnproof.symbolic.route import Env
 
 
 class Watch(Protocol):
@@ -153,18 +153,23 @@ class AlongAxes(AsWritten[Any]):
             self.known[key] = self.arithmetic.seen(self.padded(self.evaluate(expr, {})))
         return self.known[key]
 
-    def evaluate(self, expr: sp.Expr, env: Env) -> Array:
-        if isinstance(expr, sp.Indexed):
-            return self.arithmetic.read(self.entry(expr))
-        if isinstance(expr, sp.Symbol) and expr.name in self.arrays:  # a scalar input
+    # -- the rules of indices: an entry laid out along the open axes -------------------------
+
+    def _rule_Indexed(self, expr: sp.Indexed, env: Env) -> Array:
+        return self.arithmetic.read(self.entry(expr))
+
+    def _rule_Symbol(self, expr: sp.Symbol, env: Env) -> Array:
+        if expr.name in self.arrays:  # a scalar input, one value per instance
             value = self.arithmetic.xp.reshape(self.arrays[expr.name],
                                                (-1, *(1,) * len(self.axes)))
             return self.arithmetic.read(value)
-        if isinstance(expr, sp.Idx) or (isinstance(expr, sp.Symbol)
-                                        and expr.name not in self.sizes):
-            raise TheoremError(f"no rule evaluates {expr} as written along axes: an index or a "
-                               "symbol that is neither an input nor a size")
-        return super().evaluate(expr, env)
+        if expr.name not in self.sizes:
+            return self._rule_Idx(expr, env)
+        return super()._rule_Symbol(expr, env)
+
+    def _rule_Idx(self, expr: sp.Expr, env: Env) -> Array:
+        raise TheoremError(f"no rule evaluates {expr} as written along axes: an index or a "
+                           "symbol that is neither an input nor a size")
 
     def padded(self, value: Array) -> Array:
         """``value`` with trailing axes of size 1 for the axes it does not depend on."""
@@ -226,33 +231,37 @@ class AlongAxes(AsWritten[Any]):
                 shape.append(1)
         return xp.reshape(value, tuple(shape))
 
-    def summed(self, expr: sp.Sum, env: Env) -> Array:
+    def _rule_Sum(self, expr: sp.Sum, env: Env) -> Array:
         return self.over(expr.function, expr.limits,
                          lambda terms: self.arithmetic.along(self.arithmetic.add, terms))
 
-    def multiplied(self, expr: sp.Product, env: Env) -> Array:
+    def _rule_Product(self, expr: sp.Product, env: Env) -> Array:
         return self.over(expr.function, expr.limits,
                          lambda terms: self.arithmetic.along(self.arithmetic.multiply, terms))
 
-    def row_maximum(self, expr: ReduceMax, env: Env) -> Array:
+    # -- the abs-scale's plain reading: exp, log and a maximum read their arguments as they are
+
+    def _rule_ReduceMax(self, expr: ReduceMax, env: Env) -> Array:
         return self.plainly(lambda: self.over(
             expr.function, expr.limits, lambda terms: self.arithmetic.xp.max(terms, axis=-1)))
 
-    def row_minimum(self, expr: ReduceMin, env: Env) -> Array:
+    def _rule_ReduceMin(self, expr: ReduceMin, env: Env) -> Array:
         return self.plainly(lambda: self.over(
             expr.function, expr.limits, lambda terms: self.arithmetic.xp.min(terms, axis=-1)))
 
-    def maximum(self, expr: sp.Max | ReduceMax, env: Env) -> Array:
+    def _rule_Max(self, expr: sp.Max, env: Env) -> Array:
         return self.plainly(lambda: self.arithmetic.maximum([self.eval(a, env)
                                                              for a in expr.args]))
 
-    def exponential(self, expr: sp.exp, env: Env) -> Array:
+    def _rule_exp(self, expr: sp.exp, env: Env) -> Array:
         return self.arithmetic.exp(self.plainly(lambda: self.eval(expr.args[0], env)))
 
-    def logarithm(self, expr: sp.log, env: Env) -> Array:
+    def _rule_log(self, expr: sp.log, env: Env) -> Array:
         return self.arithmetic.log(self.plainly(lambda: self.eval(expr.args[0], env)))
 
-    def online_softmax(self, expr: OnlineSoftmax, env: Env) -> Array:
+    # -- a node only this walk evaluates ---------------------------------------------------------
+
+    def _rule_OnlineSoftmax(self, expr: OnlineSoftmax, env: Env) -> Array:
         """The block-wise algorithm as ``OnlineSoftmax`` states it: per block of b keys the
         running maximum, the rescaling e^(m_old − m_new), the block's partial sums added left
         to right and added once to the rescaled running ones; one division at the end."""
@@ -286,22 +295,9 @@ class AlongAxes(AsWritten[Any]):
         arithmetic.seen(xp.exp(scores - maximum[..., None]))
         return arithmetic.divide(output, total)
 
-    # AsWritten's rules, with those of indices and of the abs-scale's plain reading its own; a
-    # node without a rule here (a condition decided entry by entry) is refused by name
-    RULES = (
-        (sp.Add, AsWritten.add),
-        (sp.Mul, AsWritten.multiply),
-        (sp.Pow, AsWritten.power),
-        (sp.exp, exponential),
-        (sp.log, logarithm),
-        (sp.Sum, summed),
-        (sp.Product, multiplied),
-        (sp.Max, maximum),
-        (ReduceMax, row_maximum),
-        (ReduceMin, row_minimum),
-        (sp.Abs, AsWritten.absolute),
-        (OnlineSoftmax, online_softmax),
-    )
+    # taken away: a minimum of operands, and a selection decided entry by entry (a where(), a
+    # Piecewise, an Indicator), which a whole axis at once cannot decide
+    _rule_Min = _rule_Where = _rule_Piecewise = _rule_Indicator = AsWritten.refuse
 
 
 def _keep(terms: Array) -> Array:
@@ -327,7 +323,7 @@ def _scan_last_axis(operation: Callable[[Array, Array], Array], terms: Array) ->
 
 @functools.cache
 def _online_softmax_program(block: int) -> Callable[[Array, Array], Array]:
-    """``AlongAxes.online_softmax`` as one compiled JAX program per block size: a scan over the
+    """``AlongAxes._rule_OnlineSoftmax`` as one compiled JAX program per block size: a scan over the
     blocks, each block's sums a scan over its keys. The last block is padded with scores of −∞
     and values of 0, whose weights e^(−∞) = 0 add exactly nothing."""
     import jax

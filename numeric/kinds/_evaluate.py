@@ -26,7 +26,7 @@ from ..route import (
 
 if TYPE_CHECKING:
     from attnproof.symbolic import Defined, Domain, Scalar, Tensor, Theorem
-    from attnproof.symbolic.kinds.ieee import Env
+    from attnproof.symbolic.route import Env
 
     from .. import Compiled
     from ..route import Array, ArrayModule, NativeDevice
@@ -139,10 +139,13 @@ def draw_uniform(domain: Domain, shape: tuple[int, ...], rng: np.random.Generato
 
 class ArrayArithmetic:
     """The element-wise operations of an arithmetic of ``AsWritten`` (the one as-written
-    evaluator, ``symbolic/kinds/ieee.py``) on the array module ``xp``: each operation one call,
+    evaluator, ``symbolic/_as_written.py``) on the array module ``xp``: each operation one call,
     the maximum and minimum NaN-propagating. A route's arithmetic adds how its literals and
     inputs become arrays (IEEE values: a backend's arrays in a dtype; a limit's row values:
     float64 rows; the error bounds: arrays along axes, ``_along_axes.py``)."""
+
+    # a condition is decided by the fixed inputs and the indices (a limit's rows decide theirs)
+    decides_conditions = False
 
     def __init__(self, xp: ArrayModule) -> None:
         self.xp = xp

@@ -3,7 +3,7 @@
 A limit's value may say which entries are maxima (an indicator or ``Piecewise`` of
 ``Eq(S[i, j], rowmax(S[i, k], k))``, a product over earlier keys for the first of them), which
 the array compiler does not spell; writing it out symbolically per size is slow. It is
-evaluated by the one "as written" evaluator (``AsWritten``, ``symbolic/kinds/ieee.py``) with
+evaluated by the one "as written" evaluator (``AsWritten``, ``symbolic/_as_written.py``) with
 an arithmetic of float64 NumPy columns, every row at once: the value is a function of the
 entries of one row (``Limit.validate`` checks that), so an entry ``S[i, k]`` is column k of
 the rows, and a condition is decided per row (equality of scores drawn on a grid of
@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import sympy as sp
 
-from attnproof.symbolic.kinds.ieee import AsWritten, loop_key
+from attnproof.symbolic.route import AsWritten, loop_key
 
 from ..route import Array
 from ._evaluate import ArrayArithmetic
 
 if TYPE_CHECKING:
     from attnproof.symbolic import Limit, Theorem
-    from attnproof.symbolic.kinds.ieee import InputKey
+    from attnproof.symbolic.route import InputKey
 
 _COMPARE = {"==": operator.eq, "!=": operator.ne, "<=": operator.le, "<": operator.lt,
             ">=": operator.ge, ">": operator.gt}

@@ -25,6 +25,7 @@ import sympy as sp
 
 from attnproof.symbolic.kinds import ieee as kind
 from attnproof.symbolic.kinds.ieee import FORMATS
+from attnproof.symbolic.route import AsWritten, index_env
 
 from ..route import (
     Array,
@@ -41,7 +42,8 @@ from ._evaluate import ArrayArithmetic
 
 if TYPE_CHECKING:
     from attnproof.symbolic import Theorem
-    from attnproof.symbolic.kinds.ieee import Env, Expected, Format, InputKey
+    from attnproof.symbolic.kinds.ieee import Expected, Format
+    from attnproof.symbolic.route import Env, InputKey
 
     from .. import Profile
     from ..route import Backend, Where
@@ -109,8 +111,8 @@ class _Judged:
         arrays = {_name(k): self.row.place(self.xp, v, self.dtype, self.place_on)
                   for k, v in drawn.items()}
         arithmetic = _BackendArithmetic(self.xp, self.row, self.dtype, self.place_on, arrays)
-        evaluation = kind.AsWritten(arithmetic, sizes, fixed)
-        for env in kind.index_env(self.expr, sizes):
+        evaluation = AsWritten(arithmetic, sizes, fixed)
+        for env in index_env(self.expr, sizes):
             values = to_numpy(evaluation.eval(self.expr, env)) * np.ones(self.batch)
             self.entries += 1
             self.worst = max(self.worst, _error_ulps(values, self.expected, self.fmt))

@@ -28,6 +28,7 @@ import sympy as sp
 
 from attnproof.symbolic import Spectral
 from attnproof.symbolic.kinds.spectral import ConditionNumber, SingularMax, SpectralTerm
+from attnproof.symbolic.route import AsWritten
 
 from ..route import (
     Array,
@@ -45,6 +46,7 @@ from ._evaluate import Statements, backend_linalg
 
 if TYPE_CHECKING:
     from attnproof.symbolic import Theorem
+    from attnproof.symbolic.route import Env, InputKey
 
     from .. import Compiled, Profile
     from ..route import Backend, Where
@@ -132,11 +134,11 @@ class _Checker:
             delta = np.where(finite, self.limit * self.eps * size, np.inf)
             spectra[term] = (matrices, singular, delta)
             intervals[term] = _term_interval(term, singular, delta, matrices.shape[-2:])
-        scalars = {s.symbol: np.asarray(arrays[s.name], np.float64) * np.ones(batch)
+        scalars = {s.name: np.asarray(arrays[s.name], np.float64) * np.ones(batch)
                    for s in self.theorem.scalars}
+        walk = IntervalWalk(IntervalArithmetic(scalars, batch), structure.size_map, intervals)
         with np.errstate(all="ignore"):
-            lhs = _interval(self.claim.lhs, intervals, scalars, batch)
-            rhs = _interval(self.claim.rhs, intervals, scalars, batch)
+            lhs, rhs = walk.eval(self.claim.lhs, {}), walk.eval(self.claim.rhs, {})
         failing = _fails(self.claim.relation_text, lhs, rhs) | broken
         undecided = ~failing & (_unbounded(lhs) | _unbounded(rhs))
         return _Outcome(arrays, spectra, (lhs, rhs), failing, undecided)
@@ -212,43 +214,92 @@ def _term_interval(term: SpectralTerm, singular: np.ndarray, delta: np.ndarray,
     return lo, hi
 
 
-def _interval(expr: sp.Expr, terms: dict[SpectralTerm, Interval],
-              scalars: dict[sp.Symbol, np.ndarray], batch: int) -> Interval:
-    """(lo, hi) of ``expr`` per instance in interval arithmetic over the extended reals, each
-    operation's result rounded outwards by one ulp at each end; an undefined combination
-    (∞ − ∞, 0 · ∞) widens to (−∞, ∞)."""
-    lo, hi = _exact_interval(expr, terms, scalars, batch)
-    if isinstance(expr, (sp.Add, sp.Mul, sp.Pow)):
-        return np.nextafter(lo, -np.inf), np.nextafter(hi, np.inf)
-    return lo, hi
+class IntervalArithmetic:
+    """The one as-written evaluator's arithmetic on intervals (lo, hi) per instance over the
+    extended reals: each operation's result rounded outwards by one ulp at each end (a literal
+    too, where the format does not hold it exactly), an undefined combination (∞ − ∞, 0 · ∞,
+    the root of a negative number) widened to (−∞, ∞). The scalars are points."""
+
+    decides_conditions = False
+
+    def __init__(self, scalars: dict[str, np.ndarray], batch: int) -> None:
+        self.scalars, self.batch = scalars, batch
+
+    def point(self, value: float) -> Interval:
+        full = np.full(self.batch, value)
+        return full, full
+
+    def literal(self, value: sp.Expr) -> Interval:
+        number = float(value)
+        if not value.is_finite or sp.Rational(number) == sp.Rational(value):
+            return self.point(number)
+        return _outward(*self.point(number))
+
+    def exact(self, value: int) -> Interval:
+        return self.literal(sp.Integer(value))
+
+    size = exact
+
+    def input(self, key: InputKey) -> Interval:
+        value = self.scalars[str(key)]
+        return value, value
+
+    def add(self, a: Interval, b: Interval) -> Interval:
+        return _outward(*_widened(a[0] + b[0], a[1] + b[1]))
+
+    # x − max(…) is x + (−max(…)): no rounding of its own to know about on intervals
+    subtract_maximum = add
+
+    def negate(self, value: Interval) -> Interval:
+        return -value[1], -value[0]
+
+    def multiply(self, a: Interval, b: Interval) -> Interval:
+        products = np.stack([a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]])
+        return _outward(*_widened(products.min(axis=0), products.max(axis=0),
+                                  np.isnan(products).any(axis=0)))
+
+    def divide(self, a: Interval, b: Interval) -> Interval:
+        return self.multiply(a, _outward(*_reciprocal(*b)))
+
+    def sqrt(self, value: Interval) -> Interval:
+        lo, hi = value
+        roots = np.sqrt(np.maximum(lo, 0.0)), np.sqrt(np.maximum(hi, 0.0))
+        return _outward(*_widened(*roots, lo < 0))
+
+    def exp(self, value: Interval) -> Interval:
+        return _outward(np.exp(value[0]), np.exp(value[1]))
+
+    def log(self, value: Interval) -> Interval:
+        lo, hi = value
+        return _outward(*_widened(np.log(np.maximum(lo, 0.0)), np.log(np.maximum(hi, 0.0)),
+                                  lo < 0))
+
+    def maximum(self, operands: list[Interval], expr: sp.Expr, env: Env) -> Interval:
+        return (np.max([lo for lo, _ in operands], axis=0),
+                np.max([hi for _, hi in operands], axis=0))
+
+    def power(self, base: Interval, exponent: sp.Expr) -> Interval:
+        """base**exponent for an integer or half-integer exponent, as one operation: an even
+        power of an interval across 0 starts at 0 (x · x, two operands, would not know that
+        they are one)."""
+        return _outward(*_power(base, exponent))
 
 
-def _exact_interval(expr: sp.Expr, terms: dict[SpectralTerm, Interval],
-                    scalars: dict[sp.Symbol, np.ndarray], batch: int) -> Interval:
-    if isinstance(expr, SpectralTerm):
-        return terms[expr]
-    if expr in scalars:
-        value = scalars[expr]
-        return value, value
-    if expr.is_Number or expr in (sp.oo, -sp.oo):
-        value = np.full(batch, float(expr))
-        return value, value
-    parts = [_interval(arg, terms, scalars, batch) for arg in expr.args]
-    if isinstance(expr, sp.Add):
-        lo, hi = parts[0]
-        for a_lo, a_hi in parts[1:]:
-            lo, hi = _widened(lo + a_lo, hi + a_hi)
-        return lo, hi
-    if isinstance(expr, sp.Mul):
-        lo, hi = parts[0]
-        for a_lo, a_hi in parts[1:]:
-            products = np.stack([lo * a_lo, lo * a_hi, hi * a_lo, hi * a_hi])
-            lo, hi = _widened(products.min(axis=0), products.max(axis=0),
-                              np.isnan(products).any(axis=0))
-        return lo, hi
-    if isinstance(expr, sp.Pow):
-        return _power(parts[0], expr.exp)
-    raise NotImplementedError(f"no interval rule for {type(expr).__name__}")
+class IntervalWalk(AsWritten[IntervalArithmetic]):
+    """A side of a spectral claim evaluated as written on intervals: a spectral term is its
+    interval, and a power one operation (``IntervalArithmetic.power``); every other node by the
+    evaluator's own rule."""
+
+    def __init__(self, arithmetic: IntervalArithmetic, sizes: dict[str, int],
+                 terms: dict[SpectralTerm, Interval]) -> None:
+        super().__init__(arithmetic, sizes, fixed={})
+        self.terms = terms
+
+    def _rule_SpectralTerm(self, expr: SpectralTerm, env: Env) -> Interval:
+        return self.terms[expr]
+
+    def _rule_Pow(self, expr: sp.Pow, env: Env) -> Interval:
+        return self.arithmetic.power(self.eval(expr.base, env), expr.exp)
 
 
 def _power(base: Interval, exponent: sp.Expr) -> Interval:
@@ -277,6 +328,12 @@ def _reciprocal(lo: np.ndarray, hi: np.ndarray) -> Interval:
     new_hi = np.where(positive | negative, 1.0 / lo, np.inf)
     new_lo = np.where(from_zero & (hi == 0), np.inf, new_lo)
     return new_lo, new_hi
+
+
+def _outward(lo: np.ndarray, hi: np.ndarray) -> Interval:
+    """[lo, hi] widened by one ulp at each end: it holds the exact result of the operation
+    whose rounded ends these are."""
+    return np.nextafter(lo, -np.inf), np.nextafter(hi, np.inf)
 
 
 def _widened(lo: np.ndarray, hi: np.ndarray,

@@ -17,7 +17,7 @@ enclosed as ±∞, which is sound and only less precise than tracking the sign o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING
 
 import mpmath
 from mpmath import iv, mpf
@@ -25,54 +25,12 @@ from mpmath import iv, mpf
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    import sympy as sp
 
 PRECISION = 300
 INF = mpf("inf")
 
-V = TypeVar("V")
-# an input of a theorem as the evaluator reads it: a scalar's name, or (tensor, entry)
-InputKey = str | tuple[str, tuple[int, ...]]
-# the loop variables' values where an expression is evaluated, keyed by label (``loop_key``)
-Env = dict["sp.Symbol", "sp.Integer"]
 # which value an enclosure is, when known: its source and whether it was negated
 Identity = tuple[object, bool]
-
-
-class Arithmetic(Protocol[V]):
-    """What the one "as written" evaluator (``ieee.AsWritten``) asks of an arithmetic whose
-    values are ``V``: the enclosures of every value a format can produce (``Enclosure``,
-    ``ieee.EnclosureArithmetic``), or a backend's arrays (the numeric route's). ``exact`` is an
-    index, a loop value or an empty sum's 0 and product's 1; ``maximum`` names the node and the
-    loop values, so that one maximum met twice is known as one."""
-
-    def literal(self, value: sp.Expr) -> V: ...
-    def exact(self, value: int) -> V: ...
-    def size(self, value: int) -> V: ...
-    def input(self, key: InputKey) -> V: ...
-    def add(self, a: V, b: V) -> V: ...
-    def subtract_maximum(self, x: V, minus_max: V) -> V: ...
-    def negate(self, value: V) -> V: ...
-    def multiply(self, a: V, b: V) -> V: ...
-    def divide(self, a: V, b: V) -> V: ...
-    def sqrt(self, value: V) -> V: ...
-    def exp(self, value: V) -> V: ...
-    def log(self, value: V) -> V: ...
-    def maximum(self, operands: list[V], expr: sp.Expr, env: Env) -> V: ...
-
-
-class DecidingArithmetic(Arithmetic[V], Protocol[V]):
-    """An arithmetic over drawn values that decides a condition per value (it sets
-    ``decides_conditions``): a truth is whatever it holds one as (an array of booleans), and
-    the evaluator only hands it back."""
-
-    decides_conditions: bool
-
-    def compare(self, relation: str, a: V, b: V) -> object: ...
-    def both(self, a: object, b: object) -> object: ...
-    def either(self, a: object, b: object) -> object: ...
-    def negation(self, value: object) -> object: ...
-    def select(self, holds: object, a: V, b: V) -> V: ...
 
 
 @dataclass(frozen=True)

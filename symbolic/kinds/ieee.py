@@ -18,11 +18,10 @@ stated one, or a corner of the inputs' ranges) lies outside it.
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import mpmath
 import sympy as sp
@@ -33,31 +32,29 @@ from ..route import (
     PROVED,
     PROVED_BOUNDED,
     REFUTED,
+    AsWritten,
     ClaimKind,
-    Indicator,
     Integer,
     Mask,
     Positive,
     ProofResult,
     Real,
     ReduceMax,
-    ReduceMin,
     Simplex,
     TheoremError,
+    Where,
     expand_vocabulary,
-    ordered_free_indices,
-    raised_latex,
+    index_env,
+    loop_values,
 )
 from . import _ieee_arithmetic as ieee
 from ._ieee_arithmetic import FORMATS, INF, Enclosure
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Iterator
 
-    from sympy.printing.latex import LatexPrinter
-
-    from ..route import AnyConfiguration, Domain, Theorem
-    from ._ieee_arithmetic import Arithmetic, DecidingArithmetic, Env, Format, InputKey
+    from ..route import AnyConfiguration, Domain, Env, InputKey, Theorem
+    from ._ieee_arithmetic import Format
 
 SPECIAL = ("nan", "+inf", "-inf", "zero", "finite")
 # Above this many cases (choices of which operand attains each maximum) an entry is undecided.
@@ -327,37 +324,6 @@ def _value_latex(value: Written, latex: Callable[[sp.Expr], str]) -> str:
     return latex(_number(value))
 
 
-class Where(sp.Function):
-    """``Where(mask, x, fill)``: ``x`` where the 0/1 ``mask`` is 1, else ``fill``, as
-    ``jnp.where(mask, x, fill)`` selects: no arithmetic, so a fill of −∞ or −1e9 enters the
-    formula as written (an unevaluated node: SymPy never folds it into what surrounds it)."""
-
-    nargs = 3
-
-    def _latex(self, printer: LatexPrinter, exp: str | None = None) -> str:
-        mask, x = (printer._print(a) for a in self.args[:2])
-        fill = _float_latex(self.args[2]) or printer._print(self.args[2])
-        return raised_latex(rf"\operatorname{{where}}\left({mask}, {x}, {fill}\right)", exp)
-
-
-def _float_latex(value: sp.Expr) -> str | None:
-    """A large float literal as the code writes it, −1e9 as −10^{9} rather than −1000000000.0."""
-    if not isinstance(value, sp.Float) or value == 0:
-        return None
-    exponent = int(mpmath.floor(mpmath.log10(abs(as_mpf(value)))))
-    mantissa = float(value) / 10.0 ** exponent
-    if abs(exponent) < 4 or mantissa != round(mantissa):
-        return None
-    sign = "-" if mantissa < 0 else ""
-    head = "" if abs(mantissa) == 1 else rf"{abs(int(mantissa))} \cdot "
-    return rf"{sign}{head}10^{{{exponent}}}"
-
-
-def where(mask: sp.Expr, x: sp.Expr, fill: object) -> Where:
-    """jnp.where(mask, x, fill) for a 0/1 mask entry (the documents' masking code)."""
-    return Where(mask, x, sp.sympify(fill))
-
-
 # -- inputs --------------------------------------------------------------------------------
 
 
@@ -436,92 +402,6 @@ def written(theorem: Theorem, claim: IEEEValue) -> sp.Expr:
     return expand_vocabulary(theorem.expand_definitions(claim.value))
 
 
-def is_negated_maximum(term: sp.Expr) -> bool:
-    return (isinstance(term, sp.Mul) and len(term.args) == 2 and term.args[0] == -1
-            and isinstance(term.args[1], (sp.Max, ReduceMax)))
-
-
-def addition_groups(terms: Iterable[sp.Expr]) -> list[list[sp.Expr]]:
-    """The order a sum is evaluated in, on both routes: x − max(…) first when it is written,
-    then the other terms left to right."""
-    terms = list(terms)
-    maxima = [t for t in terms if is_negated_maximum(t)]
-    others = [t for t in terms if not is_negated_maximum(t)]
-    if maxima and others:
-        return [[others[0], maxima[0]], *([t] for t in others[1:] + maxima[1:])]
-    return [[t] for t in terms]
-
-
-def fraction_parts(term: sp.Mul) -> tuple[list[sp.Expr], list[sp.Expr]]:
-    """Numerator and denominator factors of a product, in order: x/y is one division."""
-    numerator, denominator = [], []
-    for factor in term.args:
-        if (isinstance(factor, sp.Pow) and factor.exp.is_Integer and factor.exp < 0):
-            denominator.append(factor.base ** -factor.exp if factor.exp != -1 else factor.base)
-        else:
-            numerator.append(factor)
-    return numerator, denominator
-
-
-def integer_value(expr: sp.Expr, env: dict, sizes: dict) -> int:
-    """An index bound or index value: exact, from the loop variables and the sizes."""
-    if isinstance(expr, (int, sp.Integer)):
-        return int(expr)
-    label = expr.label if isinstance(expr, sp.Idx) else expr
-    if label in env:
-        return int(env[label])
-    value = _exact(sp.sympify(expr), env, sizes)
-    if not value.is_Integer:
-        raise TheoremError(f"IEEE value: {expr} is not an integer here ({value})")
-    return int(value)
-
-
-def _exact(expr: sp.Expr, env: dict, sizes: dict) -> sp.Expr:
-    """``expr`` with indices, loop variables and sizes replaced by their integers."""
-    dims = {sp.Symbol(n, integer=True, positive=True): v for n, v in sizes.items()}
-    expr = expr.xreplace({i: i.label for i in expr.atoms(sp.Idx)})
-    return sp.sympify(expr.xreplace(env).xreplace(dims))  # a size alone becomes a Python int
-
-
-def loop_key(variable: sp.Basic) -> sp.Symbol:
-    """Loop variables are keyed by their label: an index and its label name one value."""
-    return variable.label if isinstance(variable, sp.Idx) else variable
-
-
-def condition_holds(condition: sp.Basic, env: Env, sizes: dict[str, int],
-                    fixed: Mapping[InputKey, sp.Expr]) -> bool:
-    """A where()'s condition, decided exactly from fixed inputs and index values."""
-    if condition in (sp.true, True):
-        return True
-    replaced = condition.replace(
-        lambda e: isinstance(e, sp.Indexed),
-        lambda e: fixed[(str(e.base), tuple(integer_value(i, env, sizes) for i in e.indices))])
-    replaced = replaced.xreplace({s: fixed[s.name] for s in replaced.free_symbols
-                                  if getattr(s, "name", None) in fixed})
-    replaced = _exact(replaced, env, sizes)
-    if replaced not in (sp.true, sp.false):
-        raise TheoremError(f"IEEE value: the condition {condition} is not decided by fixed "
-                           f"inputs and indices ({replaced})")
-    return replaced == sp.true
-
-
-def mask_keeps(mask: sp.Expr, env: Env, sizes: dict[str, int],
-               fixed: Mapping[InputKey, sp.Expr]) -> bool:
-    """Whether a where()'s 0/1 mask entry is 1, read from the fixed inputs."""
-    if isinstance(mask, sp.Indexed):
-        key = (str(mask.base), tuple(integer_value(i, env, sizes) for i in mask.indices))
-        return fixed[key] == 1
-    return condition_holds(sp.Eq(mask, 1), env, sizes, fixed)
-
-
-def index_env(expr: sp.Expr, sizes: dict) -> Iterator[Env]:
-    """Every assignment of the free indices of ``expr`` at ``sizes``."""
-    indices = ordered_free_indices(expr)
-    ranges = [range(integer_value(i.upper, {}, sizes) + 1) for i in indices]
-    for values in itertools.product(*ranges):
-        yield {i.label: sp.Integer(v) for i, v in zip(indices, values, strict=True)}
-
-
 _LEAVES = (sp.Symbol, sp.Idx, sp.Indexed)
 _NODES = (sp.Add, sp.Mul, sp.exp, sp.log, sp.Max, sp.Piecewise)
 
@@ -552,218 +432,6 @@ def first_unsupported(expr: sp.Basic) -> sp.Basic | None:
     return None
 
 
-# -- the one "as written" evaluator ------------------------------------------------------------
-
-# a relation's name, as an arithmetic that decides conditions compares it
-RELATIONS = {sp.Eq: "==", sp.Ne: "!=", sp.Le: "<=", sp.Lt: "<", sp.Ge: ">=", sp.Gt: ">"}
-
-
-# a value of an arithmetic: an ``Enclosure``, or an array of any backend (NumPy, JAX, MLX, ...):
-# no one type covers them
-Value = Any
-# the arithmetic an evaluator computes with
-A = TypeVar("A", bound="Arithmetic[Any]")
-# a rule: (the evaluator, the node, the loop values) -> the node's value; the evaluator is Any
-# because a subclass's rules take the subclass (``AlongAxes``)
-Rule = Callable[[Any, sp.Basic, "Env"], Value]
-
-
-class AsWritten(Generic[A]):
-    """The written formula evaluated node by node, by the rules of :attr:`RULES` (looked up in
-    that order), with an ``arithmetic``: the symbolic route's enclosures of every value a format
-    can produce (:class:`EnclosureArithmetic`), or a backend's arrays in a format (the numeric
-    route's). Both routes evaluate the same operations in the same order: a sum's x − max(…)
-    first where it is written, then its terms left to right; x/y one division; x^n as n − 1
-    products; a literal rounded into the format; indices and loop values exact; a where() or
-    a Piecewise decided by the fixed inputs and the indices. A subexpression is evaluated once
-    per value of the indices it depends on. The error bounds walk the same rules a whole axis
-    at a time (``AlongAxes``, ``numeric/kinds/_along_axes.py``).
-
-    An arithmetic gives ``literal(number)``, ``exact(integer)`` (an index, a loop value, the
-    empty sum's 0 and product's 1), ``size(n)``, ``input(key)`` (an input's name, or
-    ``(tensor, indices)`` for one of its entries), ``add``, ``subtract_maximum`` (x − max(…)),
-    ``negate``, ``multiply``, ``divide``, ``sqrt``, ``exp``, ``log`` and
-    ``maximum(operands, expr, env)``.
-
-    An arithmetic over drawn values (a limit's value over rows of scores,
-    ``numeric/kinds/_row_values.py``) sets ``decides_conditions``: a Piecewise or an Indicator
-    is then decided per value, its relations through ``compare(relation, a, b)``, ``both``,
-    ``either``, ``negation`` and ``select(holds, a, b)``. An arithmetic may also give
-    ``minimum``, ``absolute`` and ``power`` (the arrays' arithmetics give the first two, the
-    rows' all three); one without them has no rule for their nodes.
-    """
-
-    def __init__(self, arithmetic: A, sizes: dict[str, int],
-                 fixed: Mapping[InputKey, sp.Expr]) -> None:
-        self.arithmetic, self.sizes, self.fixed = arithmetic, sizes, fixed
-        # a node's value, by the node and what tells its evaluations apart
-        self.known: dict[tuple[object, ...], Value] = {}
-
-    def eval(self, expr: sp.Expr, env: Env) -> Value:
-        key = (expr, loop_values(env, expr))
-        if key not in self.known:
-            self.known[key] = self.evaluate(expr, env)
-        return self.known[key]
-
-    def evaluate(self, expr: sp.Expr, env: Env) -> Value:
-        arithmetic = self.arithmetic
-        if expr.is_Number or expr in (sp.oo, -sp.oo, sp.nan, sp.zoo):
-            return arithmetic.literal(sp.nan if expr is sp.zoo else expr)
-        if isinstance(expr, sp.Idx):
-            return arithmetic.exact(integer_value(expr, env, self.sizes))
-        if isinstance(expr, sp.Symbol):
-            if expr in env:
-                return arithmetic.exact(int(env[expr]))
-            if expr.name in self.sizes:
-                return arithmetic.size(self.sizes[expr.name])
-            return arithmetic.input(expr.name)
-        if isinstance(expr, sp.Indexed):
-            return arithmetic.input((str(expr.base), tuple(integer_value(i, env, self.sizes)
-                                                           for i in expr.indices)))
-        for node, rule in self.RULES:
-            if isinstance(expr, node):
-                return rule(self, expr, env)
-        raise TheoremError(f"no rule evaluates {type(expr).__name__} as written ({expr})")
-
-    def add(self, expr: sp.Add, env: Env) -> Value:
-        total: Value | None = None
-        for group in addition_groups(expr.args):
-            value = self.eval(group[0], env)
-            if len(group) == 2:
-                value = self.arithmetic.subtract_maximum(value, self.eval(group[1], env))
-            total = value if total is None else self.arithmetic.add(total, value)
-        assert total is not None  # a sum has terms
-        return total
-
-    def multiply(self, expr: sp.Mul, env: Env) -> Value:
-        numerator, denominator = fraction_parts(expr)
-        if numerator[:1] == [sp.S.NegativeOne] and len(numerator) == 2 and not denominator:
-            return self.arithmetic.negate(self.eval(numerator[1], env))
-        top = self.product(numerator, env)
-        if not denominator:
-            return top
-        return self.arithmetic.divide(top, self.product(denominator, env))
-
-    def product(self, factors: list[sp.Expr], env: Env) -> Value:
-        value: Value | None = None
-        for factor in factors:
-            item = self.eval(factor, env)
-            value = item if value is None else self.arithmetic.multiply(value, item)
-        return value if value is not None else self.arithmetic.exact(1)
-
-    def power(self, expr: sp.Pow, env: Env) -> Value:
-        base, exponent = expr.args
-        if exponent == sp.Rational(1, 2):
-            return self.arithmetic.sqrt(self.eval(base, env))
-        if exponent == -sp.Rational(1, 2):  # 1/√x: a root and a division
-            return self.arithmetic.divide(self.arithmetic.exact(1),
-                                          self.arithmetic.sqrt(self.eval(base, env)))
-        if exponent.is_Integer and exponent > 0:
-            return self.product([base] * int(exponent), env)
-        if exponent.is_Integer and exponent < 0:
-            return self.arithmetic.divide(self.arithmetic.exact(1),
-                                          self.product([base] * -int(exponent), env))
-        return self.operation("power", expr)(self.eval(base, env), self.eval(exponent, env))
-
-    def fold(self, expr: sp.Sum | sp.Product, env: Env,
-             operation: Callable[[Value, Value], Value], empty: int) -> Value:
-        # over several indices, the first innermost (SymPy's order): the last one loops here
-        *inner, (variable, lower, upper) = expr.limits
-        function = type(expr)(expr.function, *inner) if inner else expr.function
-        total: Value | None = None
-        for v in range(integer_value(lower, env, self.sizes),
-                       integer_value(upper, env, self.sizes) + 1):
-            item = self.eval(function, {**env, loop_key(variable): sp.Integer(v)})
-            total = item if total is None else operation(total, item)
-        return total if total is not None else self.arithmetic.exact(empty)
-
-    def maximum(self, expr: sp.Max | ReduceMax, env: Env) -> Value:
-        operands = [self.eval(o, e) for o, e in max_operands(expr, env, self.sizes)]
-        return self.arithmetic.maximum(operands, expr, env)
-
-    def where(self, expr: Where, env: Env) -> Value:
-        mask, x, fill = expr.args
-        return self.eval(x if mask_keeps(mask, env, self.sizes, self.fixed) else fill, env)
-
-    def piecewise(self, expr: sp.Piecewise, env: Env) -> Value:
-        return self.branches(expr.args, env)
-
-    def indicator(self, expr: Indicator, env: Env) -> Value:
-        return self.branches(((sp.S.One, expr.args[0]), (sp.S.Zero, sp.true)), env)
-
-    def branches(self, pairs: Sequence[tuple[sp.Expr, sp.Basic]], env: Env) -> Value:
-        """The first branch whose condition holds (NaN where none does): decided by the fixed
-        inputs and the indices, or, for an arithmetic that decides conditions, per value."""
-        if not getattr(self.arithmetic, "decides_conditions", False):
-            for branch, condition in pairs:
-                if condition_holds(condition, env, self.sizes, self.fixed):
-                    return self.eval(branch, env)
-            return self.arithmetic.literal(sp.nan)
-        deciding = self._deciding()
-        result = deciding.literal(sp.nan)
-        for branch, condition in reversed(pairs):  # so that the first that holds is kept
-            result = deciding.select(self.condition(condition, env), self.eval(branch, env),
-                                     result)
-        return result
-
-    def _deciding(self) -> DecidingArithmetic[Any]:
-        """The arithmetic, where it sets ``decides_conditions`` (so it gives ``compare``,
-        ``both``, ``either``, ``negation`` and ``select``, the contract above)."""
-        return cast("DecidingArithmetic[Any]", self.arithmetic)
-
-    def condition(self, condition: sp.Basic, env: Env) -> object:
-        """A condition's truth per value, its relations compared through the arithmetic."""
-        deciding = self._deciding()
-        if condition in (sp.true, sp.false):
-            return condition == sp.true
-        if isinstance(condition, (sp.And, sp.Or)):
-            combine = deciding.both if isinstance(condition, sp.And) else deciding.either
-            parts = [self.condition(part, env) for part in condition.args]
-            result = parts[0]
-            for part in parts[1:]:
-                result = combine(result, part)
-            return result
-        if isinstance(condition, sp.Not):
-            return deciding.negation(self.condition(condition.args[0], env))
-        if type(condition) not in RELATIONS:
-            raise TheoremError(f"no rule decides the condition {condition} as written")
-        return deciding.compare(RELATIONS[type(condition)], self.eval(condition.lhs, env),
-                                self.eval(condition.rhs, env))
-
-    def minimum(self, expr: sp.Min | ReduceMin, env: Env) -> Value:
-        operands = [self.eval(o, e) for o, e in max_operands(expr, env, self.sizes)]
-        return self.operation("minimum", expr)(operands)
-
-    def absolute(self, expr: sp.Abs, env: Env) -> Value:
-        return self.operation("absolute", expr)(self.eval(expr.args[0], env))
-
-    def operation(self, name: str, expr: sp.Expr) -> Callable[..., Value]:
-        """The arithmetic's ``name``, which only some arithmetics give."""
-        found = getattr(self.arithmetic, name, None)
-        if found is None:
-            raise TheoremError(f"no rule evaluates {type(expr).__name__} as written here ({expr}):"
-                               f" this arithmetic has no {name}")
-        return found
-
-    RULES: ClassVar[tuple[tuple[type, Rule], ...]] = (
-        (sp.Add, add),
-        (sp.Mul, multiply),
-        (sp.Pow, power),
-        (sp.exp, lambda self, e, env: self.arithmetic.exp(self.eval(e.args[0], env))),
-        (sp.log, lambda self, e, env: self.arithmetic.log(self.eval(e.args[0], env))),
-        (sp.Sum, lambda self, e, env: self.fold(e, env, self.arithmetic.add, 0)),
-        (sp.Product, lambda self, e, env: self.fold(e, env, self.arithmetic.multiply, 1)),
-        (sp.Max, maximum),
-        (ReduceMax, maximum),
-        (sp.Min, minimum),
-        (ReduceMin, minimum),
-        (sp.Abs, absolute),
-        (Where, where),
-        (sp.Piecewise, piecewise),
-        (Indicator, indicator),
-    )
-
-
 # -- the symbolic route's arithmetic -----------------------------------------------------------
 
 
@@ -783,6 +451,9 @@ class _Infeasible(Exception):
 class EnclosureArithmetic:
     """Enclosures in ``fmt``, every operation correctly rounded, for one case of the case
     analysis: each maximum met so far is attained by a chosen operand (``choices``)."""
+
+    # the inputs are ranges: a condition is decided by the fixed inputs and the indices
+    decides_conditions = False
 
     def __init__(self, fmt: Format, inputs: Mapping[InputKey, Enclosure],
                  choices: Choices) -> None:
@@ -863,28 +534,6 @@ class EnclosureArithmetic:
         return ieee.Enclosure(max(attained.lo, floor), attained.hi,
                               any(o.nan for o in operands), attained.source,
                               (attained.identity, identities), attained.negated)
-
-
-def loop_values(env: Env, expr: sp.Basic) -> frozenset[tuple[sp.Symbol, sp.Integer]]:
-    """The loop values ``expr`` depends on: what tells apart two of its evaluations."""
-    free = _free_labels(expr)
-    return frozenset((k, v) for k, v in env.items() if k in free)
-
-
-@functools.lru_cache(maxsize=65536)
-def _free_labels(expr: sp.Basic) -> frozenset[sp.Symbol]:
-    return frozenset(getattr(s, "label", s) for s in expr.free_symbols)
-
-
-def max_operands(expr: sp.Max | sp.Min | ReduceMax | ReduceMin, env: Env,
-                 sizes: dict[str, int]) -> list[tuple[sp.Expr, Env]]:
-    """The (operand, loop values) pairs a maximum (or a minimum) is taken over."""
-    if isinstance(expr, (ReduceMax, ReduceMin)):
-        (variable, lower, upper), = expr.limits
-        return [(expr.function, {**env, loop_key(variable): sp.Integer(v)})
-                for v in range(integer_value(lower, env, sizes),
-                               integer_value(upper, env, sizes) + 1)]
-    return [(arg, env) for arg in expr.args]
 
 
 def enclose(expr: sp.Expr, env: Env, fmt: Format, sizes: dict[str, int],
@@ -1041,4 +690,4 @@ def entry_name(key: InputKey) -> str:
     return str(key)
 
 
-__all__ = ["IEEEValue", "Between", "Near", "Where", "where"]
+__all__ = ["IEEEValue", "Between", "Near"]

@@ -145,7 +145,7 @@ def test_a_limits_value_decides_its_conditions_row_by_row():
     import sympy as sp
 
     from attnproof.numeric.kinds._row_values import RowArithmetic
-    from attnproof.symbolic.kinds.ieee import AsWritten
+    from attnproof.symbolic.route import AsWritten
 
     S, i = sp.IndexedBase("S"), sp.Symbol("i", integer=True)
     first, second = S[i, 0], S[i, 1]
@@ -162,7 +162,7 @@ def test_a_node_no_rule_evaluates_is_named():
 
     from attnproof.numeric.kinds._row_values import RowArithmetic
     from attnproof.symbolic import TheoremError
-    from attnproof.symbolic.kinds.ieee import AsWritten
+    from attnproof.symbolic.route import AsWritten
 
     S, i = sp.IndexedBase("S"), sp.Symbol("i", integer=True)
     evaluation = AsWritten(RowArithmetic(np.ones((2, 2))), {}, fixed={})

@@ -33,7 +33,7 @@ from attnproof.symbolic import (
     where,
 )
 from attnproof.symbolic.kinds.error_bound import LogError
-from attnproof.symbolic.kinds.ieee import Where
+from attnproof.symbolic.route import Where
 from attnproof.symbolic.kinds.spectral import SpectralTerm, cond
 
 i, j = sp.Idx("i", 4), sp.Idx("j", 4)
