@@ -9,7 +9,8 @@ rounding while forming A moves each entry by about eps times its abs-scale, and 
 SVD moves each singular value by about eps ‖A‖. So σ_max and σ_min become intervals
 [σ − δ, σ + δ] ∩ [0, ∞) (σ_min is exactly 0 for a matrix with fewer rows than columns), a
 condition number the interval [max(1, σ_max⁻/σ_min⁺), σ_max⁺/σ_min⁻] (∞ where σ_min⁻ = 0), and
-each side of the claim is evaluated in interval arithmetic. An instance fails only when the
+each side of the claim is evaluated in interval arithmetic, by the one as-written evaluator
+(``IntervalWalk``), every operation rounded outwards. An instance fails only when the
 intervals exclude the relation (lhs⁻ > rhs⁺ for ≤, disjoint for =); it is undecided when a side
 is unbounded without being ∞ itself (the format cannot tell a tiny σ_min from 0), and passes
 otherwise. Never scaled by size.
