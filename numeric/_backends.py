@@ -140,6 +140,9 @@ class Backend:
     # () -> None: its persistent compilation cache at attnproof's, unless the user set one of
     # their own; None: it keeps no compiled programs across runs
     kernel_compilation_cache: Callable[[], None] | None = None
+    # what this backend gives a claim's numeric route beyond running statements, by the names
+    # of ``CAPABILITIES`` (a claim's ``numeric_needs``)
+    gives: frozenset[str] = frozenset()
 
     @property
     def target(self) -> str:
@@ -605,6 +608,7 @@ BACKENDS: tuple[Backend, ...] = (
         notes="no autodiff: derivative claims compare the SymPy derivative with the closed form",
         permute=np.transpose,
         truth=True,
+        gives=frozenset({"counted arrays"}),
     ),
     Backend(
         name="jax",
@@ -747,6 +751,14 @@ class Configuration(_ConfigurationFields):
         return backend(self.backend)
 
 
+# what a claim's numeric route may need of a backend (``Claim.numeric_needs``), given by the
+# rows that can (``Backend.gives``), so that no claim kind names a backend
+CAPABILITIES = {
+    "counted arrays": "arrays whose creation and release a run can count (a NumPy subclass "
+                      "can; XLA's and MLX's lazy graphs decide their buffers themselves)",
+}
+
+
 def available_configurations(theorem: Theorem | None = None,
                              profile: str | None = None) -> list[Configuration]:
     """Every (backend, dtype, device, mode) that can run here, default mode first per backend.
@@ -754,16 +766,18 @@ def available_configurations(theorem: Theorem | None = None,
     With a ``profile`` name, only the modes it runs (each backend's default mode, unless the
     profile runs every mode). A claim with nothing to draw (worked numbers, ``Rounds``) has no
     configuration: it is settled exactly by the symbolic side. Every other claim keeps the
-    configurations it makes sense for (``Claim.numeric_configurations``).
+    configurations it makes sense for (``Claim.numeric_configurations``), of the backends that
+    give what its numeric route needs (``Claim.numeric_needs``, ``CAPABILITIES``).
     """
     from ._strategies import profile as profile_named
 
     if theorem is not None and theorem.claim.nothing_to_draw:
         return []
+    needs = needed_capabilities(theorem) if theorem is not None else frozenset()
     every_mode = profile is None or profile_named(profile).every_mode
     found: list[Configuration] = []
     for row in BACKENDS:
-        if unavailable_reason(row) is not None:
+        if unavailable_reason(row) is not None or not needs <= row.gives:
             continue
         for mode in row.modes if every_mode else (row.default_mode,):
             for device in row.devices():
@@ -772,6 +786,20 @@ def available_configurations(theorem: Theorem | None = None,
     if theorem is not None:
         return list(theorem.claim.numeric_configurations(found))
     return found
+
+
+def needed_capabilities(theorem: Theorem) -> frozenset[str]:
+    """What ``theorem``'s claim needs of a backend; a need no row can name is a TheoremError
+    naming the theorem, not a claim that silently runs nowhere."""
+    needs = frozenset(theorem.claim.numeric_needs)
+    unknown = sorted(needs - CAPABILITIES.keys())
+    if unknown:
+        from attnproof.symbolic import TheoremError
+
+        raise TheoremError(f"{theorem.name}: its {type(theorem.claim).__name__} claim needs "
+                           f"{', '.join(map(repr, unknown))} of a backend, which no backend row "
+                           f"names; the capabilities are {sorted(CAPABILITIES)}")
+    return needs
 
 
 def to_numpy(array: Array) -> np.ndarray:

@@ -53,6 +53,7 @@ class Claim:
         measures_rounding: whether its numeric records report an error in ulps.
         truth_measure: how a numeric comparison of the two sides says the claim is false.
         nothing_to_draw: why no numeric configuration checks the claim, when none does.
+        numeric_needs: what its numeric route needs of a backend (the rows' capabilities).
     """
 
     kind: str = "claim"
@@ -81,6 +82,10 @@ class Claim:
     # Set when the claim has no inputs to draw and so no numeric configuration (worked numbers:
     # evaluated exactly by the symbolic side); the text is the reason a numeric record gives.
     nothing_to_draw: str | None = None
+    # What the numeric route needs of a backend beyond running the statement (a cost's counted
+    # arrays), by the names of ``numeric/_backends.CAPABILITIES``: only the configurations of
+    # a backend row that gives all of them check the claim. The kind names no backend.
+    numeric_needs: frozenset[str] = frozenset()
     # Whether lemmas and stated conditions may imply the claim as a linear combination of their
     # lhs - rhs (identities only: a sum of inequalities says nothing of their differences).
     combines_linearly: bool = False

@@ -157,6 +157,10 @@ class Cost(ClaimKind):
     numeric_draws = ('no values: the instrumented implementation is run at a ladder of sizes, and '
                      'its entries and multiply-adds counted')
     measures_rounding = False  # counts are compared exactly
+    # counting needs arrays that report their creation and release (a NumPy subclass can);
+    # JAX's XLA and MLX's lazy graphs decide buffers themselves, so a count there would measure
+    # the compiler, not the algorithm
+    numeric_needs = frozenset({"counted arrays"})
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "formula", as_expression(self.formula, "Cost: the formula"))
@@ -197,12 +201,11 @@ class Cost(ClaimKind):
 
     def numeric_configurations(self, found: list[AnyConfiguration]
                                ) -> list[AnyConfiguration]:
-        """NumPy only: counting needs arrays that report their creation and release (a NumPy
-        subclass does); JAX's XLA and MLX's lazy graphs decide buffers themselves, so a count
-        there would measure the compiler, not the algorithm."""
+        """Where it has an implementation to run, and counts what a run can count: ``found``
+        holds only backends whose arrays can be counted (``numeric_needs``)."""
         if self.implementation is None or self.counted == "io":
             return []  # no run counts slow-memory traffic: the IO model is symbolic
-        return [c for c in found if c[0] == "numpy"]
+        return found
 
     def validate(self, theorem: Theorem, where: str) -> None:
         if self.counted not in COUNTED:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
-from attnproof.numeric._backends import available_configurations
+from attnproof.numeric._backends import BACKENDS, available_configurations
 from attnproof.numeric._search import check
 from attnproof.numeric.kinds.cost import measure
 from attnproof.symbolic import Dim, Sizes, Source, Theorem, TheoremError, prove, statement_latex
@@ -96,9 +96,28 @@ def test_the_statement_renders_the_count_and_the_order():
     assert exact == r"\#\text{entries} = T^{2} = T^{2}"
 
 
-def test_only_numpy_configurations_count():
-    found = available_configurations(costs.notebook_score_matrix_entries)
-    assert found and {c[0] for c in found} == {"numpy"}
+def test_a_cost_is_counted_only_on_backends_whose_arrays_can_be_counted():
+    # the claim needs counted arrays, and the rows that give them say so: NumPy's alone
+    theorem = costs.notebook_score_matrix_entries
+    found = available_configurations(theorem)
+    counting = {row.name for row in BACKENDS if theorem.claim.numeric_needs <= row.gives}
+    assert theorem.claim.numeric_needs == {"counted arrays"} and counting == {"numpy"}
+    assert found and {c[0] for c in found} == counting
+    assert len(available_configurations()) > len(found)  # the others run, but not this claim
+
+
+def test_a_need_no_backend_row_names_is_refused_naming_the_theorem():
+    import dataclasses
+
+    class NeedsQuantumArrays(Cost):
+        numeric_needs = frozenset({"quantum arrays"})
+
+    theorem = costs.notebook_score_matrix_entries
+    fields = {f.name: getattr(theorem.claim, f.name) for f in dataclasses.fields(theorem.claim)}
+    strange = dataclasses.replace(theorem, claim=NeedsQuantumArrays(**fields))
+    with pytest.raises(TheoremError, match=r"notebook_score_matrix_entries: its "
+                       r"NeedsQuantumArrays claim needs 'quantum arrays' of a backend"):
+        available_configurations(strange)
 
 
 def _declare(**changes):

@@ -11,8 +11,7 @@ from attnproof.numeric.kinds._along_axes import along_axes
 from attnproof.numeric.kinds._evaluate import ArrayArithmetic
 from attnproof.numeric.route import numpy_dtype
 from attnproof.symbolic import rowsum
-from attnproof.symbolic.route import AsWritten, index_env
-from attnproof.symbolic.route import free_indices
+from attnproof.symbolic.route import AsWritten, free_indices, index_env
 from attnproof.theorems import rounding
 
 S, V, i, j, k, e, n = (rounding.S, rounding.V, rounding.i, rounding.j, rounding.k, rounding.e,

@@ -22,7 +22,9 @@ benchmarks/ are developer tools and may.
 
 Every claim, the three built in (``Equals``, ``AtLeast``, ``Rounds``) as much as the kinds, says
 itself what the tool needs from it (``Claim``, ``symbolic/_kind.py``): outside the kinds packages
-no module of the tool asks which type a claim is.
+no module of the tool asks which type a claim is. Likewise every backend says itself what it
+gives (``Backend``, ``numeric/_backends.py``): no module but the backend rows compares a
+backend's name.
 """
 
 from __future__ import annotations
@@ -250,6 +252,57 @@ def test_the_claim_type_check_names_each_way_of_asking():
     ])
     assert [p.split(":")[0] for p in claim_type_tests(source)] == [
         "line 1", "line 2", "line 3", "line 4", "line 5"]
+
+
+# -- a backend's knowledge lives in its row ------------------------------------------------------
+
+
+def backend_name_tests(source: str, names: set[str]) -> list[str]:
+    """Each comparison of ``source`` with one of the backends' ``names`` as a string (``row.name
+    == "jax"``, ``c[0] in ("numpy", "mlx")``)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Compare):
+            continue
+        strings = set()
+        for side in (node.left, *node.comparators):
+            items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
+            strings |= {item.value for item in items
+                        if isinstance(item, ast.Constant) and isinstance(item.value, str)}
+        if strings & names:
+            found.append((node.lineno, f"line {node.lineno}: {ast.unparse(node)}"))
+    return [text for _, text in sorted(found)]
+
+
+def _backend_names() -> set[str]:
+    from attnproof.numeric import BACKENDS
+
+    return {row.name for row in BACKENDS}
+
+
+def test_no_module_but_the_backend_rows_compares_a_backends_name():
+    names = _backend_names()
+    rows = REPO / "numeric" / "_backends.py"
+    # the package's own code (benchmarks/ and scripts/ are developer tools, and may)
+    files = [path for path in _source_files()
+             if path.relative_to(REPO).parts[0] in ("attnproof", *LAYERS) and path != rows]
+    assert any(path.name == "cost.py" for path in files)
+    problems = [f"{path.relative_to(REPO)} {p}" for path in files
+                for p in backend_name_tests(path.read_text(encoding="utf-8"), names)]
+    assert not problems, ("say it in the backend's row (numeric/_backends.py: a field, or a "
+                          "capability a claim needs), not by its name:\n" + "\n".join(problems))
+
+
+def test_the_backend_name_check_names_each_way_of_asking():
+    source = "\n".join([
+        'kept = [c for c in found if c[0] == "numpy"]',  # the cost kind's old filter
+        'lazy = row.name in ("mlx", "jax")',
+        'if "jax" != backend: pass',
+        'fine = row.gives >= claim.numeric_needs',      # asking the row
+        'fine = dtype == "float32"',
+    ])
+    assert [p.split(":")[0] for p in backend_name_tests(source, _backend_names())] == [
+        "line 1", "line 2", "line 3"]
 
 
 # -- the application layer reaches symbolic/ and numeric/ by their public names -----------------

@@ -33,8 +33,8 @@ from attnproof.symbolic import (
     where,
 )
 from attnproof.symbolic.kinds.error_bound import LogError
-from attnproof.symbolic.route import Where
 from attnproof.symbolic.kinds.spectral import SpectralTerm, cond
+from attnproof.symbolic.route import Where
 
 i, j = sp.Idx("i", 4), sp.Idx("j", 4)
 S, M, V = sp.IndexedBase("S"), sp.IndexedBase("M"), sp.IndexedBase("V")
