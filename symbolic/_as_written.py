@@ -132,9 +132,7 @@ class AsWritten(Generic[A]):
 
     def evaluate(self, expr: sp.Expr, env: Env) -> Value:
         rule = rule_for(type(self), type(expr))
-        if rule is None:
-            raise TheoremError(f"no rule evaluates {type(expr).__name__} as written ({expr})")
-        return rule(self, expr, env)
+        return self.refuse(expr, env) if rule is None else rule(self, expr, env)
 
     # -- leaves --------------------------------------------------------------------------------
 
@@ -311,7 +309,7 @@ class AsWritten(Generic[A]):
                             f" this arithmetic has no {operation}")
 
     def refuse(self, expr: sp.Expr, env: Env) -> Value:
-        """A rule a subclass takes away: the node is refused by name, as one with no rule."""
+        """A node no rule evaluates, or one whose rule a subclass takes away: refused by name."""
         raise TheoremError(f"no rule evaluates {type(expr).__name__} as written ({expr})")
 
 
