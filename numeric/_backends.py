@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 import numpy as np
 import numpy.typing as npt
 
+from attnproof.symbolic import FORMATS, Format, format_named
+
 from ._devices import Device, kind_of, named, platform_kind
 
 if TYPE_CHECKING:
@@ -49,7 +51,7 @@ ArrayModule = Any
 # adapter takes its own framework's, so the table can name no one type for them
 NativeDevice = Any
 
-ALL_FLOATS = ("float64", "float32", "float16", "bfloat16")
+ALL_FLOATS = tuple(FORMATS)
 
 
 def _first_line(error: BaseException) -> str:
@@ -163,6 +165,10 @@ class Backend:
     def measured_as(self, dtype: str) -> str:
         return self.accuracy.get(dtype, dtype)
 
+    def measured_format(self, dtype: str) -> Format:
+        """The format whose epsilon measures ``dtype``'s results here (``accuracy``)."""
+        return format_named(self.measured_as(dtype))
+
 
 @functools.cache
 def _load(backend: Backend) -> types.ModuleType:
@@ -192,11 +198,9 @@ def _numpy_place(xp: ArrayModule, array: npt.ArrayLike, dtype: str,
 
 
 def _numpy_dtype(name: str) -> np.dtype:
-    if name == "bfloat16":
-        import ml_dtypes
-
-        return np.dtype(ml_dtypes.bfloat16)
-    return np.dtype(name)
+    """NumPy's dtype of a format (bfloat16's from ml_dtypes), or of another dtype a kernel's
+    arrays are placed in (a boolean mask, integer lengths)."""
+    return FORMATS[name].numpy_dtype if name in FORMATS else np.dtype(name)
 
 
 def _numpy_namespace(module: types.ModuleType, dtype: str) -> types.ModuleType | _Bfloat16Numpy:

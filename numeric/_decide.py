@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
+from attnproof.symbolic import format_named
+
 from . import _evidence as evidence
 from ._plan import Evaluated, Plan, Runner, evaluate_reference, is_reference
 from ._tolerance import (
@@ -15,7 +17,6 @@ from ._tolerance import (
     STABILITY_ULPS,
     TRUTH_ULPS,
     error_ulps,
-    finfo,
     format_truth_ulps,
     representable,
     shortfall_ulps,
@@ -124,8 +125,8 @@ def underflow_decides(reference_runner: Runner, evaluated: Evaluated, reference:
     instance of the format. Where flushing moves the row as a whole (a softmax whose every
     exponential underflows, 0/0) the row stays in and is judged: that is the formula's
     instability."""
-    info = finfo(measure)
-    eps, tiny = float(info.eps), float(info.tiny)
+    info = format_named(measure)
+    eps, tiny = info.epsilon, info.smallest_normal
     # a weight e/Σ falls below the range when e < Σ·tiny, and a sum of n exponentials after the
     # row's maximum is subtracted lies in [1, n]: exponentials below n·tiny may vanish
     longest = max((v for k, v in evaluated.sizes.items() if k != "batch"), default=1)

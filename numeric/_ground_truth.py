@@ -18,12 +18,20 @@ import numpy as np
 import numpy.typing as npt
 import sympy as sp
 
-from attnproof.symbolic import Indicator, Integer, ReduceMax, ReduceMin, Scalar, Tensor
+from attnproof.symbolic import (
+    Indicator,
+    Integer,
+    ReduceMax,
+    ReduceMin,
+    Scalar,
+    Tensor,
+    format_named,
+)
 from attnproof.symbolic._theorem import free_indices
 
 from . import _strategies as strategies
 from ._plan import Evaluated, Plan, Runner, at_claimed_point, evaluate_reference, plan_for, wrt_name
-from ._tolerance import FINITE_DIFFERENCE_ROUNDING_ULPS, REFERENCE_DTYPE, error_ulps, finfo
+from ._tolerance import FINITE_DIFFERENCE_ROUNDING_ULPS, REFERENCE_DTYPE, error_ulps
 
 if TYPE_CHECKING:
     from attnproof.symbolic import Theorem
@@ -195,7 +203,7 @@ def finite_difference(plan: Plan, instance: dict, entry: dict, sizes: dict) -> F
     position = (0,) + tuple(entry[str(i.label)] for i in getattr(plan.wrt, "indices", ()))
     out = (0,) + tuple(entry[str(i.label)] for i in primal.out)
     x = float(arrays[name][position])
-    eps = float(finfo(REFERENCE_DTYPE).eps)
+    eps = format_named(REFERENCE_DTYPE).epsilon
     step = float(np.cbrt(eps)) * max(1.0, abs(x))
     sizes = {**sizes, "batch": 1}
 

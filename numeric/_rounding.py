@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._tolerance import finfo
+from attnproof.symbolic import FORMATS
 
 
 @dataclass(frozen=True)
@@ -29,8 +29,7 @@ class Rounding:
     c_log: int = 2  # log's accuracy relative to its result, in units of u
 
 
-# the unit roundoff of each format: half its epsilon
-_U = {d: float(finfo(d).eps) / 2 for d in ("float64", "float32", "float16", "bfloat16")}
+_U = {name: fmt.unit_roundoff for name, fmt in FORMATS.items()}
 # float16 and bfloat16 are computed in float32 and rounded back on every backend here: one
 # operation is then off by at most u + u_float32 (two roundings), not u
 _VIA_FLOAT32 = {d: _U[d] + _U["float32"] for d in ("float16", "bfloat16")}

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from hypothesis import currently_in_test_context, target
 
-from attnproof.symbolic import Theorem
+from attnproof.symbolic import Theorem, format_named
 
 from . import _strategies as strategies
 from . import _time_log as time_log
@@ -31,7 +31,7 @@ from ._ground_truth import ground_truth_error
 from ._plan import ImplementationError, ImplementationRaised, Runner, is_reference, runner_for
 from ._record import FINDING, NOT_EVALUATED, NumericRecord, NumericStatus
 from ._routes import format_judges, route_for
-from ._tolerance import TRUTH_ULPS, finfo, format_truth_ulps
+from ._tolerance import TRUTH_ULPS, format_truth_ulps
 from ._witness import derivation_fault, refute, refute_raised, refute_shape
 
 if TYPE_CHECKING:
@@ -173,7 +173,7 @@ def _effort(runner: Runner, dtype: str, chosen: Profile) -> strategies.Effort:
         return chosen.other_modes
     if is_reference(runner.row, dtype):
         return chosen.truth
-    return chosen.half_formats if finfo(dtype).bits <= 16 else chosen.formats
+    return chosen.half_formats if format_named(dtype).width <= 16 else chosen.formats
 
 
 @dataclass

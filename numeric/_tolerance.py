@@ -40,25 +40,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from attnproof.symbolic import format_named
+
 REFERENCE_DTYPE = "float64"
 TRUTH_ULPS = 2.0**12
 STABILITY_ULPS = 2.0**7
-
-
-def finfo(dtype: str) -> np.finfo:
-    """``finfo`` for any dtype name NumPy or ml_dtypes knows (float16, bfloat16, ...)."""
-    if dtype == "bfloat16":  # NumPy knows the name once ml_dtypes loads, but not its finfo
-        import ml_dtypes
-
-        return ml_dtypes.finfo(ml_dtypes.bfloat16)
-    return np.finfo(np.dtype(dtype))
 
 
 def format_truth_ulps(dtype: str) -> float:
     """The largest lhs-rhs difference in ``dtype`` a true claim with stable sides can show."""
     if dtype == REFERENCE_DTYPE:
         return TRUTH_ULPS
-    carried = TRUTH_ULPS * float(finfo(REFERENCE_DTYPE).eps) / float(finfo(dtype).eps)
+    carried = TRUTH_ULPS * format_named(REFERENCE_DTYPE).epsilon / format_named(dtype).epsilon
     return 2 * STABILITY_ULPS + carried
 
 
@@ -68,18 +61,18 @@ def representable(exponent_scale: np.ndarray, largest: np.ndarray, dtype: str) -
     alone, and every value and abs-scale fits in range. Beyond, errors are no longer first
     order and the abs-scale bounds nothing: scores of 1e3 lose all their softmax digits in
     bfloat16, and S / T = 100 / 1e-3 overflows float16."""
-    info = finfo(dtype)
-    exponents_fine = float(info.eps) * np.asarray(exponent_scale, np.float64) <= 1.0
-    return exponents_fine & (np.asarray(largest, np.float64) <= float(info.max))
+    info = format_named(dtype)
+    exponents_fine = info.epsilon * np.asarray(exponent_scale, np.float64) <= 1.0
+    return exponents_fine & (np.asarray(largest, np.float64) <= info.largest)
 
 
 def error_ulps(a: np.ndarray, b: np.ndarray, scale: np.ndarray, dtype: str) -> np.ndarray:
     """Per-entry distance between ``a`` and ``b`` in ulps of ``dtype`` at ``scale``; nan -> inf."""
-    info = finfo(dtype)
+    info = format_named(dtype)
     with np.errstate(invalid="ignore", over="ignore"):
         distance = np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))
         same = np.asarray(a) == np.asarray(b)
-        ulps = distance / (float(info.eps) * np.asarray(scale, np.float64) + float(info.tiny))
+        ulps = distance / (info.epsilon * np.asarray(scale, np.float64) + info.smallest_normal)
     ulps = np.where(same, 0.0, ulps)
     return np.where(np.isnan(ulps), np.inf, ulps)
 

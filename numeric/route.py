@@ -41,7 +41,6 @@ from ._tolerance import (
     TRUTH_ULPS,
     bits,
     error_ulps,
-    finfo,
     format_truth_ulps,
 )
 
@@ -96,6 +95,5 @@ __all__ = [
     "TRUTH_ULPS",
     "bits",
     "error_ulps",
-    "finfo",
     "format_truth_ulps",
 ]

@@ -26,6 +26,11 @@ from ._domains import Positive as Positive
 from ._domains import Real as Real
 from ._domains import Simplex as Simplex
 from ._domains import Sizes as Sizes
+from ._formats import FORMATS as FORMATS
+from ._formats import TENSORFLOAT32 as TENSORFLOAT32
+from ._formats import Format as Format
+from ._formats import format_named as format_named
+from ._formats import with_precision as with_precision
 from ._kind import ClaimKind as ClaimKind
 from ._language import Defined as Defined
 from ._language import Dim as Dim
@@ -117,8 +122,9 @@ from .kinds.statistical import Rademacher as Rademacher
 from .kinds.statistical import Variance as Variance
 
 # the tool's own names among the imports above: public, but not the statement language
-_TOOL_NAMES = ("CATALOG_DIR", "DOCUMENT_TITLES", "EXACT_EVALUATION", "PROOF_TIME_LIMIT",
-               "ProofStatus", "load_file", "source_problem")
+_TOOL_NAMES = ("CATALOG_DIR", "DOCUMENT_TITLES", "EXACT_EVALUATION", "FORMATS", "Format",
+               "PROOF_TIME_LIMIT", "ProofStatus", "TENSORFLOAT32", "format_named", "load_file",
+               "source_problem", "with_precision")
 
 # every other name imported above as ``name as name`` is the language, so a new claim kind's
 # one line of import is its registration here (``attnproof/__init__.py`` names it once more

@@ -22,7 +22,7 @@ from ._declaration import (
     normalized_layout,
     to_layout,
 )
-from ._frameworks import Framework, numpy_dtype, rounded
+from ._frameworks import Framework, precision_format, rounded
 from ._programs import called_at
 from ._truth import SINK_GRADIENT, Inputs
 from ._warnings import raised_by_kernel
@@ -284,9 +284,7 @@ def _mask(kernel: Kernel, fw: Framework, keep: np.ndarray, kind: str, bias: np.n
 
 
 def _lowest(dtype: str) -> float:
-    import ml_dtypes
-
-    return float(ml_dtypes.finfo(numpy_dtype(dtype)).min)
+    return -precision_format(dtype).largest
 
 
 def key_lengths(keep: np.ndarray) -> np.ndarray:

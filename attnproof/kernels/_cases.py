@@ -20,7 +20,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 from hypothesis import strategies as st
 
-from ._frameworks import rounded
+from ._frameworks import precision_format, rounded
 from ._shapes import PLAIN, Shape, kind, ladder_below, scale_of, shapes
 from ._sinks import SINKS, sink_values
 from ._truth import Inputs, truth_lse
@@ -329,12 +329,8 @@ def unused_keys(keep: np.ndarray, group: int) -> np.ndarray:
 def _with_garbage(x: Inputs, garbage: str, dtype: str, rng: np.random.Generator) -> Inputs:
     """``x`` whose kernel receives ``garbage`` in some features of every unused key's K and V
     (the truth keeps the Gaussian values: no output depends on them)."""
-    import ml_dtypes
-
-    from ._frameworks import numpy_dtype
-
     value = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf, "ordinary": None,
-             "huge": float(ml_dtypes.finfo(numpy_dtype(dtype)).max)}[garbage]
+             "huge": _largest(dtype)}[garbage]
     unused = unused_keys(x.keep, x.group)[..., None]
 
     def spoiled(array: np.ndarray) -> np.ndarray:
@@ -461,11 +457,7 @@ def _filled(fill: str, q: np.ndarray, k: np.ndarray,
 
 
 def _largest(dtype: str) -> float:
-    import ml_dtypes
-
-    from ._frameworks import numpy_dtype
-
-    return float(ml_dtypes.finfo(numpy_dtype(dtype)).max)
+    return precision_format(dtype).largest
 
 
 def largest_offset(dtype: str, compute: str, scale: float) -> float:
@@ -513,7 +505,7 @@ def _offset(q: np.ndarray, k: np.ndarray, offsets: np.ndarray, scale: float,
     """Add ``offsets`` (one per query row) to the scores of its row's ``keys`` (1 or 0 per
     key), through the last feature: k_last = sqrt(C / scale) (or 0) and
     q_last = c / sqrt(C scale), C the largest |c|, so no entry is larger than sqrt(C / scale)."""
-    largest = max(float(np.max(np.abs(offsets))), np.finfo(np.float64).tiny)
+    largest = max(float(np.max(np.abs(offsets))), precision_format("float64").smallest_normal)
     q, k = q.copy(), k.copy()
     q[..., -1] = offsets / math.sqrt(largest * scale)
     k[..., -1] = keys * math.sqrt(largest / scale)

@@ -30,6 +30,7 @@ from attnproof.numeric import (
     start_failure,
     to_numpy,
 )
+from attnproof.symbolic import FORMATS, TENSORFLOAT32, Format, format_named, with_precision
 
 if TYPE_CHECKING:
     from attnproof.numeric import Backend
@@ -88,8 +89,7 @@ def has_x64_switch(framework: str) -> bool:
 
 # precisions a kernel may compute in that are no input dtype: TensorFloat-32 (NVIDIA tensor
 # cores: float32's range, 10 fraction bits) rounds the operands of matrix products only
-TF32 = "tensorfloat32"
-TF32_FRACTION_BITS = 10
+TF32 = TENSORFLOAT32.name
 
 
 # "bitsN": a precision of N mantissa bits (the implicit one included) with float64's range,
@@ -99,51 +99,40 @@ PROBE_PREFIX = "bits"
 
 
 def probe(bits: int) -> str:
-    return f"{PROBE_PREFIX}{bits}"
+    return with_precision(bits).name
 
 
-def _probe_bits(name: str) -> int | None:
-    if name.startswith(PROBE_PREFIX) and name[len(PROBE_PREFIX):].isdigit():
-        return int(name[len(PROBE_PREFIX):])
-    return None
+def precision_format(name: str) -> Format:
+    """The format of a precision's name: an input dtype, TensorFloat-32 or a probe ("bitsN");
+    ``ValueError`` naming the known ones for any other name."""
+    digits = name[len(PROBE_PREFIX):]
+    if name.startswith(PROBE_PREFIX) and digits.isdigit():
+        return with_precision(int(digits))
+    return format_named(name)
 
 
 def numpy_dtype(name: str) -> np.dtype:
     """The NumPy dtype of ``name``; a compute-only precision is stored in its container."""
     if name == "bool":
         return np.dtype(bool)
-    if name == TF32:
-        return np.dtype(np.float32)
-    if _probe_bits(name) is not None:
-        return np.dtype(np.float64)
-    if name == "bfloat16":
-        import ml_dtypes
-
-        return np.dtype(ml_dtypes.bfloat16)
-    return np.dtype(name)
+    return precision_format(name).numpy_dtype
 
 
 def rounded(array: np.ndarray, dtype: str) -> np.ndarray:
     """``array`` rounded to ``dtype`` and back to float64: the exact values a kernel receives."""
-    if dtype == TF32:
+    fmt = precision_format(dtype)
+    if fmt is TENSORFLOAT32:
         return _tf32(array)
-    bits = _probe_bits(dtype)
-    if bits is not None:
-        return _to_bits(array, bits)
+    if fmt.name.startswith(PROBE_PREFIX):
+        return _to_bits(array, fmt.precision)
     with np.errstate(over="ignore"):  # beyond the format's range rounds to ±inf, as it should
-        return np.asarray(array, dtype=np.float64).astype(numpy_dtype(dtype)).astype(np.float64)
+        return np.asarray(array, dtype=np.float64).astype(fmt.numpy_dtype).astype(np.float64)
 
 
-def machine_epsilon(dtype: str) -> float:
-    """The machine epsilon of ``dtype`` (2^-fraction bits), compute-only precisions included."""
-    if dtype == TF32:
-        return 2.0 ** -TF32_FRACTION_BITS
-    bits = _probe_bits(dtype)
-    if bits is not None:
-        return 2.0 ** (1 - bits)
-    import ml_dtypes
-
-    return float(ml_dtypes.finfo(numpy_dtype(dtype)).eps)
+def reference_unit(dtype: str, compute: str) -> float:
+    """The unit roundoff that limits a plain reference computing in ``compute`` whose result
+    is rounded to ``dtype``: the coarser of the two."""
+    return max(precision_format(dtype).unit_roundoff, precision_format(compute).unit_roundoff)
 
 
 def _to_bits(array: npt.ArrayLike, bits: int) -> np.ndarray:
@@ -161,7 +150,7 @@ def _tf32(array: npt.ArrayLike) -> np.ndarray:
     of cuBLAS's TF32 conversion); non-finite values pass through."""
     single = np.asarray(array, dtype=np.float64).astype(np.float32)
     bits = single.view(np.uint32).astype(np.uint64)
-    drop = 23 - TF32_FRACTION_BITS
+    drop = FORMATS["float32"].precision - TENSORFLOAT32.precision
     half, last = np.uint64(1 << (drop - 1)), (bits >> np.uint64(drop)) & np.uint64(1)
     kept = ((bits + half - np.uint64(1) + last) >> np.uint64(drop)) << np.uint64(drop)
     out = kept.astype(np.uint32).view(np.float32)

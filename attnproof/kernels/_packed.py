@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 
 from ._cases import GARBAGE_ALLOWED, Case, instance
 from ._cases import cases as dense_cases
-from ._frameworks import Framework, numpy_dtype, rounded
+from ._frameworks import Framework, precision_format, rounded
 from ._shapes import kind, small_lengths
 from ._truth import Inputs
 
@@ -166,13 +166,11 @@ def slack_values(shape: tuple[int, ...], garbage: str, like: np.ndarray, dtype: 
                  rng: np.random.Generator) -> np.ndarray:
     """What the slack tokens hold: NaN, ±∞, the format's largest value, or values of the
     sequences' own scale (uniform up to their largest |entry|, rounded to ``dtype``)."""
-    import ml_dtypes
-
     if garbage == "ordinary":
         top = float(np.max(np.abs(like), initial=0.0)) or 1.0
         return rounded(rng.uniform(-top, top, size=shape), dtype)
     value = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf,
-             "huge": float(ml_dtypes.finfo(numpy_dtype(dtype)).max)}[garbage]
+             "huge": precision_format(dtype).largest}[garbage]
     return np.full(shape, value)
 
 

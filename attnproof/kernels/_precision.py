@@ -34,7 +34,7 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-from ._frameworks import machine_epsilon, probe
+from ._frameworks import precision_format, probe, reference_unit
 
 # a kernel is flagged as less precise than declared below this many bits under the declared:
 # the 2x rule already lets a kernel's worst error be twice the reference's (a bit), and honest
@@ -54,25 +54,15 @@ Sums: TypeAlias = dict[str, float]
 Estimate: TypeAlias = dict[str, Any]
 
 
-def unit_roundoff(precision: str) -> float:
-    """u = 2^-(mantissa bits) of a dtype or of a compute-only precision (TensorFloat-32)."""
-    return machine_epsilon(precision) / 2
-
-
 def bits(u: float) -> float:
     """The mantissa bits (the implicit one included) of a unit roundoff: 24 for float32."""
     return -math.log2(u)
 
 
-def reference_unit(dtype: str, compute: str) -> float:
-    """The unit roundoff that limits a plain reference computing in ``compute`` whose result
-    is rounded to ``dtype``."""
-    return max(unit_roundoff(compute), unit_roundoff(dtype))
-
-
 def resolvable(dtype: str, compute: str) -> bool:
     """Whether the float64 truth can tell the precision apart (not a float64 computation)."""
-    return bits(reference_unit(dtype, compute)) <= bits(unit_roundoff("float64")) - TRUTH_HEADROOM
+    float64 = precision_format("float64").unit_roundoff
+    return bits(reference_unit(dtype, compute)) <= bits(float64) - TRUTH_HEADROOM
 
 
 def probe_precision(dtype: str, compute: str) -> str:
@@ -89,7 +79,7 @@ def row_sums(got: np.ndarray, exact: np.ndarray, size: np.ndarray, plain: np.nda
         errors = [np.max(np.abs(a - exact), axis=-1) for a in (got, plain, coarse)]
         relative = np.full(condition.shape, np.nan) if bound is None else bound
         relative = np.where(np.isfinite(relative), relative,
-                            unit_roundoff(compute) * condition)
+                            precision_format(compute).unit_roundoff * condition)
         norm = relative * np.max(size, axis=-1)
     usable = rows & (norm > 0) & np.all([np.isfinite(e) for e in errors], axis=0)
     if not usable.any():
@@ -128,12 +118,12 @@ def estimate(sums: Sums | None, dtype: str, compute: str) -> Estimate | None:
         return None
     assert sums is not None  # ``unestimable`` gives a reason for None sums
     u_d = reference_unit(dtype, compute)
-    u_p = unit_roundoff(probe_precision(dtype, compute))
+    u_p = precision_format(probe_precision(dtype, compute)).unit_roundoff
     kernel, declared, probed = sums["kernel"], sums["declared"], sums["probe"]
     u = u_d + (kernel - declared) * (u_p - u_d) / (probed - declared)
     if u <= 0:  # far more accurate than the declared reference: its errors' ratio says how far
         u = u_d * kernel / declared
-    limited = unit_roundoff(dtype) > unit_roundoff(compute)
+    limited = precision_format(dtype).unit_roundoff > precision_format(compute).unit_roundoff
     estimated = bits(u) if u > 0 else math.inf
     return {"declared": compute, "declared_bits": round(bits(u_d), 2),
             "limited_by": dtype if limited else None, "unit_roundoff": u,

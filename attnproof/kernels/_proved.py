@@ -35,7 +35,7 @@ import numpy as np
 import sympy as sp
 
 from attnproof.numeric import ROUNDING_MODEL
-from attnproof.numeric.route import finfo
+from attnproof.symbolic import format_named
 from attnproof.symbolic.kinds.error_bound import c_exp as c_exp_symbol
 
 from ._truth import Inputs
@@ -122,4 +122,4 @@ def _gamma(count: int, u: float) -> float:
 
 
 def _unit(dtype: str) -> float:
-    return float(finfo(dtype).eps) / 2
+    return format_named(dtype).unit_roundoff

@@ -28,7 +28,7 @@ from . import _tolerance as tolerance
 from ._call import LayoutMismatch, call, call_packed, with_bias
 from ._cases import Case, causal_keep, fully_masked_rows, instance
 from ._declaration import Kernel, Refused
-from ._frameworks import DtypeUnheld, Framework, machine_epsilon
+from ._frameworks import DtypeUnheld, Framework, precision_format
 from ._programs import timed_calls
 from ._sinks import with_sink_key, without_sink_key
 from ._truth import (
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from ._truth import Pair
 
 TRACEBACK_FRAMES = 3
-_TINY = np.finfo(np.float64).tiny
+_TINY = precision_format("float64").smallest_normal
 CONVENTION_WORDS = {"zeros": "returns zeros", "mean_v": "returns the mean of V",
                     "nan": "returns NaN", "other": "returns neither zeros, NaN nor the mean of V",
                     "upper_left": "aligned upper-left (query i keeps keys j ≤ i)",
@@ -117,10 +117,6 @@ class CaseResult:
     @property
     def failed(self) -> bool:
         return self.status in CELL_FAILURES
-
-
-def eps(dtype: str) -> float:
-    return machine_epsilon(dtype)
 
 
 def run_case(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtype: str,
@@ -615,7 +611,8 @@ def _with_necessary(judged: CaseResult, necessary: list[CaseResult]) -> CaseResu
 
 def _floor_ulps(x: Inputs, dtype: str, compute: str) -> dict[str, np.ndarray]:
     """Per output, per row: the floor in units of the row's magnitude."""
-    return {name: FLOOR_ULPS * (eps(dtype) + eps(compute) * rows)
+    return {name: FLOOR_ULPS * (precision_format(dtype).epsilon
+                                 + precision_format(compute).epsilon * rows)
             for name, rows in condition(x).items()}
 
 
@@ -774,7 +771,8 @@ def _short(row: npt.ArrayLike, keep: int = 8) -> list[float]:
 
 def _fully_masked(kernel: Kernel, x: Inputs, out: np.ndarray, rows: np.ndarray, dtype: str,
                   compute: str, conventions: dict[str, str]) -> CaseResult | None:
-    observed = classify_fully_masked(x, out, rows, max(eps(compute), eps(dtype)))
+    observed = classify_fully_masked(x, out, rows, max(precision_format(compute).epsilon,
+                                                      precision_format(dtype).epsilon))
     conventions["fully_masked"] = observed
     declared = kernel.fully_masked
     if declared is not None and observed != declared:

@@ -104,7 +104,7 @@ from attnproof.report.view import format_number
 
 from . import _proved as proved
 from ._declaration import from_layout, layout_shape, normalized_layout
-from ._frameworks import machine_epsilon, rounded
+from ._frameworks import precision_format, reference_unit, rounded
 from ._truth import Inputs, _scores, condition, reference, truth
 
 if TYPE_CHECKING:
@@ -190,7 +190,7 @@ class Tolerance:
         return int(np.sum(np.any(held == self.proved[self.rows], axis=-1)))
 
     def __str__(self) -> str:
-        u = machine_epsilon(self.compute) / 2
+        u = precision_format(self.compute).unit_roundoff
         rows = int(self.rows.sum())
         lines = [f"Tolerance of attention's output O ({self.sizes}), {self.dtype} inputs "
                  f"computed in {self.compute} (u = 2^{np.log2(u):.0f} = {u:.3g}), per entry "
@@ -274,7 +274,7 @@ def proved_tolerance(q: Array, k: Array, v: Array, *, mask: Array | None = None,
         reference_error = float(np.max(np.where(rows[..., None], np.abs(plain - exact), 0.0),
                                        initial=0.0))
         magnitude = np.max(size, axis=-1)
-        floor = FLOOR_ULPS * (machine_epsilon(dtype) + machine_epsilon(compute)
+        floor = FLOOR_ULPS * (precision_format(dtype).epsilon + precision_format(compute).epsilon
                               * condition(x)["out"]) * magnitude
         rule = LIMIT * reference_error + floor
         bound = proved.row_bounds(x, dtype, compute, framework)
@@ -350,12 +350,6 @@ LSE_FINAL_ROUNDINGS = 3
 UNMODELLED_ACCURACY = 2 ** 7
 
 
-def unit_roundoff(dtype: str, compute: str) -> float:
-    """u of every rounding in the hull's and the lse's analysis: the coarser of the input
-    format's and the compute precision's."""
-    return max(machine_epsilon(dtype), machine_epsilon(compute)) / 2
-
-
 def _gamma(count: npt.ArrayLike, u: float) -> np.ndarray:
     """γ_k = ku / (1 − ku), infinite where ku ≥ 1 (no bound)."""
     k = np.asarray(count, dtype=np.float64) * u
@@ -414,7 +408,7 @@ def value_hull(x: Inputs, dtype: str, compute: str) -> Hull:
     high = np.max(np.where(keep, v, -np.inf), axis=3)
     largest = np.max(np.where(keep, np.abs(v), 0.0), axis=3)
     kept = x.keep.sum(axis=-1)
-    u = unit_roundoff(dtype, compute)
+    u = reference_unit(dtype, compute)
     allowance = hull_factor(kept, u)[..., None] * largest
     allowance = np.where(np.isnan(allowance), np.inf, allowance)  # inf · 0: no bound either
     return Hull(low, high, allowance, kept, u)
@@ -424,7 +418,7 @@ def unresolved_rows(x: Inputs, compute: str) -> np.ndarray:
     """The query rows whose floor from the scores' scale is at least the output's magnitude
     (``FLOOR_ULPS`` · ε_compute · (1 + max|s|) ≥ 1): the 2× rule resolves none of their
     digits, and the hull and the lse interval are what judge them."""
-    return FLOOR_ULPS * machine_epsilon(compute) * condition(x)["out"] >= 1
+    return FLOOR_ULPS * precision_format(compute).epsilon * condition(x)["out"] >= 1
 
 
 @dataclass(frozen=True)
@@ -450,7 +444,7 @@ def lse_interval(x: Inputs, dtype: str, compute: str, framework: str) -> LseInte
     """[max s − e, max s + log n + e] of each row's kept scores (the module docstring)."""
     from attnproof.numeric import ROUNDING_MODEL
 
-    u = unit_roundoff(dtype, compute)
+    u = reference_unit(dtype, compute)
     model = ROUNDING_MODEL.get((framework, compute))
     c_exp, c_log = (model.c_exp, model.c_log) if model is not None else \
         (UNMODELLED_ACCURACY, UNMODELLED_ACCURACY)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from ._frameworks import TF32, machine_epsilon, rounded
+from ._frameworks import TF32, precision_format, rounded
 
 if TYPE_CHECKING:
     import sympy as sp
@@ -329,7 +329,8 @@ def reference(x: Inputs, compute: str, output: str,
 
     A fully masked row gets zero weights, as in the truth."""
     # a precision finer than float32 (float64, or a probe of more bits) accumulates in float64
-    work = np.float64 if machine_epsilon(compute) < machine_epsilon("float32") else np.float32
+    finer = precision_format(compute).precision > precision_format("float32").precision
+    work = np.float64 if finer else np.float32
     elementwise = "float32" if compute == TF32 else compute
 
     def r(a: np.ndarray) -> np.ndarray:

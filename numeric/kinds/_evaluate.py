@@ -19,7 +19,6 @@ from ..route import (
     Backend,
     NativeDevice,
     compile_expression,
-    finfo,
     run_route_program,
     to_numpy,
 )
@@ -44,12 +43,6 @@ class TargetedStatements(Statements):
     """... and the compiler target, where every statement is compiled for the same one."""
 
     target: str
-
-
-def epsilon(row: Backend, dtype: str) -> float:
-    """The machine epsilon (the gap above 1: 2^-52 in float64) of the format ``row`` measures
-    ``dtype`` in (MLX's float64 computes exp in float32), as the tolerances read it (``finfo``)."""
-    return float(finfo(row.measured_as(dtype)).eps)
 
 
 def backend_linalg(row: Backend, module: ArrayModule, xp: ArrayModule, device: NativeDevice,

@@ -44,7 +44,7 @@ import sympy as sp
 from hypothesis import currently_in_test_context, target
 from hypothesis import strategies as st
 
-from attnproof.symbolic import Positive, ReduceMax
+from attnproof.symbolic import Positive, ReduceMax, format_named
 from attnproof.symbolic.kinds import error_bound as kind
 from attnproof.symbolic.route import free_indices
 
@@ -58,7 +58,6 @@ from ..route import (
     Failure,
     Rounding,
     find_failure,
-    finfo,
     numeric_route,
     run_route_program,
     search_seed,
@@ -277,8 +276,8 @@ class RangeWatch:
     there (:meth:`Evaluation.breaches`)."""
 
     def __init__(self, dtype: str, batch: int, exp_limit: float = math.inf) -> None:
-        info = finfo(dtype)
-        self.largest, self.tiny = float(info.max), float(info.tiny)
+        info = format_named(dtype)
+        self.largest, self.tiny = info.largest, info.smallest_normal
         self.exp_limit = exp_limit
         self.outside = np.zeros(batch, dtype=bool)
         self.beyond_exp = np.zeros(batch, dtype=bool)  # outside: exp's argument past its limit
@@ -365,9 +364,9 @@ class Evaluation:
         wider = WIDER.get(self.dtype, np.float64)
         with np.errstate(all="ignore"):
             exact = getattr(np, function)(x.astype(wider))
-            info = finfo(self.dtype)
-            modelled = ((np.abs(exact) > 4 * float(info.tiny))
-                        & (np.abs(exact) <= float(info.max)))
+            info = format_named(self.dtype)
+            modelled = ((np.abs(exact) > 4 * info.smallest_normal)
+                        & (np.abs(exact) <= info.largest))
             error = np.abs(computed.astype(wider) - exact) / np.abs(exact) / model.u
         error = np.where(np.isfinite(computed), np.asarray(error, np.float64), np.inf)
         return np.where(modelled, error, 0.0)
@@ -431,7 +430,8 @@ class Evaluation:
             scale = np.ones_like(exact)
         else:
             scale = np.abs(exact)
-        # the wider evaluation's own rounding, by the same analysis at its unit roundoff
+        # the wider evaluation's own rounding, by the same analysis at its unit roundoff (the
+        # host's long double is no format of the catalog: NumPy says what it holds)
         slack = bound_values(claim, sizes, arrays, float(np.finfo(wider).eps) / 2, 2,
                              self.theorem, self.out)
         bound = bound_values(claim, sizes, arrays, model.u, model.c_exp, self.theorem,
@@ -521,7 +521,7 @@ def _exp_domain(row: Backend, dtype: str, device: str) -> ExpDomain:
             result = xp.exp(row.place(xp, x, dtype, placed_on))
             return np.isfinite(to_numpy(result).astype(np.float64))
 
-    log_max = math.log(float(finfo(dtype).max))
+    log_max = math.log(format_named(dtype).largest)
     grid = np.unique(np.linspace(0.0, log_max + 1, DOMAIN_SAMPLES)
                      .astype(numpy_dtype).astype(np.float64))
     expected = _largest_number_at_most(log_max, numpy_dtype)
@@ -753,7 +753,7 @@ def _backend_findings(seen: _Seen, evaluation: Evaluation) -> str:
         found.append(
             f"{backend_version(evaluation.row)}'s {dtype} exp is not finite from x = "
             f"{domain.first_infinite!r} (e^x = {math.exp(domain.first_infinite):.3g}, below "
-            f"{dtype}'s largest number {float(finfo(dtype).max):.3g}); the model holds for "
+            f"{dtype}'s largest number {format_named(dtype).largest:.3g}); the model holds for "
             f"arguments up to {domain.limit!r}, and {seen.beyond_exp} instance(s) past it are "
             "outside the model, as overflow is")
     if seen.first_breach is not None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TypedDict, cast
 
 import numpy as np
 
-from attnproof.symbolic import Exists, NotExists, Positive, Real
+from attnproof.symbolic import Exists, NotExists, Positive, Real, format_named
 from attnproof.symbolic.route import ordered_free_indices
 
 from ..route import (
@@ -27,7 +27,6 @@ from ..route import (
     Evidence,
     Failure,
     compile_expression,
-    finfo,
     format_truth_ulps,
     numeric_route,
     run_search,
@@ -120,7 +119,7 @@ class _Fit:
                                       for side in (self.claim.claim.lhs, self.claim.claim.rhs)]
         self.varying = {x.name for x in self.claim.for_all}
         measured = row.measured_as(dtype)
-        self.eps = float(finfo(measured).eps)
+        self.eps = format_named(measured).epsilon
         self.limit = format_truth_ulps(measured)
         self._evaluators: dict[tuple[object, ...], Callable[[dict[str, Array]], Array]] = {}
 

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import sympy as sp
 
+from attnproof.symbolic import format_named
 from attnproof.symbolic.kinds import ieee as kind
-from attnproof.symbolic.kinds.ieee import FORMATS
 from attnproof.symbolic.route import AsWritten, index_env
 
 from ..route import (
@@ -98,7 +98,7 @@ class _Judged:
         self.claim = cast(kind.IEEEValue, theorem.claim)  # the route of IEEEValue
         self.expr = kind.written(theorem, self.claim)
         self.expected = self.claim.claimed[dtype]
-        self.fmt = FORMATS[dtype]
+        self.fmt = format_named(dtype)
         self.entries, self.worst, self.drawn_any = 0, 0.0, False
         self.failure: Failure | None = None
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypedDict, cast
 
 import numpy as np
 
-from attnproof.symbolic import Implies
+from attnproof.symbolic import Implies, format_named
 from attnproof.symbolic.kinds.implication import relation_of
 from attnproof.symbolic.route import ordered_free_indices
 
@@ -25,7 +25,6 @@ from ..route import (
     Evidence,
     Failure,
     compile_expression,
-    finfo,
     format_truth_ulps,
     numeric_route,
     search_structures,
@@ -104,7 +103,7 @@ class _Checker:
             self.scales[name] = compile_expression(expr, sides, abs_scale=True, target="numpy",
                                                    **common)
         measured = row.measured_as(dtype)
-        self.eps = float(finfo(measured).eps)
+        self.eps = format_named(measured).epsilon
         self.limit = format_truth_ulps(measured)
         self._evaluators: dict[tuple[object, ...], Callable[[dict[str, Array]], Array]] = {}
 

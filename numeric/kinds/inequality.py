@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attnproof.symbolic import Greater, GreaterOrEqual
+from attnproof.symbolic import Greater, GreaterOrEqual, format_named
 
 from ..route import (
     REFERENCE_DTYPE,
@@ -32,7 +32,6 @@ from ..route import (
     effort_for,
     evaluate_reference,
     evidence,
-    finfo,
     numeric_route,
     run_search,
     runner_for,
@@ -112,9 +111,9 @@ def _count(evaluated: Evaluated, batch: int, counts: _Strictness) -> None:
     rows, scale = evidence.decidable(reference, batch)
     if evaluated.valid is not None:
         rows &= evaluated.valid
-    info = finfo(REFERENCE_DTYPE)
+    info = format_named(REFERENCE_DTYPE)
     finite_scale = np.where(np.isfinite(scale), scale, 0.0)
-    bound = TRUTH_ULPS * float(info.eps) * finite_scale + float(info.tiny)
+    bound = TRUTH_ULPS * info.epsilon * finite_scale + info.smallest_normal
     with np.errstate(invalid="ignore", over="ignore"):
         gap = np.asarray(reference["lhs"], np.float64) - np.asarray(reference["rhs"], np.float64)
     above = np.broadcast_to(gap > bound, np.broadcast_shapes(gap.shape, bound.shape))

@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, NamedTuple, cast
 import numpy as np
 import sympy as sp
 
-from attnproof.symbolic import Limit
+from attnproof.symbolic import Limit, format_named
 
 from ..route import Evidence, Failure, numeric_route, search_structures
-from ._evaluate import draw_uniform, epsilon, evaluate
+from ._evaluate import draw_uniform, evaluate
 from ._row_values import row_function
 
 if TYPE_CHECKING:
@@ -59,9 +59,11 @@ def check(theorem: Theorem, where: Where, profile: Profile,
     walk: _RowWalk | _ScalarWalk = (_RowWalk if claim.row is not None
                                     else _ScalarWalk)(theorem, where, points)
 
+    eps = row.measured_format(dtype).epsilon
+
     def tally(outcome: _Outcome, seen: Evidence) -> bool:
         seen.instances += outcome.instances
-        seen.worst_ulps = max(seen.worst_ulps or 0.0, outcome.worst / epsilon(row, dtype))
+        seen.worst_ulps = max(seen.worst_ulps or 0.0, outcome.worst / eps)
         return outcome.failed > 0
 
     # the row's smallest and largest sizes run too where no drawn one failed: ties and a
@@ -149,7 +151,7 @@ def _largest_score(theorem: Theorem, claim: Limit) -> float:
 def _reachable(points: np.ndarray, claim: Limit, magnitude: float, dtype: str) -> np.ndarray:
     """The points whose temperature keeps S/T within a quarter of the dtype's largest finite
     value: a smaller T overflows the format itself, which says nothing about the limit."""
-    largest = float(np.finfo(np.float32 if dtype == "bfloat16" else dtype).max)
+    largest = format_named(dtype).largest
     return points[_sequence(claim, points) >= 4 * magnitude / largest]
 
 
@@ -199,8 +201,8 @@ class _RowWalk(_Walk):
         limit = row_function(theorem, claim, claim.value, out)(batch, sizes)
         error = np.abs(found - limit)
         allowed = _row_bound(claim, batch, temperature)
-        allowed = _broadcast_bound(allowed, error) + _rounding(epsilon(row, dtype), limit,
-                                                                scores.shape[-1])
+        eps = row.measured_format(dtype).epsilon
+        allowed = _broadcast_bound(allowed, error) + _rounding(eps, limit, scores.shape[-1])
         bad = ~(error <= allowed)  # NaN fails
         by_instance = bad.reshape(len(scores), len(temperatures), -1)
         counterexample = None
@@ -267,7 +269,7 @@ class _ScalarWalk(_Walk):
         limit = _lambdified(claim.value, scalars)
         rate = _lambdified(claim.rate, scalars)
         error = np.abs(found - limit)
-        allowed = rate + _rounding(epsilon(row, dtype), limit, 1)
+        allowed = rate + _rounding(row.measured_format(dtype).epsilon, limit, 1)
         bad = ~(error <= allowed)
         counterexample: dict[str, object] | None = None
         for k in np.flatnonzero(bad)[-1:]:

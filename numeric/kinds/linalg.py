@@ -26,14 +26,13 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from attnproof.symbolic import PositiveDefinite, PositiveSemidefinite, RankAtMost
+from attnproof.symbolic import PositiveDefinite, PositiveSemidefinite, RankAtMost, format_named
 
 from ..route import (
     Array,
     Evidence,
     Failure,
     compile_expression,
-    finfo,
     format_truth_ulps,
     numeric_route,
     search_structures,
@@ -109,7 +108,7 @@ class _Checker:
         self.scale = compile_expression(self.claim.matrix, out, abs_scale=True, target="numpy",
                                         **common)
         measured = row.measured_as(dtype)
-        self.eps = float(finfo(measured).eps)
+        self.eps = format_named(measured).epsilon
         self.limit = format_truth_ulps(measured)
 
     # -- evaluation ---------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import numpy as np
 from attnproof.symbolic import Series, Simplex
 
 from ..route import Evidence, Failure, numeric_route, search_structures
-from ._evaluate import draw_uniform, epsilon, evaluate
+from ._evaluate import draw_uniform, evaluate
 
 if TYPE_CHECKING:
     from attnproof.symbolic import Domain, Theorem
@@ -85,7 +85,7 @@ class _Walk:
     def __init__(self, theorem: Theorem, where: Where) -> None:
         self.theorem, self.where = theorem, where
         self.claim = cast(Series, theorem.claim)  # the route of Series: the driver's lookup
-        self.eps = epsilon(where.row, where.dtype)
+        self.eps = where.row.measured_format(where.dtype).epsilon
         self.exponents = np.arange(1, _last_exponent(self.eps, self.claim.order) + 1)
         self.steps = 2.0 ** -self.exponents.astype(float)
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import sympy as sp
 
-from attnproof.symbolic import Spectral
+from attnproof.symbolic import Spectral, format_named
 from attnproof.symbolic.kinds.spectral import ConditionNumber, SingularMax, SpectralTerm
 from attnproof.symbolic.route import AsWritten
 
@@ -36,7 +36,6 @@ from ..route import (
     Evidence,
     Failure,
     compile_expression,
-    finfo,
     format_truth_ulps,
     numeric_route,
     search_structures,
@@ -112,7 +111,7 @@ class _Checker:
             t: compile_expression(t.matrix, (t.row, t.column), abs_scale=True, target="numpy",
                                   **common) for t in self.terms}
         measured = row.measured_as(dtype)
-        self.eps = float(finfo(measured).eps)
+        self.eps = format_named(measured).epsilon
         self.limit = format_truth_ulps(measured)
         self._evaluators: dict[tuple[object, ...], Callable[[dict[str, Array]], Array]] = {}
 

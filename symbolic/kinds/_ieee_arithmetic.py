@@ -22,62 +22,14 @@ from typing import TYPE_CHECKING
 import mpmath
 from mpmath import iv, mpf
 
+from .._formats import INF, PRECISION, Format
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 
-PRECISION = 300
-INF = mpf("inf")
-
 # which value an enclosure is, when known: its source and whether it was negated
 Identity = tuple[object, bool]
-
-
-@dataclass(frozen=True)
-class Format:
-    """A binary floating-point format: ``precision`` significand bits (the implicit one
-    included), normal exponents ``emin`` … ``emax``."""
-
-    name: str
-    precision: int
-    emin: int
-    emax: int
-
-    @property
-    def largest(self) -> mpf:
-        return mpmath.ldexp(2 - mpmath.ldexp(1, 1 - self.precision), self.emax)
-
-    @property
-    def smallest_subnormal(self) -> mpf:
-        return mpmath.ldexp(1, self.emin - self.precision + 1)
-
-    def ulp(self, x: float | mpf) -> mpf:
-        """The spacing of the format's numbers at |x| (the subnormal spacing below normals)."""
-        x = abs(mpf(x))
-        exponent = self.emin if x == 0 else max(mpmath.frexp(x)[1] - 1, self.emin)
-        return mpmath.ldexp(1, exponent - self.precision + 1)
-
-    def round(self, x: mpf) -> mpf:
-        """``x`` rounded to the nearest value of the format, ties to even; ±∞ beyond its range."""
-        with mpmath.workprec(PRECISION):
-            if mpmath.isinf(x) or x == 0:
-                return mpf(x)
-            quantum = self.ulp(x)
-            scaled = x / quantum
-            whole = mpmath.floor(scaled)
-            excess = scaled - whole
-            if excess > 0.5 or (excess == 0.5 and int(whole) % 2):
-                whole += 1
-            rounded = whole * quantum
-            return rounded if abs(rounded) <= self.largest else (INF if x > 0 else -INF)
-
-
-FORMATS = {
-    "float64": Format("float64", 53, -1022, 1023),
-    "float32": Format("float32", 24, -126, 127),
-    "float16": Format("float16", 11, -14, 15),
-    "bfloat16": Format("bfloat16", 8, -126, 127),
-}
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, cast
 import mpmath
 import sympy as sp
 
+from .._formats import FORMATS
 from ..route import (
     EXACT_EVALUATION,
     NOT_PROVED,
@@ -48,13 +49,13 @@ from ..route import (
     loop_values,
 )
 from . import _ieee_arithmetic as ieee
-from ._ieee_arithmetic import FORMATS, INF, Enclosure
+from ._ieee_arithmetic import INF, Enclosure
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from .._formats import Format
     from ..route import AnyConfiguration, Domain, Env, InputKey, Theorem
-    from ._ieee_arithmetic import Format
 
 SPECIAL = ("nan", "+inf", "-inf", "zero", "finite")
 # Above this many cases (choices of which operand attains each maximum) an entry is undecided.
@@ -116,7 +117,7 @@ class Special:
     def bounds(self, fmt: Format) -> tuple[mpmath.mpf, mpmath.mpf] | None:
         return {"nan": None, "+inf": (INF, INF), "-inf": (-INF, -INF),
                 "zero": (mpmath.mpf(0), mpmath.mpf(0)),
-                "finite": (-fmt.largest, fmt.largest)}[self.name]
+                "finite": (-mpmath.mpf(fmt.largest), mpmath.mpf(fmt.largest))}[self.name]
 
     def describe(self) -> str:
         return self.name

@@ -18,7 +18,7 @@ from attnproof.cli import main
 from attnproof.kernels import Cell, Conformance, Kernel, KernelError, Refused, check_kernel
 from attnproof.kernels import _frameworks as frameworks
 from attnproof.kernels._check import REFUSALS_BEFORE_NA, cell_devices
-from attnproof.kernels._frameworks import TF32, machine_epsilon, native_device, rounded
+from attnproof.kernels._frameworks import TF32, native_device, precision_format, rounded
 from attnproof.kernels._matrix import to_markdown
 from attnproof.numeric import DeviceError
 from attnproof.numeric import _backends as backends
@@ -149,7 +149,7 @@ def test_the_precision_a_kernel_computes_in_may_differ_by_device():
 
 
 def test_tensorfloat32_keeps_float32_s_range_and_ten_fraction_bits():
-    assert machine_epsilon(TF32) == 2.0 ** -10
+    assert precision_format(TF32).epsilon == 2.0 ** -10
     values = np.array([1 + 2 ** -11, 1 + 3 * 2 ** -11, 1 + 2 ** -12, 3e38, np.inf, -2.5])
     expected = np.array([1.0, 1 + 2 ** -9, 1.0, np.nan, np.inf, -2.5])
     got = rounded(values, TF32)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from attnproof.kernels import KernelCell, assert_conforms, check_kernel
-from attnproof.kernels._frameworks import TF32, machine_epsilon, rounded
+from attnproof.kernels._frameworks import TF32, precision_format, rounded
 from attnproof.kernels._matrix import to_json
 from attnproof.kernels._precision import (
     bits,
@@ -41,7 +41,7 @@ def test_a_probe_precision_rounds_as_the_formats_of_its_bits_do():
     single = rounded(x, "float32")  # TF32 and bfloat16 round from float32: the same, then
     assert np.array_equal(rounded(single, "bits11"), rounded(x, TF32))
     assert np.array_equal(rounded(single, "bits8"), rounded(x, "bfloat16"))
-    assert machine_epsilon("bits24") == machine_epsilon("float32")
+    assert precision_format("bits24").epsilon == precision_format("float32").epsilon
     assert rounded(np.array([1e300, np.inf, np.nan]), "bits8")[0] == pytest.approx(1e300, 1e-2)
 
 

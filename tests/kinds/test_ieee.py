@@ -9,6 +9,7 @@ from mpmath import mpf
 
 from attnproof.numeric._search import search
 from attnproof.symbolic import (
+    FORMATS,
     Between,
     Dim,
     IEEEValue,
@@ -41,7 +42,7 @@ k = n.index("k")
 
 
 def test_minus_1e9_overflows_in_float16_only():
-    formats = ieee.FORMATS
+    formats = FORMATS
     assert formats["float16"].round(mpf(-1e9)) == -ieee.INF
     assert formats["bfloat16"].round(mpf(-1e9)) == mpf(-998244352)
     assert formats["float32"].round(mpf(-1e9)) == mpf(-1e9)
@@ -61,7 +62,7 @@ def test_special_values_follow_ieee_754():
 
 
 def test_exp_underflows_to_exactly_zero_below_the_smallest_subnormal():
-    float32 = ieee.FORMATS["float32"]
+    float32 = FORMATS["float32"]
     assert ieee.rounded(ieee.exp(ieee.point(-104)), float32).lo == 0
     assert ieee.rounded(ieee.exp(ieee.point(-103)), float32).lo > 0  # a subnormal
 
@@ -195,13 +196,13 @@ def test_mlx_float64_is_skipped_with_its_reason():
 
 
 def test_only_the_claimed_formats_are_configurations():
-    found = [("numpy", d, "cpu", "eager") for d in ieee.FORMATS]
+    found = [("numpy", d, "cpu", "eager") for d in FORMATS]
     claim = PLANTED["planted_finite_fill_uniform_in_float16"].claim
     assert claim.numeric_configurations(found) == [("numpy", "float16", "cpu", "eager")]
 
 
 def test_between_accepts_its_ends():
-    float16 = ieee.FORMATS["float16"]
+    float16 = FORMATS["float16"]
     from attnproof.symbolic.kinds.ieee import satisfies, violates
 
     assert satisfies(ieee.point(1), Between(0, 1), float16)

@@ -11,7 +11,7 @@ import pytest
 from attnproof.numeric import BACKENDS, available_configurations, check
 from attnproof.numeric._backends import backend, unavailable_reason
 from attnproof.numeric._compiler import TARGETS
-from attnproof.numeric._tolerance import finfo
+from attnproof.symbolic import format_named
 
 # loads every array backend and enumerates devices: the slow tier
 pytestmark = pytest.mark.slow
@@ -25,8 +25,7 @@ def test_every_row_names_a_compiler_target_and_known_dtypes(row):
     assert row.default_mode == row.modes[0]
     for dtypes in row.dtypes.values():
         for dtype in dtypes:
-            assert finfo(dtype).eps > 0
-            assert finfo(row.measured_as(dtype)).eps >= finfo(dtype).eps
+            assert row.measured_format(dtype).epsilon >= format_named(dtype).epsilon
 
 
 @pytest.mark.parametrize("row", BACKENDS, ids=lambda b: b.name)
