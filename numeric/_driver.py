@@ -34,9 +34,9 @@ from __future__ import annotations
 import random
 import shlex
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample, Unsatisfiable, UnsatisfiedAssumption
@@ -64,6 +64,8 @@ if TYPE_CHECKING:
 
 # what a search draws: a structure, or a route's own value
 _Value = TypeVar("_Value")
+# what a route's run of one structure gives: the route's own type
+_Outcome = TypeVar("_Outcome")
 
 # the evidence rule (rule 6): decided instances a record needs, decided cases a kernel cell needs
 MINIMUM_DECIDED = 100
@@ -224,28 +226,91 @@ def _joined(*parts: str | None) -> str | None:
 # -- the search for a failing example, for the routes that judge one structure at a time --------
 
 
+@dataclass(frozen=True)
+class Judged:
+    """What one structure's run decided, as the driver tallies it: its ``decided`` and
+    ``undecided`` instances, its worst error in ulps where the route measures one, whether it
+    fails, and whether it shows the claim false in float64 where the format's rounding hides it
+    (``indecisive``: the format cannot decide the claim)."""
+
+    decided: int
+    undecided: int = 0
+    worst_ulps: float | None = None
+    fails: bool = False
+    indecisive: bool = False
+
+
+@dataclass(frozen=True)
+class StructureRoute(Generic[_Outcome]):
+    """A route that searches structures (sizes and a seed) for one whose run fails, as a
+    record: it says how to run a structure (``run``), what a run decided (``judge``), what a
+    failing run shows (``counterexample``) and why it fails (``failure_reason``), and how the
+    evidence reads where none failed (``passed``; ``indecisive_reason`` where a run was
+    indecisive). :func:`check_structures` draws, runs, tallies, shrinks and builds the failure.
+    Sizes are drawn for ``dims`` (the theorem's dimensions unless given); with ``extremes``,
+    every size at its largest and at its smallest runs too where no drawn structure failed."""
+
+    run: Callable[[Structure], _Outcome]
+    judge: Callable[[_Outcome], Judged]
+    counterexample: Callable[[Structure, _Outcome], dict[str, Any]]
+    failure_reason: Callable[[Evidence, dict[str, Any], _Outcome], str]
+    passed: Callable[[Evidence], str]
+    indecisive_reason: Callable[[Evidence], str] | None = None
+    dims: tuple[Dim, ...] | None = None
+    extremes: bool = False
+
+
+def check_structures(theorem: Theorem, where: Where, profile: Profile, seed: int | None,
+                     route: StructureRoute[_Outcome]) -> Evidence:
+    """The evidence of ``route`` searched at ``where``'s effort: a failure with the failing
+    run's counterexample, else the passing description (and, where a run was indecisive and
+    none failed, why the format cannot decide)."""
+    indecisive = []
+
+    def judge(outcome: _Outcome) -> Judged:
+        judged = route.judge(outcome)
+        if judged.indecisive and not judged.fails:
+            indecisive.append(judged)
+        return judged
+
+    seen, failing = search_structures(theorem, profile, where.effort(profile), seed, route.run,
+                                      judge, route.dims, route.extremes)
+    if failing is not None:
+        shrunk, outcome = failing
+        example = route.counterexample(shrunk, outcome)
+        return replace(seen, failure=Failure(example, route.failure_reason(seen, example,
+                                                                           outcome)))
+    cannot_decide = None
+    if indecisive and route.indecisive_reason is not None:
+        cannot_decide = route.indecisive_reason(seen)
+    return replace(seen, description=route.passed(seen), cannot_decide=cannot_decide)
+
+
 def search_structures(theorem: Theorem, profile: Profile, effort: Effort, seed: int | None,
-                      run: Callable[[Structure], Any], tally: Callable[[Any, Evidence], bool],
+                      run: Callable[[Structure], _Outcome], judge: Callable[[_Outcome], Judged],
                       dims: Iterable[Dim] | None = None, extremes: bool = False
-                      ) -> tuple[Evidence, Structure | None, Any]:
-    """``(evidence, shrunk, outcome)``: structures of ``theorem`` (sizes of ``dims``, else of
+                      ) -> tuple[Evidence, tuple[Structure, _Outcome] | None]:
+    """``(evidence, (shrunk, outcome))``: structures of ``theorem`` (sizes of ``dims``, else of
     the theorem's dimensions) drawn and shrunk by :func:`search_for_failure` until one fails.
-    ``run(structure)`` evaluates one; ``tally(outcome, evidence)`` adds its decided and
-    undecided instances (and worst error) to the evidence and says whether it fails. Where a
-    search finds no failure and decides fewer instances than the evidence rule asks, up to
-    ``TOP_UP_SEARCHES`` more run from the next seeds. With ``extremes``, a search that found no
-    failure then runs every size at its largest and at its smallest
-    (``strategies.extreme_structures``); a failing one is the counterexample as it is (an
-    extreme is not shrunk). The evidence counts every structure run (shrinking included) and
-    records the first seed; ``outcome`` is the failing structure's, run once more and checked
-    to fail again (both None when none failed). An outcome is the route's own (``Any``): each
-    route's ``run`` gives its own type."""
+    ``run(structure)`` evaluates one; ``judge(outcome)`` says what it decided, which the
+    evidence adds up (:class:`Judged`). Where a search finds no failure and decides fewer
+    instances than the evidence rule asks, up to ``TOP_UP_SEARCHES`` more run from the next
+    seeds. With ``extremes``, a search that found no failure then runs every size at its
+    largest and at its smallest (``strategies.extreme_structures``); a failing one is the
+    counterexample as it is (an extreme is not shrunk). The evidence counts every structure run
+    (shrinking included) and records the first seed; ``outcome`` is the failing structure's,
+    run once more and checked to fail again (None in place of the pair when none failed)."""
     seen = Evidence()
     dims = theorem.dims if dims is None else tuple(dims)
 
     def fails(structure: Structure) -> bool:
+        judged = judge(run(structure))
         seen.examples += 1
-        return tally(run(structure), seen)
+        seen.instances += judged.decided
+        seen.undecided += judged.undecided
+        if judged.worst_ulps is not None:
+            seen.worst_ulps = max(seen.worst_ulps or 0.0, judged.worst_ulps)
+        return judged.fails
 
     strategy = strategies.from_theorem(theorem, profile, dims)
     shrunk, seen.seed = search_for_failure(strategy, fails, effort, profile, seed)
@@ -261,14 +326,14 @@ def search_structures(theorem: Theorem, profile: Profile, effort: Effort, seed: 
         extreme = strategies.extreme_structures(theorem, dims, seed=seen.seed)
         shrunk = next((structure for structure in extreme if fails(structure)), None)
     if shrunk is None:
-        return seen, None, None
+        return seen, None
     outcome = run(shrunk)
-    # the counterexample a route describes is this run's: it must fail as it did (tallied
+    # the counterexample a route describes is this run's: it must fail as it did (judged
     # apart, so that the evidence counts it once)
-    if not tally(outcome, Evidence()):
+    if not judge(outcome).fails:
         raise RuntimeError("the failing structure passed when run again: the evaluation is not "
                            "deterministic given its seed")
-    return seen, shrunk, outcome
+    return seen, (shrunk, outcome)
 
 
 def search_for_failure(strategy: SearchStrategy[Structure], fails: Callable[[Structure], bool],

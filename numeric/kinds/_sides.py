@@ -24,10 +24,11 @@ from ..route import (
     Array,
     Backend,
     Evidence,
-    Failure,
+    Judged,
+    StructureRoute,
+    check_structures,
     error_ulps,
     format_truth_ulps,
-    search_structures,
     strategies,
     structured,
     to_numpy,
@@ -124,43 +125,44 @@ def search_batches(theorem: Theorem, where: Where, profile: Profile, seed: int |
                    describe_row: Callable[[dict[str, int], Batch, int], dict[str, object]],
                    description: str, dims: Iterable[Dim] | None = None) -> Evidence:
     """Batches of ``BATCH`` instances, one per structure (sizes and a seed) that the driver's
-    :func:`search_structures` draws (sizes of ``dims``, else of the theorem's), counts and
+    :func:`check_structures` draws (sizes of ``dims``, else of the theorem's), counts and
     shrinks, until one fails; then, where none failed, the largest and the smallest sizes.
     ``evaluate(sizes, rng) -> Batch`` draws its inputs from ``rng``, seeded by the structure, so
     that the shrunk structure, and a rerun from the record's seed, draw the same instances;
     ``describe_row(sizes, batch, row_index)`` gives a failing row's counterexample."""
     row, dtype = where.row, where.dtype
-    false64: list[Batch] = []  # a batch false in float64 but within the format's rounding
 
     def run(structure: strategies.Structure) -> Batch:
         with np.errstate(all="ignore"):  # overflow is measured, not warned about
             return evaluate(structure.size_map, np.random.default_rng(structure.seed))
 
-    def tally(batch: Batch, seen: Evidence) -> bool:
-        decided, failed, batch_worst = compare(batch, dtype, row)
-        seen.instances += int(decided.sum())
-        seen.undecided += int((~decided).sum())
-        seen.worst_ulps = max(seen.worst_ulps or 0.0, batch_worst)
-        if not failed.any() and false_in_float64(batch):
-            false64.append(batch)
-        return bool(failed.any())
+    def judge(batch: Batch) -> Judged:
+        decided, failed, worst = compare(batch, dtype, row)
+        fails = bool(failed.any())
+        return Judged(int(decided.sum()), int((~decided).sum()), worst, fails,
+                      indecisive=not fails and false_in_float64(batch))
 
-    seen, shrunk, batch = search_structures(theorem, profile, where.effort(profile), seed, run,
-                                            tally, dims, extremes=True)
-    seen.worst_ulps = seen.worst_ulps or 0.0
-    seen.description = (f"{description}; {seen.examples} batches of {BATCH} instances, their "
-                        "sizes and seeds drawn and shrunk by Hypothesis, then the largest and "
-                        "smallest sizes where none failed")
-    if shrunk is not None:  # the driver checked that this batch fails again
-        row_index = int(np.flatnonzero(compare(batch, dtype, row)[1])[0])
-        failure = describe_row(shrunk.size_map, batch, row_index)
-        failure["dtype"] = dtype
-        seen.failure = Failure(failure, f"{seen.description}; "
-                                        f"{_what_failed(batch, row_index, dtype)}")
-    elif false64:
-        seen.cannot_decide = (f"{seen.description}; false in float64 but within {dtype}'s "
-                              "rounding: this format cannot decide the claim")
-    return seen
+    def searched(seen: Evidence) -> str:
+        return (f"{description}; {seen.examples} batches of {BATCH} instances, their sizes "
+                "and seeds drawn and shrunk by Hypothesis, then the largest and smallest "
+                "sizes where none failed")
+
+    def first_failing(batch: Batch) -> int:
+        return int(np.flatnonzero(compare(batch, dtype, row)[1])[0])
+
+    return check_structures(theorem, where, profile, seed, StructureRoute(
+        run=run,
+        judge=judge,
+        counterexample=lambda structure, batch: {
+            **describe_row(structure.size_map, batch, first_failing(batch)), "dtype": dtype},
+        failure_reason=lambda seen, _, batch: (
+            f"{searched(seen)}; {_what_failed(batch, first_failing(batch), dtype)}"),
+        passed=searched,
+        indecisive_reason=lambda seen: (f"{searched(seen)}; false in float64 but within "
+                                        f"{dtype}'s rounding: this format cannot decide the "
+                                        "claim"),
+        dims=None if dims is None else tuple(dims),
+        extremes=True))
 
 
 def _what_failed(batch: Batch, row_index: int, dtype: str) -> str:

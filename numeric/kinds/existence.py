@@ -25,13 +25,14 @@ from attnproof.symbolic.route import ordered_free_indices
 from ..route import (
     Array,
     Evidence,
-    Failure,
+    Judged,
+    StructureRoute,
+    check_structures,
     compile_expression,
     format_truth_ulps,
     numeric_route,
     run_search,
     runner_for,
-    search_structures,
     strategies,
 )
 from ._evaluate import TargetedStatements, run_kept
@@ -68,26 +69,19 @@ def check_not_exists(theorem: Theorem, where: Where, profile: Profile,
     that exists there (the claim fails); a residual beyond it is a set of draws no tensor fits
     (the claim holds at that instance)."""
     fit = _Fit(theorem, *where)
-    effort = where.effort(profile)
-    instances = max(100, effort.batch // 2)
-
-    def tally(outcome: _Outcome, seen: Evidence) -> bool:
-        seen.instances += int(outcome["decided"].sum())
-        seen.undecided += int((~outcome["decided"]).sum())
-        return bool(outcome["exists"].any())
-
-    seen, shrunk, outcome = search_structures(
-        theorem, profile, effort, seed, lambda structure: fit.run(structure, instances), tally)
+    instances = max(100, where.effort(profile).batch // 2)
     claim = cast(NotExists, theorem.claim)  # the route of NotExists: the driver's lookup says so
     unknown = claim.unknown.name
-    if shrunk is not None:
-        example = fit.describe(shrunk, outcome)
-        seen.failure = Failure(example, f"{unknown} exists: {example['found']}")
-        return seen
-    seen.description = (f"no {unknown} fits lhs = rhs at the draws of "
-                        f"{', '.join(x.name for x in claim.for_all)} of any instance "
-                        f"(least squares, residual above {fit.limit:g} * eps * scale)")
-    return seen
+    return check_structures(theorem, where, profile, seed, StructureRoute(
+        run=lambda structure: fit.run(structure, instances),
+        judge=lambda outcome: Judged(int(outcome["decided"].sum()),
+                                     int((~outcome["decided"]).sum()),
+                                     fails=bool(outcome["exists"].any())),
+        counterexample=fit.describe,
+        failure_reason=lambda _, example, __: f"{unknown} exists: {example['found']}",
+        passed=lambda _: f"no {unknown} fits lhs = rhs at the draws of "
+                         f"{', '.join(x.name for x in claim.for_all)} of any instance "
+                         f"(least squares, residual above {fit.limit:g} * eps * scale)"))
 
 
 class _Outcome(TypedDict):

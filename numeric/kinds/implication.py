@@ -23,11 +23,12 @@ from attnproof.symbolic.route import ordered_free_indices
 from ..route import (
     Array,
     Evidence,
-    Failure,
+    Judged,
+    StructureRoute,
+    check_structures,
     compile_expression,
     format_truth_ulps,
     numeric_route,
-    search_structures,
     strategies,
 )
 from ._evaluate import Statements, backend_linalg, run_kept
@@ -56,25 +57,19 @@ class _Outcome(TypedDict):
 def check(theorem: Theorem, where: Where, profile: Profile,
           seed: int | None = None) -> Evidence:
     checker = _Checker(theorem, *where)
-    effort = where.effort(profile)
-
-    def tally(outcome: _Outcome, seen: Evidence) -> bool:
-        seen.instances += int(outcome["hypothesis"].sum())
-        seen.undecided += int((~outcome["hypothesis"]).sum())
-        return bool(outcome["failing"].any())
-
-    seen, shrunk, outcome = search_structures(
-        theorem, profile, effort, seed, lambda structure: checker.run(structure, effort.batch),
-        tally)
-    if shrunk is not None:
-        example = checker.describe(shrunk, outcome)
-        seen.failure = Failure(example, f"the hypothesis holds and the conclusion fails: "
-                                        f"{example['found']}")
-        return seen
-    seen.description = (f"the conclusion held on every instance with the hypothesis "
-                        f"({seen.instances}; {seen.undecided} drawn instances lacked it); "
-                        f"tol = {checker.limit:g} * eps * scale, eps = {checker.eps:.3g}")
-    return seen
+    batch = where.effort(profile).batch
+    # an instance whose hypothesis fails decides nothing: it is counted undecided
+    return check_structures(theorem, where, profile, seed, StructureRoute(
+        run=lambda structure: checker.run(structure, batch),
+        judge=lambda outcome: Judged(int(outcome["hypothesis"].sum()),
+                                     int((~outcome["hypothesis"]).sum()),
+                                     fails=bool(outcome["failing"].any())),
+        counterexample=checker.describe,
+        failure_reason=lambda _, example, __: "the hypothesis holds and the conclusion fails: "
+                                              f"{example['found']}",
+        passed=lambda seen: "the conclusion held on every instance with the hypothesis "
+                            f"({seen.instances}; {seen.undecided} drawn instances lacked it); "
+                            f"tol = {checker.limit:g} * eps * scale, eps = {checker.eps:.3g}"))
 
 
 class _Checker:

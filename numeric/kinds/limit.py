@@ -3,7 +3,7 @@
 For a limit over a row of scores, rows are drawn on a grid of 13 values evenly spaced over the
 tensor's declared range (so ties are frequent and distinct entries differ by at least a grid
 step), 48 rows a batch, each batch's sizes and seed drawn (and a failing one shrunk) by the
-driver's ``search_structures``, then every size at its largest and its smallest where none
+driver's ``check_structures``, then every size at its largest and its smallest where none
 failed. Each row is evaluated at every point of the sequence T = 2^0, 2^-1, …, 2^-11 (limit
 at 0; a format whose largest value S/T would pass stops earlier) or T = 2^0, …, 2^15 (limit
 at ∞; float16 reaches 65504). The expression is evaluated on the backend in the dtype; the
@@ -23,14 +23,14 @@ Rounding allowed: 8 ε (1 + |L|)(1 + log n) in the dtype's unit roundoff ε, nev
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 import sympy as sp
 
 from attnproof.symbolic import Limit, format_named
 
-from ..route import Evidence, Failure, numeric_route, search_structures
+from ..route import Evidence, Judged, StructureRoute, check_structures, numeric_route
 from ._evaluate import draw_uniform, evaluate
 from ._row_values import row_function
 
@@ -60,32 +60,28 @@ def check(theorem: Theorem, where: Where, profile: Profile,
                                     else _ScalarWalk)(theorem, where, points)
 
     eps = row.measured_format(dtype).epsilon
-
-    def tally(outcome: _Outcome, seen: Evidence) -> bool:
-        seen.instances += outcome.instances
-        seen.worst_ulps = max(seen.worst_ulps or 0.0, outcome.worst / eps)
-        return outcome.failed > 0
-
-    # the row's smallest and largest sizes run too where no drawn one failed: ties and a
-    # single entry are what a row-size-dependent rate misses
-    seen, shrunk, outcome = search_structures(theorem, profile, where.effort(profile), seed,
-                                              walk.run, tally, extremes=claim.row is not None)
     # the error at the sequence's last point: rounding alone at T = 2^-11 (every rate at 0 is
     # below rounding there), rounding plus what the rate still allows elsewhere
     direction = "2^-" if not claim.at_infinity else "2^"
     sequence = f"{claim.variable} = 2^0, {direction}1 … {direction}{points[-1]}"
     if len(points) < len(_points(claim)):
         sequence += f" (S/T beyond that overflows {dtype})"
-    if shrunk is not None:
-        seen.failure = Failure(outcome.counterexample, (
+    # the row's smallest and largest sizes run too where no drawn one failed: ties and a
+    # single entry are what a row-size-dependent rate misses
+    return check_structures(theorem, where, profile, seed, StructureRoute(
+        run=walk.run,
+        judge=lambda outcome: Judged(outcome.instances, worst_ulps=outcome.worst / eps,
+                                     fails=outcome.failed > 0),
+        # a failing run names its counterexample
+        counterexample=lambda _, outcome: cast("dict[str, Any]", outcome.counterexample),
+        failure_reason=lambda _, __, outcome: (
             f"convergence along {sequence}: {outcome.failed} instance(s) outside the stated "
-            f"rate ({_rate_text(claim)}) plus rounding"))
-        return seen
-    seen.description = (f"convergence along {sequence} on {seen.instances} instances "
-                        f"({seen.examples} batches, their sizes and seeds drawn and shrunk by "
-                        f"Hypothesis): every error within {_rate_text(claim)} plus 8 ε "
-                        "(1 + |L|)(1 + log n)")
-    return seen
+            f"rate ({_rate_text(claim)}) plus rounding"),
+        passed=lambda seen: (
+            f"convergence along {sequence} on {seen.instances} instances ({seen.examples} "
+            f"batches, their sizes and seeds drawn and shrunk by Hypothesis): every error "
+            f"within {_rate_text(claim)} plus 8 ε (1 + |L|)(1 + log n)"),
+        extremes=claim.row is not None))
 
 
 class _Outcome(NamedTuple):

@@ -31,11 +31,12 @@ from attnproof.symbolic import PositiveDefinite, PositiveSemidefinite, RankAtMos
 from ..route import (
     Array,
     Evidence,
-    Failure,
+    Judged,
+    StructureRoute,
+    check_structures,
     compile_expression,
     format_truth_ulps,
     numeric_route,
-    search_structures,
     strategies,
     to_numpy,
 )
@@ -57,25 +58,17 @@ def check(theorem: Theorem, where: Where, profile: Profile,
           seed: int | None = None) -> Evidence:
     """Search for an instance where the claim fails beyond the tolerance."""
     checker = _Checker(theorem, *where)
-    effort = where.effort(profile)
-
-    def tally(outcome: _Outcome, seen: Evidence) -> bool:
-        seen.instances += int(outcome.failing.size)
-        worst = float(np.max(outcome.ulps, initial=0.0))
-        seen.worst_ulps = worst if seen.worst_ulps is None else max(seen.worst_ulps, worst)
-        return bool(outcome.failing.any())
-
-    evidence, shrunk, outcome = search_structures(
-        theorem, profile, effort, seed, lambda structure: checker.run(structure, effort.batch),
-        tally)
-    evidence.worst_ulps = evidence.worst_ulps or 0.0
-    if shrunk is not None:
-        example = checker.describe(shrunk, outcome)
-        evidence.failure = Failure(example, f"{checker.test_words()} fails: {example['found']}")
-        return evidence
-    evidence.description = (f"{checker.test_words()} held on every instance; "
-                            f"{checker.tolerance_words()}")
-    return evidence
+    batch = where.effort(profile).batch
+    return check_structures(theorem, where, profile, seed, StructureRoute(
+        run=lambda structure: checker.run(structure, batch),
+        judge=lambda outcome: Judged(
+            int(outcome.failing.size), worst_ulps=float(np.max(outcome.ulps, initial=0.0)),
+            fails=bool(outcome.failing.any())),
+        counterexample=checker.describe,
+        failure_reason=lambda _, example, __: f"{checker.test_words()} fails: "
+                                              f"{example['found']}",
+        passed=lambda _: f"{checker.test_words()} held on every instance; "
+                         f"{checker.tolerance_words()}"))
 
 
 class _Outcome:

@@ -1,7 +1,7 @@
 """Numeric route of ``Series``: |lhs − rhs| / η^(k+1) stays bounded as η → 0.
 
 Batches of instances (the other inputs drawn from their domains; each batch's sizes and seed
-drawn, and a failing one shrunk, by the driver's ``search_structures``) are evaluated at
+drawn, and a failing one shrunk, by the driver's ``check_structures``) are evaluated at
 η = 2^-1, 2^-2, …, 2^-K. If lhs − rhs = O(η^(k+1)), the ratio |lhs − rhs| / η^(k+1) tends to the
 coefficient of η^(k+1); if a coefficient of order ≤ k is nonzero the ratio at least doubles at
 each halving of η. The stated rate: at every η from 2^-4 on, the ratio stays within twice its
@@ -13,13 +13,13 @@ claim false at one order then exceeds the rate by a factor 2^(K−3) / 2 ≥ 4.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 
 from attnproof.symbolic import Series, Simplex
 
-from ..route import Evidence, Failure, numeric_route, search_structures
+from ..route import Evidence, Judged, StructureRoute, check_structures, numeric_route
 from ._evaluate import draw_uniform, evaluate
 
 if TYPE_CHECKING:
@@ -38,35 +38,28 @@ def check(theorem: Theorem, where: Where, profile: Profile,
           seed: int | None = None) -> Evidence:
     claim = cast(Series, theorem.claim)  # the route of Series: the driver's lookup says so
     walk = _Walk(theorem, where)
-    last_ratio = [0.0]  # the largest ratio at the last step, over every batch
-
-    def tally(outcome: _Outcome, seen: Evidence) -> bool:
-        seen.instances += INSTANCES
-        seen.worst_ulps = max(seen.worst_ulps or 0.0, outcome.last_error / walk.eps)
-        finite = outcome.ratio[:, -1][np.isfinite(outcome.ratio[:, -1])]
-        last_ratio[0] = max(last_ratio[0], float(np.max(finite, initial=0.0)))
-        return bool(outcome.bad.any())
-
-    seen, shrunk, outcome = search_structures(theorem, profile, where.effort(profile), seed,
-                                              walk.run, tally)
     power = claim.order + 1
     sequence = f"{claim.variable} = 2^-1 … 2^-{walk.exponents[-1]}"
     rate = (f"|lhs − rhs| / {claim.variable}^{power} within {GROWTH:g}× its largest value at "
             f"{claim.variable} = 2^-1 … 2^-{EARLY}, plus 32 ε (|lhs| + |rhs| + 1) / "
             f"{claim.variable}^{power}")
-    if shrunk is not None:
+
+    def counterexample(structure: strategies.Structure, outcome: _Outcome) -> dict[str, Any]:
         instance, step, entry = np.argwhere(outcome.bad)[-1]
-        step += EARLY
-        seen.failure = Failure(
-            _describe(claim, shrunk, outcome, instance, step, entry, walk.steps),
+        return _describe(claim, structure, outcome, instance, step + EARLY, entry, walk.steps)
+
+    return check_structures(theorem, where, profile, seed, StructureRoute(
+        run=walk.run,
+        judge=lambda outcome: Judged(INSTANCES, worst_ulps=outcome.last_error / walk.eps,
+                                     fails=bool(outcome.bad.any())),
+        counterexample=counterexample,
+        failure_reason=lambda _, __, outcome: (
             f"along {sequence}: {int(outcome.bad.any(axis=(1, 2)).sum())} instance(s) whose "
-            f"ratio grows past the stated rate ({rate})")
-        return seen
-    seen.description = (f"along {sequence} on {seen.instances} instances ({seen.examples} "
-                        f"batches of {INSTANCES}, their sizes and seeds drawn and shrunk by "
-                        f"Hypothesis): {rate}; the largest ratio at the last step is "
-                        f"{last_ratio[0]:.3g}")
-    return seen
+            f"ratio grows past the stated rate ({rate})"),
+        passed=lambda seen: (
+            f"along {sequence} on {seen.instances} instances ({seen.examples} batches of "
+            f"{INSTANCES}, their sizes and seeds drawn and shrunk by Hypothesis): {rate}; the "
+            f"largest ratio at the last step is {walk.largest_last_ratio:.3g}")))
 
 
 class _Outcome(NamedTuple):
@@ -88,6 +81,8 @@ class _Walk:
         self.eps = where.row.measured_format(where.dtype).epsilon
         self.exponents = np.arange(1, _last_exponent(self.eps, self.claim.order) + 1)
         self.steps = 2.0 ** -self.exponents.astype(float)
+        self.largest_last_ratio = 0.0  # the largest finite ratio at the last step, every run
+
 
     def run(self, structure: strategies.Structure) -> _Outcome:
         theorem, claim, steps = self.theorem, self.claim, self.steps
@@ -112,6 +107,8 @@ class _Walk:
         bad = ~(ratio[:, EARLY:] <= allowed[:, EARLY:])  # NaN fails
         # |lhs − rhs| at the smallest η: the series' remainder plus rounding
         last_error = float(np.max(np.abs(lhs - rhs)[:, -1], initial=0.0))
+        last = ratio[:, -1][np.isfinite(ratio[:, -1])]
+        self.largest_last_ratio = max(self.largest_last_ratio, float(np.max(last, initial=0.0)))
         return _Outcome(arrays, lhs, rhs, ratio, allowed, bad, last_error)
 
 

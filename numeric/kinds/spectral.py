@@ -34,11 +34,12 @@ from attnproof.symbolic.route import AsWritten
 from ..route import (
     Array,
     Evidence,
-    Failure,
+    Judged,
+    StructureRoute,
+    check_structures,
     compile_expression,
     format_truth_ulps,
     numeric_route,
-    search_structures,
     strategies,
     to_numpy,
 )
@@ -62,27 +63,23 @@ def check(theorem: Theorem, where: Where, profile: Profile,
           seed: int | None = None) -> Evidence:
     """Search for an instance whose intervals exclude the claim."""
     checker = _Checker(theorem, *where)
-    effort = where.effort(profile)
+    batch = where.effort(profile).batch
 
-    def tally(outcome: _Outcome, seen: Evidence) -> bool:
-        seen.instances += int((~outcome.undecided).sum())
-        seen.undecided += int(outcome.undecided.sum())
-        return bool(outcome.failing.any())
+    def passed(seen: Evidence) -> str:
+        undecided = (f"; {seen.undecided} instances undecided (a smallest singular value "
+                     "within rounding of 0 leaves a side unbounded)" if seen.undecided else "")
+        return (f"lhs {checker.claim.relation_text} rhs held within the intervals of every "
+                f"instance ({where.row.name} SVD); {checker.tolerance_words()}{undecided}")
 
-    seen, shrunk, outcome = search_structures(
-        theorem, profile, effort, seed, lambda structure: checker.run(structure, effort.batch),
-        tally)
-    if shrunk is not None:
-        example = checker.describe(shrunk, outcome)
-        seen.failure = Failure(example, f"{checker.claim.relation_text} fails by more than "
-                                        f"rounding: {example['found']}")
-        return seen
-    undecided = (f"; {seen.undecided} instances undecided (a smallest singular value within "
-                 "rounding of 0 leaves a side unbounded)" if seen.undecided else "")
-    seen.description = (f"lhs {checker.claim.relation_text} rhs held within the intervals "
-                        f"of every instance ({where.row.name} SVD); "
-                        f"{checker.tolerance_words()}{undecided}")
-    return seen
+    return check_structures(theorem, where, profile, seed, StructureRoute(
+        run=lambda structure: checker.run(structure, batch),
+        judge=lambda outcome: Judged(int((~outcome.undecided).sum()),
+                                     int(outcome.undecided.sum()),
+                                     fails=bool(outcome.failing.any())),
+        counterexample=checker.describe,
+        failure_reason=lambda _, example, __: f"{checker.claim.relation_text} fails by more "
+                                              f"than rounding: {example['found']}",
+        passed=passed))
 
 
 class _Outcome:

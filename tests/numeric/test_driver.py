@@ -239,31 +239,24 @@ def test_a_user_theorems_failure_replays_from_its_file(file, name, monkeypatch):
 
 def test_a_search_that_decided_too_few_searches_again():
     from attnproof.numeric import profile
-    from attnproof.numeric._driver import TOP_UP_SEARCHES, search_structures
+    from attnproof.numeric._driver import TOP_UP_SEARCHES, Judged, search_structures
 
     chosen = profile("quick")
     theorem = symbolic.discover().by_name()["softmax_jacobian"]  # only its structures are drawn
 
-    def one_each(outcome, seen):
-        seen.instances += 1
-        return False
-
-    def enough_each(outcome, seen):
-        seen.instances += MINIMUM_DECIDED
-        return False
-
-    few, shrunk, outcome = search_structures(theorem, chosen, chosen.truth, 5, lambda s: s,
-                                             one_each)
-    assert (shrunk, outcome, few.seed) == (None, None, 5)
+    few, failing = search_structures(theorem, chosen, chosen.truth, 5, lambda s: s,
+                                     lambda outcome: Judged(1))
+    assert (failing, few.seed) == (None, 5)
     assert chosen.truth.examples < few.instances == few.examples
     assert few.instances <= (1 + TOP_UP_SEARCHES) * chosen.truth.examples
-    enough, _, _ = search_structures(theorem, chosen, chosen.truth, 5, lambda s: s, enough_each)
+    enough, _ = search_structures(theorem, chosen, chosen.truth, 5, lambda s: s,
+                                  lambda outcome: Judged(MINIMUM_DECIDED))
     assert enough.examples <= chosen.truth.examples  # one search was enough
 
 
 def test_a_search_with_extremes_runs_the_largest_and_smallest_sizes_where_none_failed():
     from attnproof.numeric import profile
-    from attnproof.numeric._driver import search_structures
+    from attnproof.numeric._driver import Judged, search_structures
 
     chosen = profile("quick")
     theorem = symbolic.discover().by_name()["softmax_jacobian"]  # only its structures are drawn
@@ -271,24 +264,24 @@ def test_a_search_with_extremes_runs_the_largest_and_smallest_sizes_where_none_f
     smallest = {d.name: d.sizes.low for d in theorem.dims}
     seen_sizes = []
 
-    def only_largest_fails(structure, seen):
-        seen.instances += MINIMUM_DECIDED
+    def only_largest_fails(structure):
         seen_sizes.append(structure.size_map)
-        return structure.size_map == largest
+        return Judged(MINIMUM_DECIDED, fails=structure.size_map == largest)
 
     one_example = type(chosen.truth)(1, chosen.truth.batch)  # too few to reach the largest
-    plain, shrunk, _ = search_structures(theorem, chosen, one_example, 5, lambda s: s,
-                                         only_largest_fails)
-    assert shrunk is None and largest not in seen_sizes
+    plain, failing = search_structures(theorem, chosen, one_example, 5, lambda s: s,
+                                       only_largest_fails)
+    assert failing is None and largest not in seen_sizes
     seen_sizes.clear()
-    found, shrunk, outcome = search_structures(theorem, chosen, one_example, 5, lambda s: s,
-                                               only_largest_fails, extremes=True)
+    found, (shrunk, outcome) = search_structures(theorem, chosen, one_example, 5, lambda s: s,
+                                                 only_largest_fails, extremes=True)
     assert shrunk.size_map == largest and outcome is shrunk  # run once more: the identity here
     assert found.examples == plain.examples + 1  # the largest failed: the smallest not run
     seen_sizes.clear()
-    _, none, _ = search_structures(theorem, chosen, one_example, 5, lambda s: s,
-                                   lambda structure, seen: bool(seen_sizes.append(
-                                       structure.size_map)), extremes=True)
+    _, none = search_structures(theorem, chosen, one_example, 5, lambda s: s,
+                                lambda structure: Judged(
+                                    bool(seen_sizes.append(structure.size_map))),
+                                extremes=True)
     assert none is None and seen_sizes[-2:] == [largest, smallest]
 
 
@@ -296,22 +289,123 @@ def test_a_failing_structure_that_passes_when_run_again_is_an_error_not_a_counte
     # Hypothesis itself refuses a drawn example that fails only once (FlakyFailure); an extreme
     # structure is run outside it, and the driver's rerun is what catches it there
     from attnproof.numeric import profile
-    from attnproof.numeric._driver import search_structures
+    from attnproof.numeric._driver import Judged, search_structures
 
     chosen = profile("quick")
     theorem = symbolic.discover().by_name()["softmax_jacobian"]  # only its structures are drawn
     largest = {d.name: d.sizes.high for d in theorem.dims}
     failed_once = []
 
-    def largest_fails_only_the_first_time(structure, seen):  # not deterministic
-        seen.instances += MINIMUM_DECIDED
+    def largest_fails_only_the_first_time(structure):  # not deterministic
         if structure.size_map == largest and not failed_once:
             failed_once.append(structure)
-            return True
-        return False
+            return Judged(MINIMUM_DECIDED, fails=True)
+        return Judged(MINIMUM_DECIDED)
 
     one_example = type(chosen.truth)(1, chosen.truth.batch)
     with pytest.raises(RuntimeError, match="not deterministic given its seed"):
         search_structures(theorem, chosen, one_example, 5, lambda s: s,
                           largest_fails_only_the_first_time, extremes=True)
     assert failed_once  # the extreme failed, then passed when run again
+
+
+# -- a structure route as a record: the driver tallies, builds the failure and the description --
+
+def _structure_route(fails_at=None, indecisive=False, reason=True):
+    """A route whose run of a structure is its sizes; it fails where they are ``fails_at``,
+    decides 40 instances and leaves 2 undecided per run, its error the run's count in ulps."""
+    from attnproof.numeric._driver import Judged, StructureRoute
+
+    runs = []
+
+    def run(structure):
+        runs.append(structure.size_map)
+        return structure.size_map
+
+    return runs, StructureRoute(
+        run=run,
+        judge=lambda sizes: Judged(40, 2, float(len(runs)), fails=sizes == fails_at,
+                                   indecisive=indecisive),
+        counterexample=lambda structure, sizes: {"sizes": dict(sizes)},
+        failure_reason=lambda seen, example, sizes: f"failed at {example['sizes']}",
+        passed=lambda seen: f"passed {seen.examples} runs",
+        indecisive_reason=(lambda seen: f"cannot tell after {seen.examples}") if reason else None,
+        extremes=True)
+
+
+def _where():
+    from attnproof.numeric import backend
+    from attnproof.numeric._driver import Where
+
+    return Where(backend("numpy"), "float32", "cpu", "eager")
+
+
+def test_a_structure_route_that_passes_reads_as_its_passed_description():
+    from attnproof.numeric import profile
+    from attnproof.numeric._driver import check_structures
+
+    theorem = symbolic.discover().by_name()["softmax_jacobian"]
+    runs, route = _structure_route()
+    seen = check_structures(theorem, _where(), profile("quick"), 5, route)
+    assert seen.failure is None and seen.cannot_decide is None
+    assert seen.examples == len(runs) and seen.description == f"passed {len(runs)} runs"
+    assert (seen.instances, seen.undecided) == (40 * len(runs), 2 * len(runs))
+    assert seen.worst_ulps == float(len(runs))  # the largest of every run's, the last here
+    assert _settled(seen).status == NumericStatus.PASSED
+
+
+def test_a_structure_route_that_fails_carries_the_failing_run_s_counterexample():
+    from attnproof.numeric import profile
+    from attnproof.numeric._driver import check_structures
+
+    theorem = symbolic.discover().by_name()["softmax_jacobian"]
+    largest = {d.name: d.sizes.high for d in theorem.dims}
+    runs, route = _structure_route(fails_at=largest)  # float32's one draw is not the largest
+    seen = check_structures(theorem, _where(), profile("quick"), 5, route)
+    assert seen.failure is not None and seen.failure.counterexample == {"sizes": largest}
+    assert seen.failure.reason == f"failed at {largest}"
+    assert seen.description is None  # a failure reads as its reason
+    assert runs[-1] == largest  # the counterexample is the failing structure's run once more
+    assert _settled(seen).status == NumericStatus.FAILED
+
+
+@pytest.mark.parametrize("reason", [True, False])
+def test_an_indecisive_run_makes_the_evidence_undecided_only_where_the_route_says_why(reason):
+    from attnproof.numeric import profile
+    from attnproof.numeric._driver import check_structures
+
+    theorem = symbolic.discover().by_name()["softmax_jacobian"]
+    runs, route = _structure_route(indecisive=True, reason=reason)
+    seen = check_structures(theorem, _where(), profile("quick"), 5, route)
+    assert seen.cannot_decide == (f"cannot tell after {len(runs)}" if reason else None)
+    assert _settled(seen).status == (NumericStatus.NOT_DECISIVE if reason
+                                     else NumericStatus.PASSED)
+
+
+def _evidence_writes(path: Path) -> list[str]:
+    """Where a module adds to a route's evidence by hand: an augmented assignment to one of
+    the counts the driver tallies (``seen.instances += ...``)."""
+    tallied = {"examples", "instances", "undecided"}
+    return [f"{path.name}:{node.lineno} {ast.unparse(node.target)} +="
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute)
+            and node.target.attr in tallied]
+
+
+# the routes that search structures: each is a record (``StructureRoute``) the driver runs
+STRUCTURE_ROUTES = ("_sides.py", "existence.py", "implication.py", "limit.py", "linalg.py",
+                    "series.py", "spectral.py")
+
+
+@pytest.mark.parametrize("name", STRUCTURE_ROUTES)
+def test_a_structure_route_is_a_record_that_tallies_nothing_itself(name):
+    path = NUMERIC / "kinds" / name
+    source = path.read_text(encoding="utf-8")
+    assert "check_structures(" in source and "search_structures(" not in source
+    assert _evidence_writes(path) == []
+
+
+def test_the_evidence_scan_sees_a_hand_tally(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text("def tally(outcome, seen):\n    seen.instances += 3\n    return False\n")
+    assert _evidence_writes(planted) == ["planted.py:2 seen.instances +="]
