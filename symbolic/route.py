@@ -43,6 +43,7 @@ from ._domains import (
     size_assignments,
     size_steps,
 )
+from ._formats import FORMATS, INF, PRECISION, Format
 from ._kind import AnyConfiguration, ClaimKind
 from ._language import (
     Defined,
@@ -104,6 +105,11 @@ __all__ = [
     # the contract and the language a statement is written in
     "ClaimKind",
     "AnyConfiguration",
+    # the floating-point formats, and the exact arithmetic's infinity and working precision
+    "Format",
+    "FORMATS",
+    "INF",
+    "PRECISION",
     "TheoremError",
     "Theorem",
     "Equals",

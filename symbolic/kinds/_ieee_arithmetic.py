@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import mpmath
 from mpmath import iv, mpf
 
-from .._formats import INF, PRECISION, Format
+from ..route import INF, PRECISION, Format
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any, cast
 import mpmath
 import sympy as sp
 
-from .._formats import FORMATS
 from ..route import (
     EXACT_EVALUATION,
+    FORMATS,
     NOT_PROVED,
     PROVED,
     PROVED_BOUNDED,
@@ -54,8 +54,7 @@ from ._ieee_arithmetic import INF, Enclosure
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from .._formats import Format
-    from ..route import AnyConfiguration, Domain, Env, InputKey, Theorem
+    from ..route import AnyConfiguration, Domain, Env, Format, InputKey, Theorem
 
 SPECIAL = ("nan", "+inf", "-inf", "zero", "finite")
 # Above this many cases (choices of which operand attains each maximum) an entry is undecided.
@@ -271,7 +270,7 @@ class IEEEValue(ClaimKind):
 
     def numeric_configurations(self, found: list[AnyConfiguration]
                                ) -> list[AnyConfiguration]:
-        return [c for c in found if c[1] in self.formats]
+        return [c for c in found if c.dtype in self.formats]
 
     def validate(self, theorem: Theorem, where: str) -> None:
         dims = {d.name for d in theorem.dims}
