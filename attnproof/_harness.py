@@ -77,7 +77,7 @@ def configurations(theorem: Theorem, profile: str | None = None,
     ``devices`` when given."""
     found = numeric.available_configurations(theorem, profile=profile_name(profile))
     # a ``Configuration`` is a NamedTuple of exactly these four names
-    return [cast("ConfigurationNames", tuple(c)) for c in found if on_devices(c[2], devices)]
+    return [cast("ConfigurationNames", tuple(c)) for c in found if on_devices(c.device, devices)]
 
 
 def selection(config: pytest.Config | None = None) -> tuple[str, tuple[str, ...] | None]:

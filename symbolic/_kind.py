@@ -35,9 +35,23 @@ import sympy as sp
 if TYPE_CHECKING:
     from ._language import Tensor
 
-# One numeric configuration as a claim reads it, (backend, dtype, device, mode): the checker
-# passes its own named tuple, and a kind keeps some of them, so what it returns has that type.
-AnyConfiguration = TypeVar("AnyConfiguration", bound=tuple[str, str, str, str])
+class Configured(Protocol):
+    """One numeric configuration as a claim reads it, by the names of its fields (the checker's
+    ``Configuration``)."""
+
+    @property
+    def backend(self) -> str: ...
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def device(self) -> str: ...
+    @property
+    def mode(self) -> str: ...
+
+
+# the checker passes its own configurations, and a kind keeps some of them, so what it returns
+# has their type
+AnyConfiguration = TypeVar("AnyConfiguration", bound=Configured)
 
 
 class Claim:
@@ -86,6 +100,9 @@ class Claim:
     # arrays), by the names of ``numeric/_backends.CAPABILITIES``: only the configurations of
     # a backend row that gives all of them check the claim. The kind names no backend.
     numeric_needs: frozenset[str] = frozenset()
+    # The formats the numeric route checks, by name (None: every format a backend has): a kind
+    # whose route decides with a backend's eigen solver or SVD keeps float64 and float32.
+    numeric_formats: tuple[str, ...] | None = None
     # Whether lemmas and stated conditions may imply the claim as a linear combination of their
     # lhs - rhs (identities only: a sum of inequalities says nothing of their differences).
     combines_linearly: bool = False
@@ -112,8 +129,12 @@ class Claim:
         raise NotImplementedError
 
     def numeric_configurations(self, found: list[AnyConfiguration]) -> list[AnyConfiguration]:
-        """The (backend, dtype, device, mode) configurations this kind is checked on."""
-        return found if self.has_numeric_route else []
+        """The configurations this kind is checked on: none without a numeric route, else those
+        of ``found`` in its ``numeric_formats``."""
+        if not self.has_numeric_route:
+            return []
+        formats = self.numeric_formats
+        return found if formats is None else [c for c in found if c.dtype in formats]
 
     def searched_as(self, theorem):
         """The theorem the compiled search checks for this claim, where a kind's route runs it

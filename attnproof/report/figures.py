@@ -137,7 +137,7 @@ def heat_map_data(theorems: list[TheoremResult]
     could not decide, else ""."""
     rows = _heat_map_rows(theorems)
     columns = sorted({(r.backend, r.dtype) for t in rows for r in t.numeric},
-                     key=lambda c: (c[0], view._dtype_order(c[1])))
+                     key=lambda column: (column[0], view._dtype_order(column[1])))
     bits = np.full((len(rows), len(columns)), np.nan)
     marks = np.full(bits.shape, "", dtype=object)
     for i, t in enumerate(rows):

@@ -48,7 +48,7 @@ from ..route import (
 from .linalg import RankAtMost
 
 if TYPE_CHECKING:
-    from ..route import AnyConfiguration, AtLeast
+    from ..route import AtLeast
     from .inequality import Greater, GreaterOrEqual
 
 SEARCH_SIZES = 3
@@ -81,6 +81,7 @@ class Implies(ClaimKind):
     kind = "implication"
     relation = r"\Rightarrow"
     numeric_draws = None
+    numeric_formats = ("float64", "float32")  # the backends' SVDs decide the hypothesis
     measures_rounding = False  # its records count instances, they report no error in ulps
 
     def __post_init__(self) -> None:
@@ -100,11 +101,6 @@ class Implies(ClaimKind):
     def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         return (rf"{self.hypothesis.to_latex(latex)} \;\Longrightarrow\; "
                 rf"{self.conclusion.to_latex(latex)}")
-
-    def numeric_configurations(self, found: list[AnyConfiguration]
-                               ) -> list[AnyConfiguration]:
-        """float64 and float32: the hypothesis is decided by the backends' SVDs."""
-        return [c for c in found if c[1] in ("float64", "float32")]
 
     def validate(self, theorem: Theorem, where: str) -> None:
         self.hypothesis.validate(theorem, f"{where}, hypothesis")

@@ -53,7 +53,7 @@ from ..route import (
 )
 
 if TYPE_CHECKING:
-    from ..route import AnyConfiguration, Theorem
+    from ..route import Theorem
 
 # Exact search: sizes 1..SEARCH_SIZES, this many structured draws per size (every pattern twice).
 SEARCH_SIZES = 3
@@ -92,13 +92,10 @@ class _MatrixClaim(ClaimKind):
     row: sp.Idx
     column: sp.Idx
 
+    numeric_formats = SPECTRAL_DTYPES
+
     def expressions(self) -> tuple[tuple[str, sp.Expr], ...]:
         return (("matrix", self.matrix),)
-
-    def numeric_configurations(self, found: list[AnyConfiguration]
-                               ) -> list[AnyConfiguration]:
-        """The float64 and float32 configurations (``SPECTRAL_DTYPES``) among ``found``."""
-        return [c for c in found if c[1] in SPECTRAL_DTYPES]
 
     def batch_indices(self) -> list[sp.Idx]:
         others = free_indices(self.matrix) - {self.row, self.column}

@@ -37,7 +37,7 @@ from ..route import (
 )
 
 if TYPE_CHECKING:
-    from ..route import AnyConfiguration, Theorem
+    from ..route import Theorem
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,9 @@ class Series(ClaimKind):
     numeric_draws = ("128 instances uniform over each input's declared range (log-uniform for a "
                      'positive scalar), each along η = 2^-1, 2^-2, …')
     relation = "="
+    # |lhs − rhs| / η^(k+1) divides rounding by η^(k+1): float16 and bfloat16 round coarser
+    # than any η at which the series' remainder can be seen
+    numeric_formats = ("float64", "float32")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "lhs", as_expression(self.lhs, "Series: the left-hand side"))
@@ -72,12 +75,6 @@ class Series(ClaimKind):
         power = latex(self.variable ** (self.order + 1))
         return (rf"{latex(self.lhs)} = {latex(self.rhs)} + O\left({power}\right) "
                 rf"\quad ({latex(self.variable)} \to 0)")
-
-    def numeric_configurations(self, found: list[AnyConfiguration]
-                               ) -> list[AnyConfiguration]:
-        # |lhs − rhs| / η^(k+1) divides rounding by η^(k+1): float16 and bfloat16 round
-        # coarser than any η at which the series' remainder can be seen
-        return [c for c in found if c[1] in ("float64", "float32")]
 
     def validate(self, theorem: Theorem, where: str) -> None:
         if self.variable not in {s.symbol for s in theorem.scalars}:

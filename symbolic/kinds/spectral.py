@@ -65,7 +65,7 @@ from .linalg import check_matrix_indices, gram_factor
 if TYPE_CHECKING:
     from sympy.printing.latex import LatexPrinter
 
-    from ..route import AnyConfiguration, Theorem
+    from ..route import Theorem
     from .linalg import GramFactor
 
 RELATIONS = ("=", "<=", "<")
@@ -176,6 +176,7 @@ class Spectral(ClaimKind):
     rhs: sp.Expr
 
     kind = "spectral"
+    numeric_formats = ("float64", "float32")  # the backends' SVDs take no float16 or bfloat16
     measures_rounding = False  # judged by intervals around each singular value, not in ulps
     numeric_draws = None
 
@@ -201,11 +202,6 @@ class Spectral(ClaimKind):
 
     def to_latex(self, latex: Callable[[sp.Expr], str]) -> str:
         return f"{latex(self.lhs)} {self.relation} {latex(self.rhs)}"
-
-    def numeric_configurations(self, found: list[AnyConfiguration]
-                               ) -> list[AnyConfiguration]:
-        """float64 and float32: the backends' SVDs take no float16 or bfloat16."""
-        return [c for c in found if c[1] in ("float64", "float32")]
 
     def validate(self, theorem: Theorem, where: str) -> None:
         if self.relation_text not in RELATIONS:

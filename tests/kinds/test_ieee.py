@@ -7,6 +7,7 @@ import pytest
 import sympy as sp
 from mpmath import mpf
 
+from attnproof.numeric import Configuration
 from attnproof.numeric._search import search
 from attnproof.symbolic import (
     FORMATS,
@@ -196,7 +197,7 @@ def test_mlx_float64_is_skipped_with_its_reason():
 
 
 def test_only_the_claimed_formats_are_configurations():
-    found = [("numpy", d, "cpu", "eager") for d in FORMATS]
+    found = [Configuration("numpy", d, "cpu", "eager") for d in FORMATS]
     claim = PLANTED["planted_finite_fill_uniform_in_float16"].claim
     assert claim.numeric_configurations(found) == [("numpy", "float16", "cpu", "eager")]
 

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
+from attnproof.numeric import Configuration
 from attnproof.numeric._backends import backend, unavailable_reason
 from attnproof.numeric._search import search
 from attnproof.symbolic import (
@@ -164,10 +165,10 @@ def test_a_rank_bound_in_a_scalar_input_is_refused():
 
 
 def test_only_float64_and_float32_are_checked_numerically():
-    found = [("numpy", dtype, "cpu", "eager") for dtype in
+    found = [Configuration("numpy", dtype, "cpu", "eager") for dtype in
              ("float64", "float32", "float16", "bfloat16")]
     kept = PLANTED["planted_gram_matrix_is_psd"].claim.numeric_configurations(found)
-    assert [c[1] for c in kept] == ["float64", "float32"]
+    assert [c.dtype for c in kept] == ["float64", "float32"]
 
 
 # -- the numeric route -----------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
+from attnproof.numeric import Configuration
 from attnproof.numeric._backends import backend, unavailable_reason
 from attnproof.numeric._search import search
 from attnproof.symbolic import (
@@ -118,10 +119,10 @@ def test_bad_declarations_are_refused_naming_the_theorem(bad, message):
 
 
 def test_only_float64_and_float32_are_checked_numerically():
-    found = [("numpy", dtype, "cpu", "eager") for dtype in
+    found = [Configuration("numpy", dtype, "cpu", "eager") for dtype in
              ("float64", "float32", "float16", "bfloat16")]
     kept = PLANTED[TRUE[0]].claim.numeric_configurations(found)
-    assert [c[1] for c in kept] == ["float64", "float32"]
+    assert [c.dtype for c in kept] == ["float64", "float32"]
 
 
 def _backends():

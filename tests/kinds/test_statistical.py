@@ -4,6 +4,7 @@ the seeded Monte Carlo route fails a false variance and passes a true one on two
 import pytest
 import sympy as sp
 
+from attnproof.numeric import Configuration
 from attnproof.numeric._search import search
 from attnproof.symbolic import (
     Dim,
@@ -126,5 +127,5 @@ def test_monte_carlo_fails_the_false_variance_and_passes_the_true_one(backend, d
 
 
 def test_lower_formats_are_left_out():
-    found = [("numpy", dt, "cpu", "eager") for dt in ("float64", "float32", "float16")]
-    assert [c[1] for c in TRUE.claim.numeric_configurations(found)] == ["float64", "float32"]
+    found = [Configuration("numpy", dt, "cpu", "eager") for dt in ("float64", "float32", "float16")]
+    assert [c.dtype for c in TRUE.claim.numeric_configurations(found)] == ["float64", "float32"]
