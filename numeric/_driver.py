@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import random
 import shlex
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -85,10 +85,6 @@ class Where:
     dtype: str
     device: str
     mode: str
-
-    def __iter__(self) -> Iterator[Any]:  # a Backend, then three names: no one type
-        """``row, dtype, device, mode = where``."""
-        return iter((self.row, self.dtype, self.device, self.mode))
 
     @property
     def decides_truth(self) -> bool:

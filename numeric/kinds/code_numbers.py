@@ -93,7 +93,7 @@ def rounds_to(value: float, printed: str) -> bool:
 @numeric_route(FromCode)
 def check(theorem: Theorem, where: Where, profile: Profile,
           seed: int | None = None) -> Evidence:
-    row, dtype, device, mode = where
+    row, dtype, device, mode = where.row, where.dtype, where.device, where.mode
     claim = cast(FromCode, theorem.claim)  # the route of FromCode: the driver's lookup says so
     values = run(claim, row, dtype, device, mode)
     wrong = {label: f"{value:.10g}, printed {text}"

@@ -94,7 +94,7 @@ WIDER = {"float64": np.longdouble}
 @numeric_route(kind.ErrorBound, kind.FirstOrderErrorBound, kind.AbsoluteErrorBound)
 def check(theorem: Theorem, where: Where, profile: Profile,
           seed: int | None = None) -> Evidence:
-    row, dtype, device, _ = where
+    row, dtype, device = where.row, where.dtype, where.device
     model = ROUNDING_MODEL.get((row.name, dtype))
     if model is None:
         return Evidence(unsupported=f"no rounding model declared for {row.name} {dtype}"

@@ -68,7 +68,7 @@ def check_not_exists(theorem: Theorem, where: Where, profile: Profile,
     over many draws of the ``for_all`` inputs: a fit within rounding on every draw is a tensor
     that exists there (the claim fails); a residual beyond it is a set of draws no tensor fits
     (the claim holds at that instance)."""
-    fit = _Fit(theorem, *where)
+    fit = _Fit(theorem, where.row, where.dtype, where.device, where.mode)
     instances = max(100, where.effort(profile).batch // 2)
     claim = cast(NotExists, theorem.claim)  # the route of NotExists: the driver's lookup says so
     unknown = claim.unknown.name

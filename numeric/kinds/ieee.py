@@ -58,7 +58,7 @@ def check(theorem: Theorem, where: Where, profile: Profile,
     """Every declared size assignment, one case each (the domain enumerated, not drawn),
     through the driver's search in order: its batch's free entries drawn from the case's seed,
     the search's seed plus the case's number."""
-    row, dtype, device, _ = where
+    row, dtype, device = where.row, where.dtype, where.device
     claim = cast(kind.IEEEValue, theorem.claim)  # the route of IEEEValue: the driver's lookup
     if row.measured_as(dtype) != dtype:
         return Evidence(unsupported="MLX evaluates exp in float32 for float64 arrays (exp(89) = "

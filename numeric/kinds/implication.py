@@ -56,7 +56,7 @@ class _Outcome(TypedDict):
 @numeric_route(Implies)
 def check(theorem: Theorem, where: Where, profile: Profile,
           seed: int | None = None) -> Evidence:
-    checker = _Checker(theorem, *where)
+    checker = _Checker(theorem, where.row, where.dtype, where.device, where.mode)
     batch = where.effort(profile).batch
     # an instance whose hypothesis fails decides nothing: it is counted undecided
     return check_structures(theorem, where, profile, seed, StructureRoute(

@@ -182,7 +182,8 @@ class _RowWalk(_Walk):
 
     def run(self, structure: strategies.Structure) -> _Outcome:
         theorem, claim, temperatures = self.theorem, self.claim, self.sequence
-        row, dtype, device, mode = self.where
+        where = self.where
+        row, dtype, device, mode = where.row, where.dtype, where.device, where.mode
         sizes = structure.size_map
         rng = np.random.default_rng(structure.seed)
         scores = _draw_scores(theorem, claim, sizes, rng)
@@ -254,7 +255,8 @@ class _ScalarWalk(_Walk):
 
     def run(self, structure: strategies.Structure) -> _Outcome:
         theorem, claim, values = self.theorem, self.claim, self.sequence
-        row, dtype, device, mode = self.where
+        where = self.where
+        row, dtype, device, mode = where.row, where.dtype, where.device, where.mode
         variable = np.tile(values, SCALAR_INSTANCES)
         arrays = {str(claim.variable): variable}
         arrays.update(_other_scalars(theorem, claim, len(variable),

@@ -57,7 +57,7 @@ MatrixClaim = PositiveDefinite | PositiveSemidefinite | RankAtMost
 def check(theorem: Theorem, where: Where, profile: Profile,
           seed: int | None = None) -> Evidence:
     """Search for an instance where the claim fails beyond the tolerance."""
-    checker = _Checker(theorem, *where)
+    checker = _Checker(theorem, where.row, where.dtype, where.device, where.mode)
     batch = where.effort(profile).batch
     return check_structures(theorem, where, profile, seed, StructureRoute(
         run=lambda structure: checker.run(structure, batch),

@@ -37,7 +37,7 @@ PATTERNS = ("identity", "swap", "reversal", "uniform")
 @numeric_route(Permuted)
 def check(theorem: Theorem, where: Where, profile: Profile,
           seed: int | None = None) -> Evidence:
-    row, dtype, device, mode = where
+    row, dtype, device, mode = where.row, where.dtype, where.device, where.mode
     plan = _Gathered(theorem)
     target = _Evaluator(plan, row, dtype, device, mode)
     reference = _Evaluator(plan, backend("numpy"), "float64", "cpu", "eager")

@@ -31,7 +31,7 @@ Both = Callable[[dict[str, Array]], tuple[Array, Array]]
 @numeric_route(Reshape)
 def check(theorem: Theorem, where: Where, profile: Profile,
           seed: int | None = None) -> Evidence:
-    row, dtype, device, mode = where
+    row, dtype, device, mode = where.row, where.dtype, where.device, where.mode
     # the route of Reshape: the driver's lookup says so
     layout = _Layout(theorem, cast(Reshape, theorem.claim))
     target = _evaluator(layout, row, dtype, device, mode)

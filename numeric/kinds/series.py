@@ -86,7 +86,8 @@ class _Walk:
 
     def run(self, structure: strategies.Structure) -> _Outcome:
         theorem, claim, steps = self.theorem, self.claim, self.steps
-        row, dtype, device, mode = self.where
+        where = self.where
+        row, dtype, device, mode = where.row, where.dtype, where.device, where.mode
         sizes = structure.size_map
         arrays = _draw(theorem, claim, sizes, np.random.default_rng(structure.seed))
         batch = {k: np.repeat(v, len(steps), axis=0) for k, v in arrays.items()}

@@ -62,7 +62,7 @@ Spectrum = tuple[np.ndarray, np.ndarray, np.ndarray]
 def check(theorem: Theorem, where: Where, profile: Profile,
           seed: int | None = None) -> Evidence:
     """Search for an instance whose intervals exclude the claim."""
-    checker = _Checker(theorem, *where)
+    checker = _Checker(theorem, where.row, where.dtype, where.device, where.mode)
     batch = where.effort(profile).batch
 
     def passed(seen: Evidence) -> str:

@@ -52,7 +52,7 @@ ENTRIES_CHECKED = 4  # per size: the statistic's first entries (they are exchang
 @numeric_route(Expectation, Variance)
 def check(theorem: Theorem, where: Where, profile: Profile,
           seed: int | None = None) -> Evidence:
-    row, dtype, device, mode = where
+    row, dtype, device, mode = where.row, where.dtype, where.device, where.mode
     claim = cast(Statistic, theorem.claim)  # the route of both: the driver's lookup says so
     xp = row.namespace(row.load(), dtype)
     statistic = theorem.expand(claim.statistic)
