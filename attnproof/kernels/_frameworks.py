@@ -111,13 +111,6 @@ def precision_format(name: str) -> Format:
     return format_named(name)
 
 
-def numpy_dtype(name: str) -> np.dtype:
-    """The NumPy dtype of ``name``; a compute-only precision is stored in its container."""
-    if name == "bool":
-        return np.dtype(bool)
-    return precision_format(name).numpy_dtype
-
-
 def rounded(array: np.ndarray, dtype: str) -> np.ndarray:
     """``array`` rounded to ``dtype`` and back to float64: the exact values a kernel receives."""
     fmt = precision_format(dtype)
