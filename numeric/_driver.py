@@ -261,12 +261,12 @@ def check_structures(theorem: Theorem, where: Where, profile: Profile, seed: int
     """The evidence of ``route`` searched at ``where``'s effort: a failure with the failing
     run's counterexample, else the passing description (and, where a run was indecisive and
     none failed, why the format cannot decide)."""
-    indecisive = []
+    indecisive = False  # whether a run that did not fail was indecisive
 
     def judge(outcome: _Outcome) -> Judged:
+        nonlocal indecisive
         judged = route.judge(outcome)
-        if judged.indecisive and not judged.fails:
-            indecisive.append(judged)
+        indecisive = indecisive or (judged.indecisive and not judged.fails)
         return judged
 
     seen, failing = search_structures(theorem, profile, where.effort(profile), seed, route.run,

@@ -15,7 +15,6 @@ import numpy.typing as npt
 # the conformance rule's limits live beside the numeric checker's, in the tolerance module
 from attnproof.numeric import CELL_FAILURES
 from attnproof.numeric import KERNEL_CONVENTION_ULPS as CONVENTION_ULPS
-from attnproof.numeric import KERNEL_FLOOR_ULPS as FLOOR_ULPS
 from attnproof.numeric import KERNEL_LIMIT as LIMIT
 from attnproof.report.view import format_number
 
@@ -492,7 +491,7 @@ def _judge(kernel: Kernel, x: Inputs, got: dict[str, np.ndarray], dtype: str, co
         exact["lse"] = truth_lse(x)
     if SINK_GRADIENT in outputs:
         exact[SINK_GRADIENT] = sink_gradient(x)
-    floor = _floor_ulps(x, dtype, compute)
+    floor = tolerance.floor_ulps(x, dtype, compute)
     exact, plain, floor = (without_sink_key(values, n_k) for values in (exact, plain, floor))
     if pieces is not None:
         pieces.update(exact=exact, plain=plain, floor=floor, masked_rows=masked_rows,
@@ -607,13 +606,6 @@ def _with_necessary(judged: CaseResult, necessary: list[CaseResult]) -> CaseResu
         elif judged.status == "pass" and extra.ratio > (judged.ratio or 0.0):
             judged = extra
     return judged
-
-
-def _floor_ulps(x: Inputs, dtype: str, compute: str) -> dict[str, np.ndarray]:
-    """Per output, per row: the floor in units of the row's magnitude."""
-    return {name: FLOOR_ULPS * (precision_format(dtype).epsilon
-                                 + precision_format(compute).epsilon * rows)
-            for name, rows in condition(x).items()}
 
 
 def _worst_of(outputs: Collection[str], got: dict[str, np.ndarray], exact: dict[str, Pair],
@@ -834,7 +826,7 @@ def read_causal_alignment(kernel: Kernel, x: Inputs, got: dict[str, np.ndarray],
     keeps = {a: np.broadcast_to(causal_keep(n_q, n_k, a), x.keep.shape) for a in
              ("upper_left", "lower_right")}
     common = ~fully_masked_rows(keeps["upper_left"]) & ~fully_masked_rows(keeps["lower_right"])
-    floor = _floor_ulps(x, dtype, compute)
+    floor = tolerance.floor_ulps(x, dtype, compute)
     ratios: dict[str, float | None] = {}
     for name, keep in keeps.items():
         xa = dataclasses.replace(x, keep=keep)

@@ -274,8 +274,7 @@ def proved_tolerance(q: Array, k: Array, v: Array, *, mask: Array | None = None,
         reference_error = float(np.max(np.where(rows[..., None], np.abs(plain - exact), 0.0),
                                        initial=0.0))
         magnitude = np.max(size, axis=-1)
-        floor = FLOOR_ULPS * (precision_format(dtype).epsilon + precision_format(compute).epsilon
-                              * condition(x)["out"]) * magnitude
+        floor = floor_ulps(x, dtype, compute)["out"] * magnitude
         rule = LIMIT * reference_error + floor
         bound = proved.row_bounds(x, dtype, compute, framework)
         allowed = np.broadcast_to(rule[..., None], exact.shape)
@@ -412,6 +411,14 @@ def value_hull(x: Inputs, dtype: str, compute: str) -> Hull:
     allowance = hull_factor(kept, u)[..., None] * largest
     allowance = np.where(np.isnan(allowance), np.inf, allowance)  # inf · 0: no bound either
     return Hull(low, high, allowance, kept, u)
+
+
+def floor_ulps(x: Inputs, dtype: str, compute: str) -> dict[str, np.ndarray]:
+    """Per output, per row: the floor in units of the row's magnitude,
+    ``FLOOR_ULPS`` · (ε_dtype + ε_compute · the row's condition)."""
+    return {name: FLOOR_ULPS * (precision_format(dtype).epsilon
+                                 + precision_format(compute).epsilon * rows)
+            for name, rows in condition(x).items()}
 
 
 def unresolved_rows(x: Inputs, compute: str) -> np.ndarray:
