@@ -1,19 +1,25 @@
 """The driver: what every numeric route shares, written once.
 
 A route (the compiled search, or a claim kind's route in ``numeric/kinds/``) draws and
-evaluates; it returns :class:`Evidence`, what it saw. The driver turns evidence into a record's
-status with :func:`settle`, the one place a status is chosen, by these rules, in this order:
+evaluates; it returns :class:`Evidence`, what it saw, concluding exactly one :data:`Outcome`
+(its type makes the conclusions exclusive). The driver turns evidence into a record's status
+with :func:`settle`, the one place a status is chosen. The outcomes, in the order a route
+that sees several chooses among them (the earlier wins):
 
-1. **Our fault first.** A derivation of ours that finite differences contradict (autodiff, the
-   compiler) makes the record an *error*, whatever else was seen.
-2. **A configuration the route cannot judge** (no rounding model, no float64 exp) is *skipped*.
-3. **Two routes that disagree** (float64 against a 50-digit evaluation, a format against its
-   proved rounding bound) make the record *inconsistent*: nothing else it says can be trusted.
-4. **A counterexample** fails the record, with its replay command.
-5. **A format that cannot tell** the claim's falsity from its own rounding gives *not-decisive*.
-6. **The evidence rule.** A record passes only with at least ``MINIMUM_DECIDED`` decided
-   instances, unless its route says why its instances are every instance there is
-   (``Evidence.fixed_inputs``: a claim whose inputs are all given, evaluated at each of its
+1. **Our fault first** (``OurFault``). A derivation of ours that finite differences contradict
+   (autodiff, the compiler) makes the record an *error*, whatever else was seen.
+2. **A configuration the route cannot judge** (``Unsupported``: no rounding model, no float64
+   exp) is *skipped*.
+3. **Two routes that disagree** (``Inconsistent``: float64 against a 50-digit evaluation, a
+   format against its proved rounding bound) make the record *inconsistent*: nothing else it
+   says can be trusted.
+4. **A counterexample** (``Failure``) fails the record, with its replay command.
+5. **A format that cannot tell** the claim's falsity from its own rounding (``CannotDecide``)
+   gives *not-decisive*.
+6. **The evidence rule**, for a route that saw nothing fail (``Passed``). A record passes only
+   with at least ``MINIMUM_DECIDED`` decided instances, unless its route says why its
+   instances are every instance there is
+   (``Passed.fixed_inputs``: a claim whose inputs are all given, evaluated at each of its
    given values; more draws would repeat them). With fewer it reads *too-few*. A kernel
    checker's cell counts cases, not instances: each case is one call of the kernel whose
    every output row is judged (1 to 16 query rows per head and batch element, 129 and more at
@@ -34,7 +40,7 @@ from __future__ import annotations
 import random
 import shlex
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
@@ -97,12 +103,12 @@ class Where:
         return profile.truth if self.decides_truth else profile.formats
 
 
-@dataclass
+@dataclass(frozen=True)
 class Failure:
-    """A counterexample: what was found (``counterexample``, shown as is), the record's reason,
-    whether it refutes the claim on any record (code NaN or ±∞ where the statement is finite, a
-    violated proved bound), and its replay command where the route's own is finer than the
-    driver's (the compiled search's one batch)."""
+    """A counterexample (rule 4): what was found (``counterexample``, shown as is), the
+    record's reason, whether it refutes the claim on any record (code NaN or ±∞ where the
+    statement is finite, a violated proved bound), and its replay command where the route's own
+    is finer than the driver's (the compiled search's one batch)."""
 
     counterexample: dict
     reason: str
@@ -110,28 +116,88 @@ class Failure:
     replay: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
+class Passed:
+    """Nothing failed (rules 6 and 7): how it was checked (``description``), and where the
+    instances are every instance there is, why (``fixed_inputs``). Too few decided instances
+    read *too-few*."""
+
+    description: str | None = None
+    fixed_inputs: str | None = None
+
+
+@dataclass(frozen=True)
+class CannotDecide:
+    """The format cannot tell the claim's falsity from its own rounding (rule 5)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Inconsistent:
+    """Two routes disagree (rule 3): why, and the values where they do."""
+
+    reason: str
+    example: dict | None = None
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    """A configuration the route cannot judge (rule 2)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class OurFault:
+    """A derivation of ours that the evidence contradicts (rule 1): why, and the counterexample
+    that shows it, where one does."""
+
+    reason: str
+    failure: Failure | None = None
+
+
+# what a route concluded: exactly one of these, so that two conclusions cannot be told at once
+Outcome = Passed | Failure | CannotDecide | Inconsistent | Unsupported | OurFault
+
+
+@dataclass(frozen=True)
 class Evidence:
-    """What a route saw. ``instances`` counts decided instances; ``undecided`` the drawn ones no
-    float64 value decided. At most one of ``failure``, ``inconsistent``, ``cannot_decide``
-    should be set; :func:`settle` ranks them if several are."""
+    """What a route saw: how much (``examples`` drawn, ``instances`` decided, ``undecided``
+    ones no float64 value decided, the worst error in ulps, float64's distance from the
+    50-digit evaluation, the seed that draws it again where the route chose it), what it
+    concluded (``outcome``: one of :data:`Outcome`), and notes appended to the record's reason.
+    Immutable: a route that learns more returns a new one (``replace``, :meth:`concluding`,
+    :meth:`noting`)."""
 
     examples: int = 0
     instances: int = 0
     undecided: int = 0
     worst_ulps: float | None = None
-    # how the record was checked: the reason of a passing record, appended to the others
-    description: str | None = None
-    failure: Failure | None = None
-    inconsistent: str | None = None
-    inconsistent_example: dict | None = None  # the values where the two routes disagree
-    cannot_decide: str | None = None
-    unsupported: str | None = None
-    fixed_inputs: str | None = None
-    error: str | None = None
     ground_truth_ulps: float | None = None
-    seed: int | None = None  # the seed that draws this evidence again, where the route chose it
-    notes: list[str] = field(default_factory=list)
+    seed: int | None = None
+    outcome: Outcome = Passed()
+    notes: tuple[str, ...] = ()
+
+    def concluding(self, outcome: Outcome) -> Evidence:
+        """The same counts, concluding ``outcome`` instead."""
+        return replace(self, outcome=outcome)
+
+    def noting(self, *notes: str | None) -> Evidence:
+        """The same evidence with ``notes`` (those given) appended."""
+        return replace(self, notes=self.notes + tuple(note for note in notes if note))
+
+    @property
+    def failure(self) -> Failure | None:
+        """The counterexample, where the outcome is one (rule 4) or our fault shows one."""
+        if isinstance(self.outcome, Failure):
+            return self.outcome
+        return self.outcome.failure if isinstance(self.outcome, OurFault) else None
+
+    @property
+    def passed(self) -> Passed | None:
+        """The outcome where nothing failed, else None."""
+        return self.outcome if isinstance(self.outcome, Passed) else None
 
 
 def settle(record: NumericRecord, evidence: Evidence, replay: str | None = None) -> None:
@@ -144,12 +210,13 @@ def settle(record: NumericRecord, evidence: Evidence, replay: str | None = None)
             evidence.worst_ulps)
     if evidence.ground_truth_ulps is not None:
         record.ground_truth_ulps = evidence.ground_truth_ulps
-    if evidence.failure is not None:
-        record.counterexample = evidence.failure.counterexample
-        record.refutes = evidence.failure.refutes
-        record.replay = evidence.failure.replay or replay
-    elif evidence.inconsistent_example is not None:
-        record.counterexample = evidence.inconsistent_example
+    failure = evidence.failure
+    if failure is not None:
+        record.counterexample = failure.counterexample
+        record.refutes = failure.refutes
+        record.replay = failure.replay or replay
+    elif isinstance(evidence.outcome, Inconsistent) and evidence.outcome.example is not None:
+        record.counterexample = evidence.outcome.example
     record.status, why = _status(evidence)
     record.reason = _joined(why, *evidence.notes) if why or evidence.notes else None
 
@@ -157,7 +224,7 @@ def settle(record: NumericRecord, evidence: Evidence, replay: str | None = None)
 def settle_cell(cell: _Cell, evidence: Evidence, failed_as: str = "fail") -> None:
     """Fill a kernel checker's cell's status and reason from ``evidence``, by the rules of this
     module's docstring: its ``examples`` are the cases run and its ``instances`` the decided
-    ones, ``unsupported`` reads n/a, and a ``failure`` is named by what the kernel did in the
+    ones, ``Unsupported`` reads n/a, and a ``Failure`` is named by what the kernel did in the
     failing case, ``failed_as`` (a case's word: fail, raised, layout, declaration; or what
     stopped the worker running it: crashed, timed-out)."""
     status, why = _status(evidence, lambda seen: too_few_cases(seen.instances, seen.examples))
@@ -177,20 +244,20 @@ def _status(evidence: Evidence, rule: Callable[[Evidence], str | None] | None = 
             ) -> tuple[NumericStatus, str | None]:
     """The status and its reason; ``rule(evidence)``: why the evidence is too little (rule 6,
     :func:`too_few` unless given)."""
-    if evidence.error is not None:
-        return NumericStatus.ERROR, evidence.error
-    if evidence.unsupported is not None:
-        return NumericStatus.SKIPPED, evidence.unsupported
-    if evidence.inconsistent is not None:
-        return NumericStatus.INCONSISTENT, evidence.inconsistent
-    if evidence.failure is not None:
-        return NumericStatus.FAILED, evidence.failure.reason
-    if evidence.cannot_decide is not None:
-        return NumericStatus.NOT_DECISIVE, evidence.cannot_decide
-    few = (too_few if rule is None else rule)(evidence)
-    if few is not None:
-        return NumericStatus.TOO_FEW, _joined(few, evidence.description)
-    return NumericStatus.PASSED, _joined(evidence.description, evidence.fixed_inputs)
+    outcome = evidence.outcome
+    if isinstance(outcome, Passed):
+        few = (too_few if rule is None else rule)(evidence)
+        if few is not None:
+            return NumericStatus.TOO_FEW, _joined(few, outcome.description)
+        return NumericStatus.PASSED, _joined(outcome.description, outcome.fixed_inputs)
+    return OUTCOME_STATUS[type(outcome)], outcome.reason
+
+
+# the status of each outcome but a pass, whose status the evidence rule decides
+OUTCOME_STATUS: dict[type, NumericStatus] = {
+    OurFault: NumericStatus.ERROR, Unsupported: NumericStatus.SKIPPED,
+    Inconsistent: NumericStatus.INCONSISTENT, Failure: NumericStatus.FAILED,
+    CannotDecide: NumericStatus.NOT_DECISIVE}
 
 
 def would_pass(evidence: Evidence) -> bool:
@@ -201,7 +268,9 @@ def would_pass(evidence: Evidence) -> bool:
 
 def too_few(evidence: Evidence) -> str | None:
     """Why ``evidence`` is not enough to pass (rule 6), or None if it is."""
-    if evidence.fixed_inputs is not None or evidence.instances >= MINIMUM_DECIDED:
+    passed = evidence.passed
+    fixed = passed is not None and passed.fixed_inputs is not None
+    if fixed or evidence.instances >= MINIMUM_DECIDED:
         return None
     return (f"too few instances ({evidence.instances}): a record passes only with at least "
             f"{MINIMUM_DECIDED} decided instances")
@@ -220,6 +289,31 @@ def _joined(*parts: str | None) -> str | None:
 
 
 # -- the search for a failing example, for the routes that judge one structure at a time --------
+
+
+@dataclass
+class Tally:
+    """The counts of a search as it runs (the one mutable part of the evidence): structures
+    run, instances decided and undecided, the worst error in ulps; :meth:`evidence` freezes
+    them."""
+
+    examples: int = 0
+    instances: int = 0
+    undecided: int = 0
+    worst_ulps: float | None = None
+
+    def add(self, decided: int, undecided: int = 0, worst_ulps: float | None = None) -> None:
+        """Count one more structure run, with what it decided."""
+        self.examples += 1
+        self.instances += decided
+        self.undecided += undecided
+        if worst_ulps is not None:
+            self.worst_ulps = max(self.worst_ulps or 0.0, worst_ulps)
+
+    def evidence(self, outcome: Outcome = Passed(), seed: int | None = None) -> Evidence:
+        """These counts as evidence concluding ``outcome``."""
+        return Evidence(self.examples, self.instances, self.undecided, self.worst_ulps,
+                        seed=seed, outcome=outcome)
 
 
 @dataclass(frozen=True)
@@ -274,12 +368,10 @@ def check_structures(theorem: Theorem, where: Where, profile: Profile, seed: int
     if failing is not None:
         shrunk, outcome = failing
         example = route.counterexample(shrunk, outcome)
-        return replace(seen, failure=Failure(example, route.failure_reason(seen, example,
-                                                                           outcome)))
-    cannot_decide = None
+        return seen.concluding(Failure(example, route.failure_reason(seen, example, outcome)))
     if indecisive and route.indecisive_reason is not None:
-        cannot_decide = route.indecisive_reason(seen)
-    return replace(seen, description=route.passed(seen), cannot_decide=cannot_decide)
+        return seen.concluding(CannotDecide(route.indecisive_reason(seen)))
+    return seen.concluding(Passed(route.passed(seen)))
 
 
 def search_structures(theorem: Theorem, profile: Profile, effort: Effort, seed: int | None,
@@ -296,31 +388,28 @@ def search_structures(theorem: Theorem, profile: Profile, effort: Effort, seed: 
     counterexample as it is (an extreme is not shrunk). The evidence counts every structure run
     (shrinking included) and records the first seed; ``outcome`` is the failing structure's,
     run once more and checked to fail again (None in place of the pair when none failed)."""
-    seen = Evidence()
+    tally = Tally()
     dims = theorem.dims if dims is None else tuple(dims)
 
     def fails(structure: Structure) -> bool:
         judged = judge(run(structure))
-        seen.examples += 1
-        seen.instances += judged.decided
-        seen.undecided += judged.undecided
-        if judged.worst_ulps is not None:
-            seen.worst_ulps = max(seen.worst_ulps or 0.0, judged.worst_ulps)
+        tally.add(judged.decided, judged.undecided, judged.worst_ulps)
         return judged.fails
 
     strategy = strategies.from_theorem(theorem, profile, dims)
-    shrunk, seen.seed = search_for_failure(strategy, fails, effort, profile, seed)
+    shrunk, searched_from = search_for_failure(strategy, fails, effort, profile, seed)
     # a search that found nothing but decided too few instances (the hypothesis of an
     # implication holds on few draws) searches again from the next seeds: more evidence, never
     # a lower bar; a rerun from the recorded seed repeats these searches too
     for more in range(1, TOP_UP_SEARCHES + 1):
-        if shrunk is not None or seen.instances >= MINIMUM_DECIDED:
+        if shrunk is not None or tally.instances >= MINIMUM_DECIDED:
             break
         shrunk, _ = search_for_failure(strategy, fails, effort, profile,
-                                       (seen.seed + more) % 2**32)
+                                       (searched_from + more) % 2**32)
     if extremes and shrunk is None:
-        extreme = strategies.extreme_structures(theorem, dims, seed=seen.seed)
+        extreme = strategies.extreme_structures(theorem, dims, seed=searched_from)
         shrunk = next((structure for structure in extreme if fails(structure)), None)
+    seen = tally.evidence(seed=searched_from)
     if shrunk is None:
         return seen, None
     outcome = run(shrunk)

@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 ROUTES: dict[type, Callable] = {}
 # called for the evidence of every compiled search in a lower format that would pass or cannot
 # decide: ``judge(evidence, theorem, row, dtype, device, false_in_float64=..., profile=...)``
-# may decide it with more than the calibrated tolerance (``numeric/kinds/proved_bound.py``),
-# drawing through the driver's search from ``evidence.seed``
+# returns it decided with more than the calibrated tolerance, or annotated, or as it was
+# (``numeric/kinds/proved_bound.py``), drawing through the driver's search from
+# ``evidence.seed``
 FORMAT_JUDGES: list[Callable] = []
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from hypothesis import currently_in_test_context, target
@@ -18,8 +18,13 @@ from ._backends import Backend, Configuration, unavailable_reason
 from ._decide import Outcome, decide, is_stability
 from ._devices import kind_of, out_of_memory, out_of_memory_reason
 from ._driver import (
+    CannotDecide,
     Evidence,
     Failure,
+    Inconsistent,
+    OurFault,
+    Passed,
+    Tally,
     Where,
     find_failure,
     rerun_command,
@@ -200,39 +205,40 @@ def run_search(theorem: Theorem, runner: Runner, dtype: str, chosen: Profile,
     the seed the search drew from, so that ``attnproof replay --seed`` draws it again."""
     effort = effort_for(runner, dtype, chosen)
     searched_from = search_seed(chosen, seed)
-    evidence_seen = Evidence(seed=searched_from)
-    seen, ratios = _drive(theorem, runner, dtype, chosen, effort, evidence_seen, searched_from)
+    tally = Tally()
+    seen, ratios = _drive(theorem, runner, dtype, chosen, effort, tally, searched_from)
     # code that returned another shape or raised, and nothing else wrong: no further batch
     # evaluates
     raised_only = seen.failure is None and seen.raised is not None
     wrong_shape_only = seen.failure is None and seen.wrong_shape is not None and not raised_only
     if not (wrong_shape_only or raised_only):
-        _top_up(runner, dtype, effort, evidence_seen, seen, ratios)
-    evidence_seen.worst_ulps = seen.worst
+        _top_up(runner, dtype, effort, tally, seen, ratios)
+    tally.worst_ulps = seen.worst
+    counted = tally.evidence(seed=searched_from)
     # elsewhere it would measure NumPy, not this record
     if is_reference(runner.row, dtype) and not (wrong_shape_only or raised_only):
-        evidence_seen.ground_truth_ulps = _ground_truth(runner, theorem, seen)
-    stray = evidence_seen.ground_truth_ulps
+        counted = replace(counted, ground_truth_ulps=_ground_truth(runner, theorem, seen))
+    stray = counted.ground_truth_ulps
     if raised_only:
-        evidence_seen.failure = _raised_failure(runner, dtype, effort.batch, evidence_seen, seen)
-    elif wrong_shape_only:
-        evidence_seen.failure = _wrong_shape_failure(runner, dtype, effort.batch, evidence_seen,
-                                                     seen)
-    elif stray is not None and stray > TRUTH_ULPS:
-        evidence_seen.inconsistent = (f"float64 strays {stray:.3g} ulps from the 50-digit "
-                                      "evaluation of the same statement: the compiled code is "
-                                      "wrong")
-    elif seen.failure is None:
-        _without_failure(runner, dtype, chosen, evidence_seen, seen.invisible,
-                         seen.out_of_range)
-    else:
-        evidence_seen.failure = refute(runner, *seen.failure, dtype, effort.batch, chosen)
-        evidence_seen.error = derivation_fault(evidence_seen.failure)
-    return evidence_seen, ratios
+        return counted.concluding(_raised_failure(runner, dtype, effort.batch, counted, seen)), \
+            ratios
+    if wrong_shape_only:
+        return counted.concluding(_wrong_shape_failure(runner, dtype, effort.batch, counted,
+                                                       seen)), ratios
+    if stray is not None and stray > TRUTH_ULPS:
+        return counted.concluding(Inconsistent(
+            f"float64 strays {stray:.3g} ulps from the 50-digit evaluation of the same "
+            "statement: the compiled code is wrong")), ratios
+    if seen.failure is None:
+        return _without_failure(runner, dtype, chosen, counted, seen.invisible,
+                                seen.out_of_range), ratios
+    failure = refute(runner, *seen.failure, dtype, effort.batch, chosen)
+    fault = derivation_fault(failure)
+    return counted.concluding(failure if fault is None else OurFault(fault, failure)), ratios
 
 
 def _drive(theorem: Theorem, runner: Runner, dtype: str, chosen: Profile, effort: Effort,
-           record: Evidence, seed: int) -> tuple[_Seen, Ratios]:
+           record: Tally, seed: int) -> tuple[_Seen, Ratios]:
     """The driver's search over the theorem's structures, from ``seed``: its corner
     structures first, then drawn ones that climb toward the largest error, until one batch
     fails (shrunk) or the examples run out. ``record`` counts the evidence as it comes."""
@@ -265,7 +271,7 @@ def _drive(theorem: Theorem, runner: Runner, dtype: str, chosen: Profile, effort
     return seen, ratios
 
 
-def _top_up(runner: Runner, dtype: str, effort: Effort, record: Evidence, seen: _Seen,
+def _top_up(runner: Runner, dtype: str, effort: Effort, record: Tally, seen: _Seen,
             ratios: Ratios) -> None:
     """One more batch when the record counts fewer instances than it drew: rows a format
     cannot represent, or that no float64 value decides, are not instances, and a record should
@@ -282,11 +288,9 @@ def _top_up(runner: Runner, dtype: str, effort: Effort, record: Evidence, seen: 
         seen.failure = (structure, outcome)
 
 
-def _note(seen: _Seen, ratios: Ratios, record: Evidence, structure: strategies.Structure,
+def _note(seen: _Seen, ratios: Ratios, record: Tally, structure: strategies.Structure,
           outcome: Outcome) -> None:
-    record.examples += 1
-    record.instances += outcome.instances
-    record.undecided += outcome.undecided
+    record.add(outcome.instances, outcome.undecided)
     seen.out_of_range += outcome.out_of_range
     if max(structure.size_map.values(), default=0) <= GROUND_TRUTH_MAX_SIZE:
         seen.small = seen.small or (structure, outcome)
@@ -373,36 +377,35 @@ def _stated_shape_somewhere(runner: Runner, dtype: str, batch: int) -> bool:
     return False
 
 
-def _without_failure(runner: Runner, dtype: str, chosen: Profile, tally: Evidence,
-                     invisible: float, out_of_range: int = 0) -> None:
-    _by_calibration(runner, dtype, tally, invisible, out_of_range)
+def _without_failure(runner: Runner, dtype: str, chosen: Profile, counted: Evidence,
+                     invisible: float, out_of_range: int = 0) -> Evidence:
+    seen = _by_calibration(runner, dtype, counted, invisible, out_of_range)
     # a proved bound of both sides' rounding decides what the calibration cannot, where the
     # error analysis covers the equation (the mode's compiled programs are judged above)
-    decided_so_far = tally.cannot_decide is not None or too_few(tally) is None
+    decided_so_far = isinstance(seen.outcome, CannotDecide) or too_few(seen) is None
     if (not is_reference(runner.row, dtype) and runner.mode == runner.row.default_mode
-            and tally.instances and decided_so_far):
+            and seen.instances and decided_so_far):
         for judge in format_judges():
-            judge(tally, runner.plan.theorem, runner.row, dtype, runner.device_name,
-                  false_in_float64=invisible > 0, profile=chosen)
+            seen = judge(seen, runner.plan.theorem, runner.row, dtype, runner.device_name,
+                         false_in_float64=invisible > 0, profile=chosen)
+    return seen
 
 
-def _by_calibration(runner: Runner, dtype: str, tally: Evidence, invisible: float,
-                    out_of_range: int = 0) -> None:
+def _by_calibration(runner: Runner, dtype: str, counted: Evidence, invisible: float,
+                    out_of_range: int = 0) -> Evidence:
     """What the calibrated tolerance can say of a search without a failing batch."""
-    if tally.instances == 0 and not tally.undecided:
-        tally.cannot_decide = f"no drawn instance can be evaluated in {dtype} (range or rounding)"
-        return
+    if counted.instances == 0 and not counted.undecided:
+        return counted.concluding(CannotDecide(
+            f"no drawn instance can be evaluated in {dtype} (range or rounding)"))
     if invisible > 0:
         measured = runner.row.measured_as(dtype)
         # the two figures are in different units: float64's epsilon and the format's
-        tally.cannot_decide = (
+        return counted.concluding(CannotDecide(
             f"false in float64 (lhs vs rhs up to {invisible:.3g} float64 ulps) but within "
             f"{dtype}'s rounding bound of {format_truth_ulps(measured):g} {measured} ulps: "
-            "this format cannot decide the claim")
-        return
-    tally.description = _passing_notes(runner, dtype)
-    tally.notes += [note for note in (_undecided_note(tally.undecided),
-                                      _out_of_range_note(out_of_range, dtype)) if note]
+            "this format cannot decide the claim"))
+    return counted.concluding(Passed(_passing_notes(runner, dtype))).noting(
+        _undecided_note(counted.undecided), _out_of_range_note(out_of_range, dtype))
 
 
 def _out_of_range_note(rows: int, dtype: str) -> str | None:

@@ -22,7 +22,7 @@ from attnproof.numeric import (
     find_failure,
     settle_cell,
 )
-from attnproof.numeric.route import Evidence, Failure
+from attnproof.numeric.route import Evidence, Failure, Unsupported
 
 from . import _mechanism as mechanisms
 from . import _precision as precision
@@ -358,41 +358,49 @@ def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str
     if reason is not None:  # not run here: skipped before any search
         cell.status, cell.reason = CellStatus.SKIPPED, reason
         return cell
-    seen = Evidence(unsupported=prop.unsupported(kernel))
+    not_applicable = prop.unsupported(kernel)
     failed_as = "fail"  # what the kernel did in the failing case, if one fails
-    if seen.unsupported is None:
+    if not_applicable is not None:
+        seen = Evidence(outcome=Unsupported(not_applicable))
+    else:
         found = _search(kernel, prop, dtype, device, examples, cell, on_case, seed)
-        seen.examples, seen.instances = cell.cases, cell.decided
+        seen = Evidence(examples=cell.cases, instances=cell.decided)
         if found:
             first, *others = found
             failed_as = first.result.status
-            cell.ratio = first.result.ratio  # the counterexample's: the matrix and replay agree
-            spec = spec or _spec_of(kernel)
-            cell.counterexample = counterexample(kernel, first, dtype, device)
-            cell.replay = replay_command(spec, prop.name, dtype, device, first.case)
-            cell.other_failures = [{"mechanism": other.mechanism.to_json(),
-                                    "counterexample": counterexample(kernel, other, dtype,
-                                                                     device),
-                                    "replay": replay_command(spec, prop.name, dtype, device,
-                                                             other.case)}
-                                   for other in others]
-            seen.failure = Failure(cell.counterexample, first.result.message,
-                                   replay=cell.replay)
+            seen = seen.concluding(_failed(cell, kernel, prop, dtype, device, spec, first,
+                                           others))
             if others:
-                seen.notes.append(f"{len(others)} more failure{'s' * (len(others) > 1)} of "
-                                  "other mechanisms: " + "; ".join(map(_in_a_line, others)))
+                seen = seen.noting(f"{len(others)} more failure{'s' * (len(others) > 1)} of "
+                                   "other mechanisms: " + "; ".join(map(_in_a_line, others)))
         elif cell.refused and cell.refused == cell.cases:
-            seen.unsupported = (f"the kernel refused every case ({cell.refused}): "
-                                f"{cell.refusal}")
+            seen = seen.concluding(Unsupported(f"the kernel refused every case "
+                                               f"({cell.refused}): {cell.refusal}"))
         if cell.refused and cell.refused < cell.cases:
-            seen.notes.append(f"{cell.refused} of {cell.cases} cases refused by the kernel: "
-                              f"{cell.refusal}")
-        seen.notes += [unchecked_words(name, entry, cell.decided)
-                       for name, entry in cell.unchecked.items()]
+            seen = seen.noting(f"{cell.refused} of {cell.cases} cases refused by the kernel: "
+                               f"{cell.refusal}")
+        seen = seen.noting(*(unchecked_words(name, entry, cell.decided)
+                             for name, entry in cell.unchecked.items()))
     settle_cell(cell, seen, failed_as)
     if precision_left_out(cell) is not None:  # a failure that is not numerical: its estimate
         cell.precision = None  # would say nothing of the precision (``precision_left_out``)
     return cell
+
+
+def _failed(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str,
+            spec: str | None, first: Found, others: list[Found]) -> Failure:
+    """The failure of the first failing case, with the cell's counterexample and replay
+    command filled in (each other mechanism's beside it)."""
+    cell.ratio = first.result.ratio  # the counterexample's: the matrix and replay agree
+    spec = spec or _spec_of(kernel)
+    cell.counterexample = counterexample(kernel, first, dtype, device)
+    cell.replay = replay_command(spec, prop.name, dtype, device, first.case)
+    cell.other_failures = [{"mechanism": other.mechanism.to_json(),
+                            "counterexample": counterexample(kernel, other, dtype, device),
+                            "replay": replay_command(spec, prop.name, dtype, device,
+                                                     other.case)}
+                           for other in others]
+    return Failure(cell.counterexample, first.result.message, replay=cell.replay)
 
 
 def unchecked_words(name: str, entry: dict[str, Any], decided: int) -> str:

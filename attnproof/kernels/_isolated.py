@@ -238,7 +238,7 @@ class _Cells:
             cell.replay = replay_command(self.spec, task.property, task.dtype, task.device,
                                          case)
         seen = Evidence(examples=report.cases,
-                        failure=Failure(cell.counterexample or {}, report.failure,
+                        outcome=Failure(cell.counterexample or {}, report.failure,
                                         replay=cell.replay))
         settle_cell(cell, seen, report.stopped_as)
         return cell

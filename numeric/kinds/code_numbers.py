@@ -25,6 +25,7 @@ from ..route import (
     Evidence,
     Failure,
     NativeDevice,
+    Passed,
     backend,
     error_ulps,
     is_truth,
@@ -106,17 +107,15 @@ def check(theorem: Theorem, where: Where, profile: Profile,
                                                                        strict=True))
     description = (f"the demo's code run on {row.name} in {dtype} ({shown}), each value "
                    "compared with its printed text at the printed precision")
-    seen = Evidence(examples=1, instances=len(values), worst_ulps=float(np.max(ulps)),
-                    description=description,
-                    fixed_inputs="fixed inputs: the demo's data are fixed by its code, and "
-                                 "each of its printed values was compared")
+    seen = Evidence(examples=1, instances=len(values), worst_ulps=float(np.max(ulps)))
     if not wrong:
-        return seen
+        return seen.concluding(Passed(description, fixed_inputs=(
+            "fixed inputs: the demo's data are fixed by its code, and each of its printed "
+            "values was compared")))
     reason = description
     if not is_truth(row, dtype) and all(
             rounds_to(v, t) for v, t in zip(reference, claim.printed, strict=True)):
         reason += (f"; NumPy float64 rounds to every printed text, so only {dtype}'s "
                    "rounding moves a value across a printed digit: an instability of "
                    "this format (declare it with unstable_in=)")
-    seen.failure = Failure(wrong, reason)
-    return seen
+    return seen.concluding(Failure(wrong, reason))

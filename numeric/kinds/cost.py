@@ -24,7 +24,15 @@ import sympy as sp
 
 from attnproof.symbolic import Cost, Integer
 
-from ..route import Evidence, Failure, find_failure, numeric_route, numpy_dtype, search_seed
+from ..route import (
+    Evidence,
+    Failure,
+    Passed,
+    find_failure,
+    numeric_route,
+    numpy_dtype,
+    search_seed,
+)
 
 if TYPE_CHECKING:
     from attnproof.symbolic import Theorem
@@ -229,18 +237,15 @@ def check(theorem: Theorem, where: Where, profile: Profile,
     find_failure(None, differs, 0, searched_from, explicit=assignments)
     seen = Evidence(examples=len(results), instances=len(results), seed=searched_from)
     if mismatch:
-        seen.failure = mismatch[0]
-        return seen
+        return seen.concluding(mismatch[0])
     if claim.order != "exact":
         growth = _worst_growth(claim, results)
         if growth is not None:
-            seen.failure = _growth_failure(claim, growth, measured_what)
-            return seen
+            return seen.concluding(_growth_failure(claim, growth, measured_what))
     compared = "the formula" if claim.order == "exact" else "the declared steps' count"
-    seen.description = (f"{measured_what} measured on instrumented NumPy {dtype} arrays at "
-                        f"{len(results)} size assignments, each equal to {compared} exactly"
-                        + _growth_text(claim, results))
-    return seen
+    return seen.concluding(Passed(
+        f"{measured_what} measured on instrumented NumPy {dtype} arrays at {len(results)} size "
+        f"assignments, each equal to {compared} exactly" + _growth_text(claim, results)))
 
 
 def _size_ranges(theorem: Theorem) -> dict[str, tuple[int, int]]:

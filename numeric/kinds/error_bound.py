@@ -54,9 +54,12 @@ from ..route import (
     ROUNDING_MODEL,
     Array,
     ArrayModule,
+    CannotDecide,
     Evidence,
     Failure,
+    Passed,
     Rounding,
+    Unsupported,
     find_failure,
     numeric_route,
     run_route_program,
@@ -97,8 +100,8 @@ def check(theorem: Theorem, where: Where, profile: Profile,
     row, dtype, device = where.row, where.dtype, where.device
     model = ROUNDING_MODEL.get((row.name, dtype))
     if model is None:
-        return Evidence(unsupported=f"no rounding model declared for {row.name} {dtype}"
-                        + NO_MODEL.get((row.name, dtype), ""))
+        return Evidence(outcome=Unsupported(f"no rounding model declared for {row.name} "
+                                            f"{dtype}" + NO_MODEL.get((row.name, dtype), "")))
     # the route of the three error bounds: the driver's lookup says so
     claim = cast(BoundClaim, theorem.claim)
     evaluation = Evaluation(theorem, row, dtype, device)
@@ -107,7 +110,7 @@ def check(theorem: Theorem, where: Where, profile: Profile,
         if model_error > declared:
             # the backend breaks the model the bound is proved under: no instance can be
             # judged here, and the fault is the backend's, not the bound's
-            return Evidence(unsupported=(
+            return Evidence(outcome=Unsupported(
                 f"{BACKEND_FINDING}{backend_version(row)}'s {function} in {dtype} is off by "
                 f"{model_error:.2f}u, declared at most {declared}u: the rounding model is "
                 f"wrong here ({model.source}); the bound is not judged under a model the "
@@ -132,9 +135,7 @@ def check(theorem: Theorem, where: Where, profile: Profile,
     # structure new sizes, so a new program to compile: the search's cost scales with it)
     find_failure(_structures(theorem, dtype), fails, 2 * profile.truth.examples, searched_from,
                  _corners(theorem, dtype, every_corner=profile.every_corner), targets=True)
-    found = _evidence(model, seen, evaluation)
-    found.seed = searched_from
-    return found
+    return _evidence(model, seen, evaluation, searched_from)
 
 
 # -- draws --------------------------------------------------------------------------------------
@@ -708,7 +709,7 @@ class _Seen:
         return bool(bad.size)
 
 
-def _evidence(model: Rounding, seen: _Seen, evaluation: Evaluation) -> Evidence:
+def _evidence(model: Rounding, seen: _Seen, evaluation: Evaluation, seed: int) -> Evidence:
     dtype = evaluation.dtype
     tightness = f"largest observed/B {seen.worst_ratio:.3g}"
     loose = " (never within 10× of the bound)" if 0 < seen.worst_ratio < 0.1 else ""
@@ -717,17 +718,17 @@ def _evidence(model: Rounding, seen: _Seen, evaluation: Evaluation) -> Evidence:
                   f"({model.source})")
     findings = _backend_findings(seen, evaluation)
     found = Evidence(examples=1, instances=seen.instances, undecided=seen.no_bound,
-                     worst_ulps=seen.worst_error / model.u if seen.worst_error else 0.0)
+                     worst_ulps=seen.worst_error / model.u if seen.worst_error else 0.0,
+                     seed=seed)
     if seen.violation is not None:
         # a bound violated in any format is false under the model
-        found.failure = Failure(seen.violation, findings + (
+        return found.concluding(Failure(seen.violation, findings + (
             f"observed error above the bound under the declared model: {tightness}; "
-            f"{model_text}"), refutes=True)
-        return found
+            f"{model_text}"), refutes=True))
     if seen.instances == 0:
-        found.cannot_decide = (f"{findings}no instance where the bound is defined "
-                               f"(count·u < 1, inside the model) in {dtype}")
-        return found
+        return found.concluding(CannotDecide(f"{findings}no instance where the bound is "
+                                             f"defined (count·u < 1, inside the model) in "
+                                             f"{dtype}"))
     overflow = seen.outside - seen.beyond_exp
     why = [f"{overflow} overflow or underflow an intermediate" if overflow else "",
            f"{seen.beyond_exp} take exp beyond where the backend's is finite"
@@ -738,9 +739,8 @@ def _evidence(model: Rounding, seen: _Seen, evaluation: Evaluation) -> Evidence:
         (overflow, seen.beyond_exp, seen.breaches)) else "")
     no_bound = (f"; {seen.no_bound} instance(s) outside the model in {dtype}, undecided "
                 f"({', '.join(w for w in why if w)})" if seen.no_bound else "")
-    found.description = (f"{findings}{tightness}{loose} over {seen.instances} "
-                         f"instances{no_bound}; {model_text}")
-    return found
+    return found.concluding(Passed(f"{findings}{tightness}{loose} over {seen.instances} "
+                                   f"instances{no_bound}; {model_text}"))
 
 
 def _backend_findings(seen: _Seen, evaluation: Evaluation) -> str:

@@ -33,6 +33,8 @@ from ..route import (
     Evidence,
     Failure,
     NativeDevice,
+    Passed,
+    Unsupported,
     find_failure,
     numeric_route,
     search_seed,
@@ -61,8 +63,9 @@ def check(theorem: Theorem, where: Where, profile: Profile,
     row, dtype, device = where.row, where.dtype, where.device
     claim = cast(kind.IEEEValue, theorem.claim)  # the route of IEEEValue: the driver's lookup
     if row.measured_as(dtype) != dtype:
-        return Evidence(unsupported="MLX evaluates exp in float32 for float64 arrays (exp(89) = "
-                                    "inf), so it has no float64 IEEE values to compare")
+        return Evidence(outcome=Unsupported("MLX evaluates exp in float32 for float64 arrays "
+                                            "(exp(89) = inf), so it has no float64 IEEE values "
+                                            "to compare"))
     searched_from = search_seed(profile, seed)
     cases = [(sizes, (searched_from + number) % 2**32)
              for number, sizes in enumerate(claim.size_assignments())]
@@ -72,18 +75,18 @@ def check(theorem: Theorem, where: Where, profile: Profile,
         find_failure(None, judged.fails, 0, searched_from, explicit=cases)
     if judged.failure is not None:
         return Evidence(examples=1, instances=judged.entries * judged.batch,
-                        worst_ulps=judged.worst, failure=judged.failure, seed=searched_from)
+                        worst_ulps=judged.worst, seed=searched_from, outcome=judged.failure)
     # with every input given by at=, each entry is one instance however many rows repeat it
     rows = judged.batch if judged.drawn_any else 1
     return Evidence(
         examples=judged.entries, instances=judged.entries * rows, worst_ulps=judged.worst,
-        seed=searched_from,
-        description=(f"evaluated as written in {dtype} on {row.name}, op by op (eagerly, in "
-                     f"every mode: a jit per size would cost more than the check): "
-                     f"{judged.entries} entries × {rows} rows, each "
-                     f"{judged.expected.describe()}"),
-        fixed_inputs=None if judged.drawn_any else (
-            "fixed inputs: every input is given by at=, and each entry was evaluated at it"))
+        seed=searched_from, outcome=Passed(
+            f"evaluated as written in {dtype} on {row.name}, op by op (eagerly, in every "
+            f"mode: a jit per size would cost more than the check): {judged.entries} entries "
+            f"× {rows} rows, each {judged.expected.describe()}",
+            fixed_inputs=None if judged.drawn_any else (
+                "fixed inputs: every input is given by at=, and each entry was evaluated at "
+                "it")))
 
 
 class _Judged:

@@ -57,8 +57,7 @@ def check(theorem: Theorem, where: Where, profile: Profile,
         return seen
     # strictness is decided in float64 on this backend, whatever the record's format: a
     # format's own rounding cannot show that lhs − rhs stays above 0
-    _check_strictness(as_at_least, runner, where.dtype, profile, seen)
-    return seen
+    return _check_strictness(as_at_least, runner, where.dtype, profile, seen)
 
 
 @functools.lru_cache(maxsize=256)
@@ -79,7 +78,7 @@ class _Strictness:
 
 
 def _check_strictness(theorem: Theorem, runner: Runner, dtype: str, profile: Profile,
-                      seen: Evidence) -> None:
+                      seen: Evidence) -> Evidence:
     """A strict claim's decided instances are those where float64 shows lhs − rhs above its
     rounding bound; the ≥ search's instances are named in the description. The structures are
     drawn from the ≥ search's seed, so its replay draws them again."""
@@ -92,16 +91,17 @@ def _check_strictness(theorem: Theorem, runner: Runner, dtype: str, profile: Pro
     assert seen.seed is not None  # run_search records the seed it drew from
     draw_each(strategies.from_theorem(theorem, profile), count, effort.examples, seen.seed)
     if counts.first_equal is not None:
-        seen.failure = Failure({"values": counts.first_equal, "lhs_minus_rhs": "0",
-                                "why": "lhs = rhs exactly in float64 (abs-scale 0: every term "
-                                       "exact), so lhs > rhs fails"},
-                               "strictness refuted by exact equality")
-        return
-    seen.description = _joined(seen.description,
-                               f"lhs ≥ rhs on {seen.instances} instance(s) in {dtype}",
-                               _strictness_reason(counts))
-    seen.instances = counts.strict
-    seen.undecided += counts.near_equal
+        return seen.concluding(Failure({"values": counts.first_equal, "lhs_minus_rhs": "0",
+                                        "why": "lhs = rhs exactly in float64 (abs-scale 0: "
+                                               "every term exact), so lhs > rhs fails"},
+                                       "strictness refuted by exact equality"))
+    passed = seen.passed
+    assert passed is not None  # strictness is checked only where the ≥ search would pass
+    described = dataclasses.replace(passed, description=_joined(
+        passed.description, f"lhs ≥ rhs on {seen.instances} instance(s) in {dtype}",
+        _strictness_reason(counts)))
+    return dataclasses.replace(seen, instances=counts.strict,
+                               undecided=seen.undecided + counts.near_equal, outcome=described)
 
 
 def _count(evaluated: Evaluated, batch: int, counts: _Strictness) -> None:

@@ -42,6 +42,7 @@ from ..route import (
     ROUNDING_MODEL,
     Evidence,
     Failure,
+    Inconsistent,
     find_failure,
     format_judge,
     strategies,
@@ -211,31 +212,29 @@ def _compare_batch(comparison: Comparison, evaluation: route.Evaluation,
 
 @format_judge
 def judge(seen: Evidence, theorem: Theorem, row: Backend, dtype: str, device: str,
-          false_in_float64: bool, profile: Profile) -> None:
-    """Decide or annotate a lower format's evidence with the proved bound, where one exists: a
-    violation is a failure where float64 is false, an inconsistency where it is true. Its
+          false_in_float64: bool, profile: Profile) -> Evidence:
+    """A lower format's evidence decided or annotated with the proved bound, where one exists:
+    a violation is a failure where float64 is false, an inconsistency where it is true. Its
     batches are drawn from the search's seed, so the record's replay draws them again."""
     assert seen.seed is not None  # the compiled search's evidence records its seed
     comparison = compare(theorem, row, dtype, device, profile, seen.seed)
     if comparison is None or comparison.instances == 0:
-        return
+        return seen
     within = (f"as written in {dtype}, lhs − rhs reached {comparison.worst:.3g} of the proved "
               f"bound of their rounding over {comparison.instances} instances")
     if comparison.first_breach is not None:
-        seen.notes.append(f"{BACKEND_FINDING}{route.breach_heading(row)}"
-                          f"{comparison.first_breach}; {comparison.breaches} instance(s) where "
-                          "it did are set aside as outside the model")
+        seen = seen.noting(f"{BACKEND_FINDING}{route.breach_heading(row)}"
+                           f"{comparison.first_breach}; {comparison.breaches} instance(s) where "
+                           "it did are set aside as outside the model")
     if comparison.violation is None:
-        seen.notes.append(f"within the proved bound: {within}")
-        return
+        return seen.noting(f"within the proved bound: {within}")
     if false_in_float64:
         # not an instability: the claim is false, seen in this format
-        seen.failure = Failure(comparison.violation, (
+        return seen.concluding(Failure(comparison.violation, (
             f"false in float64, and refuted in {dtype} too: its two sides, evaluated as "
             f"written, differ by more than the proved bound of their rounding ({within})"),
-            refutes=True)
-        return
-    seen.inconsistent = (f"true in float64 but its two sides, evaluated as written in {dtype}, "
-                         f"differ by more than the proved bound of their rounding ({within}): "
-                         f"the rounding model declared for {row.name} {dtype} does not hold")
-    seen.inconsistent_example = comparison.violation
+            refutes=True))
+    return seen.concluding(Inconsistent(
+        f"true in float64 but its two sides, evaluated as written in {dtype}, differ by more "
+        f"than the proved bound of their rounding ({within}): the rounding model declared "
+        f"for {row.name} {dtype} does not hold", comparison.violation))

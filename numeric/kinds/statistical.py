@@ -26,6 +26,7 @@ from attnproof.symbolic.kinds.statistical import Expectation, Variance, at_sizes
 from ..route import (
     Evidence,
     Failure,
+    Passed,
     compile_expression,
     error_ulps,
     numeric_route,
@@ -88,8 +89,8 @@ def check(theorem: Theorem, where: Where, profile: Profile,
                    "99.9% interval estimate ± 3.29 standard errors of the first "
                    f"{ENTRIES_CHECKED} entries")
     return Evidence(examples=checked, instances=checked * SAMPLES, worst_ulps=worst,
-                    description=description,
-                    failure=None if failure is None else Failure(failure, description))
+                    outcome=Passed(description) if failure is None else Failure(failure,
+                                                                                description))
 
 
 def _rounding_ulps(theorem: Theorem, row: Backend, dtype: str, statistic: sp.Expr,

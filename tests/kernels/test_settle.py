@@ -11,7 +11,8 @@ import pytest
 
 from attnproof.kernels import Cell
 from attnproof.numeric import MINIMUM_DECIDED_CASES, CellStatus, NumericStatus, settle_cell
-from attnproof.numeric.route import Evidence, Failure
+from attnproof.numeric._driver import OurFault
+from attnproof.numeric.route import CannotDecide, Evidence, Failure, Inconsistent, Unsupported
 
 KERNELS = Path(__file__).resolve().parents[2] / "attnproof" / "kernels"
 ENOUGH = MINIMUM_DECIDED_CASES
@@ -30,13 +31,13 @@ def _failure() -> Failure:
 @pytest.mark.parametrize("evidence, failed_as, status", [
     (Evidence(examples=ENOUGH, instances=ENOUGH), "fail", CellStatus.CONFORMS),
     (Evidence(examples=20, instances=ENOUGH - 1), "fail", CellStatus.TOO_FEW),
-    (Evidence(examples=1, instances=1, failure=_failure()), "fail", CellStatus.FAILS),
-    (Evidence(examples=1, instances=0, failure=_failure()), "raised", CellStatus.RAISED),
-    (Evidence(failure=_failure()), "layout", CellStatus.LAYOUT),
-    (Evidence(failure=_failure()), "declaration", CellStatus.DECLARATION),
-    (Evidence(examples=1, failure=_failure()), "crashed", CellStatus.CRASHED),
-    (Evidence(examples=1, failure=_failure()), "timed-out", CellStatus.TIMED_OUT),
-    (Evidence(unsupported="the kernel has no mask"), "fail", CellStatus.NOT_APPLICABLE),
+    (Evidence(examples=1, instances=1, outcome=_failure()), "fail", CellStatus.FAILS),
+    (Evidence(examples=1, instances=0, outcome=_failure()), "raised", CellStatus.RAISED),
+    (Evidence(outcome=_failure()), "layout", CellStatus.LAYOUT),
+    (Evidence(outcome=_failure()), "declaration", CellStatus.DECLARATION),
+    (Evidence(examples=1, outcome=_failure()), "crashed", CellStatus.CRASHED),
+    (Evidence(examples=1, outcome=_failure()), "timed-out", CellStatus.TIMED_OUT),
+    (Evidence(outcome=Unsupported("the kernel has no mask")), "fail", CellStatus.NOT_APPLICABLE),
 ], ids=["conforms", "too-few", "fails", "raised", "layout", "declaration", "crashed",
         "timed-out", "n/a"])
 def test_each_rule_gives_its_word(evidence, failed_as, status):
@@ -49,15 +50,16 @@ def test_too_few_says_how_many_and_the_minimum():
 
 
 def test_a_failure_outranks_too_few_and_keeps_the_notes():
-    cell = _settled(Evidence(examples=1, instances=0, failure=_failure(),
-                             notes=["2 of 3 cases refused by the kernel: no float64"]))
+    cell = _settled(Evidence(examples=1, instances=0, outcome=_failure(),
+                             notes=("2 of 3 cases refused by the kernel: no float64",)))
     assert cell.status == CellStatus.FAILS
     assert cell.reason == "error 3x the reference's; 2 of 3 cases refused by the kernel: no float64"
 
 
-@pytest.mark.parametrize("evidence", [Evidence(examples=ENOUGH, instances=ENOUGH, error="ours"),
-                                      Evidence(instances=ENOUGH, cannot_decide="rounding"),
-                                      Evidence(instances=ENOUGH, inconsistent="strays")])
+@pytest.mark.parametrize("evidence", [
+    Evidence(examples=ENOUGH, instances=ENOUGH, outcome=OurFault("ours")),
+    Evidence(instances=ENOUGH, outcome=CannotDecide("rounding")),
+    Evidence(instances=ENOUGH, outcome=Inconsistent("strays"))])
 def test_a_status_no_cell_can_have_is_refused(evidence):
     with pytest.raises(ValueError, match="a kernel cell cannot be"):
         _settled(evidence)

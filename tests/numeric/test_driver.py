@@ -8,7 +8,9 @@ on its own again, and replay failures of several claim kinds from their records'
 from __future__ import annotations
 
 import ast
+import dataclasses
 import shlex
+import typing
 from pathlib import Path
 
 import pytest
@@ -17,8 +19,15 @@ from attnproof import symbolic
 from attnproof.numeric import check
 from attnproof.numeric._driver import (
     MINIMUM_DECIDED,
+    OUTCOME_STATUS,
+    CannotDecide,
     Evidence,
     Failure,
+    Inconsistent,
+    OurFault,
+    Outcome,
+    Passed,
+    Unsupported,
     rerun_command,
     search_for_failure,
     settle,
@@ -45,57 +54,79 @@ ENOUGH = MINIMUM_DECIDED
 
 
 @pytest.mark.parametrize("evidence, status", [
-    (Evidence(instances=ENOUGH, description="checked"), NumericStatus.PASSED),
-    (Evidence(instances=ENOUGH - 1, description="checked"), NumericStatus.TOO_FEW),
-    (Evidence(instances=0, fixed_inputs="every input given"), NumericStatus.PASSED),
-    (Evidence(instances=ENOUGH, failure=_failure()), NumericStatus.FAILED),
-    (Evidence(instances=1, failure=_failure()), NumericStatus.FAILED),
-    (Evidence(instances=ENOUGH, cannot_decide="within rounding"), NumericStatus.NOT_DECISIVE),
-    (Evidence(instances=ENOUGH, inconsistent="strays"), NumericStatus.INCONSISTENT),
-    (Evidence(unsupported="no model"), NumericStatus.SKIPPED),
-    (Evidence(instances=ENOUGH, error="a derivation is wrong"), NumericStatus.ERROR),
+    (Evidence(instances=ENOUGH, outcome=Passed("checked")), NumericStatus.PASSED),
+    (Evidence(instances=ENOUGH - 1, outcome=Passed("checked")), NumericStatus.TOO_FEW),
+    (Evidence(instances=0, outcome=Passed(fixed_inputs="every input given")),
+     NumericStatus.PASSED),
+    (Evidence(instances=ENOUGH, outcome=_failure()), NumericStatus.FAILED),
+    (Evidence(instances=1, outcome=_failure()), NumericStatus.FAILED),
+    (Evidence(instances=ENOUGH, outcome=CannotDecide("within rounding")),
+     NumericStatus.NOT_DECISIVE),
+    (Evidence(instances=ENOUGH, outcome=Inconsistent("strays")), NumericStatus.INCONSISTENT),
+    (Evidence(outcome=Unsupported("no model")), NumericStatus.SKIPPED),
+    (Evidence(instances=ENOUGH, outcome=OurFault("a derivation is wrong")),
+     NumericStatus.ERROR),
 ], ids=["passed", "too-few", "fixed-inputs", "failed", "failed-on-one", "not-decisive",
         "inconsistent", "skipped", "error"])
 def test_each_rule_gives_its_status(evidence, status):
     assert _settled(evidence).status == status
 
 
-def test_the_rules_are_ranked_as_documented():
-    # each pair: the first outranks the second when both are present
-    ranked = [("error", "a derivation is wrong"), ("unsupported", "no model"),
-              ("inconsistent", "strays"), ("failure", _failure()),
-              ("cannot_decide", "within rounding")]
-    statuses = [NumericStatus.ERROR, NumericStatus.SKIPPED, NumericStatus.INCONSISTENT,
-                NumericStatus.FAILED, NumericStatus.NOT_DECISIVE]
-    for first in range(len(ranked)):
-        evidence = Evidence(instances=0, **dict(ranked[first:]))
-        assert _settled(evidence).status == statuses[first], ranked[first][0]
+def test_evidence_concludes_one_outcome_and_cannot_be_changed():
+    # the outcomes are exclusive by type: evidence holds one, and a route that learns more
+    # returns new evidence rather than setting a second conclusion beside the first
+    seen = Evidence(instances=ENOUGH, outcome=Passed("checked"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        seen.outcome = _failure()  # type: ignore[misc]
+    failed = seen.concluding(_failure()).noting("a note", None)
+    assert seen.outcome == Passed("checked") and seen.notes == ()
+    assert failed.failure == _failure() and failed.passed is None
+    assert failed.notes == ("a note",) and failed.instances == ENOUGH
+
+
+def test_every_outcome_but_a_pass_has_its_status():
+    members = set(typing.get_args(Outcome))
+    assert members == {Passed, Failure, CannotDecide, Inconsistent, Unsupported, OurFault}
+    assert set(OUTCOME_STATUS) == members - {Passed}
+    assert len(set(OUTCOME_STATUS.values())) == len(OUTCOME_STATUS)
+
+
+def test_our_fault_reads_error_and_keeps_the_counterexample_that_shows_it():
+    record = _settled(Evidence(instances=ENOUGH, outcome=OurFault("autodiff is wrong",
+                                                                  _failure())), "replay")
+    assert record.status == NumericStatus.ERROR and record.reason == "autodiff is wrong"
+    assert record.counterexample == {"x": "1"} and record.replay == "replay"
+
+
+def test_an_inconsistency_shows_where_the_routes_disagree():
+    record = _settled(Evidence(instances=ENOUGH, outcome=Inconsistent("strays", {"x": "2"})))
+    assert record.status == NumericStatus.INCONSISTENT and record.counterexample == {"x": "2"}
 
 
 def test_too_few_says_how_many_and_the_minimum():
-    record = _settled(Evidence(instances=7, description="checked on 7"))
+    record = _settled(Evidence(instances=7, outcome=Passed("checked on 7")))
     assert record.reason.startswith(f"too few instances (7): a record passes only with at "
                                     f"least {MINIMUM_DECIDED} decided instances")
     assert "checked on 7" in record.reason
 
 
 def test_fixed_inputs_pass_with_their_reason_and_count():
-    record = _settled(Evidence(examples=1, instances=2, description="the demo's run",
-                               fixed_inputs="fixed inputs: the demo's data"))
+    record = _settled(Evidence(examples=1, instances=2, outcome=Passed(
+        "the demo's run", fixed_inputs="fixed inputs: the demo's data")))
     assert record.status == NumericStatus.PASSED and record.instances == 2
     assert record.reason == "the demo's run; fixed inputs: the demo's data"
 
 
 def test_a_failure_without_its_own_replay_gets_the_drivers():
-    record = _settled(Evidence(failure=_failure()), "attnproof replay t --backend numpy")
+    record = _settled(Evidence(outcome=_failure()), "attnproof replay t --backend numpy")
     assert record.replay == "attnproof replay t --backend numpy"
     own = Failure({"x": "1"}, "why", replay="attnproof replay t --batch 8")
-    assert _settled(Evidence(failure=own), "other").replay == "attnproof replay t --batch 8"
+    assert _settled(Evidence(outcome=own), "other").replay == "attnproof replay t --batch 8"
 
 
 def test_settle_copies_the_counts_and_error():
     record = _settled(Evidence(examples=3, instances=ENOUGH, undecided=4, worst_ulps=2.0,
-                               notes=["a note"]))
+                               notes=("a note",)))
     assert (record.examples, record.instances, record.undecided) == (3, ENOUGH, 4)
     assert record.max_error_ulps == 2.0 and record.max_error_bits == bits(2.0)
     assert record.reason == "a note"
@@ -103,7 +134,7 @@ def test_settle_copies_the_counts_and_error():
 
 def test_would_pass_agrees_with_settle():
     for evidence in (Evidence(instances=ENOUGH), Evidence(instances=1),
-                     Evidence(instances=ENOUGH, cannot_decide="x")):
+                     Evidence(instances=ENOUGH, outcome=CannotDecide("x"))):
         assert would_pass(evidence) == (_settled(evidence).status == NumericStatus.PASSED)
 
 
@@ -347,8 +378,7 @@ def test_a_structure_route_that_passes_reads_as_its_passed_description():
     theorem = symbolic.discover().by_name()["softmax_jacobian"]
     runs, route = _structure_route()
     seen = check_structures(theorem, _where(), profile("quick"), 5, route)
-    assert seen.failure is None and seen.cannot_decide is None
-    assert seen.examples == len(runs) and seen.description == f"passed {len(runs)} runs"
+    assert seen.outcome == Passed(f"passed {len(runs)} runs") and seen.examples == len(runs)
     assert (seen.instances, seen.undecided) == (40 * len(runs), 2 * len(runs))
     assert seen.worst_ulps == float(len(runs))  # the largest of every run's, the last here
     assert _settled(seen).status == NumericStatus.PASSED
@@ -364,7 +394,7 @@ def test_a_structure_route_that_fails_carries_the_failing_run_s_counterexample()
     seen = check_structures(theorem, _where(), profile("quick"), 5, route)
     assert seen.failure is not None and seen.failure.counterexample == {"sizes": largest}
     assert seen.failure.reason == f"failed at {largest}"
-    assert seen.description is None  # a failure reads as its reason
+    assert seen.passed is None  # a failure reads as its reason
     assert runs[-1] == largest  # the counterexample is the failing structure's run once more
     assert _settled(seen).status == NumericStatus.FAILED
 
@@ -377,7 +407,8 @@ def test_an_indecisive_run_makes_the_evidence_undecided_only_where_the_route_say
     theorem = symbolic.discover().by_name()["softmax_jacobian"]
     runs, route = _structure_route(indecisive=True, reason=reason)
     seen = check_structures(theorem, _where(), profile("quick"), 5, route)
-    assert seen.cannot_decide == (f"cannot tell after {len(runs)}" if reason else None)
+    assert seen.outcome == (CannotDecide(f"cannot tell after {len(runs)}") if reason
+                            else Passed(f"passed {len(runs)} runs"))
     assert _settled(seen).status == (NumericStatus.NOT_DECISIVE if reason
                                      else NumericStatus.PASSED)
 
