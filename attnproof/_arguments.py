@@ -71,7 +71,7 @@ def backend_names() -> tuple[str, ...]:
 
 
 def dtype_names() -> tuple[str, ...]:
-    found = [d for row in _rows() for dtypes in row.dtypes.values() for d in dtypes]
+    found = [d.name for row in _rows() for dtypes in row.dtypes.values() for d in dtypes]
     return tuple(dict.fromkeys(found))
 
 
@@ -101,7 +101,7 @@ def nothing_selected(backends: Collection[str] | None, dtypes: Collection[str] |
         if not allowed(backends, row.name) or not any(allowed(modes, m) for m in row.modes):
             continue
         for kind, row_dtypes in row.dtypes.items():
-            if allowed(kinds, kind) and any(allowed(dtypes, d) for d in row_dtypes):
+            if allowed(kinds, kind) and any(allowed(dtypes, d.name) for d in row_dtypes):
                 return None
     chosen = [f"--{label} {' '.join(values)}" for label, values in
               (("backend", backends), ("dtype", dtypes), ("device", devices), ("mode", modes))

@@ -82,7 +82,8 @@ def survey() -> list[Framework]:
         else:
             for name, native in row.devices().items():
                 kind = Device.parse(name).kind
-                entry.devices[name] = (_describe(native, kind), row.dtypes.get(kind, ()))
+                entry.devices[name] = (_describe(native, kind),
+                                       tuple(f.name for f in row.dtypes.get(kind, ())))
             entry.missing += _absent_kinds(row.name, row.dtypes, entry.devices)
         found.append(entry)
     found.append(_torch())
@@ -106,7 +107,7 @@ def _torch() -> Framework:
     return entry
 
 
-def _absent_kinds(name: str, dtypes_by_kind: Mapping[str, tuple[str, ...]],
+def _absent_kinds(name: str, dtypes_by_kind: Mapping[str, object],
                   present: Iterable[str]) -> list[str]:
     kinds = {Device.parse(device).kind for device in present}
     return [f"no {kind}: {_HOW_TO_GET.get(name, {}).get(kind, 'none found here')}"

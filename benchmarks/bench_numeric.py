@@ -19,11 +19,13 @@ import time
 import numpy as np
 from _timing import best_of  # benchmarks run as scripts: their folder is on sys.path
 
-from attnproof.numeric import NumericRecord, NumericStatus, compile_expression
+from attnproof.numeric import compile_expression
 from attnproof.numeric._backends import backend
 from attnproof.numeric._plan import runner_for
 from attnproof.numeric._search import run_search
 from attnproof.numeric._strategies import Effort, profile
+from attnproof.numeric.route import would_pass
+from attnproof.symbolic import FLOAT64
 from attnproof.theorems import attention_backward as bw
 from attnproof.theorems.softmax_jacobian import softmax_jacobian
 
@@ -60,13 +62,11 @@ def checking_throughput(examples_batched: int = 16, examples_single: int = 200):
     rates = []
     for examples, batch in ((examples_batched, 128), (examples_single, 1)):
         chosen = dataclasses.replace(base, truth=Effort(examples, batch))
-        run_search(softmax_jacobian, runner, "float64", chosen, NumericRecord(
-            "jax", "float64", "cpu", "jit", NumericStatus.SKIPPED))  # warm-up: compile each shape
-        record = NumericRecord("jax", "float64", "cpu", "jit", NumericStatus.SKIPPED)
+        run_search(softmax_jacobian, runner, FLOAT64, chosen)  # warm-up: compile each shape
         start = time.perf_counter()
-        run_search(softmax_jacobian, runner, "float64", chosen, record)
-        assert record.status == NumericStatus.PASSED, record
-        rates.append(record.instances / (time.perf_counter() - start))
+        seen, _ = run_search(softmax_jacobian, runner, FLOAT64, chosen)
+        assert would_pass(seen), seen
+        rates.append(seen.instances / (time.perf_counter() - start))
     return tuple(rates)
 
 

@@ -18,6 +18,7 @@ from attnproof.numeric import _decide
 from attnproof.numeric._backends import backend, unavailable_reason
 from attnproof.numeric._plan import runner_for
 from attnproof.numeric._strategies import Structure
+from attnproof.symbolic import format_named
 from attnproof.theorems.attention_backward import (
     attention_backward_dk,
     printed_backward_dk_matches_autodiff,
@@ -33,7 +34,7 @@ def _largest(theorem) -> Structure:
 
 
 def _timed(runner, structure, dtype: str) -> float:
-    return best_of(lambda: _decide.decide(runner, structure, BATCH, dtype), repeats=5)
+    return best_of(lambda: _decide.decide(runner, structure, BATCH, format_named(dtype)), repeats=5)
 
 
 def main() -> None:

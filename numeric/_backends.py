@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 import numpy as np
 import numpy.typing as npt
 
-from attnproof.symbolic import FORMATS, Format, format_named
+from attnproof.symbolic import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, FORMATS, Format
 
 from ._devices import Device, kind_of, named, platform_kind
 
@@ -51,7 +51,7 @@ ArrayModule = Any
 # adapter takes its own framework's, so the table can name no one type for them
 NativeDevice = Any
 
-ALL_FLOATS = tuple(FORMATS)
+ALL_FLOATS = tuple(FORMATS.values())
 
 
 def _first_line(error: BaseException) -> str:
@@ -102,16 +102,20 @@ class Backend:
     package: str
     module: str
     compiler: Target
-    dtypes: Mapping[str, tuple[str, ...]]
+    dtypes: Mapping[str, tuple[Format, ...]]
     modes: tuple[str, ...]
     reference: bool = True
-    accuracy: Mapping[str, str] = field(default_factory=dict)
+    accuracy: Mapping[Format, Format] = field(default_factory=dict)
     setup: Callable[[types.ModuleType], None] = lambda module: None
     devices: Callable[[], dict[str, object]] = lambda: {"cpu": None}
-    place: Callable = lambda xp, array, dtype, device: xp.asarray(array, dtype=dtype)
+    # (module, array, the NumPy name of the array's dtype: a format's storage, bool, int32,
+    # device) -> the array on the device
+    place: Callable[[ArrayModule, npt.ArrayLike, str, NativeDevice], Array] = (
+        lambda xp, array, dtype, device: xp.asarray(array, dtype=dtype))
     scope: Callable[[NativeDevice], contextlib.AbstractContextManager] = (
         lambda device: contextlib.nullcontext())
-    namespace: Callable = lambda module, dtype: module
+    # (module, format) -> the module the compiled statements call for that format
+    namespace: Callable[[types.ModuleType, Format], Any] = lambda module, dtype: module
     compile: Callable = lambda function: function
     stores_executables: bool = False  # compiled programs can be kept across runs
     jacobian: Callable | None = None
@@ -162,12 +166,9 @@ class Backend:
         """The array module, configured; raises ImportError when the backend is not installed."""
         return _load(self)
 
-    def measured_as(self, dtype: str) -> str:
-        return self.accuracy.get(dtype, dtype)
-
-    def measured_format(self, dtype: str) -> Format:
+    def measured_as(self, dtype: Format) -> Format:
         """The format whose epsilon measures ``dtype``'s results here (``accuracy``)."""
-        return format_named(self.measured_as(dtype))
+        return self.accuracy.get(dtype, dtype)
 
 
 @functools.cache
@@ -192,9 +193,9 @@ def prepared(backend: Backend) -> types.ModuleType:
 # -- NumPy --------------------------------------------------------------------------------
 
 
-def _numpy_place(xp: ArrayModule, array: npt.ArrayLike, dtype: str,
+def _numpy_place(xp: ArrayModule, array: npt.ArrayLike, array_dtype: str,
                  device: object) -> np.ndarray:
-    return np.asarray(array).astype(_numpy_dtype(dtype))
+    return np.asarray(array).astype(_numpy_dtype(array_dtype))
 
 
 def _numpy_dtype(name: str) -> np.dtype:
@@ -203,10 +204,11 @@ def _numpy_dtype(name: str) -> np.dtype:
     return FORMATS[name].numpy_dtype if name in FORMATS else np.dtype(name)
 
 
-def _numpy_namespace(module: types.ModuleType, dtype: str) -> types.ModuleType | _Bfloat16Numpy:
+def _numpy_namespace(module: types.ModuleType,
+                     dtype: Format) -> types.ModuleType | _Bfloat16Numpy:
     """NumPy for ``dtype``: its einsum has no bfloat16 loop, so bfloat16 contractions accumulate
     in float32 and round back, as bfloat16 matrix units do."""
-    if dtype != "bfloat16":
+    if dtype != BFLOAT16:
         return module
     return _Bfloat16Numpy(module)
 
@@ -320,12 +322,13 @@ def _jax_failed_start(error: BaseException) -> str:
             f"it, or set JAX_PLATFORMS=cpu{jax_said})")
 
 
-def _jax_place(xp: ArrayModule, array: npt.ArrayLike, dtype: str, device: object) -> Array:
-    """Rounded to ``dtype`` on the host, as ``jnp.asarray`` does too, but without the compiled
-    no-op conversion it runs afterwards: one compilation fewer per shape and dtype."""
+def _jax_place(xp: ArrayModule, array: npt.ArrayLike, array_dtype: str,
+               device: object) -> Array:
+    """Rounded to ``array_dtype`` on the host, as ``jnp.asarray`` does too, but without the
+    compiled no-op conversion it runs afterwards: one compilation fewer per shape and dtype."""
     import jax
 
-    return jax.device_put(np.asarray(array).astype(_numpy_dtype(dtype)), device)
+    return jax.device_put(np.asarray(array).astype(_numpy_dtype(array_dtype)), device)
 
 
 def _jax_scope(device: object) -> contextlib.AbstractContextManager:
@@ -526,11 +529,12 @@ def mlx_devices() -> dict[str, object]:
     return found  # a CPU-only build has no gpu: asking for one skips, never runs on the CPU
 
 
-def _mlx_place(xp: ArrayModule, array: npt.ArrayLike, dtype: str, device: object) -> Array:
-    if dtype == "bool":  # a kernel's boolean mask
+def _mlx_place(xp: ArrayModule, array: npt.ArrayLike, array_dtype: str,
+               device: object) -> Array:
+    if array_dtype == "bool":  # a kernel's boolean mask
         return xp.array(np.asarray(array, dtype=bool))
-    return xp.array(np.asarray(array, np.float32 if dtype == "bfloat16" else None),
-                    dtype=getattr(xp, dtype))
+    return xp.array(np.asarray(array, np.float32 if array_dtype == "bfloat16" else None),
+                    dtype=getattr(xp, array_dtype))
 
 
 def _mlx_select(device: mx.Device) -> None:
@@ -619,7 +623,7 @@ BACKENDS: tuple[Backend, ...] = (
         package="jax",
         module="jax.numpy",
         compiler=Target("jax", "xp.einsum({operands})"),
-        dtypes={"cpu": ALL_FLOATS, "gpu": ALL_FLOATS, "tpu": ("float32", "bfloat16")},
+        dtypes={"cpu": ALL_FLOATS, "gpu": ALL_FLOATS, "tpu": (FLOAT32, BFLOAT16)},
         modes=("jit", "eager"),
         setup=_jax_setup,
         devices=jax_devices,
@@ -646,10 +650,10 @@ BACKENDS: tuple[Backend, ...] = (
         compiler=Target("mlx", "xp.einsum({operands})",
                         frozenset({"amax", "amin", "select", "dot", "diagflat", "einsum_path"})),
         # Metal has no float64; on CPU float64 exists but exp runs in float32 (see _tolerance)
-        dtypes={"cpu": ALL_FLOATS, "gpu": ("float32", "float16", "bfloat16")},
+        dtypes={"cpu": ALL_FLOATS, "gpu": (FLOAT32, FLOAT16, BFLOAT16)},
         modes=("eager",),  # mx.compile costs 0.5-3.6 s per shape, and shapes vary
         reference=False,
-        accuracy={"float64": "float32"},
+        accuracy={FLOAT64: FLOAT32},
         devices=mlx_devices,
         place=_mlx_place,
         scope=_mlx_scope,
@@ -676,9 +680,9 @@ def truth_row() -> Backend:
     return next(row for row in BACKENDS if row.truth)
 
 
-def is_truth(row: Backend, dtype: str) -> bool:
+def is_truth(row: Backend, dtype: Format) -> bool:
     """Whether ``row`` in ``dtype`` is the ground truth's configuration itself."""
-    return row.truth and dtype == "float64"
+    return row.truth and dtype == FLOAT64
 
 
 def reference_names() -> tuple[str, ...]:
@@ -743,8 +747,8 @@ class Configuration(_ConfigurationFields):
             row = backend(backend_name)
         except KeyError as error:
             raise ValueError(error.args[0]) from None
-        if dtype not in ALL_FLOATS:
-            raise ValueError(f"unknown dtype {dtype!r}; known: {', '.join(ALL_FLOATS)}")
+        if dtype not in FORMATS:
+            raise ValueError(f"unknown dtype {dtype!r}; known: {', '.join(FORMATS)}")
         mode = row.default_mode if mode is None else mode
         if mode not in row.modes:
             raise ValueError(f"{row.name} has no mode {mode!r} (modes: {', '.join(row.modes)})")
@@ -753,6 +757,11 @@ class Configuration(_ConfigurationFields):
     @property
     def row(self) -> Backend:
         return backend(self.backend)
+
+    @property
+    def format(self) -> Format:
+        """The dtype's format (its name was checked when the configuration was made)."""
+        return FORMATS[self.dtype]
 
 
 # what a claim's numeric route may need of a backend (``Claim.numeric_needs``), given by the
@@ -786,7 +795,7 @@ def available_configurations(theorem: Theorem | None = None,
         for mode in row.modes if every_mode else (row.default_mode,):
             for device in row.devices():
                 for dtype in row.dtypes.get(kind_of(device), ()):
-                    found.append(Configuration(row.name, dtype, device, mode))
+                    found.append(Configuration(row.name, dtype.name, device, mode))
     if theorem is not None:
         return list(theorem.claim.numeric_configurations(found))
     return found

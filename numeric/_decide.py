@@ -8,8 +8,6 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from attnproof.symbolic import format_named
-
 from . import _evidence as evidence
 from ._plan import Evaluated, Plan, Runner, evaluate_reference, is_reference
 from ._tolerance import (
@@ -23,7 +21,7 @@ from ._tolerance import (
 )
 
 if TYPE_CHECKING:
-    from attnproof.symbolic import Theorem
+    from attnproof.symbolic import Format, Theorem
 
     from ._strategies import Structure
 
@@ -71,7 +69,7 @@ class Outcome:
         return self.evaluated.valid
 
 
-def decide(runner: Runner, structure: Structure, batch: int, dtype: str,
+def decide(runner: Runner, structure: Structure, batch: int, dtype: Format,
            arrays: dict | None = None) -> Outcome:
     """Evaluate one batch for ``structure`` in ``dtype`` (and float64) and decide it."""
     evaluated = evaluate_reference(runner.reference_for(dtype), structure, batch, arrays)
@@ -112,7 +110,7 @@ def decide(runner: Runner, structure: Structure, batch: int, dtype: str,
 
 
 def underflow_decides(reference_runner: Runner, evaluated: Evaluated, reference: dict, low: dict,
-                      scale: np.ndarray, measure: str, batch: int) -> np.ndarray:
+                      scale: np.ndarray, measure: Format, batch: int) -> np.ndarray:
     """Rows where the format lost an entry to underflow and nothing else: an entry made only of
     exponentials that may fall below ``measure``'s normal range (or of weights e/Σ below it:
     e under n·tiny, n the longest dimension, since Σ lies in [1, n] once the row's maximum is
@@ -125,8 +123,7 @@ def underflow_decides(reference_runner: Runner, evaluated: Evaluated, reference:
     instance of the format. Where flushing moves the row as a whole (a softmax whose every
     exponential underflows, 0/0) the row stays in and is judged: that is the formula's
     instability."""
-    info = format_named(measure)
-    eps, tiny = info.epsilon, info.smallest_normal
+    eps, tiny = measure.epsilon, measure.smallest_normal
     # a weight e/Σ falls below the range when e < Σ·tiny, and a sum of n exponentials after the
     # row's maximum is subtracted lies in [1, n]: exponentials below n·tiny may vanish
     longest = max((v for k, v in evaluated.sizes.items() if k != "batch"), default=1)
@@ -192,13 +189,13 @@ def code_faults(reference: dict, low: dict | None, batch: int) -> dict:
     return faults
 
 
-def _fault_comparisons(faults: dict, low: dict | None, dtype: str) -> dict:
+def _fault_comparisons(faults: dict, low: dict | None, dtype: Format) -> dict:
     """The comparison each code side's faults fail, named as the errors are."""
     suffix = "" if low is None else f" in {dtype}"
     return {f"{name} vs rhs{suffix}": rows for name, rows in faults.items()}
 
 
-def truth_errors(plan: Plan, values: dict, scale: np.ndarray, dtype: str) -> dict:
+def truth_errors(plan: Plan, values: dict, scale: np.ndarray, dtype: Format) -> dict:
     """Every derivation of the lhs against the rhs, and autodiff against SymPy, in ``dtype``."""
     errors = {}
     for name in plan.lhs_names:
@@ -212,8 +209,8 @@ def truth_errors(plan: Plan, values: dict, scale: np.ndarray, dtype: str) -> dic
     return errors
 
 
-def _format_errors(plan: Plan, low: dict, reference: dict, scale: np.ndarray, dtype: str,
-                   measure: str) -> tuple[dict, dict]:
+def _format_errors(plan: Plan, low: dict, reference: dict, scale: np.ndarray, dtype: Format,
+                   measure: Format) -> tuple[dict, dict]:
     """Stability of each side in ``dtype`` against float64, and truth within the format."""
     errors: dict[str, np.ndarray] = {}
     limits: dict[str, float] = {}
@@ -258,7 +255,7 @@ TRUTH_MEASURES = {"distance": error_ulps, "shortfall": shortfall_ulps}
 
 
 def _truth(theorem: Theorem, lhs: np.ndarray, rhs: np.ndarray, scale: np.ndarray,
-           dtype: str) -> np.ndarray:
+           dtype: Format) -> np.ndarray:
     return TRUTH_MEASURES[theorem.claim.truth_measure](lhs, rhs, scale, dtype)
 
 

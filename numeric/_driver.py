@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample, Unsatisfiable, UnsatisfiedAssumption
 
+from attnproof.symbolic import FLOAT64
 from attnproof.symbolic._catalog import theorem_file_argument
 
 from . import _strategies as strategies
@@ -57,7 +58,7 @@ from ._tolerance import bits
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
-    from attnproof.symbolic import Dim, Theorem
+    from attnproof.symbolic import Dim, Format, Theorem
 
     from ._profiles import Effort, Profile
     from ._strategies import Structure
@@ -85,17 +86,18 @@ TOP_UP_SEARCHES = 3
 
 @dataclass(frozen=True)
 class Where:
-    """Where a route checks: the backend's row, the dtype, the device's name, the mode."""
+    """Where a route checks: the backend's row, the dtype (its format), the device's name, the
+    mode."""
 
     row: Backend
-    dtype: str
+    dtype: Format
     device: str
     mode: str
 
     @property
     def decides_truth(self) -> bool:
         """Whether this configuration decides truth: float64 on a reference backend."""
-        return self.row.reference and self.dtype == "float64"
+        return self.row.reference and self.dtype == FLOAT64
 
     def effort(self, profile: Profile) -> Effort:
         """The profile's effort for this configuration: its truth effort where truth is
@@ -497,7 +499,7 @@ def rerun_command(theorem: Theorem, where: Where, seed: int | None,
     generators), so the same failure returns. The compiled search's failures bring a finer
     command of their own, one batch (``_witness.replay_command``)."""
     parts = ["attnproof", "replay", theorem.name, "--backend", where.row.name,
-             "--dtype", where.dtype, "--device", where.device, "--mode", where.mode]
+             "--dtype", where.dtype.name, "--device", where.device, "--mode", where.mode]
     if seed is not None:
         parts += ["--seed", str(seed)]
     if profile != "default":

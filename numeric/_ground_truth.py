@@ -25,7 +25,6 @@ from attnproof.symbolic import (
     ReduceMin,
     Scalar,
     Tensor,
-    format_named,
 )
 from attnproof.symbolic._theorem import free_indices
 
@@ -203,7 +202,7 @@ def finite_difference(plan: Plan, instance: dict, entry: dict, sizes: dict) -> F
     position = (0,) + tuple(entry[str(i.label)] for i in getattr(plan.wrt, "indices", ()))
     out = (0,) + tuple(entry[str(i.label)] for i in primal.out)
     x = float(arrays[name][position])
-    eps = format_named(REFERENCE_DTYPE).epsilon
+    eps = REFERENCE_DTYPE.epsilon
     step = float(np.cbrt(eps)) * max(1.0, abs(x))
     sizes = {**sizes, "batch": 1}
 

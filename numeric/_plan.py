@@ -25,6 +25,7 @@ from ._devices import out_of_memory
 from ._tolerance import REFERENCE_DTYPE
 
 if TYPE_CHECKING:
+    from attnproof.symbolic import Format
     from attnproof.symbolic._kind import TwoSided
 
     from ._strategies import Structure
@@ -102,7 +103,7 @@ def wrt_name(plan: Plan) -> str:
     return str(plan.wrt.base.label) if isinstance(plan.wrt, sp.Indexed) else str(plan.wrt)
 
 
-def is_reference(row: Backend, dtype: str) -> bool:
+def is_reference(row: Backend, dtype: Format) -> bool:
     """Whether a record decides truth in float64 itself (NumPy or JAX float64)."""
     return row.reference and dtype == REFERENCE_DTYPE
 
@@ -119,21 +120,21 @@ class Runner:
         self.device = row.devices()[device]
         self._compiled: dict[tuple, Callable[[dict], dict]] = {}
 
-    def reference_for(self, dtype: str) -> Runner:
+    def reference_for(self, dtype: Format) -> Runner:
         """The runner whose float64 values this record is measured against: itself where it
         decides truth, NumPy's otherwise (cheap, and independent of the backend checked)."""
         if is_reference(self.row, dtype):
             return self
         return runner_for(self.plan.theorem, backend("numpy"), "cpu", "eager")
 
-    def evaluate(self, arrays: dict, sizes: dict, dtype: str, with_scale: bool) -> dict:
+    def evaluate(self, arrays: dict, sizes: dict, dtype: Format, with_scale: bool) -> dict:
         with time_log.phase("evaluation"):
             return self._evaluate(arrays, sizes, dtype, with_scale)
 
-    def _evaluate(self, arrays: dict, sizes: dict, dtype: str, with_scale: bool) -> dict:
+    def _evaluate(self, arrays: dict, sizes: dict, dtype: Format, with_scale: bool) -> dict:
         xp = self.row.namespace(self.module, dtype)
         with self.row.scope(self.device):
-            placed = {k: (self.row.place(xp, v, dtype, self.device)
+            placed = {k: (self.row.place(xp, v, dtype.storage, self.device)
                           if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
             statics = tuple(sorted((k, v) for k, v in placed.items() if not hasattr(v, "shape")))
             traced = {k: v for k, v in placed.items() if hasattr(v, "shape")}
@@ -159,9 +160,9 @@ class Runner:
             values = self._sides(xp, arrays, {**sizes})
         return {k: to_numpy(v) for k, v in values.items()}
 
-    def _attributed(self, dtype: str, sizes: dict) -> contextlib.AbstractContextManager[None]:
-        return time_log.attributed(self.plan.theorem.name, self.row.name, dtype, self.mode,
-                                      sizes)
+    def _attributed(self, dtype: Format, sizes: dict) -> contextlib.AbstractContextManager[None]:
+        return time_log.attributed(self.plan.theorem.name, self.row.name, dtype.name,
+                                   self.mode, sizes)
 
     def _float64_only(self, arrays: dict, sizes: dict) -> dict:
         """Abs-scale and exponent magnitudes, always NumPy float64: they are error bounds."""

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from hypothesis import currently_in_test_context, target
 
-from attnproof.symbolic import Theorem, format_named
+from attnproof.symbolic import Theorem
 
 from . import _strategies as strategies
 from . import _time_log as time_log
@@ -40,6 +40,8 @@ from ._tolerance import TRUTH_ULPS, format_truth_ulps
 from ._witness import derivation_fault, refute, refute_raised, refute_shape
 
 if TYPE_CHECKING:
+    from attnproof.symbolic import Format
+
     from ._profiles import Effort, Profile
 
 # Sizes up to this are evaluated exactly (mpmath loops over every sum) from a searched batch.
@@ -86,9 +88,9 @@ def search(theorem: Theorem, backend_name: str = "numpy", dtype: str = "float64"
 
 def _search(theorem: Theorem, configuration: Configuration, profile: str | None,
             seed: int | None) -> tuple[NumericRecord, Ratios]:
-    row = configuration.row
-    _, dtype, device, mode = configuration
-    record = NumericRecord(row.name, dtype, device, mode, NumericStatus.SKIPPED)
+    row, dtype = configuration.row, configuration.format
+    device, mode = configuration.device, configuration.mode
+    record = NumericRecord(row.name, dtype.name, device, mode, NumericStatus.SKIPPED)
     ratios = Ratios()
     start = time.perf_counter()
     record.reason = _skip_reason(row, dtype, device)
@@ -100,7 +102,7 @@ def _search(theorem: Theorem, configuration: Configuration, profile: str | None,
         chosen = strategies.profile(profile)
         try:
             if route is not None:  # a claim kind brings its own numeric route
-                with time_log.attributed(theorem.name, row.name, dtype, mode, {}):
+                with time_log.attributed(theorem.name, row.name, dtype.name, mode, {}):
                     seen = route(theorem, where, chosen, seed=seed)
                 settle(record, seen, rerun_command(
                     theorem, where, seed if seen.seed is None else seen.seed, chosen.name))
@@ -119,7 +121,7 @@ def _search(theorem: Theorem, configuration: Configuration, profile: str | None,
     return record, ratios
 
 
-def _skip_reason(row: Backend, dtype: str, device: str) -> str | None:
+def _skip_reason(row: Backend, dtype: Format, device: str) -> str | None:
     """Why this machine cannot run a configuration (its names are checked by Configuration)."""
     missing = unavailable_reason(row)
     if missing:
@@ -131,7 +133,7 @@ def _skip_reason(row: Backend, dtype: str, device: str) -> str | None:
     return None
 
 
-def traceable_or_eager(runner: Runner, dtype: str,
+def traceable_or_eager(runner: Runner, dtype: Format,
                        chosen: Profile) -> tuple[Runner, str | None]:
     """The runner to check with, and a finding where there is one: code under test that raises
     under jit at the smallest sizes but runs eagerly at the same inputs cannot be compiled,
@@ -167,18 +169,18 @@ def _smallest_structure(theorem: Theorem) -> strategies.Structure:
     return strategies.Structure(sizes, integers, 0)
 
 
-def effort_for(runner: Runner, dtype: str, chosen: Profile) -> strategies.Effort:
+def effort_for(runner: Runner, dtype: Format, chosen: Profile) -> strategies.Effort:
     """The profile's effort for this record: full where truth is decided in the default mode,
     fewer larger batches elsewhere (each new shape is a compilation on a jitting backend)."""
     return strategies.spread(_effort(runner, dtype, chosen), runner.plan.theorem)
 
 
-def _effort(runner: Runner, dtype: str, chosen: Profile) -> strategies.Effort:
+def _effort(runner: Runner, dtype: Format, chosen: Profile) -> strategies.Effort:
     if runner.mode != runner.row.default_mode:
         return chosen.other_modes
     if is_reference(runner.row, dtype):
         return chosen.truth
-    return chosen.half_formats if format_named(dtype).width <= 16 else chosen.formats
+    return chosen.half_formats if dtype.width <= 16 else chosen.formats
 
 
 @dataclass
@@ -199,7 +201,7 @@ class _Seen:
     last: strategies.Structure | None = None  # the structure of the last example drawn
 
 
-def run_search(theorem: Theorem, runner: Runner, dtype: str, chosen: Profile,
+def run_search(theorem: Theorem, runner: Runner, dtype: Format, chosen: Profile,
                seed: int | None = None) -> tuple[Evidence, Ratios]:
     """Search for a failing batch; what was seen, and the error ratios. The evidence records
     the seed the search drew from, so that ``attnproof replay --seed`` draws it again."""
@@ -237,7 +239,7 @@ def run_search(theorem: Theorem, runner: Runner, dtype: str, chosen: Profile,
     return counted.concluding(failure if fault is None else OurFault(fault, failure)), ratios
 
 
-def _drive(theorem: Theorem, runner: Runner, dtype: str, chosen: Profile, effort: Effort,
+def _drive(theorem: Theorem, runner: Runner, dtype: Format, chosen: Profile, effort: Effort,
            record: Tally, seed: int) -> tuple[_Seen, Ratios]:
     """The driver's search over the theorem's structures, from ``seed``: its corner
     structures first, then drawn ones that climb toward the largest error, until one batch
@@ -271,7 +273,7 @@ def _drive(theorem: Theorem, runner: Runner, dtype: str, chosen: Profile, effort
     return seen, ratios
 
 
-def _top_up(runner: Runner, dtype: str, effort: Effort, record: Tally, seen: _Seen,
+def _top_up(runner: Runner, dtype: Format, effort: Effort, record: Tally, seen: _Seen,
             ratios: Ratios) -> None:
     """One more batch when the record counts fewer instances than it drew: rows a format
     cannot represent, or that no float64 value decides, are not instances, and a record should
@@ -318,7 +320,7 @@ def _any(theorem: Theorem) -> strategies.Structure:
     return strategies.Structure((), integers, 0)
 
 
-def _wrong_shape_failure(runner: Runner, dtype: str, batch: int, tally: Evidence,
+def _wrong_shape_failure(runner: Runner, dtype: Format, batch: int, tally: Evidence,
                          seen: _Seen) -> Failure:
     """Code that returned the stated shape at some sizes and another at these is refuted here,
     with both shapes; one that never returned it has a declaration error, not a counterexample."""
@@ -330,7 +332,7 @@ def _wrong_shape_failure(runner: Runner, dtype: str, batch: int, tally: Evidence
     return refute_shape(runner, structure, error, dtype, batch)
 
 
-def _raised_failure(runner: Runner, dtype: str, batch: int, tally: Evidence,
+def _raised_failure(runner: Runner, dtype: Format, batch: int, tally: Evidence,
                     seen: _Seen) -> Failure:
     """Code that raised at these inputs and returned values at others is refuted here, with its
     exception; code that raised wherever it ran has a declaration error, not a counterexample."""
@@ -344,7 +346,7 @@ def _raised_failure(runner: Runner, dtype: str, batch: int, tally: Evidence,
     return refute_raised(runner, structure, raised, dtype, batch)
 
 
-def _evaluates_somewhere(runner: Runner, dtype: str, batch: int) -> bool:
+def _evaluates_somewhere(runner: Runner, dtype: Format, batch: int) -> bool:
     """Whether the code returns values with every dimension at its smallest or its largest
     size (see ``_stated_shape_somewhere``)."""
     theorem = runner.plan.theorem
@@ -360,7 +362,7 @@ def _evaluates_somewhere(runner: Runner, dtype: str, batch: int) -> bool:
     return False
 
 
-def _stated_shape_somewhere(runner: Runner, dtype: str, batch: int) -> bool:
+def _stated_shape_somewhere(runner: Runner, dtype: Format, batch: int) -> bool:
     """Whether the code returns the stated shape with every dimension at its declared smallest,
     or at its largest, size: the draws may have missed the sizes where it does, and whether the
     code is wrong at some sizes or declared wrong must not depend on them."""
@@ -377,7 +379,7 @@ def _stated_shape_somewhere(runner: Runner, dtype: str, batch: int) -> bool:
     return False
 
 
-def _without_failure(runner: Runner, dtype: str, chosen: Profile, counted: Evidence,
+def _without_failure(runner: Runner, dtype: Format, chosen: Profile, counted: Evidence,
                      invisible: float, out_of_range: int = 0) -> Evidence:
     seen = _by_calibration(runner, dtype, counted, invisible, out_of_range)
     # a proved bound of both sides' rounding decides what the calibration cannot, where the
@@ -391,7 +393,7 @@ def _without_failure(runner: Runner, dtype: str, chosen: Profile, counted: Evide
     return seen
 
 
-def _by_calibration(runner: Runner, dtype: str, counted: Evidence, invisible: float,
+def _by_calibration(runner: Runner, dtype: Format, counted: Evidence, invisible: float,
                     out_of_range: int = 0) -> Evidence:
     """What the calibrated tolerance can say of a search without a failing batch."""
     if counted.instances == 0 and not counted.undecided:
@@ -408,7 +410,7 @@ def _by_calibration(runner: Runner, dtype: str, counted: Evidence, invisible: fl
         _undecided_note(counted.undecided), _out_of_range_note(out_of_range, dtype))
 
 
-def _out_of_range_note(rows: int, dtype: str) -> str | None:
+def _out_of_range_note(rows: int, dtype: Format) -> str | None:
     if not rows:
         return None
     return (f"{rows} {NOT_EVALUATED} {dtype}: their exact values or exponents lie "
@@ -423,7 +425,7 @@ def _undecided_note(undecided: int) -> str | None:
             "error scale was not finite there")
 
 
-def _passing_notes(runner: Runner, dtype: str) -> str | None:
+def _passing_notes(runner: Runner, dtype: Format) -> str | None:
     derivative_without_autodiff = runner.plan.primal is not None and not runner.row.autodiff
     measured = runner.row.measured_as(dtype)
     notes = [runner.row.notes] if derivative_without_autodiff else []

@@ -40,44 +40,44 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnproof.symbolic import format_named
+from attnproof.symbolic import FLOAT64, Format
 
-REFERENCE_DTYPE = "float64"
+# the format truth is decided in
+REFERENCE_DTYPE = FLOAT64
 TRUTH_ULPS = 2.0**12
 STABILITY_ULPS = 2.0**7
 
 
-def format_truth_ulps(dtype: str) -> float:
+def format_truth_ulps(dtype: Format) -> float:
     """The largest lhs-rhs difference in ``dtype`` a true claim with stable sides can show."""
     if dtype == REFERENCE_DTYPE:
         return TRUTH_ULPS
-    carried = TRUTH_ULPS * format_named(REFERENCE_DTYPE).epsilon / format_named(dtype).epsilon
+    carried = TRUTH_ULPS * REFERENCE_DTYPE.epsilon / dtype.epsilon
     return 2 * STABILITY_ULPS + carried
 
 
-def representable(exponent_scale: np.ndarray, largest: np.ndarray, dtype: str) -> np.ndarray:
+def representable(exponent_scale: np.ndarray, largest: np.ndarray, dtype: Format) -> np.ndarray:
     """Rows ``dtype`` can evaluate at all, whatever the formula: every exponent's rounding error
     (eps * its abs-scale) stays below 1, so no exponential is off by a factor e from rounding
     alone, and every value and abs-scale fits in range. Beyond, errors are no longer first
     order and the abs-scale bounds nothing: scores of 1e3 lose all their softmax digits in
     bfloat16, and S / T = 100 / 1e-3 overflows float16."""
-    info = format_named(dtype)
-    exponents_fine = info.epsilon * np.asarray(exponent_scale, np.float64) <= 1.0
-    return exponents_fine & (np.asarray(largest, np.float64) <= info.largest)
+    exponents_fine = dtype.epsilon * np.asarray(exponent_scale, np.float64) <= 1.0
+    return exponents_fine & (np.asarray(largest, np.float64) <= dtype.largest)
 
 
-def error_ulps(a: np.ndarray, b: np.ndarray, scale: np.ndarray, dtype: str) -> np.ndarray:
+def error_ulps(a: np.ndarray, b: np.ndarray, scale: np.ndarray, dtype: Format) -> np.ndarray:
     """Per-entry distance between ``a`` and ``b`` in ulps of ``dtype`` at ``scale``; nan -> inf."""
-    info = format_named(dtype)
     with np.errstate(invalid="ignore", over="ignore"):
         distance = np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))
         same = np.asarray(a) == np.asarray(b)
-        ulps = distance / (info.epsilon * np.asarray(scale, np.float64) + info.smallest_normal)
+        ulps = distance / (dtype.epsilon * np.asarray(scale, np.float64) + dtype.smallest_normal)
     ulps = np.where(same, 0.0, ulps)
     return np.where(np.isnan(ulps), np.inf, ulps)
 
 
-def shortfall_ulps(lhs: np.ndarray, rhs: np.ndarray, scale: np.ndarray, dtype: str) -> np.ndarray:
+def shortfall_ulps(lhs: np.ndarray, rhs: np.ndarray, scale: np.ndarray,
+                   dtype: Format) -> np.ndarray:
     """For ``lhs >= rhs``: how far ``lhs`` falls below ``rhs``, in ulps (0 when it holds)."""
     below = np.where(np.asarray(lhs) >= np.asarray(rhs), np.asarray(rhs), np.asarray(lhs))
     return error_ulps(below, rhs, scale, dtype)

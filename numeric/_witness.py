@@ -13,6 +13,8 @@ from hypothesis import Phase, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
+from attnproof.symbolic import FLOAT64
+
 from . import _strategies as strategies
 from ._decide import Outcome, decide, failing_rows, float64_side, is_stability
 from ._driver import Failure, theorems_argument
@@ -20,11 +22,13 @@ from ._ground_truth import finite_difference
 from ._plan import ImplementationError, ImplementationRaised, Plan, Runner
 
 if TYPE_CHECKING:
+    from attnproof.symbolic import Format
+
     from ._profiles import Profile
     from ._strategies import Structure
 
 
-def refute(runner: Runner, structure: Structure, outcome: Outcome, dtype: str, batch: int,
+def refute(runner: Runner, structure: Structure, outcome: Outcome, dtype: Format, batch: int,
            chosen: Profile) -> Failure:
     """The failure ``outcome`` shows: its counterexample, replay command and reason."""
     assert outcome.comparison is not None  # a failing outcome names the comparison it failed
@@ -36,7 +40,7 @@ def refute(runner: Runner, structure: Structure, outcome: Outcome, dtype: str, b
         replay=replay_command(runner, dtype, structure, batch))
 
 
-def refute_shape(runner: Runner, structure: Structure, error: ImplementationError, dtype: str,
+def refute_shape(runner: Runner, structure: Structure, error: ImplementationError, dtype: Format,
                  batch: int) -> Failure:
     """The failure of code that returned another shape than the statement's at ``structure``'s
     sizes (``error``: an ``ImplementationError`` with both shapes)."""
@@ -57,7 +61,7 @@ def refute_shape(runner: Runner, structure: Structure, error: ImplementationErro
         replay=replay_command(runner, dtype, structure, batch))
 
 
-def refute_raised(runner: Runner, structure: Structure, raised: ImplementationRaised, dtype: str,
+def refute_raised(runner: Runner, structure: Structure, raised: ImplementationRaised, dtype: Format,
                   batch: int) -> Failure:
     """The failure of code that raised at ``structure``'s inputs (``raised``: an
     ``ImplementationRaised``) and returned values at others: the claim covers these inputs,
@@ -79,14 +83,14 @@ def refute_raised(runner: Runner, structure: Structure, raised: ImplementationRa
         replay=replay_command(runner, dtype, structure, batch))
 
 
-def _not_finite_reason(comparison: str, dtype: str) -> str:
+def _not_finite_reason(comparison: str, dtype: Format) -> str:
     side = comparison.split(" vs ")[0]
-    where = "float64" if dtype == "float64" else f"float64 and {dtype}"
+    where = "float64" if dtype == FLOAT64 else f"float64 and {dtype}"
     return (f"{comparison}: the {side} is NaN or ±∞ in {where} where the statement's exact "
             "value is finite: the code is wrong there, whatever the format")
 
 
-def counterexample(runner: Runner, structure: Structure, outcome: Outcome, dtype: str,
+def counterexample(runner: Runner, structure: Structure, outcome: Outcome, dtype: Format,
                    batch: int, chosen: Profile) -> dict:
     arrays = strategies.fill_batch(runner.plan.theorem, structure, batch)
     assert outcome.failing_row is not None  # the outcome of a failing batch
@@ -97,7 +101,7 @@ def counterexample(runner: Runner, structure: Structure, outcome: Outcome, dtype
 
 
 def _simplify(runner: Runner, structure: Structure, arrays: dict, instance: dict,
-              outcome: Outcome, dtype: str, batch: int, chosen: Profile) -> tuple[dict, Outcome]:
+              outcome: Outcome, dtype: Format, batch: int, chosen: Profile) -> tuple[dict, Outcome]:
     """Shrink the failing row toward round values while it keeps failing (Hypothesis ``find``)."""
     theorem, row = runner.plan.theorem, outcome.failing_row
     assert row is not None  # the outcome of a failing batch
@@ -218,11 +222,11 @@ def derivation_fault(failure: Failure) -> str | None:
     return None
 
 
-def replay_command(runner: Runner, dtype: str, structure: Structure, batch: int) -> str:
+def replay_command(runner: Runner, dtype: Format, structure: Structure, batch: int) -> str:
     theorem = runner.plan.theorem
     sizes = ",".join(f"{k}={v}" for k, v in structure.sizes)
     parts = ["attnproof", "replay", theorem.name, "--backend", runner.row.name,
-             "--dtype", dtype, "--device", runner.device_name, "--mode", runner.mode,
+             "--dtype", dtype.name, "--device", runner.device_name, "--mode", runner.mode,
              "--seed", str(structure.seed), "--batch", str(batch), "--sizes", sizes]
     if structure.integers:
         parts += ["--integers", ",".join(f"{k}={v}" for k, v in structure.integers)]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attnproof.symbolic import discover
+from attnproof.symbolic import discover, format_named
 
 from ._backends import truth_row
 
@@ -80,7 +80,7 @@ def replay(args: argparse.Namespace) -> dict:
         raise ValueError(reason)
     runner = runner_for(theorem, row, args.device, args.mode or row.default_mode)
     try:
-        outcome = decide(runner, structure, args.batch, args.dtype)
+        outcome = decide(runner, structure, args.batch, format_named(args.dtype))
     except ImplementationRaised as raised:  # the code under test failed at this batch
         return {"theorem": theorem.name, "failing_row": None, "comparison":
                 "implementation raised", "exception": raised.exception,

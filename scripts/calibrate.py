@@ -136,8 +136,9 @@ def _report(results) -> dict:
 def _label(backend_name: str, dtype: str) -> str:
     """``float64~float32`` for a dtype measured with another's epsilon (MLX float64)."""
     from attnproof.numeric._backends import backend
+    from attnproof.symbolic import format_named
 
-    measured = backend(backend_name).measured_as(dtype)
+    measured = backend(backend_name).measured_as(format_named(dtype)).name
     return dtype if measured == dtype else f"{dtype}~{measured}"
 
 

@@ -33,8 +33,9 @@ def float16_scores(low: float, high: float) -> np.ndarray:
 def check(theorem, scores: np.ndarray, step: int) -> tuple[int, int, float]:
     from attnproof.numeric._backends import backend
     from attnproof.numeric.kinds import error_bound as route
+    from attnproof.symbolic import FLOAT16
 
-    evaluation = route.Evaluation(theorem, backend("numpy"), "float16", "cpu")
+    evaluation = route.Evaluation(theorem, backend("numpy"), FLOAT16, "cpu")
     model = route.ROUNDING_MODEL[("numpy", "float16")]
     sizes = {"n_q": 1, "n_k": 2}
     decided = violations = 0

@@ -19,6 +19,7 @@ import numpy as np
 from attnproof.numeric import ROUNDING_MODEL
 from attnproof.numeric._backends import backend
 from attnproof.numeric.kinds.error_bound import Evaluation, backend_version
+from attnproof.symbolic import format_named
 from attnproof.theorems import rounding
 
 
@@ -28,7 +29,8 @@ def measure(name: str, dtype: str, samples: int) -> str:
         row.load()
     except ImportError:
         return f"{name:6} {dtype:9} not installed"
-    evaluation = Evaluation(rounding.softmax_unshifted_error_bound, row, dtype, "cpu")
+    evaluation = Evaluation(rounding.softmax_unshifted_error_bound, row, format_named(dtype),
+                            "cpu")
     model = ROUNDING_MODEL[(name, dtype)]
     rng = np.random.default_rng(0)
     low = -15.0 if dtype == "float16" else -80.0

@@ -26,6 +26,10 @@ from ._domains import Positive as Positive
 from ._domains import Real as Real
 from ._domains import Simplex as Simplex
 from ._domains import Sizes as Sizes
+from ._formats import BFLOAT16 as BFLOAT16
+from ._formats import FLOAT16 as FLOAT16
+from ._formats import FLOAT32 as FLOAT32
+from ._formats import FLOAT64 as FLOAT64
 from ._formats import FORMATS as FORMATS
 from ._formats import TENSORFLOAT32 as TENSORFLOAT32
 from ._formats import Format as Format
@@ -122,8 +126,9 @@ from .kinds.statistical import Rademacher as Rademacher
 from .kinds.statistical import Variance as Variance
 
 # the tool's own names among the imports above: public, but not the statement language
-_TOOL_NAMES = ("CATALOG_DIR", "DOCUMENT_TITLES", "EXACT_EVALUATION", "FORMATS", "Format",
-               "PROOF_TIME_LIMIT", "ProofStatus", "TENSORFLOAT32", "format_named", "load_file",
+_TOOL_NAMES = ("BFLOAT16", "CATALOG_DIR", "DOCUMENT_TITLES", "EXACT_EVALUATION", "FLOAT16",
+               "FLOAT32", "FLOAT64", "FORMATS", "Format", "PROOF_TIME_LIMIT", "ProofStatus",
+               "TENSORFLOAT32", "format_named", "load_file",
                "source_problem", "with_precision")
 
 # every other name imported above as ``name as name`` is the language, so a new claim kind's

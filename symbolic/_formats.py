@@ -98,12 +98,12 @@ class Format:
             return rounded if abs(rounded) <= self.largest else (INF if x > 0 else -INF)
 
 
-FORMATS = {
-    "float64": Format("float64", 53, -1022, 1023, "float64", 64),
-    "float32": Format("float32", 24, -126, 127, "float32", 32),
-    "float16": Format("float16", 11, -14, 15, "float16", 16),
-    "bfloat16": Format("bfloat16", 8, -126, 127, "bfloat16", 16),
-}
+FLOAT64 = Format("float64", 53, -1022, 1023, "float64", 64)
+FLOAT32 = Format("float32", 24, -126, 127, "float32", 32)
+FLOAT16 = Format("float16", 11, -14, 15, "float16", 16)
+BFLOAT16 = Format("bfloat16", 8, -126, 127, "bfloat16", 16)
+# the input formats, by name: the one place a format's name is read (``format_named``)
+FORMATS = {f.name: f for f in (FLOAT64, FLOAT32, FLOAT16, BFLOAT16)}
 # float32's range with 10 fraction bits, stored in float32
 TENSORFLOAT32 = Format("tensorfloat32", 11, -126, 127, "float32", 19)
 

@@ -24,7 +24,7 @@ from ..route import (
 )
 
 if TYPE_CHECKING:
-    from attnproof.symbolic import Defined, Domain, Scalar, Tensor, Theorem
+    from attnproof.symbolic import Defined, Domain, Format, Scalar, Tensor, Theorem
     from attnproof.symbolic.route import Env
 
     from .. import Compiled
@@ -46,18 +46,18 @@ class TargetedStatements(Statements):
 
 
 def backend_linalg(row: Backend, module: ArrayModule, xp: ArrayModule, device: NativeDevice,
-                   dtype: str, name: str, matrices: np.ndarray, **keywords: Any) -> np.ndarray:
+                   dtype: Format, name: str, matrices: np.ndarray, **keywords: Any) -> np.ndarray:
     """``module.linalg.<name>(matrices, **keywords)`` on the backend's device, the matrices
     placed in ``dtype``, as NumPy; on the CPU stream where the backend's solvers run only there
     (MLX's SVD and eigen solvers)."""
     with row.scope(device):
-        placed = row.place(xp, matrices, dtype, device)
+        placed = row.place(xp, matrices, dtype.storage, device)
         if row.linalg_on_cpu:
             keywords["stream"] = module.cpu
         return to_numpy(getattr(module.linalg, name)(placed, **keywords))
 
 
-def evaluate(theorem: Theorem, expr: sp.Expr, out: Sequence[sp.Idx], row: Backend, dtype: str,
+def evaluate(theorem: Theorem, expr: sp.Expr, out: Sequence[sp.Idx], row: Backend, dtype: Format,
              device: str, mode: str, arrays: dict[str, np.ndarray],
              sizes: dict[str, int]) -> np.ndarray:
     """``expr`` compiled for ``row``'s array module and evaluated on ``arrays`` (float64 NumPy
@@ -69,14 +69,14 @@ def evaluate(theorem: Theorem, expr: sp.Expr, out: Sequence[sp.Idx], row: Backen
 
 
 def run_compiled(row: Backend, xp: ArrayModule, compiled: Compiled,
-                 arrays: dict[str, np.ndarray], sizes: dict[str, int], dtype: str, device: str,
+                 arrays: dict[str, np.ndarray], sizes: dict[str, int], dtype: Format, device: str,
                  mode: str, owner: str) -> np.ndarray:
     """A compiled statement run on ``row``'s device: ``arrays`` (float64 NumPy) placed in
     ``dtype``, jitted in jit mode; the result as float64 NumPy. ``owner`` names the theorem
     whose route runs it, under which its compiled program is stored."""
     place = row.devices()[device]
     with row.scope(place):
-        placed = {k: row.place(xp, v, dtype, place) for k, v in arrays.items()}
+        placed = {k: row.place(xp, v, dtype.storage, place) for k, v in arrays.items()}
         with np.errstate(all="ignore"):  # overflow shows up as inf/nan and is judged there
             if mode != "jit":
                 return to_numpy(compiled(xp, placed, sizes))
@@ -88,7 +88,7 @@ def run_compiled(row: Backend, xp: ArrayModule, compiled: Compiled,
                                               run, placed, place))
 
 
-def run_kept(row: Backend, xp: ArrayModule, device: NativeDevice, dtype: str, mode: str,
+def run_kept(row: Backend, xp: ArrayModule, device: NativeDevice, dtype: Format, mode: str,
              kept: dict[tuple[object, ...], Callable[[dict[str, Array]], Array]],
              name: object, compiled: Compiled, arrays: dict[str, np.ndarray | int],
              sizes: dict[str, int]) -> np.ndarray:
@@ -97,7 +97,7 @@ def run_kept(row: Backend, xp: ArrayModule, device: NativeDevice, dtype: str, mo
     ``name``, sizes and integers and kept in ``kept`` (the caller's, for its checks); the
     result as float64 NumPy."""
     with row.scope(device):
-        placed = {k: (row.place(xp, v, dtype, device) if isinstance(v, np.ndarray) else v)
+        placed = {k: (row.place(xp, v, dtype.storage, device) if isinstance(v, np.ndarray) else v)
                   for k, v in arrays.items()}
         traced = {k: v for k, v in placed.items() if hasattr(v, "shape")}
         statics = tuple(sorted((k, v) for k, v in placed.items() if not hasattr(v, "shape")))
@@ -114,7 +114,7 @@ def run_kept(row: Backend, xp: ArrayModule, device: NativeDevice, dtype: str, mo
 
 
 @functools.lru_cache(maxsize=1024)
-def _jitted(row: Backend, dtype: str, compiled: Compiled, sizes: tuple[tuple[str, int], ...],
+def _jitted(row: Backend, dtype: Format, compiled: Compiled, sizes: tuple[tuple[str, int], ...],
             xp: ArrayModule) -> Callable[[dict[str, Array]], Array]:
     """One jitted program per expression, sizes and format, kept for the process: a backend
     caches what it compiled per jitted function, so a function made afresh for every call

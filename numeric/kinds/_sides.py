@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attnproof.symbolic import Integer
+from attnproof.symbolic import FLOAT64, Integer
 
 from ..route import (
     STABILITY_ULPS,
@@ -35,7 +35,7 @@ from ..route import (
 )
 
 if TYPE_CHECKING:
-    from attnproof.symbolic import Dim, Tensor, Theorem
+    from attnproof.symbolic import Dim, Format, Tensor, Theorem
 
     from .. import Profile
     from ..route import Where
@@ -72,7 +72,7 @@ class Batch:
     scale: np.ndarray
 
 
-def compare(batch: Batch, dtype: str, row: Backend) -> tuple[np.ndarray, np.ndarray, float]:
+def compare(batch: Batch, dtype: Format, row: Backend) -> tuple[np.ndarray, np.ndarray, float]:
     """Per row: decided (finite), failed, and the worst error in ulps of the measured format."""
     count = batch.lhs.shape[0]
     values = [np.asarray(v, np.float64).reshape(count, -1)
@@ -81,8 +81,8 @@ def compare(batch: Batch, dtype: str, row: Backend) -> tuple[np.ndarray, np.ndar
     # only float64 decides which rows count: a side that overflows in a lower format where
     # float64 is finite is an instability, measured as an infinite error below
     decided = np.all(np.isfinite(np.concatenate([lhs64, rhs64, scale], axis=1)), axis=1)
-    if row.reference and dtype == "float64":
-        error = error_ulps(lhs, rhs, scale, "float64")
+    if row.reference and dtype == FLOAT64:
+        error = error_ulps(lhs, rhs, scale, FLOAT64)
         failed = decided & (error.max(axis=1, initial=0.0) > TRUTH_ULPS)
         return decided, failed, _worst(error, decided)
     measured = row.measured_as(dtype)
@@ -100,7 +100,7 @@ def false_in_float64(batch: Batch) -> bool:
     lhs, rhs, scale = (np.asarray(v, np.float64).reshape(count, -1)
                        for v in (batch.lhs64, batch.rhs64, batch.scale))
     finite = np.all(np.isfinite(np.concatenate([lhs, rhs, scale], axis=1)), axis=1)
-    error = error_ulps(lhs, rhs, scale, "float64")
+    error = error_ulps(lhs, rhs, scale, FLOAT64)
     return bool(np.any(finite & (error.max(axis=1, initial=0.0) > TRUTH_ULPS)))
 
 
@@ -165,7 +165,7 @@ def search_batches(theorem: Theorem, where: Where, profile: Profile, seed: int |
         extremes=True))
 
 
-def _what_failed(batch: Batch, row_index: int, dtype: str) -> str:
+def _what_failed(batch: Batch, row_index: int, dtype: Format) -> str:
     sides_in_format = np.concatenate([np.ravel(batch.lhs[row_index]),
                                       np.ravel(batch.rhs[row_index])])
     if not np.all(np.isfinite(sides_in_format)):

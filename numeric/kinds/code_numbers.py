@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
+from attnproof.symbolic import FLOAT64
 from attnproof.symbolic.kinds.code_numbers import FromCode
 
 from ..route import (
@@ -34,7 +35,7 @@ from ..route import (
 )
 
 if TYPE_CHECKING:
-    from attnproof.symbolic import Theorem
+    from attnproof.symbolic import Format, Theorem
 
     from .. import Profile
     from ..route import Where
@@ -43,13 +44,13 @@ if TYPE_CHECKING:
 class Arrays:
     """The namespace a demo is written against, over one backend and dtype."""
 
-    def __init__(self, row: Backend, module: ArrayModule, dtype: str,
+    def __init__(self, row: Backend, module: ArrayModule, dtype: Format,
                  device: NativeDevice) -> None:
         self._row, self._module, self._dtype, self._device = row, module, dtype, device
 
     def asarray(self, value: object) -> Array:
-        return self._row.place(self._module, np.asarray(value, dtype=np.float64), self._dtype,
-                               self._device)
+        return self._row.place(self._module, np.asarray(value, dtype=np.float64),
+                               self._dtype.storage, self._device)
 
     def constant(self, value: object) -> Array:
         return self.asarray(value)
@@ -64,7 +65,7 @@ class Arrays:
         return self._module.mean(value)
 
 
-def run(claim: FromCode, row: Backend, dtype: str, device: str,
+def run(claim: FromCode, row: Backend, dtype: Format, device: str,
         mode: str = "eager") -> list[float]:
     """The demo's values on ``row`` in ``dtype``, as float64 numbers; in mode ``jit`` the demo
     is compiled whole (JAX's eager mode compiles each operation on its own, ten times the
@@ -100,7 +101,7 @@ def check(theorem: Theorem, where: Where, profile: Profile,
     wrong = {label: f"{value:.10g}, printed {text}"
              for label, value, text in zip(claim.labels, values, claim.printed, strict=True)
              if not rounds_to(value, text)}
-    reference = run(claim, backend("numpy"), "float64", "cpu")
+    reference = run(claim, backend("numpy"), FLOAT64, "cpu")
     ulps = error_ulps(np.array(values), np.array(reference), np.abs(np.array(reference)),
                       row.measured_as(dtype))
     shown = ", ".join(f"{label} = {value:.6g}" for label, value in zip(claim.labels, values,

@@ -30,7 +30,6 @@ from ..route import (
     Passed,
     find_failure,
     numeric_route,
-    numpy_dtype,
     search_seed,
 )
 
@@ -211,7 +210,7 @@ def check(theorem: Theorem, where: Where, profile: Profile,
     order claim is then judged on the growth along each whole ladder."""
     dtype = where.dtype
     claim = cast(Cost, theorem.claim)  # the route of Cost: the driver's lookup says so
-    array_dtype = numpy_dtype(dtype)
+    array_dtype = dtype.numpy_dtype
     searched_from = search_seed(profile, seed)
     generator = random.Random(searched_from)
     assignments = _assignments(claim, _size_ranges(theorem), generator)

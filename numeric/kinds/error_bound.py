@@ -44,7 +44,7 @@ import sympy as sp
 from hypothesis import currently_in_test_context, target
 from hypothesis import strategies as st
 
-from attnproof.symbolic import Positive, ReduceMax, format_named
+from attnproof.symbolic import FLOAT16, FLOAT64, Positive, ReduceMax
 from attnproof.symbolic.kinds import error_bound as kind
 from attnproof.symbolic.route import free_indices
 
@@ -66,13 +66,12 @@ from ..route import (
     search_seed,
     to_numpy,
 )
-from ..route import numpy_dtype as _numpy_dtype
 from ._along_axes import along_axes
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
-    from attnproof.symbolic import Theorem
+    from attnproof.symbolic import Format, Theorem
 
     from .. import Profile
     from ..route import Backend, Where
@@ -91,17 +90,17 @@ INSTANCES_PER_EXAMPLE = 32
 # instances shows from some seeds only
 ENTRIES_PER_BATCH = 32 * 1024
 MOST_INSTANCES = 1024
-WIDER = {"float64": np.longdouble}
+WIDER = {FLOAT64: np.longdouble}
 
 
 @numeric_route(kind.ErrorBound, kind.FirstOrderErrorBound, kind.AbsoluteErrorBound)
 def check(theorem: Theorem, where: Where, profile: Profile,
           seed: int | None = None) -> Evidence:
     row, dtype, device = where.row, where.dtype, where.device
-    model = ROUNDING_MODEL.get((row.name, dtype))
+    model = ROUNDING_MODEL.get((row.name, dtype.name))
     if model is None:
         return Evidence(outcome=Unsupported(f"no rounding model declared for {row.name} "
-                                            f"{dtype}" + NO_MODEL.get((row.name, dtype), "")))
+                                            f"{dtype}" + NO_MODEL.get((row.name, dtype.name), "")))
     # the route of the three error bounds: the driver's lookup says so
     claim = cast(BoundClaim, theorem.claim)
     evaluation = Evaluation(theorem, row, dtype, device)
@@ -148,11 +147,11 @@ PATTERNS = ("gaussian", "spread", "ties", "one large", "ascending")
 
 # Score scales: float16's exp overflows above 11 and leaves its normal range below −9.7, where
 # the model (no overflow, no underflow) does not apply; the other formats reach e^±88 or more.
-SCALES = {"float16": (0.25, 1.0, 2.0)}
+SCALES = {FLOAT16: (0.25, 1.0, 2.0)}
 DEFAULT_SCALES = (1.0, 4.0, 16.0)
 
 
-def _structures(theorem: Theorem, dtype: str) -> SearchStrategy[Drawn]:
+def _structures(theorem: Theorem, dtype: Format) -> SearchStrategy[Drawn]:
     """Sizes (each an end of its range, or log-uniform across it), a pattern, a scale and a
     seed. Log-uniform: a bound's count grows with n while the errors of exp and division do
     not, so a count too small shows at n = 2 or 3 and a count too small in n at hundreds; n
@@ -173,7 +172,7 @@ def _log_uniform(low: int, high: int) -> SearchStrategy[int]:
         lambda b: st.integers(max(low, 2**b), min(high, 2 ** (b + 1) - 1)))
 
 
-def _corners(theorem: Theorem, dtype: str, every_corner: bool = True) -> list[Drawn]:
+def _corners(theorem: Theorem, dtype: Format, every_corner: bool = True) -> list[Drawn]:
     """Every size at its largest; each one at its smallest, and at the smallest with more than
     one term, the others at their largest. Where a count grows fastest (the longest row in
     blocks of one key), and where it is smallest against the errors every term carries (exp's,
@@ -276,9 +275,8 @@ class RangeWatch:
     above its bound can be asked whether the backend's own exp or log broke the declared model
     there (:meth:`Evaluation.breaches`)."""
 
-    def __init__(self, dtype: str, batch: int, exp_limit: float = math.inf) -> None:
-        info = format_named(dtype)
-        self.largest, self.tiny = info.largest, info.smallest_normal
+    def __init__(self, dtype: Format, batch: int, exp_limit: float = math.inf) -> None:
+        self.largest, self.tiny = dtype.largest, dtype.smallest_normal
         self.exp_limit = exp_limit
         self.outside = np.zeros(batch, dtype=bool)
         self.beyond_exp = np.zeros(batch, dtype=bool)  # outside: exp's argument past its limit
@@ -329,12 +327,12 @@ DOMAIN_SAMPLES = 65536
 
 
 class Evaluation:
-    def __init__(self, theorem: Theorem, row: Backend, dtype: str, device: str,
+    def __init__(self, theorem: Theorem, row: Backend, dtype: Format, device: str,
                  out: list[sp.Idx] | None = None) -> None:
         self.theorem, self.row, self.dtype = theorem, row, dtype
         self.xp = row.namespace(row.load(), dtype)
         self.device_name, self.device = device, row.devices()[device]
-        self.dtype_numpy = _numpy_dtype(dtype)
+        self.dtype_numpy = dtype.numpy_dtype
         # without ``out``, the route's own claim: one of the error bounds
         self.out = (sorted(free_indices(cast(BoundClaim, theorem.claim).computed), key=str)
                     if out is None else out)
@@ -346,9 +344,9 @@ class Evaluation:
         format's normal range (log's zero at 1, exp's underflow) nothing is measured, and an
         exp that overflows early is :meth:`exp_domain`'s to report."""
         rng = np.random.default_rng(0 if seed is None else seed)
-        low = -15.0 if self.dtype == "float16" else -80.0
+        low = -15.0 if self.dtype == FLOAT16 else -80.0
         x = (rng.uniform(low, 10.0, MODEL_SAMPLES) if function == "exp"
-             else np.exp(rng.uniform(-9.0 if self.dtype == "float16" else -20.0, 11.0,
+             else np.exp(rng.uniform(-9.0 if self.dtype == FLOAT16 else -20.0, 11.0,
                                      MODEL_SAMPLES)))
         errors = self.function_errors(function, x.astype(self.dtype_numpy).astype(np.float64))
         return float(np.max(errors, initial=0.0))
@@ -358,16 +356,15 @@ class Evaluation:
         the exact result (in the wider format) by this many units of the declared u relative
         to it: inf where the backend's result is not finite and the exact one is, 0 where the
         exact one is outside the format's normal range (no model claims anything there)."""
-        model = ROUNDING_MODEL[(self.row.name, self.dtype)]
+        model = ROUNDING_MODEL[(self.row.name, self.dtype.name)]
         with self.row.scope(self.device):
-            placed = self.row.place(self.xp, x, self.dtype, self.device)
+            placed = self.row.place(self.xp, x, self.dtype.storage, self.device)
             computed = to_numpy(getattr(self.xp, function)(placed)).astype(np.float64)
         wider = WIDER.get(self.dtype, np.float64)
         with np.errstate(all="ignore"):
             exact = getattr(np, function)(x.astype(wider))
-            info = format_named(self.dtype)
-            modelled = ((np.abs(exact) > 4 * info.smallest_normal)
-                        & (np.abs(exact) <= info.largest))
+            modelled = ((np.abs(exact) > 4 * self.dtype.smallest_normal)
+                        & (np.abs(exact) <= self.dtype.largest))
             error = np.abs(computed.astype(wider) - exact) / np.abs(exact) / model.u
         error = np.where(np.isfinite(computed), np.asarray(error, np.float64), np.inf)
         return np.where(modelled, error, 0.0)
@@ -403,7 +400,7 @@ class Evaluation:
 
     def _breach_sentence(self, function: str, x: float, error: float, declared: int) -> str:
         with self.row.scope(self.device):
-            placed = self.row.place(self.xp, np.asarray([x]), self.dtype, self.device)
+            placed = self.row.place(self.xp, np.asarray([x]), self.dtype.storage, self.device)
             computed = float(to_numpy(getattr(self.xp, function)(placed)).astype(np.float64)[0])
         exact = float(getattr(np, function)(np.longdouble(x)))
         off = "not finite" if not math.isfinite(error) else f"off by {error:.3g}u"
@@ -477,7 +474,7 @@ class Evaluation:
         if low:
             xp = self.xp
             with self.row.scope(self.device):
-                placed = {k: self.row.place(xp, v, self.dtype, self.device)
+                placed = {k: self.row.place(xp, v, self.dtype.storage, self.device)
                           for k, v in arrays.items()}
                 if self.row.stores_executables:  # one program per shape, not one dispatch
                     value = self._as_one_program(expr, sizes, placed)  # per operation
@@ -510,19 +507,19 @@ def backend_version(row: Backend) -> str:
 
 
 @functools.cache
-def _exp_domain(row: Backend, dtype: str, device: str) -> ExpDomain:
+def _exp_domain(row: Backend, dtype: Format, device: str) -> ExpDomain:
     """The backend's exp on ``DOMAIN_SAMPLES`` numbers of the format evenly spread from 0 to
     one past its log-max, then bisected, number by number of the format, between the
     last finite result and the first that is not (:class:`ExpDomain`)."""
-    numpy_dtype = _numpy_dtype(dtype)
+    numpy_dtype = dtype.numpy_dtype
     xp, placed_on = row.namespace(row.load(), dtype), row.devices()[device]
 
     def finite(x: np.ndarray) -> np.ndarray:
         with row.scope(placed_on), np.errstate(all="ignore"):
-            result = xp.exp(row.place(xp, x, dtype, placed_on))
+            result = xp.exp(row.place(xp, x, dtype.storage, placed_on))
             return np.isfinite(to_numpy(result).astype(np.float64))
 
-    log_max = math.log(format_named(dtype).largest)
+    log_max = math.log(dtype.largest)
     grid = np.unique(np.linspace(0.0, log_max + 1, DOMAIN_SAMPLES)
                      .astype(numpy_dtype).astype(np.float64))
     expected = _largest_number_at_most(log_max, numpy_dtype)
@@ -753,7 +750,7 @@ def _backend_findings(seen: _Seen, evaluation: Evaluation) -> str:
         found.append(
             f"{backend_version(evaluation.row)}'s {dtype} exp is not finite from x = "
             f"{domain.first_infinite!r} (e^x = {math.exp(domain.first_infinite):.3g}, below "
-            f"{dtype}'s largest number {format_named(dtype).largest:.3g}); the model holds for "
+            f"{dtype}'s largest number {dtype.largest:.3g}); the model holds for "
             f"arguments up to {domain.limit!r}, and {seen.beyond_exp} instance(s) past it are "
             "outside the model, as overflow is")
     if seen.first_breach is not None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TypedDict, cast
 
 import numpy as np
 
-from attnproof.symbolic import Exists, NotExists, Positive, Real, format_named
+from attnproof.symbolic import Exists, NotExists, Positive, Real
 from attnproof.symbolic.route import ordered_free_indices
 
 from ..route import (
@@ -38,7 +38,7 @@ from ..route import (
 from ._evaluate import TargetedStatements, run_kept
 
 if TYPE_CHECKING:
-    from attnproof.symbolic import Domain, Theorem
+    from attnproof.symbolic import Domain, Format, Theorem
 
     from .. import Compiled, Profile
     from ..route import Backend, Where
@@ -97,7 +97,7 @@ class _Outcome(TypedDict):
 
 
 class _Fit:
-    def __init__(self, theorem: Theorem, row: Backend, dtype: str, device: str,
+    def __init__(self, theorem: Theorem, row: Backend, dtype: Format, device: str,
                  mode: str) -> None:
         # the route of NotExists: the driver's lookup says so
         self.claim = cast(NotExists, theorem.claim)
@@ -113,7 +113,7 @@ class _Fit:
                                       for side in (self.claim.claim.lhs, self.claim.claim.rhs)]
         self.varying = {x.name for x in self.claim.for_all}
         measured = row.measured_as(dtype)
-        self.eps = format_named(measured).epsilon
+        self.eps = measured.epsilon
         self.limit = format_truth_ulps(measured)
         self._evaluators: dict[tuple[object, ...], Callable[[dict[str, Array]], Array]] = {}
 

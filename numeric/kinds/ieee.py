@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import sympy as sp
 
-from attnproof.symbolic import format_named
 from attnproof.symbolic.kinds import ieee as kind
 from attnproof.symbolic.route import AsWritten, index_env
 
@@ -93,15 +92,15 @@ class _Judged:
     """One case at a time: every entry of the written formula at one size assignment,
     evaluated on the backend in the record's dtype, against the claimed class or bounds."""
 
-    def __init__(self, theorem: Theorem, row: Backend, dtype: str, place_on: NativeDevice,
+    def __init__(self, theorem: Theorem, row: Backend, dtype: Format, place_on: NativeDevice,
                  batch: int) -> None:
         self.theorem, self.row, self.dtype, self.place_on = theorem, row, dtype, place_on
         self.batch = batch
         self.xp = row.namespace(row.load(), dtype)
         self.claim = cast(kind.IEEEValue, theorem.claim)  # the route of IEEEValue
         self.expr = kind.written(theorem, self.claim)
-        self.expected = self.claim.claimed[dtype]
-        self.fmt = format_named(dtype)
+        self.expected = self.claim.claimed[dtype.name]
+        self.fmt = dtype
         self.entries, self.worst, self.drawn_any = 0, 0.0, False
         self.failure: Failure | None = None
 
@@ -111,7 +110,7 @@ class _Judged:
         fixed = kind.fixed_values(theorem, claim, sizes)
         self.drawn_any = self.drawn_any or bool(kind.free_entries(theorem, sizes, fixed))
         drawn = _draw(theorem, sizes, fixed, self.batch, np.random.default_rng(seed))
-        arrays = {_name(k): self.row.place(self.xp, v, self.dtype, self.place_on)
+        arrays = {_name(k): self.row.place(self.xp, v, self.dtype.storage, self.place_on)
                   for k, v in drawn.items()}
         arithmetic = _BackendArithmetic(self.xp, self.row, self.dtype, self.place_on, arrays)
         evaluation = AsWritten(arithmetic, sizes, fixed)
@@ -150,7 +149,7 @@ def _accepted(values: np.ndarray, expected: Expected, fmt: Format) -> np.ndarray
 
 def _failure(sizes: dict[str, int], env: Env, fixed: dict[InputKey, sp.Expr],
              drawn: dict[InputKey, np.ndarray], row_number: int, value: float,
-             expected: Expected, dtype: str) -> Failure:
+             expected: Expected, dtype: Format) -> Failure:
     shown = {kind.entry_name(k): str(v) for k, v in list(fixed.items())[:8]}
     shown.update({kind.entry_name(k): f"{float(v[row_number]):.6g}"
                   for k, v in list(drawn.items())[:8] if k not in fixed})
@@ -201,7 +200,7 @@ class _BackendArithmetic(ArrayArithmetic):
     """The arithmetic of :class:`AsWritten` on a backend's arrays in the record's dtype: each
     literal placed into the dtype once, each operation one call of the backend."""
 
-    def __init__(self, xp: ArrayModule, row: Backend, dtype: str, device: NativeDevice,
+    def __init__(self, xp: ArrayModule, row: Backend, dtype: Format, device: NativeDevice,
                  arrays: dict[str, Array]) -> None:
         super().__init__(xp)
         self.row, self.dtype, self.device = row, dtype, device
@@ -211,7 +210,7 @@ class _BackendArithmetic(ArrayArithmetic):
     def literal(self, value: sp.Expr) -> Array:
         number = _float(value)
         if number not in self.literals:
-            self.literals[number] = self.row.place(self.xp, np.full(1, number), self.dtype,
+            self.literals[number] = self.row.place(self.xp, np.full(1, number), self.dtype.storage,
                                                    self.device)
         return self.literals[number]
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypedDict, cast
 
 import numpy as np
 
-from attnproof.symbolic import Implies, format_named
+from attnproof.symbolic import Implies
 from attnproof.symbolic.kinds.implication import relation_of
 from attnproof.symbolic.route import ordered_free_indices
 
@@ -34,7 +34,7 @@ from ..route import (
 from ._evaluate import Statements, backend_linalg, run_kept
 
 if TYPE_CHECKING:
-    from attnproof.symbolic import Theorem
+    from attnproof.symbolic import Format, Theorem
 
     from .. import Compiled, Profile
     from ..route import Backend, Where
@@ -73,7 +73,7 @@ def check(theorem: Theorem, where: Where, profile: Profile,
 
 
 class _Checker:
-    def __init__(self, theorem: Theorem, row: Backend, dtype: str, device: str,
+    def __init__(self, theorem: Theorem, row: Backend, dtype: Format, device: str,
                  mode: str) -> None:
         self.theorem, self.row, self.dtype, self.mode = theorem, row, dtype, mode
         self.claim = cast(Implies, theorem.claim)  # the route of Implies: the driver's lookup
@@ -98,7 +98,7 @@ class _Checker:
             self.scales[name] = compile_expression(expr, sides, abs_scale=True, target="numpy",
                                                    **common)
         measured = row.measured_as(dtype)
-        self.eps = format_named(measured).epsilon
+        self.eps = measured.epsilon
         self.limit = format_truth_ulps(measured)
         self._evaluators: dict[tuple[object, ...], Callable[[dict[str, Array]], Array]] = {}
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attnproof.symbolic import Greater, GreaterOrEqual, format_named
+from attnproof.symbolic import Greater, GreaterOrEqual
 
 from ..route import (
     REFERENCE_DTYPE,
@@ -40,7 +40,7 @@ from ..route import (
 )
 
 if TYPE_CHECKING:
-    from attnproof.symbolic import Theorem
+    from attnproof.symbolic import Format, Theorem
 
     from .. import Profile
     from ..route import Evaluated, Runner, Where
@@ -77,7 +77,7 @@ class _Strictness:
     first_equal: dict[str, object] | None = None
 
 
-def _check_strictness(theorem: Theorem, runner: Runner, dtype: str, profile: Profile,
+def _check_strictness(theorem: Theorem, runner: Runner, dtype: Format, profile: Profile,
                       seen: Evidence) -> Evidence:
     """A strict claim's decided instances are those where float64 shows lhs − rhs above its
     rounding bound; the ≥ search's instances are named in the description. The structures are
@@ -111,9 +111,9 @@ def _count(evaluated: Evaluated, batch: int, counts: _Strictness) -> None:
     rows, scale = evidence.decidable(reference, batch)
     if evaluated.valid is not None:
         rows &= evaluated.valid
-    info = format_named(REFERENCE_DTYPE)
     finite_scale = np.where(np.isfinite(scale), scale, 0.0)
-    bound = TRUTH_ULPS * info.epsilon * finite_scale + info.smallest_normal
+    bound = (TRUTH_ULPS * REFERENCE_DTYPE.epsilon * finite_scale
+             + REFERENCE_DTYPE.smallest_normal)
     with np.errstate(invalid="ignore", over="ignore"):
         gap = np.asarray(reference["lhs"], np.float64) - np.asarray(reference["rhs"], np.float64)
     above = np.broadcast_to(gap > bound, np.broadcast_shapes(gap.shape, bound.shape))

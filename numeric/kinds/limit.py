@@ -28,14 +28,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 import numpy as np
 import sympy as sp
 
-from attnproof.symbolic import Limit, format_named
+from attnproof.symbolic import Limit
 
 from ..route import Evidence, Judged, StructureRoute, check_structures, numeric_route
 from ._evaluate import draw_uniform, evaluate
 from ._row_values import row_function
 
 if TYPE_CHECKING:
-    from attnproof.symbolic import Theorem
+    from attnproof.symbolic import Format, Theorem
 
     from .. import Profile
     from ..route import Where, strategies
@@ -59,7 +59,7 @@ def check(theorem: Theorem, where: Where, profile: Profile,
     walk: _RowWalk | _ScalarWalk = (_RowWalk if claim.row is not None
                                     else _ScalarWalk)(theorem, where, points)
 
-    eps = row.measured_format(dtype).epsilon
+    eps = row.measured_as(dtype).epsilon
     # the error at the sequence's last point: rounding alone at T = 2^-11 (every rate at 0 is
     # below rounding there), rounding plus what the rate still allows elsewhere
     direction = "2^-" if not claim.at_infinity else "2^"
@@ -144,10 +144,10 @@ def _largest_score(theorem: Theorem, claim: Limit) -> float:
     return max(abs(low), abs(high)) + (high - low) / GRID_STEPS
 
 
-def _reachable(points: np.ndarray, claim: Limit, magnitude: float, dtype: str) -> np.ndarray:
+def _reachable(points: np.ndarray, claim: Limit, magnitude: float, dtype: Format) -> np.ndarray:
     """The points whose temperature keeps S/T within a quarter of the dtype's largest finite
     value: a smaller T overflows the format itself, which says nothing about the limit."""
-    largest = format_named(dtype).largest
+    largest = dtype.largest
     return points[_sequence(claim, points) >= 4 * magnitude / largest]
 
 
@@ -198,7 +198,7 @@ class _RowWalk(_Walk):
         limit = row_function(theorem, claim, claim.value, out)(batch, sizes)
         error = np.abs(found - limit)
         allowed = _row_bound(claim, batch, temperature)
-        eps = row.measured_format(dtype).epsilon
+        eps = row.measured_as(dtype).epsilon
         allowed = _broadcast_bound(allowed, error) + _rounding(eps, limit, scores.shape[-1])
         bad = ~(error <= allowed)  # NaN fails
         by_instance = bad.reshape(len(scores), len(temperatures), -1)
@@ -267,7 +267,7 @@ class _ScalarWalk(_Walk):
         limit = _lambdified(claim.value, scalars)
         rate = _lambdified(claim.rate, scalars)
         error = np.abs(found - limit)
-        allowed = rate + _rounding(row.measured_format(dtype).epsilon, limit, 1)
+        allowed = rate + _rounding(row.measured_as(dtype).epsilon, limit, 1)
         bad = ~(error <= allowed)
         counterexample: dict[str, object] | None = None
         for k in np.flatnonzero(bad)[-1:]:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from attnproof.symbolic import PositiveDefinite, PositiveSemidefinite, RankAtMost, format_named
+from attnproof.symbolic import PositiveDefinite, PositiveSemidefinite, RankAtMost
 
 from ..route import (
     Array,
@@ -43,7 +43,7 @@ from ..route import (
 from ._evaluate import Statements, backend_linalg
 
 if TYPE_CHECKING:
-    from attnproof.symbolic import Theorem
+    from attnproof.symbolic import Format, Theorem
 
     from .. import Profile
     from ..route import Backend, Where
@@ -83,7 +83,7 @@ class _Outcome:
 
 
 class _Checker:
-    def __init__(self, theorem: Theorem, row: Backend, dtype: str, device: str,
+    def __init__(self, theorem: Theorem, row: Backend, dtype: Format, device: str,
                  mode: str) -> None:
         # the route of the matrix claims: the driver's lookup says so
         self.theorem, self.claim, self.row, self.dtype = (
@@ -101,7 +101,7 @@ class _Checker:
         self.scale = compile_expression(self.claim.matrix, out, abs_scale=True, target="numpy",
                                         **common)
         measured = row.measured_as(dtype)
-        self.eps = format_named(measured).epsilon
+        self.eps = measured.epsilon
         self.limit = format_truth_ulps(measured)
 
     # -- evaluation ---------------------------------------------------------------------------
@@ -123,7 +123,7 @@ class _Checker:
                   sizes: dict[str, int]) -> np.ndarray:
         """(batch, *batch-index sizes, rows, columns) in float64, evaluated in the dtype."""
         with self.row.scope(self.device):
-            placed = {k: (self.row.place(self.xp, v, self.dtype, self.device)
+            placed = {k: (self.row.place(self.xp, v, self.dtype.storage, self.device)
                           if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
             traced = {k: v for k, v in placed.items() if hasattr(v, "shape")}
             with np.errstate(all="ignore"):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import sympy as sp
 
-from attnproof.symbolic import Defined, Permuted, Tensor
+from attnproof.symbolic import FLOAT64, Defined, Permuted, Tensor
 from attnproof.symbolic.kinds.permutation import permutations_of
 from attnproof.symbolic.route import ordered_free_indices
 
@@ -23,7 +23,7 @@ from ..route import Array, ArrayModule, Evidence, backend, compile_expression, n
 from . import _sides as sides
 
 if TYPE_CHECKING:
-    from attnproof.symbolic import Scalar, Theorem
+    from attnproof.symbolic import Format, Scalar, Theorem
 
     from .. import Compiled, Profile
     from ..route import Backend, Where
@@ -40,7 +40,7 @@ def check(theorem: Theorem, where: Where, profile: Profile,
     row, dtype, device, mode = where.row, where.dtype, where.device, where.mode
     plan = _Gathered(theorem)
     target = _Evaluator(plan, row, dtype, device, mode)
-    reference = _Evaluator(plan, backend("numpy"), "float64", "cpu", "eager")
+    reference = _Evaluator(plan, backend("numpy"), FLOAT64, "cpu", "eager")
     drawn_orders: dict[tuple[tuple[str, int], ...], dict[str, np.ndarray]] = {}
 
     def evaluate(sizes: dict[str, int], rng: np.random.Generator) -> sides.Batch:
@@ -153,7 +153,7 @@ class _Gathered:
 class _Evaluator:
     """Both sides on one backend, dtype and device, permuted inputs gathered there."""
 
-    def __init__(self, plan: _Gathered, row: Backend, dtype: str, device: str,
+    def __init__(self, plan: _Gathered, row: Backend, dtype: Format, device: str,
                  mode: str) -> None:
         self.plan, self.row, self.dtype = plan, row, dtype
         self.xp = row.namespace(row.load(), dtype)
@@ -171,7 +171,7 @@ class _Evaluator:
 
     def place(self, arrays: dict[str, np.ndarray | int]) -> dict[str, Array]:
         with self.row.scope(self.device):
-            return {k: v if isinstance(v, int) else self.row.place(self.xp, v, self.dtype,
+            return {k: v if isinstance(v, int) else self.row.place(self.xp, v, self.dtype.storage,
                                                                      self.device)
                     for k, v in arrays.items()}
 

@@ -50,7 +50,7 @@ from ..route import (
 from . import error_bound as route
 
 if TYPE_CHECKING:
-    from attnproof.symbolic import Theorem
+    from attnproof.symbolic import Format, Theorem
 
     from .. import Profile
     from ..route import Backend, Rounding
@@ -116,12 +116,12 @@ def _as_claim(expr: sp.Expr, derived: analysis.Relative | analysis.Scaled | anal
                                else "value")
 
 
-def compare(theorem: Theorem, row: Backend, dtype: str, device: str, profile: Profile,
+def compare(theorem: Theorem, row: Backend, dtype: Format, device: str, profile: Profile,
             seed: int) -> Comparison | None:
     """Both sides evaluated as written in ``dtype`` against their proved bounds, on batches the
     driver's search draws from ``seed`` (a violation is shrunk to the smallest sizes)."""
     sides = bounded_sides(theorem)
-    model = ROUNDING_MODEL.get((row.name, dtype))
+    model = ROUNDING_MODEL.get((row.name, dtype.name))
     if sides is None or model is None:
         return None
     out = list(theorem.free_indices)
@@ -211,7 +211,7 @@ def _compare_batch(comparison: Comparison, evaluation: route.Evaluation,
 
 
 @format_judge
-def judge(seen: Evidence, theorem: Theorem, row: Backend, dtype: str, device: str,
+def judge(seen: Evidence, theorem: Theorem, row: Backend, dtype: Format, device: str,
           false_in_float64: bool, profile: Profile) -> Evidence:
     """A lower format's evidence decided or annotated with the proved bound, where one exists:
     a violation is a failure where float64 is false, an inconsistency where it is true. Its

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import sympy as sp
 
-from attnproof.symbolic import Reshape, Tensor
+from attnproof.symbolic import FLOAT64, Reshape, Tensor
 from attnproof.symbolic.kinds.reshape import FlatDim, View, parts_of, plain_dims
 from attnproof.symbolic.route import ordered_free_indices
 
@@ -19,7 +19,7 @@ from ..route import Array, ArrayModule, Evidence, backend, compile_expression, n
 from . import _sides as sides
 
 if TYPE_CHECKING:
-    from attnproof.symbolic import Defined, Dim, Theorem
+    from attnproof.symbolic import Defined, Dim, Format, Theorem
 
     from .. import Compiled, Profile
     from ..route import Backend, Where
@@ -35,7 +35,7 @@ def check(theorem: Theorem, where: Where, profile: Profile,
     # the route of Reshape: the driver's lookup says so
     layout = _Layout(theorem, cast(Reshape, theorem.claim))
     target = _evaluator(layout, row, dtype, device, mode)
-    reference = _evaluator(layout, backend("numpy"), "float64", "cpu", "eager")
+    reference = _evaluator(layout, backend("numpy"), FLOAT64, "cpu", "eager")
     methods = sorted({v.method for v in layout.views})
     plain = {d.name: d for t in theorem.tensors for d in plain_dims(t.dims)}  # views' sizes
 
@@ -130,7 +130,7 @@ class _Layout:
 class _evaluator:
     """The sides on one backend, dtype and device, with the views built by that backend."""
 
-    def __init__(self, layout: _Layout, row: Backend, dtype: str, device: str,
+    def __init__(self, layout: _Layout, row: Backend, dtype: Format, device: str,
                  mode: str) -> None:
         self.layout, self.row, self.dtype = layout, row, dtype
         self.module = row.load()
@@ -143,7 +143,7 @@ class _evaluator:
 
     def place(self, arrays: dict[str, np.ndarray | int]) -> dict[str, Array]:
         with self.row.scope(self.device):
-            return {k: v if isinstance(v, int) else self.row.place(self.xp, v, self.dtype,
+            return {k: v if isinstance(v, int) else self.row.place(self.xp, v, self.dtype.storage,
                                                                      self.device)
                     for k, v in arrays.items()}
 

@@ -78,7 +78,7 @@ class _Walk:
     def __init__(self, theorem: Theorem, where: Where) -> None:
         self.theorem, self.where = theorem, where
         self.claim = cast(Series, theorem.claim)  # the route of Series: the driver's lookup
-        self.eps = where.row.measured_format(where.dtype).epsilon
+        self.eps = where.row.measured_as(where.dtype).epsilon
         self.exponents = np.arange(1, _last_exponent(self.eps, self.claim.order) + 1)
         self.steps = 2.0 ** -self.exponents.astype(float)
         self.largest_last_ratio = 0.0  # the largest finite ratio at the last step, every run

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import sympy as sp
 
-from attnproof.symbolic import Spectral, format_named
+from attnproof.symbolic import Spectral
 from attnproof.symbolic.kinds.spectral import ConditionNumber, SingularMax, SpectralTerm
 from attnproof.symbolic.route import AsWritten
 
@@ -46,7 +46,7 @@ from ..route import (
 from ._evaluate import Statements, backend_linalg
 
 if TYPE_CHECKING:
-    from attnproof.symbolic import Theorem
+    from attnproof.symbolic import Format, Theorem
     from attnproof.symbolic.route import Env, InputKey
 
     from .. import Compiled, Profile
@@ -91,7 +91,7 @@ class _Outcome:
 
 
 class _Checker:
-    def __init__(self, theorem: Theorem, row: Backend, dtype: str, device: str,
+    def __init__(self, theorem: Theorem, row: Backend, dtype: Format, device: str,
                  mode: str) -> None:
         # the route of Spectral: the driver's lookup says so
         self.theorem, self.claim, self.row, self.dtype, self.mode = (
@@ -108,7 +108,7 @@ class _Checker:
             t: compile_expression(t.matrix, (t.row, t.column), abs_scale=True, target="numpy",
                                   **common) for t in self.terms}
         measured = row.measured_as(dtype)
-        self.eps = format_named(measured).epsilon
+        self.eps = measured.epsilon
         self.limit = format_truth_ulps(measured)
         self._evaluators: dict[tuple[object, ...], Callable[[dict[str, Array]], Array]] = {}
 
@@ -143,7 +143,7 @@ class _Checker:
     def _matrices(self, term: SpectralTerm, arrays: dict[str, np.ndarray | int],
                   sizes: dict[str, int]) -> np.ndarray:
         with self.row.scope(self.device):
-            placed = {k: (self.row.place(self.xp, v, self.dtype, self.device)
+            placed = {k: (self.row.place(self.xp, v, self.dtype.storage, self.device)
                           if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
             traced = {k: v for k, v in placed.items() if hasattr(v, "shape")}
             with np.errstate(all="ignore"):

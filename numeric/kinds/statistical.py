@@ -35,7 +35,7 @@ from ..route import (
 from ._evaluate import TargetedStatements, draw_uniform, run_compiled
 
 if TYPE_CHECKING:
-    from attnproof.symbolic import Theorem
+    from attnproof.symbolic import Format, Theorem
     from attnproof.symbolic.kinds.statistical import Law
 
     from .. import Profile
@@ -93,13 +93,13 @@ def check(theorem: Theorem, where: Where, profile: Profile,
                                                                                 description))
 
 
-def _rounding_ulps(theorem: Theorem, row: Backend, dtype: str, statistic: sp.Expr,
+def _rounding_ulps(theorem: Theorem, row: Backend, dtype: Format, statistic: sp.Expr,
                    out: Sequence[sp.Idx], samples: dict[str, np.ndarray],
                    shapes: dict[str, int], values: np.ndarray) -> float:
     """The backend's rounding: the worst distance of its samples of the statistic from NumPy's
     float64 evaluation on the same (dtype-rounded) inputs, in ulps of the dtype at the
     statistic's abs-scale. Only a measurement: the verdict is the interval's."""
-    rounded = {name: numpy_place(np, value, dtype, None).astype(np.float64)
+    rounded = {name: numpy_place(np, value, dtype.storage, None).astype(np.float64)
                for name, value in samples.items()}
     kwargs: TargetedStatements = dict(inputs=theorem.inputs, definitions=theorem.definitions,
                                       target="numpy")

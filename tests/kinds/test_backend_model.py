@@ -17,7 +17,7 @@ from attnproof.numeric._driver import Where, settle
 from attnproof.numeric._profiles import profile
 from attnproof.numeric.kinds import error_bound as route
 from attnproof.report.verdict import PROVED, compose
-from attnproof.symbolic import ProofResult, ProofStatus, discover
+from attnproof.symbolic import FLOAT32, ProofResult, ProofStatus, discover
 from attnproof.theorems import rounding
 
 PLANTED = discover([Path(__file__).resolve().parents[1] / "planted"]).by_name()
@@ -50,7 +50,7 @@ def _row(namespace):
 
 
 def _record(theorem, row, seed: int) -> NumericRecord:
-    evidence = route.check(theorem, Where(row, "float32", "cpu", "eager"), profile("quick"),
+    evidence = route.check(theorem, Where(row, FLOAT32, "cpu", "eager"), profile("quick"),
                            seed=seed)
     record = NumericRecord("numpy", "float32", "cpu", "eager", "passed")
     settle(record, evidence)
@@ -58,11 +58,11 @@ def _record(theorem, row, seed: int) -> NumericRecord:
 
 
 def test_an_exp_that_overflows_early_is_measured_where_it_stops():
-    domain = route._exp_domain(_row(_EarlyExpNumPy), "float32", "cpu")
+    domain = route._exp_domain(_row(_EarlyExpNumPy), FLOAT32, "cpu")
     assert domain.early
     assert domain.limit == EARLY and domain.first_infinite == float(
         np.nextafter(np.float32(EARLY), np.float32(np.inf)))
-    honest = route._exp_domain(backend("numpy"), "float32", "cpu")
+    honest = route._exp_domain(backend("numpy"), FLOAT32, "cpu")
     assert not honest.early and honest.limit == pytest.approx(math.log(np.finfo("f").max))
 
 

@@ -12,6 +12,7 @@ from attnproof.numeric import BACKEND_FINDING, _profiles, check
 from attnproof.numeric._search import search
 from attnproof.numeric.kinds import error_bound as numeric_route
 from attnproof.symbolic import (
+    FLOAT32,
     AbsoluteErrorBound,
     Dim,
     ErrorBound,
@@ -278,8 +279,8 @@ def test_the_backward_bounds_hold_on_every_backend(backend):
 
 def test_the_quick_profile_runs_every_pattern_only_at_the_largest_sizes():
     theorem = rounding.softmax_unshifted_error_bound
-    every = numeric_route._corners(theorem, "float32")
-    quick = numeric_route._corners(theorem, "float32", every_corner=False)
+    every = numeric_route._corners(theorem, FLOAT32)
+    quick = numeric_route._corners(theorem, FLOAT32, every_corner=False)
     largest = {d.name: d.sizes.high for d in theorem.dims}
     assert [c for c in every if c[0] == largest] == [c for c in quick if c[0] == largest]
     assert all(c in every for c in quick) and len(quick) < len(every)

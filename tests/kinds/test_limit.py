@@ -7,6 +7,7 @@ import sympy as sp
 
 from attnproof.numeric._search import search
 from attnproof.symbolic import (
+    FLOAT16,
     Dim,
     Limit,
     Positive,
@@ -119,8 +120,8 @@ def test_a_format_stops_the_sequence_where_s_over_t_would_overflow():
 
     points = np.array(TOWARD_ZERO)
     claim = limits.hard_attention_limit.claim
-    assert len(_reachable(points, claim, 3.5, "float16")) == len(points)
-    kept = _reachable(points, claim, 100.0, "float16")
+    assert len(_reachable(points, claim, 3.5, FLOAT16)) == len(points)
+    kept = _reachable(points, claim, 100.0, FLOAT16)
     assert 0 < len(kept) < len(points)
     assert 100.0 / 2.0 ** -float(kept[-1]) <= np.finfo(np.float16).max / 4
 

@@ -10,7 +10,7 @@ from attnproof.numeric.kinds import error_bound as route
 from attnproof.numeric.kinds._along_axes import along_axes
 from attnproof.numeric.kinds._evaluate import ArrayArithmetic
 from attnproof.numeric.route import numpy_dtype
-from attnproof.symbolic import rowsum
+from attnproof.symbolic import BFLOAT16, rowsum
 from attnproof.symbolic.route import AsWritten, free_indices, index_env
 from attnproof.theorems import rounding
 
@@ -78,7 +78,7 @@ def test_numpy_bfloat16_is_evaluated_in_bfloat16():
     bfloat16 = numpy_dtype("bfloat16")
     theorem = rounding.softmax_shifted_error_bound
     scores = np.random.default_rng(0).standard_normal((1, 1, 512)).astype(bfloat16)
-    evaluation = route.Evaluation(theorem, backend("numpy"), "bfloat16", "cpu")
+    evaluation = route.Evaluation(theorem, backend("numpy"), BFLOAT16, "cpu")
     computed = evaluation.as_written(theorem.claim.computed, {"n_q": 1, "n_k": 512},
                                      {"S": scores.astype(np.float64)}, low=True)
     weights = np.exp(scores - scores.max(axis=-1, keepdims=True))

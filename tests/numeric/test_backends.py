@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from attnproof.numeric import BACKENDS, available_configurations, check
-from attnproof.numeric._backends import backend, unavailable_reason
+from attnproof.numeric._backends import ALL_FLOATS, backend, unavailable_reason
 from attnproof.numeric._compiler import TARGETS
-from attnproof.symbolic import format_named
+from attnproof.symbolic import FLOAT32, FLOAT64
 
 # loads every array backend and enumerates devices: the slow tier
 pytestmark = pytest.mark.slow
@@ -25,7 +25,7 @@ def test_every_row_names_a_compiler_target_and_known_dtypes(row):
     assert row.default_mode == row.modes[0]
     for dtypes in row.dtypes.values():
         for dtype in dtypes:
-            assert row.measured_format(dtype).epsilon >= format_named(dtype).epsilon
+            assert dtype in ALL_FLOATS and row.measured_as(dtype).epsilon >= dtype.epsilon
 
 
 @pytest.mark.parametrize("row", BACKENDS, ids=lambda b: b.name)
@@ -38,7 +38,7 @@ def test_a_rows_index_array_function_is_in_its_module(row):
 def test_mlx_float64_is_never_a_reference():
     row = backend("mlx")
     assert not row.reference
-    assert row.measured_as("float64") == "float32"
+    assert row.measured_as(FLOAT64) == FLOAT32
 
 
 @pytest.mark.parametrize("name", ["jax", "mlx"])

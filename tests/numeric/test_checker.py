@@ -16,6 +16,9 @@ from attnproof.numeric import NumericRecord, available_configurations, check
 from attnproof.numeric._strategies import Structure, fill_batch, from_theorem, profile
 from attnproof.numeric._tolerance import format_truth_ulps
 from attnproof.symbolic import (
+    BFLOAT16,
+    FLOAT16,
+    FLOAT32,
     Defined,
     Dim,
     Equals,
@@ -146,7 +149,7 @@ def test_a_slip_below_a_formats_rounding_is_not_decisive_there_but_refuted_above
     refuted_in_format = check(slip, "numpy", "float32", profile="quick")
     assert refuted_in_format.status == "failed"
     # the record's worst error is the lhs-rhs difference that failed it, not a side's rounding
-    assert refuted_in_format.max_error_ulps > format_truth_ulps("float32")
+    assert refuted_in_format.max_error_ulps > format_truth_ulps(FLOAT32)
     coarse = check(slip, "numpy", "bfloat16", profile="quick")
     assert coarse.status == "not-decisive", coarse.reason
     assert "bfloat16" in coarse.reason
@@ -195,10 +198,10 @@ def test_rows_a_format_cannot_hold_are_not_checked_in_it():
     from attnproof.numeric._tolerance import representable
 
     exponent_scale, largest = np.array([10.0, 1e5, 300.0]), np.array([1.0, 1.0, 1.0])
-    assert representable(exponent_scale, largest, "float32").tolist() == [True, True, True]
-    assert representable(exponent_scale, largest, "float16").tolist() == [True, False, True]
-    assert representable(exponent_scale, largest, "bfloat16").tolist() == [True, False, False]
-    assert not representable(np.zeros(1), np.array([1e5]), "float16")[0]
+    assert representable(exponent_scale, largest, FLOAT32).tolist() == [True, True, True]
+    assert representable(exponent_scale, largest, FLOAT16).tolist() == [True, False, True]
+    assert representable(exponent_scale, largest, BFLOAT16).tolist() == [True, False, False]
+    assert not representable(np.zeros(1), np.array([1e5]), FLOAT16)[0]
 
 
 def test_a_record_that_keeps_fewer_rows_than_it_drew_draws_one_more_batch_of_the_same_shape():

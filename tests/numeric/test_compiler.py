@@ -8,6 +8,8 @@ from sympy import KroneckerDelta as delta
 
 from attnproof.numeric import compile_expression
 from attnproof.symbolic import (
+    BFLOAT16,
+    FLOAT32,
     Defined,
     Dim,
     Equals,
@@ -15,6 +17,7 @@ from attnproof.symbolic import (
     Source,
     Tensor,
     Theorem,
+    format_named,
     lse,
     masked_softmax,
     rowsum,
@@ -173,7 +176,7 @@ def test_bfloat16_stays_bfloat16_through_constants_and_contractions():
     from attnproof.numeric._backends import backend
 
     row = backend("numpy")
-    xp = row.namespace(np, "bfloat16")
+    xp = row.namespace(np, BFLOAT16)
     compiled = compile_expression(rowsum(Q[i, a] * K[j, a], a) / 2 + 1, (i, j), inputs=(Q, K))
     arrays = {k: row.place(xp, _FIXED[k], "bfloat16", None) for k in ("Q", "K")}
     assert compiled(xp, arrays, SIZES).dtype == np.dtype(ml_dtypes.bfloat16)
@@ -306,7 +309,7 @@ def test_index_masks_and_running_sums_match_numpy_on_every_backend(name):
          (positions[:, None] // 3 == positions[None, :] // 3) * data[:, None, :]),
     ]
     for dtype in ("float32", "bfloat16"):
-        xp = row.namespace(row.load(), dtype)
+        xp = row.namespace(row.load(), format_named(dtype))
         arrays = {"x": row.place(xp, data, dtype, None), "s": 3}
         for expr, out, expected in cases:
             compiled = compile_expression(expr, out, inputs=(x, s), target=row.target)
@@ -358,7 +361,7 @@ def test_deltas_with_a_fixed_entry_or_a_modulus_are_equality_tests_on_every_back
         (delta(0, sp.Mod(q, s.symbol)) * x[q], (q,), (positions % 3 == 0) * data),
     ]
     for dtype in ("float32", "bfloat16"):
-        xp = row.namespace(row.load(), dtype)
+        xp = row.namespace(row.load(), format_named(dtype))
         arrays = {"x": row.place(xp, data, dtype, None), "s": 3}
         for expr, out, expected in cases:
             compiled = compile_expression(expr, out, inputs=(x, s), target=row.target)
@@ -382,7 +385,7 @@ def test_an_entry_read_at_the_floor_and_modulus_of_a_flat_index_gathers_on_every
     data = RNG.normal(size=(2, 3, 5, 4)).astype(np.float32)
     entry = Y[sp.floor(f / per_head.symbol), t, sp.Mod(f, per_head.symbol)]
     compiled = compile_expression(entry, (t, f), inputs=(Y,), target=row.target)
-    xp = row.namespace(row.load(), "float32")
+    xp = row.namespace(row.load(), FLOAT32)
     got = to_numpy(compiled(xp, {"Y": row.place(xp, data, "float32", None)},
                             {"batch": 2, "H": 3, "D": 4, "T": 5}))
     np.testing.assert_array_equal(got, data.transpose(0, 2, 1, 3).reshape(2, 5, 12))
@@ -400,7 +403,7 @@ def test_rowmin_is_the_minimum_with_the_rows_largest_scale(name):
     row = backend(name)
     if unavailable_reason(row):
         pytest.skip(unavailable_reason(row))
-    xp = row.namespace(row.load(), "float32")
+    xp = row.namespace(row.load(), FLOAT32)
     values = _FIXED["S"].astype(np.float32)
     arrays = {"S": row.place(xp, values, "float32", None)}
     compiled = compile_expression(rowmin(S[i, j], j), (i,), inputs=(S,), target=row.target)

@@ -36,6 +36,7 @@ from attnproof.numeric._driver import (
 from attnproof.numeric._record import NumericRecord, NumericStatus
 from attnproof.numeric._tolerance import bits
 from attnproof.numeric.replay import parse, replay
+from attnproof.symbolic import FLOAT32
 
 NUMERIC = Path(__file__).resolve().parents[2] / "numeric"
 
@@ -208,7 +209,7 @@ def test_the_rerun_command_names_the_configuration_seed_and_profile():
     from attnproof.numeric._backends import backend
     from attnproof.numeric._driver import Where
 
-    command = rerun_command(theorem, Where(backend("numpy"), "float32", "cpu", "eager"), 7,
+    command = rerun_command(theorem, Where(backend("numpy"), FLOAT32, "cpu", "eager"), 7,
                             "quick")
     assert shlex.split(command) == [
         "attnproof", "replay", "psd_sanity_check_strict", "--backend", "numpy", "--dtype",
@@ -368,7 +369,7 @@ def _where():
     from attnproof.numeric import backend
     from attnproof.numeric._driver import Where
 
-    return Where(backend("numpy"), "float32", "cpu", "eager")
+    return Where(backend("numpy"), FLOAT32, "cpu", "eager")
 
 
 def test_a_structure_route_that_passes_reads_as_its_passed_description():

@@ -15,6 +15,7 @@ import sample_theorems as samples
 from attnproof.numeric import _compile_cache, _executables
 from attnproof.numeric._backends import backend
 from attnproof.numeric._plan import Runner, plan_for
+from attnproof.symbolic import FLOAT32, format_named
 
 jax = pytest.importorskip("jax")
 monitoring = pytest.importorskip("jax.monitoring")
@@ -100,7 +101,8 @@ def fresh_runner(theorem):
 
 
 def evaluate(theorem, dtype="float32"):
-    return fresh_runner(theorem).evaluate(arrays_for(theorem), SIZES, dtype, with_scale=False)
+    return fresh_runner(theorem).evaluate(arrays_for(theorem), SIZES, format_named(dtype),
+                                          with_scale=False)
 
 
 def stored_files(cache_dir, theorem):
@@ -184,7 +186,7 @@ def test_user_code_is_never_stored(cache_dir):
     theorem = samples.flash
     runner = fresh_runner(theorem)
     arrays = {**arrays_for(theorem), "B": 2}
-    runner.evaluate(arrays, SIZES, "float32", with_scale=False)
+    runner.evaluate(arrays, SIZES, FLOAT32, with_scale=False)
     assert not (cache_dir / _executables.FOLDER).exists()
 
 
@@ -212,13 +214,14 @@ sys.path.insert(0, {tests!r})
 import sample_theorems as samples
 from attnproof.numeric._backends import backend
 from attnproof.numeric._plan import Runner, plan_for
+from attnproof.symbolic import FLOAT32
 
 theorem = samples.softmax_jacobian
 row = backend("jax")
 runner = Runner(plan_for(theorem, row.target), row, "cpu", "jit")
 rng = np.random.default_rng(0)
 arrays = {{"S": rng.uniform(-3, 3, (5, 2, 3)), "T": rng.uniform(0.5, 2, (5,))}}
-values = runner.evaluate(arrays, {{"batch": 5, "n_q": 2, "n_k": 3}}, "float32", False)
+values = runner.evaluate(arrays, {{"batch": 5, "n_q": 2, "n_k": 3}}, FLOAT32, False)
 print(json.dumps({{k: v.tolist() for k, v in values.items()}}))
 """
 

@@ -14,7 +14,7 @@ from attnproof.numeric._backends import backend
 from attnproof.numeric._profiles import profile
 from attnproof.numeric.kinds import error_bound as route
 from attnproof.numeric.kinds import proved_bound
-from attnproof.symbolic import discover
+from attnproof.symbolic import FLOAT16, discover
 from tests.backends import require_backend
 
 CATALOG = discover([Path(__file__).resolve().parents[2] / "theorems"]).by_name()
@@ -73,10 +73,10 @@ def test_an_intermediate_that_overflows_puts_the_row_outside_the_model():
     arrays = {name: np.asarray([value], np.float64) for name, value in row.items()}
     sizes = {"N": 2, "d_k": 3, "d_v": 4}
     model = route.ROUNDING_MODEL[("numpy", "float16")]
-    evaluation = route.Evaluation(theorem, backend("numpy"), "float16", "cpu",
+    evaluation = route.Evaluation(theorem, backend("numpy"), FLOAT16, "cpu",
                                   out=list(theorem.free_indices))
     ((_, side), _) = proved_bound.bounded_sides(theorem)
-    watch = route.RangeWatch("float16", 1)
+    watch = route.RangeWatch(FLOAT16, 1)
     with np.errstate(all="ignore"):
         written = evaluation.bounded(side, model, sizes, arrays, watch).computed
     assert np.isneginf(written).any()  # the overflow is real in float16
@@ -87,7 +87,7 @@ def test_the_judge_searches_its_batches_from_the_records_seed():
     # the same seed draws the same batches (the replay's promise); another seed draws others
     theorem, row = CATALOG["linear_attention_reassociation"], backend("numpy")
     chosen = profile("quick")
-    first, again, other = (proved_bound.compare(theorem, row, "float16", "cpu", chosen, seed)
+    first, again, other = (proved_bound.compare(theorem, row, FLOAT16, "cpu", chosen, seed)
                            for seed in (3, 3, 4))
     assert first is not None and first.instances > 0
     assert (first.instances, first.worst) == (again.instances, again.worst)

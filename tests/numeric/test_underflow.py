@@ -16,7 +16,7 @@ from attnproof.numeric._backends import backend
 from attnproof.numeric._decide import decide
 from attnproof.numeric._plan import runner_for
 from attnproof.numeric._strategies import Structure
-from attnproof.symbolic import Dim, Equals, Real, Source, Tensor, Theorem, softmax
+from attnproof.symbolic import FLOAT32, Dim, Equals, Real, Source, Tensor, Theorem, softmax
 from attnproof.theorems.attention_backward import printed_backward_dq_matches_autodiff
 
 # the reported counterexample (n_q = 6, d_k = 5, n_k = 8, d_v = 1)
@@ -37,7 +37,7 @@ def test_an_entry_made_only_of_underflowed_weights_is_outside_the_model():
     theorem = printed_backward_dq_matches_autodiff
     runner = runner_for(theorem, backend("jax"), "cpu", "jit")
     structure = Structure((("n_q", 6), ("d_k", 5), ("n_k", 8), ("d_v", 1)), (), 0)
-    outcome = decide(runner, structure, 1, "float32", arrays=_batch(Q=Q, K=K, V=V, G=G))
+    outcome = decide(runner, structure, 1, FLOAT32, arrays=_batch(Q=Q, K=K, V=V, G=G))
     assert outcome.out_of_range == 1 and outcome.instances == 0
     assert outcome.failing_row is None
 
@@ -64,6 +64,6 @@ def test_a_row_the_underflow_moves_as_a_whole_is_judged_and_fails(backend_name):
     runner = runner_for(unshifted, row, "cpu", row.default_mode)
     structure = Structure((("n", 3),), (), 0)
     scores = _batch(x=[-250.0, -260.0, -270.0])
-    outcome = decide(runner, structure, 1, "float32", arrays=scores)
+    outcome = decide(runner, structure, 1, FLOAT32, arrays=scores)
     assert outcome.out_of_range == 0 and outcome.instances == 1
     assert outcome.failing_row == 0  # every e^x is 0 in float32: 0/0, where softmax is finite

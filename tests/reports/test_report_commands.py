@@ -18,6 +18,7 @@ from attnproof._parser import parser as _parser
 from attnproof.numeric._witness import replay_command
 from attnproof.report import document as doc
 from attnproof.report import tex, view
+from attnproof.symbolic import FLOAT64
 from tests.cli.samples import sample_report
 
 markdown_it = pytest.importorskip("markdown_it")
@@ -158,12 +159,12 @@ def test_a_replay_command_names_a_file_relative_to_the_run_or_by_its_folder(tmp_
                                                                             monkeypatch):
     monkeypatch.chdir(tmp_path)
     structure = SimpleNamespace(sizes=(("n", 2),), integers=(), seed=3)
-    below = replay_command(_runner(str(tmp_path / "mine" / "c.py")), "float64", structure, 8)
+    below = replay_command(_runner(str(tmp_path / "mine" / "c.py")), FLOAT64, structure, 8)
     assert below.endswith("--sizes n=2 --theorems mine/c.py")
-    elsewhere = replay_command(_runner("/far/away/theirs/c.py"), "float64", structure, 8)
+    elsewhere = replay_command(_runner("/far/away/theirs/c.py"), FLOAT64, structure, 8)
     assert elsewhere.endswith("--theorems theirs/c.py")
     catalog = str(symbolic._catalog.CATALOG_DIR / "masking.py")
-    assert "--theorems" not in replay_command(_runner(catalog), "float64", structure, 8)
+    assert "--theorems" not in replay_command(_runner(catalog), FLOAT64, structure, 8)
 
 
 # -- commands in LaTeX: broken between words only, with a continuation -------------------------
