@@ -19,7 +19,7 @@ from attnproof.symbolic._theorem import ordered_free_indices
 from . import _executables as executables
 from . import _strategies as strategies
 from . import _time_log as time_log
-from ._backends import Array, ArrayModule, Backend, backend, to_numpy
+from ._backends import Array, ArrayModule, Backend, to_numpy, truth_row
 from ._compiler import Compiled, compile_expression, index_key
 from ._devices import out_of_memory
 from ._tolerance import REFERENCE_DTYPE
@@ -125,7 +125,7 @@ class Runner:
         decides truth, NumPy's otherwise (cheap, and independent of the backend checked)."""
         if is_reference(self.row, dtype):
             return self
-        return runner_for(self.plan.theorem, backend("numpy"), "cpu", "eager")
+        return runner_for(self.plan.theorem, truth_row(), "cpu", "eager")
 
     def evaluate(self, arrays: dict, sizes: dict, dtype: Format, with_scale: bool) -> dict:
         with time_log.phase("evaluation"):

@@ -13,7 +13,16 @@ from __future__ import annotations
 from . import _evidence as evidence
 from . import _strategies as strategies
 from . import _structured as structured
-from ._backends import Array, ArrayModule, Backend, NativeDevice, backend, is_truth, to_numpy
+from ._backends import (
+    Array,
+    ArrayModule,
+    Backend,
+    NativeDevice,
+    backend,
+    is_truth,
+    to_numpy,
+    truth_row,
+)
 from ._backends import _numpy_dtype as numpy_dtype  # NumPy's dtype of a format name
 from ._backends import _numpy_place as numpy_place  # NumPy's place step: a cast, no device
 from ._compiler import compile_expression
@@ -85,6 +94,8 @@ __all__ = [
     "Runner",
     "Evaluated",
     "backend",
+    # the backend whose float64 is the ground truth: the reference a kind's route measures against
+    "truth_row",
     "compile_expression",
     "run_route_program",
     "numpy_dtype",

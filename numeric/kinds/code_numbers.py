@@ -27,11 +27,11 @@ from ..route import (
     Failure,
     NativeDevice,
     Passed,
-    backend,
     error_ulps,
     is_truth,
     numeric_route,
     to_numpy,
+    truth_row,
 )
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def check(theorem: Theorem, where: Where, profile: Profile,
     wrong = {label: f"{value:.10g}, printed {text}"
              for label, value, text in zip(claim.labels, values, claim.printed, strict=True)
              if not rounds_to(value, text)}
-    reference = run(claim, backend("numpy"), FLOAT64, "cpu")
+    reference = run(claim, truth_row(), FLOAT64, "cpu")
     ulps = error_ulps(np.array(values), np.array(reference), np.abs(np.array(reference)),
                       row.measured_as(dtype))
     shown = ", ".join(f"{label} = {value:.6g}" for label, value in zip(claim.labels, values,

@@ -19,7 +19,7 @@ from attnproof.symbolic import FLOAT64, Defined, Permuted, Tensor
 from attnproof.symbolic.kinds.permutation import permutations_of
 from attnproof.symbolic.route import ordered_free_indices
 
-from ..route import Array, ArrayModule, Evidence, backend, compile_expression, numeric_route
+from ..route import Array, ArrayModule, Evidence, compile_expression, numeric_route, truth_row
 from . import _sides as sides
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def check(theorem: Theorem, where: Where, profile: Profile,
     row, dtype, device, mode = where.row, where.dtype, where.device, where.mode
     plan = _Gathered(theorem)
     target = _Evaluator(plan, row, dtype, device, mode)
-    reference = _Evaluator(plan, backend("numpy"), FLOAT64, "cpu", "eager")
+    reference = _Evaluator(plan, truth_row(), FLOAT64, "cpu", "eager")
     drawn_orders: dict[tuple[tuple[str, int], ...], dict[str, np.ndarray]] = {}
 
     def evaluate(sizes: dict[str, int], rng: np.random.Generator) -> sides.Batch:

@@ -15,7 +15,7 @@ from attnproof.symbolic import FLOAT64, Reshape, Tensor
 from attnproof.symbolic.kinds.reshape import FlatDim, View, parts_of, plain_dims
 from attnproof.symbolic.route import ordered_free_indices
 
-from ..route import Array, ArrayModule, Evidence, backend, compile_expression, numeric_route
+from ..route import Array, ArrayModule, Evidence, compile_expression, numeric_route, truth_row
 from . import _sides as sides
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ def check(theorem: Theorem, where: Where, profile: Profile,
     # the route of Reshape: the driver's lookup says so
     layout = _Layout(theorem, cast(Reshape, theorem.claim))
     target = _evaluator(layout, row, dtype, device, mode)
-    reference = _evaluator(layout, backend("numpy"), FLOAT64, "cpu", "eager")
+    reference = _evaluator(layout, truth_row(), FLOAT64, "cpu", "eager")
     methods = sorted({v.method for v in layout.views})
     plain = {d.name: d for t in theorem.tensors for d in plain_dims(t.dims)}  # views' sizes
 
