@@ -23,6 +23,7 @@ from attnproof.kernels import check_kernel  # noqa: E402
 from attnproof.kernels._cases import instance  # noqa: E402
 from attnproof.kernels._spec import load  # noqa: E402
 from attnproof.kernels._truth import OUTPUTS, reference  # noqa: E402
+from attnproof.symbolic import format_named  # noqa: E402
 
 
 def main() -> None:
@@ -53,7 +54,8 @@ def main() -> None:
                           on_case=lambda case, dtype: cases.append((case, dtype)))
     checking = time.perf_counter() - started
     started = time.perf_counter()
-    for case, dtype in cases:
+    for case, name in cases:  # the callback is told the cell's dtype by name
+        dtype = format_named(name)
         compute = kernel.compute_for(dtype)
         reference(instance(case, dtype, compute), compute, dtype, OUTPUTS)
     plain = time.perf_counter() - started

@@ -26,6 +26,7 @@ from attnproof.kernels._frameworks import framework, unavailable_reason  # noqa:
 from attnproof.kernels._lengths import LONG_KEYS, allowance, explicit, short_twin  # noqa: E402
 from attnproof.kernels._properties import by_name  # noqa: E402
 from attnproof.kernels._run import run_case  # noqa: E402
+from attnproof.symbolic import format_named  # noqa: E402
 from tests.kernels import planted  # noqa: E402
 from tests.kernels.test_length_precision import _summed_key_by_key  # noqa: E402
 
@@ -45,9 +46,10 @@ def kernels(library_names: list[str]) -> dict:
     return chosen
 
 
-def bits_at(kernel, n_k: int, fill: str, dtype: str, seeds: int) -> list[float]:
+def bits_at(kernel, n_k: int, fill: str, name: str, seeds: int) -> list[float]:
     base = dataclasses.replace(explicit()[0], n_k=n_k, fill=fill)
     prop, fw = by_name()["forward"], framework(kernel.framework)
+    dtype = format_named(name)
     compute = kernel.compute_for(dtype, "cpu")
     found = []
     for seed in range(seeds):

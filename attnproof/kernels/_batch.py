@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -13,6 +14,9 @@ from ._cases import Case
 from ._declaration import Kernel
 from ._frameworks import Framework
 from ._truth import Inputs
+
+if TYPE_CHECKING:
+    from attnproof.symbolic import Format
 
 
 def element(x: Inputs, b: int) -> Inputs:
@@ -24,7 +28,7 @@ def element(x: Inputs, b: int) -> Inputs:
                                bias=None if x.bias is None else x.bias[one])
 
 
-def run_alone(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, device: str,
+def run_alone(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: Format, device: str,
               outputs: Collection[str]) -> dict[str, np.ndarray]:
     """The kernel's outputs with each batch element run on its own, stacked back along the
     batch axis (so they line up with the batched call's)."""

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from attnproof.symbolic import format_named
+
 from . import _packed as packed
 from . import _paged as paged
 from . import _windows as windows
@@ -22,12 +24,14 @@ from ._declaration import (
     normalized_layout,
     to_layout,
 )
-from ._frameworks import Framework, precision_format, rounded
+from ._frameworks import Framework, rounded
 from ._programs import called_at
 from ._truth import SINK_GRADIENT, Inputs
 from ._warnings import raised_by_kernel
 
 if TYPE_CHECKING:
+    from attnproof.symbolic import Format
+
     from ._frameworks import Array
 
 
@@ -35,7 +39,7 @@ class LayoutMismatch(Exception):
     pass
 
 
-def call(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, device: str,
+def call(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: Format, device: str,
          outputs: Collection[str]) -> dict[str, np.ndarray]:
     """The kernel's outputs as canonical float64 arrays (out, lse, dq, dk, dv as asked), in
     the canonical conventions: query heads grouped (h // group), lse in base e. A packed
@@ -51,7 +55,7 @@ def call(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, devic
 
 
 def call_packed(kernel: Kernel, fw: Framework, sequences: list[Inputs],
-                packing: packed.Packing, case: Case, dtype: str, device: str,
+                packing: packed.Packing, case: Case, dtype: Format, device: str,
                 outputs: Collection[str]
                 ) -> tuple[list[dict[str, np.ndarray]], dict[str, np.ndarray]]:
     """A packed kernel's outputs for each non-empty sequence (canonical, a batch of one each),
@@ -109,7 +113,7 @@ def _heads_back(value: np.ndarray, heads: np.ndarray | None) -> np.ndarray:
     return canonical
 
 
-def _called(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, device: str,
+def _called(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: Format, device: str,
             outputs: Collection[str], extra: dict[str, Any] | None = None
             ) -> dict[str, np.ndarray]:
     put = {a: _placed(fw, to_layout(x.passed(a), letters_of(kernel, a)), dtype, device,
@@ -117,7 +121,8 @@ def _called(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, de
            for a in ("q" if kernel.paged else "qkv")}
     if kernel.paged is not None:  # K and V in pages of a cache, found through a block table
         k_cache, v_cache, layout = paged.arrays(kernel, x, case, dtype)
-        put.update(k=fw.put(k_cache, dtype, device), v=fw.put(v_cache, dtype, device))
+        put.update(k=fw.put(k_cache, dtype.storage, device),
+                   v=fw.put(v_cache, dtype.storage, device))
         extra = {**(extra or {}), **paged.keywords(kernel, fw, layout, device)}
     keywords = {**_keywords(kernel, fw, x, case, dtype, device), **(extra or {})}
     forward = fw.bind(kernel.fn, keywords, kernel.mode)
@@ -132,10 +137,11 @@ def _called(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str, de
         got["lse"] = read(fw, lse, kernel, "lse", (b, h, n_q, 1))[..., 0]
     if set(outputs) & {"dq", "dk", "dv"}:
         g: Array | tuple[Array, Array] = fw.put(to_layout(x.g, letters_of(kernel, "out")),
-                                                dtype, device)
+                                                dtype.storage, device)
         if x.g_lse is not None:  # the loss reads the lse too: a cotangent for each output
             lse_letters = letters_of(kernel, "lse")
-            g = (g, fw.put(to_layout(x.g_lse[..., None], lse_letters)[..., 0], dtype, device))
+            g = (g, fw.put(to_layout(x.g_lse[..., None], lse_letters)[..., 0], dtype.storage,
+                           device))
         with raised_by_kernel():
             grads = _gradients(kernel, fw, keywords, put, g)
         for name, arg, like in zip(("dq", "dk", "dv"), "qkv", (x.q, x.k, x.v), strict=True):
@@ -198,19 +204,19 @@ def _gradients(kernel: Kernel, fw: Framework, keywords: dict[str, Any], put: dic
     return backward(put["q"], put["k"], put["v"], g, **keywords)
 
 
-def _placed(fw: Framework, array: np.ndarray, dtype: str, device: str, memory: str | None,
+def _placed(fw: Framework, array: np.ndarray, dtype: Format, device: str, memory: str | None,
             slot: int, letters: str) -> Array:
     """``array`` (in the kernel's layout) as the kernel receives it: a packed array, or a view
     of other memory as ``memory`` says (slot 0, 1, 2 for q, k, v)."""
     if memory is None:
-        return fw.put(array, dtype, device)
+        return fw.put(array, dtype.storage, device)
     if memory == "fused_qkv":  # the slot-th third of a projection's features
         n = array.shape[-1]
         fused = np.random.default_rng(slot).standard_normal((*array.shape[:-1], 3 * n))
         fused[..., slot * n:(slot + 1) * n] = array
-        return fw.put(fused, dtype, device)[..., slot * n:(slot + 1) * n]
+        return fw.put(fused, dtype.storage, device)[..., slot * n:(slot + 1) * n]
     stored = [letters.index("s"), *(i for i, c in enumerate(letters) if c != "s")]
-    packed = fw.put(np.ascontiguousarray(np.transpose(array, stored)), dtype, device)
+    packed = fw.put(np.ascontiguousarray(np.transpose(array, stored)), dtype.storage, device)
     # views are drawn only where the framework has strides (``memory_layout``'s unsupported)
     permute = cast("Callable[[Array, list[int]], Array]", fw.permute)
     return permute(packed, [stored.index(i) for i in range(len(letters))])
@@ -230,7 +236,7 @@ def letters_of(kernel: Kernel, argument: str) -> str:
     return normalized_layout(kernel.layout_of(argument))
 
 
-def _keywords(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
+def _keywords(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: Format,
               device: str) -> dict[str, Any]:
     keywords = dict(kernel.keywords)
     if kernel.scale_argument is not None and case.scale is not None:
@@ -250,11 +256,11 @@ def _keywords(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
         keywords[kernel.mask_argument] = _mask(kernel, fw, x.passed("mask"), kind, in_mask,
                                                _mask_dtype(kernel, case, dtype), device)
     if bias is not None and kind != "bias":
-        keywords[cast(str, kernel.bias_argument)] = fw.put(bias, dtype, device)
+        keywords[cast(str, kernel.bias_argument)] = fw.put(bias, dtype.storage, device)
     if case.softcap is not None:
         keywords[cast(str, kernel.softcap_argument)] = case.softcap
     if x.sinks is not None:  # one logit per query head, in the inputs' dtype
-        keywords[cast(str, kernel.sinks_argument)] = fw.put(x.sinks, dtype, device)
+        keywords[cast(str, kernel.sinks_argument)] = fw.put(x.sinks, dtype.storage, device)
     if case.window_left is not None:  # (its two sides are given together: ``Case``)
         keywords[cast(str, kernel.window_argument)] = windows.keyword(
             kernel.window_form, case.window_left, cast(int, case.window_right))
@@ -265,14 +271,17 @@ def _mask_kind(kernel: Kernel, case: Case) -> str:
     return case.mask_kind or kernel.mask_kinds[0]
 
 
-def _mask_dtype(kernel: Kernel, case: Case, dtype: str) -> str:
+def _mask_dtype(kernel: Kernel, case: Case, dtype: Format) -> Format:
+    """The format an additive mask is passed in: the inputs' unless the kernel or the case
+    names another."""
     if kernel.mask_dtype == "inputs":
         return dtype
-    return kernel.mask_dtype or case.mask_dtype or dtype
+    named = kernel.mask_dtype or case.mask_dtype
+    return dtype if named is None else format_named(named)
 
 
 def _mask(kernel: Kernel, fw: Framework, keep: np.ndarray, kind: str, bias: np.ndarray | None,
-          dtype: str, device: str) -> Array:
+          dtype: Format, device: str) -> Array:
     """The mask of ``kind``: the keep-mask itself, or -inf where it drops a key and the bias
     (or 0) where it keeps one."""
     if kind == "bool":
@@ -280,11 +289,11 @@ def _mask(kernel: Kernel, fw: Framework, keep: np.ndarray, kind: str, bias: np.n
     if kind == "lengths":
         return fw.put(key_lengths(keep), "int32", device)
     dropped = -np.inf if kernel.mask_fill == "-inf" else float(_lowest(dtype))
-    return fw.put(np.where(keep, 0.0 if bias is None else bias, dropped), dtype, device)
+    return fw.put(np.where(keep, 0.0 if bias is None else bias, dropped), dtype.storage, device)
 
 
-def _lowest(dtype: str) -> float:
-    return -precision_format(dtype).largest
+def _lowest(dtype: Format) -> float:
+    return -dtype.largest
 
 
 def key_lengths(keep: np.ndarray) -> np.ndarray:
@@ -299,7 +308,7 @@ def key_lengths(keep: np.ndarray) -> np.ndarray:
     return lengths
 
 
-def with_bias(kernel: Kernel, x: Inputs, case: Case, dtype: str) -> Inputs:
+def with_bias(kernel: Kernel, x: Inputs, case: Case, dtype: Format) -> Inputs:
     """``x`` with its drawn bias rounded to the format the kernel receives it in, and the term
     the scores get from it by the kernel's scale rule."""
     drawn = (x.given or {}).get("bias")

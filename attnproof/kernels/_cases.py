@@ -15,7 +15,7 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 from hypothesis import strategies as st
@@ -25,6 +25,9 @@ from ._shapes import PLAIN, Shape, kind, ladder_below, scale_of, shapes
 from ._sinks import SINKS, sink_values
 from ._truth import Inputs, truth_lse
 from ._windows import window_keep
+
+if TYPE_CHECKING:
+    from attnproof.symbolic import Format
 
 MASKS = ("none", "random", "first_block", "causal", "padding", "fully_masked")
 # masks drawn tile by tile (which tiles of a row are active, then which entries), whose active
@@ -272,7 +275,7 @@ def _whole(value: object) -> bool:
 # -- instances -----------------------------------------------------------------------------------
 
 
-def instance(case: Case, dtype: str, compute: str, alignment: str = "upper_left") -> Inputs:
+def instance(case: Case, dtype: Format, compute: Format, alignment: str = "upper_left") -> Inputs:
     """The arrays of ``case``, rounded to ``dtype`` (float64 values), with the keep-mask the
     kernel is asked to apply (a causal flag aligned as ``alignment``)."""
     rng = np.random.default_rng(case.seed)
@@ -326,7 +329,7 @@ def unused_keys(keep: np.ndarray, group: int) -> np.ndarray:
     return ~np.any(keep.reshape(b, h // group, group * keep.shape[2], n_k), axis=2)
 
 
-def _with_garbage(x: Inputs, garbage: str, dtype: str, rng: np.random.Generator) -> Inputs:
+def _with_garbage(x: Inputs, garbage: str, dtype: Format, rng: np.random.Generator) -> Inputs:
     """``x`` whose kernel receives ``garbage`` in some features of every unused key's K and V
     (the truth keeps the Gaussian values: no output depends on them)."""
     value = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf, "ordinary": None,
@@ -343,7 +346,7 @@ def _with_garbage(x: Inputs, garbage: str, dtype: str, rng: np.random.Generator)
                                          "v": spoiled(x.v)})
 
 
-def _ordinary(array: np.ndarray, unused: np.ndarray, dtype: str,
+def _ordinary(array: np.ndarray, unused: np.ndarray, dtype: Format,
               rng: np.random.Generator) -> np.ndarray:
     """Values of ``array``'s own scale: uniform in [-m, m], m the largest |entry| of the keys
     in use (of the whole array when no key is), rounded to ``dtype``."""
@@ -456,11 +459,11 @@ def _filled(fill: str, q: np.ndarray, k: np.ndarray,
     return q, k
 
 
-def _largest(dtype: str) -> float:
-    return precision_format(dtype).largest
+def _largest(dtype: Format) -> float:
+    return dtype.largest
 
 
-def largest_offset(dtype: str, compute: str, scale: float) -> float:
+def largest_offset(dtype: Format, compute: Format, scale: float) -> float:
     """The largest row offset both formats hold with room to spare: the scores and the
     unscaled products q·k fit the computing format, q's and k's entries the input's."""
     entry = min(_largest(dtype), math.sqrt(_largest(compute)))
@@ -468,7 +471,7 @@ def largest_offset(dtype: str, compute: str, scale: float) -> float:
     return room / RANGE_MARGIN
 
 
-def _row_offsets(case: Case, q: np.ndarray, k: np.ndarray, dtype: str, compute: str,
+def _row_offsets(case: Case, q: np.ndarray, k: np.ndarray, dtype: Format, compute: Format,
                  rng: np.random.Generator) -> np.ndarray:
     """Per query row, the constant added to its scores."""
     top = largest_offset(dtype, compute, case.used_scale)

@@ -23,19 +23,28 @@ from attnproof.numeric import (
     settle_cell,
 )
 from attnproof.numeric.route import Evidence, Failure, Unsupported
+from attnproof.symbolic import format_named
 
 from . import _mechanism as mechanisms
 from . import _precision as precision
 from . import _regimes as regimes
 from ._cases import Case, instance
 from ._declaration import Kernel
-from ._frameworks import cell_devices, dtype_unavailable_reason, framework, unavailable_reason
+from ._frameworks import (
+    cell_devices,
+    dtype_unavailable_reason,
+    framework,
+    precision_format,
+    unavailable_reason,
+)
 from ._programs import Programs, compiled_twice, counted
 from ._properties import PROPERTIES, Property, as_declared, property_named
 from ._run import LIMIT, CaseResult, run_case
 from ._warnings import kept_with
 
 if TYPE_CHECKING:
+    from attnproof.symbolic import Format
+
     from ._frameworks import Framework
     from ._precision import Estimate
 
@@ -147,7 +156,8 @@ class Conformance:
                          and precision_left_out(c) is None]
             compute = estimates[0]["declared"] if estimates else None
             # (compute is the first estimate's wherever there are estimates)
-            estimate = precision.pooled(estimates, dtype, cast(str, compute)) if estimates \
+            estimate = precision.pooled(estimates, format_named(dtype),
+                                        precision_format(cast(str, compute))) if estimates \
                 else None
             if estimate is not None:
                 found[(device, dtype)] = estimate
@@ -298,7 +308,7 @@ def planned_cells(kernel: Kernel, properties: Iterable[str] | None = None,
         for dtype in dtypes or kernel.dtypes:
             # a dtype the framework's configuration, as the user has it, cannot hold (JAX's
             # float64 with x64 off): skipped, saying which setting, never run in another dtype
-            unheld = dtype_unavailable_reason(kernel, dtype)
+            unheld = dtype_unavailable_reason(kernel, format_named(dtype))
             for device, absent in where:
                 absent = absent or unheld
                 spent = time.perf_counter() - started
@@ -329,7 +339,7 @@ def declared(kernel: Kernel) -> dict[str, Any]:
             "paged": kernel.paged, "page_sizes": list(kernel.page_sizes),
             "cache_layout": kernel.cache_layout, "paged_arguments": list(kernel.paged_arguments),
             "dtypes": list(kernel.dtypes),
-            "compute": {d: kernel.compute_for(d) for d in kernel.dtypes},
+            "compute": {d: kernel.compute_for(format_named(d)).name for d in kernel.dtypes},
             "compute_on": {kind: dict(per_dtype) for kind, per_dtype in kernel.compute_on.items()},
             "devices": list(kernel.devices), "mode": kernel.mode,
             "enable_x64": kernel.enable_x64}
@@ -338,20 +348,23 @@ def declared(kernel: Kernel) -> dict[str, Any]:
 def check_cell(kernel: Kernel, prop: Property, dtype: str, device: str, examples: int,
                spec: str | None = None, on_case: OnCase | None = None,
                seed: int | None = None) -> Cell:
+    """The cell of ``prop`` in ``dtype`` (a name of the kernel's declaration, as a cell
+    records it; its format is read here, once) on ``device``."""
     started = time.perf_counter()
     cell = Cell(prop.name, dtype, device, CellStatus.SKIPPED)
     programs, twice = Programs(), compiled_twice()
     try:
         # the kernel's own warnings go to the report, not the terminal
         with kept_with(cell), counted(programs):
-            return _checked(cell, kernel, prop, dtype, device, examples, spec, on_case, seed)
+            return _checked(cell, kernel, prop, format_named(dtype), device, examples, spec,
+                            on_case, seed)
     finally:
         cell.seconds = round(time.perf_counter() - started, 3)
         cell.programs = programs.to_json(compiled_twice() - twice)
         cell._shapes = sorted(programs.shapes)
 
 
-def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str,
+def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: Format, device: str,
              examples: int, spec: str | None, on_case: OnCase | None,
              seed: int | None = None) -> Cell:
     reason = unavailable_reason(kernel.framework) or dtype_unavailable_reason(kernel, dtype)
@@ -387,17 +400,17 @@ def _checked(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str
     return cell
 
 
-def _failed(cell: Cell, kernel: Kernel, prop: Property, dtype: str, device: str,
+def _failed(cell: Cell, kernel: Kernel, prop: Property, dtype: Format, device: str,
             spec: str | None, first: Found, others: list[Found]) -> Failure:
     """The failure of the first failing case, with the cell's counterexample and replay
     command filled in (each other mechanism's beside it)."""
     cell.ratio = first.result.ratio  # the counterexample's: the matrix and replay agree
     spec = spec or _spec_of(kernel)
     cell.counterexample = counterexample(kernel, first, dtype, device)
-    cell.replay = replay_command(spec, prop.name, dtype, device, first.case)
+    cell.replay = replay_command(spec, prop.name, dtype.name, device, first.case)
     cell.other_failures = [{"mechanism": other.mechanism.to_json(),
                             "counterexample": counterexample(kernel, other, dtype, device),
-                            "replay": replay_command(spec, prop.name, dtype, device,
+                            "replay": replay_command(spec, prop.name, dtype.name, device,
                                                      other.case)}
                            for other in others]
     return Failure(cell.counterexample, first.result.message, replay=cell.replay)
@@ -415,7 +428,7 @@ def _in_a_line(found: Found) -> str:
     return f"{mechanisms.words(found.mechanism.to_json())} ({message})"
 
 
-def counterexample(kernel: Kernel, found: Found, dtype: str, device: str) -> dict[str, Any]:
+def counterexample(kernel: Kernel, found: Found, dtype: Format, device: str) -> dict[str, Any]:
     """A failing case as the cell reports it: its case, sizes, ratio, message, mechanism, the
     failure's detail and the inputs the kernel was given."""
     case, result = found.case, found.result
@@ -429,7 +442,7 @@ def counterexample(kernel: Kernel, found: Found, dtype: str, device: str) -> dic
 SHOWN_ENTRIES = 64
 
 
-def inputs_shown(kernel: Kernel, case: Case, dtype: str, device: str) -> dict[str, Any]:
+def inputs_shown(kernel: Kernel, case: Case, dtype: Format, device: str) -> dict[str, Any]:
     """The q, k, v (and the keep-mask) a failing case gave the kernel, as its checks drew them
     (rounded to ``dtype``), so a counterexample can be read without running its replay."""
     x = instance(case, dtype, kernel.compute_for(dtype, device),
@@ -464,7 +477,7 @@ class Found(NamedTuple):
     mechanism: mechanisms.Mechanism
 
 
-def _search(kernel: Kernel, prop: Property, dtype: str, device: str, examples: int, cell: Cell,
+def _search(kernel: Kernel, prop: Property, dtype: Format, device: str, examples: int, cell: Cell,
             on_case: OnCase | None, seed: int | None = None) -> list[Found]:
     """The driver's search over this property's cases (``find_failure``): its explicit cases
     first, in order, then ``examples`` drawn ones; the first failing case, shrunk, then up to
@@ -492,7 +505,7 @@ def _search(kernel: Kernel, prop: Property, dtype: str, device: str, examples: i
 MAX_COUNTEREXAMPLES = 3
 
 
-def _other_failures(kernel: Kernel, fw: Framework, prop: Property, dtype: str, device: str,
+def _other_failures(kernel: Kernel, fw: Framework, prop: Property, dtype: Format, device: str,
                     examples: int, cell: Cell, on_case: OnCase | None, seed: int,
                     first: Found) -> list[Found]:
     """Failures whose mechanism differs from every one kept, each from a search of its own:
@@ -517,7 +530,7 @@ def further_seed(seed: int, number: int) -> int:
     return (seed + number * 0x9E3779B9) % 2**32
 
 
-def _find(kernel: Kernel, fw: Framework, prop: Property, dtype: str, device: str,
+def _find(kernel: Kernel, fw: Framework, prop: Property, dtype: Format, device: str,
           examples: int, cell: Cell, on_case: OnCase | None, seed: int,
           known: Set[mechanisms.Mechanism] = frozenset(),
           shrink_calls: int | None = None) -> Found | None:
@@ -534,7 +547,7 @@ def _find(kernel: Kernel, fw: Framework, prop: Property, dtype: str, device: str
             if calls_after_found[0] > shrink_calls:
                 raise _ShrinkSpent
         if on_case is not None:
-            on_case(case, dtype)
+            on_case(case, dtype.name)
         result = run_case(kernel, fw, prop, case, dtype, device)
         _tally(cell, result)
         if result.status == "refused":  # not a case of this kernel: draw another instead
@@ -573,7 +586,7 @@ def _count_precision(estimate: dict[str, Any], result: CaseResult, stop: bool = 
     estimate["stopped"] = stop and result.failed
 
 
-def _precision_pass(kernel: Kernel, fw: Framework, prop: Property, dtype: str, device: str,
+def _precision_pass(kernel: Kernel, fw: Framework, prop: Property, dtype: Format, device: str,
                     examples: int, cell: Cell, seed: int, on_case: OnCase | None) -> None:
     """Cases drawn as a search draws them, run to the end whatever they give, for the precision
     estimate only: a cell that fails at its first case still gets one."""
@@ -581,7 +594,7 @@ def _precision_pass(kernel: Kernel, fw: Framework, prop: Property, dtype: str, d
 
     def measure(case: Case) -> None:
         if on_case is not None:  # a worker names the case it runs, should the kernel crash
-            on_case(case, dtype)
+            on_case(case, dtype.name)
         result = run_case(kernel, fw, prop, case, dtype, device)
         if result.status == "refused":
             reject()
@@ -660,7 +673,8 @@ def replay(kernel: Kernel, prop: str, dtype: str, case: Case, device: str = "cpu
     if refused is not None:
         raise ValueError(f"kernel {kernel.name!r}, property {prop!r}: {refused}; a replay asks "
                          "only what the property draws and the declaration lets it ask")
-    return run_case(kernel, framework(kernel.framework), checked, case, dtype, device)
+    return run_case(kernel, framework(kernel.framework), checked, case, format_named(dtype),
+                    device)
 
 
 def unaskable(kernel: Kernel, prop: Property, case: Case) -> str | None:

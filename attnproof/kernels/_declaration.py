@@ -14,13 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from attnproof.numeric import Device, DeviceError
 
-from ._frameworks import FRAMEWORKS, TF32, has_autodiff, has_x64_switch
+from ._frameworks import FRAMEWORKS, TF32, has_autodiff, has_x64_switch, precision_format
 from ._packed import PACKED_FORMS
 from ._paged import CACHE_LAYOUTS, PAGED_FORMS
 from ._windows import WINDOW_FORMS
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from attnproof.symbolic import Format
 
     from ._score_mod import ScoreMod
 
@@ -424,16 +426,17 @@ class Kernel:
         self._require(not unknown, "layout", f"unknown arguments {sorted(unknown)}")
         return self.layout.get(argument, CANONICAL)
 
-    def compute_for(self, dtype: str, device: str = "cpu") -> str:
-        """The precision the kernel computes in for inputs of ``dtype`` on ``device``."""
+    def compute_for(self, dtype: Format, device: str = "cpu") -> Format:
+        """The precision the kernel computes in for inputs of ``dtype`` on ``device`` (the
+        declaration names it; its names were checked when it was made)."""
         on_device = self.compute_on.get(Device.parse(device).kind, {})
-        if dtype in on_device:
-            return on_device[dtype]
+        if dtype.name in on_device:
+            return precision_format(on_device[dtype.name])
         if self.compute_dtype is None:
             return dtype
         if isinstance(self.compute_dtype, str):
-            return self.compute_dtype
-        return self.compute_dtype.get(dtype, dtype)
+            return precision_format(self.compute_dtype)
+        return precision_format(self.compute_dtype.get(dtype.name, dtype.name))
 
     def runs_on(self, device: str) -> bool:
         """Whether a declared device word covers the device name ``device``."""

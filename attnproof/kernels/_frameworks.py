@@ -98,8 +98,8 @@ TF32 = TENSORFLOAT32.name
 PROBE_PREFIX = "bits"
 
 
-def probe(bits: int) -> str:
-    return with_precision(bits).name
+def probe(bits: int) -> Format:
+    return with_precision(bits)
 
 
 def precision_format(name: str) -> Format:
@@ -111,21 +111,20 @@ def precision_format(name: str) -> Format:
     return format_named(name)
 
 
-def rounded(array: np.ndarray, dtype: str) -> np.ndarray:
+def rounded(array: np.ndarray, dtype: Format) -> np.ndarray:
     """``array`` rounded to ``dtype`` and back to float64: the exact values a kernel receives."""
-    fmt = precision_format(dtype)
-    if fmt is TENSORFLOAT32:
+    if dtype is TENSORFLOAT32:
         return _tf32(array)
-    if fmt.name.startswith(PROBE_PREFIX):
-        return _to_bits(array, fmt.precision)
+    if dtype.name.startswith(PROBE_PREFIX):
+        return _to_bits(array, dtype.precision)
     with np.errstate(over="ignore"):  # beyond the format's range rounds to ±inf, as it should
-        return np.asarray(array, dtype=np.float64).astype(fmt.numpy_dtype).astype(np.float64)
+        return np.asarray(array, dtype=np.float64).astype(dtype.numpy_dtype).astype(np.float64)
 
 
-def reference_unit(dtype: str, compute: str) -> float:
+def reference_unit(dtype: Format, compute: Format) -> float:
     """The unit roundoff that limits a plain reference computing in ``compute`` whose result
     is rounded to ``dtype``: the coarser of the two."""
-    return max(precision_format(dtype).unit_roundoff, precision_format(compute).unit_roundoff)
+    return max(dtype.unit_roundoff, compute.unit_roundoff)
 
 
 def _to_bits(array: npt.ArrayLike, bits: int) -> np.ndarray:
@@ -161,7 +160,8 @@ class Framework:
     """How to hand arrays to one framework and differentiate a function in it."""
 
     name: str
-    # (float64 ndarray, dtype name, device name) -> framework array
+    # (float64 ndarray, the NumPy name of the array's dtype: a format's storage, bool, int32;
+    # device name) -> framework array
     put: Callable[[npt.ArrayLike, str, str], Array]
     get: Callable[[Array], np.ndarray]  # framework array -> float64 ndarray
     # (f, (q, k, v), g) -> (dq, dk, dv), f returning the output only
@@ -212,28 +212,28 @@ def _from_row(name: str) -> Framework:
     module = prepared_module(row)
     listen(row)  # counts the programs its calls compile (``_programs``)
 
-    def put(array: npt.ArrayLike, dtype: str, device: str) -> Array:
-        reason = row.kernel_dtype_reason(dtype)
+    def put(array: npt.ArrayLike, array_dtype: str, device: str) -> Array:
+        reason = row.kernel_dtype_reason(array_dtype)
         if reason is not None:
             raise DtypeUnheld(reason)
         native = native_device(name, device)
         row.select(native)
-        return row.place(module, array, dtype, native)
+        return row.place(module, array, array_dtype, native)
 
     return Framework(name, put, to_numpy, row.vjp, bind=row.bind or _call_as_is,
                      bind_vjp=row.bind_vjp, permute=row.permute, scope=row.kernel_scope,
                      dtype_reason=row.kernel_dtype_reason)
 
 
-def dtype_unavailable_reason(kernel: Declared, dtype: str) -> str | None:
+def dtype_unavailable_reason(kernel: Declared, dtype: Format) -> str | None:
     """Why ``kernel``'s cells of ``dtype`` cannot run under the configuration its calls get
     (``Framework.scope``), None when they can: JAX's float64 where the user has x64 off and
     the declaration does not ask for it."""
     if unavailable_reason(kernel.framework) is not None:
         return None  # reported as the framework's absence
     fw = framework(kernel.framework)
-    with fw.scope(dtype, kernel.enable_x64):
-        return fw.dtype_reason(dtype)
+    with fw.scope(dtype.name, kernel.enable_x64):
+        return fw.dtype_reason(dtype.name)
 
 
 def _call_as_is(fn: Callable[..., Any], keywords: dict[str, Any], mode: str | None = None
@@ -268,12 +268,12 @@ def native_device(framework_name: str, device: str) -> object:
 def _torch() -> Framework:
     import torch
 
-    def put(array: npt.ArrayLike, dtype: str, device: str) -> Array:
+    def put(array: npt.ArrayLike, array_dtype: str, device: str) -> Array:
         where = native_device("torch", device)  # gpu:N is torch's cuda:N
-        if dtype == "bool":
+        if array_dtype == "bool":
             return torch.from_numpy(np.asarray(array, dtype=bool)).to(device=where)
-        values = np.asarray(array, dtype=np.float64 if dtype == "float64" else np.float32)
-        return torch.from_numpy(values).to(device=where, dtype=getattr(torch, dtype))
+        values = np.asarray(array, dtype=np.float64 if array_dtype == "float64" else np.float32)
+        return torch.from_numpy(values).to(device=where, dtype=getattr(torch, array_dtype))
 
     def get(array: Array) -> np.ndarray:
         return array.detach().to(device="cpu", dtype=torch.float64).numpy()

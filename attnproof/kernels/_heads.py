@@ -4,6 +4,7 @@ to fix, gqa or mqa, told apart from a bug), and the head counts a kernel must re
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -13,8 +14,11 @@ from ._declaration import Kernel
 from ._frameworks import Framework
 from ._truth import Inputs
 
+if TYPE_CHECKING:
+    from attnproof.symbolic import Format
 
-def heads_declared_wrongly(kernel: Kernel, fw: Framework, case: Case, dtype: str,
+
+def heads_declared_wrongly(kernel: Kernel, fw: Framework, case: Case, dtype: Format,
                             device: str) -> str | None:
     """Why a kernel that raised with shared K/V heads is declared wrongly, when it runs with
     another sharing: its head sharing is a declaration to fix, not a bug to report."""
@@ -29,7 +33,7 @@ def heads_declared_wrongly(kernel: Kernel, fw: Framework, case: Case, dtype: str
     return None
 
 
-def _only_runs(kernel: Kernel, fw: Framework, case: Case, kv_heads: int, dtype: str,
+def _only_runs(kernel: Kernel, fw: Framework, case: Case, kv_heads: int, dtype: Format,
                device: str) -> bool:
     """Whether the kernel runs ``case`` with ``kv_heads`` K/V heads where it raises with the
     case's own, both at the case's sizes and at plain ones (4 of each, no mask): a kernel that
@@ -40,7 +44,7 @@ def _only_runs(kernel: Kernel, fw: Framework, case: Case, kv_heads: int, dtype: 
                for c in (case, plain)) and not _runs(kernel, fw, plain, dtype, device)
 
 
-def _runs(kernel: Kernel, fw: Framework, case: Case, dtype: str, device: str) -> bool:
+def _runs(kernel: Kernel, fw: Framework, case: Case, dtype: Format, device: str) -> bool:
     x = instance(case, dtype, kernel.compute_for(dtype, device))
     try:
         call(kernel, fw, x, case, dtype, device, ("out",))

@@ -30,12 +30,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from attnproof._signals import sigterm_as_interrupt
 from attnproof._workers import TimeLimit, run_in_lanes
 from attnproof.numeric import CellStatus, settle_cell
 from attnproof.numeric.route import Evidence, Failure
+from attnproof.symbolic import format_named
 
 from ._cases import Case
 from ._check import (
@@ -53,6 +54,9 @@ from ._declaration import Kernel
 from ._frameworks import row_of
 from ._properties import property_named
 from ._spec import load
+
+if TYPE_CHECKING:
+    pass
 
 # Seconds one case may run before its worker is killed. A case of a library kernel takes well
 # under a second on a CPU; the first case of a kernel on a device also compiles it (JAX's jit,
@@ -233,7 +237,8 @@ class _Cells:
             case = report.case
             cell.counterexample = {"case": case.to_json(), "sizes": case.sizes(), "ratio": None,
                                    "message": report.failure,
-                                   "inputs": inputs_shown(self.kernel, case, task.dtype,
+                                   "inputs": inputs_shown(self.kernel, case,
+                                                          format_named(task.dtype),
                                                           task.device)}
             cell.replay = replay_command(self.spec, task.property, task.dtype, task.device,
                                          case)

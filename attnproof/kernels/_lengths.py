@@ -48,6 +48,8 @@ from ._shapes import (
 )
 
 if TYPE_CHECKING:
+    from attnproof.symbolic import Format
+
     from ._declaration import Kernel
     from ._precision import Sums
 
@@ -86,7 +88,7 @@ def allowance(n_long: int, n_short: int) -> float:
 
 
 def changed(long_sums: Sums | None, short_sums: Sums | None, n_long: int, n_short: int,
-            dtype: str, compute: str) -> dict[str, Any] | None:
+            dtype: Format, compute: Format) -> dict[str, Any] | None:
     """The two estimates where they differ past ``allowance`` and the coarser is less precise
     than declared; None where they do not (or where either length gives no estimate)."""
     at_long = precision.estimate(long_sums, dtype, compute)
@@ -99,11 +101,11 @@ def changed(long_sums: Sums | None, short_sums: Sums | None, n_long: int, n_shor
         return None
     return {"bits": {str(n_long): at_long["bits"], str(n_short): at_short["bits"]},
             "coarser_at": coarser[1], "gap": round(gap, 2),
-            "allowed": round(allowance(n_long, n_short), 2), "declared": compute}
+            "allowed": round(allowance(n_long, n_short), 2), "declared": compute.name}
 
 
-def unmeasured(long_sums: Sums | None, short_sums: Sums | None, dtype: str,
-               compute: str) -> str | None:
+def unmeasured(long_sums: Sums | None, short_sums: Sums | None, dtype: Format,
+               compute: Format) -> str | None:
     """Why the two lengths' precision cannot be compared, where it cannot: why either gives
     no estimate (``_precision.unestimable``)."""
     return precision.unestimable(long_sums, dtype, compute) or \

@@ -30,16 +30,19 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Protocol, overload
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 import numpy as np
 from hypothesis import strategies as st
 
 from ._cases import GARBAGE_ALLOWED, Case, instance
 from ._cases import cases as dense_cases
-from ._frameworks import Framework, precision_format, rounded
+from ._frameworks import Framework, rounded
 from ._shapes import kind, small_lengths
 from ._truth import Inputs
+
+if TYPE_CHECKING:
+    from attnproof.symbolic import Format
 
 PACKED_FORMS = ("cu_seqlens", "segment_ids")
 # the id of the slack tokens under segment ids, and the gaps between neighbouring sequences'
@@ -132,7 +135,7 @@ def element(x: Inputs, i: int) -> Inputs:
                                g=one(x.g), given=given or x.given, bias=one(x.bias))
 
 
-def packed(sequences: list[Inputs], packing: Packing, dtype: str) -> Inputs:
+def packed(sequences: list[Inputs], packing: Packing, dtype: Format) -> Inputs:
     """The sequences end to end along the token axes of a batch of one, the slack after them
     (g is 0 there: no loss reads a token no sequence owns); what the kernel receives as q, k, v
     (``Inputs.passed``: garbage in a sequence's unused keys included). The keep-mask is the
@@ -162,7 +165,7 @@ def packed(sequences: list[Inputs], packing: Packing, dtype: str) -> Inputs:
                   sinks=first.sinks)
 
 
-def slack_values(shape: tuple[int, ...], garbage: str, like: np.ndarray, dtype: str,
+def slack_values(shape: tuple[int, ...], garbage: str, like: np.ndarray, dtype: Format,
                  rng: np.random.Generator) -> np.ndarray:
     """What the slack tokens hold: NaN, ±∞, the format's largest value, or values of the
     sequences' own scale (uniform up to their largest |entry|, rounded to ``dtype``)."""
@@ -170,7 +173,7 @@ def slack_values(shape: tuple[int, ...], garbage: str, like: np.ndarray, dtype: 
         top = float(np.max(np.abs(like), initial=0.0)) or 1.0
         return rounded(rng.uniform(-top, top, size=shape), dtype)
     value = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf,
-             "huge": precision_format(dtype).largest}[garbage]
+             "huge": dtype.largest}[garbage]
     return np.full(shape, value)
 
 
@@ -276,7 +279,7 @@ def packing_of(case: Case) -> Packing:
     return Packing(case.packed, case.slack, case.garbage or SLACK_DEFAULT, case.seed)
 
 
-def instances(case: Case, dtype: str, compute: str, alignment: str) -> list[Inputs]:
+def instances(case: Case, dtype: Format, compute: Format, alignment: str) -> list[Inputs]:
     """Each non-empty sequence of a packed case as an instance of its own (a batch of one, its
     own lengths and causal alignment, its own seed), all with the first one's sinks: the kernel
     takes one sink per head for the whole call."""

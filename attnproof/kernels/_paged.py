@@ -29,6 +29,8 @@ from ._packed import SLACK_DEFAULT, slack_values
 from ._shapes import kind
 
 if TYPE_CHECKING:
+    from attnproof.symbolic import Format
+
     from ._frameworks import Framework
     from ._truth import Inputs
 
@@ -120,7 +122,7 @@ def in_layout(stored: np.ndarray, cache_layout: str) -> np.ndarray:
         np.transpose(stored, (0, 2, 1, 3)))
 
 
-def unused_fill(shape: tuple[int, ...], garbage: str, like: np.ndarray, dtype: str,
+def unused_fill(shape: tuple[int, ...], garbage: str, like: np.ndarray, dtype: Format,
                 seed: int) -> np.ndarray:
     """What the slots no key lies in hold (``_packed.slack_values``: NaN, ±∞, the format's
     largest, or values of the keys' own scale)."""
@@ -174,7 +176,7 @@ APART_SEED = 4
 
 
 def arrays(kernel: PagedKernel, x: Inputs, case: Case,
-           dtype: str) -> tuple[np.ndarray, np.ndarray, Paging]:
+           dtype: Format) -> tuple[np.ndarray, np.ndarray, Paging]:
     """The K and V caches of ``x`` in the kernel's cache layout and their paging: each
     element's keys up to its length (its padding where the case pads, else all n_k), at the
     case's page size (the kernel's first where the case names none), the other slots holding

@@ -30,11 +30,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
-from ._frameworks import precision_format, probe, reference_unit
+from attnproof.symbolic import FLOAT64
+
+from ._frameworks import probe, reference_unit
+
+if TYPE_CHECKING:
+    from attnproof.symbolic import Format
 
 # a kernel is flagged as less precise than declared below this many bits under the declared:
 # the 2x rule already lets a kernel's worst error be twice the reference's (a bit), and honest
@@ -59,27 +64,26 @@ def bits(u: float) -> float:
     return -math.log2(u)
 
 
-def resolvable(dtype: str, compute: str) -> bool:
+def resolvable(dtype: Format, compute: Format) -> bool:
     """Whether the float64 truth can tell the precision apart (not a float64 computation)."""
-    float64 = precision_format("float64").unit_roundoff
-    return bits(reference_unit(dtype, compute)) <= bits(float64) - TRUTH_HEADROOM
+    return bits(reference_unit(dtype, compute)) <= bits(FLOAT64.unit_roundoff) - TRUTH_HEADROOM
 
 
-def probe_precision(dtype: str, compute: str) -> str:
+def probe_precision(dtype: Format, compute: Format) -> Format:
     """The probe's precision: PROBE_BITS coarser than the one that limits the reference."""
     return probe(round(bits(reference_unit(dtype, compute))) - PROBE_BITS)
 
 
 def row_sums(got: np.ndarray, exact: np.ndarray, size: np.ndarray, plain: np.ndarray,
              coarse: np.ndarray, bound: np.ndarray | None, condition: np.ndarray,
-             rows: np.ndarray, compute: str) -> Sums | None:
+             rows: np.ndarray, compute: Format) -> Sums | None:
     """The kernel's, the declared reference's and the probe's errors of O relative to each
     row's bound, summed over the ``rows`` (b, h, n_q) where all three are finite."""
     with np.errstate(all="ignore"):
         errors = [np.max(np.abs(a - exact), axis=-1) for a in (got, plain, coarse)]
         relative = np.full(condition.shape, np.nan) if bound is None else bound
         relative = np.where(np.isfinite(relative), relative,
-                            precision_format(compute).unit_roundoff * condition)
+                            compute.unit_roundoff * condition)
         norm = relative * np.max(size, axis=-1)
     usable = rows & (norm > 0) & np.all([np.isfinite(e) for e in errors], axis=0)
     if not usable.any():
@@ -98,7 +102,7 @@ def add(total: Sums | None, part: Sums | None) -> Sums | None:
     return {key: total[key] + part[key] for key in total}
 
 
-def unestimable(sums: Sums | None, dtype: str, compute: str) -> str | None:
+def unestimable(sums: Sums | None, dtype: Format, compute: Format) -> str | None:
     """Why no precision can be estimated from ``sums``, where none can; None where it can."""
     if not resolvable(dtype, compute):
         return (f"no precision estimate in {compute} computation (the float64 truth cannot "
@@ -111,28 +115,29 @@ def unestimable(sums: Sums | None, dtype: str, compute: str) -> str | None:
     return None
 
 
-def estimate(sums: Sums | None, dtype: str, compute: str) -> Estimate | None:
+def estimate(sums: Sums | None, dtype: Format, compute: Format) -> Estimate | None:
     """The precision the kernel behaves like, from the summed relative errors; None where
     none can be estimated (``unestimable``)."""
     if unestimable(sums, dtype, compute) is not None:
         return None
     assert sums is not None  # ``unestimable`` gives a reason for None sums
     u_d = reference_unit(dtype, compute)
-    u_p = precision_format(probe_precision(dtype, compute)).unit_roundoff
+    u_p = probe_precision(dtype, compute).unit_roundoff
     kernel, declared, probed = sums["kernel"], sums["declared"], sums["probe"]
     u = u_d + (kernel - declared) * (u_p - u_d) / (probed - declared)
     if u <= 0:  # far more accurate than the declared reference: its errors' ratio says how far
         u = u_d * kernel / declared
-    limited = precision_format(dtype).unit_roundoff > precision_format(compute).unit_roundoff
+    limited = dtype.unit_roundoff > compute.unit_roundoff
     estimated = bits(u) if u > 0 else math.inf
-    return {"declared": compute, "declared_bits": round(bits(u_d), 2),
-            "limited_by": dtype if limited else None, "unit_roundoff": u,
+    # a record: the formats by their names
+    return {"declared": compute.name, "declared_bits": round(bits(u_d), 2),
+            "limited_by": dtype.name if limited else None, "unit_roundoff": u,
             "bits": round(estimated, 2), "error_ratio": kernel / declared,
             "rows": sums["rows"], "less_precise": estimated < bits(u_d) - FLAG_BITS,
             "sums": dict(sums)}
 
 
-def pooled(cells: Iterable[Estimate | None], dtype: str, compute: str) -> Estimate | None:
+def pooled(cells: Iterable[Estimate | None], dtype: Format, compute: Format) -> Estimate | None:
     """The estimate over every row of several cells' estimates (their sums added)."""
     total: Sums | None = None
     for precision in cells:

@@ -40,6 +40,8 @@ from ._truth import SINK_GRADIENT
 if TYPE_CHECKING:
     import numpy as np
 
+    from attnproof.symbolic import Format
+
     from ._frameworks import Framework
     from ._run import CaseResult
     from ._truth import Inputs
@@ -65,18 +67,18 @@ class Property:
     # the outputs judged instead of the kernel's own call's, ``(kernel, fw, x, case, dtype,
     # device) -> outputs`` (a split-KV merge); the call still runs first, so a kernel that
     # raises on it is reported as raising
-    outputs_instead: Callable[[Kernel, Framework, Inputs, Case, str, str],
+    outputs_instead: Callable[[Kernel, Framework, Inputs, Case, Format, str],
                               dict[str, np.ndarray]] | None = None
     # a second run each case's outputs must equal within the rule, ``(kernel, fw, x, case,
     # dtype, device, outputs) -> outputs`` (each batch element run alone)
-    run_beside: Callable[[Kernel, Framework, Inputs, Case, str, str, Collection[str]],
+    run_beside: Callable[[Kernel, Framework, Inputs, Case, Format, str, Collection[str]],
                          dict[str, np.ndarray]] | None = None
     # the second run must be the same to the bit, not within the rule (a declared batch
     # invariance)
     beside_bitwise: bool = False
     # why a kernel that raised did, when its declaration explains it, ``(kernel, fw, case,
     # dtype, device) -> str | None`` (heads declared otherwise than the kernel takes them)
-    explain_raise: Callable[[Kernel, Framework, Case, str, str], str | None] | None = None
+    explain_raise: Callable[[Kernel, Framework, Case, Format, str], str | None] | None = None
     # a twin of each case's instance the kernel must refuse, ``(x) -> (twin, why)``: a case
     # whose own call passes fails where the kernel answers the twin (a raise is the refusal)
     twin_refused: Callable[[Inputs], tuple[Inputs, str]] | None = None
@@ -85,7 +87,8 @@ class Property:
     # a convention read from the outputs before they are judged, ``(kernel, x, got, dtype,
     # compute, conventions) -> (x, verdict or None)``: the instance to judge against, or the
     # case's verdict (which causal alignment the kernel follows)
-    convention: Callable[[Kernel, Inputs, dict[str, np.ndarray], str, str, dict[str, str]],
+    convention: Callable[[Kernel, Inputs, dict[str, np.ndarray], Format, Format,
+                                  dict[str, str]],
                          tuple[Inputs, CaseResult | None]] | None = None
     # the loss reads the returned lse too: each case gets an upstream gradient of the lse,
     # and the kernel's gradients are taken through both of its outputs

@@ -35,12 +35,12 @@ import numpy as np
 import sympy as sp
 
 from attnproof.numeric import ROUNDING_MODEL
-from attnproof.symbolic import format_named
 from attnproof.symbolic.kinds.error_bound import c_exp as c_exp_symbol
 
 from ._truth import Inputs
 
 if TYPE_CHECKING:
+    from attnproof.symbolic import Format
     from attnproof.symbolic.kinds.error_bound import ErrorBound
 
 
@@ -65,17 +65,17 @@ def count_any_block() -> Callable[..., Any]:
     return sp.lambdify((rounding.n, c_exp_symbol), count, "numpy")
 
 
-def row_bounds(x: Inputs, dtype: str, compute: str, framework: str) -> np.ndarray | None:
+def row_bounds(x: Inputs, dtype: Format, compute: Format, framework: str) -> np.ndarray | None:
     """The proved bound B of each query row (b, h, n_q), relative to the row's abs-scale A
     (NaN for a row without one); None where no bound applies."""
-    model = ROUNDING_MODEL.get((framework, compute))
+    model = ROUNDING_MODEL.get((framework, compute.name))
     if model is None or x.bias is not None or x.score_mod is not None:
         return None
     return _bound(x, model, dtype, compute)
 
 
-def bound_ratio(x: Inputs, out: np.ndarray, exact: np.ndarray, size: np.ndarray, dtype: str,
-                compute: str, framework: str, rows: np.ndarray,
+def bound_ratio(x: Inputs, out: np.ndarray, exact: np.ndarray, size: np.ndarray, dtype: Format,
+                compute: Format, framework: str, rows: np.ndarray,
                 bound: np.ndarray | None = None) -> float | None:
     """The largest |out − exact| over the proved bound, over the rows that have one
     (``bound``: :func:`row_bounds`, when already computed)."""
@@ -91,7 +91,7 @@ def bound_ratio(x: Inputs, out: np.ndarray, exact: np.ndarray, size: np.ndarray,
     return float(ratio.max()) if ratio.size else None
 
 
-def _bound(x: Inputs, model: _RoundingModel, dtype: str, compute: str) -> np.ndarray:
+def _bound(x: Inputs, model: _RoundingModel, dtype: Format, compute: Format) -> np.ndarray:
     k = np.repeat(x.k, x.group, axis=1)
     scores = x.scale * np.einsum("bhqd,bhkd->bhqk", x.q, k)
     magnitudes = abs(x.scale) * np.einsum("bhqd,bhkd->bhqk", np.abs(x.q), np.abs(k))
@@ -121,5 +121,5 @@ def _gamma(count: int, u: float) -> float:
     return count * u / (1 - count * u)
 
 
-def _unit(dtype: str) -> float:
-    return format_named(dtype).unit_roundoff
+def _unit(dtype: Format) -> float:
+    return dtype.unit_roundoff

@@ -41,6 +41,8 @@ from ._truth import (
 )
 
 if TYPE_CHECKING:
+    from attnproof.symbolic import Format
+
     from ._precision import Sums
     from ._truth import Pair
 
@@ -72,17 +74,17 @@ class PropertyView(Protocol):
     @property
     def length_twin(self) -> Callable[[Case], Case] | None: ...
     @property
-    def outputs_instead(self) -> Callable[[Kernel, Framework, Inputs, Case, str, str],
+    def outputs_instead(self) -> Callable[[Kernel, Framework, Inputs, Case, Format, str],
                                           dict[str, np.ndarray]] | None: ...
     @property
-    def run_beside(self) -> Callable[[Kernel, Framework, Inputs, Case, str, str,
+    def run_beside(self) -> Callable[[Kernel, Framework, Inputs, Case, Format, str,
                                       Collection[str]], dict[str, np.ndarray]] | None: ...
     @property
-    def convention(self) -> Callable[[Kernel, Inputs, dict[str, np.ndarray], str, str,
+    def convention(self) -> Callable[[Kernel, Inputs, dict[str, np.ndarray], Format, Format,
                                       dict[str, str]],
                                      tuple[Inputs, CaseResult | None]] | None: ...
     @property
-    def explain_raise(self) -> Callable[[Kernel, Framework, Case, str, str],
+    def explain_raise(self) -> Callable[[Kernel, Framework, Case, Format, str],
                                         str | None] | None: ...
     def plain(self) -> PropertyView: ...
 
@@ -118,7 +120,7 @@ class CaseResult:
         return self.status in CELL_FAILURES
 
 
-def run_case(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtype: str,
+def run_case(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtype: Format,
              device: str = "cpu") -> CaseResult:
     """One case, run on the kernel as declared (:meth:`Kernel.fresh`: whatever state its
     callables keep starts as it was declared), or a sequence of calls (``case.history``) on
@@ -128,18 +130,18 @@ def run_case(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtyp
     return _run_on(kernel.fresh(), fw, prop, case, dtype, device)
 
 
-def _run_on(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtype: str,
+def _run_on(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtype: Format,
             device: str) -> CaseResult:
     """One call of the case (and what its property runs beside it), under the configuration
     the user's kernel gets (``Framework.scope``: the user's own, restored when it returns)."""
-    with fw.scope(dtype, kernel.enable_x64):
-        reason = fw.dtype_reason(dtype)
+    with fw.scope(dtype.name, kernel.enable_x64):
+        reason = fw.dtype_reason(dtype.name)
         if reason is not None:  # not made in another dtype: not run, not decided
             return CaseResult("refused", message=reason)
         return _run_in_scope(kernel, fw, prop, case, dtype, device)
 
 
-def _run_in_scope(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtype: str,
+def _run_in_scope(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtype: Format,
                   device: str) -> CaseResult:
     compute = kernel.compute_for(dtype, device)
     outputs = prop.outputs(kernel)
@@ -161,7 +163,7 @@ def _run_in_scope(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case,
     return result
 
 
-def with_lse_cotangent(x: Inputs, case: Case, dtype: str) -> Inputs:
+def with_lse_cotangent(x: Inputs, case: Case, dtype: Format) -> Inputs:
     """``x`` with an upstream gradient of the lse, Gaussian from the case's seed (its own
     stream: the case's other arrays unchanged), 0 on fully masked rows, whose lse is −∞."""
     from ._frameworks import rounded
@@ -171,7 +173,7 @@ def with_lse_cotangent(x: Inputs, case: Case, dtype: str) -> Inputs:
     return dataclasses.replace(x, g_lse=rounded(g_lse, dtype))
 
 
-def _twin_refused(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtype: str,
+def _twin_refused(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtype: Format,
                   device: str, outputs: Collection[str], x: Inputs) -> CaseResult | None:
     """The case's twin the kernel must refuse (``Property.twin_refused``), called after the
     case itself passed: None where the kernel raised on it (its refusal), a failure where it
@@ -192,8 +194,9 @@ def _twin_refused(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case,
                       detail={"output": "out", "twin": why})
 
 
-def _beside_length_twin(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtype: str,
-                        device: str, compute: str, result: CaseResult) -> CaseResult:
+def _beside_length_twin(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case,
+                        dtype: Format, device: str, compute: Format,
+                        result: CaseResult) -> CaseResult:
     """The case beside its twin at another length (``Property.length_twin``): the case's own
     failure, else the twin's; and a failure, or the failure named so, where the precision the
     two behave like differs past what summation order explains (``_lengths.changed``). Where
@@ -222,8 +225,9 @@ def _beside_length_twin(kernel: Kernel, fw: Framework, prop: PropertyView, case:
                                detail={**judged.detail, "precision_across_lengths": change})
 
 
-def _outcome(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtype: str, device: str,
-             compute: str, outputs: Collection[str], x: Inputs) -> CaseResult:
+def _outcome(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtype: Format,
+             device: str, compute: Format, outputs: Collection[str],
+             x: Inputs) -> CaseResult:
     try:
         with timed_calls():
             got = call(kernel, fw, x, case, dtype, device, outputs)
@@ -274,8 +278,8 @@ def _knobs_off(kernel: Kernel, x: Inputs) -> Iterator[tuple[str, Inputs]]:
         yield "soft-capping", dataclasses.replace(x, score_mod=None)
 
 
-def _name_dropped_knob(kernel: Kernel, x: Inputs, got: dict[str, np.ndarray], dtype: str,
-                       compute: str, outputs: Collection[str], judged: CaseResult) -> None:
+def _name_dropped_knob(kernel: Kernel, x: Inputs, got: dict[str, np.ndarray], dtype: Format,
+                       compute: Format, outputs: Collection[str], judged: CaseResult) -> None:
     """Where a failing case's outputs pass the rule against the instance with one of its
     knobs off, say so in ``judged``: the kernel took the knob's keyword and ignored it on this
     path (a knob silently dropped: the failure class of a sink dropped beside a mask, a window
@@ -294,7 +298,7 @@ def _name_dropped_knob(kernel: Kernel, x: Inputs, got: dict[str, np.ndarray], dt
 
 
 def _not_run(error: Exception, kernel: Kernel, fw: Framework, prop: PropertyView | None,
-             case: Case, dtype: str, device: str) -> CaseResult:
+             case: Case, dtype: Format, device: str) -> CaseResult:
     """What a call that raised tells: a layout the kernel did not return, a case outside what
     it supports or the framework's configuration holds (not run, not decided), a declaration
     its raise is explained by, or the kernel's own failure (a finding, reported in full)."""
@@ -310,8 +314,8 @@ def _not_run(error: Exception, kernel: Kernel, fw: Framework, prop: PropertyView
     return CaseResult("raised", message=f"raised{where}: {_raised(error)}")
 
 
-def _run_packed(kernel: Kernel, fw: Framework, case: Case, dtype: str, device: str,
-                compute: str, outputs: Collection[str]) -> CaseResult:
+def _run_packed(kernel: Kernel, fw: Framework, case: Case, dtype: Format, device: str,
+                compute: Format, outputs: Collection[str]) -> CaseResult:
     """A packed case (``packed_sequences``): its sequences end to end in one call, each judged
     by the rule against its own truth, a batch of one (``theorems/production_features.py``:
     packed attention is each sequence's own), the worst of them the case's result; then, where
@@ -381,7 +385,7 @@ def _slack_gradients(slack: dict[str, np.ndarray], layout: packed.Packing) -> Ca
     return None
 
 
-def _in_sequence(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtype: str,
+def _in_sequence(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, dtype: Format,
                  device: str) -> CaseResult:
     """The calls of ``case.history``, then ``case`` itself, made in that order on one kernel
     object as declared. Where the kernel's callables keep state of their own, each call is
@@ -389,7 +393,9 @@ def _in_sequence(kernel: Kernel, fw: Framework, prop: PropertyView, case: Case, 
     difference at most what it allows an error, and neither raising alone. Where they keep
     none, the fresh call is what the rule asks of any call: each call in the cell's dtype is
     judged against the truth (state kept elsewhere, in a module or the framework, shows so)."""
-    calls = [*case.history, (dtype, dataclasses.replace(case, history=()))]
+    # the history's dtypes are names (a case is data, written out in its replay command)
+    calls = [*((precision_format(name), earlier) for name, earlier in case.history),
+             (dtype, dataclasses.replace(case, history=()))]
     plain_prop = prop.plain()
     one = kernel.fresh()
     stateful = one is not kernel
@@ -463,7 +469,7 @@ def _short_path(path: str) -> str:
 # -- judging -------------------------------------------------------------------------------------
 
 
-def _judge(kernel: Kernel, x: Inputs, got: dict[str, np.ndarray], dtype: str, compute: str,
+def _judge(kernel: Kernel, x: Inputs, got: dict[str, np.ndarray], dtype: Format, compute: Format,
            outputs: Collection[str], conventions: dict[str, str],
            pieces: dict[str, Any] | None = None) -> CaseResult:
     """The worst output by the rule; ``pieces``, when given, receives what the verdict was
@@ -517,7 +523,7 @@ def _judge(kernel: Kernel, x: Inputs, got: dict[str, np.ndarray], dtype: str, co
 
 
 def _necessary(x: Inputs, got: dict[str, np.ndarray], exact: dict[str, Pair],
-               outputs: Collection[str], rows: np.ndarray, dtype: str, compute: str,
+               outputs: Collection[str], rows: np.ndarray, dtype: Format, compute: Format,
                framework: str) -> list[CaseResult]:
     """What must hold whatever rounding the scores suffer (``_tolerance``, "What holds
     whatever the scores' rounding"), on every row that keeps a key: each entry of O within its
@@ -761,10 +767,10 @@ def _short(row: npt.ArrayLike, keep: int = 8) -> list[float]:
 # -- conventions ---------------------------------------------------------------------------------
 
 
-def _fully_masked(kernel: Kernel, x: Inputs, out: np.ndarray, rows: np.ndarray, dtype: str,
-                  compute: str, conventions: dict[str, str]) -> CaseResult | None:
-    observed = classify_fully_masked(x, out, rows, max(precision_format(compute).epsilon,
-                                                      precision_format(dtype).epsilon))
+def _fully_masked(kernel: Kernel, x: Inputs, out: np.ndarray, rows: np.ndarray, dtype: Format,
+                  compute: Format, conventions: dict[str, str]) -> CaseResult | None:
+    observed = classify_fully_masked(x, out, rows, max(compute.epsilon,
+                                                      dtype.epsilon))
     conventions["fully_masked"] = observed
     declared = kernel.fully_masked
     if declared is not None and observed != declared:
@@ -818,8 +824,8 @@ def classify_fully_masked(x: Inputs, out: np.ndarray, rows: np.ndarray, epsilon:
     return best if distances[best] <= tolerance else "other"
 
 
-def read_causal_alignment(kernel: Kernel, x: Inputs, got: dict[str, np.ndarray], dtype: str,
-                          compute: str, conventions: dict[str, str]
+def read_causal_alignment(kernel: Kernel, x: Inputs, got: dict[str, np.ndarray], dtype: Format,
+                          compute: Format, conventions: dict[str, str]
                           ) -> tuple[Inputs, CaseResult | None]:
     """Which causal alignment the kernel follows when n_q != n_k, from its output."""
     n_q, n_k = x.q.shape[2], x.k.shape[2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -16,8 +16,11 @@ from ._frameworks import Framework
 from ._truth import Inputs
 from ._warnings import raised_by_kernel
 
+if TYPE_CHECKING:
+    from attnproof.symbolic import Format
 
-def merged_halves(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
+
+def merged_halves(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: Format,
                   device: str) -> dict[str, np.ndarray]:
     """Out and lse of the keys split in two, each half run alone, merged by log-sum-exp."""
     (o1, l1), (o2, l2) = ((h["out"], h["lse"][..., None])
@@ -27,21 +30,22 @@ def merged_halves(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: s
     return {"out": (w1 * o1 + w2 * o2) / (w1 + w2), "lse": (top + np.log(w1 + w2))[..., 0]}
 
 
-def _halves(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
+def _halves(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: Format,
             device: str) -> list[dict[str, np.ndarray]]:
     split = split_point(case)
     return [call(kernel, fw, _keys(x, part), case, dtype, device, ("out",))
             for part in (slice(0, split), slice(split, None))]
 
 
-def merged_by_kernel(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: str,
+def merged_by_kernel(kernel: Kernel, fw: Framework, x: Inputs, case: Case, dtype: Format,
                      device: str) -> dict[str, np.ndarray]:
     """Out and lse of the keys split in two, each half run alone, merged by the kernel's own
     ``merge(o1, lse1, o2, lse2)``, which gets the halves as the kernel returned them."""
     arguments = []
     for half in _halves(kernel, fw, x, case, dtype, device):
-        arguments.append(fw.put(to_layout(half["out"], letters_of(kernel, "out")), dtype, device))
-        arguments.append(fw.put(_lse_to_layout(kernel, half["lse"]), dtype, device))
+        arguments.append(fw.put(to_layout(half["out"], letters_of(kernel, "out")),
+                                dtype.storage, device))
+        arguments.append(fw.put(_lse_to_layout(kernel, half["lse"]), dtype.storage, device))
     # set: the property "merge" applies only to a kernel that declares one (_properties)
     merge = cast(Callable[..., Any], kernel.merge)
     with raised_by_kernel():  # the kernel's own code, as its forward is

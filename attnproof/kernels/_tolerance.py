@@ -108,6 +108,8 @@ from ._frameworks import precision_format, reference_unit, rounded
 from ._truth import Inputs, _scores, condition, reference, truth
 
 if TYPE_CHECKING:
+    from attnproof.symbolic import Format
+
     from ._frameworks import Array
 
 _FLOAT_NAMES = {"float64": "float64", "float32": "float32", "float16": "float16",
@@ -125,8 +127,8 @@ class Tolerance:
     proved: np.ndarray | None  # the proved bound's share of it, per entry (None: no bound)
     rule: np.ndarray  # the conformance rule's allowance, per row (b, h, n_q)
     rows: np.ndarray  # the rows held to it: those that keep a key (b, h, n_q)
-    dtype: str
-    compute: str
+    dtype: Format
+    compute: Format
     framework: str
     sizes: str
     layout: str = "bhsd"
@@ -190,7 +192,7 @@ class Tolerance:
         return int(np.sum(np.any(held == self.proved[self.rows], axis=-1)))
 
     def __str__(self) -> str:
-        u = precision_format(self.compute).unit_roundoff
+        u = self.compute.unit_roundoff
         rows = int(self.rows.sum())
         lines = [f"Tolerance of attention's output O ({self.sizes}), {self.dtype} inputs "
                  f"computed in {self.compute} (u = 2^{np.log2(u):.0f} = {u:.3g}), per entry "
@@ -254,8 +256,9 @@ def proved_tolerance(q: Array, k: Array, v: Array, *, mask: Array | None = None,
     """
     letters = normalized_layout(layout)
     arrays = [_numpy(a) for a in (q, k, v)]
-    dtype = dtype or _dtype_name(q)
-    compute = compute or dtype
+    # the names are parsed here, where they come in
+    inputs_format = precision_format(dtype or _dtype_name(q))
+    compute_format = precision_format(compute) if compute else inputs_format
     b, h, n_q, d_k = _shape(arrays[0].shape, letters)
     _, h_kv, n_k, _ = _shape(arrays[1].shape, letters)
     canonical = [from_layout(a, letters, _shape(a.shape, letters)) for a in arrays]
@@ -268,15 +271,15 @@ def proved_tolerance(q: Array, k: Array, v: Array, *, mask: Array | None = None,
                np.zeros((b, h, n_q, canonical[2].shape[-1])),
                d_k ** -0.5 if scale is None else float(scale))
     exact, size = truth(x, ("out",))["out"]
-    plain = reference(x, compute, dtype, ("out",))["out"]
+    plain = reference(x, compute_format, inputs_format, ("out",))["out"]
     rows = np.any(keep, axis=-1)
     with np.errstate(all="ignore"):
         reference_error = float(np.max(np.where(rows[..., None], np.abs(plain - exact), 0.0),
                                        initial=0.0))
         magnitude = np.max(size, axis=-1)
-        floor = floor_ulps(x, dtype, compute)["out"] * magnitude
+        floor = floor_ulps(x, inputs_format, compute_format)["out"] * magnitude
         rule = LIMIT * reference_error + floor
-        bound = proved.row_bounds(x, dtype, compute, framework)
+        bound = proved.row_bounds(x, inputs_format, compute_format, framework)
         allowed = np.broadcast_to(rule[..., None], exact.shape)
         proved_share = None
         if bound is not None:
@@ -286,11 +289,12 @@ def proved_tolerance(q: Array, k: Array, v: Array, *, mask: Array | None = None,
     allowed = np.where(rows[..., None], allowed, np.nan)
     sizes = f"b={b} h={h}{'' if h_kv == h else f'/{h_kv}kv'} n_q={n_q} n_k={n_k} d_k={d_k} " \
             f"d_v={canonical[2].shape[-1]}"
-    return Tolerance(exact, allowed, proved_share, rule, rows, dtype, compute, framework,
-                     sizes, letters, reference_error, value_hull(x, dtype, compute))
+    return Tolerance(exact, allowed, proved_share, rule, rows, inputs_format, compute_format,
+                     framework, sizes, letters, reference_error,
+                     value_hull(x, inputs_format, compute_format))
 
 
-def _no_bound(framework: str, compute: str) -> str:
+def _no_bound(framework: str, compute: Format) -> str:
     return f"{framework} has no rounding model for {compute}"
 
 
@@ -399,7 +403,7 @@ class Hull:
                 f"{per_key * kept + count} roundings of u = 2^{np.log2(self.u):.0f}")
 
 
-def value_hull(x: Inputs, dtype: str, compute: str) -> Hull:
+def value_hull(x: Inputs, dtype: Format, compute: Format) -> Hull:
     """The hull of the kept value rows of every query row, with its allowance."""
     v = np.repeat(x.v, x.group, axis=1)[:, :, None, :, :]  # (b, h, 1, n_k, d_v)
     keep = x.keep[..., None]  # (b, h, n_q, n_k, 1)
@@ -413,19 +417,19 @@ def value_hull(x: Inputs, dtype: str, compute: str) -> Hull:
     return Hull(low, high, allowance, kept, u)
 
 
-def floor_ulps(x: Inputs, dtype: str, compute: str) -> dict[str, np.ndarray]:
+def floor_ulps(x: Inputs, dtype: Format, compute: Format) -> dict[str, np.ndarray]:
     """Per output, per row: the floor in units of the row's magnitude,
     ``FLOOR_ULPS`` · (ε_dtype + ε_compute · the row's condition)."""
-    return {name: FLOOR_ULPS * (precision_format(dtype).epsilon
-                                 + precision_format(compute).epsilon * rows)
+    return {name: FLOOR_ULPS * (dtype.epsilon
+                                 + compute.epsilon * rows)
             for name, rows in condition(x).items()}
 
 
-def unresolved_rows(x: Inputs, compute: str) -> np.ndarray:
+def unresolved_rows(x: Inputs, compute: Format) -> np.ndarray:
     """The query rows whose floor from the scores' scale is at least the output's magnitude
     (``FLOOR_ULPS`` · ε_compute · (1 + max|s|) ≥ 1): the 2× rule resolves none of their
     digits, and the hull and the lse interval are what judge them."""
-    return FLOOR_ULPS * precision_format(compute).epsilon * condition(x)["out"] >= 1
+    return FLOOR_ULPS * compute.epsilon * condition(x)["out"] >= 1
 
 
 @dataclass(frozen=True)
@@ -447,12 +451,12 @@ class LseInterval:
         return np.nan_to_num(ratio, nan=np.inf, posinf=np.inf)  # NaN is never inside
 
 
-def lse_interval(x: Inputs, dtype: str, compute: str, framework: str) -> LseInterval:
+def lse_interval(x: Inputs, dtype: Format, compute: Format, framework: str) -> LseInterval:
     """[max s − e, max s + log n + e] of each row's kept scores (the module docstring)."""
     from attnproof.numeric import ROUNDING_MODEL
 
     u = reference_unit(dtype, compute)
-    model = ROUNDING_MODEL.get((framework, compute))
+    model = ROUNDING_MODEL.get((framework, compute.name))
     c_exp, c_log = (model.c_exp, model.c_log) if model is not None else \
         (UNMODELLED_ACCURACY, UNMODELLED_ACCURACY)
     scores = np.where(x.keep, _scores(x, np.repeat(x.k, x.group, axis=1)), -np.inf)

@@ -18,13 +18,15 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from ._frameworks import TF32, precision_format, rounded
+from attnproof.symbolic import FLOAT32, TENSORFLOAT32
+
+from ._frameworks import rounded
 
 if TYPE_CHECKING:
     import sympy as sp
 
     from attnproof.numeric import Compiled
-    from attnproof.symbolic import Equals, Theorem
+    from attnproof.symbolic import Equals, Format, Theorem
 
     from ._score_mod import ScoreMod
 
@@ -320,7 +322,7 @@ def _scores(x: Inputs, k: np.ndarray) -> np.ndarray:
 # -- the plain reference at a declared precision -------------------------------------------------
 
 
-def reference(x: Inputs, compute: str, output: str,
+def reference(x: Inputs, compute: Format, output: Format,
               outputs: Collection[str] = OUTPUTS) -> dict[str, np.ndarray]:
     """Plain masked attention, forward and backward, every operation rounded to ``compute``
     (accumulating in float32 below float64, as hardware does), every result to ``output``.
@@ -329,9 +331,9 @@ def reference(x: Inputs, compute: str, output: str,
 
     A fully masked row gets zero weights, as in the truth."""
     # a precision finer than float32 (float64, or a probe of more bits) accumulates in float64
-    finer = precision_format(compute).precision > precision_format("float32").precision
+    finer = compute.precision > FLOAT32.precision
     work = np.float64 if finer else np.float32
-    elementwise = "float32" if compute == TF32 else compute
+    elementwise = FLOAT32 if compute is TENSORFLOAT32 else compute
 
     def r(a: np.ndarray) -> np.ndarray:
         return rounded(a, elementwise).astype(work)

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from attnproof.kernels import Kernel
+from attnproof.kernels._frameworks import precision_format
 
 BLOCK = 128  # the key block of the tiled variants
 TILE = 16  # the tile of the backward variant that visits query tiles by count
@@ -462,10 +463,10 @@ def low_precision(q, k, v, mask=None, causal=False, scale=None, softcap=None, *,
     from attnproof.kernels._frameworks import rounded
 
     def operand(a):
-        return rounded(a, products).astype(np.float32)
+        return rounded(a, precision_format(products)).astype(np.float32)
 
     def step(a):
-        return rounded(a, steps).astype(np.float32)
+        return rounded(a, precision_format(steps)).astype(np.float32)
 
     flaws, dtype = Bugs(), q.dtype
     q, k, v = (np.asarray(a, dtype=np.float32) for a in (q, k, v))

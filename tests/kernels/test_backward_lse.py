@@ -16,6 +16,7 @@ from attnproof.kernels import Case, check_kernel
 from attnproof.kernels._cases import instance
 from attnproof.kernels._run import with_lse_cotangent
 from attnproof.kernels._truth import reference, truth
+from attnproof.symbolic import FLOAT64
 
 from . import planted, planted_lse
 from ._cells import not_conforming
@@ -36,7 +37,7 @@ def test_an_lse_cut_off_from_the_backward_fails_backward_lse_alone(framework):
 
 def test_the_truth_through_the_lse_is_its_derivative_written_out():
     case = Case(n_q=3, n_k=5, d_k=4, d_v=2, batch=2, heads=2, kv_heads=1, mask="random", seed=3)
-    x = with_lse_cotangent(instance(case, "float64", "float64"), case, "float64")
+    x = with_lse_cotangent(instance(case, FLOAT64, FLOAT64), case, FLOAT64)
     k = np.repeat(x.k, x.group, axis=1)
     s = np.where(x.keep, x.scale * np.einsum("bhqd,bhkd->bhqk", x.q, k), -np.inf)
     a = np.exp(s - s.max(-1, keepdims=True))
@@ -49,7 +50,7 @@ def test_the_truth_through_the_lse_is_its_derivative_written_out():
     dk = x.scale * np.einsum("bhqk,bhqd->bhkd", ds, x.q).reshape(2, 1, 2, 5, 4).sum(2)
     np.testing.assert_allclose(exact["dk"][0] - without["dk"][0], dk, atol=1e-12)
     np.testing.assert_allclose(exact["dv"][0], without["dv"][0])
-    plain = reference(x, "float64", "float64", ("dq", "dk"))  # the plain reference agrees
+    plain = reference(x, FLOAT64, FLOAT64, ("dq", "dk"))  # the plain reference agrees
     np.testing.assert_allclose(plain["dq"], exact["dq"][0], atol=1e-12)
     np.testing.assert_allclose(plain["dk"], exact["dk"][0], atol=1e-12)
 

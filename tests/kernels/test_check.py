@@ -17,6 +17,7 @@ from attnproof.cli import main
 from attnproof.kernels import Case, Kernel, KernelError, check_kernel, replay
 from attnproof.kernels._frameworks import rounded
 from attnproof.kernels._truth import Inputs, reference, truth
+from attnproof.symbolic import BFLOAT16, FLOAT32, FLOAT64, format_named
 
 from . import planted
 
@@ -54,7 +55,7 @@ def test_the_plain_float64_reference_agrees_with_the_compiled_statements():
     x = Inputs(rng.standard_normal((b, h, n_q, d_k)), rng.standard_normal((b, kv, n_k, d_k)),
                rng.standard_normal((b, kv, n_k, d_v)), keep,
                rng.standard_normal((b, h, n_q, d_v)), 0.7)
-    exact, plain = truth(x), reference(x, "float64", "float64")
+    exact, plain = truth(x), reference(x, FLOAT64, FLOAT64)
     for name, (value, _) in exact.items():
         np.testing.assert_allclose(plain[name], value, rtol=1e-12, atol=1e-12, err_msg=name)
     assert np.all(exact["out"][0][0, 0, 0] == 0)
@@ -67,7 +68,7 @@ def test_a_bias_enters_the_statements_as_features_and_agrees_with_the_plain_refe
                rng.standard_normal((b, kv, n_k, d_v)), rng.random((b, h, n_q, n_k)) < 0.7,
                rng.standard_normal((b, h, n_q, d_v)), 0.7,
                bias=5 * rng.standard_normal((b, h, n_q, n_k)))
-    exact, plain = truth(x), reference(x, "float64", "float64")
+    exact, plain = truth(x), reference(x, FLOAT64, FLOAT64)
     for name, (value, _) in exact.items():
         np.testing.assert_allclose(plain[name], value, rtol=1e-10, atol=1e-12, err_msg=name)
     unbiased = truth(dataclasses.replace(x, bias=None))["out"][0]
@@ -175,7 +176,7 @@ def test_replay_runs_the_shrunk_case_again():
 
 def test_inputs_are_rounded_to_the_dtype_before_the_truth_sees_them():
     values = np.array([1 / 3])
-    assert rounded(values, "bfloat16")[0] == 0.333984375
+    assert rounded(values, BFLOAT16)[0] == 0.333984375
 
 
 # -- the command line ----------------------------------------------------------------------------
@@ -256,7 +257,7 @@ def test_a_row_below_a_sentinel_has_every_score_below_it(sentinel, dtype):
     for seed in range(5):
         case = Case(n_q=6, n_k=9, d_k=8, d_v=8, heads=2, kv_heads=2, fill="spikes",
                     offset=f"below:{sentinel}", seed=seed)
-        x = instance(case, dtype, "float32")
+        x = instance(case, format_named(dtype), FLOAT32)
         scores = x.scale * np.einsum("bhqd,bhkd->bhqk", x.q, x.k)
         assert np.all(scores < float(sentinel)), (seed, scores.max())
 
@@ -266,9 +267,10 @@ def test_range_offsets_reach_the_formats_end_and_stay_representable(dtype):
     from attnproof.kernels._cases import instance, largest_offset
 
     case = Case(n_q=3, n_k=4, offset="range:-1", scale=0.5)
-    x = instance(case, dtype, "float32")
+    dtype = format_named(dtype)
+    x = instance(case, dtype, FLOAT32)
     scores = x.scale * np.einsum("bhqd,bhkd->bhqk", x.q, x.k)
-    top = largest_offset(dtype, "float32", 0.5)
+    top = largest_offset(dtype, FLOAT32, 0.5)
     assert np.all(np.isfinite(scores)) and np.all(scores <= -top / 2 * 0.99)
     assert np.all(np.isfinite(rounded(x.q, dtype))) and np.all(np.isfinite(rounded(x.k, dtype)))
 
@@ -279,8 +281,8 @@ def test_garbage_goes_only_where_no_query_looks_and_the_truth_does_not_see_it(ga
 
     case = Case(n_q=3, n_k=7, batch=3, heads=4, kv_heads=2, mask="padding", garbage=garbage,
                 seed=5)
-    x, clean = instance(case, "float32", "float32"), instance(dataclasses.replace(
-        case, garbage=None), "float32", "float32")
+    x, clean = instance(case, FLOAT32, FLOAT32), instance(dataclasses.replace(
+        case, garbage=None), FLOAT32, FLOAT32)
     unused = unused_keys(x.keep, x.group)
     assert unused.any()
     for argument in "kv":
@@ -561,7 +563,7 @@ def replay_inputs(case):
     from attnproof.kernels._cases import instance
 
     kernel = planted.no_max_shift
-    return instance(case, "float32", kernel.compute_for("float32", "cpu"),
+    return instance(case, FLOAT32, kernel.compute_for(FLOAT32, "cpu"),
                     kernel.causal_alignment or "upper_left")
 
 

@@ -22,6 +22,7 @@ from attnproof.kernels._frameworks import TF32, native_device, precision_format,
 from attnproof.kernels._matrix import to_markdown
 from attnproof.numeric import DeviceError
 from attnproof.numeric import _backends as backends
+from attnproof.symbolic import FLOAT16, FLOAT32, TENSORFLOAT32
 
 from . import planted
 
@@ -142,17 +143,17 @@ def test_a_bad_device_declaration_names_the_kernel_and_the_field(field, value, m
 def test_the_precision_a_kernel_computes_in_may_differ_by_device():
     kernel = _variant(dtypes=("float32", "float16"), compute_dtype={"float16": "float32"},
                       compute_on={"gpu": {"float32": TF32}})
-    assert kernel.compute_for("float32", "cpu") == "float32"
-    assert kernel.compute_for("float32", "gpu") == TF32
-    assert kernel.compute_for("float32", "gpu:1") == TF32
-    assert kernel.compute_for("float16", "gpu") == "float32"
+    assert kernel.compute_for(FLOAT32, "cpu") == FLOAT32
+    assert kernel.compute_for(FLOAT32, "gpu") == TENSORFLOAT32
+    assert kernel.compute_for(FLOAT32, "gpu:1") == TENSORFLOAT32
+    assert kernel.compute_for(FLOAT16, "gpu") == FLOAT32
 
 
 def test_tensorfloat32_keeps_float32_s_range_and_ten_fraction_bits():
     assert precision_format(TF32).epsilon == 2.0 ** -10
     values = np.array([1 + 2 ** -11, 1 + 3 * 2 ** -11, 1 + 2 ** -12, 3e38, np.inf, -2.5])
     expected = np.array([1.0, 1 + 2 ** -9, 1.0, np.nan, np.inf, -2.5])
-    got = rounded(values, TF32)
+    got = rounded(values, TENSORFLOAT32)
     assert got[0] == expected[0] and got[1] == expected[1] and got[2] == expected[2]
     assert got[4] == np.inf and got[5] == -2.5 and np.isfinite(got[3])
 

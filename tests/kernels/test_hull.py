@@ -20,6 +20,7 @@ from attnproof.kernels._tolerance import (
     value_hull,
 )
 from attnproof.kernels._truth import Inputs, condition, truth_lse
+from attnproof.symbolic import FLOAT16, FLOAT32
 
 from . import planted
 
@@ -36,19 +37,19 @@ def _forward_only(kernel):
 
 
 def test_rows_far_below_are_unresolved_by_float32_and_ordinary_rows_are_not():
-    far = instance(FAR, "float32", "float32")
-    assert unresolved_rows(far, "float32").all()
+    far = instance(FAR, FLOAT32, FLOAT32)
+    assert unresolved_rows(far, FLOAT32).all()
     # the rule's floor there: 4 ulps of float32 times 1 + |score|, some 10^23 relative
     assert np.all(4 * np.finfo(np.float32).eps * condition(far)["out"] > 1e22)
-    near = instance(dataclasses.replace(FAR, offset=None), "float32", "float32")
-    assert not unresolved_rows(near, "float32").any()
+    near = instance(dataclasses.replace(FAR, offset=None), FLOAT32, FLOAT32)
+    assert not unresolved_rows(near, FLOAT32).any()
 
 
 def test_the_running_max_plant_returns_zeros_there_and_the_rule_alone_let_it_pass():
     """The measured defect: the 2x rule passed these rows at about 10^-25 of its allowance;
     the value range now fails them."""
     kernel = _forward_only(planted.running_max_finite_start)
-    x = instance(FAR, "float32", "float32")
+    x = instance(FAR, FLOAT32, FLOAT32)
     out = kernel.fn(*(a.astype(np.float32) for a in (x.q, x.k, x.v)))
     assert np.all(out == 0)  # no weight at all: exp(s + 1e6) underflows
     result = replay(kernel, "row_offset", "float32", dataclasses.replace(FAR, n_k=1))
@@ -65,8 +66,8 @@ def test_a_kernel_wrong_where_the_scores_are_unresolved_fails_row_offset_in_floa
     assert cell.status == "fails", cell
     case = Case.from_json(cell.counterexample["case"])
     assert case.n_k <= 16
-    x = instance(case, "float32", "float32")  # rows whose scores the format cannot resolve
-    assert unresolved_rows(x, "float32").all() and cell.counterexample["resolved"] is False
+    x = instance(case, FLOAT32, FLOAT32)  # rows whose scores the format cannot resolve
+    assert unresolved_rows(x, FLOAT32).all() and cell.counterexample["resolved"] is False
     theorems = LSE_THEOREMS if cell.counterexample["check"] == "lse interval" else \
         HULL_THEOREMS
     assert all(name in cell.counterexample["message"] for name in theorems)
@@ -110,8 +111,8 @@ def test_an_honest_kernel_computing_in_half_precision_meets_the_value_range(dtyp
 
 
 def test_the_range_is_over_kept_keys_only_and_widens_with_their_count():
-    x = instance(Case(n_q=3, n_k=6, d_k=2, d_v=2, mask="padding", seed=1), "float32", "float32")
-    hull = value_hull(x, "float32", "float32")
+    x = instance(Case(n_q=3, n_k=6, d_k=2, d_v=2, mask="padding", seed=1), FLOAT32, FLOAT32)
+    hull = value_hull(x, FLOAT32, FLOAT32)
     masked = ~x.keep[0, 0, 0]
     assert masked.any()
     kept_v = x.v[0, 0][~masked]
@@ -125,8 +126,8 @@ def test_the_range_is_over_kept_keys_only_and_widens_with_their_count():
 
 def test_an_output_outside_the_range_fails_and_one_inside_by_rounding_does_not():
     case = dataclasses.replace(FAR, n_k=1)
-    x = instance(case, "float32", "float32")
-    hull = value_hull(x, "float32", "float32")
+    x = instance(case, FLOAT32, FLOAT32)
+    hull = value_hull(x, FLOAT32, FLOAT32)
     v = np.repeat(x.v, 1, axis=1)[:, :, :1, :]  # the one kept key's values, every row
     assert np.all(hull.ratio(np.broadcast_to(v, hull.low.shape)) == 0)
     one_ulp = np.broadcast_to(v * (1 + 2.0 ** -23), hull.low.shape)
@@ -135,8 +136,8 @@ def test_an_output_outside_the_range_fails_and_one_inside_by_rounding_does_not()
 
 
 def test_the_lse_interval_follows_the_format_and_holds_an_overflowed_lse():
-    x = instance(FAR, "float32", "float32")
-    interval = lse_interval(x, "float32", "float32", "numpy")
+    x = instance(FAR, FLOAT32, FLOAT32)
+    interval = lse_interval(x, FLOAT32, FLOAT32, "numpy")
     truth, _ = truth_lse(x)
     assert np.all(interval.ratio(truth) == 0)  # the truth lies inside, by the statements
     assert np.all(interval.margin < 1e-5 * np.abs(interval.top))  # relative to the scores
@@ -145,8 +146,8 @@ def test_the_lse_interval_follows_the_format_and_holds_an_overflowed_lse():
     # float16 inputs computed in float32, a row's scores near −7.3e4: its lse lies past
     # float16's range, and −inf, its rounding, is inside; a finite value is not
     half = instance(Case(n_q=2, n_k=2, d_k=1, d_v=1, offset="below:-5e+04", seed=0),
-                    "float16", "float32")
-    interval = lse_interval(half, "float16", "float32", "numpy")
+                    FLOAT16, FLOAT32)
+    interval = lse_interval(half, FLOAT16, FLOAT32, "numpy")
     past = np.isneginf(interval.low) & np.isneginf(interval.high)
     assert past.any() and not past.all()
     assert np.all(interval.ratio(np.full(past.shape, -np.inf))[past] == 0)
@@ -154,7 +155,7 @@ def test_the_lse_interval_follows_the_format_and_holds_an_overflowed_lse():
 
 
 def test_a_users_tolerance_holds_the_output_to_the_kept_values_too():
-    x = instance(FAR, "float32", "float32")
+    x = instance(FAR, FLOAT32, FLOAT32)
     q, k, v = (a.astype(np.float32) for a in (x.q, x.k, x.v))
     tolerance = proved_tolerance(q, k, v)
     tolerance.assert_close(planted.correct.fn(q, k, v)[0])
@@ -167,5 +168,5 @@ def test_a_row_that_keeps_no_key_is_left_to_its_convention():
     keep = np.zeros((1, 1, 1, 2), dtype=bool)
     x = Inputs(np.ones((1, 1, 1, 1)), np.ones((1, 1, 2, 1)), np.ones((1, 1, 2, 1)), keep,
                np.zeros((1, 1, 1, 1)), 1.0)
-    hull = value_hull(x, "float32", "float32")
+    hull = value_hull(x, FLOAT32, FLOAT32)
     assert hull.kept[0, 0, 0] == 0 and np.isinf(hull.low).all()

@@ -10,6 +10,7 @@ import numpy as np
 
 from attnproof.kernels import Case, Kernel, check_kernel, replay
 from attnproof.kernels._cases import instance
+from attnproof.symbolic import FLOAT32
 
 from . import planted
 
@@ -24,7 +25,7 @@ def _variant(**changes) -> Kernel:
 def test_an_element_of_length_zero_has_every_key_masked_and_the_others_keep_theirs():
     case = Case(n_q=3, n_k=5, batch=3, heads=2, kv_heads=2, mask="padding", empty_element=1,
                 seed=4)
-    keep = instance(case, "float32", "float32").keep
+    keep = instance(case, FLOAT32, FLOAT32).keep
     assert not keep[1].any() and keep[0].any() and keep[2].any()
     assert "b=3 (element 1 of length zero)" in case.sizes()
 

@@ -23,6 +23,7 @@ from attnproof.kernels._precision import FLAG_BITS
 from attnproof.kernels._properties import by_name
 from attnproof.kernels._run import run_case
 from attnproof.kernels._shapes import on_ladder
+from attnproof.symbolic import FLOAT32, FLOAT64
 
 from . import planted
 from ._cells import every_case_holds, one_cell
@@ -87,7 +88,7 @@ def test_an_honest_kernel_whose_errors_grow_with_length_is_not_said_to_change():
     fw = framework("numpy")
 
     def holds(case: Case):
-        result = run_case(kernel, fw, prop, case, "float32")
+        result = run_case(kernel, fw, prop, case, FLOAT32)
         assert "precision_across_lengths" not in result.detail, result.message
 
     every_case_holds(prop, kernel, holds, examples=20)
@@ -106,20 +107,20 @@ def test_a_gap_within_what_summation_order_explains_is_no_change():
     gap = allowance(1025, 32)
     assert gap == pytest.approx(np.log2(1025 / 32) + FLAG_BITS)
     # 2^5 the reference's errors at the long length: about 5 bits fewer, within the 7 allowed
-    assert changed(_sums(32.0), _sums(1.0), 1025, 32, "float32", "float32") is None
+    assert changed(_sums(32.0), _sums(1.0), 1025, 32, FLOAT32, FLOAT32) is None
     # 2^10: past it, and less precise than declared
-    change = changed(_sums(1024.0), _sums(1.0), 1025, 32, "float32", "float32")
+    change = changed(_sums(1024.0), _sums(1.0), 1025, 32, FLOAT32, FLOAT32)
     assert change is not None and change["coarser_at"] == 1025
 
 
 def test_a_length_more_precise_than_declared_is_no_change():
     # far more accurate than the reference at the short length, as declared at the long one
-    assert changed(_sums(1.0), _sums(1e-6), 1025, 32, "float32", "float32") is None
+    assert changed(_sums(1.0), _sums(1e-6), 1025, 32, FLOAT32, FLOAT32) is None
 
 
 def test_no_estimate_at_either_length_decides_nothing():
-    assert changed(_sums(1024.0), None, 1025, 32, "float32", "float32") is None
-    assert changed(_sums(1024.0), _sums(1.0), 1025, 32, "float64", "float64") is None
+    assert changed(_sums(1024.0), None, 1025, 32, FLOAT32, FLOAT32) is None
+    assert changed(_sums(1024.0), _sums(1.0), 1025, 32, FLOAT64, FLOAT64) is None
 
 
 def test_every_case_and_its_twin_are_on_the_ladder_and_differ_in_their_keys_alone():
@@ -140,7 +141,7 @@ def test_where_no_estimate_is_possible_the_change_is_not_judged_and_the_cell_say
     in_float64 = dataclasses.replace(
         planted.precision_kernel("in_float64", "float64", "float64", "float64"),
         fn=_in_float64, compute_dtype=None)
-    assert in_float64.compute_for("float64", "cpu") == "float64"
+    assert in_float64.compute_for(FLOAT64, "cpu") == FLOAT64
     cell = check_kernel(in_float64, properties=[PROPERTY], examples=5).cells[0]
     assert str(cell.status) == "conforms"
     assert cell.unchecked["precision change"]["cases"] == cell.decided > 0

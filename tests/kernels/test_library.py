@@ -8,6 +8,7 @@ import pytest
 from attnproof.kernels import check_kernel
 from attnproof.kernels._check import cell_devices
 from attnproof.kernels.library import FRAMEWORK_OF, LIBRARY
+from attnproof.symbolic import FLOAT32
 
 # worker processes, subprocess sessions or backend searches: the slow tier
 pytestmark = pytest.mark.slow
@@ -53,5 +54,5 @@ def test_library_kernel_output_is_within_its_proved_tolerance(name):
     except Refused as refusal:
         pytest.skip(str(refusal))
     assert_attention_close(fw.get(out), *(a.astype(np.float32) for a in (q, k, v)),
-                           compute=kernel.compute_for("float32"), framework=kernel.framework,
+                           compute=kernel.compute_for(FLOAT32).name, framework=kernel.framework,
                            layout=letters)

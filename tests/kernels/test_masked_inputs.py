@@ -10,6 +10,7 @@ import pytest
 
 from attnproof.kernels import Case, Kernel, KernelError, check_kernel
 from attnproof.kernels._cases import instance, unused_keys
+from attnproof.symbolic import FLOAT32, format_named
 
 from . import planted
 
@@ -41,8 +42,9 @@ def test_the_garbage_drawn_is_what_the_declaration_allows(declared, allowed, amo
 def test_ordinary_values_are_finite_of_the_inputs_scale_and_only_where_no_query_looks(dtype):
     case = Case(n_q=3, n_k=9, batch=2, heads=2, kv_heads=2, mask="padding", fill="spikes",
                 garbage="ordinary", seed=3)
-    x = instance(case, dtype, "float32")
-    clean = instance(dataclasses.replace(case, garbage=None), dtype, "float32")
+    dtype = format_named(dtype)
+    x = instance(case, dtype, FLOAT32)
+    clean = instance(dataclasses.replace(case, garbage=None), dtype, FLOAT32)
     unused = unused_keys(x.keep, x.group)[..., None]
     for name in "kv":
         given, own = x.passed(name), getattr(clean, name)

@@ -18,6 +18,7 @@ from attnproof.kernels import Case, KernelError, _properties, check_kernel
 from attnproof.kernels import _paged as paged
 from attnproof.kernels._cases import GARBAGE_ALLOWED, instance
 from attnproof.kernels._matrix import write
+from attnproof.symbolic import FLOAT32
 
 from . import planted_paged
 from ._cells import EXAMPLES, every_case_holds, not_conforming, one_cell
@@ -72,7 +73,7 @@ def test_the_cache_read_through_the_table_is_the_dense_keys():
 
 def test_the_explicit_batch_has_lengths_apart_across_page_edges():
     case = [c for c in paged.explicit(planted_paged.correct) if c.batch == 3][0]
-    x = instance(case, "float32", "float32")
+    x = instance(case, FLOAT32, FLOAT32)
     lengths = sorted(x.keep[:, 0, 0, :].sum(axis=-1).tolist())
     assert lengths == [5, 17, 31]  # a page and one, a page less one at P = 16
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from attnproof.kernels import KernelCell, assert_conforms, check_kernel
-from attnproof.kernels._frameworks import TF32, precision_format, rounded
+from attnproof.kernels._frameworks import precision_format, rounded
 from attnproof.kernels._matrix import to_json
 from attnproof.kernels._precision import (
     bits,
@@ -21,6 +21,7 @@ from attnproof.kernels._precision import (
     probe_precision,
     reference_unit,
 )
+from attnproof.symbolic import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, TENSORFLOAT32, with_precision
 
 from . import planted
 
@@ -37,26 +38,28 @@ OFFSET_ROWS = ("row_offset", "batch_independence")
 
 def test_a_probe_precision_rounds_as_the_formats_of_its_bits_do():
     x = np.random.default_rng(0).standard_normal(10_000)
-    assert np.array_equal(rounded(x, "bits24"), rounded(x, "float32"))
-    single = rounded(x, "float32")  # TF32 and bfloat16 round from float32: the same, then
-    assert np.array_equal(rounded(single, "bits11"), rounded(x, TF32))
-    assert np.array_equal(rounded(single, "bits8"), rounded(x, "bfloat16"))
+    assert np.array_equal(rounded(x, with_precision(24)), rounded(x, FLOAT32))
+    single = rounded(x, FLOAT32)  # TF32 and bfloat16 round from float32: the same, then
+    assert np.array_equal(rounded(single, with_precision(11)), rounded(x, TENSORFLOAT32))
+    assert np.array_equal(rounded(single, with_precision(8)), rounded(x, BFLOAT16))
+    assert precision_format("bits24") == with_precision(24)  # a probe's name parses to it
     assert precision_format("bits24").epsilon == precision_format("float32").epsilon
-    assert rounded(np.array([1e300, np.inf, np.nan]), "bits8")[0] == pytest.approx(1e300, 1e-2)
+    assert rounded(np.array([1e300, np.inf, np.nan]), with_precision(8))[0] == pytest.approx(
+        1e300, 1e-2)
 
 
 def test_the_reference_unit_is_the_coarser_of_the_compute_and_the_output():
-    assert bits(reference_unit("float32", "float32")) == 24
-    assert bits(reference_unit("float16", "float32")) == 11
-    assert bits(reference_unit("float64", "float32")) == 24
-    assert bits(reference_unit("float32", TF32)) == 11
-    assert probe_precision("float32", "float32") == "bits22"
+    assert bits(reference_unit(FLOAT32, FLOAT32)) == 24
+    assert bits(reference_unit(FLOAT16, FLOAT32)) == 11
+    assert bits(reference_unit(FLOAT64, FLOAT32)) == 24
+    assert bits(reference_unit(FLOAT32, TENSORFLOAT32)) == 11
+    assert probe_precision(FLOAT32, FLOAT32) == with_precision(22)
 
 
 def test_a_kernel_that_is_its_declared_reference_behaves_like_its_declaration():
     sums = {"kernel": 3.0, "declared": 3.0, "probe": 11.0, "rows": 40}
-    assert estimate(sums, "float32", "float32")["bits"] == 24
-    assert estimate(dict(sums, probe=3.0), "float32", "float32") is None  # no slope
+    assert estimate(sums, FLOAT32, FLOAT32)["bits"] == 24
+    assert estimate(dict(sums, probe=3.0), FLOAT32, FLOAT32) is None  # no slope
 
 
 @pytest.mark.parametrize("name", sorted(planted.PRECISION))
@@ -125,7 +128,7 @@ def test_a_cell_failing_with_nan_is_left_out_of_the_pooled_precision():
     conforming = [c.precision for c in result.cells if c.status == "conforms"]
     assert len(conforming) == 2 and all(conforming)
     found = result.precision()[("cpu", "float32")]
-    assert found == pooled(conforming, "float32", "float32")  # the conforming cells' rows only
+    assert found == pooled(conforming, FLOAT32, FLOAT32)  # the conforming cells' rows only
     assert abs(found["bits"] - 24) <= 1 and not found["less_precise"]
     left_out = [{"property": "block_lengths", "dtype": "float32", "device": "cpu",
                  "why": "non-finite out where the truth is finite"}]

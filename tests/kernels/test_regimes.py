@@ -8,6 +8,7 @@ from attnproof.kernels import Case, check_kernel
 from attnproof.kernels._cases import instance
 from attnproof.kernels._matrix import to_json, to_markdown
 from attnproof.kernels._regimes import reached
+from attnproof.symbolic import FLOAT32
 
 from . import planted
 
@@ -15,12 +16,12 @@ from . import planted
 def test_one_case_s_regimes():
     case = Case(n_q=3, n_k=5, heads=4, kv_heads=1, mask="fully_masked", garbage="nan",
                 offset="-1e4")
-    found = reached(instance(case, "float32", "float32"), case)
+    found = reached(instance(case, FLOAT32, FLOAT32), case)
     assert found["n_k"] == 5
     assert {"lse below −88", "length 0", "one K/V head shared",
             "NaN/±∞ padding"} <= set(found["regimes"])
     plain = Case(n_q=2, n_k=1, heads=2, kv_heads=2)
-    assert reached(instance(plain, "float32", "float32"), plain)["regimes"] == [
+    assert reached(instance(plain, FLOAT32, FLOAT32), plain)["regimes"] == [
         "length 1", "several K/V heads"]
 
 

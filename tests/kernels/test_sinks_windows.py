@@ -17,6 +17,7 @@ from attnproof.kernels._properties import as_declared
 from attnproof.kernels._sinks import with_sink_key, without_sink_key
 from attnproof.kernels._truth import sink_gradient, truth, truth_lse
 from attnproof.kernels._windows import keyword, window_keep
+from attnproof.symbolic import FLOAT32, FLOAT64
 
 from . import planted
 
@@ -55,7 +56,7 @@ def _sink_attention(x):
 def test_the_truth_with_sinks_is_attention_with_the_sink_in_the_denominator(sinks, mask):
     case = Case(n_q=4, n_k=6, d_k=3, d_v=2, batch=2, heads=2, kv_heads=2, mask=mask,
                 sinks=sinks, seed=7)
-    x = instance(case, "float64", "float64")
+    x = instance(case, FLOAT64, FLOAT64)
     appended = with_sink_key(x)
     exact = without_sink_key(truth(appended), x.k.shape[2])
     written = _sink_attention(x)
@@ -99,22 +100,22 @@ def test_a_backward_of_three_gradients_is_not_asked_for_dsinks_and_says_so(tmp_p
 
 def test_sink_kinds_bind_or_not_as_named():
     x = instance(Case(n_q=4, n_k=6, heads=2, kv_heads=2, sinks="comparable", seed=3),
-                 "float64", "float64")
+                 FLOAT64, FLOAT64)
     lse = truth_lse(x)[0]
     taken = np.exp(x.sinks[None, :, None] - np.logaddexp(lse, x.sinks[None, :, None]))
     assert np.all((taken > 0.01) & (taken < 0.99))  # a share of every row
     x = instance(dataclasses.replace(Case(n_q=4, n_k=6, seed=3), sinks="negligible"),
-                 "float64", "float64")
+                 FLOAT64, FLOAT64)
     assert np.all(x.sinks[None, :, None] < truth_lse(x)[0] - 30)
 
 
 def test_a_case_without_sinks_or_a_window_keeps_its_arrays():
     # sinks are drawn after every other array, and the band takes nothing from the generator
     plain = Case(n_q=5, n_k=7, mask="random", seed=11)
-    x = instance(plain, "float32", "float32")
+    x = instance(plain, FLOAT32, FLOAT32)
     for changed in (dataclasses.replace(plain, sinks="comparable"),
                     dataclasses.replace(plain, window_left=2, window_right=1)):
-        y = instance(changed, "float32", "float32")
+        y = instance(changed, FLOAT32, FLOAT32)
         for name in ("q", "k", "v"):
             np.testing.assert_array_equal(getattr(x, name), getattr(y, name))
         np.testing.assert_array_equal(y.passed("mask"), x.keep)
@@ -244,7 +245,7 @@ def test_a_fully_masked_row_with_a_sink_gives_its_weight_to_the_sink():
     # no key kept: the output is 0 and the lse the sink's logit, not a convention
     case = Case(n_q=4, n_k=4, mask="fully_masked", sinks="comparable", seed=1)
     assert replay(planted.correct, "sinks", "float32", case).status == "pass"
-    x = instance(case, "float64", "float64")
+    x = instance(case, FLOAT64, FLOAT64)
     rows = ~np.any(x.keep, axis=-1)
     exact = truth(with_sink_key(x), ("out",))["out"][0]
     assert rows.any() and np.all(exact[rows] == 0)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from attnproof.kernels import assert_attention_close, proved_tolerance
+from attnproof.symbolic import FLOAT16
 
 from . import planted
 
@@ -42,7 +43,7 @@ def test_half_inputs_computed_in_float32_are_held_to_the_proved_bound():
     q, k, v = _inputs(dtype=np.float16)
     out = planted.correct.fn(q, k, v)[0]  # float32 inside, rounded to float16 at the end
     tolerance = assert_attention_close(out, q, k, v, compute="float32")
-    assert tolerance.dtype == "float16" and tolerance.proved_tighter == tolerance.rows.sum()
+    assert tolerance.dtype == FLOAT16 and tolerance.proved_tighter == tolerance.rows.sum()
     with pytest.raises(pytest.fail.Exception, match="off by"):  # it does not compute in bf16
         assert_attention_close(planted.bfloat16_inside.fn(q, k, v)[0], q, k, v,
                                compute="float32")

@@ -35,7 +35,7 @@ def test_tensorfloat32_is_float32_s_range_with_ten_fraction_bits():
     assert (TENSORFLOAT32.emin, TENSORFLOAT32.emax) == (float32.emin, float32.emax)
     assert TENSORFLOAT32.numpy_dtype == np.float32
     # its largest number is what rounding float32's largest to 11 bits keeps below overflow
-    assert rounded(np.array([TENSORFLOAT32.largest]), "tensorfloat32")[0] == TENSORFLOAT32.largest
+    assert rounded(np.array([TENSORFLOAT32.largest]), TENSORFLOAT32)[0] == TENSORFLOAT32.largest
 
 
 @pytest.mark.parametrize("bits", [8, 11, 24, 53])
