@@ -312,10 +312,10 @@ class Tally:
         if worst_ulps is not None:
             self.worst_ulps = max(self.worst_ulps or 0.0, worst_ulps)
 
-    def evidence(self, outcome: Outcome = Passed(), seed: int | None = None) -> Evidence:
-        """These counts as evidence concluding ``outcome``."""
+    def evidence(self, seed: int | None = None) -> Evidence:
+        """These counts as evidence, drawn from ``seed``; a route concludes it."""
         return Evidence(self.examples, self.instances, self.undecided, self.worst_ulps,
-                        seed=seed, outcome=outcome)
+                        seed=seed)
 
 
 @dataclass(frozen=True)

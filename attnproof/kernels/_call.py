@@ -288,12 +288,9 @@ def _mask(kernel: Kernel, fw: Framework, keep: np.ndarray, kind: str, bias: np.n
         return fw.put(keep, "bool", device)
     if kind == "lengths":
         return fw.put(key_lengths(keep), "int32", device)
-    dropped = -np.inf if kernel.mask_fill == "-inf" else float(_lowest(dtype))
+    dropped = -np.inf if kernel.mask_fill == "-inf" else -dtype.largest
     return fw.put(np.where(keep, 0.0 if bias is None else bias, dropped), dtype.storage, device)
 
-
-def _lowest(dtype: Format) -> float:
-    return -dtype.largest
 
 
 def key_lengths(keep: np.ndarray) -> np.ndarray:

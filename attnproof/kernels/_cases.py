@@ -306,7 +306,7 @@ def instance(case: Case, dtype: Format, compute: Format, alignment: str = "upper
                                           "bias": _bias(case.bias, keep.shape, rng)})
     x = _with_garbage(x, case.garbage, dtype, rng) if case.garbage else x
     if case.sinks is not None:  # drawn last, so a case without sinks keeps its arrays
-        top = _largest(dtype)  # a sink past the format's range would be ±inf, not a logit
+        top = dtype.largest  # a sink past the format's range would be ±inf, not a logit
         sinks = np.clip(sink_values(case.sinks, truth_lse(x)[0], rng), -top, top)
         x = dataclasses.replace(x, sinks=rounded(sinks, dtype))
     return x
@@ -333,7 +333,7 @@ def _with_garbage(x: Inputs, garbage: str, dtype: Format, rng: np.random.Generat
     """``x`` whose kernel receives ``garbage`` in some features of every unused key's K and V
     (the truth keeps the Gaussian values: no output depends on them)."""
     value = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf, "ordinary": None,
-             "huge": _largest(dtype)}[garbage]
+             "huge": dtype.largest}[garbage]
     unused = unused_keys(x.keep, x.group)[..., None]
 
     def spoiled(array: np.ndarray) -> np.ndarray:
@@ -459,15 +459,12 @@ def _filled(fill: str, q: np.ndarray, k: np.ndarray,
     return q, k
 
 
-def _largest(dtype: Format) -> float:
-    return dtype.largest
-
 
 def largest_offset(dtype: Format, compute: Format, scale: float) -> float:
     """The largest row offset both formats hold with room to spare: the scores and the
     unscaled products q·k fit the computing format, q's and k's entries the input's."""
-    entry = min(_largest(dtype), math.sqrt(_largest(compute)))
-    room = min(_largest(compute) * min(1.0, scale), entry * entry * scale)
+    entry = min(dtype.largest, math.sqrt(compute.largest))
+    room = min(compute.largest * min(1.0, scale), entry * entry * scale)
     return room / RANGE_MARGIN
 
 
@@ -483,7 +480,7 @@ def _row_offsets(case: Case, q: np.ndarray, k: np.ndarray, dtype: Format, comput
         fraction = float(name.split(":")[1])
         value = math.copysign(top ** abs(fraction), fraction)
     elif name.endswith("overflow"):
-        value = math.copysign(math.log(_largest(compute)) + 2, -1.0 if name[0] == "-" else 1.0)
+        value = math.copysign(math.log(compute.largest) + 2, -1.0 if name[0] == "-" else 1.0)
     else:
         value = float(name)
     # a named offset as large as the formats hold at most: 1e4 at a scale of 1/8 asks for an

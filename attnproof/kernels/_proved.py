@@ -99,7 +99,7 @@ def _bound(x: Inputs, model: _RoundingModel, dtype: Format, compute: Format) -> 
     d_k = x.q.shape[-1]
     # inputs of a wider format are rounded into the compute precision first: q and k once
     # each (two more roundings in a score), v once (one more in a term)
-    narrowed = _unit(compute) > _unit(dtype)
+    narrowed = compute.unit_roundoff > dtype.unit_roundoff
     delta = (_gamma(d_k + 1 + 2 * narrowed, u)
              * np.max(np.where(x.keep, magnitudes, 0.0), axis=-1))
     kept_scores_high = np.max(np.where(x.keep, scores, -np.inf), axis=-1)
@@ -112,7 +112,7 @@ def _bound(x: Inputs, model: _RoundingModel, dtype: Format, compute: Format) -> 
         exponent = 2 * u * (spread + 2 * delta) + 2 * delta
         bound = gamma + (1 + gamma) * np.expm1(exponent)
     if compute != dtype:  # the output rounded once more, into the declared precision
-        unit = _unit(dtype)
+        unit = dtype.unit_roundoff
         bound = bound + unit * (1 + bound)
     return np.where(n > 0, bound, np.nan)
 
@@ -120,6 +120,3 @@ def _bound(x: Inputs, model: _RoundingModel, dtype: Format, compute: Format) -> 
 def _gamma(count: int, u: float) -> float:
     return count * u / (1 - count * u)
 
-
-def _unit(dtype: Format) -> float:
-    return dtype.unit_roundoff

@@ -100,7 +100,6 @@ class _Judged:
         self.claim = cast(kind.IEEEValue, theorem.claim)  # the route of IEEEValue
         self.expr = kind.written(theorem, self.claim)
         self.expected = self.claim.claimed[dtype.name]
-        self.fmt = dtype
         self.entries, self.worst, self.drawn_any = 0, 0.0, False
         self.failure: Failure | None = None
 
@@ -117,8 +116,8 @@ class _Judged:
         for env in index_env(self.expr, sizes):
             values = to_numpy(evaluation.eval(self.expr, env)) * np.ones(self.batch)
             self.entries += 1
-            self.worst = max(self.worst, _error_ulps(values, self.expected, self.fmt))
-            wrong = ~_accepted(values, self.expected, self.fmt)
+            self.worst = max(self.worst, _error_ulps(values, self.expected, self.dtype))
+            wrong = ~_accepted(values, self.expected, self.dtype)
             if wrong.any():
                 first = int(np.argmax(wrong))
                 self.failure = _failure(sizes, env, fixed, drawn, first, values[first],
